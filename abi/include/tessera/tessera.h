@@ -1,0 +1,187 @@
+/*
+ * Tessera application API.
+ *
+ * Every function returns a `tsr_status *`: NULL on success, otherwise an error
+ * the caller owns and frees with tsr_status_free. Out-parameters are written
+ * only on success. Compiles as C99 and as C++.
+ *
+ * Typical use:
+ *   tsr_session_options *o; tsr_session_options_create(&o);
+ *   tsr_session_options_add_provider(o, "onednn");
+ *   tsr_session_options_add_provider(o, "reference");
+ *   tsr_session *s; tsr_session_create(o, "model.onnx", &s);
+ *   tsr_session_options_free(o);
+ *   ... tsr_session_run(s, ...) ...
+ *   tsr_session_free(s);
+ */
+#ifndef TESSERA_TESSERA_H
+#define TESSERA_TESSERA_H
+
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TESSERA_VERSION_MAJOR 0
+#define TESSERA_VERSION_MINOR 1
+#define TESSERA_VERSION_PATCH 0
+
+/* "0.1.0"; static. */
+TSR_EXPORT const char *tsr_version(void);
+
+/* --- statuses ------------------------------------------------------------ */
+TSR_EXPORT void tsr_status_free(tsr_status *status); /* NULL is fine */
+/* Borrowed; lives as long as `status`. "" for NULL. */
+TSR_EXPORT const char *tsr_status_message(const tsr_status *status);
+TSR_EXPORT tsr_code tsr_status_code(const tsr_status *status); /* TSR_OK for NULL */
+
+/* --- element types ------------------------------------------------------- */
+/* "float", "int64", ...; static. "undefined" for unknown numbers. */
+TSR_EXPORT const char *tsr_elem_type_name(int32_t elem_type);
+/* Bits per element (4 for int4, 128 for complex128); 0 for strings/unknown. */
+TSR_EXPORT size_t tsr_elem_type_bits(int32_t elem_type);
+
+/* --- providers ----------------------------------------------------------- */
+/* Plugins found on the search path: the directory beside libtessera.so, then
+ * each directory of TESSERA_PROVIDER_PATH (colon-separated). */
+typedef struct tsr_provider_list tsr_provider_list;
+
+typedef struct tsr_provider_desc {
+    uint32_t struct_size;
+    const char *name;       /* borrowed from the list */
+    const char *vendor;
+    const char *version;
+    const char *path;       /* the plugin file */
+    uint32_t abi_version;   /* negotiated */
+    size_t device_count;
+    const char *error;      /* non-NULL when the plugin failed to load; why */
+} tsr_provider_desc;
+
+typedef struct tsr_device_desc {
+    uint32_t struct_size;
+    const char *name;       /* borrowed from the list */
+    const char *vendor;
+    const char *details;    /* may be NULL */
+    int32_t kind;           /* 0 cpu, 1 gpu, 2 accelerator, 3 other */
+    int32_t memory_kind;    /* tsr_memory_kind */
+    uint64_t memory_bytes;
+} tsr_device_desc;
+
+/* Loads every plugin found (and those in `extra_paths`, files or
+ * directories, may be NULL) to describe them. The caller frees the list. */
+TSR_EXPORT tsr_status *tsr_providers_discover(const char *const *extra_paths, size_t extra_count,
+                                             tsr_provider_list **out);
+TSR_EXPORT size_t tsr_provider_list_size(const tsr_provider_list *list);
+/* Fills *out (set out->struct_size first) with borrowed strings that live
+ * as long as the list. */
+TSR_EXPORT tsr_status *tsr_provider_list_get(const tsr_provider_list *list, size_t index,
+                                            tsr_provider_desc *out);
+TSR_EXPORT tsr_status *tsr_provider_list_device(const tsr_provider_list *list, size_t index,
+                                               size_t device, tsr_device_desc *out);
+TSR_EXPORT void tsr_provider_list_free(tsr_provider_list *list);
+
+/* --- session options ----------------------------------------------------- */
+typedef struct tsr_session_options tsr_session_options;
+
+TSR_EXPORT tsr_status *tsr_session_options_create(tsr_session_options **out);
+TSR_EXPORT void tsr_session_options_free(tsr_session_options *options);
+/* Appends a provider, by name ("reference") or by path to a .so, to the
+ * ordered list; earlier providers are asked first. With no provider added,
+ * every plugin found is used, accelerated ones first and reference last.
+ * `name_or_path` is copied. */
+TSR_EXPORT tsr_status *tsr_session_options_add_provider(tsr_session_options *options,
+                                                       const char *name_or_path);
+/* A key=value option for the named provider; copied. Unknown keys are
+ * refused by the provider when the session is created. */
+TSR_EXPORT tsr_status *tsr_session_options_set_provider_option(tsr_session_options *options,
+                                                              const char *provider,
+                                                              const char *key,
+                                                              const char *value);
+/* Threads per operator; 0 lets each provider choose. */
+TSR_EXPORT tsr_status *tsr_session_options_set_threads(tsr_session_options *options,
+                                                      int32_t intra_op_threads);
+/* Where log lines go: stderr by default, at TSR_LOG_WARNING (see provider.h
+ * for the levels). */
+TSR_EXPORT tsr_status *tsr_session_options_set_log_level(tsr_session_options *options,
+                                                        int32_t level);
+/* Fixes a symbolic dimension (e.g. "batch") to a value before planning. */
+TSR_EXPORT tsr_status *tsr_session_options_set_dim(tsr_session_options *options,
+                                                  const char *symbol, int64_t value);
+
+/* --- values -------------------------------------------------------------- */
+/* A value the library owns: a tensor (more kinds may come). */
+typedef struct tsr_value tsr_value;
+
+/* A copy of `tensor` (host memory) as a new value the caller owns. */
+TSR_EXPORT tsr_status *tsr_value_from_tensor(const tsr_tensor *tensor, tsr_value **out);
+/* A new tensor of the given type and shape, zero-filled; caller owns it. */
+TSR_EXPORT tsr_status *tsr_value_create_tensor(int32_t elem_type, int32_t rank,
+                                              const int64_t *dims, tsr_value **out);
+/* Parses a serialized ONNX TensorProto. `name` (may be NULL) receives its
+ * name, malloc'd, which the caller frees with free(). */
+TSR_EXPORT tsr_status *tsr_value_from_onnx_tensor(const void *bytes, size_t size,
+                                                 tsr_value **out, char **name);
+/* Serializes a tensor value as a TensorProto with `name`; *bytes is
+ * malloc'd and the caller frees it with free(). */
+TSR_EXPORT tsr_status *tsr_value_to_onnx_tensor(const tsr_value *value, const char *name,
+                                               void **bytes, size_t *size);
+/* A borrowed view of the tensor; valid while the value lives. For
+ * TSR_STRING, data points to tsr_string elements. */
+TSR_EXPORT tsr_status *tsr_value_tensor(const tsr_value *value, tsr_tensor *out);
+/* Sets string element `index` of a string tensor value (bytes copied). */
+TSR_EXPORT tsr_status *tsr_value_set_string(tsr_value *value, size_t index, const char *data,
+                                           size_t size);
+TSR_EXPORT void tsr_value_free(tsr_value *value); /* NULL is fine */
+
+/* --- sessions ------------------------------------------------------------ */
+typedef struct tsr_session tsr_session;
+
+/* `options` may be NULL (defaults) and may be freed after the call. */
+TSR_EXPORT tsr_status *tsr_session_create(const tsr_session_options *options, const char *path,
+                                         tsr_session **out);
+/* The model bytes are read during the call only. External data, if any, is
+ * resolved against `base_dir` (may be NULL: then it is refused). */
+TSR_EXPORT tsr_status *tsr_session_create_from_buffer(const tsr_session_options *options,
+                                                     const void *bytes, size_t size,
+                                                     const char *base_dir, tsr_session **out);
+TSR_EXPORT void tsr_session_free(tsr_session *session); /* NULL is fine */
+
+/* A graph input or output as declared by the model. */
+typedef struct tsr_io_info {
+    uint32_t struct_size;
+    const char *name;         /* borrowed; lives as long as the session */
+    int32_t elem_type;        /* 0 when not a tensor or unknown */
+    int32_t rank;             /* -1 when unknown */
+    const int64_t *dims;      /* rank entries, TSR_DIM_UNKNOWN where symbolic */
+    const char *const *dim_symbols; /* rank entries, NULL where not symbolic */
+} tsr_io_info;
+
+TSR_EXPORT size_t tsr_session_input_count(const tsr_session *session);
+TSR_EXPORT size_t tsr_session_output_count(const tsr_session *session);
+/* Fill *out (set out->struct_size first). */
+TSR_EXPORT tsr_status *tsr_session_input_info(const tsr_session *session, size_t index,
+                                             tsr_io_info *out);
+TSR_EXPORT tsr_status *tsr_session_output_info(const tsr_session *session, size_t index,
+                                              tsr_io_info *out);
+
+/*
+ * Runs the model. inputs[i] (host memory, borrowed for the call, not copied)
+ * feeds the graph input named input_names[i]. outputs[j] receives a new value
+ * for output_names[j], which the caller frees with tsr_value_free; pass
+ * output_names = NULL to get every graph output in declaration order (then
+ * `outputs` must have tsr_session_output_count entries).
+ */
+TSR_EXPORT tsr_status *tsr_session_run(tsr_session *session, size_t input_count,
+                                      const char *const *input_names,
+                                      const tsr_tensor *const *inputs, size_t output_count,
+                                      const char *const *output_names, tsr_value **outputs);
+
+/* Which provider runs which node: a human-readable table, malloc'd; the
+ * caller frees it with free(). */
+TSR_EXPORT tsr_status *tsr_session_assignment_text(const tsr_session *session, char **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

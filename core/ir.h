@@ -1,0 +1,225 @@
+/*
+ * The graph IR: what the loader produces and every later stage reads.
+ * Everything here is owned by its ir_model; free it with ir_model_free.
+ */
+#ifndef TESSERA_CORE_IR_H
+#define TESSERA_CORE_IR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tessera/provider.h"
+#include "tessera/types.h"
+
+/* Nested subgraphs (If/Loop/Scan bodies, function bodies) deeper than this are refused. */
+#define IR_MAX_GRAPH_DEPTH 64
+/* Largest rank accepted anywhere. */
+#define IR_MAX_RANK 64
+
+typedef struct ir_graph ir_graph;
+typedef struct ir_node ir_node;
+typedef struct ir_model ir_model;
+
+/* A dense host tensor. `view` describes the same memory through the ABI type
+ * and is kept in sync by ir_tensor_* functions. For TSR_STRING, data holds
+ * tsr_string elements whose bytes are malloc'd and owned by the tensor. */
+typedef struct ir_tensor {
+    char *name;        /* may be NULL */
+    int32_t elem_type; /* tsr_elem_type */
+    int32_t rank;
+    int64_t *dims;     /* rank entries (NULL when rank is 0) */
+    void *data;        /* nbytes, malloc'd (NULL when nbytes is 0) */
+    size_t nbytes;
+    tsr_tensor view;
+} ir_tensor;
+
+typedef enum ir_type_kind {
+    IR_TYPE_UNKNOWN = 0,
+    IR_TYPE_TENSOR = 1,
+    IR_TYPE_SEQUENCE = 2,
+    IR_TYPE_OPTIONAL = 3,
+    IR_TYPE_MAP = 4,
+    IR_TYPE_SPARSE_TENSOR = 5
+} ir_type_kind;
+
+typedef struct ir_dim {
+    int64_t value; /* TSR_DIM_UNKNOWN when not a fixed number */
+    char *symbol;  /* dim_param, or NULL */
+} ir_dim;
+
+typedef struct ir_type {
+    int32_t kind;      /* ir_type_kind */
+    int32_t elem_type; /* tensor / sparse: element type; map: value elem if tensor */
+    int32_t rank;      /* -1 when the shape is unknown */
+    ir_dim *dims;      /* rank entries */
+    struct ir_type *elem; /* sequence / optional element type; map value type */
+    int32_t key_type;  /* map key type */
+} ir_type;
+
+/* A named edge: graph input, initializer, node output. */
+typedef struct ir_value {
+    char *name;
+    ir_type type;
+    ir_tensor *constant; /* initializer or Constant-node data; owned */
+    ir_node *producer;   /* NULL for graph inputs, initializers, outer-scope values */
+    size_t producer_output;
+    bool is_graph_input;
+    bool is_graph_output;
+    bool is_outer;       /* a placeholder for a value of an enclosing graph */
+    struct ir_value *outer; /* when is_outer: the value it stands for (may be NULL before binding) */
+    size_t index;        /* position in its graph's values[] */
+} ir_value;
+
+typedef struct ir_attr {
+    char *name;
+    int32_t type;          /* tsr_attr_type */
+    char *ref_attr_name;   /* inside functions: refers to the caller's attribute, or NULL */
+    int64_t i;
+    float f;
+    char *s;               /* bytes, NUL-terminated for convenience */
+    size_t s_len;
+    size_t count;          /* list length for the list kinds */
+    int64_t *ints;
+    float *floats;
+    char **strings;        /* each NUL-terminated */
+    size_t *string_lens;
+    ir_tensor *t;
+    ir_tensor **tensors;
+    ir_graph *g;
+    ir_graph **graphs;
+} ir_attr;
+
+struct ir_node {
+    char *name;     /* "" when the model gave none */
+    char *op_type;
+    char *domain;   /* "" for ai.onnx ("ai.onnx" is normalised to "") */
+    int64_t opset;  /* version of its domain imported by the model */
+    size_t n_inputs;
+    ir_value **inputs;  /* NULL entries for omitted optional inputs */
+    size_t n_outputs;
+    ir_value **outputs; /* NULL entries for omitted optional outputs */
+    size_t n_attrs;
+    ir_attr *attrs;
+    size_t index;       /* position in its graph's nodes[] (topological) */
+    char *origin;       /* original model node name when made by expansion, else NULL */
+    ir_graph *graph;    /* the graph that holds it */
+};
+
+struct ir_graph {
+    char *name;
+    size_t n_nodes;
+    ir_node **nodes;      /* topological order after ir_graph_sort */
+    size_t n_values;
+    ir_value **values;    /* every value of this graph, owned */
+    size_t n_inputs;
+    ir_value **inputs;    /* declared graph inputs (may include initializers in old models) */
+    size_t n_outputs;
+    ir_value **outputs;
+    ir_graph *parent;     /* enclosing graph for subgraphs, else NULL */
+    ir_model *model;
+    int depth;            /* 0 for the main graph */
+    void *lookup;         /* name -> value map (core/ir.c) */
+};
+
+typedef struct ir_opset {
+    char *domain; /* "" for ai.onnx */
+    int64_t version;
+} ir_opset;
+
+/* A model-local function (ModelProto.functions). */
+typedef struct ir_function {
+    char *name;
+    char *domain;
+    char *overload;
+    size_t n_opsets;
+    ir_opset *opsets;
+    size_t n_attr_names;
+    char **attr_names;      /* attributes without defaults */
+    size_t n_attr_defaults;
+    ir_attr *attr_defaults; /* attribute_proto: attributes with defaults */
+    ir_graph *body;         /* inputs/outputs are the function's formal parameters */
+} ir_function;
+
+typedef struct ir_metadata {
+    char *key;
+    char *value;
+} ir_metadata;
+
+struct ir_model {
+    int64_t ir_version;
+    char *producer_name;
+    char *producer_version;
+    char *domain;
+    int64_t model_version;
+    char *doc_string;
+    size_t n_opsets;
+    ir_opset *opsets;
+    size_t n_metadata;
+    ir_metadata *metadata;
+    ir_graph *graph;
+    size_t n_functions;
+    ir_function **functions;
+    char *base_dir; /* for external data; NULL when loaded from a buffer without one */
+};
+
+/* --- tensors (core/tensor.c) --------------------------------------------- */
+/* Bytes for `count` elements of `elem_type` (packed types round up); false on
+ * overflow or unknown type. Strings count sizeof(tsr_string) each. */
+bool ir_elem_bytes(int32_t elem_type, uint64_t count, size_t *out);
+/* Product of dims; false on negative dims or overflow. */
+bool ir_dims_count(int32_t rank, const int64_t *dims, uint64_t *out);
+/* A new zero-filled tensor. */
+tsr_status *ir_tensor_new(int32_t elem_type, int32_t rank, const int64_t *dims, ir_tensor **out);
+tsr_status *ir_tensor_clone(const tsr_tensor *src, ir_tensor **out);
+void ir_tensor_free(ir_tensor *t);
+tsr_status *ir_tensor_set_string(ir_tensor *t, size_t index, const char *data, size_t size);
+/* Recomputes t->view from the other members. */
+void ir_tensor_sync_view(ir_tensor *t);
+
+/* --- graph building and lookup (core/ir.c) -------------------------------- */
+ir_model *ir_model_new(void);
+void ir_model_free(ir_model *m);
+ir_graph *ir_graph_new(ir_model *model, ir_graph *parent, const char *name);
+void ir_graph_free(ir_graph *g);
+/* The value named `name` in g (not its parents), or NULL. */
+ir_value *ir_graph_find(const ir_graph *g, const char *name);
+/* Finds or creates the value named `name` in g. */
+tsr_status *ir_graph_value(ir_graph *g, const char *name, ir_value **out);
+/* Looks `name` up in g, then its ancestors; when found in an ancestor, makes
+ * (or reuses) an is_outer placeholder in g bound to it. NULL when absent. */
+ir_value *ir_graph_resolve(ir_graph *g, const char *name);
+tsr_status *ir_graph_add_node(ir_graph *g, ir_node **out); /* zeroed node appended */
+void ir_attr_clear(ir_attr *a);
+void ir_type_clear(ir_type *t);
+tsr_status *ir_type_copy(ir_type *dst, const ir_type *src);
+const ir_attr *ir_node_attr(const ir_node *n, const char *name);
+/* Opset version the model imports for `domain` ("" or "ai.onnx" alike); 0 when none. */
+int64_t ir_model_opset(const ir_model *m, const char *domain);
+
+/* --- validation and order (core/graph_check.c) --------------------------- */
+/* Sorts g->nodes topologically (stable for already-sorted graphs) and checks
+ * it: undefined inputs, duplicate outputs, cycles, missing opsets. Recurses
+ * into subgraphs. Errors name the node. */
+tsr_status *ir_graph_check(ir_graph *g);
+
+/* --- loading (core/loader.c) --------------------------------------------- */
+/* Loads and validates a model; errors name the element
+ * ("graph.node[12] 'conv3' attribute 'pads': ..."). */
+tsr_status *ir_model_load_file(const char *path, ir_model **out);
+/* base_dir resolves external data; NULL refuses external data. */
+tsr_status *ir_model_load_buffer(const void *bytes, size_t size, const char *base_dir,
+                                 ir_model **out);
+/* A serialized TensorProto to a host tensor (name kept in ->name). */
+tsr_status *ir_tensor_from_proto_bytes(const void *bytes, size_t size, ir_tensor **out);
+/* A host tensor to a serialized TensorProto; *bytes is malloc'd. */
+tsr_status *ir_tensor_to_proto_bytes(const tsr_tensor *t, const char *name, void **bytes,
+                                     size_t *size);
+
+/* --- shape and type inference (core/shape_infer.c) ----------------------- */
+/* Fills in types of every value it can, keeping symbolic dims. Values whose
+ * shape can't be known stay rank -1. Errors only on a contradiction (e.g.
+ * incompatible broadcast), naming the node. */
+tsr_status *ir_infer_shapes(ir_graph *g);
+
+#endif

@@ -1,0 +1,116 @@
+/*
+ * The reference provider's kernel interface. A kernel runs one ONNX node: it
+ * reads inputs and attributes through these helpers (which go through the
+ * host API only) and allocates its outputs with ref_out.
+ *
+ * Kernels live in ref_ops_*.c, each file exporting one table of ref_op
+ * terminated by an entry whose op_type is NULL; ref_registry.c lists the tables.
+ */
+#ifndef TESSERA_REF_H
+#define TESSERA_REF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tessera/provider.h"
+
+#if defined(__GNUC__)
+#define REF_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define REF_PRINTF(a, b)
+#endif
+
+#define REF_MAX_RANK 64
+
+typedef struct ref_ctx {
+    const tsr_host_api *host;
+    const tsr_node *node;
+    tsr_run_context *run;
+    const int *in_map;  /* node input i -> piece input index, -1 when omitted */
+    const int *out_map; /* node output i -> piece output index, -1 when omitted */
+    size_t n_in, n_out; /* the node's input and output counts */
+    int threads;
+} ref_ctx;
+
+typedef tsr_status *(*ref_kernel_fn)(ref_ctx *ctx);
+/* Optional claim-time check. Returns 0 when the node is supported, else a
+ * tsr_decline_reason with a sentence in `why`. */
+typedef int (*ref_check_fn)(const tsr_host_api *host, const tsr_node *node, char *why,
+                            size_t why_size);
+
+typedef struct ref_op {
+    const char *domain;  /* "" for ai.onnx, "ai.onnx.ml", ... */
+    const char *op_type; /* NULL ends a table */
+    int min_opset;       /* lowest opset version this kernel implements (1 = all) */
+    ref_kernel_fn run;
+    ref_check_fn check;  /* may be NULL */
+} ref_op;
+
+/* Tables, one per ref_ops_*.c file. */
+extern const ref_op ref_ops_math[];   /* elementwise, Cast, Where, Clip, reductions, Softmax */
+extern const ref_op ref_ops_nn[];     /* Conv, MatMul, Gemm, pooling, normalizations, Resize */
+extern const ref_op ref_ops_tensor[]; /* shape and data movement */
+
+const ref_op *ref_find_op(const char *domain, const char *op_type, int64_t opset);
+
+/* --- inputs, outputs, errors -------------------------------------------- */
+/* Node input i, or NULL when omitted (or i >= n_in). */
+const tsr_tensor *ref_in(ref_ctx *c, size_t i);
+/* Whether node output i is wanted (present in the model). */
+bool ref_out_wanted(ref_ctx *c, size_t i);
+/* Allocates node output i. When the output is not wanted, allocates a
+ * scratch tensor that is discarded, so kernels need not check. */
+tsr_status *ref_out(ref_ctx *c, size_t i, int32_t elem_type, int32_t rank, const int64_t *dims,
+                    tsr_tensor **out);
+/* An error naming the node: "Conv 'conv3': <message>". */
+tsr_status *ref_err(ref_ctx *c, int32_t code, const char *fmt, ...) REF_PRINTF(3, 4);
+int64_t ref_opset(ref_ctx *c);
+const char *ref_op_type(ref_ctx *c);
+
+/* --- attributes --------------------------------------------------------- */
+bool ref_attr_has(ref_ctx *c, const char *name);
+int64_t ref_attr_int(ref_ctx *c, const char *name, int64_t dflt);
+float ref_attr_float(ref_ctx *c, const char *name, float dflt);
+/* NUL-terminated copy-free view; `dflt` when absent. */
+const char *ref_attr_str(ref_ctx *c, const char *name, const char *dflt);
+/* Count of ints (0 and *out = NULL when absent). */
+size_t ref_attr_ints(ref_ctx *c, const char *name, const int64_t **out);
+size_t ref_attr_floats(ref_ctx *c, const char *name, const float **out);
+const tsr_tensor *ref_attr_tensor(ref_ctx *c, const char *name);
+
+/* --- element types ------------------------------------------------------ */
+size_t ref_elem_size(int32_t t); /* bytes; 0 for packed 4-bit types and unknown */
+bool ref_is_float(int32_t t);    /* float, double, float16, bfloat16 */
+bool ref_is_int(int32_t t);      /* signed or unsigned integer types, not bool */
+bool ref_is_signed(int32_t t);
+uint64_t ref_numel(const tsr_tensor *t);
+/* Element idx of a numeric or bool tensor, converted. */
+double ref_load(int32_t t, const void *data, size_t idx);
+int64_t ref_load_i64(int32_t t, const void *data, size_t idx);
+/* Stores v converted to type t: floats round to nearest even, ints
+ * truncate toward zero (as C casts do), bool is v != 0. */
+void ref_store(int32_t t, void *data, size_t idx, double v);
+void ref_store_i64(int32_t t, void *data, size_t idx, int64_t v);
+float ref_half_to_float(uint16_t h);
+uint16_t ref_float_to_half(float f);
+float ref_bf16_to_float(uint16_t h);
+uint16_t ref_float_to_bf16(float f);
+
+/* --- shapes ------------------------------------------------------------- */
+/* numpy broadcast of two shapes; false when incompatible. */
+bool ref_broadcast_shape(int32_t ra, const int64_t *da, int32_t rb, const int64_t *db,
+                         int32_t *rout, int64_t *dout);
+/* Element strides of a `rank_in` tensor read as the broadcast `rank_out`
+ * shape: 0 along broadcast axes. */
+void ref_broadcast_strides(int32_t rank_in, const int64_t *dims_in, int32_t rank_out,
+                           const int64_t *dims_out, int64_t *strides_out);
+/* Row-major strides of dims. */
+void ref_strides(int32_t rank, const int64_t *dims, int64_t *strides);
+/* An integer tensor (int32/int64) as an int64 array of *n entries; the
+ * caller frees *out with free(). */
+tsr_status *ref_tensor_i64(ref_ctx *c, const tsr_tensor *t, int64_t **out, size_t *n);
+/* Normalises a possibly negative axis into [0, rank); false when out of range. */
+bool ref_axis(int64_t axis, int32_t rank, int64_t *out);
+
+#endif

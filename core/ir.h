@@ -69,6 +69,12 @@ typedef struct ir_value {
     bool is_outer;       /* a placeholder for a value of an enclosing graph */
     struct ir_value *outer; /* when is_outer: the value it stands for (may be NULL before binding) */
     size_t index;        /* position in its graph's values[] */
+    /* Private to core/shape_infer.c, zero when the value is made: which parts
+     * of `type` the model declared, so inference run again (with the shapes
+     * of actual inputs) replaces what it inferred before yet keeps what was
+     * declared. infer_open_dims marks declared dims that were not numbers. */
+    uint32_t infer_flags;
+    uint64_t infer_open_dims;
 } ir_value;
 
 typedef struct ir_attr {
@@ -120,6 +126,9 @@ struct ir_graph {
     ir_model *model;
     int depth;            /* 0 for the main graph */
     void *lookup;         /* name -> value map (core/ir.c) */
+    struct tsr_graph *view; /* host-API view of the whole graph, made on demand by
+                             * core/host_api.c; ir_graph_free releases it with
+                             * host_graph_view_free */
 };
 
 typedef struct ir_opset {

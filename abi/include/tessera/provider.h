@@ -83,13 +83,6 @@ typedef enum tsr_decline_reason {
     TSR_DECLINE_OTHER = 6
 } tsr_decline_reason;
 
-typedef enum tsr_log_level {
-    TSR_LOG_ERROR = 0,
-    TSR_LOG_WARNING = 1,
-    TSR_LOG_INFO = 2,
-    TSR_LOG_DEBUG = 3
-} tsr_log_level;
-
 /* ------------------------------------------------------------------------ */
 /* What the host offers a plugin. Valid from the entry call until unload.    */
 
@@ -195,7 +188,9 @@ typedef struct tsr_host_api {
     /* Allocates output `index` (graph_output order) in the piece's memory
      * with the given type and shape; `dims` is copied. *out is host-owned and
      * lives until `run` returns. Its elements are uninitialised, except that
-     * strings start empty. Each output is allocated once per run. */
+     * strings start empty. Each output is allocated once per run.
+     * index (size_t)-1 allocates host scratch (for an output the model
+     * drops) that the host frees when `run` returns. */
     tsr_status *(*run_alloc_output)(tsr_run_context *ctx, size_t index, int32_t elem_type,
                                     int32_t rank, const int64_t *dims, tsr_tensor **out);
     /* Sets element `index` of a TSR_STRING output allocated above; the bytes

@@ -101,8 +101,7 @@ TSR_EXPORT tsr_status *tsr_session_options_set_provider_option(tsr_session_optio
 /* Threads per operator; 0 lets each provider choose. */
 TSR_EXPORT tsr_status *tsr_session_options_set_threads(tsr_session_options *options,
                                                       int32_t intra_op_threads);
-/* Where log lines go: stderr by default, at TSR_LOG_WARNING (see provider.h
- * for the levels). */
+/* Where log lines go: stderr by default, at TSR_LOG_WARNING. */
 TSR_EXPORT tsr_status *tsr_session_options_set_log_level(tsr_session_options *options,
                                                         int32_t level);
 /* Fixes a symbolic dimension (e.g. "batch") to a value before planning. */

@@ -88,6 +88,14 @@ typedef struct tsr_string {
     size_t size;
 } tsr_string;
 
+/* Log levels. \since ABI 1 */
+typedef enum tsr_log_level {
+    TSR_LOG_ERROR = 0,
+    TSR_LOG_WARNING = 1,
+    TSR_LOG_INFO = 2,
+    TSR_LOG_DEBUG = 3
+} tsr_log_level;
+
 /* Where a tensor's bytes live. \since ABI 1 */
 typedef enum tsr_memory_kind {
     TSR_MEMORY_HOST = 0,   /* ordinary CPU memory the host can read */

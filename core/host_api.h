@@ -1,0 +1,71 @@
+/* The host side of the provider ABI: the function table plugins call, and
+ * the concrete structs behind its opaque handles. tsr_node is ir_node,
+ * tsr_value_info is ir_value, tsr_attr is ir_attr; tsr_graph is a view. */
+#ifndef TESSERA_CORE_HOST_API_H
+#define TESSERA_CORE_HOST_API_H
+
+#include "ir.h"
+#include "rt_tensor.h"
+#include "tessera/provider.h"
+
+struct tsr_graph {
+    ir_graph *ir;
+    size_t n_nodes;
+    ir_node **nodes;
+    size_t n_inputs;
+    ir_value **inputs;
+    size_t n_outputs;
+    ir_value **outputs;
+};
+
+const tsr_host_api *host_api_table(void);
+
+/* A view of all of g (nodes, declared inputs and outputs). */
+tsr_status *host_graph_view_whole(ir_graph *g, struct tsr_graph **out);
+/* A view of the given nodes, with inputs (values read from outside, each
+ * once) and outputs (values used outside: by other nodes of g's node list
+ * not in the set, by g's outputs, or by subgraphs). Arrays are copied. */
+tsr_status *host_graph_view_nodes(ir_graph *g, ir_node *const *nodes, size_t n,
+                                  struct tsr_graph **out);
+void host_graph_view_free(struct tsr_graph *v);
+
+typedef struct claim_entry {
+    ir_node **nodes;
+    size_t n;
+    double cost;
+} claim_entry;
+
+typedef struct decline_entry {
+    ir_node *node;
+    int32_t reason;
+    char *text;
+} decline_entry;
+
+struct tsr_claim_sink {
+    const struct tsr_graph *offered; /* the nodes a claim may name */
+    claim_entry *claims;
+    size_t n_claims;
+    decline_entry *declines;
+    size_t n_declines;
+};
+
+void claim_sink_clear(struct tsr_claim_sink *s);
+
+struct tsr_run_context {
+    size_t n_inputs;
+    const tsr_tensor *const *inputs; /* NULL entries allowed */
+    size_t n_outputs;
+    rt_tensor *outputs;              /* n_outputs slots, filled by run_alloc_output */
+    provider_inst *prov;             /* whose memory outputs go to */
+    rt_tensor *scratch;
+    size_t n_scratch;
+};
+
+/* Frees scratch tensors a run allocated. */
+void run_context_end(struct tsr_run_context *ctx);
+
+/* Log sink used by the host and plugins. */
+void host_log(int32_t level, const char *who, const char *message);
+void host_set_log_level(int32_t level);
+
+#endif

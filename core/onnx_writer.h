@@ -1,0 +1,27 @@
+/* Serializing a graph view (a whole graph or one piece of it) as an ONNX
+ * ModelProto: what host->graph_to_onnx hands a plugin. */
+#ifndef TESSERA_CORE_ONNX_WRITER_H
+#define TESSERA_CORE_ONNX_WRITER_H
+
+#include <stddef.h>
+
+#include "host_api.h"
+
+/*
+ * Writes `v` as a serialized ModelProto:
+ *   - graph inputs: v's inputs, in order, with their types; those that are
+ *     constants (initializers, Constant-node outputs of other pieces) are also
+ *     written as initializers;
+ *   - values the nodes read from v's graph that v does not list (initializers
+ *     not declared as graph inputs, outer-scope values a subgraph reads) are
+ *     added after them: constants as initializers only, others as inputs;
+ *   - nodes with every attribute, subgraphs recursively (a densified sparse
+ *     attribute is written back as a SparseTensorProto);
+ *   - graph outputs: v's outputs; value_info for the typed intermediates;
+ *   - opset_import and model-local functions from v's model.
+ * *bytes is malloc'd (so host->free releases it too); *size gets its length.
+ * Nothing is written on error.
+ */
+tsr_status *onnx_write_view(const struct tsr_graph *v, void **bytes, size_t *size);
+
+#endif

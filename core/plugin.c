@@ -1,0 +1,240 @@
+/* Loading provider plugins like the OpenCL ICD loader: a search path, an
+ * entry symbol, a version handshake. */
+#include "plugin.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "host_api.h"
+#include "status.h"
+
+#define PLUGIN_PREFIX "libtessera_provider_"
+
+tsr_status *plugin_load(const char *path, tsr_plugin **out) {
+    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!dl) {
+        const char *e = dlerror();
+        return tsr_error(TSR_ERR_PROVIDER, "cannot load provider '%s': %s", path, e ? e : "?");
+    }
+    tsr_provider_entry_fn entry;
+    *(void **)&entry = dlsym(dl, TSR_PROVIDER_ENTRY);
+    if (!entry) {
+        dlclose(dl);
+        return tsr_error(TSR_ERR_PROVIDER, "'%s' is not a Tessera provider: no symbol %s", path,
+                         TSR_PROVIDER_ENTRY);
+    }
+    tsr_provider_entry_args args;
+    memset(&args, 0, sizeof args);
+    args.struct_size = sizeof args;
+    args.host_abi_min = HOST_ABI_MIN;
+    args.host_abi_max = HOST_ABI_MAX;
+    args.host = host_api_table();
+    args.plugin_path = path;
+    tsr_status *s = entry(&args);
+    if (s) {
+        dlclose(dl);
+        return tsr_error_wrap(s, "provider '%s' refused to load", path);
+    }
+    if (args.abi_version < HOST_ABI_MIN || args.abi_version > HOST_ABI_MAX) {
+        dlclose(dl);
+        return tsr_error(TSR_ERR_ABI, "provider '%s' chose ABI %u; this host speaks %u..%u", path,
+                         args.abi_version, HOST_ABI_MIN, HOST_ABI_MAX);
+    }
+    const tsr_provider *vt = args.provider;
+    if (!vt || vt->struct_size < offsetof(tsr_provider, release) + sizeof vt->release ||
+        !vt->name || !vt->create || !vt->destroy || !vt->claim || !vt->compile || !vt->run ||
+        !vt->release || !vt->device_count || !vt->device_info) {
+        dlclose(dl);
+        return tsr_error(TSR_ERR_ABI, "provider '%s' returned an incomplete function table", path);
+    }
+    tsr_plugin *p = calloc(1, sizeof *p);
+    if (!p || !(p->path = strdup(path))) {
+        free(p);
+        dlclose(dl);
+        return TSR_NO_MEMORY();
+    }
+    p->dl = dl;
+    p->vt = vt;
+    p->abi_version = args.abi_version;
+    *out = p;
+    return NULL;
+}
+
+void plugin_unload(tsr_plugin *p) {
+    if (!p) return;
+    /* Under sanitizers, keep the code mapped so leak reports can symbolize. */
+#ifndef TESSERA_KEEP_PLUGINS_LOADED
+    dlclose(p->dl);
+#endif
+    free(p->path);
+    free(p);
+}
+
+static tsr_status *push_str(char ***arr, size_t *n, const char *s, size_t len) {
+    char **a = realloc(*arr, sizeof(char *) * (*n + 1));
+    if (!a) return TSR_NO_MEMORY();
+    *arr = a;
+    if (!(a[*n] = strndup(s, len))) return TSR_NO_MEMORY();
+    (*n)++;
+    return NULL;
+}
+
+tsr_status *plugin_search_dirs(char ***dirs, size_t *count) {
+    *dirs = NULL;
+    *count = 0;
+    Dl_info info;
+    if (dladdr((void *)plugin_search_dirs, &info) && info.dli_fname) {
+        const char *slash = strrchr(info.dli_fname, '/');
+        if (slash) TSR_TRY(push_str(dirs, count, info.dli_fname, (size_t)(slash - info.dli_fname)));
+        else TSR_TRY(push_str(dirs, count, ".", 1));
+    }
+    const char *env = getenv("TESSERA_PROVIDER_PATH");
+    while (env && *env) {
+        const char *colon = strchr(env, ':');
+        size_t len = colon ? (size_t)(colon - env) : strlen(env);
+        if (len) TSR_TRY(push_str(dirs, count, env, len));
+        env = colon ? colon + 1 : NULL;
+    }
+    return NULL;
+}
+
+static void free_strs(char **a, size_t n) {
+    for (size_t i = 0; i < n; i++) free(a[i]);
+    free(a);
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+tsr_status *plugin_list_files(char ***paths, size_t *count) {
+    char **dirs;
+    size_t nd;
+    TSR_TRY(plugin_search_dirs(&dirs, &nd));
+    char **names = NULL;
+    size_t nn = 0;
+    *paths = NULL;
+    *count = 0;
+    tsr_status *s = NULL;
+    for (size_t d = 0; d < nd && !s; d++) {
+        DIR *dir = opendir(dirs[d]);
+        if (!dir) continue;
+        char **here = NULL;
+        size_t nh = 0;
+        struct dirent *e;
+        while (!s && (e = readdir(dir))) {
+            size_t len = strlen(e->d_name);
+            if (strncmp(e->d_name, PLUGIN_PREFIX, strlen(PLUGIN_PREFIX)) != 0 || len < 4 ||
+                strcmp(e->d_name + len - 3, ".so") != 0)
+                continue;
+            s = push_str(&here, &nh, e->d_name, len);
+        }
+        closedir(dir);
+        if (nh) qsort(here, nh, sizeof *here, cmp_str);
+        for (size_t i = 0; i < nh && !s; i++) {
+            bool seen = false;
+            for (size_t j = 0; j < nn; j++) seen = seen || strcmp(names[j], here[i]) == 0;
+            if (seen) continue;
+            s = push_str(&names, &nn, here[i], strlen(here[i]));
+            if (!s) {
+                size_t plen = strlen(dirs[d]) + strlen(here[i]) + 2;
+                char *full = malloc(plen);
+                if (!full) { s = TSR_NO_MEMORY(); break; }
+                snprintf(full, plen, "%s/%s", dirs[d], here[i]);
+                s = push_str(paths, count, full, strlen(full));
+                free(full);
+            }
+        }
+        free_strs(here, nh);
+    }
+    free_strs(names, nn);
+    free_strs(dirs, nd);
+    if (s) {
+        free_strs(*paths, *count);
+        *paths = NULL;
+        *count = 0;
+    }
+    return s;
+}
+
+tsr_status *plugin_resolve(const char *name_or_path, char **path) {
+    size_t len = strlen(name_or_path);
+    if (strchr(name_or_path, '/') || (len > 3 && strcmp(name_or_path + len - 3, ".so") == 0)) {
+        if (!(*path = strdup(name_or_path))) return TSR_NO_MEMORY();
+        return NULL;
+    }
+    for (size_t i = 0; i < len; i++) {
+        char ch = name_or_path[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-'))
+            return tsr_error(TSR_ERR_INVALID_ARGUMENT, "bad provider name '%s'", name_or_path);
+    }
+    char **dirs;
+    size_t nd;
+    TSR_TRY(plugin_search_dirs(&dirs, &nd));
+    tsr_status *s = NULL;
+    *path = NULL;
+    for (size_t d = 0; d < nd && !*path; d++) {
+        size_t plen = strlen(dirs[d]) + strlen(PLUGIN_PREFIX) + len + 5;
+        char *full = malloc(plen);
+        if (!full) { s = TSR_NO_MEMORY(); break; }
+        snprintf(full, plen, "%s/%s%s.so", dirs[d], PLUGIN_PREFIX, name_or_path);
+        struct stat st;
+        if (stat(full, &st) == 0) *path = full;
+        else free(full);
+    }
+    if (!s && !*path) {
+        size_t cap = 64;
+        for (size_t d = 0; d < nd; d++) cap += strlen(dirs[d]) + 2;
+        char *where = calloc(1, cap);
+        for (size_t d = 0; where && d < nd; d++) {
+            if (d) strcat(where, ":");
+            strcat(where, dirs[d]);
+        }
+        s = tsr_error(TSR_ERR_PROVIDER,
+                      "provider '%s' not found (looked for %s%s.so in %s; set "
+                      "TESSERA_PROVIDER_PATH or give a path)",
+                      name_or_path, PLUGIN_PREFIX, name_or_path, where ? where : "?");
+        free(where);
+    }
+    free_strs(dirs, nd);
+    return s;
+}
+
+tsr_status *provider_create(tsr_plugin *plugin, const tsr_provider_config *config,
+                            provider_inst **out) {
+    provider_inst *p = calloc(1, sizeof *p);
+    if (!p) return TSR_NO_MEMORY();
+    p->plugin = plugin;
+    p->name = plugin->vt->name;
+    tsr_status *s = plugin->vt->create(config, &p->state);
+    if (s) {
+        free(p);
+        return tsr_error_wrap(s, "provider '%s' (%s)", plugin->vt->name, plugin->path);
+    }
+    p->n_devices = plugin->vt->device_count(p->state);
+    p->memory_kind = TSR_MEMORY_HOST;
+    if (p->n_devices > 0) {
+        tsr_device_info info;
+        memset(&info, 0, sizeof info);
+        info.struct_size = sizeof info;
+        tsr_status *ds = plugin->vt->device_info(p->state, 0, &info);
+        if (ds) {
+            plugin->vt->destroy(p->state);
+            free(p);
+            return tsr_error_wrap(ds, "provider '%s': device 0", plugin->vt->name);
+        }
+        p->memory_kind = info.memory_kind;
+    }
+    *out = p;
+    return NULL;
+}
+
+void provider_destroy(provider_inst *p) {
+    if (!p) return;
+    p->plugin->vt->destroy(p->state);
+    free(p);
+}

@@ -1,0 +1,118 @@
+/* Runtime tensor slots: ownership and host<->device copies. */
+#include "rt_tensor.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "status.h"
+
+void rt_tensor_release(rt_tensor *t) {
+    if (t->host) ir_tensor_free(t->host);
+    if (t->dev_owner && t->view.data) {
+        const tsr_plugin *pl = t->dev_owner->plugin;
+        void (*mem_free)(void *, int32_t, void *) = PLUGIN_SLOT(pl, mem_free);
+        if (mem_free) mem_free(t->dev_owner->state, t->view.device_index, t->view.data);
+    }
+    free(t->dev_dims);
+    memset(t, 0, sizeof *t);
+}
+
+tsr_status *rt_tensor_alloc_host(rt_tensor *t, int32_t elem_type, int32_t rank,
+                                 const int64_t *dims) {
+    ir_tensor *h;
+    TSR_TRY(ir_tensor_new(elem_type, rank, dims, &h));
+    rt_tensor_release(t);
+    t->host = h;
+    t->view = h->view;
+    return NULL;
+}
+
+tsr_status *rt_tensor_alloc_device(rt_tensor *t, provider_inst *prov, int32_t elem_type,
+                                   int32_t rank, const int64_t *dims) {
+    const tsr_plugin *pl = prov->plugin;
+    tsr_status *(*mem_alloc)(void *, int32_t, size_t, void **) = PLUGIN_SLOT(pl, mem_alloc);
+    if (!mem_alloc)
+        return tsr_error(TSR_ERR_PROVIDER, "provider '%s' has device memory but no mem_alloc",
+                         prov->name);
+    uint64_t count;
+    size_t nbytes;
+    if (rank < 0 || rank > IR_MAX_RANK || !ir_dims_count(rank, dims, &count) ||
+        !ir_elem_bytes(elem_type, count, &nbytes) || elem_type == TSR_STRING)
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "bad device tensor shape or type");
+    int64_t *d = malloc(sizeof(int64_t) * (size_t)(rank ? rank : 1));
+    if (!d) return TSR_NO_MEMORY();
+    memcpy(d, dims, sizeof(int64_t) * (size_t)rank);
+    void *handle = NULL;
+    tsr_status *s = mem_alloc(prov->state, 0, nbytes, &handle);
+    if (s) {
+        free(d);
+        return tsr_error_wrap(s, "provider '%s' allocating %zu bytes", prov->name, nbytes);
+    }
+    rt_tensor_release(t);
+    t->dev_dims = d;
+    t->dev_owner = prov;
+    t->view.struct_size = sizeof t->view;
+    t->view.elem_type = elem_type;
+    t->view.rank = rank;
+    t->view.dims = d;
+    t->view.data = handle;
+    t->view.nbytes = nbytes;
+    t->view.memory_kind = TSR_MEMORY_DEVICE;
+    t->view.device_index = 0;
+    return NULL;
+}
+
+void rt_tensor_borrow(rt_tensor *t, const tsr_tensor *src) {
+    rt_tensor_release(t);
+    t->view = *src;
+    t->view.struct_size = sizeof t->view;
+}
+
+tsr_status *rt_tensor_copy_to(rt_tensor *dst, const rt_tensor *src, provider_inst *dst_prov) {
+    const tsr_tensor *v = &src->view;
+    rt_tensor tmp;
+    memset(&tmp, 0, sizeof tmp);
+    bool to_device = dst_prov && dst_prov->memory_kind == TSR_MEMORY_DEVICE;
+    if (to_device) {
+        TSR_TRY(rt_tensor_alloc_device(&tmp, dst_prov, v->elem_type, v->rank, v->dims));
+    } else {
+        TSR_TRY(rt_tensor_alloc_host(&tmp, v->elem_type, v->rank, v->dims));
+    }
+    tsr_status *s = NULL;
+    if (v->memory_kind == TSR_MEMORY_DEVICE && src->dev_owner) {
+        provider_inst *sp = src->dev_owner;
+        tsr_status *(*to_host)(void *, int32_t, void *, const void *, size_t) =
+            PLUGIN_SLOT(sp->plugin, copy_to_host);
+        if (to_device) {
+            /* Device to device through the host: simple, and rare. */
+            void *bounce = malloc(v->nbytes ? v->nbytes : 1);
+            if (!bounce) s = TSR_NO_MEMORY();
+            if (!s) s = to_host(sp->state, v->device_index, bounce, v->data, v->nbytes);
+            if (!s) {
+                tsr_status *(*to_dev)(void *, int32_t, void *, const void *, size_t) =
+                    PLUGIN_SLOT(dst_prov->plugin, copy_to_device);
+                s = to_dev(dst_prov->state, 0, tmp.view.data, bounce, v->nbytes);
+            }
+            free(bounce);
+        } else {
+            s = to_host(sp->state, v->device_index, tmp.view.data, v->data, v->nbytes);
+        }
+    } else if (to_device) {
+        tsr_status *(*to_dev)(void *, int32_t, void *, const void *, size_t) =
+            PLUGIN_SLOT(dst_prov->plugin, copy_to_device);
+        s = to_dev(dst_prov->state, 0, tmp.view.data, v->data, v->nbytes);
+    } else if (v->elem_type == TSR_STRING) {
+        const tsr_string *strs = v->data;
+        for (size_t i = 0; !s && i < v->nbytes / sizeof(tsr_string); i++)
+            s = ir_tensor_set_string(tmp.host, i, strs[i].data, strs[i].size);
+    } else if (v->nbytes) {
+        memcpy(tmp.view.data, v->data, v->nbytes);
+    }
+    if (s) {
+        rt_tensor_release(&tmp);
+        return s;
+    }
+    rt_tensor_release(dst);
+    *dst = tmp;
+    return NULL;
+}

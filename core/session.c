@@ -1,0 +1,216 @@
+/* Creating a session: load, infer shapes, load providers, partition,
+ * compile pieces (handing a failed piece to the next provider), plan. */
+#include "session.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host_api.h"
+#include "status.h"
+
+static void fix_dims(ir_graph *g, const tsr_session_options *o) {
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        ir_type *t = &g->inputs[i]->type;
+        if (t->kind != IR_TYPE_TENSOR) continue;
+        for (int32_t d = 0; d < t->rank; d++) {
+            if (!t->dims[d].symbol) continue;
+            for (size_t k = 0; k < o->n_dims; k++)
+                if (strcmp(o->dims[k].symbol, t->dims[d].symbol) == 0)
+                    t->dims[d].value = o->dims[k].value;
+        }
+    }
+}
+
+/* Loads one provider for the session, with the options addressed to it. */
+static tsr_status *add_provider(tsr_session *s, const tsr_session_options *o, const char *spec,
+                                bool *option_used) {
+    char *path;
+    TSR_TRY(plugin_resolve(spec, &path));
+    tsr_plugin *pl;
+    tsr_status *st = plugin_load(path, &pl);
+    free(path);
+    if (st) return st;
+    for (size_t i = 0; i < s->n_provs; i++) {
+        if (strcmp(s->provs[i]->name, pl->vt->name) == 0) {
+            st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "provider '%s' listed twice", pl->vt->name);
+            plugin_unload(pl);
+            return st;
+        }
+    }
+    size_t n = 0;
+    const char **keys = calloc(o->n_options + 1, sizeof *keys);
+    const char **vals = calloc(o->n_options + 1, sizeof *vals);
+    if (!keys || !vals) st = TSR_NO_MEMORY();
+    for (size_t i = 0; i < o->n_options && !st; i++) {
+        if (strcmp(o->options[i].provider, pl->vt->name) != 0 && strcmp(o->options[i].provider, spec) != 0)
+            continue;
+        keys[n] = o->options[i].key;
+        vals[n++] = o->options[i].value;
+        option_used[i] = true;
+    }
+    provider_inst *pi = NULL;
+    if (!st) {
+        tsr_provider_config cfg = {sizeof cfg, n, keys, vals, o->threads, o->log_level};
+        st = provider_create(pl, &cfg, &pi);
+    }
+    free(keys);
+    free(vals);
+    tsr_plugin **np = st ? NULL : realloc(s->plugins, sizeof *np * (s->n_provs + 1));
+    provider_inst **ni = st || !np ? NULL : realloc(s->provs, sizeof *ni * (s->n_provs + 1));
+    if (np) s->plugins = np;
+    if (ni) s->provs = ni;
+    if (!st && (!np || !ni)) st = TSR_NO_MEMORY();
+    if (st) {
+        provider_destroy(pi);
+        plugin_unload(pl);
+        return st;
+    }
+    s->plugins[s->n_provs] = pl;
+    s->provs[s->n_provs++] = pi;
+    return NULL;
+}
+
+/* No providers named: every plugin found, accelerated first, reference last. */
+static tsr_status *add_all_providers(tsr_session *s, const tsr_session_options *o, bool *used) {
+    char **paths;
+    size_t n;
+    TSR_TRY(plugin_list_files(&paths, &n));
+    tsr_status *st = NULL;
+    for (int pass = 0; pass < 2 && !st; pass++) {
+        for (size_t i = 0; i < n && !st; i++) {
+            bool is_ref = strstr(paths[i], "libtessera_provider_reference.so") != NULL;
+            if (is_ref != (pass == 1)) continue;
+            tsr_status *e = add_provider(s, o, paths[i], used);
+            if (e && pass == 1) {
+                st = e;
+            } else if (e) {
+                host_log(TSR_LOG_WARNING, NULL, tsr_status_message(e));
+                tsr_status_free(e);
+            }
+        }
+    }
+    for (size_t i = 0; i < n; i++) free(paths[i]);
+    free(paths);
+    if (!st && s->n_provs == 0)
+        st = tsr_error(TSR_ERR_PROVIDER, "no provider plugins found (set TESSERA_PROVIDER_PATH)");
+    return st;
+}
+
+/* Partitions and compiles; a piece that fails to compile is handed to the
+ * next provider willing to claim it. */
+static tsr_status *partition_and_compile(tsr_session *s) {
+    ir_graph *g = s->model->graph;
+    exclusion *excl = NULL;
+    size_t n_excl = 0;
+    tsr_status *st = NULL;
+    for (;;) {
+        st = partition_graph(g, s->provs, s->n_provs, excl, n_excl, &s->part);
+        if (st) break;
+        size_t failed = SIZE_MAX;
+        for (size_t p = 0; p < s->part.n_pieces && failed == SIZE_MAX; p++) {
+            piece *pc = &s->part.pieces[p];
+            provider_inst *pv = s->provs[pc->prov_index];
+            tsr_status *cs =
+                pv->plugin->vt->compile(pv->state, (const tsr_graph *)pc->view, &pc->compiled);
+            if (!cs) continue;
+            char msg[1024];
+            snprintf(msg, sizeof msg, "piece of %zu node(s) starting at '%s' (%s) failed to compile: %s; "
+                     "offering it to the next provider", pc->view->n_nodes, pc->view->nodes[0]->name,
+                     pc->view->nodes[0]->op_type, tsr_status_message(cs));
+            host_log(TSR_LOG_WARNING, pv->name, msg);
+            tsr_status_free(cs);
+            pc->compiled = NULL;
+            failed = p;
+        }
+        if (failed == SIZE_MAX) break;
+        piece *fp = &s->part.pieces[failed];
+        exclusion *ne = realloc(excl, sizeof *ne * (n_excl + fp->view->n_nodes));
+        if (!ne) {
+            st = TSR_NO_MEMORY();
+            break;
+        }
+        excl = ne;
+        for (size_t k = 0; k < fp->view->n_nodes; k++)
+            excl[n_excl++] = (exclusion){fp->view->nodes[k], fp->prov_index};
+        for (size_t p = 0; p < s->part.n_pieces; p++) {
+            piece *pc = &s->part.pieces[p];
+            if (pc->compiled) s->provs[pc->prov_index]->plugin->vt->release(pc->compiled);
+        }
+        partition_free(&s->part);
+    }
+    free(excl);
+    return st;
+}
+
+static tsr_status *session_finish(tsr_session *s, const tsr_session_options *o) {
+    static const tsr_session_options defaults = {.log_level = TSR_LOG_WARNING};
+    if (!o) o = &defaults;
+    host_set_log_level(o->log_level);
+    fix_dims(s->model->graph, o);
+    TSR_TRY(ir_infer_shapes(s->model->graph));
+    bool *used = calloc(o->n_options + 1, 1);
+    if (!used) return TSR_NO_MEMORY();
+    tsr_status *st = NULL;
+    if (o->n_providers == 0) st = add_all_providers(s, o, used);
+    for (size_t i = 0; i < o->n_providers && !st; i++) st = add_provider(s, o, o->providers[i], used);
+    for (size_t i = 0; i < o->n_options && !st; i++)
+        if (!used[i])
+            st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "option %s=%s names provider '%s', which is not in the session",
+                           o->options[i].key, o->options[i].value, o->options[i].provider);
+    free(used);
+    if (!st) st = partition_and_compile(s);
+    if (!st) st = exec_plan_build(s);
+    if (!st) st = session_io_build(s);
+    return st;
+}
+
+static tsr_status *session_new(ir_model *m, const tsr_session_options *o, tsr_session **out) {
+    tsr_session *s = calloc(1, sizeof *s);
+    if (!s) {
+        ir_model_free(m);
+        return TSR_NO_MEMORY();
+    }
+    s->model = m;
+    tsr_status *st = session_finish(s, o);
+    if (st) {
+        tsr_session_free(s);
+        return st;
+    }
+    *out = s;
+    return NULL;
+}
+
+tsr_status *tsr_session_create(const tsr_session_options *o, const char *path, tsr_session **out) {
+    if (!path || !out) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "path and out are required");
+    ir_model *m;
+    TSR_TRY(ir_model_load_file(path, &m));
+    return session_new(m, o, out);
+}
+
+tsr_status *tsr_session_create_from_buffer(const tsr_session_options *o, const void *bytes,
+                                           size_t size, const char *base_dir, tsr_session **out) {
+    if (!bytes || !out) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "bytes and out are required");
+    ir_model *m;
+    TSR_TRY(ir_model_load_buffer(bytes, size, base_dir, &m));
+    return session_new(m, o, out);
+}
+
+void tsr_session_free(tsr_session *s) {
+    if (!s) return;
+    for (size_t p = 0; p < s->part.n_pieces; p++) {
+        piece *pc = &s->part.pieces[p];
+        if (pc->compiled) s->provs[pc->prov_index]->plugin->vt->release(pc->compiled);
+    }
+    partition_free(&s->part);
+    exec_plan_free(&s->plan);
+    for (size_t i = 0; i < s->n_provs; i++) provider_destroy(s->provs[i]);
+    /* Graph views made on demand for plugins go with the model; unload
+     * plugins last so nothing they own is referenced afterwards. */
+    for (size_t i = 0; i < s->n_provs; i++) plugin_unload(s->plugins[i]);
+    free(s->provs);
+    free(s->plugins);
+    ir_model_free(s->model);
+    session_io_free(s);
+    free(s);
+}

@@ -1,0 +1,164 @@
+/* What a session tells callers about its inputs and outputs, and the checks
+ * that a run's inputs match them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "session.h"
+#include "status.h"
+
+/* The io_dims/io_syms arrays hold inputs first, then outputs. */
+static ir_value *io_value(const tsr_session *s, size_t k) {
+    return k < s->n_inputs ? s->inputs[k] : s->model->graph->outputs[k - s->n_inputs];
+}
+
+tsr_status *session_io_build(tsr_session *s) {
+    ir_graph *g = s->model->graph;
+    s->inputs = malloc(sizeof(ir_value *) * (g->n_inputs + 1));
+    if (!s->inputs) return TSR_NO_MEMORY();
+    for (size_t i = 0; i < g->n_inputs; i++)
+        if (!g->inputs[i]->constant) s->inputs[s->n_inputs++] = g->inputs[i];
+    size_t n = s->n_inputs + g->n_outputs;
+    s->io_dims = calloc(n + 1, sizeof *s->io_dims);
+    s->io_syms = calloc(n + 1, sizeof *s->io_syms);
+    if (!s->io_dims || !s->io_syms) return TSR_NO_MEMORY();
+    for (size_t k = 0; k < n; k++) {
+        const ir_type *t = &io_value(s, k)->type;
+        int32_t r = t->kind == IR_TYPE_TENSOR && t->rank > 0 ? t->rank : 0;
+        s->io_dims[k] = malloc(sizeof(int64_t) * (size_t)(r + 1));
+        s->io_syms[k] = malloc(sizeof(char *) * (size_t)(r + 1));
+        if (!s->io_dims[k] || !s->io_syms[k]) return TSR_NO_MEMORY();
+        for (int32_t d = 0; d < r; d++) {
+            s->io_dims[k][d] = t->dims[d].value;
+            s->io_syms[k][d] = t->dims[d].symbol;
+        }
+    }
+    return NULL;
+}
+
+void session_io_free(tsr_session *s) {
+    size_t n = s->n_inputs + (s->model && s->model->graph ? s->model->graph->n_outputs : 0);
+    for (size_t k = 0; s->io_dims && k < n; k++) free(s->io_dims[k]);
+    for (size_t k = 0; s->io_syms && k < n; k++) free((void *)s->io_syms[k]);
+    free(s->io_dims);
+    free(s->io_syms);
+    free(s->inputs);
+}
+
+size_t tsr_session_input_count(const tsr_session *s) { return s ? s->n_inputs : 0; }
+size_t tsr_session_output_count(const tsr_session *s) { return s ? s->model->graph->n_outputs : 0; }
+
+static tsr_status *fill_info(const tsr_session *s, size_t k, tsr_io_info *out) {
+    const ir_value *v = io_value(s, k);
+    const ir_type *t = &v->type;
+    if (!out || out->struct_size < offsetof(tsr_io_info, dim_symbols) + sizeof out->dim_symbols)
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "tsr_io_info.struct_size not set");
+    out->name = v->name;
+    out->elem_type = t->kind == IR_TYPE_TENSOR ? t->elem_type : 0;
+    out->rank = t->kind == IR_TYPE_TENSOR ? t->rank : -1;
+    out->dims = s->io_dims[k];
+    out->dim_symbols = s->io_syms[k];
+    return NULL;
+}
+
+tsr_status *tsr_session_input_info(const tsr_session *s, size_t i, tsr_io_info *out) {
+    if (!s || i >= s->n_inputs) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input %zu out of range", i);
+    return fill_info(s, i, out);
+}
+
+tsr_status *tsr_session_output_info(const tsr_session *s, size_t i, tsr_io_info *out) {
+    if (!s || i >= s->model->graph->n_outputs)
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "output %zu out of range", i);
+    return fill_info(s, s->n_inputs + i, out);
+}
+
+/* Checks one caller tensor against the declared input. */
+static tsr_status *check_input(const ir_value *v, const tsr_tensor *t) {
+    if (!t) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' is NULL", v->name);
+    if (t->memory_kind != TSR_MEMORY_HOST)
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' must be in host memory", v->name);
+    if (t->rank < 0 || t->rank > IR_MAX_RANK || (t->rank > 0 && !t->dims))
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' has invalid rank %d", v->name, (int)t->rank);
+    uint64_t count;
+    size_t need;
+    if (!ir_dims_count(t->rank, t->dims, &count) || !ir_elem_bytes(t->elem_type, count, &need))
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' has an invalid shape or type", v->name);
+    if (t->nbytes < need || (need && !t->data))
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' holds %zu bytes; its shape needs %zu",
+                         v->name, t->nbytes, need);
+    const ir_type *ty = &v->type;
+    if (ty->kind != IR_TYPE_TENSOR) return NULL;
+    if (ty->elem_type && ty->elem_type != t->elem_type)
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' must be %s, got %s", v->name,
+                         tsr_elem_type_name(ty->elem_type), tsr_elem_type_name(t->elem_type));
+    if (ty->rank >= 0 && ty->rank != t->rank)
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' must have rank %d, got %d", v->name,
+                         (int)ty->rank, (int)t->rank);
+    for (int32_t d = 0; ty->rank >= 0 && d < ty->rank; d++) {
+        if (ty->dims[d].value >= 0 && ty->dims[d].value != t->dims[d])
+            return tsr_error(TSR_ERR_INVALID_ARGUMENT,
+                             "input '%s' dimension %d must be %lld, got %lld", v->name, (int)d,
+                             (long long)ty->dims[d].value, (long long)t->dims[d]);
+    }
+    return NULL;
+}
+
+tsr_status *tsr_session_run(tsr_session *s, size_t input_count, const char *const *input_names,
+                            const tsr_tensor *const *inputs, size_t output_count,
+                            const char *const *output_names, tsr_value **outputs) {
+    if (!s || !outputs || (input_count && (!input_names || !inputs)))
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "session, names, inputs and outputs are required");
+    ir_graph *g = s->model->graph;
+    const tsr_tensor **bound = calloc(s->n_inputs + 1, sizeof *bound);
+    rt_tensor *outs = calloc(g->n_outputs + 1, sizeof *outs);
+    tsr_status *st = NULL;
+    if (!bound || !outs) st = TSR_NO_MEMORY();
+    for (size_t i = 0; i < input_count && !st; i++) {
+        size_t k = 0;
+        while (k < s->n_inputs && strcmp(s->inputs[k]->name, input_names[i]) != 0) k++;
+        if (k == s->n_inputs) st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "the model has no input '%s'", input_names[i]);
+        else if (bound[k]) st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' given twice", input_names[i]);
+        else if (!(st = check_input(s->inputs[k], inputs[i]))) bound[k] = inputs[i];
+    }
+    for (size_t k = 0; k < s->n_inputs && !st; k++)
+        if (!bound[k]) st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' was not given", s->inputs[k]->name);
+    size_t *pick = calloc(output_count + 1, sizeof *pick);
+    if (!st && !pick) st = TSR_NO_MEMORY();
+    if (!st && !output_names && output_count != g->n_outputs)
+        st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "the model has %zu outputs, %zu requested",
+                       g->n_outputs, output_count);
+    for (size_t j = 0; j < output_count && !st; j++) {
+        if (!output_names) {
+            pick[j] = j;
+            continue;
+        }
+        size_t k = 0;
+        while (k < g->n_outputs && strcmp(g->outputs[k]->name, output_names[j]) != 0) k++;
+        if (k == g->n_outputs) st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "the model has no output '%s'", output_names[j]);
+        pick[j] = k;
+    }
+    if (!st) st = exec_run(s, bound, outs);
+    tsr_value **made = calloc(output_count + 1, sizeof *made);
+    if (!st && !made) st = TSR_NO_MEMORY();
+    for (size_t j = 0; j < output_count && !st; j++) {
+        rt_tensor *o = &outs[pick[j]];
+        made[j] = calloc(1, sizeof **made);
+        if (!made[j]) { st = TSR_NO_MEMORY(); break; }
+        if (o->host && o->host->view.data == o->view.data && o->host->nbytes == o->view.nbytes) {
+            made[j]->tensor = o->host;
+            o->host = NULL;
+        } else {
+            st = ir_tensor_clone(&o->view, &made[j]->tensor);
+        }
+    }
+    if (!st) {
+        for (size_t j = 0; j < output_count; j++) outputs[j] = made[j];
+    } else if (made) {
+        for (size_t j = 0; j < output_count; j++) tsr_value_free(made[j]);
+    }
+    for (size_t k = 0; outs && k < g->n_outputs; k++) rt_tensor_release(&outs[k]);
+    free(made);
+    free(pick);
+    free(outs);
+    free(bound);
+    return st;
+}

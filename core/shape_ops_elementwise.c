@@ -1,0 +1,147 @@
+/*
+ * Shape rules for elementwise operators: unary maps and activations,
+ * broadcasting binary and variadic operators, comparisons and logic (bool
+ * results), Where, Clip, casts, and the quantize/dequantize pair.
+ */
+#include <string.h>
+
+#include "shape_infer_internal.h"
+#include "tessera/tessera.h"
+
+/* Same type and shape as input 0: every unary map and activation. */
+static tsr_status *rule_unary(si_ctx *c, const ir_node *n) { return si_same_as_in(c, n, 0, 0); }
+
+/* Input 0's shape with a bool result (IsNaN, IsInf). */
+static tsr_status *rule_unary_bool(si_ctx *c, const ir_node *n) {
+    si_shape s;
+    si_in_shape(c, n, 0, &s);
+    return si_set_out_ex(c, n, 0, TSR_BOOL, &s, SI_ELEM_CERTAIN);
+}
+
+/* Broadcast of every present input; the element type of the first input. */
+static tsr_status *broadcast_all(si_ctx *c, const ir_node *n, size_t first, si_shape *out) {
+    bool any = false;
+    for (size_t i = first; i < n->n_inputs; i++) {
+        if (!si_has_in(n, i)) continue;
+        si_shape s;
+        si_in_shape(c, n, i, &s);
+        if (!any) {
+            *out = s;
+            any = true;
+        } else {
+            TSR_TRY(si_broadcast(c, n, out, &s, out));
+        }
+    }
+    if (!any) si_shape_unknown(out);
+    return NULL;
+}
+
+/* Add, Sub, Mul, Div, Pow, Mod, PRelu, BitShift, Bitwise*, Sum, Max, Min,
+ * Mean: the broadcast shape, typed as input 0 (Pow's exponent may differ). */
+static tsr_status *rule_broadcast(si_ctx *c, const ir_node *n) {
+    si_shape s;
+    TSR_TRY(broadcast_all(c, n, 0, &s));
+    int32_t elem = si_in_elem(c, n, 0);
+    /* Only Pow lets inputs differ in type (its result is the base's); the
+     * others share one type, so any input tells it. */
+    for (size_t i = 1; i < n->n_inputs && !elem && strcmp(n->op_type, "Pow"); i++)
+        elem = si_in_elem(c, n, i);
+    return si_set_out(c, n, 0, elem, &s);
+}
+
+/* Comparisons and And/Or/Xor: the broadcast shape, bool. */
+static tsr_status *rule_broadcast_bool(si_ctx *c, const ir_node *n) {
+    si_shape s;
+    TSR_TRY(broadcast_all(c, n, 0, &s));
+    return si_set_out_ex(c, n, 0, TSR_BOOL, &s, SI_ELEM_CERTAIN);
+}
+
+static tsr_status *rule_where(si_ctx *c, const ir_node *n) {
+    si_shape s;
+    TSR_TRY(broadcast_all(c, n, 0, &s));
+    int32_t elem = si_in_elem(c, n, 1);
+    if (!elem) elem = si_in_elem(c, n, 2);
+    return si_set_out(c, n, 0, elem, &s);
+}
+
+static tsr_status *rule_cast(si_ctx *c, const ir_node *n) {
+    si_shape s;
+    si_in_shape(c, n, 0, &s);
+    int64_t to = si_attr_int(n, "to", 0);
+    return si_set_out_ex(c, n, 0, (int32_t)to, &s, to ? SI_ELEM_CERTAIN : 0);
+}
+
+static tsr_status *rule_castlike(si_ctx *c, const ir_node *n) {
+    si_shape s;
+    si_in_shape(c, n, 0, &s);
+    int32_t to = si_in_elem(c, n, 1);
+    return si_set_out_ex(c, n, 0, to, &s, to ? SI_ELEM_CERTAIN : 0);
+}
+
+/* Dropout: output 0 like the input; the mask is bool from opset 10 on and the
+ * input's type before. */
+static tsr_status *rule_dropout(si_ctx *c, const ir_node *n) {
+    si_shape s;
+    si_in_shape(c, n, 0, &s);
+    TSR_TRY(si_set_out(c, n, 0, si_in_elem(c, n, 0), &s));
+    if (si_opset(n) >= 10) return si_set_out_ex(c, n, 1, TSR_BOOL, &s, SI_ELEM_CERTAIN);
+    return si_set_out(c, n, 1, si_in_elem(c, n, 0), &s);
+}
+
+/* QuantizeLinear: x's shape, typed as the zero point (uint8 without one, or
+ * the output_dtype attribute of opset 21). */
+static tsr_status *rule_quantize(si_ctx *c, const ir_node *n) {
+    si_shape s;
+    si_in_shape(c, n, 0, &s);
+    int32_t elem = si_in_elem(c, n, 2);
+    if (!elem) elem = (int32_t)si_attr_int(n, "output_dtype", 0);
+    if (!elem && !si_has_in(n, 2)) elem = TSR_UINT8;
+    return si_set_out(c, n, 0, elem, &s);
+}
+
+/* DequantizeLinear: x's shape, typed as the scale (float before opset 19). */
+static tsr_status *rule_dequantize(si_ctx *c, const ir_node *n) {
+    si_shape s;
+    si_in_shape(c, n, 0, &s);
+    int32_t elem = si_opset(n) >= 19 ? si_in_elem(c, n, 1) : TSR_FLOAT;
+    if (si_opset(n) >= 23 && si_attr_int(n, "output_dtype", 0))
+        elem = (int32_t)si_attr_int(n, "output_dtype", 0);
+    return si_set_out(c, n, 0, elem, &s);
+}
+
+const si_op si_ops_elementwise[] = {
+    /* unary maps */
+    {"Abs", 1, rule_unary}, {"Neg", 1, rule_unary}, {"Ceil", 1, rule_unary},
+    {"Floor", 1, rule_unary}, {"Round", 11, rule_unary}, {"Sign", 9, rule_unary},
+    {"Exp", 1, rule_unary}, {"Log", 1, rule_unary}, {"Sqrt", 1, rule_unary},
+    {"Reciprocal", 1, rule_unary}, {"Erf", 9, rule_unary}, {"Sin", 7, rule_unary},
+    {"Cos", 7, rule_unary}, {"Tan", 7, rule_unary}, {"Asin", 7, rule_unary},
+    {"Acos", 7, rule_unary}, {"Atan", 7, rule_unary}, {"Sinh", 9, rule_unary},
+    {"Cosh", 9, rule_unary}, {"Asinh", 9, rule_unary}, {"Acosh", 9, rule_unary},
+    {"Atanh", 9, rule_unary}, {"Not", 1, rule_unary}, {"BitwiseNot", 18, rule_unary},
+    {"Identity", 1, rule_unary}, {"Clip", 1, rule_unary},
+    /* activations */
+    {"Relu", 1, rule_unary}, {"LeakyRelu", 1, rule_unary}, {"Elu", 1, rule_unary},
+    {"Selu", 1, rule_unary}, {"Celu", 12, rule_unary}, {"Sigmoid", 1, rule_unary},
+    {"HardSigmoid", 1, rule_unary}, {"HardSwish", 14, rule_unary}, {"Tanh", 1, rule_unary},
+    {"Softplus", 1, rule_unary}, {"Softsign", 1, rule_unary},
+    {"ThresholdedRelu", 10, rule_unary}, {"Gelu", 20, rule_unary}, {"Mish", 18, rule_unary},
+    {"Shrink", 9, rule_unary}, {"Swish", 24, rule_unary},
+    {"IsNaN", 9, rule_unary_bool}, {"IsInf", 10, rule_unary_bool},
+    /* broadcasting */
+    {"Add", 1, rule_broadcast}, {"Sub", 1, rule_broadcast}, {"Mul", 1, rule_broadcast},
+    {"Div", 1, rule_broadcast}, {"Pow", 1, rule_broadcast}, {"Mod", 10, rule_broadcast},
+    {"PRelu", 1, rule_broadcast}, {"BitShift", 11, rule_broadcast},
+    {"BitwiseAnd", 18, rule_broadcast}, {"BitwiseOr", 18, rule_broadcast},
+    {"BitwiseXor", 18, rule_broadcast}, {"Sum", 1, rule_broadcast}, {"Max", 1, rule_broadcast},
+    {"Min", 1, rule_broadcast}, {"Mean", 1, rule_broadcast},
+    {"Equal", 1, rule_broadcast_bool}, {"Greater", 1, rule_broadcast_bool},
+    {"Less", 1, rule_broadcast_bool}, {"GreaterOrEqual", 12, rule_broadcast_bool},
+    {"LessOrEqual", 12, rule_broadcast_bool}, {"And", 1, rule_broadcast_bool},
+    {"Or", 1, rule_broadcast_bool}, {"Xor", 1, rule_broadcast_bool},
+    {"Where", 9, rule_where},
+    /* types */
+    {"Cast", 1, rule_cast}, {"CastLike", 15, rule_castlike}, {"Dropout", 1, rule_dropout},
+    {"QuantizeLinear", 10, rule_quantize}, {"DequantizeLinear", 10, rule_dequantize},
+};
+const size_t si_ops_elementwise_count = sizeof si_ops_elementwise / sizeof si_ops_elementwise[0];

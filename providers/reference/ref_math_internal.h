@@ -1,0 +1,238 @@
+/*
+ * Shared by the math-family kernels (ref_ops_math.c, ref_math_*.c) and by
+ * nothing else: element access by compute class, an n-ary broadcast
+ * iterator, and the kernels that live outside ref_ops_math.c so its table
+ * can name them.
+ *
+ * Why our own loaders next to ref_load/ref_store: the math kernels need
+ * exact int64 and uint64 arithmetic (a double holds only 53 bits) and a
+ * float path that does not widen float32 to double per element; these are
+ * small inline switches the compiler can hoist out of loops.
+ */
+#ifndef TESSERA_REF_MATH_INTERNAL_H
+#define TESSERA_REF_MATH_INTERNAL_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ref.h"
+
+/* How elements are computed: float16/bfloat16 go through float as numpy
+ * does; every integer type but uint64 fits int64 exactly; bool is 0/1. */
+enum { MC_NONE = 0, MC_F32, MC_F64, MC_I64, MC_U64 };
+
+static inline int m_class(int32_t t) {
+    switch (t) {
+    case TSR_FLOAT:
+    case TSR_FLOAT16:
+    case TSR_BFLOAT16:
+        return MC_F32;
+    case TSR_DOUBLE:
+        return MC_F64;
+    case TSR_INT8:
+    case TSR_INT16:
+    case TSR_INT32:
+    case TSR_INT64:
+    case TSR_UINT8:
+    case TSR_UINT16:
+    case TSR_UINT32:
+    case TSR_BOOL:
+        return MC_I64;
+    case TSR_UINT64:
+        return MC_U64;
+    default:
+        return MC_NONE;
+    }
+}
+
+/* Float to integer the way C casts do, but defined for NaN and values out
+ * of range (a C cast of those is undefined behaviour): NaN gives 0, the
+ * rest saturate to int64 before the caller narrows. */
+static inline int64_t m_d2i(double v) {
+    if (v != v) return 0;
+    if (v >= 9223372036854775807.0) return INT64_MAX;
+    if (v <= -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)v;
+}
+static inline uint64_t m_d2u(double v) {
+    if (v != v) return 0;
+    if (v < 0) return (uint64_t)m_d2i(v); /* wraps like numpy on x86 */
+    if (v >= 18446744073709551615.0) return UINT64_MAX;
+    return (uint64_t)v;
+}
+
+static inline double m_ldd(int32_t t, const void *d, size_t i) {
+    switch (t) {
+    case TSR_FLOAT: return ((const float *)d)[i];
+    case TSR_DOUBLE: return ((const double *)d)[i];
+    case TSR_FLOAT16: return ref_half_to_float(((const uint16_t *)d)[i]);
+    case TSR_BFLOAT16: return ref_bf16_to_float(((const uint16_t *)d)[i]);
+    case TSR_INT8: return ((const int8_t *)d)[i];
+    case TSR_INT16: return ((const int16_t *)d)[i];
+    case TSR_INT32: return ((const int32_t *)d)[i];
+    case TSR_INT64: return (double)((const int64_t *)d)[i];
+    case TSR_UINT8:
+    case TSR_BOOL: return ((const uint8_t *)d)[i];
+    case TSR_UINT16: return ((const uint16_t *)d)[i];
+    case TSR_UINT32: return ((const uint32_t *)d)[i];
+    case TSR_UINT64: return (double)((const uint64_t *)d)[i];
+    default: return ref_load(t, d, i);
+    }
+}
+
+static inline float m_ldf(int32_t t, const void *d, size_t i) {
+    switch (t) {
+    case TSR_FLOAT: return ((const float *)d)[i];
+    case TSR_FLOAT16: return ref_half_to_float(((const uint16_t *)d)[i]);
+    case TSR_BFLOAT16: return ref_bf16_to_float(((const uint16_t *)d)[i]);
+    case TSR_INT64: return (float)((const int64_t *)d)[i];
+    case TSR_UINT64: return (float)((const uint64_t *)d)[i];
+    default: return (float)m_ldd(t, d, i);
+    }
+}
+
+static inline int64_t m_ldi(int32_t t, const void *d, size_t i) {
+    switch (t) {
+    case TSR_INT8: return ((const int8_t *)d)[i];
+    case TSR_INT16: return ((const int16_t *)d)[i];
+    case TSR_INT32: return ((const int32_t *)d)[i];
+    case TSR_INT64: return ((const int64_t *)d)[i];
+    case TSR_UINT8:
+    case TSR_BOOL: return ((const uint8_t *)d)[i];
+    case TSR_UINT16: return ((const uint16_t *)d)[i];
+    case TSR_UINT32: return ((const uint32_t *)d)[i];
+    case TSR_UINT64: return (int64_t)((const uint64_t *)d)[i];
+    default: return m_d2i(m_ldd(t, d, i));
+    }
+}
+
+static inline uint64_t m_ldu(int32_t t, const void *d, size_t i) {
+    switch (t) {
+    case TSR_UINT64: return ((const uint64_t *)d)[i];
+    case TSR_FLOAT:
+    case TSR_DOUBLE:
+    case TSR_FLOAT16:
+    case TSR_BFLOAT16: return m_d2u(m_ldd(t, d, i));
+    default: return (uint64_t)m_ldi(t, d, i);
+    }
+}
+
+/* Integer stores wrap (two's complement), as numpy's astype does. */
+static inline void m_stu(int32_t t, void *d, size_t i, uint64_t v) {
+    switch (t) {
+    case TSR_INT8:
+    case TSR_UINT8: ((uint8_t *)d)[i] = (uint8_t)v; break;
+    case TSR_INT16:
+    case TSR_UINT16: ((uint16_t *)d)[i] = (uint16_t)v; break;
+    case TSR_INT32:
+    case TSR_UINT32: ((uint32_t *)d)[i] = (uint32_t)v; break;
+    case TSR_INT64:
+    case TSR_UINT64: ((uint64_t *)d)[i] = v; break;
+    case TSR_BOOL: ((uint8_t *)d)[i] = v != 0; break;
+    case TSR_FLOAT: ((float *)d)[i] = (float)v; break;
+    case TSR_DOUBLE: ((double *)d)[i] = (double)v; break;
+    case TSR_FLOAT16: ((uint16_t *)d)[i] = ref_float_to_half((float)v); break;
+    case TSR_BFLOAT16: ((uint16_t *)d)[i] = ref_float_to_bf16((float)v); break;
+    default: ref_store(t, d, i, (double)v); break;
+    }
+}
+
+static inline void m_sti(int32_t t, void *d, size_t i, int64_t v) {
+    switch (t) {
+    case TSR_FLOAT: ((float *)d)[i] = (float)v; break;
+    case TSR_DOUBLE: ((double *)d)[i] = (double)v; break;
+    case TSR_FLOAT16: ((uint16_t *)d)[i] = ref_float_to_half((float)v); break;
+    case TSR_BFLOAT16: ((uint16_t *)d)[i] = ref_float_to_bf16((float)v); break;
+    default: m_stu(t, d, i, (uint64_t)v); break;
+    }
+}
+
+static inline void m_std(int32_t t, void *d, size_t i, double v) {
+    switch (t) {
+    case TSR_FLOAT: ((float *)d)[i] = (float)v; break;
+    case TSR_DOUBLE: ((double *)d)[i] = v; break;
+    case TSR_FLOAT16: ((uint16_t *)d)[i] = ref_float_to_half((float)v); break;
+    case TSR_BFLOAT16: ((uint16_t *)d)[i] = ref_float_to_bf16((float)v); break;
+    case TSR_BOOL: ((uint8_t *)d)[i] = v != 0; break;
+    case TSR_UINT64: ((uint64_t *)d)[i] = m_d2u(v); break;
+    default: m_stu(t, d, i, (uint64_t)m_d2i(v)); break;
+    }
+}
+
+static inline void m_stf(int32_t t, void *d, size_t i, float v) {
+    switch (t) {
+    case TSR_FLOAT: ((float *)d)[i] = v; break;
+    case TSR_FLOAT16: ((uint16_t *)d)[i] = ref_float_to_half(v); break;
+    case TSR_BFLOAT16: ((uint16_t *)d)[i] = ref_float_to_bf16(v); break;
+    default: m_std(t, d, i, v); break;
+    }
+}
+
+/* Walks an output shape in row-major order keeping, for up to three
+ * inputs, the element offset that broadcasting maps each position to.
+ * Incremental, so a step costs O(1) amortised instead of a divide per axis. */
+#define M_ITER_MAX 3
+typedef struct m_iter {
+    int32_t rank;
+    int n;
+    int64_t dims[REF_MAX_RANK];
+    int64_t idx[REF_MAX_RANK];
+    int64_t st[M_ITER_MAX][REF_MAX_RANK];
+    int64_t off[M_ITER_MAX];
+} m_iter;
+
+static inline void m_iter_init(m_iter *it, int32_t rank, const int64_t *dims, int n,
+                               const tsr_tensor *const *ins) {
+    it->rank = rank;
+    it->n = n;
+    for (int32_t d = 0; d < rank; d++) {
+        it->dims[d] = dims[d];
+        it->idx[d] = 0;
+    }
+    for (int k = 0; k < n; k++) {
+        ref_broadcast_strides(ins[k]->rank, ins[k]->dims, rank, dims, it->st[k]);
+        it->off[k] = 0;
+    }
+}
+
+static inline void m_iter_next(m_iter *it) {
+    for (int32_t d = it->rank - 1; d >= 0; d--) {
+        it->idx[d]++;
+        for (int k = 0; k < it->n; k++) it->off[k] += it->st[k][d];
+        if (it->idx[d] < it->dims[d]) return;
+        for (int k = 0; k < it->n; k++) it->off[k] -= it->st[k][d] * it->dims[d];
+        it->idx[d] = 0;
+    }
+}
+
+static inline uint64_t m_prod(int32_t rank, const int64_t *dims) {
+    uint64_t n = 1;
+    for (int32_t d = 0; d < rank; d++) n *= (uint64_t)dims[d];
+    return n;
+}
+
+/* Kernels defined in ref_math_cast.c. */
+tsr_status *ref_math_cast(ref_ctx *c);
+tsr_status *ref_math_castlike(ref_ctx *c);
+int ref_math_cast_check(const tsr_host_api *host, const tsr_node *node, char *why,
+                        size_t why_size);
+
+/* Kernels defined in ref_math_reduce.c. */
+tsr_status *ref_math_reduce_sum(ref_ctx *c);
+tsr_status *ref_math_reduce_mean(ref_ctx *c);
+tsr_status *ref_math_reduce_max(ref_ctx *c);
+tsr_status *ref_math_reduce_min(ref_ctx *c);
+tsr_status *ref_math_reduce_prod(ref_ctx *c);
+tsr_status *ref_math_reduce_l1(ref_ctx *c);
+tsr_status *ref_math_reduce_l2(ref_ctx *c);
+tsr_status *ref_math_reduce_log_sum(ref_ctx *c);
+tsr_status *ref_math_reduce_log_sum_exp(ref_ctx *c);
+tsr_status *ref_math_reduce_sum_square(ref_ctx *c);
+tsr_status *ref_math_argmax(ref_ctx *c);
+tsr_status *ref_math_argmin(ref_ctx *c);
+tsr_status *ref_math_softmax(ref_ctx *c);
+tsr_status *ref_math_log_softmax(ref_ctx *c);
+tsr_status *ref_math_hardmax(ref_ctx *c);
+
+#endif

@@ -1,0 +1,460 @@
+/*
+ * MatMul, Gemm and Dropout for the reference provider.
+ *
+ * MatMul and Gemm run on ref_nn_sgemm/ref_nn_dgemm (ref_nn_util.c): float
+ * math for float, float16 and bfloat16, double math for double. Integer
+ * MatMul accumulates in 64-bit unsigned arithmetic, so it wraps exactly as
+ * numpy's fixed-width integers do.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ref.h"
+
+tsr_status *ref_nn_f32_view(ref_ctx *c, const tsr_tensor *t, const float **view, float **owned);
+tsr_status *ref_nn_f64_view(ref_ctx *c, const tsr_tensor *t, const double **view,
+                            double **owned);
+tsr_status *ref_nn_f64_copy(ref_ctx *c, const tsr_tensor *t, double **out);
+void ref_nn_f32_store(tsr_tensor *t, const float *src, size_t n);
+void ref_nn_f64_store(tsr_tensor *t, const double *src, size_t n);
+void ref_nn_sgemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
+                  int64_t ldb, float *c, int64_t ldc);
+void ref_nn_dgemm(int64_t m, int64_t n, int64_t k, const double *a, int64_t lda,
+                  const double *b, int64_t ldb, double *c, int64_t ldc);
+
+tsr_status *ref_nn_matmul(ref_ctx *c);
+tsr_status *ref_nn_gemm(ref_ctx *c);
+tsr_status *ref_nn_dropout(ref_ctx *c);
+int ref_nn_check_matmul(const tsr_host_api *host, const tsr_node *node, char *why,
+                        size_t why_size);
+
+static bool is_float_family(int32_t t)
+{
+    return t == TSR_FLOAT || t == TSR_DOUBLE || t == TSR_FLOAT16 || t == TSR_BFLOAT16;
+}
+
+/* --- MatMul --------------------------------------------------------------- */
+
+/* The batch loop of a (broadcast) MatMul, shared by all element types: for
+ * output matrix `bi` it gives the matrix index of A and of B. */
+typedef struct mm_plan {
+    int64_t m, n, k;
+    int64_t batch;      /* output matrices */
+    int32_t brank;      /* rank of the broadcast batch shape */
+    int64_t bdims[REF_MAX_RANK];
+    int64_t astr[REF_MAX_RANK], bstr[REF_MAX_RANK]; /* in matrices; 0 = broadcast */
+} mm_plan;
+
+static void mm_index(const mm_plan *p, int64_t bi, int64_t *ai, int64_t *bj)
+{
+    int64_t a = 0, b = 0;
+    for (int32_t d = p->brank - 1; d >= 0; d--) {
+        int64_t x = bi % p->bdims[d];
+        bi /= p->bdims[d];
+        a += x * p->astr[d];
+        b += x * p->bstr[d];
+    }
+    *ai = a;
+    *bj = b;
+}
+
+tsr_status *ref_nn_matmul(ref_ctx *c)
+{
+    const tsr_tensor *A = ref_in(c, 0), *B = ref_in(c, 1);
+    if (!A || !B)
+        return ref_err(c, TSR_ERR_INVALID_MODEL, "MatMul needs two inputs");
+    if (A->rank < 1 || B->rank < 1)
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "MatMul inputs must have rank >= 1");
+    if (A->elem_type != B->elem_type)
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "MatMul inputs differ in element type");
+
+    /* numpy matmul: a 1-D A is a row vector, a 1-D B a column vector, and
+     * the added axis is dropped from the result. */
+    int64_t ad[REF_MAX_RANK], bd[REF_MAX_RANK];
+    int32_t ar = A->rank, br = B->rank;
+    if (ar > REF_MAX_RANK - 1 || br > REF_MAX_RANK - 1)
+        return ref_err(c, TSR_ERR_NOT_SUPPORTED, "MatMul rank too large");
+    if (ar == 1) {
+        ad[0] = 1;
+        ad[1] = A->dims[0];
+        ar = 2;
+    } else {
+        memcpy(ad, A->dims, (size_t)ar * sizeof *ad);
+    }
+    if (br == 1) {
+        bd[0] = B->dims[0];
+        bd[1] = 1;
+        br = 2;
+    } else {
+        memcpy(bd, B->dims, (size_t)br * sizeof *bd);
+    }
+    mm_plan p;
+    p.m = ad[ar - 2];
+    p.k = ad[ar - 1];
+    p.n = bd[br - 1];
+    if (bd[br - 2] != p.k)
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
+                       "MatMul inner dimensions differ (%lld vs %lld)", (long long)p.k,
+                       (long long)bd[br - 2]);
+    if (!ref_broadcast_shape(ar - 2, ad, br - 2, bd, &p.brank, p.bdims))
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "MatMul batch dimensions do not broadcast");
+    ref_broadcast_strides(ar - 2, ad, p.brank, p.bdims, p.astr);
+    ref_broadcast_strides(br - 2, bd, p.brank, p.bdims, p.bstr);
+    p.batch = 1;
+    for (int32_t d = 0; d < p.brank; d++)
+        p.batch *= p.bdims[d];
+
+    int64_t od[REF_MAX_RANK];
+    int32_t orank = 0;
+    for (int32_t d = 0; d < p.brank; d++)
+        od[orank++] = p.bdims[d];
+    if (A->rank > 1)
+        od[orank++] = p.m;
+    if (B->rank > 1)
+        od[orank++] = p.n;
+    tsr_tensor *Y;
+    tsr_status *st = ref_out(c, 0, A->elem_type, orank, od, &Y);
+    if (st)
+        return st;
+    size_t total = (size_t)(p.batch * p.m * p.n);
+    if (total == 0)
+        return NULL;
+
+    /* When B is one matrix shared by every batch of a contiguous A, the
+     * batches stack into one tall GEMM, which reuses B's cache tiles. */
+    bool stack = true;
+    for (int32_t d = 0; d < p.brank; d++)
+        if (p.bstr[d] != 0)
+            stack = false;
+    int64_t m_eff = p.m, batch_eff = p.batch;
+    if (stack) {
+        int64_t anum = 1;
+        for (int32_t d = 0; d < ar - 2; d++)
+            anum *= ad[d];
+        if (anum == p.batch) { /* A itself is not broadcast along the batch */
+            m_eff = p.m * p.batch;
+            batch_eff = 1;
+        }
+    }
+
+    int32_t et = A->elem_type;
+    if (et == TSR_DOUBLE) {
+        const double *a = A->data, *b = B->data;
+        double *y = Y->data;
+        memset(y, 0, total * sizeof *y);
+        for (int64_t bi = 0; bi < batch_eff; bi++) {
+            int64_t ai, bj;
+            mm_index(&p, bi, &ai, &bj);
+            ref_nn_dgemm(m_eff, p.n, p.k, a + ai * p.m * p.k, p.k, b + bj * p.k * p.n, p.n,
+                         y + bi * m_eff * p.n, p.n);
+        }
+        return NULL;
+    }
+    if (is_float_family(et)) {
+        const float *a, *b;
+        float *ao = NULL, *bo = NULL, *yo = NULL;
+        if ((st = ref_nn_f32_view(c, A, &a, &ao)) || (st = ref_nn_f32_view(c, B, &b, &bo)))
+            goto fdone;
+        float *y = Y->data;
+        if (et != TSR_FLOAT) {
+            y = yo = malloc(total * sizeof *y);
+            if (!y) {
+                st = ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
+                goto fdone;
+            }
+        }
+        memset(y, 0, total * sizeof *y);
+        for (int64_t bi = 0; bi < batch_eff; bi++) {
+            int64_t ai, bj;
+            mm_index(&p, bi, &ai, &bj);
+            ref_nn_sgemm(m_eff, p.n, p.k, a + ai * p.m * p.k, p.k, b + bj * p.k * p.n, p.n,
+                         y + bi * m_eff * p.n, p.n);
+        }
+        if (yo)
+            ref_nn_f32_store(Y, yo, total);
+    fdone:
+        free(ao);
+        free(bo);
+        free(yo);
+        return st;
+    }
+    if (!ref_is_int(et))
+        return ref_err(c, TSR_ERR_NOT_SUPPORTED, "MatMul of element type %d", (int)et);
+
+    /* Integers: 64-bit unsigned accumulation wraps like numpy, and storing
+     * truncates to the element width, which is numpy's result too. */
+    uint64_t *acc = malloc((size_t)p.n * sizeof *acc);
+    if (!acc)
+        return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
+    for (int64_t bi = 0; bi < p.batch; bi++) {
+        int64_t ai, bj;
+        mm_index(&p, bi, &ai, &bj);
+        size_t abase = (size_t)(ai * p.m * p.k), bbase = (size_t)(bj * p.k * p.n);
+        for (int64_t i = 0; i < p.m; i++) {
+            memset(acc, 0, (size_t)p.n * sizeof *acc);
+            for (int64_t q = 0; q < p.k; q++) {
+                uint64_t av = (uint64_t)ref_load_i64(et, A->data, abase + (size_t)(i * p.k + q));
+                for (int64_t j = 0; j < p.n; j++)
+                    acc[j] += av * (uint64_t)ref_load_i64(et, B->data,
+                                                          bbase + (size_t)(q * p.n + j));
+            }
+            size_t ybase = (size_t)((bi * p.m + i) * p.n);
+            for (int64_t j = 0; j < p.n; j++)
+                ref_store_i64(et, Y->data, ybase + (size_t)j, (int64_t)acc[j]);
+        }
+    }
+    free(acc);
+    return NULL;
+}
+
+int ref_nn_check_matmul(const tsr_host_api *host, const tsr_node *node, char *why,
+                        size_t why_size)
+{
+    const tsr_value_info *a = host->node_input_count(node) > 0 ? host->node_input(node, 0) : NULL;
+    int32_t t = a ? host->value_elem_type(a) : 0;
+    if (t == 0 || is_float_family(t) || ref_is_int(t))
+        return 0;
+    snprintf(why, why_size, "%s of element type %d is not implemented", host->node_op_type(node),
+             (int)t);
+    return TSR_DECLINE_TYPE;
+}
+
+/* --- Gemm ----------------------------------------------------------------- */
+
+/* A row-major copy of an r x c matrix, transposed: out is c x r. */
+#define NN_DEFINE_TRANSPOSE(NAME, T)                                                       \
+    static void NAME(const T *in, int64_t r, int64_t cols, T *out)                         \
+    {                                                                                      \
+        for (int64_t i = 0; i < r; i++)                                                    \
+            for (int64_t j = 0; j < cols; j++)                                             \
+                out[j * r + i] = in[i * cols + j];                                         \
+    }
+NN_DEFINE_TRANSPOSE(transpose_f32, float)
+NN_DEFINE_TRANSPOSE(transpose_f64, double)
+
+tsr_status *ref_nn_gemm(ref_ctx *c)
+{
+    const tsr_tensor *A = ref_in(c, 0), *B = ref_in(c, 1), *C = ref_in(c, 2);
+    if (!A || !B)
+        return ref_err(c, TSR_ERR_INVALID_MODEL, "Gemm needs inputs A and B");
+    if (A->rank != 2 || B->rank != 2)
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "Gemm inputs A and B must be 2-D");
+    bool ta = ref_attr_int(c, "transA", 0) != 0, tb = ref_attr_int(c, "transB", 0) != 0;
+    double alpha = ref_attr_float(c, "alpha", 1.0f), beta = ref_attr_float(c, "beta", 1.0f);
+    int64_t m = ta ? A->dims[1] : A->dims[0], k = ta ? A->dims[0] : A->dims[1];
+    int64_t kb = tb ? B->dims[1] : B->dims[0], n = tb ? B->dims[0] : B->dims[1];
+    if (k != kb)
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "Gemm inner dimensions differ (%lld vs %lld)",
+                       (long long)k, (long long)kb);
+    int64_t yd[2] = {m, n};
+    int64_t cstr[2] = {0, 0};
+    if (C) {
+        int32_t r;
+        int64_t bd[REF_MAX_RANK];
+        if (C->rank > 2 || !ref_broadcast_shape(C->rank, C->dims, 2, yd, &r, bd) || r != 2 ||
+            bd[0] != m || bd[1] != n)
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
+                           "Gemm input C does not broadcast to [%lld, %lld]", (long long)m,
+                           (long long)n);
+        ref_broadcast_strides(C->rank, C->dims, 2, yd, cstr);
+    }
+    int32_t et = A->elem_type;
+    tsr_tensor *Y;
+    tsr_status *st = ref_out(c, 0, et, 2, yd, &Y);
+    if (st)
+        return st;
+    size_t total = (size_t)(m * n);
+    if (total == 0)
+        return NULL;
+
+    if (et == TSR_FLOAT || et == TSR_FLOAT16 || et == TSR_BFLOAT16) {
+        const float *a, *b;
+        float *ao = NULL, *bo = NULL, *at = NULL, *bt = NULL, *yo = NULL;
+        if ((st = ref_nn_f32_view(c, A, &a, &ao)) || (st = ref_nn_f32_view(c, B, &b, &bo)))
+            goto fdone;
+        /* The GEMM loop wants A as m x k and B as k x n; transposed operands
+         * are copied once, which costs far less than the product. */
+        if (ta || tb) {
+            at = ta ? malloc((size_t)(m * k) * sizeof *at) : NULL;
+            bt = tb ? malloc((size_t)(k * n) * sizeof *bt) : NULL;
+            if ((ta && !at) || (tb && !bt)) {
+                st = ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
+                goto fdone;
+            }
+            if (ta) {
+                transpose_f32(a, k, m, at);
+                a = at;
+            }
+            if (tb) {
+                transpose_f32(b, n, k, bt);
+                b = bt;
+            }
+        }
+        float *y = Y->data;
+        if (et != TSR_FLOAT) {
+            y = yo = malloc(total * sizeof *y);
+            if (!y) {
+                st = ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
+                goto fdone;
+            }
+        }
+        memset(y, 0, total * sizeof *y);
+        ref_nn_sgemm(m, n, k, a, k, b, n, y, n);
+        if (alpha != 1.0 || C) {
+            const float *cv = NULL;
+            float *co = NULL;
+            if (C && (st = ref_nn_f32_view(c, C, &cv, &co)))
+                goto fdone;
+            float fa = (float)alpha, fb = (float)beta;
+            for (int64_t i = 0; i < m; i++)
+                for (int64_t j = 0; j < n; j++) {
+                    float v = fa * y[i * n + j];
+                    if (cv)
+                        v += fb * cv[i * cstr[0] + j * cstr[1]];
+                    y[i * n + j] = v;
+                }
+            free(co);
+        }
+        if (yo)
+            ref_nn_f32_store(Y, yo, total);
+    fdone:
+        free(ao);
+        free(bo);
+        free(at);
+        free(bt);
+        free(yo);
+        return st;
+    }
+
+    if (!is_float_family(et) && !ref_is_int(et))
+        return ref_err(c, TSR_ERR_NOT_SUPPORTED, "Gemm of element type %d", (int)et);
+    /* double, and the integer types (exact below 2^53, which is as far as
+     * alpha and beta, being floats, make sense anyway). */
+    const double *a, *b;
+    double *ao = NULL, *bo = NULL, *at = NULL, *bt = NULL, *yo = NULL, *co = NULL;
+    const double *cv = NULL;
+    if ((st = ref_nn_f64_view(c, A, &a, &ao)) || (st = ref_nn_f64_view(c, B, &b, &bo)))
+        goto ddone;
+    if (C && (st = ref_nn_f64_view(c, C, &cv, &co)))
+        goto ddone;
+    at = ta ? malloc((size_t)(m * k) * sizeof *at) : NULL;
+    bt = tb ? malloc((size_t)(k * n) * sizeof *bt) : NULL;
+    if ((ta && !at) || (tb && !bt)) {
+        st = ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
+        goto ddone;
+    }
+    if (ta) {
+        transpose_f64(a, k, m, at);
+        a = at;
+    }
+    if (tb) {
+        transpose_f64(b, n, k, bt);
+        b = bt;
+    }
+    double *y = Y->data;
+    if (et != TSR_DOUBLE) {
+        y = yo = malloc(total * sizeof *y);
+        if (!y) {
+            st = ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
+            goto ddone;
+        }
+    }
+    memset(y, 0, total * sizeof *y);
+    ref_nn_dgemm(m, n, k, a, k, b, n, y, n);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double v = alpha * y[i * n + j];
+            if (cv)
+                v += beta * cv[i * cstr[0] + j * cstr[1]];
+            y[i * n + j] = v;
+        }
+    if (yo) {
+        if (ref_is_int(et)) {
+            for (size_t i = 0; i < total; i++)
+                ref_store_i64(et, Y->data, i, (int64_t)yo[i]);
+        } else {
+            ref_nn_f64_store(Y, yo, total);
+        }
+    }
+ddone:
+    free(ao);
+    free(bo);
+    free(at);
+    free(bt);
+    free(yo);
+    free(co);
+    return st;
+}
+
+/* --- Dropout -------------------------------------------------------------- */
+
+/* splitmix64: a small, well-mixed generator for training-mode masks. The
+ * reference's numpy stream cannot be reproduced anyway. */
+static uint64_t splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+tsr_status *ref_nn_dropout(ref_ctx *c)
+{
+    const tsr_tensor *X = ref_in(c, 0);
+    if (!X)
+        return ref_err(c, TSR_ERR_INVALID_MODEL, "Dropout needs an input");
+    int64_t opset = ref_opset(c);
+    double ratio = 0.5;
+    bool training = false;
+    if (opset >= 12) {
+        const tsr_tensor *r = ref_in(c, 1), *t = ref_in(c, 2);
+        if (r && ref_numel(r) > 0)
+            ratio = ref_load(r->elem_type, r->data, 0);
+        if (t && ref_numel(t) > 0)
+            training = ref_load(t->elem_type, t->data, 0) != 0;
+    } else {
+        /* Before opset 12 training was a property of the framework (and of
+         * is_test before 7); an inference runtime always runs it as identity. */
+        ratio = ref_attr_float(c, "ratio", 0.5f);
+    }
+    if (ratio < 0 || ratio >= 1.0) {
+        if (training || ratio < 0)
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "Dropout ratio %g is outside [0, 1)",
+                           ratio);
+    }
+    if (ratio == 0)
+        training = false;
+
+    tsr_tensor *Y, *M;
+    tsr_status *st = ref_out(c, 0, X->elem_type, X->rank, X->dims, &Y);
+    if (st)
+        return st;
+    /* The mask became bool at opset 10; before that it had the data's type. */
+    int32_t mt = opset >= 10 ? TSR_BOOL : X->elem_type;
+    bool want_mask = ref_out_wanted(c, 1);
+    M = NULL;
+    if (want_mask && (st = ref_out(c, 1, mt, X->rank, X->dims, &M)))
+        return st;
+    size_t n = (size_t)ref_numel(X);
+    if (!training) {
+        if (n)
+            memcpy(Y->data, X->data, X->nbytes < Y->nbytes ? X->nbytes : Y->nbytes);
+        if (M)
+            for (size_t i = 0; i < n; i++)
+                ref_store(mt, M->data, i, 1.0);
+        return NULL;
+    }
+    uint64_t seed = (uint64_t)ref_attr_int(c, "seed", 0);
+    double scale = 1.0 / (1.0 - ratio);
+    for (size_t i = 0; i < n; i++) {
+        double u = (double)(splitmix64(&seed) >> 11) * (1.0 / 9007199254740992.0);
+        bool keep = u >= ratio;
+        ref_store(X->elem_type, Y->data, i,
+                  keep ? ref_load(X->elem_type, X->data, i) * scale : 0.0);
+        if (M)
+            ref_store(mt, M->data, i, keep ? 1.0 : 0.0);
+    }
+    return NULL;
+}

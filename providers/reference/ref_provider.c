@@ -1,0 +1,161 @@
+/* The reference provider's plugin entry: it claims every node it has a
+ * kernel for as a piece of one node and runs it with naive C. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ref.h"
+
+static const tsr_host_api *host;
+
+typedef struct ref_state {
+    int threads;
+} ref_state;
+
+typedef struct ref_piece {
+    const tsr_node *node;
+    const ref_op *op;
+    int threads;
+    size_t n_in, n_out;
+    int *in_map;
+    int *out_map;
+} ref_piece;
+
+static tsr_status *ref_create(const tsr_provider_config *config, void **state) {
+    for (size_t i = 0; i < config->option_count; i++) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "reference provider has no option '%s'", config->option_keys[i]);
+        return host->status_new(TSR_ERR_INVALID_ARGUMENT, msg);
+    }
+    ref_state *s = calloc(1, sizeof *s);
+    if (!s) return host->status_new(TSR_ERR_NO_MEMORY, "out of memory");
+    s->threads = config->intra_op_threads;
+    *state = s;
+    return NULL;
+}
+
+static void ref_destroy(void *state) { free(state); }
+
+static size_t ref_device_count(void *state) {
+    (void)state;
+    return 1;
+}
+
+static tsr_status *ref_device_info(void *state, size_t index, tsr_device_info *info) {
+    (void)state;
+    if (index != 0) return host->status_new(TSR_ERR_INVALID_ARGUMENT, "no such device");
+    info->name = "host CPU";
+    info->vendor = "Tessera";
+    if (TSR_HAS_MEMBER(info, tsr_device_info, details)) info->details = "naive C kernels";
+    info->kind = TSR_DEVICE_CPU;
+    info->memory_kind = TSR_MEMORY_HOST;
+    info->memory_bytes = 0;
+    return NULL;
+}
+
+static tsr_status *ref_claim(void *state, const tsr_graph *graph, tsr_claim_sink *sink) {
+    (void)state;
+    size_t n = host->graph_node_count(graph);
+    for (size_t i = 0; i < n; i++) {
+        const tsr_node *node = host->graph_node(graph, i);
+        const char *op_type = host->node_op_type(node);
+        const char *domain = host->node_domain(node);
+        int64_t opset = host->node_opset(node);
+        const ref_op *op = ref_find_op(domain, op_type, opset);
+        char why[256];
+        if (!op) {
+            snprintf(why, sizeof why, "no kernel for %s%s%s opset %lld", domain,
+                     domain[0] ? "." : "", op_type, (long long)opset);
+            host->decline_node(sink, node, TSR_DECLINE_OP, why);
+            continue;
+        }
+        if (op->check) {
+            why[0] = 0;
+            int reason = op->check(host, node, why, sizeof why);
+            if (reason) {
+                host->decline_node(sink, node, reason, why);
+                continue;
+            }
+        }
+        tsr_status *s = host->claim_piece(sink, &node, 1, -1.0);
+        if (s) return s;
+    }
+    return NULL;
+}
+
+/* Position of `v` among the piece's inputs (or outputs); -1 when absent. */
+static int piece_index(const tsr_graph *piece, const tsr_value_info *v, bool output) {
+    if (!v) return -1;
+    size_t n = output ? host->graph_output_count(piece) : host->graph_input_count(piece);
+    for (size_t i = 0; i < n; i++) {
+        const tsr_value_info *p = output ? host->graph_output(piece, i) : host->graph_input(piece, i);
+        if (p == v) return (int)i;
+    }
+    return -1;
+}
+
+static void ref_release(void *piece_state) {
+    ref_piece *p = piece_state;
+    if (!p) return;
+    free(p->in_map);
+    free(p->out_map);
+    free(p);
+}
+
+static tsr_status *ref_compile(void *state, const tsr_graph *piece, void **piece_state) {
+    ref_state *s = state;
+    if (host->graph_node_count(piece) != 1)
+        return host->status_new(TSR_ERR_NOT_SUPPORTED, "reference pieces hold one node");
+    ref_piece *p = calloc(1, sizeof *p);
+    if (!p) return host->status_new(TSR_ERR_NO_MEMORY, "out of memory");
+    p->node = host->graph_node(piece, 0);
+    p->op = ref_find_op(host->node_domain(p->node), host->node_op_type(p->node),
+                        host->node_opset(p->node));
+    p->threads = s->threads;
+    p->n_in = host->node_input_count(p->node);
+    p->n_out = host->node_output_count(p->node);
+    p->in_map = malloc(sizeof(int) * (p->n_in + 1));
+    p->out_map = malloc(sizeof(int) * (p->n_out + 1));
+    if (!p->op || !p->in_map || !p->out_map) {
+        ref_release(p);
+        return host->status_new(p->op ? TSR_ERR_NO_MEMORY : TSR_ERR_NOT_SUPPORTED,
+                                p->op ? "out of memory" : "no kernel for this node");
+    }
+    for (size_t i = 0; i < p->n_in; i++)
+        p->in_map[i] = piece_index(piece, host->node_input(p->node, i), false);
+    for (size_t i = 0; i < p->n_out; i++)
+        p->out_map[i] = piece_index(piece, host->node_output(p->node, i), true);
+    *piece_state = p;
+    return NULL;
+}
+
+static tsr_status *ref_run(void *piece_state, tsr_run_context *run) {
+    ref_piece *p = piece_state;
+    ref_ctx c = {host, p->node, run, p->in_map, p->out_map, p->n_in, p->n_out, p->threads};
+    return p->op->run(&c);
+}
+
+static const tsr_provider ref_provider = {
+    .struct_size = sizeof(tsr_provider),
+    .name = "reference",
+    .vendor = "Tessera",
+    .version = "0.1.0",
+    .create = ref_create,
+    .destroy = ref_destroy,
+    .device_count = ref_device_count,
+    .device_info = ref_device_info,
+    .claim = ref_claim,
+    .compile = ref_compile,
+    .run = ref_run,
+    .release = ref_release,
+};
+
+TSR_EXPORT tsr_status *tessera_provider_entry(tsr_provider_entry_args *args) {
+    if (args->host_abi_min > TSR_PROVIDER_ABI_VERSION || args->host_abi_max < 1) {
+        return args->host->status_new(TSR_ERR_ABI, "reference provider implements ABI 1 only");
+    }
+    host = args->host;
+    args->abi_version = TSR_PROVIDER_ABI_VERSION;
+    args->provider = &ref_provider;
+    return NULL;
+}

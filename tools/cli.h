@@ -1,0 +1,138 @@
+/*
+ * The `tessera` command: declarations shared by its files.
+ *
+ * The command is an ordinary client of libtessera.so: it includes only the
+ * public header, so everything it does is something an application can do.
+ * Module prefixes: cli_ (arguments, options), tio_ (tensor files, generated
+ * inputs, summaries), cmp_ (comparing outputs), cmd_ (the subcommands).
+ */
+#ifndef TESSERA_TOOLS_CLI_H
+#define TESSERA_TOOLS_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tessera/tessera.h"
+
+/* Exit statuses: 1 for "ran, but something failed", 2 for "you called me
+ * wrongly" (the convention of grep, diff and friends, so scripts can tell a
+ * failed test run from a typo). */
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_FAIL 1
+#define CLI_EXIT_USAGE 2
+
+/* --- options every model-running subcommand shares ------------------------ */
+typedef struct cli_provider_option {
+    char *provider, *key, *value;
+} cli_provider_option;
+
+typedef struct cli_dim {
+    char *symbol;
+    int64_t value;
+} cli_dim;
+
+typedef struct cli_common {
+    char **providers; /* in priority order; none = let the library choose */
+    size_t provider_count;
+    cli_provider_option *provider_options;
+    size_t provider_option_count;
+    cli_dim *dims;
+    size_t dim_count;
+    int32_t threads;   /* -1: not given */
+    int32_t log_level; /* -1: not given */
+} cli_common;
+
+void cli_common_init(cli_common *c);
+void cli_common_free(cli_common *c);
+
+/*
+ * Tries to consume the option at argv[*i] (and its value) as a shared option.
+ * Returns 1 when consumed (*i then points at the last word used), 0 when the
+ * option is not a shared one, -1 on a usage error (message already printed).
+ * `accept_dim` says whether --dim is meaningful for this subcommand.
+ */
+int cli_parse_common(cli_common *c, int argc, char **argv, int *i, bool accept_dim);
+
+/* Help text for the shared options, for the per-command --help. */
+void cli_print_common_help(FILE *f, bool with_dim);
+
+/* Session options from the shared options; the caller frees them. */
+tsr_status *cli_make_session_options(const cli_common *c, tsr_session_options **out);
+
+/* The value of an option written as `--name VALUE` or `--name=VALUE`.
+ * Returns NULL when argv[*i] is not this option; sets *bad (and prints a
+ * message) when the value is missing. Advances *i past a separate value. */
+const char *cli_option_value(int argc, char **argv, int *i, const char *shortname,
+                             const char *longname, bool *bad);
+
+/* Prints "tessera: <what>: <library message>" to stderr and frees `st`. */
+void cli_report_status(const char *what, tsr_status *st);
+
+/* Prints a usage error to stderr; always returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+bool cli_parse_int64(const char *s, int64_t *out);
+bool cli_parse_double(const char *s, double *out);
+
+/* --- tensors ------------------------------------------------------------- */
+/* Whole file into a malloc'd buffer. Returns false and sets errno on failure. */
+bool tio_read_file(const char *path, void **bytes, size_t *size);
+bool tio_write_file(const char *path, const void *bytes, size_t size);
+/* mkdir -p. */
+bool tio_make_dirs(const char *path);
+
+/* Number of elements of a tensor descriptor (1 for a scalar). */
+size_t tio_element_count(int32_t rank, const int64_t *dims);
+
+/* Element types whose values are compared with a tolerance. */
+bool tio_is_float_type(int32_t elem_type);
+bool tio_is_complex_type(int32_t elem_type);
+bool tio_is_signed_int_type(int32_t elem_type);
+bool tio_is_unsigned_int_type(int32_t elem_type);
+
+/* Decodes element `index` (for complex types: component `index`, real and
+ * imaginary interleaved) of a numeric or bool tensor as a double. False for
+ * strings and unknown types. */
+bool tio_element_as_double(const tsr_tensor *t, size_t index, double *out);
+/* Exact integer value of element `index` of an integer or bool tensor. */
+bool tio_element_as_int(const tsr_tensor *t, size_t index, int64_t *s, uint64_t *u);
+/* Number of scalar components: elements, times two for complex types. */
+size_t tio_component_count(const tsr_tensor *t);
+
+/* "[2,3,4]" into buf. */
+void tio_format_shape(char *buf, size_t size, int32_t rank, const int64_t *dims);
+/* One element as text (strings quoted and truncated). */
+void tio_format_element(char *buf, size_t size, const tsr_tensor *t, size_t index);
+
+/* Prints "  values: ...; min ... max ... mean ..." for a tensor. */
+void tio_print_summary(FILE *f, const tsr_tensor *t, size_t show);
+
+/* Fills a zero-initialised value deterministically (see cmd_run.c). */
+tsr_status *tio_fill_generated(tsr_value *value, uint64_t seed);
+
+/* "a/b:c" -> "a_b:c", so an output name can be a file name. malloc'd. */
+char *tio_sanitize_name(const char *name);
+
+/* --- comparing ----------------------------------------------------------- */
+typedef struct cmp_tolerance {
+    double rtol, atol;
+} cmp_tolerance;
+
+/* Compares `got` with `expected`. Returns true when they match; otherwise
+ * writes a one-line reason (without the output's name) into `reason`. */
+bool cmp_tensors(const tsr_tensor *got, const tsr_tensor *expected, cmp_tolerance tol,
+                 char *reason, size_t reason_size);
+
+/* --- subcommands --------------------------------------------------------- */
+/* Each gets argv starting at the subcommand's name. */
+int cmd_providers(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_test(int argc, char **argv);
+
+#endif

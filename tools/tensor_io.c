@@ -1,0 +1,429 @@
+/*
+ * Tensors for the command line: files, element decoding (every ONNX element
+ * type, including the packed and 8-bit float ones, decoded to double or
+ * int64 so comparison and summaries need one code path), text formatting,
+ * and the deterministic inputs `tessera run` makes up.
+ *
+ * The decoders are written here, not borrowed from the library, because
+ * the command may use only the public API — and an independent decoder is
+ * what a conformance check should use anyway.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+/* --- files --------------------------------------------------------------- */
+bool tio_read_file(const char *path, void **bytes, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap) break;
+        char *bigger = realloc(buf, cap * 2);
+        if (!bigger) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = bigger;
+        cap *= 2;
+    }
+    bool ok = buf && !ferror(f);
+    int err = errno;
+    fclose(f);
+    if (!ok) {
+        free(buf);
+        errno = buf ? err : ENOMEM;
+        return false;
+    }
+    *bytes = buf;
+    *size = n;
+    return true;
+}
+
+bool tio_write_file(const char *path, const void *bytes, size_t size) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return false;
+    bool ok = fwrite(bytes, 1, size, f) == size;
+    if (fclose(f) != 0) ok = false;
+    return ok;
+}
+
+bool tio_make_dirs(const char *path) {
+    char *p = strdup(path);
+    if (!p) return false;
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/') continue;
+        *s = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            free(p);
+            return false;
+        }
+        *s = '/';
+    }
+    bool ok = mkdir(p, 0777) == 0 || errno == EEXIST;
+    free(p);
+    return ok;
+}
+
+char *tio_sanitize_name(const char *name) {
+    /* Only '/' (and a leading '.', which would hide the file or name "..")
+     * can hurt; other characters ONNX names use (':' '.') are fine on Linux. */
+    char *s = strdup(*name ? name : "unnamed");
+    if (!s) return NULL;
+    for (char *p = s; *p; p++)
+        if (*p == '/' || *p == '\\') *p = '_';
+    if (s[0] == '.') s[0] = '_';
+    return s;
+}
+
+/* --- types --------------------------------------------------------------- */
+size_t tio_element_count(int32_t rank, const int64_t *dims) {
+    size_t n = 1;
+    for (int32_t i = 0; i < rank; i++) n *= dims[i] > 0 ? (size_t)dims[i] : 0;
+    return n;
+}
+
+bool tio_is_float_type(int32_t t) {
+    switch (t) {
+    case TSR_FLOAT: case TSR_DOUBLE: case TSR_FLOAT16: case TSR_BFLOAT16:
+    case TSR_COMPLEX64: case TSR_COMPLEX128:
+    case TSR_FLOAT8E4M3FN: case TSR_FLOAT8E4M3FNUZ: case TSR_FLOAT8E5M2:
+    case TSR_FLOAT8E5M2FNUZ: case TSR_FLOAT4E2M1: case TSR_FLOAT8E8M0:
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool tio_is_complex_type(int32_t t) { return t == TSR_COMPLEX64 || t == TSR_COMPLEX128; }
+
+bool tio_is_signed_int_type(int32_t t) {
+    return t == TSR_INT8 || t == TSR_INT16 || t == TSR_INT32 || t == TSR_INT64 ||
+           t == TSR_INT4 || t == TSR_INT2;
+}
+
+bool tio_is_unsigned_int_type(int32_t t) {
+    return t == TSR_UINT8 || t == TSR_UINT16 || t == TSR_UINT32 || t == TSR_UINT64 ||
+           t == TSR_UINT4 || t == TSR_UINT2 || t == TSR_BOOL;
+}
+
+size_t tio_component_count(const tsr_tensor *t) {
+    size_t n = tio_element_count(t->rank, t->dims);
+    return tio_is_complex_type(t->elem_type) ? 2 * n : n;
+}
+
+/* --- decoding ------------------------------------------------------------ */
+static double half_to_double(uint16_t h) {
+    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    double v;
+    if (e == 0) v = ldexp(m, -24);
+    else if (e == 31) v = m ? NAN : INFINITY;
+    else v = ldexp(m + 1024, e - 25);
+    return (h & 0x8000) ? -v : v;
+}
+
+static double bf16_to_double(uint16_t b) {
+    uint32_t bits = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/*
+ * A small float with `eb` exponent and `mb` mantissa bits. The "fn" formats
+ * (E4M3FN) have no infinity and one NaN pattern per sign (all ones); the
+ * "fnuz" ones have no infinity, no negative zero, and 0x80 as their only NaN;
+ * E5M2 follows IEEE (infinity and NaNs at the top exponent).
+ */
+enum { MF_IEEE, MF_FN, MF_FNUZ, MF_PLAIN };
+static double minifloat_to_double(unsigned bits, int eb, int mb, int bias, int kind) {
+    unsigned sign = (bits >> (eb + mb)) & 1;
+    unsigned e = (bits >> mb) & ((1u << eb) - 1);
+    unsigned m = bits & ((1u << mb) - 1);
+    if (kind == MF_FNUZ && sign && e == 0 && m == 0) return NAN;
+    if (kind == MF_FN && e == (1u << eb) - 1 && m == (1u << mb) - 1) return NAN;
+    if (kind == MF_IEEE && e == (1u << eb) - 1) return m ? NAN : (sign ? -INFINITY : INFINITY);
+    double v = e == 0 ? ldexp(m, 1 - bias - mb) : ldexp(m + (1u << mb), (int)e - bias - mb);
+    return sign ? -v : v;
+}
+
+static unsigned packed_bits(const uint8_t *p, size_t i, int width) {
+    int per = 8 / width;
+    return (p[i / (size_t)per] >> ((i % (size_t)per) * (size_t)width)) & ((1u << width) - 1);
+}
+
+bool tio_element_as_int(const tsr_tensor *t, size_t i, int64_t *s, uint64_t *u) {
+    const void *d = t->data;
+    int64_t sv = 0;
+    uint64_t uv = 0;
+    switch (t->elem_type) {
+    case TSR_INT8: sv = ((const int8_t *)d)[i]; break;
+    case TSR_INT16: sv = ((const int16_t *)d)[i]; break;
+    case TSR_INT32: sv = ((const int32_t *)d)[i]; break;
+    case TSR_INT64: sv = ((const int64_t *)d)[i]; break;
+    case TSR_INT4: { unsigned b = packed_bits(d, i, 4); sv = b >= 8 ? (int64_t)b - 16 : b; break; }
+    case TSR_INT2: { unsigned b = packed_bits(d, i, 2); sv = b >= 2 ? (int64_t)b - 4 : b; break; }
+    case TSR_UINT8: uv = ((const uint8_t *)d)[i]; break;
+    case TSR_UINT16: uv = ((const uint16_t *)d)[i]; break;
+    case TSR_UINT32: uv = ((const uint32_t *)d)[i]; break;
+    case TSR_UINT64: uv = ((const uint64_t *)d)[i]; break;
+    case TSR_UINT4: uv = packed_bits(d, i, 4); break;
+    case TSR_UINT2: uv = packed_bits(d, i, 2); break;
+    /* Any nonzero byte is true: a kernel that writes 0xff must still match. */
+    case TSR_BOOL: uv = ((const uint8_t *)d)[i] != 0; break;
+    default: return false;
+    }
+    if (tio_is_signed_int_type(t->elem_type)) uv = (uint64_t)sv;
+    else sv = (int64_t)uv;
+    if (s) *s = sv;
+    if (u) *u = uv;
+    return true;
+}
+
+bool tio_element_as_double(const tsr_tensor *t, size_t i, double *out) {
+    const void *d = t->data;
+    const uint8_t *b = d;
+    switch (t->elem_type) {
+    case TSR_FLOAT: case TSR_COMPLEX64: *out = ((const float *)d)[i]; return true;
+    case TSR_DOUBLE: case TSR_COMPLEX128: *out = ((const double *)d)[i]; return true;
+    case TSR_FLOAT16: *out = half_to_double(((const uint16_t *)d)[i]); return true;
+    case TSR_BFLOAT16: *out = bf16_to_double(((const uint16_t *)d)[i]); return true;
+    case TSR_FLOAT8E4M3FN: *out = minifloat_to_double(b[i], 4, 3, 7, MF_FN); return true;
+    case TSR_FLOAT8E4M3FNUZ: *out = minifloat_to_double(b[i], 4, 3, 8, MF_FNUZ); return true;
+    case TSR_FLOAT8E5M2: *out = minifloat_to_double(b[i], 5, 2, 15, MF_IEEE); return true;
+    case TSR_FLOAT8E5M2FNUZ: *out = minifloat_to_double(b[i], 5, 2, 16, MF_FNUZ); return true;
+    case TSR_FLOAT4E2M1:
+        *out = minifloat_to_double(packed_bits(b, i, 4), 2, 1, 1, MF_PLAIN);
+        return true;
+    case TSR_FLOAT8E8M0: *out = b[i] == 0xff ? NAN : ldexp(1.0, (int)b[i] - 127); return true;
+    default: {
+        int64_t s;
+        uint64_t u;
+        if (!tio_element_as_int(t, i, &s, &u)) return false;
+        *out = tio_is_signed_int_type(t->elem_type) ? (double)s : (double)u;
+        return true;
+    }
+    }
+}
+
+/* --- text ---------------------------------------------------------------- */
+void tio_format_shape(char *buf, size_t size, int32_t rank, const int64_t *dims) {
+    size_t n = 0;
+    if (rank < 0) {
+        snprintf(buf, size, "[?]");
+        return;
+    }
+    n += (size_t)snprintf(buf + n, size - n, "[");
+    for (int32_t i = 0; i < rank && n < size; i++)
+        n += (size_t)(dims[i] < 0 ? snprintf(buf + n, size - n, "%s?", i ? "," : "")
+                                  : snprintf(buf + n, size - n, "%s%" PRId64, i ? "," : "", dims[i]));
+    if (n < size) snprintf(buf + n, size - n, "]");
+}
+
+static void format_double(char *buf, size_t size, double v) {
+    /* %.9g shows every float digit and keeps doubles readable. */
+    snprintf(buf, size, "%.9g", v);
+}
+
+void tio_format_element(char *buf, size_t size, const tsr_tensor *t, size_t i) {
+    if (t->elem_type == TSR_STRING) {
+        const tsr_string *s = &((const tsr_string *)t->data)[i];
+        size_t n = s->size > 40 ? 40 : s->size;
+        snprintf(buf, size, "\"%.*s%s\"", (int)n, s->data ? s->data : "", s->size > n ? "..." : "");
+        return;
+    }
+    if (t->elem_type == TSR_BOOL) {
+        snprintf(buf, size, "%s", ((const uint8_t *)t->data)[i] ? "true" : "false");
+        return;
+    }
+    if (tio_is_complex_type(t->elem_type)) {
+        double re, im;
+        tio_element_as_double(t, 2 * i, &re);
+        tio_element_as_double(t, 2 * i + 1, &im);
+        snprintf(buf, size, "%.9g%+.9gi", re, im);
+        return;
+    }
+    if (tio_is_float_type(t->elem_type)) {
+        double v;
+        tio_element_as_double(t, i, &v);
+        format_double(buf, size, v);
+        return;
+    }
+    int64_t s;
+    uint64_t u;
+    if (!tio_element_as_int(t, i, &s, &u)) {
+        snprintf(buf, size, "?");
+        return;
+    }
+    if (tio_is_signed_int_type(t->elem_type)) snprintf(buf, size, "%" PRId64, s);
+    else snprintf(buf, size, "%" PRIu64, u);
+}
+
+void tio_print_summary(FILE *f, const tsr_tensor *t, size_t show) {
+    size_t n = tio_element_count(t->rank, t->dims);
+    char buf[128];
+    fprintf(f, "  values:");
+    if (n == 0) {
+        fprintf(f, " (empty)\n");
+        return;
+    }
+    if (t->elem_type != TSR_STRING && !t->data) {
+        fprintf(f, " (no host data)\n");
+        return;
+    }
+    for (size_t i = 0; i < n && i < show; i++) {
+        tio_format_element(buf, sizeof buf, t, i);
+        fprintf(f, " %s", buf);
+    }
+    if (n > show) fprintf(f, " ... (%zu total)", n);
+    fputc('\n', f);
+    if (t->elem_type == TSR_STRING || tio_is_complex_type(t->elem_type)) return;
+    if (t->elem_type == TSR_BOOL) {
+        size_t ones = 0;
+        for (size_t i = 0; i < n; i++) ones += ((const uint8_t *)t->data)[i] != 0;
+        fprintf(f, "  true: %zu of %zu\n", ones, n);
+        return;
+    }
+    /* NaN and infinities are counted apart so one of them does not turn
+     * min/max/mean into noise. */
+    double lo = INFINITY, hi = -INFINITY, sum = 0;
+    size_t finite = 0, nans = 0, infs = 0;
+    for (size_t i = 0; i < n; i++) {
+        double v;
+        if (!tio_element_as_double(t, i, &v)) return;
+        if (isnan(v)) { nans++; continue; }
+        if (isinf(v)) { infs++; continue; }
+        if (v < lo) lo = v;
+        if (v > hi) hi = v;
+        sum += v;
+        finite++;
+    }
+    if (finite) fprintf(f, "  min %.9g  max %.9g  mean %.9g", lo, hi, sum / (double)finite);
+    else fprintf(f, "  no finite values");
+    if (nans) fprintf(f, "  nan: %zu", nans);
+    if (infs) fprintf(f, "  inf: %zu", infs);
+    fputc('\n', f);
+}
+
+/* --- generated inputs ---------------------------------------------------- */
+/* splitmix64: tiny, good enough, and the same on every platform, so a
+ * generated input is reproducible across machines. */
+static uint64_t next_random(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [-1, 1). */
+static double random_unit(uint64_t *state) {
+    return (double)(next_random(state) >> 11) * 0x1p-52 - 1.0;
+}
+
+/* Round-to-nearest-even float -> IEEE half. */
+static uint16_t float_to_half(float f) {
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
+    int32_t e = (int32_t)((x >> 23) & 0xff) - 127 + 15;
+    uint32_t m = x & 0x7fffff;
+    if (((x >> 23) & 0xff) == 0xff) return sign | 0x7c00 | (m ? 0x200 : 0);
+    if (e >= 31) return sign | 0x7c00;
+    if (e <= 0) {
+        if (e < -10) return sign;
+        m |= 0x800000;
+        uint32_t shift = (uint32_t)(14 - e);
+        uint32_t h = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (h & 1))) h++;
+        return sign | (uint16_t)h;
+    }
+    uint32_t h = ((uint32_t)e << 10) | (m >> 13), rem = m & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++; /* may carry into the exponent: right */
+    return sign | (uint16_t)h;
+}
+
+static uint16_t float_to_bf16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    if ((x & 0x7fffffff) > 0x7f800000) return (uint16_t)((x >> 16) | 0x40);
+    x += 0x7fff + ((x >> 16) & 1);
+    return (uint16_t)(x >> 16);
+}
+
+/*
+ * What the inputs look like: floats uniform in [-1, 1) (small enough that
+ * exp/pow don't overflow), integers in 0..3 (non-negative and small, so an
+ * index or a count is usually valid), bools alternating false/true, strings
+ * "s0", "s1", .... The 8-bit and 4-bit floats get codes whose magnitude is
+ * below 1 in every variant and never a NaN pattern.
+ */
+tsr_status *tio_fill_generated(tsr_value *value, uint64_t seed) {
+    tsr_tensor t = {.struct_size = sizeof t};
+    tsr_status *st = tsr_value_tensor(value, &t);
+    if (st) return st;
+    size_t n = tio_element_count(t.rank, t.dims);
+    uint64_t state = seed;
+    uint8_t *b = t.data;
+    if (t.elem_type == TSR_STRING) {
+        for (size_t i = 0; i < n; i++) {
+            char s[32];
+            int len = snprintf(s, sizeof s, "s%zu", i);
+            if ((st = tsr_value_set_string(value, i, s, (size_t)len))) return st;
+        }
+        return NULL;
+    }
+    if (n == 0 || !b) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = next_random(&state);
+        switch (t.elem_type) {
+        case TSR_FLOAT: ((float *)b)[i] = (float)random_unit(&state); break;
+        case TSR_DOUBLE: ((double *)b)[i] = random_unit(&state); break;
+        case TSR_COMPLEX64:
+            ((float *)b)[2 * i] = (float)random_unit(&state);
+            ((float *)b)[2 * i + 1] = (float)random_unit(&state);
+            break;
+        case TSR_COMPLEX128:
+            ((double *)b)[2 * i] = random_unit(&state);
+            ((double *)b)[2 * i + 1] = random_unit(&state);
+            break;
+        case TSR_FLOAT16: ((uint16_t *)b)[i] = float_to_half((float)random_unit(&state)); break;
+        case TSR_BFLOAT16: ((uint16_t *)b)[i] = float_to_bf16((float)random_unit(&state)); break;
+        case TSR_FLOAT8E4M3FN: case TSR_FLOAT8E4M3FNUZ:
+        case TSR_FLOAT8E5M2: case TSR_FLOAT8E5M2FNUZ: {
+            /* Below 0x38 the exponent field is under every variant's bias;
+             * a zero magnitude stays unsigned (0x80 is NaN in fnuz). */
+            uint8_t mag = (uint8_t)(r % 0x38);
+            b[i] = (uint8_t)(mag | ((mag && (r >> 32) & 1) ? 0x80 : 0));
+            break;
+        }
+        case TSR_FLOAT8E8M0: b[i] = (uint8_t)(127 - r % 8); break;
+        case TSR_FLOAT4E2M1: /* codes 0..2: 0, 0.5, 1; a sign bit */
+        case TSR_INT4: case TSR_UINT4: {
+            unsigned v = t.elem_type == TSR_FLOAT4E2M1 ? (unsigned)(r % 3) | (unsigned)((r >> 32) & 8)
+                                                       : (unsigned)(r % 4);
+            b[i / 2] = (uint8_t)((b[i / 2] & ~(0xfu << (4 * (i % 2)))) | (v << (4 * (i % 2))));
+            break;
+        }
+        case TSR_INT2: case TSR_UINT2: {
+            unsigned v = (unsigned)(r % 2);
+            b[i / 4] = (uint8_t)((b[i / 4] & ~(0x3u << (2 * (i % 4)))) | (v << (2 * (i % 4))));
+            break;
+        }
+        case TSR_BOOL: b[i] = (uint8_t)(i & 1); break;
+        case TSR_INT8: case TSR_UINT8: b[i] = (uint8_t)(r % 4); break;
+        case TSR_INT16: case TSR_UINT16: ((uint16_t *)b)[i] = (uint16_t)(r % 4); break;
+        case TSR_INT32: case TSR_UINT32: ((uint32_t *)b)[i] = (uint32_t)(r % 4); break;
+        case TSR_INT64: case TSR_UINT64: ((uint64_t *)b)[i] = r % 4; break;
+        default: return NULL; /* unknown: leave the zeros */
+        }
+    }
+    return NULL;
+}

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "onnx_writer.h"
 #include "status.h"
 #include "tessera/tessera.h"
 
@@ -45,8 +46,7 @@ static const tsr_value_info *h_graph_output(const tsr_graph *g, size_t i) {
     return i < G(g)->n_outputs ? (const tsr_value_info *)G(g)->outputs[i] : NULL;
 }
 static tsr_status *h_graph_to_onnx(const tsr_graph *g, void **bytes, size_t *size) {
-    (void)g; (void)bytes; (void)size;
-    return tsr_error(TSR_ERR_NOT_SUPPORTED, "graph_to_onnx is not implemented yet");
+    return onnx_write_view(G(g), bytes, size);
 }
 
 /* --- nodes ---------------------------------------------------------------- */

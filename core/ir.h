@@ -230,5 +230,12 @@ tsr_status *ir_tensor_to_proto_bytes(const tsr_tensor *t, const char *name, void
  * shape can't be known stay rank -1. Errors only on a contradiction (e.g.
  * incompatible broadcast), naming the node. */
 tsr_status *ir_infer_shapes(ir_graph *g);
+/* Re-infers for one run: inputs[i] (n_inputs entries, NULL keeps the
+ * declaration) gives g->inputs[i]'s element type and shape; only its
+ * elem_type, rank and dims are read. Each is checked against what the model
+ * declared (an error names the input); its open dims take the run's numbers.
+ * Every type an earlier run inferred is recomputed; declared ones are kept. */
+tsr_status *ir_infer_shapes_for_inputs(ir_graph *g, size_t n_inputs,
+                                       const tsr_tensor *const *inputs);
 
 #endif

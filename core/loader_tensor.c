@@ -400,13 +400,28 @@ tsr_status *loader_sparse_decode(const Onnx__SparseTensorProto *sp, const char *
 
 /* --- public entry points -------------------------------------------------- */
 
+/* The same bytes often parse as either message (both start with a name and
+ * an elem_type), so this is only asked once the TensorProto reading failed. */
+static bool looks_like_container(const void *bytes, size_t size) {
+    Onnx__SequenceProto *sp = onnx__sequence_proto__unpack(NULL, size, bytes);
+    bool seq = sp && sp->has_elem_type && sp->elem_type >= 1 && sp->elem_type <= 5;
+    if (sp) onnx__sequence_proto__free_unpacked(sp, NULL);
+    return seq;
+}
+
 tsr_status *ir_tensor_from_proto_bytes(const void *bytes, size_t size, ir_tensor **out) {
     if (!bytes && size) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "NULL bytes");
     Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, size, bytes);
-    if (!tp) return tsr_error(TSR_ERR_INVALID_MODEL, "not a valid TensorProto");
-    tsr_status *st = loader_tensor_decode(tp, NULL, out);
-    if (st) st = tsr_error_wrap(st, "tensor '%s'", tp->name ? tp->name : "");
-    onnx__tensor_proto__free_unpacked(tp, NULL);
+    tsr_status *st = tp ? loader_tensor_decode(tp, NULL, out)
+                        : tsr_error(TSR_ERR_INVALID_MODEL, "not a valid TensorProto");
+    if (st && tp) st = tsr_error_wrap(st, "tensor '%s'", tp->name ? tp->name : "");
+    if (tp) onnx__tensor_proto__free_unpacked(tp, NULL);
+    if (st && looks_like_container(bytes, size)) {
+        tsr_status_free(st);
+        st = tsr_error(TSR_ERR_NOT_SUPPORTED,
+                       "this is a SequenceProto or OptionalProto, not a TensorProto; "
+                       "reading those is not supported yet");
+    }
     return st;
 }
 

@@ -249,6 +249,13 @@ void si_in_shape(si_ctx *c, const ir_node *n, size_t i, si_shape *out) {
     type_to_shape(si_in_type(c, n, i), out);
 }
 
+void si_value_shape(const ir_value *v, si_shape *out) { type_to_shape(v ? &real_value(v)->type : NULL, out); }
+
+int32_t si_value_elem(const ir_value *v) {
+    const ir_type *t = v ? &real_value(v)->type : NULL;
+    return t && t->kind == IR_TYPE_TENSOR ? t->elem_type : 0;
+}
+
 const ir_tensor *si_in_const(si_ctx *c, const ir_node *n, size_t i) {
     (void)c;
     if (!si_has_in(n, i)) return NULL;
@@ -737,7 +744,8 @@ static si_rule find_rule(const ir_node *n) {
     } tables[] = {{si_ops_elementwise, &si_ops_elementwise_count},
                   {si_ops_nn, &si_ops_nn_count},
                   {si_ops_tensor, &si_ops_tensor_count},
-                  {si_ops_reduce, &si_ops_reduce_count}};
+                  {si_ops_reduce, &si_ops_reduce_count},
+                  {si_ops_control, &si_ops_control_count}};
     if (n->domain && n->domain[0]) return NULL; /* only ai.onnx for now */
     int64_t opset = si_opset(n);
     si_rule best = NULL;
@@ -753,16 +761,17 @@ static si_rule find_rule(const ir_node *n) {
     return best;
 }
 
-static tsr_status *run_graph(si_ctx *c);
+static tsr_status *run_graph(si_ctx *c, size_t n_feeds, const si_feed *feeds);
 
-tsr_status *si_infer_subgraph(si_ctx *c, const ir_node *n, ir_graph *body) {
+tsr_status *si_infer_subgraph(si_ctx *c, const ir_node *n, ir_graph *body, size_t n_feeds,
+                              const si_feed *feeds) {
     if (!body) return NULL;
     if (body->depth > IR_MAX_GRAPH_DEPTH) return NULL;
     si_ctx sub = {0};
     sub.g = body;
     sub.parent = c;
     sub.pool = c->pool;
-    tsr_status *st = run_graph(&sub);
+    tsr_status *st = run_graph(&sub, n_feeds, feeds);
     if (st) {
         const char *what = body->name && body->name[0] ? body->name : "subgraph";
         if (n->name && n->name[0])
@@ -772,7 +781,7 @@ tsr_status *si_infer_subgraph(si_ctx *c, const ir_node *n, ir_graph *body) {
     return NULL;
 }
 
-static tsr_status *run_graph(si_ctx *c) {
+static tsr_status *run_graph(si_ctx *c, size_t n_feeds, const si_feed *feeds) {
     ir_graph *g = c->g;
     tsr_status *st = NULL;
     c->n_svals = g->n_values;
@@ -781,7 +790,22 @@ static tsr_status *run_graph(si_ctx *c) {
 
     for (size_t i = 0; i < g->n_values && !st; i++) {
         ir_value *v = g->values[i];
-        if (!v || v->is_outer) continue;
+        if (!v) continue;
+        if (v->is_outer) {
+            /* The placeholder's copy dates from loading; the enclosing graph
+             * may know more now. Rules read through it anyway, this is for
+             * later stages. */
+            const ir_value *r = real_value(v);
+            if (r != v) {
+                ir_type t;
+                st = ir_type_copy(&t, &r->type);
+                if (!st) {
+                    ir_type_clear(&v->type);
+                    v->type = t;
+                }
+            }
+            continue;
+        }
         /* A main-graph input belongs to whoever set it (model or session);
          * a subgraph's inputs are fed by its node, so they are re-inferred. */
         if (v->is_graph_input && !g->parent) {
@@ -791,6 +815,9 @@ static tsr_status *run_graph(si_ctx *c) {
         }
         if (v->constant) st = type_from_constant(v);
     }
+    for (size_t i = 0; i < n_feeds && i < g->n_inputs && !st; i++)
+        if (g->inputs[i] && !g->inputs[i]->constant)
+            st = merge_type(g->inputs[i], feeds[i].elem, &feeds[i].shape, 0);
 
     for (size_t k = 0; k < g->n_nodes && !st; k++) {
         const ir_node *n = g->nodes[k];
@@ -819,7 +846,7 @@ tsr_status *ir_infer_shapes(ir_graph *g) {
     si_ctx c = {0};
     c.g = g;
     c.pool = &c.pool_root;
-    tsr_status *st = run_graph(&c);
+    tsr_status *st = run_graph(&c, 0, NULL);
     pool_free(c.pool_root);
     return st;
 }

@@ -54,6 +54,8 @@ extern const si_op si_ops_tensor[];
 extern const size_t si_ops_tensor_count;
 extern const si_op si_ops_reduce[];
 extern const size_t si_ops_reduce_count;
+extern const si_op si_ops_control[];
+extern const size_t si_ops_control_count;
 
 /* --- dims and shapes ------------------------------------------------------ */
 static inline si_dim si_known(int64_t v) { si_dim d = {v, NULL}; return d; }
@@ -130,8 +132,18 @@ tsr_status *si_same_as_in(si_ctx *c, const ir_node *n, size_t i, size_t j);
 const char *si_intern(si_ctx *c, const char *s);
 
 /* --- subgraphs ------------------------------------------------------------ */
-/* Infers a subgraph attribute's body (its declared inputs as they stand). */
-tsr_status *si_infer_subgraph(si_ctx *c, const ir_node *n, ir_graph *body);
+/* What a node feeds a subgraph input: element type (0 unknown) and shape. */
+typedef struct si_feed {
+    int32_t elem;
+    si_shape shape;
+} si_feed;
+/* Infers a subgraph attribute's body. feeds (may be NULL) gives the types of
+ * the body's first n_feeds inputs, merged with what the body declares. */
+tsr_status *si_infer_subgraph(si_ctx *c, const ir_node *n, ir_graph *body, size_t n_feeds,
+                              const si_feed *feeds);
+/* The type of any value (e.g. a body's output) as a shape and element type. */
+void si_value_shape(const ir_value *v, si_shape *out);
+int32_t si_value_elem(const ir_value *v);
 
 /* An error about node n: "node 'name' (Op): <message>". */
 tsr_status *si_err(const ir_node *n, const char *fmt, ...) TSR_PRINTF(2, 3);

@@ -453,6 +453,13 @@ static void print_result(const test_case *c, const result *r, bool verbose) {
     fflush(stdout);
 }
 
+/* One result is one line: a library message with newlines or tabs would
+ * break the "PASS|FAIL|SKIP name: reason" lines scripts read. */
+static void one_line(char *s) {
+    for (; *s; s++)
+        if (*s == '\n' || *s == '\r' || *s == '\t') *s = ' ';
+}
+
 static pid_t start_child(const test_args *a, size_t index, slot *sl) {
     int fds[2];
     FILE *log = tmpfile();
@@ -477,6 +484,7 @@ static pid_t start_child(const test_args *a, size_t index, slot *sl) {
         }
         char reason[REASON_MAX];
         result_kind r = run_case(a, &a->cases[index], reason, sizeof reason);
+        one_line(reason);
         char msg[REASON_MAX + 2];
         int n = snprintf(msg, sizeof msg, "%c%s", (char)r, r == R_PASS ? "" : reason);
         if (n > (int)sizeof msg - 1) n = (int)sizeof msg - 1;
@@ -529,6 +537,7 @@ static void finish_child(const test_args *a, slot *sl, result *res) {
         res->kind = sl->msg[0];
         snprintf(buf, sizeof buf, "%s", sl->msg + 1);
     }
+    one_line(buf);
     res->reason = strdup(buf);
     sl->pid = 0;
 }
@@ -598,6 +607,7 @@ static void run_in_process(const test_args *a, result *results) {
     for (size_t i = 0; i < a->case_count; i++) {
         char reason[REASON_MAX];
         results[i].kind = (char)run_case(a, &a->cases[i], reason, sizeof reason);
+        one_line(reason);
         results[i].reason = strdup(reason);
         print_result(&a->cases[i], &results[i], false);
     }

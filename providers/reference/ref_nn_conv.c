@@ -487,14 +487,17 @@ tsr_status *ref_nn_conv_transpose(ref_ctx *c)
         if (on || mode == PAD_SAME_UPPER || mode == PAD_SAME_LOWER) {
             g.out[d] = on ? oshape[d] : g.in[d] * g.s[d];
             int64_t total = full - g.out[d];
+            /* Half the padding, rounded toward minus infinity: an output
+             * larger than `full` (negative padding) grows at the end. */
+            int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
             /* As the spec says: SAME_UPPER puts the odd unit of padding at
              * the end, anything else at the start. */
             if (mode == PAD_SAME_UPPER) {
-                g.pb[d] = total / 2;
-                g.pe[d] = total - total / 2;
+                g.pb[d] = half;
+                g.pe[d] = total - half;
             } else {
-                g.pb[d] = total - total / 2;
-                g.pe[d] = total / 2;
+                g.pb[d] = total - half;
+                g.pe[d] = half;
             }
         } else {
             if (mode == PAD_VALID)

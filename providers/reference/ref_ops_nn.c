@@ -1,0 +1,60 @@
+/*
+ * The reference provider's neural-network operators: the table that
+ * ref_registry.c lists. The kernels live in ref_nn_*.c, one file per
+ * family; ref_nn_util.c holds what they share (working buffers, GEMM).
+ */
+#include <stddef.h>
+
+#include "ref.h"
+
+tsr_status *ref_nn_conv(ref_ctx *c);
+tsr_status *ref_nn_conv_transpose(ref_ctx *c);
+tsr_status *ref_nn_matmul(ref_ctx *c);
+tsr_status *ref_nn_gemm(ref_ctx *c);
+tsr_status *ref_nn_dropout(ref_ctx *c);
+tsr_status *ref_nn_maxpool(ref_ctx *c);
+tsr_status *ref_nn_avgpool(ref_ctx *c);
+tsr_status *ref_nn_lppool(ref_ctx *c);
+tsr_status *ref_nn_global_maxpool(ref_ctx *c);
+tsr_status *ref_nn_global_avgpool(ref_ctx *c);
+tsr_status *ref_nn_global_lppool(ref_ctx *c);
+tsr_status *ref_nn_batchnorm(ref_ctx *c);
+tsr_status *ref_nn_layernorm(ref_ctx *c);
+tsr_status *ref_nn_instancenorm(ref_ctx *c);
+tsr_status *ref_nn_groupnorm(ref_ctx *c);
+tsr_status *ref_nn_lrn(ref_ctx *c);
+tsr_status *ref_nn_resize(ref_ctx *c);
+tsr_status *ref_nn_upsample(ref_ctx *c);
+
+int ref_nn_check_conv(const tsr_host_api *host, const tsr_node *node, char *why,
+                      size_t why_size);
+int ref_nn_check_matmul(const tsr_host_api *host, const tsr_node *node, char *why,
+                        size_t why_size);
+int ref_nn_check_pool(const tsr_host_api *host, const tsr_node *node, char *why,
+                      size_t why_size);
+int ref_nn_check_float(const tsr_host_api *host, const tsr_node *node, char *why,
+                       size_t why_size);
+
+/* min_opset is where the operator (in the form these kernels implement)
+ * first appears in ai.onnx; every later version is covered. */
+const ref_op ref_ops_nn[] = {
+    {"", "Conv", 1, ref_nn_conv, ref_nn_check_conv},
+    {"", "ConvTranspose", 1, ref_nn_conv_transpose, ref_nn_check_conv},
+    {"", "MatMul", 1, ref_nn_matmul, ref_nn_check_matmul},
+    {"", "Gemm", 1, ref_nn_gemm, ref_nn_check_matmul},
+    {"", "MaxPool", 1, ref_nn_maxpool, ref_nn_check_pool},
+    {"", "AveragePool", 1, ref_nn_avgpool, ref_nn_check_pool},
+    {"", "LpPool", 1, ref_nn_lppool, ref_nn_check_pool},
+    {"", "GlobalMaxPool", 1, ref_nn_global_maxpool, ref_nn_check_pool},
+    {"", "GlobalAveragePool", 1, ref_nn_global_avgpool, ref_nn_check_pool},
+    {"", "GlobalLpPool", 1, ref_nn_global_lppool, ref_nn_check_pool},
+    {"", "BatchNormalization", 1, ref_nn_batchnorm, ref_nn_check_float},
+    {"", "LayerNormalization", 17, ref_nn_layernorm, ref_nn_check_float},
+    {"", "InstanceNormalization", 1, ref_nn_instancenorm, ref_nn_check_float},
+    {"", "GroupNormalization", 18, ref_nn_groupnorm, ref_nn_check_float},
+    {"", "LRN", 1, ref_nn_lrn, ref_nn_check_float},
+    {"", "Resize", 10, ref_nn_resize, NULL},
+    {"", "Upsample", 1, ref_nn_upsample, NULL},
+    {"", "Dropout", 1, ref_nn_dropout, NULL},
+    {NULL, NULL, 0, NULL, NULL},
+};

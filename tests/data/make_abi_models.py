@@ -1,0 +1,129 @@
+#!/usr/bin/python3
+"""Builds the tiny models used by tests/unit/test_abi.c, test_executor.c and
+test_partition.c (files abi_*.onnx and exec_*.onnx beside this script).
+
+Run with the system python (onnx 1.12 + numpy):  /usr/bin/python3 make_abi_models.py
+The expected numbers in the C tests are worked out by hand from the inputs
+the tests feed; nothing here computes results.
+"""
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def save(model, name):
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(HERE, name))
+
+
+def relu_add():
+    """y = Relu(x) + x, x float[2,3]. Node names relu0, add0."""
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"], name="relu0"),
+         helper.make_node("Add", ["r", "x"], ["y"], name="add0")],
+        "abi_relu_add",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
+         "abi_relu_add.onnx")
+
+
+def mystery():
+    """r = Relu(x); m = com.example.Mystery(r); y = Add(r, m). x float[2,3].
+    Only the custom test plugin runs Mystery (y = 2x)."""
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"], name="relu0"),
+         helper.make_node("Mystery", ["r"], ["m"], name="mystery0", domain="com.example"),
+         helper.make_node("Add", ["r", "m"], ["y"], name="add0")],
+        "abi_mystery",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+        value_info=[helper.make_tensor_value_info("m", TensorProto.FLOAT, [2, 3])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13),
+                                            helper.make_opsetid("com.example", 1)],
+                          ir_version=8)
+    onnx.save(m, os.path.join(HERE, "abi_mystery.onnx"))  # checker rejects unknown domains
+
+
+def exec_chain():
+    """Six nodes with a skip connection and an initializer; outputs y and c
+    (c is also read by a later node, so it must outlive its last reader).
+        a = Relu(x)      n0
+        b = Add(a, k)    n1   k = [0.5, -1, 2] (initializer, broadcast)
+        c = Relu(b)      n2
+        d = Add(c, a)    n3   (skip from n0)
+        e = Relu(d)      n4
+        y = Add(e, c)    n5
+    """
+    k = numpy_helper.from_array(np.array([0.5, -1.0, 2.0], dtype=np.float32), "k")
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"], name="n0"),
+        helper.make_node("Add", ["a", "k"], ["b"], name="n1"),
+        helper.make_node("Relu", ["b"], ["c"], name="n2"),
+        helper.make_node("Add", ["c", "a"], ["d"], name="n3"),
+        helper.make_node("Relu", ["d"], ["e"], name="n4"),
+        helper.make_node("Add", ["e", "c"], ["y"], name="n5"),
+    ]
+    g = helper.make_graph(
+        nodes, "exec_chain",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("c", TensorProto.FLOAT, [2, 3])],
+        initializer=[k])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
+         "exec_chain.onnx")
+
+
+def attrs():
+    """Every kind of attribute the writer must carry, for the graph_to_onnx
+    round trip: a tensor (Constant), a sparse tensor, ints (Transpose), If
+    with two subgraphs reading an outer initializer, and a custom node with
+    float, int, string, floats, strings and tensors attributes."""
+    w = numpy_helper.from_array(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=np.float32), "w")
+    sparse = helper.make_sparse_tensor(
+        numpy_helper.from_array(np.array([7, 9], dtype=np.int64), "sp"),
+        numpy_helper.from_array(np.array([1, 4], dtype=np.int64), "sp_idx"),
+        [5])
+    then_g = helper.make_graph(
+        [helper.make_node("Add", ["x", "w"], ["t_out"], name="then_add")],
+        "then_body", [],
+        [helper.make_tensor_value_info("t_out", TensorProto.FLOAT, [2, 3])])
+    else_g = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["e_out"], name="else_neg")],
+        "else_body", [],
+        [helper.make_tensor_value_info("e_out", TensorProto.FLOAT, [2, 3])])
+    nodes = [
+        helper.make_node("Constant", [], ["cst"], name="const_t",
+                         value=numpy_helper.from_array(np.array([10, 20, 30], dtype=np.int32), "cv")),
+        helper.make_node("Constant", [], ["spc"], name="const_sp", sparse_value=sparse),
+        helper.make_node("Transpose", ["x"], ["xt"], name="transpose0", perm=[1, 0]),
+        helper.make_node("If", ["cond"], ["iy"], name="if0", then_branch=then_g, else_branch=else_g),
+        helper.make_node("Kitchen", ["iy", "cst"], ["ky"], name="kitchen0", domain="com.example",
+                         alpha=0.25, count=7, mode="fast", scales=[1.5, -2.0],
+                         tags=["a", "bc"],
+                         tabs=[numpy_helper.from_array(np.array([1.0, 2.0], dtype=np.float64), "t0"),
+                               numpy_helper.from_array(np.array([3], dtype=np.int64), "t1")]),
+    ]
+    g = helper.make_graph(
+        nodes, "abi_attrs",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("cond", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("xt", TensorProto.FLOAT, [3, 2]),
+         helper.make_tensor_value_info("ky", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("spc", TensorProto.INT64, [5])],
+        initializer=[w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13),
+                                            helper.make_opsetid("com.example", 1)],
+                          ir_version=8)
+    onnx.save(m, os.path.join(HERE, "abi_attrs.onnx"))
+
+
+if __name__ == "__main__":
+    relu_add()
+    mystery()
+    exec_chain()
+    attrs()

@@ -1,0 +1,766 @@
+/*
+ * Shape and type inference: small graphs built through ir.h, shapes worked
+ * out by hand. Shapes are written as strings: "N,3,?" is rank 3 with a
+ * symbolic, a fixed and an unnamed dim; "" is a scalar; "*" an unknown rank.
+ */
+#include <CUnit/CUnit.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+#include "status.h"
+#include "tessera/tessera.h"
+
+/* ------------------------------------------------------------------------ */
+/* Graph building                                                            */
+
+typedef struct tb {
+    ir_model *m;
+    ir_graph *g;
+    int64_t opset;
+} tb;
+
+static tb tb_new(int64_t opset) {
+    tb t;
+    t.m = ir_model_new();
+    t.g = ir_graph_new(t.m, NULL, "main");
+    t.m->graph = t.g;
+    t.m->n_opsets = 1;
+    t.m->opsets = calloc(1, sizeof *t.m->opsets);
+    t.m->opsets[0].domain = strdup("");
+    t.m->opsets[0].version = opset;
+    t.opset = opset;
+    return t;
+}
+
+static void tb_free(tb *t) { ir_model_free(t->m); }
+
+/* Parses "N,3,?" into a type (elem 0 leaves the element type unknown). */
+static void set_type(ir_type *ty, int32_t elem, const char *shape) {
+    ir_type_clear(ty);
+    ty->kind = IR_TYPE_TENSOR;
+    ty->elem_type = elem;
+    ty->rank = -1;
+    if (!shape || !strcmp(shape, "*")) return;
+    int32_t rank = 0;
+    if (shape[0]) {
+        rank = 1;
+        for (const char *p = shape; *p; p++) rank += *p == ',';
+    }
+    ty->rank = rank;
+    ty->dims = rank ? calloc((size_t)rank, sizeof *ty->dims) : NULL;
+    const char *p = shape;
+    for (int32_t i = 0; i < rank; i++) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char buf[64];
+        snprintf(buf, sizeof buf, "%.*s", (int)len, p);
+        if (buf[0] >= '0' && buf[0] <= '9') {
+            ty->dims[i].value = atoll(buf);
+        } else {
+            ty->dims[i].value = TSR_DIM_UNKNOWN;
+            if (strcmp(buf, "?")) ty->dims[i].symbol = strdup(buf);
+        }
+        p += len + 1;
+    }
+}
+
+/* The type as a string in the same notation, "" for a scalar. */
+static const char *shape_str(const ir_type *ty) {
+    static char buf[512];
+    if (ty->kind != IR_TYPE_TENSOR || ty->rank < 0) return "*";
+    buf[0] = 0;
+    for (int32_t i = 0; i < ty->rank; i++) {
+        char d[64];
+        if (ty->dims[i].value >= 0) snprintf(d, sizeof d, "%lld", (long long)ty->dims[i].value);
+        else snprintf(d, sizeof d, "%s", ty->dims[i].symbol ? ty->dims[i].symbol : "?");
+        strcat(buf, i ? "," : "");
+        strcat(buf, d);
+    }
+    return buf;
+}
+
+static ir_value *val(tb *t, const char *name) {
+    ir_value *v = NULL;
+    CU_ASSERT_PTR_NULL_FATAL(ir_graph_value(t->g, name, &v));
+    return v;
+}
+
+static ir_value *input(tb *t, const char *name, int32_t elem, const char *shape) {
+    ir_value *v = val(t, name);
+    set_type(&v->type, elem, shape);
+    v->is_graph_input = true;
+    t->g->inputs = realloc(t->g->inputs, (t->g->n_inputs + 1) * sizeof *t->g->inputs);
+    t->g->inputs[t->g->n_inputs++] = v;
+    return v;
+}
+
+static ir_value *output(tb *t, const char *name, int32_t elem, const char *shape) {
+    ir_value *v = val(t, name);
+    set_type(&v->type, elem, shape);
+    v->is_graph_output = true;
+    t->g->outputs = realloc(t->g->outputs, (t->g->n_outputs + 1) * sizeof *t->g->outputs);
+    t->g->outputs[t->g->n_outputs++] = v;
+    return v;
+}
+
+/* An int64 initializer of the given dims (rank -1 .. : a 1-D of `count`). */
+static ir_value *const_i64(tb *t, const char *name, int32_t rank, size_t count, const int64_t *data) {
+    ir_value *v = val(t, name);
+    int64_t dims[1] = {(int64_t)count};
+    CU_ASSERT_PTR_NULL_FATAL(ir_tensor_new(TSR_INT64, rank, dims, &v->constant));
+    if (count) memcpy(v->constant->data, data, count * sizeof *data);
+    return v;
+}
+
+static ir_value *const_f32(tb *t, const char *name, size_t count, const float *data) {
+    ir_value *v = val(t, name);
+    int64_t dims[1] = {(int64_t)count};
+    CU_ASSERT_PTR_NULL_FATAL(ir_tensor_new(TSR_FLOAT, 1, dims, &v->constant));
+    if (count) memcpy(v->constant->data, data, count * sizeof *data);
+    return v;
+}
+
+/* Splits "a,,b" into names; empty entries are omitted optional slots. */
+static size_t names(tb *t, const char *list, ir_value ***out) {
+    size_t n = 0;
+    *out = NULL;
+    if (!list || !list[0]) return 0;
+    const char *p = list;
+    for (;;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char buf[128];
+        snprintf(buf, sizeof buf, "%.*s", (int)len, p);
+        *out = realloc(*out, (n + 1) * sizeof **out);
+        (*out)[n++] = len ? val(t, buf) : NULL;
+        if (!e) break;
+        p = e + 1;
+    }
+    return n;
+}
+
+static ir_node *node(tb *t, const char *op, const char *name, const char *ins, const char *outs) {
+    ir_node *n = NULL;
+    CU_ASSERT_PTR_NULL_FATAL(ir_graph_add_node(t->g, &n));
+    n->name = strdup(name);
+    n->op_type = strdup(op);
+    n->domain = strdup("");
+    n->opset = t->opset;
+    n->n_inputs = names(t, ins, &n->inputs);
+    n->n_outputs = names(t, outs, &n->outputs);
+    for (size_t i = 0; i < n->n_outputs; i++) {
+        if (!n->outputs[i]) continue;
+        n->outputs[i]->producer = n;
+        n->outputs[i]->producer_output = i;
+    }
+    return n;
+}
+
+static ir_attr *add_attr(ir_node *n, const char *name, int32_t type) {
+    n->attrs = realloc(n->attrs, (n->n_attrs + 1) * sizeof *n->attrs);
+    ir_attr *a = &n->attrs[n->n_attrs++];
+    memset(a, 0, sizeof *a);
+    a->name = strdup(name);
+    a->type = type;
+    return a;
+}
+
+static void attr_int(ir_node *n, const char *name, int64_t v) { add_attr(n, name, TSR_ATTR_INT)->i = v; }
+
+static void attr_str(ir_node *n, const char *name, const char *s) {
+    ir_attr *a = add_attr(n, name, TSR_ATTR_STRING);
+    a->s = strdup(s);
+    a->s_len = strlen(s);
+}
+
+static void attr_ints(ir_node *n, const char *name, size_t count, ...) {
+    ir_attr *a = add_attr(n, name, TSR_ATTR_INTS);
+    a->count = count;
+    a->ints = calloc(count ? count : 1, sizeof *a->ints);
+    va_list ap;
+    va_start(ap, count);
+    for (size_t i = 0; i < count; i++) a->ints[i] = va_arg(ap, int);
+    va_end(ap);
+}
+
+/* Runs inference; returns the error message ("" when it succeeded). */
+static const char *infer(tb *t) {
+    static char msg[512];
+    tsr_status *st = ir_infer_shapes(t->g);
+    snprintf(msg, sizeof msg, "%s", st ? tsr_status_message(st) : "");
+    tsr_status_free(st);
+    return msg;
+}
+
+#define EXPECT_OK(t) CU_ASSERT_STRING_EQUAL(infer(t), "")
+#define EXPECT_SHAPE(t, name, shape) CU_ASSERT_STRING_EQUAL(shape_str(&val(t, name)->type), shape)
+#define EXPECT_ELEM(t, name, elem) CU_ASSERT_EQUAL(val(t, name)->type.elem_type, elem)
+
+/* ------------------------------------------------------------------------ */
+/* Tests                                                                     */
+
+static void test_conv(void) {
+    tb t = tb_new(13);
+    input(&t, "x", TSR_FLOAT, "1,3,224,224");
+    input(&t, "w", TSR_FLOAT, "64,3,7,7");
+    ir_node *n = node(&t, "Conv", "conv1", "x,w", "y");
+    attr_ints(n, "strides", 2, 2, 2);
+    attr_ints(n, "pads", 4, 3, 3, 3, 3);
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "y", "1,64,112,112");
+    EXPECT_ELEM(&t, "y", TSR_FLOAT);
+    tb_free(&t);
+
+    /* Symbolic batch, SAME_UPPER, grouped (depthwise) weights, dilation. */
+    t = tb_new(13);
+    input(&t, "x", TSR_FLOAT, "N,32,H,15");
+    input(&t, "w", TSR_FLOAT, "32,1,3,3");
+    n = node(&t, "Conv", "dw", "x,w", "y");
+    attr_int(n, "group", 32);
+    attr_str(n, "auto_pad", "SAME_UPPER");
+    attr_ints(n, "strides", 2, 2, 2);
+    n = node(&t, "Conv", "dil", "x,w", "z");
+    attr_int(n, "group", 32);
+    attr_ints(n, "dilations", 2, 2, 2);
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "y", "N,32,?,8");
+    EXPECT_SHAPE(&t, "z", "N,32,?,11");
+    tb_free(&t);
+
+    /* Channels that don't match the weights. */
+    t = tb_new(13);
+    input(&t, "x", TSR_FLOAT, "1,4,8,8");
+    input(&t, "w", TSR_FLOAT, "8,3,3,3");
+    node(&t, "Conv", "bad", "x,w", "y");
+    CU_ASSERT_STRING_EQUAL(infer(&t), "node 'bad' (Conv): input has 4 channels, weights expect 3 (3 x group 1)");
+    tb_free(&t);
+}
+
+static void test_conv_transpose(void) {
+    tb t = tb_new(13);
+    input(&t, "x", TSR_FLOAT, "1,16,10,10");
+    input(&t, "w", TSR_FLOAT, "16,8,3,3");
+    ir_node *n = node(&t, "ConvTranspose", "ct", "x,w", "y");
+    attr_ints(n, "strides", 2, 2, 2);
+    attr_ints(n, "pads", 4, 1, 1, 1, 1);
+    attr_ints(n, "output_padding", 2, 1, 1);
+    n = node(&t, "ConvTranspose", "ct2", "x,w", "z");
+    attr_ints(n, "output_shape", 2, 21, 22);
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "y", "1,8,20,20"); /* 2*9 + 1 + 3 - 2 */
+    EXPECT_SHAPE(&t, "z", "1,8,21,22");
+    tb_free(&t);
+}
+
+static void test_broadcast(void) {
+    tb t = tb_new(13);
+    input(&t, "a", TSR_FLOAT, "N,1,4");
+    input(&t, "b", TSR_FLOAT, "3,1");
+    input(&t, "c", TSR_FLOAT, "M,4");
+    node(&t, "Add", "add", "a,b", "y");
+    node(&t, "Mul", "mul", "a,c", "z");
+    node(&t, "Less", "lt", "a,b", "l");
+    node(&t, "Where", "wh", "l,a,b", "w");
+    node(&t, "Sum", "sum", "a,b,c", "s");
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "y", "N,3,4");
+    EXPECT_ELEM(&t, "y", TSR_FLOAT);
+    EXPECT_SHAPE(&t, "z", "N,M,4");
+    EXPECT_SHAPE(&t, "l", "N,3,4");
+    EXPECT_ELEM(&t, "l", TSR_BOOL);
+    EXPECT_SHAPE(&t, "w", "N,3,4");
+    EXPECT_ELEM(&t, "w", TSR_FLOAT);
+    /* 3 against M: a valid run has M in {1, 3}, so the result is 3. */
+    EXPECT_SHAPE(&t, "s", "N,3,4");
+    tb_free(&t);
+
+    t = tb_new(13);
+    input(&t, "a", TSR_FLOAT, "2,3");
+    input(&t, "b", TSR_FLOAT, "4,3");
+    node(&t, "Sub", "sub1", "a,b", "y");
+    CU_ASSERT_STRING_EQUAL(infer(&t), "node 'sub1' (Sub): can't broadcast dimension 2 with 4 (axis 0 of the result)");
+    tb_free(&t);
+
+    /* Two different names may differ at run time: unknown, not an error. */
+    t = tb_new(13);
+    input(&t, "a", TSR_FLOAT, "N");
+    input(&t, "b", TSR_FLOAT, "M");
+    node(&t, "Add", "", "a,b", "y");
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "y", "?");
+    tb_free(&t);
+}
+
+static void test_unary_and_cast(void) {
+    tb t = tb_new(13);
+    input(&t, "x", TSR_FLOAT16, "B,7");
+    ir_node *n = node(&t, "Cast", "c", "x", "y");
+    attr_int(n, "to", TSR_INT32);
+    node(&t, "Relu", "r", "x", "r1");
+    node(&t, "IsNaN", "nan", "x", "isn");
+    node(&t, "CastLike", "cl", "x,y", "z");
+    node(&t, "Dropout", "d", "x", "dr,mask");
+    node(&t, "Clip", "clip", "x,,", "cl1");
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "y", "B,7");
+    EXPECT_ELEM(&t, "y", TSR_INT32);
+    EXPECT_ELEM(&t, "r1", TSR_FLOAT16);
+    EXPECT_ELEM(&t, "isn", TSR_BOOL);
+    EXPECT_ELEM(&t, "z", TSR_INT32);
+    EXPECT_ELEM(&t, "mask", TSR_BOOL);
+    EXPECT_SHAPE(&t, "mask", "B,7");
+    EXPECT_SHAPE(&t, "cl1", "B,7");
+    tb_free(&t);
+}
+
+static void test_matmul_gemm(void) {
+    tb t = tb_new(13);
+    input(&t, "a", TSR_FLOAT, "B,2,3");
+    input(&t, "b", TSR_FLOAT, "3,5");
+    input(&t, "v", TSR_FLOAT, "3");
+    input(&t, "c", TSR_FLOAT, "4,1,5,3");
+    node(&t, "MatMul", "m1", "a,b", "y");
+    node(&t, "MatMul", "m2", "a,v", "y2");
+    node(&t, "MatMul", "m3", "v,b", "y3");
+    node(&t, "MatMul", "m4", "c,a", "y4"); /* [4,1,5,3] x [B,3?..] no: inner 3 vs 2 */
+    CU_ASSERT_STRING_EQUAL(infer(&t), "node 'm4' (MatMul): inner dimensions 3 and 2 differ");
+    EXPECT_SHAPE(&t, "y", "B,2,5");
+    EXPECT_SHAPE(&t, "y2", "B,2");
+    EXPECT_SHAPE(&t, "y3", "5");
+    tb_free(&t);
+
+    t = tb_new(13);
+    input(&t, "a", TSR_FLOAT, "2,3");
+    input(&t, "b", TSR_FLOAT, "4,3");
+    node(&t, "MatMul", "mm1", "a,b", "y");
+    CU_ASSERT_STRING_EQUAL(infer(&t), "node 'mm1' (MatMul): inner dimensions 3 and 4 differ");
+    tb_free(&t);
+
+    t = tb_new(13);
+    input(&t, "a", TSR_FLOAT, "N,3");
+    input(&t, "b", TSR_FLOAT, "10,3");
+    input(&t, "c", TSR_FLOAT, "10");
+    ir_node *n = node(&t, "Gemm", "fc", "a,b,c", "y");
+    attr_int(n, "transB", 1);
+    n = node(&t, "Gemm", "fc2", "a,b,c", "z");
+    EXPECT_SHAPE(&t, "y", "*");
+    CU_ASSERT_STRING_EQUAL(infer(&t), "node 'fc2' (Gemm): inner dimensions 3 and 10 differ");
+    EXPECT_SHAPE(&t, "y", "N,10");
+    tb_free(&t);
+}
+
+static void test_pool(void) {
+    tb t = tb_new(13);
+    input(&t, "x", TSR_FLOAT, "1,3,32,32");
+    ir_node *n = node(&t, "MaxPool", "mp", "x", "y,idx");
+    attr_ints(n, "kernel_shape", 2, 3, 3);
+    attr_ints(n, "strides", 2, 2, 2);
+    attr_int(n, "ceil_mode", 1);
+    n = node(&t, "MaxPool", "mp2", "x", "y2");
+    attr_ints(n, "kernel_shape", 2, 3, 3);
+    attr_ints(n, "strides", 2, 2, 2);
+    n = node(&t, "AveragePool", "ap", "x", "y3");
+    attr_ints(n, "kernel_shape", 2, 3, 3);
+    attr_ints(n, "strides", 2, 2, 2);
+    attr_str(n, "auto_pad", "SAME_UPPER");
+    n = node(&t, "AveragePool", "ap2", "x", "y4");
+    attr_ints(n, "kernel_shape", 2, 2, 2);
+    attr_ints(n, "strides", 2, 2, 2);
+    attr_ints(n, "pads", 4, 1, 1, 1, 1);
+    attr_int(n, "ceil_mode", 1);
+    node(&t, "GlobalAveragePool", "gap", "x", "g");
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "y", "1,3,16,16"); /* ceil(29/2)+1 = 16 */
+    EXPECT_SHAPE(&t, "idx", "1,3,16,16");
+    EXPECT_ELEM(&t, "idx", TSR_INT64);
+    EXPECT_SHAPE(&t, "y2", "1,3,15,15");
+    EXPECT_SHAPE(&t, "y3", "1,3,16,16");
+    /* ceil(32/2)+1 = 17: the 17th window starts at 31, inside the input. */
+    EXPECT_SHAPE(&t, "y4", "1,3,17,17");
+    EXPECT_SHAPE(&t, "g", "1,3,1,1");
+    tb_free(&t);
+}
+
+static void test_norms(void) {
+    tb t = tb_new(17);
+    input(&t, "x", TSR_FLOAT16, "N,S,8");
+    input(&t, "s", TSR_FLOAT16, "8");
+    node(&t, "LayerNormalization", "ln", "x,s,s", "y,mean,inv");
+    input(&t, "img", TSR_FLOAT, "N,4,5,5");
+    input(&t, "c", TSR_FLOAT, "4");
+    node(&t, "BatchNormalization", "bn", "img,c,c,c,c", "b");
+    node(&t, "InstanceNormalization", "in", "img,c,c", "i");
+    node(&t, "Softmax", "sm", "x", "sm1");
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "y", "N,S,8");
+    EXPECT_ELEM(&t, "y", TSR_FLOAT16);
+    EXPECT_SHAPE(&t, "mean", "N,S,1");
+    EXPECT_ELEM(&t, "mean", TSR_FLOAT);
+    EXPECT_SHAPE(&t, "b", "N,4,5,5");
+    EXPECT_SHAPE(&t, "i", "N,4,5,5");
+    EXPECT_SHAPE(&t, "sm1", "N,S,8");
+    tb_free(&t);
+}
+
+static void test_reduce(void) {
+    tb t = tb_new(11);
+    input(&t, "x", TSR_FLOAT, "N,3,4");
+    ir_node *n = node(&t, "ReduceMean", "rm", "x", "y");
+    attr_ints(n, "axes", 1, -1);
+    n = node(&t, "ReduceSum", "rs", "x", "y2");
+    attr_int(n, "keepdims", 0);
+    n = node(&t, "ArgMax", "am", "x", "y3");
+    attr_int(n, "axis", 1);
+    attr_int(n, "keepdims", 0);
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "y", "N,3,1");
+    EXPECT_SHAPE(&t, "y2", "");
+    EXPECT_SHAPE(&t, "y3", "N,4");
+    EXPECT_ELEM(&t, "y3", TSR_INT64);
+    tb_free(&t);
+
+    t = tb_new(18);
+    input(&t, "x", TSR_FLOAT, "N,3,4");
+    const_i64(&t, "ax", 1, 2, (int64_t[]){0, 2});
+    const_i64(&t, "none", 1, 0, NULL);
+    input(&t, "dyn", TSR_INT64, "1");
+    n = node(&t, "ReduceMax", "r1", "x,ax", "y");
+    attr_int(n, "keepdims", 0);
+    n = node(&t, "ReduceMax", "r2", "x,none", "y2");
+    attr_int(n, "noop_with_empty_axes", 1);
+    node(&t, "ReduceL2", "r3", "x,dyn", "y3");
+    n = node(&t, "ReduceL2", "r4", "x,dyn", "y4");
+    attr_int(n, "keepdims", 0);
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "y", "3");
+    EXPECT_SHAPE(&t, "y2", "N,3,4");
+    EXPECT_SHAPE(&t, "y3", "?,?,?");
+    EXPECT_SHAPE(&t, "y4", "*");
+    tb_free(&t);
+}
+
+static void test_reshape_family(void) {
+    tb t = tb_new(13);
+    input(&t, "x", TSR_FLOAT, "N,4,6");
+    const_i64(&t, "s1", 1, 3, (int64_t[]){0, -1, 3});
+    const_i64(&t, "s2", 1, 2, (int64_t[]){5, 5});
+    const_i64(&t, "ax", 1, 2, (int64_t[]){0, 3});
+    const_i64(&t, "ax1", 1, 1, (int64_t[]){1});
+    const_i64(&t, "e", 1, 3, (int64_t[]){2, 1, 1});
+    node(&t, "Reshape", "r1", "x,s1", "y1");
+    ir_node *n = node(&t, "Transpose", "tr", "x", "t");
+    attr_ints(n, "perm", 3, 0, 2, 1);
+    node(&t, "Transpose", "tr2", "x", "t2");
+    node(&t, "Unsqueeze", "us", "x,ax", "u");
+    node(&t, "Squeeze", "sq", "u,ax", "sq1");
+    n = node(&t, "Flatten", "fl", "x", "f");
+    n = node(&t, "Flatten", "fl2", "x", "f2");
+    attr_int(n, "axis", 2);
+    node(&t, "Expand", "ex", "ax1,e", "e1");
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "y1", "N,8,3");
+    EXPECT_SHAPE(&t, "t", "N,6,4");
+    EXPECT_SHAPE(&t, "t2", "6,4,N");
+    EXPECT_SHAPE(&t, "u", "1,N,4,1,6");
+    EXPECT_SHAPE(&t, "sq1", "N,4,6");
+    EXPECT_SHAPE(&t, "f", "N,24");
+    EXPECT_SHAPE(&t, "f2", "?,6");
+    EXPECT_SHAPE(&t, "e1", "2,1,1");
+    tb_free(&t);
+
+    t = tb_new(13);
+    input(&t, "x", TSR_FLOAT, "2,4,6");
+    const_i64(&t, "s2", 1, 2, (int64_t[]){5, 5});
+    node(&t, "Reshape", "rs", "x,s2", "y");
+    CU_ASSERT_STRING_EQUAL(infer(&t), "node 'rs' (Reshape): can't reshape 48 elements into 25");
+    tb_free(&t);
+
+    t = tb_new(13);
+    input(&t, "x", TSR_FLOAT, "2,3,6");
+    const_i64(&t, "ax", 1, 1, (int64_t[]){1});
+    node(&t, "Squeeze", "sq", "x,ax", "y");
+    CU_ASSERT_STRING_EQUAL(infer(&t), "node 'sq' (Squeeze): can't squeeze axis 1 of length 3");
+    tb_free(&t);
+
+    /* Opset 11: Squeeze/Unsqueeze axes are attributes. */
+    t = tb_new(11);
+    input(&t, "x", TSR_FLOAT, "1,N,1");
+    n = node(&t, "Squeeze", "sq", "x", "y");
+    attr_ints(n, "axes", 1, 0);
+    n = node(&t, "Unsqueeze", "us", "y", "z");
+    attr_ints(n, "axes", 2, 0, -1);
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "y", "N,1");
+    EXPECT_SHAPE(&t, "z", "1,N,1,1");
+    tb_free(&t);
+}
+
+/* The BERT pattern: the Reshape target comes from the input's own shape. */
+static void test_shape_values(void) {
+    tb t = tb_new(13);
+    input(&t, "x", TSR_FLOAT, "B,S,768");
+    const_i64(&t, "i0", 0, 1, (int64_t[]){0});
+    const_i64(&t, "i1", 0, 1, (int64_t[]){1});
+    const_i64(&t, "ax0", 1, 1, (int64_t[]){0});
+    const_i64(&t, "heads", 1, 2, (int64_t[]){12, 64});
+    const_i64(&t, "zero", 0, 1, (int64_t[]){0});
+    const_i64(&t, "one", 0, 1, (int64_t[]){1});
+    node(&t, "Shape", "sh", "x", "shp");
+    node(&t, "Gather", "g0", "shp,i0", "b");
+    node(&t, "Gather", "g1", "shp,i1", "s");
+    node(&t, "Unsqueeze", "u0", "b,ax0", "bu");
+    node(&t, "Unsqueeze", "u1", "s,ax0", "su");
+    ir_node *n = node(&t, "Concat", "cat", "bu,su,heads", "target");
+    attr_int(n, "axis", 0);
+    node(&t, "Reshape", "rs", "x,target", "y");
+    node(&t, "Range", "pos", "zero,s,one", "ids");
+    node(&t, "ConstantOfShape", "cos", "target", "ones");
+    /* Flatten the batch: [B*S, 768] with -1, then back. */
+    const_i64(&t, "flat", 1, 2, (int64_t[]){-1, 768});
+    node(&t, "Reshape", "rs2", "x,flat", "y2");
+    n = node(&t, "Concat", "cat2", "bu,su,flat", "back0");
+    attr_int(n, "axis", 0);
+    const_i64(&t, "st", 1, 1, (int64_t[]){0});
+    const_i64(&t, "en", 1, 1, (int64_t[]){2});
+    node(&t, "Slice", "sl", "shp,st,en", "bs");
+    const_i64(&t, "last", 1, 1, (int64_t[]){768});
+    n = node(&t, "Concat", "cat3", "bs,last", "back");
+    attr_int(n, "axis", 0);
+    node(&t, "Reshape", "rs3", "y2,back", "y3");
+    node(&t, "Shape", "sh2", "y", "shp2");
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "shp", "3");
+    EXPECT_ELEM(&t, "shp", TSR_INT64);
+    EXPECT_SHAPE(&t, "b", "");
+    EXPECT_SHAPE(&t, "target", "4");
+    EXPECT_SHAPE(&t, "y", "B,S,12,64");
+    EXPECT_SHAPE(&t, "ids", "S");
+    EXPECT_ELEM(&t, "ids", TSR_INT64);
+    EXPECT_SHAPE(&t, "ones", "B,S,12,64");
+    EXPECT_SHAPE(&t, "y2", "?,768");
+    EXPECT_SHAPE(&t, "y3", "B,S,768");
+    EXPECT_SHAPE(&t, "shp2", "4");
+    tb_free(&t);
+}
+
+static void test_concat_split_slice_gather(void) {
+    tb t = tb_new(13);
+    input(&t, "a", TSR_FLOAT, "N,2,5");
+    input(&t, "b", TSR_FLOAT, "N,3,5");
+    input(&t, "i", TSR_INT64, "7,8");
+    const_i64(&t, "sp", 1, 2, (int64_t[]){1, 4});
+    const_i64(&t, "st", 1, 2, (int64_t[]){1, -4});
+    const_i64(&t, "en", 1, 2, (int64_t[]){1000, -1});
+    const_i64(&t, "ax", 1, 2, (int64_t[]){1, 2});
+    const_i64(&t, "stp", 1, 2, (int64_t[]){2, 1});
+    ir_node *n = node(&t, "Concat", "cat", "a,b", "c");
+    attr_int(n, "axis", -2);
+    n = node(&t, "Split", "spl", "c,sp", "s1,s2");
+    attr_int(n, "axis", 1);
+    n = node(&t, "Split", "spl2", "a", "h1,h2");
+    attr_int(n, "axis", 1);
+    node(&t, "Slice", "sl", "c,st,en,ax,stp", "sl1");
+    n = node(&t, "Gather", "ga", "c,i", "g");
+    attr_int(n, "axis", 1);
+    node(&t, "GatherElements", "ge", "a,a", "ge1");
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "c", "N,5,5");
+    EXPECT_SHAPE(&t, "s1", "N,1,5");
+    EXPECT_SHAPE(&t, "s2", "N,4,5");
+    EXPECT_SHAPE(&t, "h1", "N,1,5");
+    EXPECT_SHAPE(&t, "sl1", "N,2,3");
+    EXPECT_SHAPE(&t, "g", "N,7,8,5");
+    tb_free(&t);
+
+    t = tb_new(18);
+    input(&t, "x", TSR_FLOAT, "7,4");
+    n = node(&t, "Split", "s", "x", "a,b,c");
+    attr_int(n, "num_outputs", 3);
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "a", "3,4");
+    EXPECT_SHAPE(&t, "c", "1,4");
+    tb_free(&t);
+
+    t = tb_new(13);
+    input(&t, "a", TSR_FLOAT, "2,3");
+    input(&t, "b", TSR_FLOAT, "2,4");
+    node(&t, "Concat", "cat", "a,b", "c");
+    CU_ASSERT_STRING_EQUAL(infer(&t), "node 'cat' (Concat): input 1 has 4 on axis 1 where others have 3");
+    tb_free(&t);
+}
+
+static void test_tensor_makers(void) {
+    tb t = tb_new(13);
+    input(&t, "x", TSR_FLOAT, "N,3,8,8");
+    const_i64(&t, "rep", 1, 4, (int64_t[]){1, 2, 1, 3});
+    const_i64(&t, "pads", 1, 8, (int64_t[]){0, 0, 1, 2, 0, 0, 3, 4});
+    const_i64(&t, "shape", 1, 2, (int64_t[]){2, 3});
+    const_i64(&t, "k", 1, 1, (int64_t[]){5});
+    const_f32(&t, "scales", 4, (float[]){1, 1, 2, 0.5f});
+    const_i64(&t, "sizes", 1, 4, (int64_t[]){1, 3, 16, 16});
+    node(&t, "Tile", "tile", "x,rep", "ti");
+    node(&t, "Pad", "pad", "x,pads", "pa");
+    ir_node *n = node(&t, "ConstantOfShape", "cos", "shape", "co");
+    (void)n;
+    node(&t, "TopK", "topk", "x,k", "tv,tix");
+    node(&t, "NonZero", "nz", "x", "nz1");
+    node(&t, "Resize", "rz", "x,,scales", "r1");
+    node(&t, "Resize", "rz2", "x,,,sizes", "r2");
+    node(&t, "Shape", "sh", "x", "s");
+    node(&t, "Size", "sz", "x", "n");
+    n = node(&t, "Constant", "k2", "", "cst");
+    ir_attr *a = add_attr(n, "value_ints", TSR_ATTR_INTS);
+    a->count = 3;
+    a->ints = calloc(3, sizeof *a->ints);
+    n = node(&t, "Einsum", "ein", "x,x", "es");
+    attr_str(n, "equation", "bchw,bcwk->bchk");
+    n = node(&t, "Einsum", "ein2", "x", "es2");
+    attr_str(n, "equation", "...ii");
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "ti", "N,6,8,24");
+    EXPECT_SHAPE(&t, "pa", "N,3,12,14");
+    EXPECT_SHAPE(&t, "co", "2,3");
+    EXPECT_ELEM(&t, "co", TSR_FLOAT);
+    EXPECT_SHAPE(&t, "tv", "N,3,8,5");
+    EXPECT_ELEM(&t, "tix", TSR_INT64);
+    EXPECT_SHAPE(&t, "nz1", "4,?");
+    EXPECT_SHAPE(&t, "r1", "N,3,16,4");
+    EXPECT_SHAPE(&t, "r2", "1,3,16,16");
+    EXPECT_SHAPE(&t, "s", "4");
+    EXPECT_SHAPE(&t, "n", "");
+    EXPECT_SHAPE(&t, "cst", "3");
+    EXPECT_ELEM(&t, "cst", TSR_INT64);
+    EXPECT_SHAPE(&t, "es", "N,3,8,8");
+    EXPECT_SHAPE(&t, "es2", "N,3");
+    tb_free(&t);
+}
+
+/* Declarations win over less specific inference, and unknown ops are left
+ * alone without an error. */
+static void test_declared_and_unknown(void) {
+    tb t = tb_new(13);
+    input(&t, "x", TSR_FLOAT, "N,3");
+    output(&t, "y", TSR_FLOAT, "batch,?");
+    output(&t, "z", TSR_FLOAT, "5,3");
+    output(&t, "w", 0, "*");
+    node(&t, "Relu", "r", "x", "y");
+    node(&t, "Relu", "r2", "x", "z"); /* declared 5 against N: the declaration stands */
+    node(&t, "Sigmoid", "r3", "x", "w");
+    ir_node *n = node(&t, "FancyOp", "f", "x", "q");
+    (void)n;
+    n = node(&t, "Relu", "r4", "x", "v");
+    free(n->domain);
+    n->domain = strdup("com.example");
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "y", "batch,3");
+    EXPECT_SHAPE(&t, "z", "5,3");
+    EXPECT_SHAPE(&t, "w", "N,3");
+    EXPECT_ELEM(&t, "w", TSR_FLOAT);
+    EXPECT_SHAPE(&t, "q", "*");
+    EXPECT_SHAPE(&t, "v", "*");
+    tb_free(&t);
+}
+
+/* The session re-infers with the shapes of actual inputs: earlier inferred
+ * shapes are replaced, declared ones come back each time. */
+static void test_rerun(void) {
+    tb t = tb_new(13);
+    input(&t, "x", TSR_FLOAT, "N,3");
+    output(&t, "y", TSR_FLOAT, "N,?");
+    node(&t, "Relu", "r", "x", "h");
+    node(&t, "Relu", "r2", "h", "y");
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "h", "N,3");
+    EXPECT_SHAPE(&t, "y", "N,3");
+
+    int64_t d2[2] = {2, 3};
+    tsr_tensor in = {.struct_size = sizeof in, .elem_type = TSR_FLOAT, .rank = 2, .dims = d2};
+    const tsr_tensor *ins[1] = {&in};
+    CU_ASSERT_PTR_NULL(ir_infer_shapes_for_inputs(t.g, 1, ins));
+    EXPECT_SHAPE(&t, "x", "2,3");
+    EXPECT_SHAPE(&t, "h", "2,3");
+    EXPECT_SHAPE(&t, "y", "2,3");
+    /* The symbol is kept beside the number. */
+    CU_ASSERT_STRING_EQUAL(val(&t, "y")->type.dims[0].symbol, "N");
+
+    int64_t d5[2] = {5, 3};
+    in.dims = d5;
+    CU_ASSERT_PTR_NULL(ir_infer_shapes_for_inputs(t.g, 1, ins));
+    EXPECT_SHAPE(&t, "h", "5,3");
+    EXPECT_SHAPE(&t, "y", "5,3");
+
+    /* A run that contradicts the declaration is refused, naming the input. */
+    int64_t bad[2] = {5, 4};
+    in.dims = bad;
+    tsr_status *st = ir_infer_shapes_for_inputs(t.g, 1, ins);
+    CU_ASSERT_STRING_EQUAL(tsr_status_message(st), "input 'x': dimension 1 is 4, the model says 3");
+    tsr_status_free(st);
+
+    /* Back to the declaration. */
+    CU_ASSERT_PTR_NULL(ir_infer_shapes_for_inputs(t.g, 1, (const tsr_tensor *const[]){NULL}));
+    EXPECT_SHAPE(&t, "x", "N,3");
+    EXPECT_SHAPE(&t, "h", "N,3");
+    EXPECT_SHAPE(&t, "y", "N,3");
+    tb_free(&t);
+}
+
+static void test_if_subgraph(void) {
+    tb t = tb_new(13);
+    input(&t, "c", TSR_BOOL, "");
+    input(&t, "x", TSR_FLOAT, "N,4");
+    ir_node *n = node(&t, "If", "if1", "c", "y");
+    ir_graph *br[2];
+    for (int k = 0; k < 2; k++) {
+        ir_graph *g = ir_graph_new(t.m, t.g, k ? "else" : "then");
+        br[k] = g;
+        ir_value *xo = ir_graph_resolve(g, "x");
+        ir_value *o = NULL;
+        CU_ASSERT_PTR_NULL_FATAL(ir_graph_value(g, k ? "eo" : "to", &o));
+        ir_node *bn = NULL;
+        CU_ASSERT_PTR_NULL_FATAL(ir_graph_add_node(g, &bn));
+        bn->name = strdup("inner");
+        bn->op_type = strdup(k ? "Relu" : "Neg");
+        bn->domain = strdup("");
+        bn->opset = 13;
+        bn->n_inputs = 1;
+        bn->inputs = malloc(sizeof *bn->inputs);
+        bn->inputs[0] = xo;
+        bn->n_outputs = 1;
+        bn->outputs = malloc(sizeof *bn->outputs);
+        bn->outputs[0] = o;
+        o->producer = bn;
+        g->n_outputs = 1;
+        g->outputs = malloc(sizeof *g->outputs);
+        g->outputs[0] = o;
+        o->is_graph_output = true;
+        ir_attr *a = add_attr(n, k ? "else_branch" : "then_branch", TSR_ATTR_GRAPH);
+        a->g = g;
+    }
+    EXPECT_OK(&t);
+    CU_ASSERT_STRING_EQUAL(shape_str(&br[0]->outputs[0]->type), "N,4");
+    EXPECT_SHAPE(&t, "y", "N,4");
+    EXPECT_ELEM(&t, "y", TSR_FLOAT);
+    tb_free(&t);
+}
+
+void unit_register(void) {
+    CU_pSuite s = CU_add_suite("shape_infer", NULL, NULL);
+    CU_add_test(s, "conv", test_conv);
+    CU_add_test(s, "conv_transpose", test_conv_transpose);
+    CU_add_test(s, "broadcast", test_broadcast);
+    CU_add_test(s, "unary_and_cast", test_unary_and_cast);
+    CU_add_test(s, "matmul_gemm", test_matmul_gemm);
+    CU_add_test(s, "pool", test_pool);
+    CU_add_test(s, "norms", test_norms);
+    CU_add_test(s, "reduce", test_reduce);
+    CU_add_test(s, "reshape_family", test_reshape_family);
+    CU_add_test(s, "shape_values", test_shape_values);
+    CU_add_test(s, "concat_split_slice_gather", test_concat_split_slice_gather);
+    CU_add_test(s, "tensor_makers", test_tensor_makers);
+    CU_add_test(s, "declared_and_unknown", test_declared_and_unknown);
+    CU_add_test(s, "rerun", test_rerun);
+    CU_add_test(s, "if_subgraph", test_if_subgraph);
+}

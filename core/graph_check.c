@@ -64,7 +64,9 @@ static bool defined(const ir_value *v) {
 static tsr_status *check_node(const ir_graph *g, const scope *s, ir_node *n, size_t i) {
     if (!n->op_type || !*n->op_type) return node_err(n, i, "%s", "no op_type");
     if (!domain_known(s, n))
-        return node_err(n, i, "domain '%s' has no opset import", n->domain ? n->domain : "");
+        return node_err(n, i, n->domain && *n->domain ? "domain '%s' has no opset import"
+                                                     : "domain '%s' (ai.onnx) has no opset import",
+                        n->domain ? n->domain : "");
     for (size_t j = 0; j < n->n_outputs; j++) {
         const ir_value *v = n->outputs[j];
         if (!v) continue;
@@ -254,7 +256,9 @@ static tsr_status *sort_nodes(ir_graph *g) {
             if (pred == SIZE_MAX) break;
             u = pred;
         }
-        st = node_err(g->nodes[u], u, "%s", "is part of a cycle");
+        char nl[160];
+        label_of(nl, sizeof nl, g->nodes[u]);
+        st = tsr_error(TSR_ERR_INVALID_MODEL, "graph.node[%zu] %s is part of a cycle", u, nl);
         goto done;
     }
     {

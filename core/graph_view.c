@@ -25,9 +25,10 @@ tsr_status *host_graph_view_whole(ir_graph *g, struct tsr_graph **out) {
         host_graph_view_free(v);
         return TSR_NO_MEMORY();
     }
-    memcpy(v->nodes, g->nodes, sizeof(ir_node *) * g->n_nodes);
-    memcpy(v->inputs, g->inputs, sizeof(ir_value *) * g->n_inputs);
-    memcpy(v->outputs, g->outputs, sizeof(ir_value *) * g->n_outputs);
+    /* memcpy from NULL is undefined even for 0 bytes (a subgraph with no inputs) */
+    if (g->n_nodes) memcpy(v->nodes, g->nodes, sizeof(ir_node *) * g->n_nodes);
+    if (g->n_inputs) memcpy(v->inputs, g->inputs, sizeof(ir_value *) * g->n_inputs);
+    if (g->n_outputs) memcpy(v->outputs, g->outputs, sizeof(ir_value *) * g->n_outputs);
     v->n_nodes = g->n_nodes;
     v->n_inputs = g->n_inputs;
     v->n_outputs = g->n_outputs;

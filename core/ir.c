@@ -1,7 +1,9 @@
 /* Graph IR: building, lookup by name, freeing. */
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "host_api.h"
 #include "ir.h"
 #include "status.h"
 
@@ -57,16 +59,20 @@ static void map_free(ir_map *m) {
     free(m);
 }
 
-/* Grows a pointer array by one slot; false on overflow or OOM. Exact-size
- * realloc, because other stages may rebuild these arrays with malloc and
- * then append here: a hidden capacity rule would not survive that. */
+/* Grows a pointer array by one slot; false on overflow or OOM. Capacity is
+ * read from the allocator rather than kept beside the array, because other
+ * stages may rebuild these arrays with malloc and then append here; growth
+ * is still geometric, so loading a large graph stays linear. */
 static bool push_ptr(void ***arr, size_t *n, void *item) {
     size_t count = *n;
-    if (count >= SIZE_MAX / sizeof(void *) - 1) return false;
-    void **grown = realloc(*arr, (count + 1) * sizeof(void *));
-    if (!grown) return false;
-    *arr = grown;
-    grown[count] = item;
+    if (count >= SIZE_MAX / (2 * sizeof(void *))) return false;
+    if (!*arr || malloc_usable_size(*arr) < (count + 1) * sizeof(void *)) {
+        size_t cap = count < 8 ? 8 : count * 2;
+        void **grown = realloc(*arr, cap * sizeof(void *));
+        if (!grown) return false;
+        *arr = grown;
+    }
+    (*arr)[count] = item;
     *n = count + 1;
     return true;
 }
@@ -176,6 +182,7 @@ ir_graph *ir_graph_new(ir_model *model, ir_graph *parent, const char *name) {
 
 void ir_graph_free(ir_graph *g) {
     if (!g) return;
+    host_graph_view_free(g->view); /* made on demand by host_api.c (attr_graph) */
     for (size_t i = 0; i < g->n_nodes; i++) node_free(g->nodes[i]);
     free(g->nodes);
     for (size_t i = 0; i < g->n_values; i++) {

@@ -426,7 +426,10 @@ static tsr_status *node_inputs(ir_graph *g, const Onnx__NodeProto *np, ir_node *
     return NULL;
 }
 
-static tsr_status *node_attrs(load_ctx *c, ir_graph *g, const Onnx__NodeProto *np, ir_node *n) {
+/* On error *bad names the attribute at fault (NULL when none is). */
+static tsr_status *node_attrs(load_ctx *c, ir_graph *g, const Onnx__NodeProto *np, ir_node *n,
+                              const char **bad) {
+    *bad = NULL;
     if (np->n_attribute) {
         if (!(n->attrs = calloc(np->n_attribute, sizeof *n->attrs))) return TSR_NO_MEMORY();
         n->n_attrs = np->n_attribute;
@@ -437,23 +440,27 @@ static tsr_status *node_attrs(load_ctx *c, ir_graph *g, const Onnx__NodeProto *n
         for (size_t j = 0; !st && j < k; j++)
             if (strcmp(n->attrs[j].name, n->attrs[k].name) == 0)
                 st = tsr_error(TSR_ERR_INVALID_MODEL, "given twice");
-        if (st)
-            return tsr_error_wrap(st, "attribute '%s'", ap->name ? ap->name : "");
+        if (st) {
+            *bad = ap->name ? ap->name : "";
+            return st;
+        }
     }
     if (strcmp(n->op_type, "Constant") == 0 && n->domain[0] == 0) TSR_TRY(fill_constant(n));
     return NULL;
 }
 
 static tsr_status *node_error(tsr_status *st, const char *label, size_t i,
-                              const Onnx__NodeProto *np) {
+                              const Onnx__NodeProto *np, const char *attr) {
     char nl[160];
     node_label(nl, sizeof nl, np);
+    if (attr) return tsr_error_wrap(st, "%s.node[%zu] %s attribute '%s'", label, i, nl, attr);
     return tsr_error_wrap(st, "%s.node[%zu] %s", label, i, nl);
 }
 
 /* Graph inputs, initializers, then every node's outputs exist before any
  * input is looked up: a name is then local exactly when this graph defines
- * it, and a subgraph (converted last) finds all of this graph's values. */
+ * it. Subgraphs come last, so they find all of this graph's values, with
+ * the types declared for them (outer placeholders copy the type). */
 static tsr_status *convert_graph(load_ctx *c, const Onnx__GraphProto *gp, ir_graph *g,
                                  const char *label) {
     tsr_status *st = NULL;
@@ -462,7 +469,7 @@ static tsr_status *convert_graph(load_ctx *c, const Onnx__GraphProto *gp, ir_gra
             return tsr_error_wrap(st, "%s.input[%zu] '%s'", label, i,
                                   gp->input[i]->name ? gp->input[i]->name : "");
     for (size_t i = 0; i < gp->n_initializer; i++) {
-        const Onnx__TensorProto *tp = gp->initializer[i];
+        Onnx__TensorProto *tp = gp->initializer[i];
         ir_tensor *t;
         st = loader_tensor_decode(tp, c->base_dir, &t);
         if (!st) st = add_initializer(g, t);
@@ -482,14 +489,12 @@ static tsr_status *convert_graph(load_ctx *c, const Onnx__GraphProto *gp, ir_gra
     size_t first = g->n_nodes;
     for (size_t i = 0; i < gp->n_node; i++) {
         ir_node *n;
-        if ((st = node_header(c, g, gp->node[i], &n))) return node_error(st, label, i, gp->node[i]);
+        if ((st = node_header(c, g, gp->node[i], &n)))
+            return node_error(st, label, i, gp->node[i], NULL);
     }
     for (size_t i = 0; i < gp->n_node; i++)
         if ((st = node_inputs(g, gp->node[i], g->nodes[first + i])))
-            return node_error(st, label, i, gp->node[i]);
-    for (size_t i = 0; i < gp->n_node; i++)
-        if ((st = node_attrs(c, g, gp->node[i], g->nodes[first + i])))
-            return node_error(st, label, i, gp->node[i]);
+            return node_error(st, label, i, gp->node[i], NULL);
     for (size_t i = 0; i < gp->n_output; i++) {
         const Onnx__ValueInfoProto *vi = gp->output[i];
         if (!vi->name || !*vi->name)
@@ -509,6 +514,11 @@ static tsr_status *convert_graph(load_ctx *c, const Onnx__GraphProto *gp, ir_gra
         ir_value *v = vi->name ? ir_graph_find(g, vi->name) : NULL;
         if (v && v->type.kind == IR_TYPE_UNKNOWN && (st = set_value_type(v, vi->type)))
             return tsr_error_wrap(st, "%s.value_info[%zu] '%s'", label, i, vi->name);
+    }
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const char *bad;
+        if ((st = node_attrs(c, g, gp->node[i], g->nodes[first + i], &bad)))
+            return node_error(st, label, i, gp->node[i], bad);
     }
     return NULL;
 }
@@ -626,14 +636,18 @@ static tsr_status *convert_model(load_ctx *c, const Onnx__ModelProto *mp) {
     return NULL;
 }
 
-tsr_status *ir_model_load_buffer(const void *bytes, size_t size, const char *base_dir,
-                                 ir_model **out) {
-    if ((!bytes && size) || !out) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "NULL argument");
+static tsr_status *parse_model(const void *bytes, size_t size, Onnx__ModelProto **out) {
     if (!loader_wire_depth_ok(bytes, size, &onnx__model_proto__descriptor, LOADER_MAX_WIRE_DEPTH))
         return tsr_error(TSR_ERR_INVALID_MODEL, "messages nest deeper than %d levels",
                          LOADER_MAX_WIRE_DEPTH);
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, size, bytes);
-    if (!mp) return tsr_error(TSR_ERR_INVALID_MODEL, "not a valid ONNX model (protobuf decoding failed)");
+    *out = onnx__model_proto__unpack(NULL, size, bytes);
+    if (!*out)
+        return tsr_error(TSR_ERR_INVALID_MODEL, "not a valid ONNX model (protobuf decoding failed)");
+    return NULL;
+}
+
+/* Converts and frees mp. */
+static tsr_status *build_model(Onnx__ModelProto *mp, const char *base_dir, ir_model **out) {
     ir_model *m = ir_model_new();
     tsr_status *st = m ? NULL : TSR_NO_MEMORY();
     if (!st && base_dir && !(m->base_dir = strdup(base_dir))) st = TSR_NO_MEMORY();
@@ -648,6 +662,14 @@ tsr_status *ir_model_load_buffer(const void *bytes, size_t size, const char *bas
     }
     *out = m;
     return NULL;
+}
+
+tsr_status *ir_model_load_buffer(const void *bytes, size_t size, const char *base_dir,
+                                 ir_model **out) {
+    if ((!bytes && size) || !out) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "NULL argument");
+    Onnx__ModelProto *mp;
+    TSR_TRY(parse_model(bytes, size, &mp));
+    return build_model(mp, base_dir, out);
 }
 
 tsr_status *ir_model_load_file(const char *path, ir_model **out) {
@@ -675,11 +697,18 @@ tsr_status *ir_model_load_file(const char *path, ir_model **out) {
         free(buf);
         return tsr_error(TSR_ERR_IO, "reading '%s' failed", path);
     }
+    Onnx__ModelProto *mp;
+    tsr_status *st = parse_model(buf, size, &mp);
+    free(buf); /* before converting: the file and the IR need not coexist */
+    if (st) return st;
     /* External data is resolved against the directory holding the model. */
     const char *slash = strrchr(path, '/');
     char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
-    tsr_status *st = dir ? ir_model_load_buffer(buf, size, dir, out) : TSR_NO_MEMORY();
+    if (!dir) {
+        onnx__model_proto__free_unpacked(mp, NULL);
+        return TSR_NO_MEMORY();
+    }
+    st = build_model(mp, dir, out);
     free(dir);
-    free(buf);
     return st;
 }

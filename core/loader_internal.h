@@ -18,9 +18,10 @@
 #define LOADER_MAX_WIRE_DEPTH 320
 
 /* A TensorProto to a host tensor. base_dir resolves external data (NULL
- * refuses it). Errors say what is wrong without naming the tensor; the
- * caller prefixes where it is. */
-tsr_status *loader_tensor_decode(const Onnx__TensorProto *tp, const char *base_dir,
+ * refuses it). May take over tp's raw_data buffer, leaving tp without it.
+ * Errors say what is wrong without naming the tensor; the caller prefixes
+ * where it is. */
+tsr_status *loader_tensor_decode(Onnx__TensorProto *tp, const char *base_dir,
                                  ir_tensor **out);
 /* A SparseTensorProto, densified. */
 tsr_status *loader_sparse_decode(const Onnx__SparseTensorProto *sp, const char *base_dir,

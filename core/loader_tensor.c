@@ -250,7 +250,7 @@ static tsr_status *shape_error(int32_t et, size_t rank, const int64_t *dims, con
                      unit, shape, tsr_elem_type_name(et), need);
 }
 
-tsr_status *loader_tensor_decode(const Onnx__TensorProto *tp, const char *base_dir,
+tsr_status *loader_tensor_decode(Onnx__TensorProto *tp, const char *base_dir,
                                  ir_tensor **out) {
     int32_t et = tp->has_data_type ? tp->data_type : 0;
     if (et == TSR_UNDEFINED) return tsr_error(TSR_ERR_INVALID_MODEL, "data_type is not set");
@@ -300,13 +300,30 @@ tsr_status *loader_tensor_decode(const Onnx__TensorProto *tp, const char *base_d
     }
 
     ir_tensor *t = NULL;
-    tsr_status *st = ir_tensor_new(et, (int32_t)tp->n_dims, tp->dims, &t);
+    tsr_status *st;
+    bool raw = !external && tp->has_raw_data;
+    if (raw && nbytes > 0) {
+        /* Take protobuf-c's copy of the bytes (malloc'd by the default
+         * allocator) instead of copying it again: big models then peak at
+         * about twice their size, not three times. */
+        st = ir_tensor_new(et, (int32_t)tp->n_dims, tp->dims, &t);
+        if (!st) {
+            /* ir_tensor_new's zeroed buffer was never touched: large ones
+             * are fresh mmap pages, so this costs no copy. */
+            free(t->data);
+            t->data = tp->raw_data.data;
+            tp->raw_data.data = NULL;
+            tp->raw_data.len = 0;
+            tp->has_raw_data = 0;
+            ir_tensor_sync_view(t);
+        }
+    } else {
+        st = ir_tensor_new(et, (int32_t)tp->n_dims, tp->dims, &t);
+    }
     if (!st && tp->name && !(t->name = strdup(tp->name))) st = TSR_NO_MEMORY();
     if (!st) {
         if (external) st = read_fully(fd, offset, t->data, nbytes);
-        else if (tp->has_raw_data) {
-            if (nbytes) memcpy(t->data, tp->raw_data.data, nbytes);
-        } else st = copy_typed(tp, t);
+        else if (!raw) st = copy_typed(tp, t);
     }
     if (!st && et == TSR_BOOL)
         for (size_t i = 0; i < t->nbytes; i++) ((uint8_t *)t->data)[i] = ((uint8_t *)t->data)[i] != 0;

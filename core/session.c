@@ -210,7 +210,7 @@ void tsr_session_free(tsr_session *s) {
     for (size_t i = 0; i < s->n_provs; i++) plugin_unload(s->plugins[i]);
     free(s->provs);
     free(s->plugins);
+    session_io_free(s); /* reads s->model->graph: before the model goes */
     ir_model_free(s->model);
-    session_io_free(s);
     free(s);
 }

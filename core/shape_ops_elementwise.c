@@ -36,7 +36,7 @@ static tsr_status *broadcast_all(si_ctx *c, const ir_node *n, size_t first, si_s
     return NULL;
 }
 
-/* Add, Sub, Mul, Div, Pow, Mod, PRelu, BitShift, Bitwise*, Sum, Max, Min,
+/* Add, Sub, Mul, Div, Pow, Mod, BitShift, Bitwise*, Sum, Max, Min,
  * Mean: the broadcast shape, typed as input 0 (Pow's exponent may differ). */
 static tsr_status *rule_broadcast(si_ctx *c, const ir_node *n) {
     si_shape s;
@@ -54,6 +54,22 @@ static tsr_status *rule_broadcast_bool(si_ctx *c, const ir_node *n) {
     si_shape s;
     TSR_TRY(broadcast_all(c, n, 0, &s));
     return si_set_out_ex(c, n, 0, TSR_BOOL, &s, SI_ELEM_CERTAIN);
+}
+
+/* PRelu's slope broadcasts one way, to X: the result is X's shape. A slope
+ * that can't broadcast is still an error. */
+static tsr_status *rule_prelu(si_ctx *c, const ir_node *n) {
+    si_shape x, slope, tmp;
+    si_in_shape(c, n, 0, &x);
+    si_in_shape(c, n, 1, &slope);
+    /* Before opset 7 the slope went per channel (axis 1), not numpy-style. */
+    if (si_opset(n) < 7) return si_set_out(c, n, 0, si_in_elem(c, n, 0), &x);
+    TSR_TRY(si_broadcast(c, n, &x, &slope, &tmp));
+    if (x.rank < 0) x = tmp;
+    /* A slope dim other than 1 pins X's dim to it. */
+    for (int32_t i = 0; tmp.rank == x.rank && i < x.rank; i++)
+        if (!si_is_known(x.dims[i]) && si_is_known(tmp.dims[i])) x.dims[i] = tmp.dims[i];
+    return si_set_out(c, n, 0, si_in_elem(c, n, 0), &x);
 }
 
 static tsr_status *rule_where(si_ctx *c, const ir_node *n) {
@@ -109,39 +125,41 @@ static tsr_status *rule_dequantize(si_ctx *c, const ir_node *n) {
     return si_set_out(c, n, 0, elem, &s);
 }
 
+/* Every rule here holds in all opsets that have the op (a `since` of 1 just
+ * means "any"); Dropout checks the opset itself. */
 const si_op si_ops_elementwise[] = {
     /* unary maps */
     {"Abs", 1, rule_unary}, {"Neg", 1, rule_unary}, {"Ceil", 1, rule_unary},
-    {"Floor", 1, rule_unary}, {"Round", 11, rule_unary}, {"Sign", 9, rule_unary},
+    {"Floor", 1, rule_unary}, {"Round", 1, rule_unary}, {"Sign", 1, rule_unary},
     {"Exp", 1, rule_unary}, {"Log", 1, rule_unary}, {"Sqrt", 1, rule_unary},
-    {"Reciprocal", 1, rule_unary}, {"Erf", 9, rule_unary}, {"Sin", 7, rule_unary},
-    {"Cos", 7, rule_unary}, {"Tan", 7, rule_unary}, {"Asin", 7, rule_unary},
-    {"Acos", 7, rule_unary}, {"Atan", 7, rule_unary}, {"Sinh", 9, rule_unary},
-    {"Cosh", 9, rule_unary}, {"Asinh", 9, rule_unary}, {"Acosh", 9, rule_unary},
-    {"Atanh", 9, rule_unary}, {"Not", 1, rule_unary}, {"BitwiseNot", 18, rule_unary},
+    {"Reciprocal", 1, rule_unary}, {"Erf", 1, rule_unary}, {"Sin", 1, rule_unary},
+    {"Cos", 1, rule_unary}, {"Tan", 1, rule_unary}, {"Asin", 1, rule_unary},
+    {"Acos", 1, rule_unary}, {"Atan", 1, rule_unary}, {"Sinh", 1, rule_unary},
+    {"Cosh", 1, rule_unary}, {"Asinh", 1, rule_unary}, {"Acosh", 1, rule_unary},
+    {"Atanh", 1, rule_unary}, {"Not", 1, rule_unary}, {"BitwiseNot", 1, rule_unary},
     {"Identity", 1, rule_unary}, {"Clip", 1, rule_unary},
     /* activations */
     {"Relu", 1, rule_unary}, {"LeakyRelu", 1, rule_unary}, {"Elu", 1, rule_unary},
-    {"Selu", 1, rule_unary}, {"Celu", 12, rule_unary}, {"Sigmoid", 1, rule_unary},
-    {"HardSigmoid", 1, rule_unary}, {"HardSwish", 14, rule_unary}, {"Tanh", 1, rule_unary},
+    {"Selu", 1, rule_unary}, {"Celu", 1, rule_unary}, {"Sigmoid", 1, rule_unary},
+    {"HardSigmoid", 1, rule_unary}, {"HardSwish", 1, rule_unary}, {"Tanh", 1, rule_unary},
     {"Softplus", 1, rule_unary}, {"Softsign", 1, rule_unary},
-    {"ThresholdedRelu", 10, rule_unary}, {"Gelu", 20, rule_unary}, {"Mish", 18, rule_unary},
-    {"Shrink", 9, rule_unary}, {"Swish", 24, rule_unary},
-    {"IsNaN", 9, rule_unary_bool}, {"IsInf", 10, rule_unary_bool},
+    {"ThresholdedRelu", 1, rule_unary}, {"Gelu", 1, rule_unary}, {"Mish", 1, rule_unary},
+    {"Shrink", 1, rule_unary}, {"Swish", 1, rule_unary},
+    {"IsNaN", 1, rule_unary_bool}, {"IsInf", 1, rule_unary_bool},
     /* broadcasting */
     {"Add", 1, rule_broadcast}, {"Sub", 1, rule_broadcast}, {"Mul", 1, rule_broadcast},
-    {"Div", 1, rule_broadcast}, {"Pow", 1, rule_broadcast}, {"Mod", 10, rule_broadcast},
-    {"PRelu", 1, rule_broadcast}, {"BitShift", 11, rule_broadcast},
-    {"BitwiseAnd", 18, rule_broadcast}, {"BitwiseOr", 18, rule_broadcast},
-    {"BitwiseXor", 18, rule_broadcast}, {"Sum", 1, rule_broadcast}, {"Max", 1, rule_broadcast},
+    {"Div", 1, rule_broadcast}, {"Pow", 1, rule_broadcast}, {"Mod", 1, rule_broadcast},
+    {"PRelu", 1, rule_prelu}, {"BitShift", 1, rule_broadcast},
+    {"BitwiseAnd", 1, rule_broadcast}, {"BitwiseOr", 1, rule_broadcast},
+    {"BitwiseXor", 1, rule_broadcast}, {"Sum", 1, rule_broadcast}, {"Max", 1, rule_broadcast},
     {"Min", 1, rule_broadcast}, {"Mean", 1, rule_broadcast},
     {"Equal", 1, rule_broadcast_bool}, {"Greater", 1, rule_broadcast_bool},
-    {"Less", 1, rule_broadcast_bool}, {"GreaterOrEqual", 12, rule_broadcast_bool},
-    {"LessOrEqual", 12, rule_broadcast_bool}, {"And", 1, rule_broadcast_bool},
+    {"Less", 1, rule_broadcast_bool}, {"GreaterOrEqual", 1, rule_broadcast_bool},
+    {"LessOrEqual", 1, rule_broadcast_bool}, {"And", 1, rule_broadcast_bool},
     {"Or", 1, rule_broadcast_bool}, {"Xor", 1, rule_broadcast_bool},
-    {"Where", 9, rule_where},
+    {"Where", 1, rule_where},
     /* types */
-    {"Cast", 1, rule_cast}, {"CastLike", 15, rule_castlike}, {"Dropout", 1, rule_dropout},
-    {"QuantizeLinear", 10, rule_quantize}, {"DequantizeLinear", 10, rule_dequantize},
+    {"Cast", 1, rule_cast}, {"CastLike", 1, rule_castlike}, {"Dropout", 1, rule_dropout},
+    {"QuantizeLinear", 1, rule_quantize}, {"DequantizeLinear", 1, rule_dequantize},
 };
 const size_t si_ops_elementwise_count = sizeof si_ops_elementwise / sizeof si_ops_elementwise[0];

@@ -511,8 +511,9 @@ static tsr_status *rule_expand(si_ctx *c, const ir_node *n) {
         si_shape ts;
         si_in_shape(c, n, 1, &ts);
         if (x.rank >= 0 && ts.rank == 1 && si_is_known(ts.dims[0]) && ts.dims[0].value <= IR_MAX_RANK) {
-            int32_t r = x.rank > ts.dims[0].value ? x.rank : (int32_t)ts.dims[0].value;
-            si_shape_rank(&out, r);
+            /* Unknown target dims still keep x's dims other than 1. */
+            si_shape_rank(&t, (int32_t)ts.dims[0].value);
+            TSR_TRY(si_broadcast(c, n, &x, &t, &out));
             return si_set_out(c, n, 0, elem, &out);
         }
         return si_set_out(c, n, 0, elem, NULL);
@@ -880,6 +881,31 @@ static tsr_status *rule_eyelike(si_ctx *c, const ir_node *n) {
 
 static tsr_status *rule_same(si_ctx *c, const ir_node *n) { return si_same_as_in(c, n, 0, 0); }
 
+/* RandomUniformLike, RandomNormalLike, Bernoulli: the input's shape, typed
+ * by `dtype` or else like the input. */
+static tsr_status *rule_random_like(si_ctx *c, const ir_node *n) {
+    si_shape x;
+    si_in_shape(c, n, 0, &x);
+    int32_t elem = (int32_t)si_attr_int(n, "dtype", 0);
+    if (!elem) elem = si_in_elem(c, n, 0);
+    return si_set_out(c, n, 0, elem, &x);
+}
+
+/* RandomUniform, RandomNormal: the `shape` attribute, float by default. */
+static tsr_status *rule_random(si_ctx *c, const ir_node *n) {
+    size_t cnt;
+    const int64_t *sh = si_attr_ints(n, "shape", &cnt);
+    int32_t elem = (int32_t)si_attr_int(n, "dtype", TSR_FLOAT);
+    if (!sh || cnt > IR_MAX_RANK) return si_set_out(c, n, 0, elem, NULL);
+    si_shape out;
+    out.rank = (int32_t)cnt;
+    for (size_t i = 0; i < cnt; i++) {
+        if (sh[i] < 0) return si_err(n, "dimension %lld", (long long)sh[i]);
+        out.dims[i] = si_known(sh[i]);
+    }
+    return si_set_out(c, n, 0, elem, &out);
+}
+
 const si_op si_ops_tensor[] = {
     {"Reshape", 1, rule_reshape},
     {"Transpose", 1, rule_transpose},
@@ -915,5 +941,10 @@ const si_op si_ops_tensor[] = {
     {"Trilu", 14, rule_same},
     {"CumSum", 11, rule_same},
     {"ReverseSequence", 10, rule_same},
+    {"RandomUniformLike", 1, rule_random_like},
+    {"RandomNormalLike", 1, rule_random_like},
+    {"Bernoulli", 15, rule_random_like},
+    {"RandomUniform", 1, rule_random},
+    {"RandomNormal", 1, rule_random},
 };
 const size_t si_ops_tensor_count = sizeof si_ops_tensor / sizeof si_ops_tensor[0];

@@ -77,6 +77,15 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 #endif
     ;
 
+/* snprintf for messages that may be cut short on purpose (a reason line
+ * holding a library message of any length): the same, minus gcc's
+ * -Wformat-truncation, which cannot know the cut is wanted. */
+void cli_format(char *buf, size_t size, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 bool cli_parse_int64(const char *s, int64_t *out);
 bool cli_parse_double(const char *s, double *out);
 

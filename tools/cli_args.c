@@ -59,6 +59,13 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) {
     return CLI_EXIT_USAGE;
 }
 
+void cli_format(char *buf, size_t size, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+}
+
 void cli_report_status(const char *what, tsr_status *st) {
     fprintf(stderr, "tessera: %s: %s\n", what, tsr_status_message(st));
     tsr_status_free(st);

@@ -15,6 +15,7 @@ import argparse
 import collections
 import datetime
 import os
+import re
 import subprocess
 import sys
 
@@ -113,12 +114,34 @@ def main():
       f"{totals['SKIP']} | {100.0 * totals['PASS'] / max(totals['cases'], 1):.1f} | "
       f"{totals['ort'] if totals['ort_known'] else '-'} |\n")
 
-    reasons = collections.Counter(r for s, r in results.values() if s != "PASS")
-    if reasons:
-        w("## Most common reasons\n")
+    # Cases that fail to load because nobody runs an operator, grouped by the
+    # operator: the kernel work list, biggest payoff first.
+    missing = collections.defaultdict(set)
+    other = collections.Counter()
+    for case, (status, reason) in results.items():
+        if status == "PASS":
+            continue
+        ops = re.findall(r"\(([\w.]+) opset \d+\)", reason) if "no provider can run" in reason else []
+        for op in ops:
+            missing[op].add(case)
+        if not ops:
+            other[re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?", "N", reason)[:120]] += 1
+    if missing:
+        w("## Operators no provider runs\n")
+        w("Cases that fail to load because no provider claims an operator, by operator "
+          "(a case needing two missing operators counts under both).\n")
+        w("| operator | cases | of those, ONNX Runtime 1.30 passes |")
+        w("|---|---:|---:|")
+        for op, cases in sorted(missing.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            ort_ok = sum(1 for k in cases if ort.get(k, ("",))[0] == "pass")
+            w(f"| {md(op)} | {len(cases)} | {ort_ok} |")
+        w("")
+    if other:
+        w("## Other reasons, most common first\n")
+        w("Numbers are replaced by N so that similar failures group.\n")
         w("| cases | reason |")
         w("|---:|---|")
-        for reason, n in reasons.most_common(20):
+        for reason, n in other.most_common(25):
             w(f"| {n} | {md(reason, 200)} |")
         w("")
 

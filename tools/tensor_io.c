@@ -275,8 +275,9 @@ void tio_print_summary(FILE *f, const tsr_tensor *t, size_t show) {
         fprintf(f, " (empty)\n");
         return;
     }
-    if (t->elem_type != TSR_STRING && !t->data) {
-        fprintf(f, " (no host data)\n");
+    /* A device tensor's `data` is the provider's handle, not bytes to read. */
+    if (!t->data || t->memory_kind != TSR_MEMORY_HOST) {
+        fprintf(f, " (not in host memory)\n");
         return;
     }
     for (size_t i = 0; i < n && i < show; i++) {

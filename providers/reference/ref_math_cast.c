@@ -34,6 +34,22 @@ static double num_d(num v) {
 static float num_f(num v) {
     return v.kind == NK_F ? (float)v.d : v.kind == NK_I ? (float)v.i : (float)v.u;
 }
+
+/* double -> float rounding to odd: a following float -> float16/bfloat16
+ * rounding to nearest even then equals one direct rounding (float keeps
+ * enough extra bits), so a double never rounds twice. */
+static float num_f_odd(num v) {
+    if (v.kind != NK_F) return num_f(v);
+    double d = v.d;
+    float f = (float)d;
+    if (d != d || isinf(f) || (double)f == d) return f;
+    if (fabs((double)f) > fabs(d)) f = nextafterf(f, 0.0f);
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    bits |= 1;
+    memcpy(&f, &bits, 4);
+    return f;
+}
 /* Integer value: floats truncate toward zero. */
 static uint64_t num_bits(num v) {
     return v.kind == NK_F ? (v.d < 0 ? (uint64_t)m_d2i(v.d) : m_d2u(v.d))
@@ -85,7 +101,8 @@ static double f8_decode(const f8fmt *f, uint8_t v) {
 
 static uint8_t f8_encode(const f8fmt *f, double x, bool saturate) {
     uint8_t sign = signbit(x) ? 0x80 : 0;
-    uint8_t nan = f->fnuz ? 0x80 : (uint8_t)(sign | 0x7f);
+    /* E5M2 has IEEE-style NaNs; 0x7e is the quiet one numpy/ml_dtypes give. */
+    uint8_t nan = f->fnuz ? 0x80 : (uint8_t)(sign | (f->has_inf ? 0x7e : 0x7f));
     if (x != x) return nan;
     double a = fabs(x);
     if (isinf(a)) {
@@ -340,8 +357,8 @@ static void store_num(int32_t t, void *data, size_t i, num v, const cast_opts *o
     switch (t) {
     case TSR_FLOAT: ((float *)data)[i] = num_f(v); return;
     case TSR_DOUBLE: ((double *)data)[i] = num_d(v); return;
-    case TSR_FLOAT16: ((uint16_t *)data)[i] = ref_float_to_half(num_f(v)); return;
-    case TSR_BFLOAT16: ((uint16_t *)data)[i] = ref_float_to_bf16(num_f(v)); return;
+    case TSR_FLOAT16: ((uint16_t *)data)[i] = ref_float_to_half(num_f_odd(v)); return;
+    case TSR_BFLOAT16: ((uint16_t *)data)[i] = ref_float_to_bf16(num_f_odd(v)); return;
     case TSR_BOOL:
         ((uint8_t *)data)[i] = v.kind == NK_F ? v.d != 0 : v.kind == NK_I ? v.i != 0 : v.u != 0;
         return;
@@ -464,9 +481,34 @@ static tsr_status *cast_to(ref_ctx *c, int32_t to) {
     return NULL;
 }
 
+/* Cast before opset 6 named the target type with a string ("FLOAT"). */
+static int32_t type_from_name(const char *s, size_t n) {
+    static const char *const names[] = {"UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16",
+                                        "INT32", "INT64", "STRING", "BOOL", "FLOAT16", "DOUBLE",
+                                        "UINT32", "UINT64"};
+    for (size_t t = 1; t < sizeof names / sizeof names[0]; t++)
+        if (strlen(names[t]) == n && strncmp(names[t], s, n) == 0) return (int32_t)t;
+    return TSR_UNDEFINED;
+}
+
+/* The `to` attribute as an element type, whichever form it has; 0 when
+ * absent or unknown. ref.h has no attribute-type helper, hence the host. */
+static int32_t cast_target(const tsr_host_api *h, const tsr_node *node) {
+    const tsr_attr *a = h->node_attr_find(node, "to");
+    if (!a) return TSR_UNDEFINED;
+    if (h->attr_type(a) == TSR_ATTR_STRING) {
+        size_t n = 0;
+        const char *s = h->attr_string(a, &n);
+        return s ? type_from_name(s, n) : TSR_UNDEFINED;
+    }
+    return (int32_t)h->attr_int(a);
+}
+
 tsr_status *ref_math_cast(ref_ctx *c) {
-    if (!ref_attr_has(c, "to")) return ref_err(c, TSR_ERR_INVALID_MODEL, "attribute 'to' is required");
-    return cast_to(c, (int32_t)ref_attr_int(c, "to", 0));
+    int32_t to = cast_target(c->host, c->node);
+    if (to == TSR_UNDEFINED)
+        return ref_err(c, TSR_ERR_INVALID_MODEL, "attribute 'to' is missing or names no type");
+    return cast_to(c, to);
 }
 
 tsr_status *ref_math_castlike(ref_ctx *c) {
@@ -475,17 +517,35 @@ tsr_status *ref_math_castlike(ref_ctx *c) {
     return cast_to(c, like->elem_type);
 }
 
+/* BitCast (opset 26): the same bytes read as another type of the same
+ * width; the shape does not change. */
+tsr_status *ref_math_bitcast(ref_ctx *c) {
+    const tsr_tensor *x = ref_in(c, 0);
+    if (!x) return ref_err(c, TSR_ERR_INVALID_MODEL, "input 0 is required");
+    int32_t to = (int32_t)ref_attr_int(c, "to", 0);
+    size_t es = ref_elem_size(x->elem_type);
+    if (es == 0 || x->elem_type == TSR_STRING || to == TSR_STRING || ref_elem_size(to) != es)
+        return ref_err(c, TSR_ERR_NOT_SUPPORTED,
+                       "BitCast from type %d to type %d: both must be fixed-size types of one width",
+                       (int)x->elem_type, (int)to);
+    tsr_tensor *out;
+    tsr_status *st = ref_out(c, 0, to, x->rank, x->dims, &out);
+    if (st) return st;
+    size_t n = (size_t)ref_numel(x) * es;
+    if (n) memcpy(out->data, x->data, n);
+    return NULL;
+}
+
 int ref_math_cast_check(const tsr_host_api *h, const tsr_node *node, char *why,
                         size_t why_size) {
     int32_t to = 0;
     const char *op = h->node_op_type(node);
-    if (strcmp(op, "Cast") == 0) {
-        const tsr_attr *a = h->node_attr_find(node, "to");
-        if (!a) {
-            snprintf(why, why_size, "Cast without a 'to' attribute");
+    if (strcmp(op, "Cast") == 0 || strcmp(op, "BitCast") == 0) {
+        to = cast_target(h, node);
+        if (to == TSR_UNDEFINED) {
+            snprintf(why, why_size, "%s without a usable 'to' attribute", op);
             return TSR_DECLINE_ATTRIBUTE;
         }
-        to = (int32_t)h->attr_int(a);
     } else if (h->node_input_count(node) > 1 && h->node_input(node, 1)) {
         to = h->value_elem_type(h->node_input(node, 1));
     }
@@ -497,6 +557,13 @@ int ref_math_cast_check(const tsr_host_api *h, const tsr_node *node, char *why,
     int32_t from = in ? h->value_elem_type(in) : 0;
     if (from != TSR_UNDEFINED && !castable(from)) {
         snprintf(why, why_size, "%s from element type %d is not implemented", op, (int)from);
+        return TSR_DECLINE_TYPE;
+    }
+    if (strcmp(op, "BitCast") == 0 && from != TSR_UNDEFINED &&
+        (from == TSR_STRING || to == TSR_STRING || ref_elem_size(from) == 0 ||
+         ref_elem_size(from) != ref_elem_size(to))) {
+        snprintf(why, why_size, "BitCast from element type %d to %d changes the width", (int)from,
+                 (int)to);
         return TSR_DECLINE_TYPE;
     }
     return 0;

@@ -215,8 +215,12 @@ static inline uint64_t m_prod(int32_t rank, const int64_t *dims) {
 /* Kernels defined in ref_math_cast.c. */
 tsr_status *ref_math_cast(ref_ctx *c);
 tsr_status *ref_math_castlike(ref_ctx *c);
+tsr_status *ref_math_bitcast(ref_ctx *c);
 int ref_math_cast_check(const tsr_host_api *host, const tsr_node *node, char *why,
                         size_t why_size);
+
+/* Defined in ref_math_einsum.c. */
+tsr_status *ref_math_einsum(ref_ctx *c);
 
 /* Kernels defined in ref_math_reduce.c. */
 tsr_status *ref_math_reduce_sum(ref_ctx *c);

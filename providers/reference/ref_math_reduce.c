@@ -96,6 +96,46 @@ static tsr_status *reduce(ref_ctx *c, int op) {
         if (reduced[d]) ost[d] = 0;
     uint64_t count = nout ? nin / nout : 0;
 
+    /* float32 over trailing axes (LayerNorm's ReduceMean over the last
+     * axis): contiguous rows, no offset bookkeeping. */
+    int32_t k = x->rank;
+    while (k > 0 && reduced[k - 1]) k--;
+    bool trailing = true;
+    for (int32_t d = 0; d < k; d++)
+        if (reduced[d]) trailing = false;
+    if (t == TSR_FLOAT && trailing && count > 0 && op != R_LSE && op != R_PROD) {
+        const float *px = x->data;
+        float *po = o->data;
+        for (uint64_t r = 0; r < nout; r++) {
+            const float *row = px + r * count;
+            double acc = 0;
+            if (op == R_MAX || op == R_MIN) {
+                float m = row[0];
+                for (uint64_t i = 1; i < count; i++) {
+                    float v = row[i];
+                    if (v != v || m != m) m = NAN;
+                    else if (op == R_MAX ? v > m : v < m) m = v;
+                }
+                po[r] = m;
+                continue;
+            }
+            switch (op) {
+            case R_L1: for (uint64_t i = 0; i < count; i++) acc += fabs((double)row[i]); break;
+            case R_L2:
+            case R_SUMSQ: for (uint64_t i = 0; i < count; i++) acc += (double)row[i] * row[i]; break;
+            default: for (uint64_t i = 0; i < count; i++) acc += row[i]; break;
+            }
+            switch (op) {
+            case R_MEAN: acc /= (double)count; break;
+            case R_L2: acc = sqrt(acc); break;
+            case R_LOGSUM: acc = log(acc); break;
+            default: break;
+            }
+            po[r] = (float)acc;
+        }
+        return NULL;
+    }
+
     /* Exact integer path for the ones whose result is an integer. */
     bool int_path = (cls == MC_I64 || cls == MC_U64) &&
                     (op == R_SUM || op == R_MAX || op == R_MIN || op == R_PROD || op == R_L1 ||

@@ -26,10 +26,10 @@ tsr_status *ref_nn_f64_view(ref_ctx *c, const tsr_tensor *t, const double **view
                             double **owned);
 void ref_nn_f32_store(tsr_tensor *t, const float *src, size_t n);
 void ref_nn_f64_store(tsr_tensor *t, const double *src, size_t n);
-void ref_nn_sgemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
-                  int64_t ldb, float *c, int64_t ldc);
-void ref_nn_dgemm(int64_t m, int64_t n, int64_t k, const double *a, int64_t lda,
-                  const double *b, int64_t ldb, double *c, int64_t ldc);
+void ref_nn_sgemm_mt(int threads, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                     const float *b, int64_t ldb, float *c, int64_t ldc);
+void ref_nn_dgemm_mt(int threads, int64_t m, int64_t n, int64_t k, const double *a,
+                     int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc);
 
 tsr_status *ref_nn_conv(ref_ctx *c);
 tsr_status *ref_nn_conv_transpose(ref_ctx *c);
@@ -195,14 +195,15 @@ static bool map_row(const conv_geom *g, int64_t q, const int64_t *from_dims,
                 if (g->outsz == 0)                                                                \
                     continue;                                                                     \
                 if (pointwise) {                                                                  \
-                    GEMM(g->mg, g->outsz, kk, wg, kk, xg, g->insz, yg, g->outsz);                 \
+                    GEMM(c->threads, g->mg, g->outsz, kk, wg, kk, xg, g->insz, yg, g->outsz);     \
                     continue;                                                                     \
                 }                                                                                 \
                 for (int64_t q0 = 0; q0 < rows; q0 += band) {                                     \
                     int64_t q1 = q0 + band < rows ? q0 + band : rows;                             \
                     int64_t ncols = (q1 - q0) * ol;                                               \
                     im2col_##SUF(g, xg, q0, q1, col);                                             \
-                    GEMM(g->mg, ncols, kk, wg, kk, col, ncols, yg + q0 * ol, g->outsz);           \
+                    GEMM(c->threads, g->mg, ncols, kk, wg, kk, col, ncols, yg + q0 * ol,          \
+                         g->outsz);                                                               \
                 }                                                                                 \
             }                                                                                     \
         free(col);                                                                                \
@@ -243,8 +244,8 @@ static bool map_row(const conv_geom *g, int64_t q, const int64_t *from_dims,
                     int64_t q1 = q0 + band < rows ? q0 + band : rows;                             \
                     int64_t ncols = (q1 - q0) * il;                                               \
                     memset(col, 0, (size_t)(kk * ncols) * sizeof *col);                           \
-                    GEMM(kk, ncols, g->cg, wt + gi * kk * g->cg, g->cg, xg + q0 * il, g->insz,    \
-                         col, ncols);                                                             \
+                    GEMM(c->threads, kk, ncols, g->cg, wt + gi * kk * g->cg, g->cg,               \
+                         xg + q0 * il, g->insz, col, ncols);                                      \
                     col2im_##SUF(g, col, q0, q1, yg);                                             \
                 }                                                                                 \
             }                                                                                     \
@@ -260,8 +261,8 @@ static bool map_row(const conv_geom *g, int64_t q, const int64_t *from_dims,
         return NULL;                                                                              \
     }
 
-NN_DEFINE_CONV(f32, float, ref_nn_sgemm)
-NN_DEFINE_CONV(f64, double, ref_nn_dgemm)
+NN_DEFINE_CONV(f32, float, ref_nn_sgemm_mt)
+NN_DEFINE_CONV(f64, double, ref_nn_dgemm_mt)
 
 /* Reads an INTS attribute of exactly `n` entries into out, or fills `dflt`. */
 static tsr_status *ints_attr(ref_ctx *c, const char *name, size_t n, int64_t dflt, int64_t *out)

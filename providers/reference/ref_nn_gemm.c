@@ -19,10 +19,10 @@ tsr_status *ref_nn_f64_view(ref_ctx *c, const tsr_tensor *t, const double **view
 tsr_status *ref_nn_f64_copy(ref_ctx *c, const tsr_tensor *t, double **out);
 void ref_nn_f32_store(tsr_tensor *t, const float *src, size_t n);
 void ref_nn_f64_store(tsr_tensor *t, const double *src, size_t n);
-void ref_nn_sgemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
-                  int64_t ldb, float *c, int64_t ldc);
-void ref_nn_dgemm(int64_t m, int64_t n, int64_t k, const double *a, int64_t lda,
-                  const double *b, int64_t ldb, double *c, int64_t ldc);
+void ref_nn_sgemm_mt(int threads, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                     const float *b, int64_t ldb, float *c, int64_t ldc);
+void ref_nn_dgemm_mt(int threads, int64_t m, int64_t n, int64_t k, const double *a,
+                     int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc);
 
 tsr_status *ref_nn_matmul(ref_ctx *c);
 tsr_status *ref_nn_gemm(ref_ctx *c);
@@ -147,8 +147,8 @@ tsr_status *ref_nn_matmul(ref_ctx *c)
         for (int64_t bi = 0; bi < batch_eff; bi++) {
             int64_t ai, bj;
             mm_index(&p, bi, &ai, &bj);
-            ref_nn_dgemm(m_eff, p.n, p.k, a + ai * p.m * p.k, p.k, b + bj * p.k * p.n, p.n,
-                         y + bi * m_eff * p.n, p.n);
+            ref_nn_dgemm_mt(c->threads, m_eff, p.n, p.k, a + ai * p.m * p.k, p.k,
+                            b + bj * p.k * p.n, p.n, y + bi * m_eff * p.n, p.n);
         }
         return NULL;
     }
@@ -169,8 +169,8 @@ tsr_status *ref_nn_matmul(ref_ctx *c)
         for (int64_t bi = 0; bi < batch_eff; bi++) {
             int64_t ai, bj;
             mm_index(&p, bi, &ai, &bj);
-            ref_nn_sgemm(m_eff, p.n, p.k, a + ai * p.m * p.k, p.k, b + bj * p.k * p.n, p.n,
-                         y + bi * m_eff * p.n, p.n);
+            ref_nn_sgemm_mt(c->threads, m_eff, p.n, p.k, a + ai * p.m * p.k, p.k,
+                            b + bj * p.k * p.n, p.n, y + bi * m_eff * p.n, p.n);
         }
         if (yo)
             ref_nn_f32_store(Y, yo, total);
@@ -250,6 +250,9 @@ tsr_status *ref_nn_gemm(ref_ctx *c)
                        (long long)k, (long long)kb);
     int64_t yd[2] = {m, n};
     int64_t cstr[2] = {0, 0};
+    /* beta = 0 means "no C": its values (even NaN or inf) must not leak in. */
+    if (beta == 0.0)
+        C = NULL;
     if (C) {
         int32_t r;
         int64_t bd[REF_MAX_RANK];
@@ -301,7 +304,7 @@ tsr_status *ref_nn_gemm(ref_ctx *c)
             }
         }
         memset(y, 0, total * sizeof *y);
-        ref_nn_sgemm(m, n, k, a, k, b, n, y, n);
+        ref_nn_sgemm_mt(c->threads, m, n, k, a, k, b, n, y, n);
         if (alpha != 1.0 || C) {
             const float *cv = NULL;
             float *co = NULL;
@@ -362,7 +365,7 @@ tsr_status *ref_nn_gemm(ref_ctx *c)
         }
     }
     memset(y, 0, total * sizeof *y);
-    ref_nn_dgemm(m, n, k, a, k, b, n, y, n);
+    ref_nn_dgemm_mt(c->threads, m, n, k, a, k, b, n, y, n);
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
             double v = alpha * y[i * n + j];
@@ -390,14 +393,47 @@ ddone:
 
 /* --- Dropout -------------------------------------------------------------- */
 
-/* splitmix64: a small, well-mixed generator for training-mode masks. The
- * reference's numpy stream cannot be reproduced anyway. */
-static uint64_t splitmix64(uint64_t *s)
+/*
+ * Training-mode masks come from MT19937 seeded with the `seed` attribute
+ * (0 when absent), drawing doubles as numpy's legacy RandomState does:
+ * np.random.seed(seed); np.random.uniform(0, 1, shape) >= ratio is exactly
+ * the mask the ONNX reference (and so its test data) uses.
+ */
+typedef struct nn_mt {
+    uint32_t s[624];
+    int i;
+} nn_mt;
+
+static void mt_seed(nn_mt *m, uint32_t seed)
 {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    m->s[0] = seed;
+    for (int i = 1; i < 624; i++)
+        m->s[i] = 1812433253u * (m->s[i - 1] ^ (m->s[i - 1] >> 30)) + (uint32_t)i;
+    m->i = 624;
+}
+
+static uint32_t mt_next(nn_mt *m)
+{
+    if (m->i >= 624) {
+        for (int k = 0; k < 624; k++) {
+            uint32_t y = (m->s[k] & 0x80000000u) | (m->s[(k + 1) % 624] & 0x7fffffffu);
+            m->s[k] = m->s[(k + 397) % 624] ^ (y >> 1) ^ ((y & 1) ? 0x9908b0dfu : 0);
+        }
+        m->i = 0;
+    }
+    uint32_t y = m->s[m->i++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    y ^= y >> 18;
+    return y;
+}
+
+/* A double in [0, 1) with 53 random bits (numpy's random_sample). */
+static double mt_double(nn_mt *m)
+{
+    uint32_t a = mt_next(m) >> 5, b = mt_next(m) >> 6;
+    return ((double)a * 67108864.0 + (double)b) / 9007199254740992.0;
 }
 
 tsr_status *ref_nn_dropout(ref_ctx *c)
@@ -432,10 +468,10 @@ tsr_status *ref_nn_dropout(ref_ctx *c)
     if (st)
         return st;
     /* The mask became bool at opset 10; before that it had the data's type. */
-    int32_t mt = opset >= 10 ? TSR_BOOL : X->elem_type;
+    int32_t mt_type = opset >= 10 ? TSR_BOOL : X->elem_type;
     bool want_mask = ref_out_wanted(c, 1);
     M = NULL;
-    if (want_mask && (st = ref_out(c, 1, mt, X->rank, X->dims, &M)))
+    if (want_mask && (st = ref_out(c, 1, mt_type, X->rank, X->dims, &M)))
         return st;
     size_t n = (size_t)ref_numel(X);
     if (!training) {
@@ -443,18 +479,21 @@ tsr_status *ref_nn_dropout(ref_ctx *c)
             memcpy(Y->data, X->data, X->nbytes < Y->nbytes ? X->nbytes : Y->nbytes);
         if (M)
             for (size_t i = 0; i < n; i++)
-                ref_store(mt, M->data, i, 1.0);
+                ref_store(mt_type, M->data, i, 1.0);
         return NULL;
     }
-    uint64_t seed = (uint64_t)ref_attr_int(c, "seed", 0);
+    nn_mt *mt = malloc(sizeof *mt);
+    if (!mt)
+        return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
+    mt_seed(mt, (uint32_t)ref_attr_int(c, "seed", 0));
     double scale = 1.0 / (1.0 - ratio);
     for (size_t i = 0; i < n; i++) {
-        double u = (double)(splitmix64(&seed) >> 11) * (1.0 / 9007199254740992.0);
-        bool keep = u >= ratio;
+        bool keep = mt_double(mt) >= ratio;
         ref_store(X->elem_type, Y->data, i,
                   keep ? ref_load(X->elem_type, X->data, i) * scale : 0.0);
         if (M)
-            ref_store(mt, M->data, i, keep ? 1.0 : 0.0);
+            ref_store(mt_type, M->data, i, keep ? 1.0 : 0.0);
     }
+    free(mt);
     return NULL;
 }

@@ -3,9 +3,10 @@
  * and, from opset 14, training mode), LayerNormalization,
  * InstanceNormalization, GroupNormalization and LRN.
  *
- * Everything computes in double on double copies of the inputs: statistics
- * come out at least as precise as the stash_type asks for, and the inputs
- * may each have their own element type (BatchNormalization-15 allows it).
+ * Everything computes in double, a slice of X at a time (so the working set
+ * stays in cache): statistics come out at least as precise as the
+ * stash_type asks for, and the inputs may each have their own element type
+ * (BatchNormalization-15 allows it).
  * Variances are the biased (population) ones, as the operators define them.
  */
 #include <math.h>
@@ -17,6 +18,8 @@
 
 tsr_status *ref_nn_f64_copy(ref_ctx *c, const tsr_tensor *t, double **out);
 void ref_nn_f64_store(tsr_tensor *t, const double *src, size_t n);
+void ref_nn_get_f64(const tsr_tensor *t, size_t off, size_t n, double *dst);
+void ref_nn_put_f64(tsr_tensor *t, size_t off, size_t n, const double *src);
 
 tsr_status *ref_nn_batchnorm(ref_ctx *c);
 tsr_status *ref_nn_layernorm(ref_ctx *c);
@@ -89,40 +92,52 @@ tsr_status *ref_nn_batchnorm(ref_ctx *c)
     tsr_status *st = ref_out(c, 0, X->elem_type, X->rank, X->dims, &Y);
     if (st)
         return st;
-    double *x = NULL, *s = NULL, *b = NULL, *m = NULL, *v = NULL, *y = NULL;
-    double *bm = NULL, *bv = NULL;
-    size_t total = (size_t)ref_numel(X);
-    if ((st = ref_nn_f64_copy(c, X, &x)) || (st = ref_nn_f64_copy(c, S, &s)) ||
-        (st = ref_nn_f64_copy(c, B, &b)) || (st = ref_nn_f64_copy(c, Mn, &m)) ||
-        (st = ref_nn_f64_copy(c, V, &v)))
+    double *s = NULL, *b = NULL, *m = NULL, *v = NULL, *buf = NULL, *bm = NULL, *bv = NULL;
+    if ((st = ref_nn_f64_copy(c, S, &s)) || (st = ref_nn_f64_copy(c, B, &b)) ||
+        (st = ref_nn_f64_copy(c, Mn, &m)) || (st = ref_nn_f64_copy(c, V, &v)))
         goto done;
-    y = malloc((total ? total : 1) * sizeof *y);
-    bm = malloc((size_t)(ch ? ch : 1) * sizeof *bm);
-    bv = malloc((size_t)(ch ? ch : 1) * sizeof *bv);
-    if (!y || !bm || !bv) {
+    buf = malloc((size_t)(sp ? sp : 1) * sizeof *buf);
+    bm = calloc((size_t)(ch ? ch : 1), sizeof *bm);
+    bv = calloc((size_t)(ch ? ch : 1), sizeof *bv);
+    if (!buf || !bm || !bv) {
         st = ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
         goto done;
     }
-    if (training)
-        for (int64_t k = 0; k < ch; k++)
-            moments(x + k * sp, n, ch * sp, sp, &bm[k], &bv[k]);
+    /* Training mode: each channel's mean and biased variance over the batch
+     * and positions, in two passes over X. */
+    int64_t cnt = n * sp;
+    if (training && cnt > 0) {
+        for (int pass = 0; pass < 2; pass++)
+            for (int64_t i = 0; i < n; i++)
+                for (int64_t k = 0; k < ch; k++) {
+                    ref_nn_get_f64(X, (size_t)((i * ch + k) * sp), (size_t)sp, buf);
+                    double acc = 0;
+                    for (int64_t j = 0; j < sp; j++) {
+                        double e = pass ? buf[j] - bm[k] : buf[j];
+                        acc += pass ? e * e : e;
+                    }
+                    *(pass ? &bv[k] : &bm[k]) += acc;
+                    if (i == n - 1)
+                        *(pass ? &bv[k] : &bm[k]) /= (double)cnt;
+                }
+    }
     for (int64_t i = 0; i < n; i++)
         for (int64_t k = 0; k < ch; k++) {
-            const double *xs = x + (i * ch + k) * sp;
-            double *ys = y + (i * ch + k) * sp;
+            size_t off = (size_t)((i * ch + k) * sp);
+            ref_nn_get_f64(X, off, (size_t)sp, buf);
             if (per_pos) {
                 for (int64_t j = 0; j < sp; j++) {
                     int64_t q = k * sp + j;
-                    ys[j] = (xs[j] - m[q]) / sqrt(v[q] + eps) * s[q] + b[q];
+                    buf[j] = (buf[j] - m[q]) / sqrt(v[q] + eps) * s[q] + b[q];
                 }
             } else {
                 double mean = training ? bm[k] : m[k], var = training ? bv[k] : v[k];
                 double a = s[k] / sqrt(var + eps), o = b[k] - mean * a;
                 for (int64_t j = 0; j < sp; j++)
-                    ys[j] = xs[j] * a + o;
+                    buf[j] = buf[j] * a + o;
             }
+            ref_nn_put_f64(Y, off, (size_t)sp, buf);
         }
-    ref_nn_f64_store(Y, y, total);
 
     /* Other outputs. Opset 14+: running mean and variance, updated with
      * momentum in training mode. Older opsets (mean, var, saved_mean,
@@ -142,8 +157,10 @@ tsr_status *ref_nn_batchnorm(ref_ctx *c)
         }
     }
 done:
-    free4(x, s, b, m);
-    free4(v, y, bm, bv);
+    free4(s, b, m, v);
+    free(buf);
+    free(bm);
+    free(bv);
     return st;
 }
 
@@ -218,16 +235,15 @@ tsr_status *ref_nn_layernorm(ref_ctx *c)
     if (ref_out_wanted(c, 2) &&
         (st = ref_out(c, 2, declared_type(c, 2, TSR_FLOAT), X->rank, sd, &Io)))
         return st;
-    size_t total = (size_t)ref_numel(X);
     double *x = NULL, *s = NULL, *b = NULL, *se = NULL;
     double *be = malloc((size_t)(inner ? inner : 1) * sizeof *be);
     se = malloc((size_t)(inner ? inner : 1) * sizeof *se);
-    if (!be || !se) {
+    x = malloc((size_t)(inner ? inner : 1) * sizeof *x); /* one row */
+    if (!be || !se || !x) {
         st = ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
         goto done;
     }
-    if ((st = ref_nn_f64_copy(c, X, &x)) || (st = ref_nn_f64_copy(c, S, &s)) ||
-        (B && (st = ref_nn_f64_copy(c, B, &b))))
+    if ((st = ref_nn_f64_copy(c, S, &s)) || (B && (st = ref_nn_f64_copy(c, B, &b))))
         goto done;
     expand_trailing(s, S, nr, ndims, inner, se);
     if (b)
@@ -235,18 +251,18 @@ tsr_status *ref_nn_layernorm(ref_ctx *c)
     else
         memset(be, 0, (size_t)inner * sizeof *be);
     for (int64_t i = 0; i < outer; i++) {
-        double *row = x + i * inner;
+        ref_nn_get_f64(X, (size_t)(i * inner), (size_t)inner, x);
         double mean, var;
-        moments(row, 1, 0, inner, &mean, &var);
+        moments(x, 1, 0, inner, &mean, &var);
         double inv = 1.0 / sqrt(var + eps);
         for (int64_t j = 0; j < inner; j++)
-            row[j] = (row[j] - mean) * inv * se[j] + be[j];
+            x[j] = (x[j] - mean) * inv * se[j] + be[j];
+        ref_nn_put_f64(Y, (size_t)(i * inner), (size_t)inner, x);
         if (Mo)
             ref_store(Mo->elem_type, Mo->data, (size_t)i, mean);
         if (Io)
             ref_store(Io->elem_type, Io->data, (size_t)i, inv);
     }
-    ref_nn_f64_store(Y, x, total);
 done:
     free4(x, s, b, se);
     free(be);
@@ -277,15 +293,19 @@ static tsr_status *group_norm(ref_ctx *c, const tsr_tensor *X, const tsr_tensor 
     tsr_status *st = ref_out(c, 0, X->elem_type, X->rank, X->dims, &Y);
     if (st)
         return st;
-    size_t total = (size_t)ref_numel(X);
-    double *x = NULL, *s = NULL, *b = NULL;
-    if ((st = ref_nn_f64_copy(c, X, &x)) || (st = ref_nn_f64_copy(c, S, &s)) ||
-        (st = ref_nn_f64_copy(c, B, &b)))
-        goto done;
     int64_t cpg = ch / groups, run = cpg * sp;
+    double *s = NULL, *b = NULL;
+    double *xs = malloc((size_t)(run ? run : 1) * sizeof *xs); /* one group of one sample */
+    if (!xs) {
+        st = ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
+        goto done;
+    }
+    if ((st = ref_nn_f64_copy(c, S, &s)) || (st = ref_nn_f64_copy(c, B, &b)))
+        goto done;
     for (int64_t i = 0; i < n; i++)
         for (int64_t g = 0; g < groups; g++) {
-            double *xs = x + (i * ch + g * cpg) * sp;
+            size_t off = (size_t)((i * ch + g * cpg) * sp);
+            ref_nn_get_f64(X, off, (size_t)run, xs);
             double mean, var;
             moments(xs, 1, 0, run, &mean, &var);
             double inv = 1.0 / sqrt(var + eps);
@@ -294,10 +314,10 @@ static tsr_status *group_norm(ref_ctx *c, const tsr_tensor *X, const tsr_tensor 
                 for (int64_t j = 0; j < sp; j++)
                     xs[k * sp + j] = (xs[k * sp + j] - mean) * inv * s[p] + b[p];
             }
+            ref_nn_put_f64(Y, off, (size_t)run, xs);
         }
-    ref_nn_f64_store(Y, x, total);
 done:
-    free(x);
+    free(xs);
     free(s);
     free(b);
     return st;

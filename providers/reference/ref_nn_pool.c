@@ -2,9 +2,9 @@
  * Pooling for the reference provider: MaxPool (with Indices), AveragePool,
  * LpPool and their Global forms, any number of spatial dimensions.
  *
- * All of them compute in double on a double copy of the input, which is
- * exact for the integer types MaxPool accepts and more than precise enough
- * for the float ones. A window is the product, per axis, of the kernel taps
+ * All of them compute in double, one (batch, channel) plane at a time, which
+ * is exact for the integer types MaxPool accepts and more than precise
+ * enough for the float ones. A window is the product, per axis, of the kernel taps
  * that land inside the input; padding never contributes a value.
  */
 #include <float.h>
@@ -15,8 +15,8 @@
 
 #include "ref.h"
 
-tsr_status *ref_nn_f64_copy(ref_ctx *c, const tsr_tensor *t, double **out);
-void ref_nn_f64_store(tsr_tensor *t, const double *src, size_t n);
+void ref_nn_get_f64(const tsr_tensor *t, size_t off, size_t n, double *dst);
+void ref_nn_put_f64(tsr_tensor *t, size_t off, size_t n, const double *src);
 
 tsr_status *ref_nn_maxpool(ref_ctx *c);
 tsr_status *ref_nn_avgpool(ref_ctx *c);
@@ -117,9 +117,9 @@ static void pool_plane(const pool_geom *g, pool_kind kind, bool include_pad, dou
                     break;
             }
         }
+        int64_t divisor = include_pad ? padcount : count;
         if (kind == POOL_AVG)
-            acc = (include_pad ? padcount : count) > 0 ? acc / (double)(include_pad ? padcount : count)
-                                                       : 0.0;
+            acc = divisor > 0 ? acc / (double)divisor : 0.0;
         else if (kind == POOL_LP)
             acc = pow(acc, 1.0 / p);
         else if (empty)
@@ -273,23 +273,23 @@ static tsr_status *pool_run(ref_ctx *c, bool global, pool_kind kind)
     if (ytotal == 0)
         return NULL;
     bool col_major = ref_attr_int(c, "storage_order", 0) != 0;
-    double *x = NULL, *y = malloc(ytotal * sizeof *y);
-    if (!y)
-        return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
-    if ((st = ref_nn_f64_copy(c, X, &x))) {
+    double *x = malloc((size_t)(g.insz ? g.insz : 1) * sizeof *x);
+    double *y = malloc((size_t)g.outsz * sizeof *y);
+    if (!x || !y) {
+        free(x);
         free(y);
-        return st;
+        return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
     }
     int64_t *idx = I ? I->data : NULL;
     for (int64_t pl = 0; pl < g.planes; pl++) {
-        pool_plane(&g, kind, include_pad, p, x + pl * g.insz, y + pl * g.outsz,
-                   idx ? idx + pl * g.outsz : NULL, col_major);
+        ref_nn_get_f64(X, (size_t)(pl * g.insz), (size_t)g.insz, x);
+        pool_plane(&g, kind, include_pad, p, x, y, idx ? idx + pl * g.outsz : NULL, col_major);
+        ref_nn_put_f64(Y, (size_t)(pl * g.outsz), (size_t)g.outsz, y);
         /* Indices count from the start of the whole tensor. */
         if (idx)
             for (int64_t j = 0; j < g.outsz; j++)
                 idx[pl * g.outsz + j] += pl * g.insz;
     }
-    ref_nn_f64_store(Y, y, ytotal);
     free(x);
     free(y);
     return NULL;

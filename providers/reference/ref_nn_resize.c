@@ -21,6 +21,8 @@ void ref_nn_f64_store(tsr_tensor *t, const double *src, size_t n);
 
 tsr_status *ref_nn_resize(ref_ctx *c);
 tsr_status *ref_nn_upsample(ref_ctx *c);
+int ref_nn_check_numeric(const tsr_host_api *host, const tsr_node *node, char *why,
+                         size_t why_size);
 
 typedef enum { MODE_NEAREST, MODE_LINEAR, MODE_CUBIC } rs_mode;
 typedef enum {
@@ -111,6 +113,20 @@ static tsr_status *axis_taps(ref_ctx *c, const rs_params *p, int64_t in, int64_t
 
     /* The reference's "output width" is scale * in, not the rounded size. */
     double ow = scale * (double)in;
+    /* An axis left alone maps each index to itself. Only the transforms
+     * with a half-pixel offset (tf_half_pixel_for_nn with nearest_mode ceil
+     * would shift by one) or a crop box could say otherwise, and ONNX
+     * Runtime, like the frameworks these modes come from, leaves such axes
+     * untouched. */
+    if (in == out && scale == 1.0 && p->coord != CT_TF_CROP_AND_RESIZE) {
+        for (int64_t o = 0; o < out; o++) {
+            t->idx[o * t->maxt] = o;
+            t->w[o * t->maxt] = 1.0;
+            t->cnt[o] = 1;
+            t->extrap[o] = false;
+        }
+        return NULL;
+    }
     for (int64_t o = 0; o < out; o++) {
         double x = (double)o, xo;
         t->extrap[o] = false;
@@ -319,6 +335,13 @@ static void load_doubles(const tsr_tensor *t, size_t n, double *out)
         out[i] = ref_load(t->elem_type, t->data, i);
 }
 
+/* floor(in * scale), with the product taken in float as ONNX Runtime does,
+ * so that e.g. 10 * 0.7f gives 7 rather than the 6.99999988 of double. */
+static int64_t scaled_size(int64_t in, double scale)
+{
+    return (int64_t)floorf((float)in * (float)scale);
+}
+
 /* The pre-opset-11 behaviour shared by Resize-10 and Upsample: asymmetric
  * coordinates, output size floor(in * scale). */
 static tsr_status *resize_legacy(ref_ctx *c, const tsr_tensor *X, const double *scales,
@@ -334,7 +357,7 @@ static tsr_status *resize_legacy(ref_ctx *c, const tsr_tensor *X, const double *
     for (int32_t d = 0; d < X->rank; d++) {
         if (!(scales[d] > 0))
             return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "scales must be positive");
-        od[d] = (int64_t)floor((double)X->dims[d] * scales[d]);
+        od[d] = scaled_size(X->dims[d], scales[d]);
     }
     return resample(c, &p, X, od, scales, NULL);
 }
@@ -486,7 +509,7 @@ tsr_status *ref_nn_resize(ref_ctx *c)
             if (!(s > 0))
                 return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "scales must be positive");
             scales[axes[i]] = s;
-            od[axes[i]] = (int64_t)floor((double)X->dims[axes[i]] * s);
+            od[axes[i]] = scaled_size(X->dims[axes[i]], s);
         }
     } else {
         if (ref_numel(Z) != naxes)
@@ -519,4 +542,18 @@ tsr_status *ref_nn_resize(ref_ctx *c)
         }
     }
     return resample(c, &p, X, od, scales, have_roi ? roi : NULL);
+}
+
+/* Resize and Upsample take any numeric type (computed in double). */
+int ref_nn_check_numeric(const tsr_host_api *host, const tsr_node *node, char *why,
+                         size_t why_size)
+{
+    const tsr_value_info *x = host->node_input_count(node) > 0 ? host->node_input(node, 0) : NULL;
+    int32_t t = x ? host->value_elem_type(x) : 0;
+    if (t != 0 && !ref_is_float(t) && !ref_is_int(t)) {
+        snprintf(why, why_size, "%s of element type %d is not implemented",
+                 host->node_op_type(node), (int)t);
+        return TSR_DECLINE_TYPE;
+    }
+    return 0;
 }

@@ -7,6 +7,7 @@
  * for double, so a float tensor is used in place and only the 16-bit types
  * pay for a conversion.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,10 +19,16 @@ tsr_status *ref_nn_f64_view(ref_ctx *c, const tsr_tensor *t, const double **view
 tsr_status *ref_nn_f64_copy(ref_ctx *c, const tsr_tensor *t, double **out);
 void ref_nn_f32_store(tsr_tensor *t, const float *src, size_t n);
 void ref_nn_f64_store(tsr_tensor *t, const double *src, size_t n);
+void ref_nn_get_f64(const tsr_tensor *t, size_t off, size_t n, double *dst);
+void ref_nn_put_f64(tsr_tensor *t, size_t off, size_t n, const double *src);
 void ref_nn_sgemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
                   int64_t ldb, float *c, int64_t ldc);
 void ref_nn_dgemm(int64_t m, int64_t n, int64_t k, const double *a, int64_t lda,
                   const double *b, int64_t ldb, double *c, int64_t ldc);
+void ref_nn_sgemm_mt(int threads, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                     const float *b, int64_t ldb, float *c, int64_t ldc);
+void ref_nn_dgemm_mt(int threads, int64_t m, int64_t n, int64_t k, const double *a,
+                     int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc);
 
 /* Reads t as floats: *view points at t's own data when it already holds
  * floats, else at *owned, a converted copy the caller frees. */
@@ -126,59 +133,243 @@ void ref_nn_f64_store(tsr_tensor *t, const double *src, size_t n)
     }
 }
 
+/* Elements [off, off + n) of a numeric tensor as doubles. Kernels that
+ * work slice by slice use this instead of a copy of the whole tensor, so
+ * their working set stays in cache. */
+void ref_nn_get_f64(const tsr_tensor *t, size_t off, size_t n, double *dst)
+{
+    if (t->elem_type == TSR_FLOAT) {
+        const float *f = (const float *)t->data + off;
+        for (size_t i = 0; i < n; i++)
+            dst[i] = f[i];
+    } else if (t->elem_type == TSR_DOUBLE) {
+        if (n)
+            memcpy(dst, (const double *)t->data + off, n * sizeof *dst);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            dst[i] = ref_load(t->elem_type, t->data, off + i);
+    }
+}
+
+/* Stores n doubles into elements [off, off + n) of t, converting. */
+void ref_nn_put_f64(tsr_tensor *t, size_t off, size_t n, const double *src)
+{
+    if (t->elem_type == TSR_FLOAT) {
+        float *f = (float *)t->data + off;
+        for (size_t i = 0; i < n; i++)
+            f[i] = (float)src[i];
+    } else if (t->elem_type == TSR_DOUBLE) {
+        if (n)
+            memcpy((double *)t->data + off, src, n * sizeof *src);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            ref_store(t->elem_type, t->data, off + i, src[i]);
+    }
+}
+
 /*
  * C[m x n] += A[m x k] * B[k x n], all row-major with leading dimensions.
  *
- * Loop order i-k-j so the innermost loop runs along contiguous rows of B and
- * C; four rows of B are folded into each pass over a row of C so C is loaded
- * and stored once per four multiply-adds. The fixed 16-wide inner block is
- * what lets gcc -O2 (whose cheap cost model refuses loops that would need a
- * scalar epilogue) vectorise it. Blocking over n and k keeps the slice of B
- * being reused (KC x NC) in L2 while every row of A streams over it.
+ * A register-blocked kernel updates a 4 x W block of C (W = two vectors of
+ * 32 bytes: 16 floats or 8 doubles): per step of k it reads one W-wide
+ * slice of a row of B and four values of A, and does 4W multiply-adds into
+ * accumulators held in vector registers; each C element's sum runs over k
+ * in order within a block of KC, and blocks are added in order. The column
+ * strip of B (KC x W) stays in L1 while the
+ * kernel walks down all rows of A. gcc/clang vector extensions say "vector"
+ * directly instead of hoping the auto-vectoriser keeps the accumulators in
+ * registers (gcc -O2 does not).
  */
-#define NN_GEMM_KC 128
-#define NN_GEMM_NC 1024
+#define NN_GEMM_KC 256
 
-#define NN_DEFINE_GEMM(NAME, T)                                                                   \
+/* On x86-64 gcc also builds the kernels for AVX2 and AVX-512 and picks one
+ * when the library loads (an ifunc): the same code, twice the width of the
+ * SSE2 baseline. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define NN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define NN_CLONES
+#endif
+
+/* Unaligned vector load and add-store through memcpy (one instruction
+ * each); macros, since passing vectors to functions would tie the baseline
+ * build to an AVX calling convention. */
+#define NN_VLD(v, p) memcpy(&(v), (p), sizeof(v))
+#define NN_VADDST(p, acc)                                                                         \
+    do {                                                                                          \
+        __typeof__(acc) t_;                                                                       \
+        memcpy(&t_, (p), sizeof t_);                                                              \
+        t_ += (acc);                                                                              \
+        memcpy((p), &t_, sizeof t_);                                                              \
+    } while (0)
+
+#define NN_DEFINE_GEMM(NAME, T, V)                                                                \
+    enum { NAME##_L = (int)(sizeof(V) / sizeof(T)), NAME##_W = 2 * NAME##_L };                   \
+    NN_CLONES static void NAME##_4xw(int64_t kb, const T *restrict a, int64_t lda,                \
+                                     const T *restrict b, int64_t ldb, T *restrict c,             \
+                                     int64_t ldc)                                                 \
+    {                                                                                             \
+        V z = {0};                                                                                \
+        V c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z;                 \
+        for (int64_t p = 0; p < kb; p++) {                                                        \
+            const T *bp = b + p * ldb;                                                            \
+            V b0, b1;                                                                             \
+            NN_VLD(b0, bp);                                                                       \
+            NN_VLD(b1, bp + NAME##_L);                                                            \
+            V a0 = z + a[p], a1 = z + a[lda + p], a2 = z + a[2 * lda + p];                        \
+            V a3 = z + a[3 * lda + p];                                                            \
+            c00 += a0 * b0;                                                                       \
+            c01 += a0 * b1;                                                                       \
+            c10 += a1 * b0;                                                                       \
+            c11 += a1 * b1;                                                                       \
+            c20 += a2 * b0;                                                                       \
+            c21 += a2 * b1;                                                                       \
+            c30 += a3 * b0;                                                                       \
+            c31 += a3 * b1;                                                                       \
+        }                                                                                         \
+        T *r0 = c, *r1 = c + ldc, *r2 = c + 2 * ldc, *r3 = c + 3 * ldc;                           \
+        NN_VADDST(r0, c00);                                                                       \
+        NN_VADDST(r0 + NAME##_L, c01);                                                            \
+        NN_VADDST(r1, c10);                                                                       \
+        NN_VADDST(r1 + NAME##_L, c11);                                                            \
+        NN_VADDST(r2, c20);                                                                       \
+        NN_VADDST(r2 + NAME##_L, c21);                                                            \
+        NN_VADDST(r3, c30);                                                                       \
+        NN_VADDST(r3 + NAME##_L, c31);                                                            \
+    }                                                                                             \
+    NN_CLONES static void NAME##_1xw(int64_t kb, const T *restrict a, const T *restrict b,        \
+                                     int64_t ldb, T *restrict c)                                  \
+    {                                                                                             \
+        V z = {0};                                                                                \
+        V c00 = z, c01 = z;                                                                       \
+        for (int64_t p = 0; p < kb; p++) {                                                        \
+            const T *bp = b + p * ldb;                                                            \
+            V b0, b1;                                                                             \
+            NN_VLD(b0, bp);                                                                       \
+            NN_VLD(b1, bp + NAME##_L);                                                            \
+            V a0 = z + a[p];                                                                      \
+            c00 += a0 * b0;                                                                       \
+            c01 += a0 * b1;                                                                       \
+        }                                                                                         \
+        NN_VADDST(c, c00);                                                                        \
+        NN_VADDST(c + NAME##_L, c01);                                                             \
+    }                                                                                             \
     void NAME(int64_t m, int64_t n, int64_t k, const T *a, int64_t lda, const T *b, int64_t ldb, \
               T *c, int64_t ldc)                                                                  \
     {                                                                                             \
-        for (int64_t j0 = 0; j0 < n; j0 += NN_GEMM_NC) {                                          \
-            int64_t nb = n - j0 < NN_GEMM_NC ? n - j0 : NN_GEMM_NC;                               \
-            for (int64_t k0 = 0; k0 < k; k0 += NN_GEMM_KC) {                                      \
-                int64_t kb = k - k0 < NN_GEMM_KC ? k - k0 : NN_GEMM_KC;                           \
-                for (int64_t i = 0; i < m; i++) {                                                 \
-                    T *restrict cr = c + i * ldc + j0;                                            \
-                    const T *ar = a + i * lda + k0;                                               \
-                    int64_t p = 0;                                                                \
-                    for (; p + 4 <= kb; p += 4) {                                                 \
-                        const T a0 = ar[p], a1 = ar[p + 1], a2 = ar[p + 2], a3 = ar[p + 3];       \
-                        const T *restrict b0 = b + (k0 + p) * ldb + j0;                           \
-                        const T *restrict b1 = b0 + ldb;                                          \
-                        const T *restrict b2 = b1 + ldb;                                          \
-                        const T *restrict b3 = b2 + ldb;                                          \
-                        int64_t j = 0;                                                            \
-                        for (; j + 16 <= nb; j += 16)                                             \
-                            for (int t = 0; t < 16; t++)                                          \
-                                cr[j + t] += a0 * b0[j + t] + a1 * b1[j + t] + a2 * b2[j + t] +   \
-                                             a3 * b3[j + t];                                      \
-                        for (; j < nb; j++)                                                       \
-                            cr[j] += a0 * b0[j] + a1 * b1[j] + a2 * b2[j] + a3 * b3[j];           \
-                    }                                                                             \
-                    for (; p < kb; p++) {                                                         \
-                        const T a0 = ar[p];                                                       \
-                        const T *restrict b0 = b + (k0 + p) * ldb + j0;                           \
-                        int64_t j = 0;                                                            \
-                        for (; j + 16 <= nb; j += 16)                                             \
-                            for (int t = 0; t < 16; t++)                                          \
-                                cr[j + t] += a0 * b0[j + t];                                      \
-                        for (; j < nb; j++)                                                       \
-                            cr[j] += a0 * b0[j];                                                  \
-                    }                                                                             \
-                }                                                                                 \
+        int64_t nw = n - n % NAME##_W;                                                            \
+        for (int64_t k0 = 0; k0 < k; k0 += NN_GEMM_KC) {                                          \
+            int64_t kb = k - k0 < NN_GEMM_KC ? k - k0 : NN_GEMM_KC;                               \
+            for (int64_t j = 0; j < nw; j += NAME##_W) {                                          \
+                const T *bs = b + k0 * ldb + j;                                                   \
+                int64_t i = 0;                                                                    \
+                for (; i + 4 <= m; i += 4)                                                        \
+                    NAME##_4xw(kb, a + i * lda + k0, lda, bs, ldb, c + i * ldc + j, ldc);         \
+                for (; i < m; i++)                                                                \
+                    NAME##_1xw(kb, a + i * lda + k0, bs, ldb, c + i * ldc + j);                   \
             }                                                                                     \
+            /* The last n % W columns, plainly. */                                                \
+            for (int64_t i = 0; i < m && nw < n; i++)                                             \
+                for (int64_t p = 0; p < kb; p++) {                                                \
+                    T av = a[i * lda + k0 + p];                                                   \
+                    const T *bp = b + (k0 + p) * ldb;                                             \
+                    for (int64_t j = nw; j < n; j++)                                              \
+                        c[i * ldc + j] += av * bp[j];                                             \
+                }                                                                                 \
         }                                                                                         \
     }
 
-NN_DEFINE_GEMM(ref_nn_sgemm, float)
-NN_DEFINE_GEMM(ref_nn_dgemm, double)
+typedef float nn_vf32 __attribute__((vector_size(32)));
+typedef double nn_vf64 __attribute__((vector_size(32)));
+NN_DEFINE_GEMM(ref_nn_sgemm, float, nn_vf32)
+NN_DEFINE_GEMM(ref_nn_dgemm, double, nn_vf64)
+
+/*
+ * The GEMMs on `threads` threads: C is cut into bands of columns (or, when
+ * it is too narrow, of rows) and each thread runs the serial GEMM on its
+ * own band. Every element's sum is computed exactly as in the serial code,
+ * so results do not depend on the thread count. Small products, and
+ * threads <= 1 (the provider's default), stay on the calling thread; if a
+ * thread cannot be started its band runs on the calling thread too.
+ */
+#define NN_MT_MAX 64
+#define NN_MT_MIN_WORK ((int64_t)1 << 20) /* multiply-adds worth a thread */
+
+typedef struct nn_gemm_job {
+    bool dbl;
+    int64_t m, n, k, lda, ldb, ldc;
+    const void *a, *b;
+    void *c;
+} nn_gemm_job;
+
+static void *nn_gemm_job_run(void *arg)
+{
+    const nn_gemm_job *j = arg;
+    if (j->dbl)
+        ref_nn_dgemm(j->m, j->n, j->k, j->a, j->lda, j->b, j->ldb, j->c, j->ldc);
+    else
+        ref_nn_sgemm(j->m, j->n, j->k, j->a, j->lda, j->b, j->ldb, j->c, j->ldc);
+    return NULL;
+}
+
+static void nn_gemm_mt(bool dbl, int threads, int64_t m, int64_t n, int64_t k, const void *a,
+                       int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc)
+{
+    size_t es = dbl ? sizeof(double) : sizeof(float);
+    int64_t work = m * n * k;
+    int t = threads < NN_MT_MAX ? threads : NN_MT_MAX;
+    if (t > work / NN_MT_MIN_WORK)
+        t = (int)(work / NN_MT_MIN_WORK);
+    /* Column bands are multiples of 16 so each keeps whole vector strips;
+     * row bands multiples of 4 for the 4-row kernel. */
+    bool by_cols = n / 16 >= t;
+    if (!by_cols && m / 4 < t)
+        t = (int)(m / 4 > n / 16 ? m / 4 : n / 16);
+    if (t <= 1) {
+        nn_gemm_job j = {dbl, m, n, k, lda, ldb, ldc, a, b, c};
+        nn_gemm_job_run(&j);
+        return;
+    }
+    by_cols = n / 16 >= t;
+    nn_gemm_job jobs[NN_MT_MAX];
+    pthread_t tid[NN_MT_MAX];
+    bool started[NN_MT_MAX];
+    int64_t units = by_cols ? n / 16 : m / 4, done = 0;
+    for (int i = 0; i < t; i++) {
+        int64_t take = units / t + (i < units % t);
+        int64_t lo = done * (by_cols ? 16 : 4);
+        int64_t hi = i == t - 1 ? (by_cols ? n : m) : (done + take) * (by_cols ? 16 : 4);
+        done += take;
+        nn_gemm_job *j = &jobs[i];
+        *j = (nn_gemm_job){dbl, m, n, k, lda, ldb, ldc, a, b, c};
+        if (by_cols) {
+            j->n = hi - lo;
+            j->b = (const char *)b + (size_t)lo * es;
+            j->c = (char *)c + (size_t)lo * es;
+        } else {
+            j->m = hi - lo;
+            j->a = (const char *)a + (size_t)(lo * lda) * es;
+            j->c = (char *)c + (size_t)(lo * ldc) * es;
+        }
+        /* The calling thread takes the last band itself. */
+        started[i] = i < t - 1 && pthread_create(&tid[i], NULL, nn_gemm_job_run, j) == 0;
+    }
+    for (int i = 0; i < t; i++)
+        if (!started[i])
+            nn_gemm_job_run(&jobs[i]);
+    for (int i = 0; i < t; i++)
+        if (started[i])
+            pthread_join(tid[i], NULL);
+}
+
+void ref_nn_sgemm_mt(int threads, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                     const float *b, int64_t ldb, float *c, int64_t ldc)
+{
+    nn_gemm_mt(false, threads, m, n, k, a, lda, b, ldb, c, ldc);
+}
+
+void ref_nn_dgemm_mt(int threads, int64_t m, int64_t n, int64_t k, const double *a,
+                     int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc)
+{
+    nn_gemm_mt(true, threads, m, n, k, a, lda, b, ldb, c, ldc);
+}

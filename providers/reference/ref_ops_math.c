@@ -1,8 +1,8 @@
 /*
  * Reference kernels, math family: elementwise unary and binary operators,
- * the variadic Max/Min/Sum/Mean, Where and Clip, and the table that also
- * names Cast (ref_math_cast.c) and the reductions and softmaxes
- * (ref_math_reduce.c).
+ * the variadic Max/Min/Sum/Mean, Where, Clip, Swish/SwiGLU and Det, and the
+ * table that also names Cast/CastLike/BitCast (ref_math_cast.c), Einsum
+ * (ref_math_einsum.c) and the reductions and softmaxes (ref_math_reduce.c).
  *
  * Types: float16 and bfloat16 compute in float and round once per result,
  * as numpy does; double in double; integers exactly in int64 (uint64 in
@@ -204,6 +204,11 @@ M_INLINE void f32_loop(int op, const float *a, int64_t sa, const float *b, int64
 
 static void f32_any(int op, const float *a, int64_t sa, const float *b, int64_t sb, float *o,
                     int64_t n) {
+    /* x^2 is how exported LayerNorms compute the variance; pow() is slow. */
+    if (op == B_POW && sb == 0 && b[0] == 2.0f) {
+        for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] * a[i * sa];
+        return;
+    }
     if (sa == 1 && sb == 1) f32_loop(op, a, 1, b, 1, o, n);
     else if (sa == 1 && sb == 0) f32_loop(op, a, 1, b, 0, o, n);
     else if (sa == 0 && sb == 1) f32_loop(op, a, 0, b, 1, o, n);
@@ -326,10 +331,16 @@ static tsr_status *binary(ref_ctx *c, int op) {
     int64_t bdims[REF_MAX_RANK];
     /* Before opset 7 broadcasting was opt-in (broadcast=1) and aligned B's
      * axes at `axis` of A rather than at the end. */
-    if (ref_opset(c) < 7 && ref_attr_int(c, "broadcast", 0) && ref_attr_has(c, "axis") &&
-        b->rank < a->rank) {
-        int64_t axis;
-        if (!ref_axis(ref_attr_int(c, "axis", 0), a->rank, &axis) || axis + b->rank > a->rank)
+    bool legacy_axis = ref_opset(c) < 7 && ref_attr_int(c, "broadcast", 0) &&
+                       ref_attr_has(c, "axis") && b->rank < a->rank;
+    /* PRelu before opset 7 took a per-channel slope of shape [C], C being
+     * axis 1 of X (what the PyTorch exporter emitted). */
+    bool legacy_prelu = op == B_PRELU && ref_opset(c) < 7 && b->rank == 1 && a->rank >= 2 &&
+                        b->dims[0] == a->dims[1] && b->dims[0] != 1;
+    if (legacy_axis || legacy_prelu) {
+        int64_t axis = 1;
+        if (legacy_axis &&
+            (!ref_axis(ref_attr_int(c, "axis", 0), a->rank, &axis) || axis + b->rank > a->rank))
             return ref_err(c, TSR_ERR_INVALID_MODEL, "legacy broadcast axis out of range");
         for (int32_t d = 0; d < a->rank; d++) bdims[d] = 1;
         for (int32_t d = 0; d < b->rank; d++) bdims[axis + d] = b->dims[d];
@@ -461,7 +472,7 @@ enum uop {
     U_TAN, U_ASIN, U_ACOS, U_ATAN, U_SINH, U_COSH, U_ASINH, U_ACOSH, U_ATANH, U_TANH,
     U_SIGMOID, U_RELU, U_LEAKY, U_ELU, U_SELU, U_CELU, U_SOFTPLUS, U_SOFTSIGN, U_HSIGMOID,
     U_HSWISH, U_MISH, U_GELU, U_GELU_TANH, U_ERF, U_SIGN, U_ISNAN, U_ISINF, U_NOT, U_BNOT,
-    U_TRELU, U_SHRINK
+    U_TRELU, U_SHRINK, U_SWISH
 };
 
 typedef struct unp {
@@ -524,6 +535,10 @@ static double un_d(const unp *p, double x) {
     case U_NOT: return x == 0;
     case U_TRELU: return x > p->alpha ? x : 0.0;
     case U_SHRINK: return x < -p->alpha ? x + p->beta : (x > p->alpha ? x - p->beta : 0.0);
+    case U_SWISH: {
+        double ax = p->alpha * x;
+        return x * (ax >= 0 ? 1.0 / (1.0 + exp(-ax)) : exp(ax) / (1.0 + exp(ax)));
+    }
     default: return NAN;
     }
 }
@@ -683,6 +698,38 @@ static tsr_status *k_shrink(ref_ctx *c) {
              false, false};
     return unary_p(c, &p);
 }
+static tsr_status *k_swish(ref_ctx *c) {
+    unp p = {U_SWISH, ref_attr_float(c, "alpha", 1.0f), 0, 0, false, false};
+    return unary_p(c, &p);
+}
+/* SwiGLU (opset 28): Swish(a, alpha) * b, broadcast. */
+static tsr_status *k_swiglu(ref_ctx *c) {
+    tsr_status *st = need_inputs(c, 2);
+    if (st) return st;
+    const tsr_tensor *a = ref_in(c, 0), *b = ref_in(c, 1);
+    int cls = m_class(a->elem_type);
+    if (cls != MC_F32 && cls != MC_F64)
+        return ref_err(c, TSR_ERR_NOT_SUPPORTED, "element type %d is not supported",
+                       (int)a->elem_type);
+    int32_t rank;
+    int64_t dims[REF_MAX_RANK];
+    if (!ref_broadcast_shape(a->rank, a->dims, b->rank, b->dims, &rank, dims))
+        return shape_err(c, a, b);
+    tsr_tensor *o;
+    st = ref_out(c, 0, a->elem_type, rank, dims, &o);
+    if (st) return st;
+    unp p = {U_SWISH, ref_attr_float(c, "alpha", 1.0f), 0, 0, false, false};
+    uint64_t n = ref_numel(o);
+    const tsr_tensor *ins[2] = {a, b};
+    m_iter it;
+    m_iter_init(&it, rank, dims, 2, ins);
+    for (uint64_t i = 0; i < n; i++, m_iter_next(&it))
+        m_std(o->elem_type, o->data, i,
+              un_d(&p, m_ldd(a->elem_type, a->data, (size_t)it.off[0])) *
+                  m_ldd(b->elem_type, b->data, (size_t)it.off[1]));
+    return NULL;
+}
+
 static tsr_status *k_isinf(ref_ctx *c) {
     unp p = {U_ISINF, 0, 0, 0, ref_attr_int(c, "detect_positive", 1) != 0,
              ref_attr_int(c, "detect_negative", 1) != 0};
@@ -822,6 +869,57 @@ static tsr_status *k_where(ref_ctx *c) {
     return NULL;
 }
 
+/* Det: determinant of each trailing [M, M] matrix, by Gaussian elimination
+ * with partial pivoting in double. */
+static tsr_status *k_det(ref_ctx *c) {
+    tsr_status *st = need_inputs(c, 1);
+    if (st) return st;
+    const tsr_tensor *x = ref_in(c, 0);
+    int32_t t = x->elem_type;
+    int cls = m_class(t);
+    if (cls != MC_F32 && cls != MC_F64)
+        return ref_err(c, TSR_ERR_NOT_SUPPORTED, "element type %d is not supported", (int)t);
+    if (x->rank < 2 || x->dims[x->rank - 1] != x->dims[x->rank - 2])
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "input must be [..., M, M]");
+    int64_t m = x->dims[x->rank - 1];
+    tsr_tensor *o;
+    st = ref_out(c, 0, t, x->rank - 2, x->dims, &o);
+    if (st) return st;
+    uint64_t batch = m_prod(x->rank - 2, x->dims);
+    double *a = malloc(sizeof(double) * (size_t)(m > 0 ? m * m : 1));
+    if (!a) return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
+    for (uint64_t bi = 0; bi < batch; bi++) {
+        size_t base = (size_t)(bi * (uint64_t)(m * m));
+        for (int64_t i = 0; i < m * m; i++) a[i] = m_ldd(t, x->data, base + (size_t)i);
+        double det = 1.0;
+        for (int64_t k = 0; k < m && det != 0; k++) {
+            int64_t p = k;
+            for (int64_t i = k + 1; i < m; i++)
+                if (fabs(a[i * m + k]) > fabs(a[p * m + k])) p = i;
+            if (a[p * m + k] == 0) {
+                det = 0;
+                break;
+            }
+            if (p != k) {
+                for (int64_t j = 0; j < m; j++) {
+                    double tmp = a[k * m + j];
+                    a[k * m + j] = a[p * m + j];
+                    a[p * m + j] = tmp;
+                }
+                det = -det;
+            }
+            det *= a[k * m + k];
+            for (int64_t i = k + 1; i < m; i++) {
+                double f = a[i * m + k] / a[k * m + k];
+                for (int64_t j = k; j < m; j++) a[i * m + j] -= f * a[k * m + j];
+            }
+        }
+        m_std(t, o->data, (size_t)bi, det);
+    }
+    free(a);
+    return NULL;
+}
+
 /* ======================================================================== */
 /* Claim-time checks                                                         */
 
@@ -876,7 +974,12 @@ static const type_rule type_rules[] = {
     {"Greater", T_NUM | T_B, true}, {"LessOrEqual", T_NUM | T_B, true},
     {"GreaterOrEqual", T_NUM | T_B, true}, {"BitShift", T_UI, true},
     {"BitwiseAnd", T_INT, true}, {"BitwiseOr", T_INT, true}, {"BitwiseXor", T_INT, true},
-    {"Clip", T_NUM, false},
+    {"Clip", T_NUM, false}, {"SwiGLU", T_F, true}, {"Einsum", T_NUM, true},
+    {"ReduceSum", T_NUM, false}, {"ReduceMean", T_NUM, false},
+    {"ReduceMax", T_NUM | T_B, false}, {"ReduceMin", T_NUM | T_B, false},
+    {"ReduceProd", T_NUM, false}, {"ReduceL1", T_NUM, false}, {"ReduceL2", T_NUM, false},
+    {"ReduceLogSum", T_NUM, false}, {"ReduceLogSumExp", T_NUM, false},
+    {"ReduceSumSquare", T_NUM, false}, {"ArgMax", T_NUM, false}, {"ArgMin", T_NUM, false},
     {NULL, 0, false}};
 
 static int check_types(const tsr_host_api *h, const tsr_node *node, char *why, size_t why_size) {
@@ -961,6 +1064,10 @@ const ref_op ref_ops_math[] = {
     OP("BitwiseNot", k_bitwise_not, check_types),
     OP("ThresholdedRelu", k_thresholded_relu, check_types),
     OP("Shrink", k_shrink, check_types),
+    OP("Swish", k_swish, check_types),
+    OP("SwiGLU", k_swiglu, check_types),
+    OP("Det", k_det, check_types),
+    OP("Einsum", ref_math_einsum, check_types),
 
     OP("Add", k_add, check_types),
     OP("Sub", k_sub, check_types),
@@ -991,21 +1098,22 @@ const ref_op ref_ops_math[] = {
 
     OP("Cast", ref_math_cast, ref_math_cast_check),
     OP("CastLike", ref_math_castlike, ref_math_cast_check),
+    OP("BitCast", ref_math_bitcast, ref_math_cast_check),
 
-    OP("ReduceSum", ref_math_reduce_sum, NULL),
-    OP("ReduceMean", ref_math_reduce_mean, NULL),
-    OP("ReduceMax", ref_math_reduce_max, NULL),
-    OP("ReduceMin", ref_math_reduce_min, NULL),
-    OP("ReduceProd", ref_math_reduce_prod, NULL),
-    OP("ReduceL1", ref_math_reduce_l1, NULL),
-    OP("ReduceL2", ref_math_reduce_l2, NULL),
-    OP("ReduceLogSum", ref_math_reduce_log_sum, NULL),
-    OP("ReduceLogSumExp", ref_math_reduce_log_sum_exp, NULL),
-    OP("ReduceSumSquare", ref_math_reduce_sum_square, NULL),
-    OP("ArgMax", ref_math_argmax, NULL),
-    OP("ArgMin", ref_math_argmin, NULL),
-    OP("Softmax", ref_math_softmax, NULL),
-    OP("LogSoftmax", ref_math_log_softmax, NULL),
-    OP("Hardmax", ref_math_hardmax, NULL),
+    OP("ReduceSum", ref_math_reduce_sum, check_types),
+    OP("ReduceMean", ref_math_reduce_mean, check_types),
+    OP("ReduceMax", ref_math_reduce_max, check_types),
+    OP("ReduceMin", ref_math_reduce_min, check_types),
+    OP("ReduceProd", ref_math_reduce_prod, check_types),
+    OP("ReduceL1", ref_math_reduce_l1, check_types),
+    OP("ReduceL2", ref_math_reduce_l2, check_types),
+    OP("ReduceLogSum", ref_math_reduce_log_sum, check_types),
+    OP("ReduceLogSumExp", ref_math_reduce_log_sum_exp, check_types),
+    OP("ReduceSumSquare", ref_math_reduce_sum_square, check_types),
+    OP("ArgMax", ref_math_argmax, check_types),
+    OP("ArgMin", ref_math_argmin, check_types),
+    OP("Softmax", ref_math_softmax, check_types),
+    OP("LogSoftmax", ref_math_log_softmax, check_types),
+    OP("Hardmax", ref_math_hardmax, check_types),
 
     {NULL, NULL, 0, NULL, NULL}};

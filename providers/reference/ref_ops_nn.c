@@ -34,6 +34,8 @@ int ref_nn_check_pool(const tsr_host_api *host, const tsr_node *node, char *why,
                       size_t why_size);
 int ref_nn_check_float(const tsr_host_api *host, const tsr_node *node, char *why,
                        size_t why_size);
+int ref_nn_check_numeric(const tsr_host_api *host, const tsr_node *node, char *why,
+                         size_t why_size);
 
 /* min_opset is where the operator (in the form these kernels implement)
  * first appears in ai.onnx; every later version is covered. */
@@ -53,8 +55,8 @@ const ref_op ref_ops_nn[] = {
     {"", "InstanceNormalization", 1, ref_nn_instancenorm, ref_nn_check_float},
     {"", "GroupNormalization", 18, ref_nn_groupnorm, ref_nn_check_float},
     {"", "LRN", 1, ref_nn_lrn, ref_nn_check_float},
-    {"", "Resize", 10, ref_nn_resize, NULL},
-    {"", "Upsample", 1, ref_nn_upsample, NULL},
-    {"", "Dropout", 1, ref_nn_dropout, NULL},
+    {"", "Resize", 10, ref_nn_resize, ref_nn_check_numeric},
+    {"", "Upsample", 1, ref_nn_upsample, ref_nn_check_numeric},
+    {"", "Dropout", 1, ref_nn_dropout, ref_nn_check_float},
     {NULL, NULL, 0, NULL, NULL},
 };

@@ -6,19 +6,18 @@
  * (view_run): the output is walked in row-major order and, per output axis,
  * a table gives the source element offset contributed by each index along
  * that axis (or MISSING for "write the fill value", as Pad needs). Transpose,
- * Slice, Expand, Tile, Pad, Gather, Split, Compress and DepthToSpace are all
- * just different tables. Elements are moved by mv_copy, which is the only
+ * Slice, Expand, Tile, Pad, CenterCropPad, Gather, Compress, DepthToSpace and
+ * SpaceToDepth are all just different tables. Elements are moved by mv_copy, which is the only
  * place that knows about strings (copied through the host, which owns their
  * bytes) and about the packed sub-byte types.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ref.h"
 
-/* A view may split every axis of a REF_MAX_RANK tensor in two. */
-#define VIEW_MAX_RANK (2 * REF_MAX_RANK)
 /* An offset-table entry meaning "no source element: write the fill value". */
 #define MISSING INT64_MIN
 
@@ -194,8 +193,8 @@ static tsr_status *norm_axes(ref_ctx *c, int64_t *axes, size_t n, int32_t rank) 
 
 typedef struct view {
     int32_t rank;
-    int64_t dims[VIEW_MAX_RANK];
-    int64_t *off[VIEW_MAX_RANK]; /* off[a][i]: source offset for index i on axis a */
+    int64_t dims[REF_MAX_RANK];
+    int64_t *off[REF_MAX_RANK]; /* off[a][i]: source offset for index i on axis a */
     int64_t *mem;
 } view;
 
@@ -203,7 +202,7 @@ typedef struct view {
  * is then at least 1 and their sum is at most the element count. */
 static tsr_status *view_init(ref_ctx *c, view *v, int32_t rank, const int64_t *dims) {
     size_t total = 0;
-    if (rank > VIEW_MAX_RANK)
+    if (rank > REF_MAX_RANK)
         return ref_err(c, TSR_ERR_NOT_SUPPORTED, "rank %d is too large", (int)rank);
     v->rank = rank;
     for (int32_t a = 0; a < rank; a++) {
@@ -237,7 +236,7 @@ static tsr_status *view_run(ref_ctx *c, const view *v, tsr_tensor *dst, const ts
     bool rows = true;
     for (int64_t k = 0; k < inner && rows; k++)
         if (last[k] == MISSING || last[k] != last[0] + k) rows = false;
-    int64_t idx[VIEW_MAX_RANK];
+    int64_t idx[REF_MAX_RANK];
     memset(idx, 0, sizeof idx);
     uint64_t total = dims_count(r, v->dims);
     for (uint64_t d = 0; d < total; d += (uint64_t)inner) {
@@ -782,6 +781,12 @@ static tsr_status *op_expand(ref_ctx *c) {
     TRY(need_in(c, 0, &x));
     TRY(ref_tensor_i64(c, ref_in(c, 1), &shape, &n));
     tsr_status *st = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (shape[i] < 0) {
+            st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "shape[%zu] is negative", i);
+            goto done;
+        }
+    }
     /* Broadcasting is two-way: a 1 in `shape` keeps the input's dim. */
     if (n > REF_MAX_RANK || !ref_broadcast_shape(x->rank, x->dims, (int32_t)n, shape, &r, dims)) {
         st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "shape does not broadcast with the input");
@@ -843,13 +848,13 @@ static tsr_status *op_pad(ref_ctx *c) {
     int64_t *pads = NULL, *axes = NULL;
     size_t np = 0, na = 0;
     bool have, have_axes = false;
-    scalar zero;
+    scalar padval; /* zero unless the `value` attribute (opset < 11) says otherwise */
     tsr_status *st = NULL;
     TRY(need_in(c, 0, &x));
     int32_t r = x->rank;
     int64_t opset = ref_opset(c);
     const char *mode = ref_attr_str(c, "mode", "constant");
-    fill = scalar_zero(&zero, x->elem_type);
+    fill = scalar_zero(&padval, x->elem_type);
     if (opset < 11) {
         /* Opset 1 called the attribute `paddings`, opset 2 `pads`. */
         TRY(ints_arg(c, opset < 2 ? "paddings" : "pads", 1, 11, &pads, &np, &have));
@@ -860,7 +865,7 @@ static tsr_status *op_pad(ref_ctx *c) {
                              (int)x->elem_type);
                 goto done;
             }
-            ref_store(x->elem_type, &zero.u, 0, ref_attr_float(c, "value", 0.0f));
+            ref_store(x->elem_type, &padval.u, 0, ref_attr_float(c, "value", 0.0f));
         }
     } else {
         TRY(ints_arg(c, "pads", 1, 11, &pads, &np, &have));
@@ -955,6 +960,57 @@ done:
     return st;
 }
 
+/* CenterCropPad: each listed axis is cropped or zero-padded to the target
+ * size around its centre; the odd element goes to the end, as the ONNX
+ * reference does (start offset is the floor of half the difference). */
+static tsr_status *op_center_crop_pad(ref_ctx *c) {
+    const tsr_tensor *x;
+    tsr_tensor *y;
+    int64_t *shape, dims[REF_MAX_RANK], shift[REF_MAX_RANK] = {0}, str[REF_MAX_RANK];
+    size_t n;
+    scalar zero;
+    TRY(need_in(c, 0, &x));
+    TRY(ref_tensor_i64(c, ref_in(c, 1), &shape, &n));
+    int32_t r = x->rank;
+    const int64_t *attr_axes;
+    size_t na = ref_attr_ints(c, "axes", &attr_axes);
+    int64_t axes[REF_MAX_RANK];
+    tsr_status *st = NULL;
+    if (!attr_axes) na = (size_t)r;
+    if (na != n || na > (size_t)r) {
+        st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "shape has %zu entries for %zu axes", n, na);
+        goto done;
+    }
+    for (size_t i = 0; i < na; i++) axes[i] = attr_axes ? attr_axes[i] : (int64_t)i;
+    if ((st = norm_axes(c, axes, na, r))) goto done;
+    memcpy(dims, x->dims, sizeof(int64_t) * (size_t)r);
+    for (size_t i = 0; i < na; i++) {
+        int64_t a = axes[i], d = x->dims[a], want = shape[i];
+        if (want < 0) {
+            st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "shape[%zu] is negative", i);
+            goto done;
+        }
+        /* Output index o reads input index o + shift (crop: +, pad: -). */
+        shift[a] = want < d ? (d - want) / 2 : -((want - d) / 2);
+        dims[a] = want;
+    }
+    if ((st = out_new(c, 0, x->elem_type, r, dims, &y))) goto done;
+    if (dims_count(r, dims) == 0) goto done;
+    ref_strides(r, x->dims, str);
+    view v;
+    if ((st = view_init(c, &v, r, dims))) goto done;
+    for (int32_t a = 0; a < r; a++) {
+        for (int64_t o = 0; o < dims[a]; o++) {
+            int64_t j = o + shift[a];
+            v.off[a][o] = j < 0 || j >= x->dims[a] ? MISSING : j * str[a];
+        }
+    }
+    st = view_run_free(c, &v, y, x, scalar_zero(&zero, x->elem_type));
+done:
+    free(shape);
+    return st;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Gather, GatherElements, GatherND                                          */
 
@@ -1005,6 +1061,39 @@ static tsr_status *op_gather(ref_ctx *c) {
     for (size_t i = 0; i < n; i++) v.off[1][i] = idx[i] * vd[2];
     view_linear(&v, 2, 0, 1);
     st = view_run_free(c, &v, y, x, NULL);
+done:
+    free(idx);
+    return st;
+}
+
+/* ai.onnx.ml ArrayFeatureExtractor: x[..., indices] with the indices
+ * flattened; a 1-D x gives a [1, n] result, as the ONNX reference does. */
+static tsr_status *op_array_feature_extractor(ref_ctx *c) {
+    const tsr_tensor *x, *ind;
+    tsr_tensor *y;
+    int64_t *idx, dims[REF_MAX_RANK];
+    size_t n;
+    TRY(need_in(c, 0, &x));
+    TRY(need_in(c, 1, &ind));
+    if (x->rank < 1) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "input must have rank >= 1");
+    TRY(ref_tensor_i64(c, ind, &idx, &n));
+    tsr_status *st = NULL;
+    int64_t last = x->dims[x->rank - 1], outer = dims_prod(x->dims, 0, x->rank - 1);
+    for (size_t i = 0; i < n; i++) {
+        if (idx[i] < 0 || idx[i] >= last) {
+            st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "index %lld is out of range for axis of %lld",
+                         (long long)idx[i], (long long)last);
+            goto done;
+        }
+    }
+    int32_t r = x->rank < 2 ? 2 : x->rank;
+    if (x->rank < 2) dims[0] = 1;
+    else memcpy(dims, x->dims, sizeof(int64_t) * (size_t)(r - 1));
+    dims[r - 1] = (int64_t)n;
+    if ((st = out_new(c, 0, x->elem_type, r, dims, &y))) goto done;
+    for (int64_t o = 0; o < outer && !st; o++)
+        for (size_t i = 0; i < n && !st; i++)
+            st = mv_copy(c, y, (uint64_t)o * n + i, x, (uint64_t)(o * last + idx[i]), 1);
 done:
     free(idx);
     return st;
@@ -1251,6 +1340,65 @@ done:
     return st;
 }
 
+/* TensorScatter (opset 24), a KV-cache update: present = past with, per
+ * batch entry b, update's sequence rows written from write_indices[b] on
+ * along `axis` (wrapping around in "circular" mode). */
+static tsr_status *op_tensor_scatter(ref_ctx *c) {
+    const tsr_tensor *x, *upd, *wt = ref_in(c, 2);
+    tsr_tensor *y;
+    int64_t axis, *wi = NULL;
+    size_t nw = 0;
+    TRY(need_in(c, 0, &x));
+    TRY(need_in(c, 1, &upd));
+    int64_t a = ref_attr_int(c, "axis", -2);
+    const char *mode = ref_attr_str(c, "mode", "linear");
+    bool circular = strcmp(mode, "circular") == 0;
+    if (!circular && strcmp(mode, "linear") != 0)
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "unknown mode '%s'", mode);
+    /* Axis 0 is the batch, so the sequence axis comes after it. */
+    if (x->rank < 2 || !ref_axis(a, x->rank, &axis) || axis == 0)
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is invalid for rank %d",
+                       (long long)a, (int)x->rank);
+    if (upd->elem_type != x->elem_type || upd->rank != x->rank)
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "update differs in type or rank");
+    for (int32_t d = 0; d < x->rank; d++)
+        if (d != axis ? upd->dims[d] != x->dims[d] : upd->dims[d] > x->dims[d])
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "update's shape does not fit the cache");
+    if (wt) {
+        TRY(ref_tensor_i64(c, wt, &wi, &nw));
+        if (nw != (size_t)x->dims[0]) {
+            free(wi);
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "write_indices has %zu entries for batch %lld",
+                           nw, (long long)x->dims[0]);
+        }
+    }
+    tsr_status *st = out_new(c, 0, x->elem_type, x->rank, x->dims, &y);
+    if (!st) st = copy_all(c, y, x);
+    int64_t max_seq = x->dims[axis], seq = upd->dims[axis];
+    int64_t outer = dims_prod(x->dims, 0, (int32_t)axis);
+    int64_t per_batch = dims_prod(x->dims, 1, (int32_t)axis);
+    int64_t inner = dims_prod(x->dims, (int32_t)axis + 1, x->rank);
+    for (int64_t o = 0; o < outer && !st; o++) {
+        int64_t start = wi ? wi[o / per_batch] : 0;
+        for (int64_t s = 0; s < seq && !st; s++) {
+            int64_t at = start + s;
+            if (circular) {
+                at %= max_seq;
+                if (at < 0) at += max_seq;
+            }
+            if (at < 0 || at >= max_seq) {
+                st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "write index %lld is out of range",
+                             (long long)at);
+                break;
+            }
+            st = mv_copy(c, y, (uint64_t)((o * max_seq + at) * inner), upd,
+                         (uint64_t)((o * seq + s) * inner), (uint64_t)inner);
+        }
+    }
+    free(wi);
+    return st;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Constant, ConstantOfShape, EyeLike, Range, OneHot                         */
 
@@ -1480,7 +1628,8 @@ static tsr_status *op_trilu(ref_ctx *c) {
     return NULL;
 }
 
-static tsr_status *op_cumsum(ref_ctx *c) {
+/* CumSum and CumProd: running sum or product along an axis. */
+static tsr_status *cumulate(ref_ctx *c, bool product) {
     const tsr_tensor *x, *at;
     tsr_tensor *y;
     int64_t axis;
@@ -1504,8 +1653,9 @@ static tsr_status *op_cumsum(ref_ctx *c) {
     bool fl = ref_is_float(t);
     for (int64_t o = 0; o < outer; o++) {
         for (int64_t i = 0; i < inner; i++) {
-            double accf = 0;
-            uint64_t acci = 0; /* unsigned: integer sums wrap instead of overflowing */
+            /* The identity of the operation starts an exclusive scan. */
+            double accf = product ? 1 : 0;
+            uint64_t acci = product; /* unsigned: integer results wrap instead of overflowing */
             for (int64_t s = 0; s < n; s++) {
                 int64_t kk = reverse ? n - 1 - s : s;
                 size_t p = (size_t)((o * n + kk) * inner + i);
@@ -1513,8 +1663,13 @@ static tsr_status *op_cumsum(ref_ctx *c) {
                     if (fl) ref_store(t, y->data, p, accf);
                     else ref_store_i64(t, y->data, p, (int64_t)acci);
                 }
-                if (fl) accf += ref_load(t, x->data, p);
-                else acci += (uint64_t)ref_load_i64(t, x->data, p);
+                if (fl) {
+                    double v = ref_load(t, x->data, p);
+                    accf = product ? accf * v : accf + v;
+                } else {
+                    uint64_t v = (uint64_t)ref_load_i64(t, x->data, p);
+                    acci = product ? acci * v : acci + v;
+                }
                 if (!exclusive) {
                     if (fl) ref_store(t, y->data, p, accf);
                     else ref_store_i64(t, y->data, p, (int64_t)acci);
@@ -1524,6 +1679,9 @@ static tsr_status *op_cumsum(ref_ctx *c) {
     }
     return NULL;
 }
+
+static tsr_status *op_cumsum(ref_ctx *c) { return cumulate(c, false); }
+static tsr_status *op_cumprod(ref_ctx *c) { return cumulate(c, true); }
 
 /* Whether element i of x is not zero (not empty, for strings). */
 static bool is_nonzero(const tsr_tensor *x, uint64_t i) {
@@ -1655,39 +1813,245 @@ done:
 }
 
 /* ------------------------------------------------------------------------ */
+/* Unique                                                                    */
+
+/* Orders element i of a against element j of b (same type): numbers by
+ * value, strings bytewise. */
+static int elem_cmp(const tsr_tensor *a, uint64_t i, const tsr_tensor *b, uint64_t j) {
+    int32_t t = a->elem_type;
+    if (t == TSR_STRING) {
+        const tsr_string *x = (const tsr_string *)a->data + i, *y = (const tsr_string *)b->data + j;
+        size_t m = x->size < y->size ? x->size : y->size;
+        int r = m ? memcmp(x->data, y->data, m) : 0;
+        return r ? r : (x->size > y->size) - (x->size < y->size);
+    }
+    if (ref_is_float(t)) {
+        double x = ref_load(t, a->data, (size_t)i), y = ref_load(t, b->data, (size_t)j);
+        return (x > y) - (x < y);
+    }
+    if (t == TSR_UINT64) {
+        uint64_t x = ((const uint64_t *)a->data)[i], y = ((const uint64_t *)b->data)[j];
+        return (x > y) - (x < y);
+    }
+    if (ref_is_int(t) || t == TSR_BOOL) {
+        int64_t x = ref_load_i64(t, a->data, (size_t)i), y = ref_load_i64(t, b->data, (size_t)j);
+        return (x > y) - (x < y);
+    }
+    /* Other types: raw bits give a consistent order for equality grouping. */
+    unsigned bits = type_bits(t);
+    if (bits < 8) {
+        uint8_t x = get_bits(a->data, i, bits), y = get_bits(b->data, j, bits);
+        return (x > y) - (x < y);
+    }
+    size_t es = bits / 8;
+    return memcmp((const char *)a->data + i * es, (const char *)b->data + j * es, es);
+}
+
+/* The slices Unique compares: `count` slices along an axis, each made of
+ * `outer` runs of `inner` elements `stride` apart. */
+typedef struct slices {
+    const tsr_tensor *x;
+    int64_t count, outer, inner, stride;
+} slices;
+
+static int slice_cmp(const slices *s, int64_t p, int64_t q) {
+    for (int64_t o = 0; o < s->outer; o++) {
+        for (int64_t i = 0; i < s->inner; i++) {
+            int64_t base = o * s->stride + i;
+            int r = elem_cmp(s->x, (uint64_t)(base + p * s->inner), s->x,
+                             (uint64_t)(base + q * s->inner));
+            if (r) return r;
+        }
+    }
+    return 0;
+}
+
+/* Stable merge sort of slice numbers, so equal slices keep input order and
+ * the first of each run is the first occurrence. */
+static void slice_sort(const slices *s, int64_t *v, int64_t *tmp, int64_t n) {
+    if (n < 2) return;
+    int64_t h = n / 2;
+    slice_sort(s, v, tmp, h);
+    slice_sort(s, v + h, tmp, n - h);
+    int64_t i = 0, j = h, k = 0;
+    while (i < h && j < n) tmp[k++] = slice_cmp(s, v[j], v[i]) < 0 ? v[j++] : v[i++];
+    while (i < h) tmp[k++] = v[i++];
+    while (j < n) tmp[k++] = v[j++];
+    memcpy(v, tmp, sizeof(int64_t) * (size_t)n);
+}
+
+static tsr_status *op_unique(ref_ctx *c) {
+    const tsr_tensor *x;
+    tsr_tensor *y, *o_idx, *o_inv, *o_cnt;
+    int64_t axis = 0, dims[REF_MAX_RANK];
+    TRY(need_in(c, 0, &x));
+    bool flat = !ref_attr_has(c, "axis");
+    bool sorted = ref_attr_int(c, "sorted", 1) != 0;
+    slices s = {x, 0, 1, 1, 0};
+    if (flat) {
+        s.count = (int64_t)ref_numel(x);
+    } else {
+        int64_t a = ref_attr_int(c, "axis", 0);
+        if (x->rank == 0 || !ref_axis(a, x->rank, &axis))
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d",
+                           (long long)a, (int)x->rank);
+        s.count = x->dims[axis];
+        s.outer = dims_prod(x->dims, 0, (int32_t)axis);
+        s.inner = dims_prod(x->dims, (int32_t)axis + 1, x->rank);
+        s.stride = s.count * s.inner;
+    }
+    int64_t n = s.count;
+    /* order: slices sorted (stably); group: each slice's unique number in
+     * order of first occurrence; first: first occurrence of each unique. */
+    int64_t *order = malloc(sizeof(int64_t) * (size_t)(3 * n + 1));
+    int64_t *buf = malloc(sizeof(int64_t) * (size_t)(3 * n + 1));
+    if (!order || !buf) {
+        free(order);
+        free(buf);
+        return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
+    }
+    int64_t *tmp = buf, *group = order + n, *first = order + 2 * n;
+    int64_t *counts = buf + n, *rank_of = buf + 2 * n;
+    for (int64_t i = 0; i < n; i++) order[i] = i;
+    slice_sort(&s, order, tmp, n);
+    /* Runs of equal slices in sorted order; the first of a run is the
+     * earliest occurrence thanks to the stable sort. */
+    int64_t u = 0;
+    for (int64_t k = 0; k < n; k++) {
+        if (k == 0 || slice_cmp(&s, order[k - 1], order[k]) != 0) first[u++] = order[k];
+        group[order[k]] = u - 1; /* run number, in sorted order */
+    }
+    /* Output position of each run: sorted order, or by first occurrence. */
+    if (sorted) {
+        for (int64_t g = 0; g < u; g++) rank_of[g] = g;
+    } else {
+        /* Walk the input; a run's position is when it first appears. */
+        int64_t next = 0;
+        for (int64_t g = 0; g < u; g++) rank_of[g] = -1;
+        for (int64_t i = 0; i < n; i++)
+            if (rank_of[group[i]] < 0) rank_of[group[i]] = next++;
+    }
+    tsr_status *st = NULL;
+    int64_t *pos_first = tmp; /* reuse: output position -> first occurrence */
+    for (int64_t g = 0; g < u; g++) pos_first[rank_of[g]] = first[g];
+    for (int64_t p = 0; p < u; p++) counts[p] = 0;
+    for (int64_t i = 0; i < n; i++) counts[rank_of[group[i]]]++;
+    int32_t r = flat ? 1 : x->rank;
+    if (flat) dims[0] = u;
+    else {
+        memcpy(dims, x->dims, sizeof(int64_t) * (size_t)r);
+        dims[axis] = u;
+    }
+    if ((st = out_new(c, 0, x->elem_type, r, dims, &y))) goto done;
+    for (int64_t p = 0; p < u && !st; p++)
+        for (int64_t o = 0; o < s.outer && !st; o++)
+            st = mv_copy(c, y, (uint64_t)((o * u + p) * s.inner), x,
+                         (uint64_t)(o * s.stride + pos_first[p] * s.inner), (uint64_t)s.inner);
+    if (st) goto done;
+    if ((st = out_new(c, 1, TSR_INT64, 1, &u, &o_idx))) goto done;
+    if ((st = out_new(c, 2, TSR_INT64, 1, &n, &o_inv))) goto done;
+    if ((st = out_new(c, 3, TSR_INT64, 1, &u, &o_cnt))) goto done;
+    for (int64_t p = 0; p < u; p++) {
+        ((int64_t *)o_idx->data)[p] = pos_first[p];
+        ((int64_t *)o_cnt->data)[p] = counts[p];
+    }
+    for (int64_t i = 0; i < n; i++) ((int64_t *)o_inv->data)[i] = rank_of[group[i]];
+done:
+    free(order);
+    free(buf);
+    return st;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Claim-time checks: decline, with a reason the user sees, what a kernel
+ * would refuse at run time anyway. Unknown types (0) are accepted. */
+
+static int32_t in_type(const tsr_host_api *h, const tsr_node *n, size_t i) {
+    const tsr_value_info *v = i < h->node_input_count(n) ? h->node_input(n, i) : NULL;
+    return v ? h->value_elem_type(v) : 0;
+}
+
+/* Input 0 holds elements this file can move. */
+static int check_movable(const tsr_host_api *h, const tsr_node *n, char *why, size_t size) {
+    int32_t t = in_type(h, n, 0);
+    if (t != 0 && type_bits(t) == 0) {
+        snprintf(why, size, "element type %d is not supported", (int)t);
+        return TSR_DECLINE_TYPE;
+    }
+    return 0;
+}
+
+/* Input 0 is a number (CumSum, CumProd, Range compute with it). */
+static int check_numeric(const tsr_host_api *h, const tsr_node *n, char *why, size_t size) {
+    int32_t t = in_type(h, n, 0);
+    if (t != 0 && !ref_is_float(t) && !ref_is_int(t)) {
+        snprintf(why, size, "element type %d is not numeric", (int)t);
+        return TSR_DECLINE_TYPE;
+    }
+    return 0;
+}
+
+/* A reduction needs numbers; plain scatter moves anything. */
+static int check_scatter(const tsr_host_api *h, const tsr_node *n, char *why, size_t size) {
+    const tsr_attr *a = h->node_attr_find(n, "reduction");
+    int32_t t = in_type(h, n, 0);
+    size_t len = 0;
+    const char *red = a ? h->attr_string(a, &len) : NULL;
+    if (red && !(len == 4 && memcmp(red, "none", 4) == 0) && t != 0 && !ref_is_float(t) &&
+        !ref_is_int(t) && t != TSR_BOOL) {
+        snprintf(why, size, "reduction on element type %d", (int)t);
+        return TSR_DECLINE_TYPE;
+    }
+    return check_movable(h, n, why, size);
+}
+
+static int check_constant(const tsr_host_api *h, const tsr_node *n, char *why, size_t size) {
+    if (h->node_attr_find(n, "sparse_value")) {
+        snprintf(why, size, "sparse_value is not supported");
+        return TSR_DECLINE_ATTRIBUTE;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
 
 const ref_op ref_ops_tensor[] = {
-    {"", "Identity", 1, op_identity, NULL},
-    {"", "Reshape", 1, op_reshape, NULL},
-    {"", "Flatten", 1, op_flatten, NULL},
-    {"", "Squeeze", 1, op_squeeze, NULL},
-    {"", "Unsqueeze", 1, op_unsqueeze, NULL},
+    {"", "Identity", 1, op_identity, check_movable},
+    {"", "Reshape", 1, op_reshape, check_movable},
+    {"", "Flatten", 1, op_flatten, check_movable},
+    {"", "Squeeze", 1, op_squeeze, check_movable},
+    {"", "Unsqueeze", 1, op_unsqueeze, check_movable},
     {"", "Shape", 1, op_shape, NULL},
     {"", "Size", 1, op_size, NULL},
-    {"", "Transpose", 1, op_transpose, NULL},
-    {"", "DepthToSpace", 1, op_depth_to_space, NULL},
-    {"", "SpaceToDepth", 1, op_space_to_depth, NULL},
-    {"", "Concat", 1, op_concat, NULL},
-    {"", "Split", 1, op_split, NULL},
-    {"", "Slice", 1, op_slice, NULL},
-    {"", "Expand", 8, op_expand, NULL},
-    {"", "Tile", 1, op_tile, NULL},
-    {"", "Pad", 1, op_pad, NULL},
-    {"", "Gather", 1, op_gather, NULL},
-    {"", "GatherElements", 11, op_gather_elements, NULL},
-    {"", "GatherND", 11, op_gather_nd, NULL},
-    {"", "Scatter", 9, op_scatter_elements, NULL},
-    {"", "ScatterElements", 11, op_scatter_elements, NULL},
-    {"", "ScatterND", 11, op_scatter_nd, NULL},
-    {"", "Constant", 1, op_constant, NULL},
+    {"", "Transpose", 1, op_transpose, check_movable},
+    {"", "DepthToSpace", 1, op_depth_to_space, check_movable},
+    {"", "SpaceToDepth", 1, op_space_to_depth, check_movable},
+    {"", "Concat", 1, op_concat, check_movable},
+    {"", "Split", 1, op_split, check_movable},
+    {"", "Slice", 1, op_slice, check_movable},
+    {"", "Expand", 8, op_expand, check_movable},
+    {"", "Tile", 1, op_tile, check_movable},
+    {"", "Pad", 1, op_pad, check_movable},
+    {"", "Gather", 1, op_gather, check_movable},
+    {"", "GatherElements", 11, op_gather_elements, check_movable},
+    {"", "GatherND", 11, op_gather_nd, check_movable},
+    {"", "Scatter", 9, op_scatter_elements, check_scatter},
+    {"", "ScatterElements", 11, op_scatter_elements, check_scatter},
+    {"", "ScatterND", 11, op_scatter_nd, check_scatter},
+    {"", "Constant", 1, op_constant, check_constant},
     {"", "ConstantOfShape", 9, op_constant_of_shape, NULL},
-    {"", "EyeLike", 9, op_eye_like, NULL},
-    {"", "Range", 11, op_range, NULL},
-    {"", "OneHot", 9, op_one_hot, NULL},
-    {"", "Trilu", 14, op_trilu, NULL},
-    {"", "CumSum", 11, op_cumsum, NULL},
-    {"", "NonZero", 9, op_nonzero, NULL},
-    {"", "Compress", 9, op_compress, NULL},
-    {"", "ReverseSequence", 10, op_reverse_sequence, NULL},
+    {"", "EyeLike", 9, op_eye_like, check_movable},
+    {"", "Range", 11, op_range, check_numeric},
+    {"", "OneHot", 9, op_one_hot, check_movable},
+    {"", "Trilu", 14, op_trilu, check_movable},
+    {"", "CumSum", 11, op_cumsum, check_numeric},
+    {"", "CumProd", 26, op_cumprod, check_numeric},
+    {"", "CenterCropPad", 18, op_center_crop_pad, check_movable},
+    {"", "TensorScatter", 24, op_tensor_scatter, check_movable},
+    {"", "Unique", 11, op_unique, check_movable},
+    {"", "NonZero", 9, op_nonzero, check_movable},
+    {"", "Compress", 9, op_compress, check_movable},
+    {"", "ReverseSequence", 10, op_reverse_sequence, check_movable},
+    {"ai.onnx.ml", "ArrayFeatureExtractor", 1, op_array_feature_extractor, check_movable},
     {NULL, NULL, 0, NULL, NULL},
 };

@@ -117,9 +117,10 @@ static tsr_status *ref_compile(void *state, const tsr_graph *piece, void **piece
     p->in_map = malloc(sizeof(int) * (p->n_in + 1));
     p->out_map = malloc(sizeof(int) * (p->n_out + 1));
     if (!p->op || !p->in_map || !p->out_map) {
+        bool no_kernel = !p->op; /* read before ref_release frees p */
         ref_release(p);
-        return host->status_new(p->op ? TSR_ERR_NO_MEMORY : TSR_ERR_NOT_SUPPORTED,
-                                p->op ? "out of memory" : "no kernel for this node");
+        return host->status_new(no_kernel ? TSR_ERR_NOT_SUPPORTED : TSR_ERR_NO_MEMORY,
+                                no_kernel ? "no kernel for this node" : "out of memory");
     }
     for (size_t i = 0; i < p->n_in; i++)
         p->in_map[i] = piece_index(piece, host->node_input(p->node, i), false);

@@ -22,6 +22,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 FOLDERS = ("node", "pytorch-converted", "pytorch-operator", "simple")
+SKIPPED = 77  # ctest's SKIP_RETURN_CODE in CMakeLists.txt
 LINE = re.compile(r"^(PASS|FAIL|SKIP) (\S+?)(?:: (.*))?$")
 
 
@@ -56,7 +57,14 @@ def suite_folders(args):
     if not os.path.exists(stamp):
         print(f"conformance: {args.suite} not found; generating the onnx 1.12 suite into {out}",
               flush=True)
-        subprocess.run([os.path.join(ROOT, "tools", "gen_onnx_suite.sh"), out], check=True)
+        gen = subprocess.run([os.path.join(ROOT, "tools", "gen_onnx_suite.sh"), out])
+        if gen.returncode != 0:
+            # No data and no way to make it (python3-onnx missing): nothing
+            # to check. ctest shows this as "Skipped" (SKIP_RETURN_CODE),
+            # which stays visible, unlike a silent pass.
+            print("conformance: cannot generate the suite (is python3-onnx installed?); "
+                  "skipping", flush=True)
+            sys.exit(SKIPPED)
         open(stamp, "w").close()
     # real/ holds only download links (data.json), no model.onnx: left out.
     found = [(f, os.path.join(out, f)) for f in FOLDERS if os.path.isdir(os.path.join(out, f))]

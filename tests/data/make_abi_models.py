@@ -32,6 +32,20 @@ def relu_add():
          "abi_relu_add.onnx")
 
 
+def dangling():
+    """Like abi_relu_add, plus relu_unused = Relu(x) whose output nobody reads:
+    its piece has no outputs, so a provider allocates it as host scratch."""
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"], name="relu0"),
+         helper.make_node("Relu", ["x"], ["unused"], name="relu_unused"),
+         helper.make_node("Add", ["r", "x"], ["y"], name="add0")],
+        "abi_dangling",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
+         "abi_dangling.onnx")
+
+
 def mystery():
     """r = Relu(x); m = com.example.Mystery(r); y = Add(r, m). x float[2,3].
     Only the custom test plugin runs Mystery (y = 2x)."""
@@ -124,6 +138,7 @@ def attrs():
 
 if __name__ == "__main__":
     relu_add()
+    dangling()
     mystery()
     exec_chain()
     attrs()

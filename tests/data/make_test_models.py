@@ -35,7 +35,7 @@ def valid():
     metadata; an initializer with known values; nodes listed out of order."""
     w = numpy_helper.from_array(np.array([[1.5, -2.0, 3.25], [0.0, 4.0, -1.0]], np.float32), "w")
     b = helper.make_tensor("b", TensorProto.INT64, [3], [7, -8, 9])  # int64_data, not raw
-    h = helper.make_tensor("h", TensorProto.FLOAT16, [2], [15360, 49152])  # 1.0, -2.0 bits
+    h = helper.make_tensor("h", TensorProto.FLOAT16, [2], [1.0, -2.0])  # int32_data bits
     flag = helper.make_tensor("flag", TensorProto.BOOL, [2], [1, 0])
     names = helper.make_tensor("names", TensorProto.STRING, [2], [b"ab", b"xyz"])
     cplx = helper.make_tensor("cplx", TensorProto.COMPLEX64, [1], [complex(1.0, 2.0)])
@@ -84,7 +84,7 @@ def faults():
     t.raw_data = bytes(24)
     simple("negative_dim", t)
 
-    t = TensorProto(name="w", data_type=F, dims=[10**18])
+    t = TensorProto(name="w", data_type=F, dims=[10**17])  # 4e17 bytes: fits size_t
     t.raw_data = bytes(4)
     simple("huge_dim", t)
 
@@ -137,14 +137,17 @@ def faults():
     def nested(depth):
         body = helper.make_graph([helper.make_node("Identity", ["x"], ["o"], name="leaf")],
                                  "leaf", [], [vi("o", None)])
+        leaf = body
         for i in range(depth):
+            # Only then_branch nests: sharing one body in both branches
+            # would double the file at every level.
             body = helper.make_graph(
                 [helper.make_node("If", ["cond"], ["o"], name="if%d" % i,
-                                  then_branch=body, else_branch=body)],
+                                  then_branch=body, else_branch=leaf)],
                 "g%d" % i, [], [vi("o", None)])
         return body.node
 
-    for depth, name in ((63, "depth_ok"), (64, "depth_too_deep")):
+    for depth, name in ((64, "depth_ok"), (65, "depth_too_deep")):
         g = helper.make_graph(nested(depth), name,
                               [vi("x", [2]), vi("cond", [], TensorProto.BOOL)],
                               [vi("o", None)])
@@ -172,8 +175,36 @@ def features():
     save("function.onnx", g, opsets(("local", 1)), functions=[fn])
 
 
+def constants():
+    """Every way a Constant node can carry its value, plus packed int4 data."""
+    sp = helper.make_sparse_tensor(
+        helper.make_tensor("spv", TensorProto.INT64, [1], [42]),
+        helper.make_tensor("spi", TensorProto.INT64, [1], [2]), [4])
+    nodes = [
+        helper.make_node("Constant", [], ["ci"], name="ci", value_int=-5),
+        helper.make_node("Constant", [], ["cis"], name="cis", value_ints=[1, 2, 3]),
+        helper.make_node("Constant", [], ["cf"], name="cf", value_float=0.25),
+        helper.make_node("Constant", [], ["cs"], name="cs", value_string="hey"),
+        helper.make_node("Constant", [], ["css"], name="css", value_strings=["a", "bc"]),
+        helper.make_node("Constant", [], ["csp"], name="csp", sparse_value=sp),
+    ]
+    q = TensorProto(name="q", data_type=22, dims=[3])  # INT4: 1, 2, 3 packed low nibble first
+    q.int32_data.extend([0x21, 0x03])
+    outs = [vi(n.output[0], None) for n in nodes] + [vi("q", None, 22)]
+    g = helper.make_graph(nodes, "constants", [], outs, [q])
+    save("constants.onnx", g)
+
+    bad = TensorProto(name="v", data_type=F, dims=[2])
+    bad.raw_data = bytes(3)
+    node = helper.make_node("Constant", [], ["c"], name="c")
+    node.attribute.append(helper.make_attribute("value", bad))
+    g = helper.make_graph([node], "bad_attr", [], [vi("c", None)])
+    save("bad_attr.onnx", g)
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     valid()
     faults()
     features()
+    constants()

@@ -1,11 +1,14 @@
 /* The provider ABI from the outside: loading plugins that misbehave in each
- * way the host must survive (tests/plugins/*.c), negotiation, options,
+ * way the host must survive (the .c files in tests/plugins), negotiation, options,
  * discovery, falling back when a compile fails, and graph_to_onnx. */
 #include <CUnit/CUnit.h>
+#include <dlfcn.h>
+#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "host_api.h"
@@ -21,7 +24,7 @@ static int path_next;
 /* A rotating buffer, so a few paths can be live at once. */
 static const char *fmt_path(const char *dir, const char *name) {
     char *b = path_buf[path_next++ & 7];
-    snprintf(b, sizeof path_buf[0], "%s/%s", dir, name);
+    snprintf(b, sizeof path_buf[0], "%.800s/%.200s", dir, name);
     return b;
 }
 
@@ -42,7 +45,7 @@ static const char *plugin_path(const char *name) {
     const char *dir = getenv("TESSERA_TEST_PLUGINS");
     if (dir && *dir) return fmt_path(dir, file);
     static char guess[1024];
-    snprintf(guess, sizeof guess, "%s/../test-plugins", lib_dir());
+    snprintf(guess, sizeof guess, "%.700s/../test-plugins", lib_dir());
     return fmt_path(guess, file);
 }
 
@@ -374,6 +377,29 @@ static void test_old_struct(void) {
     tsr_session_free(s);
 }
 
+/* A node whose output nobody reads makes a piece with no outputs: the
+ * plugin allocates it as host scratch (index (size_t)-1), which the host
+ * frees when the run ends (LeakSanitizer checks). */
+static void test_scratch_output(void) {
+    const char *provs[] = {plugin_path("plugin_options"), "reference"};
+    tsr_session *s = NULL;
+    tsr_status *st = open_session("abi_dangling.onnx", provs, 2, NULL, NULL, NULL, &s);
+    CU_ASSERT_PTR_NULL_FATAL(st);
+    CU_ASSERT_STRING_EQUAL(provider_of(s, "relu_unused"), "options");
+    for (size_t p = 0; p < s->part.n_pieces; p++)
+        if (strcmp(s->part.pieces[p].view->nodes[0]->name, "relu_unused") == 0)
+            CU_ASSERT_EQUAL(s->part.pieces[p].view->n_outputs, 0);
+    float y[6], want[6];
+    for (int i = 0; i < 6; i++) want[i] = relu(X[i]) + X[i];
+    for (int round = 0; round < 2; round++) {
+        st = run_x(s, y);
+        CU_ASSERT_PTR_NULL(st);
+        if (!st) expect_floats(y, want, 6);
+        tsr_status_free(st);
+    }
+    tsr_session_free(s);
+}
+
 /* --- options ----------------------------------------------------------------- */
 
 static void test_option_scale(void) {
@@ -671,82 +697,122 @@ static void test_to_onnx_piece(void) {
     ir_model_free(m);
 }
 
-/* Deep comparison of what the writer must carry over. */
-static void same_tensor(const ir_tensor *a, const ir_tensor *b) {
-    CU_ASSERT_FATAL(a && b);
-    CU_ASSERT_EQUAL(a->elem_type, b->elem_type);
-    CU_ASSERT_EQUAL_FATAL(a->rank, b->rank);
-    for (int32_t d = 0; d < a->rank; d++) CU_ASSERT_EQUAL(a->dims[d], b->dims[d]);
-    CU_ASSERT_EQUAL_FATAL(a->nbytes, b->nbytes);
+/* Deep comparison of what the writer must carry over. Each check is a CUnit
+ * assertion; a mismatch in a count stops the comparison of that object (so
+ * nothing reads past an array) and makes the function return false. */
+#define SAME(cond)          \
+    do {                    \
+        bool ok_ = (cond);  \
+        CU_ASSERT(ok_);     \
+        if (!ok_) same = false; \
+    } while (0)
+#define SAME_OR_STOP(cond)  \
+    do {                    \
+        bool ok_ = (cond);  \
+        CU_ASSERT(ok_);     \
+        if (!ok_) return false; \
+    } while (0)
+
+static bool same_tensor(const ir_tensor *a, const ir_tensor *b) {
+    bool same = true;
+    SAME_OR_STOP(a && b);
+    SAME(a->elem_type == b->elem_type);
+    SAME_OR_STOP(a->rank == b->rank);
+    for (int32_t d = 0; d < a->rank; d++) SAME(a->dims[d] == b->dims[d]);
+    SAME_OR_STOP(a->nbytes == b->nbytes);
     if (a->elem_type == TSR_STRING) {
         const tsr_string *sa = a->data, *sb = b->data;
-        for (size_t i = 0; i < a->nbytes / sizeof(tsr_string); i++) {
-            CU_ASSERT_EQUAL(sa[i].size, sb[i].size);
-            CU_ASSERT(sa[i].size == sb[i].size && memcmp(sa[i].data, sb[i].data, sa[i].size) == 0);
-        }
+        for (size_t i = 0; i < a->nbytes / sizeof(tsr_string); i++)
+            SAME(sa[i].size == sb[i].size && (!sa[i].size || memcmp(sa[i].data, sb[i].data, sa[i].size) == 0));
     } else if (a->nbytes) {
-        CU_ASSERT(memcmp(a->data, b->data, a->nbytes) == 0);
+        SAME(memcmp(a->data, b->data, a->nbytes) == 0);
     }
+    return same;
 }
 
-static void same_graph(const ir_graph *a, const ir_graph *b);
+static bool same_graph(const ir_graph *a, const ir_graph *b);
 
-static void same_attr(const ir_attr *a, const ir_attr *b) {
-    CU_ASSERT_STRING_EQUAL(a->name, b->name);
-    CU_ASSERT_EQUAL_FATAL(a->type, b->type);
-    CU_ASSERT_EQUAL(a->i, b->i);
-    CU_ASSERT(a->f == b->f);
-    CU_ASSERT_EQUAL(a->s_len, b->s_len);
-    if (a->s && b->s && a->s_len == b->s_len) CU_ASSERT(memcmp(a->s, b->s, a->s_len) == 0);
-    CU_ASSERT_EQUAL_FATAL(a->count, b->count);
+static bool same_type(const ir_type *a, const ir_type *b) {
+    bool same = true;
+    SAME_OR_STOP(a->kind == b->kind);
+    SAME(a->elem_type == b->elem_type);
+    SAME(a->key_type == b->key_type);
+    SAME_OR_STOP(a->rank == b->rank);
+    for (int32_t d = 0; d < a->rank; d++) {
+        SAME(a->dims[d].value == b->dims[d].value);
+        SAME(!a->dims[d].symbol == !b->dims[d].symbol);
+        if (a->dims[d].symbol && b->dims[d].symbol) SAME(strcmp(a->dims[d].symbol, b->dims[d].symbol) == 0);
+    }
+    SAME_OR_STOP(!a->elem == !b->elem);
+    if (a->elem && !same_type(a->elem, b->elem)) same = false;
+    return same;
+}
+
+static bool same_attr(const ir_attr *a, const ir_attr *b) {
+    bool same = true;
+    SAME(strcmp(a->name, b->name) == 0);
+    SAME_OR_STOP(a->type == b->type);
+    SAME(!a->ref_attr_name == !b->ref_attr_name);
+    if (a->ref_attr_name && b->ref_attr_name) SAME(strcmp(a->ref_attr_name, b->ref_attr_name) == 0);
+    SAME(a->i == b->i);
+    SAME(memcmp(&a->f, &b->f, sizeof a->f) == 0); /* bit-exact, NaN included */
+    SAME(a->s_len == b->s_len);
+    if (a->s && b->s && a->s_len == b->s_len) SAME(memcmp(a->s, b->s, a->s_len) == 0);
+    SAME_OR_STOP(a->count == b->count);
     for (size_t i = 0; i < a->count; i++) {
-        if (a->ints) CU_ASSERT(b->ints && a->ints[i] == b->ints[i]);
-        if (a->floats) CU_ASSERT(b->floats && a->floats[i] == b->floats[i]);
-        if (a->strings) CU_ASSERT(b->strings && strcmp(a->strings[i], b->strings[i]) == 0);
-        if (a->tensors) same_tensor(a->tensors[i], b->tensors[i]);
-        if (a->graphs) same_graph(a->graphs[i], b->graphs[i]);
+        if (a->ints) SAME(b->ints && a->ints[i] == b->ints[i]);
+        if (a->floats) SAME(b->floats && memcmp(&a->floats[i], &b->floats[i], sizeof(float)) == 0);
+        if (a->strings) SAME(b->strings && a->string_lens[i] == b->string_lens[i] &&
+                             memcmp(a->strings[i], b->strings[i], a->string_lens[i]) == 0);
+        if (a->tensors && !same_tensor(a->tensors[i], b->tensors ? b->tensors[i] : NULL)) same = false;
+        if (a->graphs && !same_graph(a->graphs[i], b->graphs ? b->graphs[i] : NULL)) same = false;
     }
-    if (a->t) same_tensor(a->t, b->t);
-    if (a->g) same_graph(a->g, b->g);
+    if (a->t && !same_tensor(a->t, b->t)) same = false;
+    if (a->g && !same_graph(a->g, b->g)) same = false;
+    return same;
 }
 
-static void same_graph(const ir_graph *a, const ir_graph *b) {
-    CU_ASSERT_FATAL(a && b);
-    CU_ASSERT_EQUAL_FATAL(a->n_nodes, b->n_nodes);
+static bool same_name(const ir_value *a, const ir_value *b) {
+    return a && b ? strcmp(a->name, b->name) == 0 : a == b;
+}
+
+static bool same_graph(const ir_graph *a, const ir_graph *b) {
+    bool same = true;
+    SAME_OR_STOP(a && b);
+    SAME_OR_STOP(a->n_nodes == b->n_nodes);
     for (size_t i = 0; i < a->n_nodes; i++) {
         const ir_node *x = a->nodes[i], *y = b->nodes[i];
-        CU_ASSERT_STRING_EQUAL(x->name, y->name);
-        CU_ASSERT_STRING_EQUAL(x->op_type, y->op_type);
-        CU_ASSERT_STRING_EQUAL(x->domain, y->domain);
-        CU_ASSERT_EQUAL(x->opset, y->opset);
-        CU_ASSERT_EQUAL_FATAL(x->n_inputs, y->n_inputs);
-        for (size_t k = 0; k < x->n_inputs; k++)
-            CU_ASSERT(x->inputs[k] && y->inputs[k] ? strcmp(x->inputs[k]->name, y->inputs[k]->name) == 0
-                                                   : x->inputs[k] == y->inputs[k]);
-        CU_ASSERT_EQUAL_FATAL(x->n_outputs, y->n_outputs);
-        for (size_t k = 0; k < x->n_outputs; k++)
-            CU_ASSERT(x->outputs[k] && y->outputs[k] && strcmp(x->outputs[k]->name, y->outputs[k]->name) == 0);
-        CU_ASSERT_EQUAL_FATAL(x->n_attrs, y->n_attrs);
-        for (size_t k = 0; k < x->n_attrs; k++) same_attr(&x->attrs[k], &y->attrs[k]);
+        SAME(strcmp(x->name, y->name) == 0);
+        SAME(strcmp(x->op_type, y->op_type) == 0);
+        SAME(strcmp(x->domain, y->domain) == 0);
+        SAME(x->opset == y->opset);
+        SAME_OR_STOP(x->n_inputs == y->n_inputs);
+        for (size_t k = 0; k < x->n_inputs; k++) SAME(same_name(x->inputs[k], y->inputs[k]));
+        SAME_OR_STOP(x->n_outputs == y->n_outputs);
+        for (size_t k = 0; k < x->n_outputs; k++) SAME(same_name(x->outputs[k], y->outputs[k]));
+        SAME_OR_STOP(x->n_attrs == y->n_attrs);
+        for (size_t k = 0; k < x->n_attrs; k++)
+            if (!same_attr(&x->attrs[k], &y->attrs[k])) same = false;
     }
-    CU_ASSERT_EQUAL_FATAL(a->n_outputs, b->n_outputs);
+    SAME_OR_STOP(a->n_outputs == b->n_outputs);
     for (size_t i = 0; i < a->n_outputs; i++) {
-        CU_ASSERT_STRING_EQUAL(a->outputs[i]->name, b->outputs[i]->name);
-        CU_ASSERT_EQUAL(a->outputs[i]->type.kind, b->outputs[i]->type.kind);
-        CU_ASSERT_EQUAL(a->outputs[i]->type.elem_type, b->outputs[i]->type.elem_type);
-        CU_ASSERT_EQUAL(a->outputs[i]->type.rank, b->outputs[i]->type.rank);
+        SAME(same_name(a->outputs[i], b->outputs[i]));
+        if (!same_type(&a->outputs[i]->type, &b->outputs[i]->type)) same = false;
     }
-    CU_ASSERT_EQUAL_FATAL(a->n_inputs, b->n_inputs);
-    for (size_t i = 0; i < a->n_inputs; i++)
-        CU_ASSERT_STRING_EQUAL(a->inputs[i]->name, b->inputs[i]->name);
+    SAME_OR_STOP(a->n_inputs == b->n_inputs);
+    for (size_t i = 0; i < a->n_inputs; i++) {
+        SAME(same_name(a->inputs[i], b->inputs[i]));
+        if (!same_type(&a->inputs[i]->type, &b->inputs[i]->type)) same = false;
+    }
     /* Initializers, by name. */
     for (size_t i = 0; i < a->n_values; i++) {
         const ir_value *v = a->values[i];
         if (!v->constant || v->producer || v->is_outer) continue;
         const ir_value *w = ir_graph_find(b, v->name);
-        CU_ASSERT_PTR_NOT_NULL(w);
-        if (w) same_tensor(v->constant, w->constant);
+        SAME(w != NULL);
+        if (w && !same_tensor(v->constant, w->constant)) same = false;
     }
+    return same;
 }
 
 /* The whole graph with every attribute kind, subgraphs included, survives a
@@ -837,6 +903,214 @@ static void test_to_onnx_bad_args(void) {
     tsr_status_free(st);
 }
 
+/* A six-node piece that fails to compile goes to the next provider whole. */
+static void test_many_node_piece_falls_back(void) {
+    const char *provs[] = {plugin_path("plugin_greedy"), "reference"};
+    tsr_session *s = NULL;
+    capture cap;
+    capture_begin(&cap);
+    tsr_status *st = open_session("exec_chain.onnx", provs, 2, NULL, NULL, NULL, &s);
+    char *log = capture_end(&cap);
+    CU_ASSERT_PTR_NULL_FATAL(st);
+    CONTAINS(log, "greedy");
+    CONTAINS(log, "piece of 6 node(s) starting at 'n0'");
+    CONTAINS(log, "test pieces hold one node");
+    free(log);
+    CU_ASSERT_EQUAL(s->part.n_pieces, 6);
+    for (size_t p = 0; p < s->part.n_pieces; p++)
+        CU_ASSERT_STRING_EQUAL(s->provs[s->part.pieces[p].prov_index]->name, "reference");
+    tsr_tensor x = {sizeof x, TSR_FLOAT, 2, DIMS23, (void *)X, sizeof X, TSR_MEMORY_HOST, 0};
+    const char *in_names[] = {"x"};
+    const tsr_tensor *ins[] = {&x};
+    tsr_value *outs[2] = {NULL, NULL};
+    st = tsr_session_run(s, 1, in_names, ins, 2, NULL, outs);
+    CU_ASSERT_PTR_NULL(st);
+    tsr_status_free(st);
+    const float want_y[6] = {1, 4, 4, 13, 0, 22}, want_c[6] = {0.5f, 1, 2, 4.5f, 0, 8};
+    for (int j = 0; j < 2; j++) {
+        tsr_tensor t = {.struct_size = sizeof t};
+        if (!outs[j] || tsr_value_tensor(outs[j], &t) || t.nbytes != 6 * sizeof(float)) {
+            CU_FAIL("missing output");
+            continue;
+        }
+        expect_floats(t.data, j ? want_c : want_y, 6);
+        tsr_value_free(outs[j]);
+    }
+    tsr_session_free(s);
+}
+
+/* The shared library finds the reference plugin beside itself with no
+ * TESSERA_PROVIDER_PATH at all (the unit tests link the static core, whose
+ * "beside" is the test's own directory, so this opens libtessera.so). */
+static void test_discover_beside_library(void) {
+    typedef tsr_status *(*discover_fn)(const char *const *, size_t, tsr_provider_list **);
+    typedef size_t (*size_fn)(const tsr_provider_list *);
+    typedef tsr_status *(*get_fn)(const tsr_provider_list *, size_t, tsr_provider_desc *);
+    typedef void (*free_fn)(tsr_provider_list *);
+    typedef void (*status_free_fn)(tsr_status *);
+    void *lib = dlopen(fmt_path(lib_dir(), "libtessera.so"), RTLD_NOW | RTLD_LOCAL);
+    if (!lib) fprintf(stderr, "\n  dlopen: %s\n", dlerror());
+    CU_ASSERT_PTR_NOT_NULL_FATAL(lib);
+    discover_fn discover;
+    size_fn size;
+    get_fn get;
+    free_fn list_free;
+    status_free_fn status_free;
+    *(void **)&discover = dlsym(lib, "tsr_providers_discover");
+    *(void **)&size = dlsym(lib, "tsr_provider_list_size");
+    *(void **)&get = dlsym(lib, "tsr_provider_list_get");
+    *(void **)&list_free = dlsym(lib, "tsr_provider_list_free");
+    *(void **)&status_free = dlsym(lib, "tsr_status_free");
+    CU_ASSERT_FATAL(discover && size && get && list_free && status_free);
+    /* Internal symbols stay hidden. */
+    CU_ASSERT_PTR_NULL(dlsym(lib, "plugin_load"));
+    CU_ASSERT_PTR_NULL(dlsym(lib, "onnx_write_view"));
+    char *saved = getenv("TESSERA_PROVIDER_PATH") ? strdup(getenv("TESSERA_PROVIDER_PATH")) : NULL;
+    unsetenv("TESSERA_PROVIDER_PATH");
+    tsr_provider_list *l = NULL;
+    tsr_status *st = discover(NULL, 0, &l);
+    if (saved) setenv("TESSERA_PROVIDER_PATH", saved, 1);
+    free(saved);
+    CU_ASSERT_PTR_NULL(st);
+    status_free(st);
+    bool found = false;
+    for (size_t i = 0; l && i < size(l); i++) {
+        tsr_provider_desc d = {.struct_size = sizeof d};
+        CU_ASSERT_PTR_NULL(get(l, i, &d));
+        if (d.name && strcmp(d.name, "reference") == 0 && !d.error) found = true;
+    }
+    CU_ASSERT(found);
+    if (l) list_free(l);
+    dlclose(lib);
+}
+
+/* A subgraph seen through the host API (attr_graph) as a whole-graph view:
+ * its nodes, and as ONNX bytes a complete model (the outer x becomes an
+ * input, the outer initializer w an initializer). The view is made on
+ * demand and must go away with the model (LeakSanitizer checks). */
+static void test_attr_graph_view(void) {
+    ir_model *m = load_model("abi_attrs.onnx", false);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    ir_node *ifn = node_named(m->graph, "if0");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ifn);
+    const tsr_host_api *h = host_api_table();
+    const tsr_attr *a = h->node_attr_find((const tsr_node *)ifn, "then_branch");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_EQUAL(h->attr_type(a), TSR_ATTR_GRAPH);
+    const tsr_graph *sg = h->attr_graph(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sg);
+    CU_ASSERT_PTR_EQUAL(h->attr_graph(a), sg); /* made once */
+    CU_ASSERT_EQUAL(h->graph_node_count(sg), 1);
+    CU_ASSERT_STRING_EQUAL(h->node_op_type(h->graph_node(sg, 0)), "Add");
+    void *bytes = NULL;
+    size_t size = 0;
+    tsr_status *st = h->graph_to_onnx(sg, &bytes, &size);
+    CU_ASSERT_PTR_NULL(st);
+    tsr_status_free(st);
+    ir_model *r = bytes ? reload(bytes, size) : NULL;
+    if (r) {
+        const ir_graph *rg = r->graph;
+        CU_ASSERT_EQUAL(rg->n_nodes, 1);
+        CU_ASSERT_EQUAL(rg->n_inputs, 1);
+        if (rg->n_inputs == 1) {
+            CU_ASSERT_STRING_EQUAL(rg->inputs[0]->name, "x");
+            CU_ASSERT_EQUAL(rg->inputs[0]->type.elem_type, TSR_FLOAT);
+            CU_ASSERT_EQUAL(rg->inputs[0]->type.rank, 2);
+        }
+        const ir_value *w = ir_graph_find(rg, "w");
+        CU_ASSERT(w && w->constant && w->constant->nbytes == 6 * sizeof(float));
+        CU_ASSERT_EQUAL(rg->n_outputs, 1);
+        if (rg->n_outputs == 1) CU_ASSERT_STRING_EQUAL(rg->outputs[0]->name, "t_out");
+        ir_model_free(r);
+    }
+    h->free(bytes);
+    ir_model_free(m);
+}
+
+/* Every model of the ONNX test corpus (TESSERA_ONNX_TESTS) that the loader
+ * accepts survives writer + loader unchanged: nodes, attributes (subgraphs
+ * included), inputs and outputs with their types, initializers, opsets and
+ * functions. Models with TypeProto attributes cannot be written (the loader
+ * keeps only their kind) and must say so. */
+static struct {
+    size_t loaded, written, refused_typeproto, differed;
+} corpus;
+
+static int corpus_visit(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st;
+    (void)ftw;
+    size_t len = strlen(path);
+    if (flag != FTW_F || len < 5 || strcmp(path + len - 5, ".onnx") != 0) return 0;
+    ir_model *m = NULL;
+    tsr_status *err = ir_model_load_file(path, &m);
+    if (err) { /* the loader's business, not the writer's */
+        tsr_status_free(err);
+        return 0;
+    }
+    corpus.loaded++;
+    struct tsr_graph *v = NULL;
+    void *bytes = NULL;
+    size_t size = 0;
+    err = host_graph_view_whole(m->graph, &v);
+    if (!err) err = onnx_write_view(v, &bytes, &size);
+    host_graph_view_free(v);
+    if (err) {
+        bool typeproto = tsr_status_code(err) == TSR_ERR_NOT_SUPPORTED &&
+                         strstr(tsr_status_message(err), "TypeProto") != NULL;
+        if (typeproto) corpus.refused_typeproto++;
+        else fprintf(stderr, "\n  %s: writing failed: %s\n", path, tsr_status_message(err));
+        CU_ASSERT(typeproto);
+        tsr_status_free(err);
+        ir_model_free(m);
+        return 0;
+    }
+    corpus.written++;
+    ir_model *r = NULL;
+    err = ir_model_load_buffer(bytes, size, NULL, &r);
+    if (err) fprintf(stderr, "\n  %s: reloading failed: %s\n", path, tsr_status_message(err));
+    CU_ASSERT_PTR_NULL(err);
+    tsr_status_free(err);
+    if (r) {
+        bool same = same_graph(m->graph, r->graph);
+        CU_ASSERT(r->n_opsets == m->n_opsets);
+        for (size_t i = 0; i < m->n_opsets; i++) {
+            bool ok = ir_model_opset(r, m->opsets[i].domain) == m->opsets[i].version;
+            CU_ASSERT(ok);
+            same = same && ok;
+        }
+        CU_ASSERT(r->n_functions == m->n_functions);
+        for (size_t i = 0; i < m->n_functions && i < r->n_functions; i++) {
+            const ir_function *f = m->functions[i], *g = r->functions[i];
+            CU_ASSERT(strcmp(f->name, g->name) == 0 && strcmp(f->domain, g->domain) == 0);
+            CU_ASSERT(f->n_attr_names == g->n_attr_names);
+            if (f->body && g->body && !same_graph(f->body, g->body)) same = false;
+        }
+        if (!same) {
+            corpus.differed++;
+            fprintf(stderr, "\n  %s: differs after the round trip\n", path);
+        }
+        ir_model_free(r);
+    }
+    free(bytes);
+    ir_model_free(m);
+    return 0;
+}
+
+static void test_to_onnx_corpus(void) {
+    const char *dir = getenv("TESSERA_ONNX_TESTS");
+    struct stat st;
+    if (!dir || stat(dir, &st) != 0) {
+        fprintf(stderr, "\n  (no ONNX test corpus at %s; skipped)\n", dir ? dir : "$TESSERA_ONNX_TESTS");
+        return;
+    }
+    memset(&corpus, 0, sizeof corpus);
+    CU_ASSERT_EQUAL(nftw(dir, corpus_visit, 16, FTW_PHYS), 0);
+    fprintf(stderr, "\n  corpus: %zu loaded, %zu written and reloaded, %zu refused (TypeProto), %zu differed\n",
+            corpus.loaded, corpus.written, corpus.refused_typeproto, corpus.differed);
+    CU_ASSERT(corpus.loaded > 0);
+    CU_ASSERT_EQUAL(corpus.differed, 0);
+}
+
 void unit_register(void) {
     CU_pSuite s = CU_add_suite("abi", suite_init, NULL);
     CU_add_test(s, "reference provider alone", test_reference_alone);
@@ -852,13 +1126,18 @@ void unit_register(void) {
     CU_add_test(s, "compile fails on a chain", test_fail_compile_chain);
     CU_add_test(s, "run fails: error names provider and node", test_fail_run);
     CU_add_test(s, "older, shorter tsr_provider", test_old_struct);
+    CU_add_test(s, "piece with no outputs: host scratch", test_scratch_output);
     CU_add_test(s, "provider option reaches the plugin", test_option_scale);
     CU_add_test(s, "provider options refused", test_option_refused);
     CU_add_test(s, "discovery", test_discover);
     CU_add_test(s, "default providers from the search path", test_default_providers);
+    CU_add_test(s, "discovery beside libtessera.so", test_discover_beside_library);
+    CU_add_test(s, "a many-node piece falls back whole", test_many_node_piece_falls_back);
     CU_add_test(s, "custom op provider and declines", test_custom_op);
     CU_add_test(s, "graph_to_onnx: a piece", test_to_onnx_piece);
     CU_add_test(s, "graph_to_onnx: every attribute round-trips", test_to_onnx_round_trip);
     CU_add_test(s, "graph_to_onnx: outer-scope reads", test_to_onnx_outer_reads);
     CU_add_test(s, "graph_to_onnx: bad arguments", test_to_onnx_bad_args);
+    CU_add_test(s, "attr_graph view, as ONNX, freed with the model", test_attr_graph_view);
+    CU_add_test(s, "graph_to_onnx: the ONNX test corpus round-trips", test_to_onnx_corpus);
 }

@@ -746,6 +746,124 @@ static void test_if_subgraph(void) {
     tb_free(&t);
 }
 
+
+static void test_more_ops(void) {
+    tb t = tb_new(18);
+    input(&t, "x", TSR_FLOAT, "N,3,10");
+    input(&t, "slope", TSR_FLOAT, "3,1");
+    const_i64(&t, "st", 1, 1, (int64_t[]){-1});
+    const_i64(&t, "en", 1, 1, (int64_t[]){-100});
+    const_i64(&t, "ax", 1, 1, (int64_t[]){2});
+    const_i64(&t, "stp", 1, 1, (int64_t[]){-3});
+    const_i64(&t, "pads", 1, 2, (int64_t[]){2, 3});
+    const_i64(&t, "r0", 0, 1, (int64_t[]){10});
+    const_i64(&t, "r1", 0, 1, (int64_t[]){1});
+    const_i64(&t, "r2", 0, 1, (int64_t[]){-2});
+    node(&t, "PRelu", "pr", "x,slope", "p");
+    node(&t, "Slice", "sl", "x,st,en,ax,stp", "s");
+    node(&t, "Pad", "pad", "x,pads,,ax", "pd");
+    node(&t, "Range", "rg", "r0,r1,r2", "rg1");
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "p", "N,3,10");
+    EXPECT_SHAPE(&t, "s", "N,3,4"); /* 9, 6, 3, 0 */
+    EXPECT_SHAPE(&t, "pd", "N,3,15");
+    EXPECT_SHAPE(&t, "rg1", "5"); /* 10, 8, 6, 4, 2 */
+    EXPECT_ELEM(&t, "rg1", TSR_INT64);
+    tb_free(&t);
+
+    /* An unnamed node is named by what it produces. */
+    t = tb_new(13);
+    input(&t, "a", TSR_FLOAT, "2,3");
+    input(&t, "b", TSR_FLOAT, "4,5");
+    node(&t, "MatMul", "", "a,b", "prod");
+    CU_ASSERT_STRING_EQUAL(infer(&t), "node #0 (MatMul) producing 'prod': inner dimensions 3 and 4 differ");
+    tb_free(&t);
+}
+
+/* Exporters guard Reshape targets with Where(Equal(shape, -1), ...). */
+static void test_shape_value_where(void) {
+    tb t = tb_new(13);
+    input(&t, "x", TSR_FLOAT, "B,5");
+    const_i64(&t, "neg", 1, 2, (int64_t[]){-1, -1});
+    const_i64(&t, "one", 1, 2, (int64_t[]){1, 1});
+    node(&t, "Shape", "sh", "x", "s");
+    node(&t, "Equal", "eq", "s,neg", "m");
+    node(&t, "Where", "wh", "m,one,s", "tgt");
+    node(&t, "Expand", "ex", "x,tgt", "y");
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "m", "2");
+    EXPECT_SHAPE(&t, "y", "B,5");
+    tb_free(&t);
+}
+
+/* A body graph with one node op(in0[, in1]) -> out, inputs and outputs
+ * declared as given ("" leaves a type out). */
+static ir_graph *body1(tb *t, const char *op, size_t n_in, const char *const *ins,
+                       const char *const *in_shapes, size_t n_out, const char *const *outs,
+                       const char *node_in0, const char *node_in1, const char *node_out) {
+    ir_graph *g = ir_graph_new(t->m, t->g, "body");
+    g->inputs = calloc(n_in, sizeof *g->inputs);
+    for (size_t i = 0; i < n_in; i++) {
+        ir_value *v = NULL;
+        CU_ASSERT_PTR_NULL_FATAL(ir_graph_value(g, ins[i], &v));
+        if (in_shapes[i][0]) set_type(&v->type, in_shapes[i][0] == 'b' ? TSR_BOOL : in_shapes[i][0] == 'i' ? TSR_INT64 : 0, in_shapes[i] + 1);
+        v->is_graph_input = true;
+        g->inputs[g->n_inputs++] = v;
+    }
+    ir_node *bn = NULL;
+    CU_ASSERT_PTR_NULL_FATAL(ir_graph_add_node(g, &bn));
+    bn->name = strdup("inner");
+    bn->op_type = strdup(op);
+    bn->domain = strdup("");
+    bn->opset = t->opset;
+    bn->n_inputs = node_in1 ? 2 : 1;
+    bn->inputs = calloc(2, sizeof *bn->inputs);
+    bn->inputs[0] = ir_graph_resolve(g, node_in0);
+    if (node_in1) bn->inputs[1] = ir_graph_resolve(g, node_in1);
+    bn->n_outputs = 1;
+    bn->outputs = calloc(1, sizeof *bn->outputs);
+    CU_ASSERT_PTR_NULL_FATAL(ir_graph_value(g, node_out, &bn->outputs[0]));
+    bn->outputs[0]->producer = bn;
+    g->outputs = calloc(n_out, sizeof *g->outputs);
+    for (size_t i = 0; i < n_out; i++) g->outputs[g->n_outputs++] = ir_graph_resolve(g, outs[i]);
+    return g;
+}
+
+static void test_loop_scan(void) {
+    tb t = tb_new(13);
+    input(&t, "m", TSR_INT64, "");
+    input(&t, "cond", TSR_BOOL, "");
+    input(&t, "acc", TSR_FLOAT, "4");
+    ir_node *n = node(&t, "Loop", "loop", "m,cond,acc", "acc_out,stack");
+    /* body(i, c, a) -> (c, a + a, a + a) */
+    ir_graph *g = body1(&t, "Add", 3, (const char *[]){"i", "c", "a"}, (const char *[]){"", "", ""}, 3,
+                        (const char *[]){"c", "a2", "a2"}, "a", "a", "a2");
+    add_attr(n, "body", TSR_ATTR_GRAPH)->g = g;
+    EXPECT_OK(&t);
+    CU_ASSERT_STRING_EQUAL(shape_str(&g->inputs[0]->type), "");
+    CU_ASSERT_EQUAL(g->inputs[0]->type.elem_type, TSR_INT64);
+    CU_ASSERT_STRING_EQUAL(shape_str(&g->inputs[2]->type), "4");
+    EXPECT_SHAPE(&t, "acc_out", "4");
+    EXPECT_SHAPE(&t, "stack", "?,4");
+    EXPECT_ELEM(&t, "stack", TSR_FLOAT);
+    tb_free(&t);
+
+    t = tb_new(13);
+    input(&t, "init", TSR_FLOAT, "2");
+    input(&t, "seq", TSR_FLOAT, "T,2");
+    n = node(&t, "Scan", "scan", "init,seq", "final,ys");
+    attr_int(n, "num_scan_inputs", 1);
+    /* body(s, x) -> (s + x, s + x) */
+    g = body1(&t, "Add", 2, (const char *[]){"s", "x"}, (const char *[]){"", ""}, 2,
+              (const char *[]){"s2", "s2"}, "s", "x", "s2");
+    add_attr(n, "body", TSR_ATTR_GRAPH)->g = g;
+    EXPECT_OK(&t);
+    CU_ASSERT_STRING_EQUAL(shape_str(&g->inputs[1]->type), "2");
+    EXPECT_SHAPE(&t, "final", "2");
+    EXPECT_SHAPE(&t, "ys", "T,2");
+    tb_free(&t);
+}
+
 void unit_register(void) {
     CU_pSuite s = CU_add_suite("shape_infer", NULL, NULL);
     CU_add_test(s, "conv", test_conv);
@@ -763,4 +881,7 @@ void unit_register(void) {
     CU_add_test(s, "declared_and_unknown", test_declared_and_unknown);
     CU_add_test(s, "rerun", test_rerun);
     CU_add_test(s, "if_subgraph", test_if_subgraph);
+    CU_add_test(s, "more_ops", test_more_ops);
+    CU_add_test(s, "shape_value_where", test_shape_value_where);
+    CU_add_test(s, "loop_scan", test_loop_scan);
 }

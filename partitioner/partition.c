@@ -117,10 +117,12 @@ static tsr_status *no_provider_error(const partition *p, const ir_graph *g, cons
         int w = snprintf(line, sizeof line, "%snode '%s' (%s%s%s opset %lld):", shown ? "; " : "",
                          n->name, n->domain, n->domain[0] ? "." : "", n->op_type,
                          (long long)n->opset);
+        bool first = true;
         for (size_t d = 0; d < p->n_declines && w < (int)sizeof line - 2; d++) {
             if (p->declines[d].node != n) continue;
-            w += snprintf(line + w, sizeof line - (size_t)w, " %s: %s;",
+            w += snprintf(line + w, sizeof line - (size_t)w, "%s %s: %s", first ? "" : ",",
                           provs[p->declines[d].prov_index]->name, p->declines[d].text);
+            first = false;
         }
         if (w >= (int)sizeof line) w = (int)sizeof line - 1;
         if (len + (size_t)w + 1 < cap) {

@@ -97,6 +97,21 @@ tsr_status *host_graph_view_nodes(ir_graph *g, ir_node *const *nodes, size_t n,
                 continue;
             if (!push_unique(&v->inputs, &v->n_inputs, iv)) s = TSR_NO_MEMORY();
         }
+        /* What its subgraphs read from g is an input too (implicit). */
+        bool has_graphs = false;
+        for (size_t a = 0; a < nd->n_attrs; a++) has_graphs |= nd->attrs[a].g || nd->attrs[a].graphs;
+        if (has_graphs && !s) {
+            bool *reads = calloc(g->n_values + 1, 1);
+            if (!reads) s = TSR_NO_MEMORY();
+            else mark_outer_reads(g, nd, reads);
+            for (size_t vi = 0; reads && vi < g->n_values && !s; vi++) {
+                ir_value *iv = g->values[vi];
+                if (!reads[vi] || (iv->producer && iv->producer->graph == g && in_set[iv->producer->index]))
+                    continue;
+                if (!push_unique(&v->inputs, &v->n_inputs, iv)) s = TSR_NO_MEMORY();
+            }
+            free(reads);
+        }
         for (size_t k = 0; k < nd->n_outputs && !s; k++) {
             ir_value *ov = nd->outputs[k];
             if (ov && used_outside[ov->index] && !push_unique(&v->outputs, &v->n_outputs, ov))

@@ -191,6 +191,44 @@ static const tsr_tensor *h_run_input(const tsr_run_context *c, size_t i) {
 }
 static size_t h_run_output_count(const tsr_run_context *c) { return R(c)->n_outputs; }
 
+static const tsr_value *h_run_input_value(const tsr_run_context *cx, size_t i) {
+    struct tsr_run_context *c = (struct tsr_run_context *)R(cx);
+    if (i >= c->n_inputs) return NULL;
+    if (c->in_values && c->in_values[i]) return c->in_values[i];
+    if (!c->inputs[i]) return NULL;
+    if (!c->wrappers && !(c->wrappers = calloc(c->n_inputs, sizeof *c->wrappers))) return NULL;
+    if (!c->wrappers[i] && value_borrow_tensor(c->inputs[i], &c->wrappers[i])) return NULL;
+    return c->wrappers[i];
+}
+
+static tsr_status *h_run_set_output_value(tsr_run_context *cx, size_t index, tsr_value *v) {
+    struct tsr_run_context *c = R(cx);
+    if (!v) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "run_set_output_value: NULL value");
+    if (index >= c->n_outputs || rt_present(&c->outputs[index])) {
+        value_free(v);
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "output %zu is out of range or already set", index);
+    }
+    return rt_tensor_take_value(&c->outputs[index], v);
+}
+
+static int32_t h_val_kind(const tsr_value *v) { return tsr_value_get_kind(v); }
+static size_t h_val_count(const tsr_value *v) { return tsr_value_count(v); }
+static const tsr_value *h_val_item(const tsr_value *v, size_t i) { return tsr_value_item(v, i); }
+static int32_t h_val_elem_type(const tsr_value *v) { return tsr_value_elem_type(v); }
+static tsr_tensor *h_val_tensor(const tsr_value *v) { return (tsr_tensor *)value_tensor_view(v); }
+static tsr_status *h_val_new_tensor(int32_t et, int32_t rank, const int64_t *dims, tsr_value **out) {
+    return tsr_value_create_tensor(et, rank, dims, out);
+}
+static tsr_status *h_val_new_sequence(int32_t et, tsr_value **out) {
+    return tsr_value_create_sequence(et, out);
+}
+static tsr_status *h_val_new_optional(tsr_value *contents, int32_t et, tsr_value **out) {
+    return tsr_value_create_optional(contents, et, out);
+}
+static tsr_status *h_val_append(tsr_value *seq, tsr_value *item) { return value_append(seq, item); }
+static tsr_status *h_val_clone(const tsr_value *v, tsr_value **out) { return value_clone(v, out); }
+static void h_val_free(tsr_value *v) { value_free(v); }
+
 static tsr_status *h_run_alloc_output(tsr_run_context *cx, size_t index, int32_t elem_type,
                                       int32_t rank, const int64_t *dims, tsr_tensor **out) {
     struct tsr_run_context *c = R(cx);
@@ -207,7 +245,7 @@ static tsr_status *h_run_alloc_output(tsr_run_context *cx, size_t index, int32_t
                          index, c->n_outputs);
     } else {
         slot = &c->outputs[index];
-        if (slot->view.struct_size)
+        if (rt_present(slot))
             return tsr_error(TSR_ERR_INVALID_ARGUMENT, "output %zu allocated twice", index);
     }
     if (rank < 0 || rank > IR_MAX_RANK || (rank > 0 && !dims))
@@ -225,6 +263,10 @@ void run_context_end(struct tsr_run_context *ctx) {
     free(ctx->scratch);
     ctx->scratch = NULL;
     ctx->n_scratch = 0;
+    if (ctx->wrappers)
+        for (size_t i = 0; i < ctx->n_inputs; i++) value_free(ctx->wrappers[i]);
+    free(ctx->wrappers);
+    ctx->wrappers = NULL;
 }
 
 static tsr_status *h_tensor_set_string(tsr_tensor *t, size_t index, const char *data,
@@ -298,6 +340,19 @@ static const tsr_host_api host_table = {
     .run_output_count = h_run_output_count,
     .run_alloc_output = h_run_alloc_output,
     .tensor_set_string = h_tensor_set_string,
+    .run_input_value = h_run_input_value,
+    .run_set_output_value = h_run_set_output_value,
+    .val_kind = h_val_kind,
+    .val_count = h_val_count,
+    .val_item = h_val_item,
+    .val_elem_type = h_val_elem_type,
+    .val_tensor = h_val_tensor,
+    .val_new_tensor = h_val_new_tensor,
+    .val_new_sequence = h_val_new_sequence,
+    .val_new_optional = h_val_new_optional,
+    .val_append = h_val_append,
+    .val_clone = h_val_clone,
+    .val_free = h_val_free,
 };
 
 const tsr_host_api *host_api_table(void) { return &host_table; }

@@ -59,9 +59,11 @@ struct tsr_run_context {
     provider_inst *prov;             /* whose memory outputs go to */
     rt_tensor *scratch;
     size_t n_scratch;
+    const tsr_value *const *in_values; /* n_inputs entries or NULL: non-tensor inputs */
+    tsr_value **wrappers;              /* lazily made TENSOR views for run_input_value */
 };
 
-/* Frees scratch tensors a run allocated. */
+/* Frees scratch tensors and value wrappers a run made. */
 void run_context_end(struct tsr_run_context *ctx);
 
 /* Log sink used by the host and plugins. */

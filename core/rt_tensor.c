@@ -7,6 +7,10 @@
 #include "status.h"
 
 void rt_tensor_release(rt_tensor *t) {
+    if (t->borrowed) {
+        memset(t, 0, sizeof *t);
+        return;
+    }
     if (t->host) ir_tensor_free(t->host);
     if (t->dev_owner && t->view.data) {
         const tsr_plugin *pl = t->dev_owner->plugin;
@@ -14,7 +18,51 @@ void rt_tensor_release(rt_tensor *t) {
         if (mem_free) mem_free(t->dev_owner->state, t->view.device_index, t->view.data);
     }
     free(t->dev_dims);
+    value_free(t->value);
     memset(t, 0, sizeof *t);
+}
+
+tsr_status *rt_tensor_take_value(rt_tensor *t, tsr_value *v) {
+    rt_tensor_release(t);
+    if (v->kind != TSR_VALUE_TENSOR) {
+        t->value = v;
+        return NULL;
+    }
+    if (!v->tensor) {
+        tsr_status *st = ir_tensor_clone(v->borrowed, &t->host);
+        value_free(v);
+        if (st) return st;
+    } else {
+        t->host = v->tensor;
+        v->tensor = NULL;
+        value_free(v);
+    }
+    t->view = t->host->view;
+    return NULL;
+}
+
+void rt_tensor_borrow_value(rt_tensor *t, const tsr_value *v) {
+    if (v->kind == TSR_VALUE_TENSOR) {
+        rt_tensor_borrow(t, value_tensor_view(v));
+        return;
+    }
+    rt_tensor_release(t);
+    t->value = (tsr_value *)v;
+    t->borrowed = true;
+}
+
+void rt_tensor_borrow_slot(rt_tensor *t, const rt_tensor *src) {
+    rt_tensor_release(t);
+    t->view = src->view;
+    t->dev_owner = src->dev_owner;
+    t->value = src->value;
+    t->borrowed = true;
+}
+
+void rt_tensor_move(rt_tensor *dst, rt_tensor *src) {
+    rt_tensor_release(dst);
+    *dst = *src;
+    memset(src, 0, sizeof *src);
 }
 
 tsr_status *rt_tensor_alloc_host(rt_tensor *t, int32_t elem_type, int32_t rank,
@@ -66,9 +114,19 @@ void rt_tensor_borrow(rt_tensor *t, const tsr_tensor *src) {
     rt_tensor_release(t);
     t->view = *src;
     t->view.struct_size = sizeof t->view;
+    t->borrowed = true;
 }
 
 tsr_status *rt_tensor_copy_to(rt_tensor *dst, const rt_tensor *src, provider_inst *dst_prov) {
+    if (src->value) {
+        if (dst_prov && dst_prov->memory_kind == TSR_MEMORY_DEVICE)
+            return tsr_error(TSR_ERR_NOT_SUPPORTED,
+                             "provider '%s' keeps tensors in device memory and cannot take a "
+                             "sequence, optional or map", dst_prov->name);
+        tsr_value *c;
+        TSR_TRY(value_clone(src->value, &c));
+        return rt_tensor_take_value(dst, c);
+    }
     const tsr_tensor *v = &src->view;
     rt_tensor tmp;
     memset(&tmp, 0, sizeof tmp);

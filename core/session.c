@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control_flow.h"
 #include "host_api.h"
 #include "status.h"
 
@@ -97,50 +98,23 @@ static tsr_status *add_all_providers(tsr_session *s, const tsr_session_options *
     return st;
 }
 
-/* Partitions and compiles; a piece that fails to compile is handed to the
- * next provider willing to claim it. */
-static tsr_status *partition_and_compile(tsr_session *s) {
-    ir_graph *g = s->model->graph;
-    exclusion *excl = NULL;
-    size_t n_excl = 0;
-    tsr_status *st = NULL;
-    for (;;) {
-        st = partition_graph(g, s->provs, s->n_provs, excl, n_excl, &s->part);
-        if (st) break;
-        size_t failed = SIZE_MAX;
-        for (size_t p = 0; p < s->part.n_pieces && failed == SIZE_MAX; p++) {
-            piece *pc = &s->part.pieces[p];
-            provider_inst *pv = s->provs[pc->prov_index];
-            tsr_status *cs =
-                pv->plugin->vt->compile(pv->state, (const tsr_graph *)pc->view, &pc->compiled);
-            if (!cs) continue;
-            char msg[1024];
-            snprintf(msg, sizeof msg, "piece of %zu node(s) starting at '%s' (%s) failed to compile: %s; "
-                     "offering it to the next provider", pc->view->n_nodes, pc->view->nodes[0]->name,
-                     pc->view->nodes[0]->op_type, tsr_status_message(cs));
-            host_log(TSR_LOG_WARNING, pv->name, msg);
-            tsr_status_free(cs);
-            pc->compiled = NULL;
-            failed = p;
-        }
-        if (failed == SIZE_MAX) break;
-        piece *fp = &s->part.pieces[failed];
-        exclusion *ne = realloc(excl, sizeof *ne * (n_excl + fp->view->n_nodes));
-        if (!ne) {
-            st = TSR_NO_MEMORY();
-            break;
-        }
-        excl = ne;
-        for (size_t k = 0; k < fp->view->n_nodes; k++)
-            excl[n_excl++] = (exclusion){fp->view->nodes[k], fp->prov_index};
-        for (size_t p = 0; p < s->part.n_pieces; p++) {
-            piece *pc = &s->part.pieces[p];
-            if (pc->compiled) s->provs[pc->prov_index]->plugin->vt->release(pc->compiled);
-        }
-        partition_free(&s->part);
+/* The core's control-flow provider goes last, so plugins are asked first. */
+static tsr_status *add_core_provider(tsr_session *s, const tsr_session_options *o) {
+    tsr_provider_config cfg = {sizeof cfg, 0, NULL, NULL, o->threads, o->log_level};
+    provider_inst *pi;
+    TSR_TRY(provider_create(control_flow_plugin(), &cfg, &pi));
+    tsr_plugin **np = realloc(s->plugins, sizeof *np * (s->n_provs + 1));
+    if (np) s->plugins = np;
+    provider_inst **ni = np ? realloc(s->provs, sizeof *ni * (s->n_provs + 1)) : NULL;
+    if (ni) s->provs = ni;
+    if (!np || !ni) {
+        provider_destroy(pi);
+        return TSR_NO_MEMORY();
     }
-    free(excl);
-    return st;
+    s->plugins[s->n_provs] = control_flow_plugin();
+    s->provs[s->n_provs++] = pi;
+    control_flow_bind(pi, s->provs, s->n_provs);
+    return NULL;
 }
 
 static tsr_status *session_finish(tsr_session *s, const tsr_session_options *o) {
@@ -159,8 +133,8 @@ static tsr_status *session_finish(tsr_session *s, const tsr_session_options *o) 
             st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "option %s=%s names provider '%s', which is not in the session",
                            o->options[i].key, o->options[i].value, o->options[i].provider);
     free(used);
-    if (!st) st = partition_and_compile(s);
-    if (!st) st = exec_plan_build(s);
+    if (!st) st = add_core_provider(s, o);
+    if (!st) st = graph_plan_build(s->model->graph, s->provs, s->n_provs, &s->main);
     if (!st) st = session_io_build(s);
     return st;
 }
@@ -198,16 +172,12 @@ tsr_status *tsr_session_create_from_buffer(const tsr_session_options *o, const v
 
 void tsr_session_free(tsr_session *s) {
     if (!s) return;
-    for (size_t p = 0; p < s->part.n_pieces; p++) {
-        piece *pc = &s->part.pieces[p];
-        if (pc->compiled) s->provs[pc->prov_index]->plugin->vt->release(pc->compiled);
-    }
-    partition_free(&s->part);
-    exec_plan_free(&s->plan);
+    graph_plan_free(&s->main, s->provs);
     for (size_t i = 0; i < s->n_provs; i++) provider_destroy(s->provs[i]);
     /* Graph views made on demand for plugins go with the model; unload
      * plugins last so nothing they own is referenced afterwards. */
-    for (size_t i = 0; i < s->n_provs; i++) plugin_unload(s->plugins[i]);
+    for (size_t i = 0; i < s->n_provs; i++)
+        if (s->plugins[i] != control_flow_plugin()) plugin_unload(s->plugins[i]);
     free(s->provs);
     free(s->plugins);
     session_io_free(s); /* reads s->model->graph: before the model goes */

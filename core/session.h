@@ -3,10 +3,12 @@
 #define TESSERA_CORE_SESSION_H
 
 #include "ir.h"
+#include "graph_plan.h"
 #include "partition.h"
 #include "plugin.h"
 #include "rt_tensor.h"
 #include "tessera/tessera.h"
+#include "value.h"
 
 typedef struct provider_option {
     char *provider, *key, *value;
@@ -28,22 +30,14 @@ struct tsr_session_options {
     size_t n_dims;
 };
 
-struct tsr_value {
-    ir_tensor *tensor;
-};
 
-/* What the executor needs, computed once per session. */
-typedef struct exec_plan {
-    size_t *last_use; /* per value index of the main graph: last piece reading it, or SIZE_MAX */
-} exec_plan;
 
 struct tsr_session {
     ir_model *model;
     tsr_plugin **plugins;
     provider_inst **provs;
     size_t n_provs;
-    partition part;
-    exec_plan plan;
+    graph_plan main; /* the main graph partitioned, compiled, planned */
     ir_value **inputs; /* graph inputs the caller feeds (not initializers) */
     size_t n_inputs;
     /* per-input/output dims and symbols for tsr_io_info */
@@ -55,8 +49,6 @@ struct tsr_session {
 tsr_status *session_io_build(tsr_session *s);
 void session_io_free(tsr_session *s);
 
-tsr_status *exec_plan_build(tsr_session *s);
-void exec_plan_free(exec_plan *p);
-tsr_status *exec_run(tsr_session *s, const tsr_tensor *const *inputs, rt_tensor *outputs);
+
 
 #endif

@@ -57,6 +57,12 @@ static tsr_status *fill_info(const tsr_session *s, size_t k, tsr_io_info *out) {
     out->rank = t->kind == IR_TYPE_TENSOR ? t->rank : -1;
     out->dims = s->io_dims[k];
     out->dim_symbols = s->io_syms[k];
+    if (TSR_HAS_MEMBER(out, tsr_io_info, kind)) {
+        static const int32_t kinds[] = {[IR_TYPE_UNKNOWN] = TSR_VALUE_NONE, [IR_TYPE_TENSOR] = TSR_VALUE_TENSOR,
+                                        [IR_TYPE_SEQUENCE] = TSR_VALUE_SEQUENCE, [IR_TYPE_OPTIONAL] = TSR_VALUE_OPTIONAL,
+                                        [IR_TYPE_MAP] = TSR_VALUE_MAP, [IR_TYPE_SPARSE_TENSOR] = TSR_VALUE_TENSOR};
+        out->kind = t->kind >= 0 && t->kind <= IR_TYPE_SPARSE_TENSOR ? kinds[t->kind] : TSR_VALUE_NONE;
+    }
     return NULL;
 }
 
@@ -102,25 +108,60 @@ static tsr_status *check_input(const ir_value *v, const tsr_tensor *t) {
     return NULL;
 }
 
-tsr_status *tsr_session_run(tsr_session *s, size_t input_count, const char *const *input_names,
-                            const tsr_tensor *const *inputs, size_t output_count,
-                            const char *const *output_names, tsr_value **outputs) {
-    if (!s || !outputs || (input_count && (!input_names || !inputs)))
+/* Checks one caller value against the declared input's kind. */
+static tsr_status *check_value(const ir_value *v, const tsr_value *val) {
+    if (!val) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' is NULL", v->name);
+    if (val->kind == TSR_VALUE_TENSOR) return check_input(v, value_tensor_view(val));
+    static const int32_t want[] = {[IR_TYPE_SEQUENCE] = TSR_VALUE_SEQUENCE,
+                                   [IR_TYPE_OPTIONAL] = TSR_VALUE_OPTIONAL, [IR_TYPE_MAP] = TSR_VALUE_MAP};
+    int32_t k = v->type.kind;
+    if (k == IR_TYPE_UNKNOWN) return NULL;
+    if (k < 0 || k > IR_TYPE_MAP || want[k] != val->kind)
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' is given as a value of kind %d, which its declared type does not allow",
+                         v->name, (int)val->kind);
+    return NULL;
+}
+
+/* An owned result slot as a value the caller owns (consumes the slot). */
+static tsr_status *output_value(rt_tensor *o, tsr_value **out) {
+    if (o->value) {
+        if (o->borrowed) return value_clone(o->value, out);
+        *out = o->value;
+        o->value = NULL;
+        return NULL;
+    }
+    if (o->host && !o->borrowed && o->host->view.data == o->view.data && o->host->nbytes == o->view.nbytes) {
+        ir_tensor *t = o->host;
+        o->host = NULL;
+        return value_wrap_tensor(t, out);
+    }
+    ir_tensor *t;
+    TSR_TRY(ir_tensor_clone(&o->view, &t));
+    return value_wrap_tensor(t, out);
+}
+
+static tsr_status *session_run(tsr_session *s, size_t input_count, const char *const *input_names,
+                               const tsr_tensor *const *tensors, const tsr_value *const *values,
+                               size_t output_count, const char *const *output_names,
+                               tsr_value **outputs) {
+    if (!s || !outputs || (input_count && (!input_names || (!tensors && !values))))
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "session, names, inputs and outputs are required");
     ir_graph *g = s->model->graph;
-    const tsr_tensor **bound = calloc(s->n_inputs + 1, sizeof *bound);
+    rt_tensor *bound = calloc(g->n_inputs + 1, sizeof *bound);
     rt_tensor *outs = calloc(g->n_outputs + 1, sizeof *outs);
     tsr_status *st = NULL;
     if (!bound || !outs) st = TSR_NO_MEMORY();
     for (size_t i = 0; i < input_count && !st; i++) {
         size_t k = 0;
-        while (k < s->n_inputs && strcmp(s->inputs[k]->name, input_names[i]) != 0) k++;
-        if (k == s->n_inputs) st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "the model has no input '%s'", input_names[i]);
-        else if (bound[k]) st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' given twice", input_names[i]);
-        else if (!(st = check_input(s->inputs[k], inputs[i]))) bound[k] = inputs[i];
+        while (k < g->n_inputs && (g->inputs[k]->constant || strcmp(g->inputs[k]->name, input_names[i]) != 0)) k++;
+        if (k == g->n_inputs) st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "the model has no input '%s'", input_names[i]);
+        else if (rt_present(&bound[k])) st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' given twice", input_names[i]);
+        else if (values && !(st = check_value(g->inputs[k], values[i]))) rt_tensor_borrow_value(&bound[k], values[i]);
+        else if (!values && !(st = check_input(g->inputs[k], tensors[i]))) rt_tensor_borrow(&bound[k], tensors[i]);
     }
-    for (size_t k = 0; k < s->n_inputs && !st; k++)
-        if (!bound[k]) st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' was not given", s->inputs[k]->name);
+    for (size_t k = 0; k < g->n_inputs && !st; k++)
+        if (!g->inputs[k]->constant && !rt_present(&bound[k]))
+            st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' was not given", g->inputs[k]->name);
     size_t *pick = calloc(output_count + 1, sizeof *pick);
     if (!st && !pick) st = TSR_NO_MEMORY();
     if (!st && !output_names && output_count != g->n_outputs)
@@ -136,19 +177,15 @@ tsr_status *tsr_session_run(tsr_session *s, size_t input_count, const char *cons
         if (k == g->n_outputs) st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "the model has no output '%s'", output_names[j]);
         pick[j] = k;
     }
-    if (!st) st = exec_run(s, bound, outs);
+    if (!st) st = graph_run(&s->main, s->provs, bound, NULL, true, outs);
     tsr_value **made = calloc(output_count + 1, sizeof *made);
     if (!st && !made) st = TSR_NO_MEMORY();
     for (size_t j = 0; j < output_count && !st; j++) {
         rt_tensor *o = &outs[pick[j]];
-        made[j] = calloc(1, sizeof **made);
-        if (!made[j]) { st = TSR_NO_MEMORY(); break; }
-        if (o->host && o->host->view.data == o->view.data && o->host->nbytes == o->view.nbytes) {
-            made[j]->tensor = o->host;
-            o->host = NULL;
-        } else {
-            st = ir_tensor_clone(&o->view, &made[j]->tensor);
-        }
+        /* The same output asked for twice: later ones copy the first. */
+        size_t q = 0;
+        while (q < j && pick[q] != pick[j]) q++;
+        st = q < j ? value_clone(made[q], &made[j]) : output_value(o, &made[j]);
     }
     if (!st) {
         for (size_t j = 0; j < output_count; j++) outputs[j] = made[j];
@@ -156,9 +193,22 @@ tsr_status *tsr_session_run(tsr_session *s, size_t input_count, const char *cons
         for (size_t j = 0; j < output_count; j++) tsr_value_free(made[j]);
     }
     for (size_t k = 0; outs && k < g->n_outputs; k++) rt_tensor_release(&outs[k]);
+    for (size_t k = 0; bound && k < g->n_inputs; k++) rt_tensor_release(&bound[k]);
     free(made);
     free(pick);
     free(outs);
     free(bound);
     return st;
+}
+
+tsr_status *tsr_session_run(tsr_session *s, size_t input_count, const char *const *input_names,
+                            const tsr_tensor *const *inputs, size_t output_count,
+                            const char *const *output_names, tsr_value **outputs) {
+    return session_run(s, input_count, input_names, inputs, NULL, output_count, output_names, outputs);
+}
+
+tsr_status *tsr_session_run_values(tsr_session *s, size_t input_count, const char *const *input_names,
+                                   const tsr_value *const *inputs, size_t output_count,
+                                   const char *const *output_names, tsr_value **outputs) {
+    return session_run(s, input_count, input_names, NULL, inputs, output_count, output_names, outputs);
 }

@@ -75,7 +75,7 @@ char *partition_text(const partition *p, const ir_graph *g, provider_inst *const
 
 tsr_status *tsr_session_assignment_text(const tsr_session *s, char **out) {
     if (!s || !out) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "session and out are required");
-    char *t = partition_text(&s->part, s->model->graph, s->provs, s->n_provs);
+    char *t = partition_text(&s->main.part, s->model->graph, s->provs, s->n_provs);
     if (!t) return TSR_NO_MEMORY();
     *out = t;
     return NULL;

@@ -137,11 +137,15 @@ typedef struct cmp_tolerance {
  * writes a one-line reason (without the output's name) into `reason`. */
 bool cmp_tensors(const tsr_tensor *got, const tsr_tensor *expected, cmp_tolerance tol,
                  char *reason, size_t reason_size);
+/* The same for values of any kind: kinds, lengths, then items in turn. */
+bool cmp_values(const tsr_value *got, const tsr_value *expected, cmp_tolerance tol, char *reason,
+                size_t reason_size);
 
 /* --- subcommands --------------------------------------------------------- */
 /* Each gets argv starting at the subcommand's name. */
 int cmd_providers(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_test(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 #endif

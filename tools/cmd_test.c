@@ -198,7 +198,7 @@ static size_t count_pbs(const char *dir, const char *prefix) {
  * library's, so a FAIL.
  */
 static result_kind load_pb(const char *dir, const char *prefix, size_t k, int32_t declared_type,
-                           tsr_value **out, char **name, char *reason, size_t size) {
+                           int32_t kind, tsr_value **out, char **name, char *reason, size_t size) {
     char file[64];
     snprintf(file, sizeof file, "%s_%zu.pb", prefix, k);
     char *path = join(dir, file);
@@ -210,13 +210,14 @@ static result_kind load_pb(const char *dir, const char *prefix, size_t k, int32_
         return R_FAIL;
     }
     free(path);
-    tsr_status *st = tsr_value_from_onnx_tensor(bytes, n, out, name);
+    tsr_status *st = tsr_value_from_onnx(bytes, n, kind, out, name);
     free(bytes);
     if (!st) return R_PASS;
-    result_kind r =
-        tsr_status_code(st) == TSR_ERR_NOT_SUPPORTED || declared_type == TSR_UNDEFINED ? R_SKIP
-                                                                                        : R_FAIL;
-    snprintf(reason, size, "%s is not a readable tensor: %s", file, tsr_status_message(st));
+    result_kind r = tsr_status_code(st) == TSR_ERR_NOT_SUPPORTED ||
+                            (declared_type == TSR_UNDEFINED && kind == TSR_VALUE_NONE)
+                        ? R_SKIP
+                        : R_FAIL;
+    snprintf(reason, size, "%s is not a readable value: %s", file, tsr_status_message(st));
     tsr_status_free(st);
     return r;
 }
@@ -242,8 +243,6 @@ static result_kind run_data_set(tsr_session *s, const test_args *a, const char *
     data_set d = {0};
     result_kind r = R_FAIL;
     const char **names = NULL;
-    const tsr_tensor **tensors = NULL;
-    tsr_tensor *views = NULL;
     tsr_status *st;
 
     d.nin = count_pbs(dir, "input");
@@ -262,9 +261,7 @@ static result_kind run_data_set(tsr_session *s, const test_args *a, const char *
     d.expected = calloc(d.nexp + 1, sizeof *d.expected);
     d.outputs = calloc(d.nout + 1, sizeof *d.outputs);
     names = calloc(d.nin + 1, sizeof *names);
-    tensors = calloc(d.nin + 1, sizeof *tensors);
-    views = calloc(d.nin + 1, sizeof *views);
-    if (!d.inputs || !d.expected || !d.outputs || !names || !tensors || !views) {
+    if (!d.inputs || !d.expected || !d.outputs || !names) {
         snprintf(reason, size, "out of memory");
         goto done;
     }
@@ -279,8 +276,8 @@ static result_kind run_data_set(tsr_session *s, const test_args *a, const char *
             goto done;
         }
         char *stored = NULL;
-        if ((r = load_pb(dir, "input", k, info.elem_type, &d.inputs[k], &stored, reason, size)) !=
-            R_PASS)
+        if ((r = load_pb(dir, "input", k, info.elem_type, info.kind, &d.inputs[k], &stored, reason,
+                         size)) != R_PASS)
             goto done;
         r = R_FAIL;
         /* Files are matched by position; the stored name only cross-checks
@@ -290,13 +287,6 @@ static result_kind run_data_set(tsr_session *s, const test_args *a, const char *
                     stored, k, info.name);
         free(stored);
         names[k] = info.name;
-        views[k].struct_size = sizeof views[k];
-        if ((st = tsr_value_tensor(d.inputs[k], &views[k]))) {
-            snprintf(reason, size, "input_%zu.pb: %s", k, tsr_status_message(st));
-            tsr_status_free(st);
-            goto done;
-        }
-        tensors[k] = &views[k];
     }
     for (size_t k = 0; k < d.nexp; k++) {
         tsr_io_info info = {.struct_size = sizeof info};
@@ -305,20 +295,20 @@ static result_kind run_data_set(tsr_session *s, const test_args *a, const char *
             tsr_status_free(st);
             goto done;
         }
-        if ((r = load_pb(dir, "output", k, info.elem_type, &d.expected[k], NULL, reason, size)) !=
-            R_PASS)
+        if ((r = load_pb(dir, "output", k, info.elem_type, info.kind, &d.expected[k], NULL, reason,
+                         size)) != R_PASS)
             goto done;
         r = R_FAIL;
     }
 
-    if ((st = tsr_session_run(s, d.nin, names, tensors, d.nout, NULL, d.outputs))) {
+    if ((st = tsr_session_run_values(s, d.nin, names, (const tsr_value *const *)d.inputs, d.nout,
+                                     NULL, d.outputs))) {
         snprintf(reason, size, "run: %s", tsr_status_message(st));
         tsr_status_free(st);
         goto done;
     }
     for (size_t k = 0; k < d.nexp; k++) {
         tsr_io_info info = {.struct_size = sizeof info};
-        tsr_tensor got = {.struct_size = sizeof got}, want = {.struct_size = sizeof want};
         const char *oname = "?";
         if (!(st = tsr_session_output_info(s, k, &info))) oname = info.name;
         tsr_status_free(st);
@@ -326,14 +316,8 @@ static result_kind run_data_set(tsr_session *s, const test_args *a, const char *
             snprintf(reason, size, "output %zu '%s': no value returned", k, oname);
             goto done;
         }
-        if ((st = tsr_value_tensor(d.outputs[k], &got)) ||
-            (st = tsr_value_tensor(d.expected[k], &want))) {
-            snprintf(reason, size, "output %zu '%s': %s", k, oname, tsr_status_message(st));
-            tsr_status_free(st);
-            goto done;
-        }
         char why[REASON_MAX - 256];
-        if (!cmp_tensors(&got, &want, a->tol, why, sizeof why)) {
+        if (!cmp_values(d.outputs[k], d.expected[k], a->tol, why, sizeof why)) {
             snprintf(reason, size, "output %zu '%s': %s", k, oname, why);
             goto done;
         }
@@ -341,8 +325,6 @@ static result_kind run_data_set(tsr_session *s, const test_args *a, const char *
     r = R_PASS;
 done:
     free(names);
-    free(tensors);
-    free(views);
     free_data_set(&d);
     return r;
 }

@@ -131,3 +131,42 @@ bool cmp_tensors(const tsr_tensor *got, const tsr_tensor *want, cmp_tolerance to
              tsr_elem_type_name(want->elem_type));
     return false;
 }
+
+bool cmp_values(const tsr_value *got, const tsr_value *want, cmp_tolerance tol, char *reason,
+                size_t size) {
+    int32_t gk = tsr_value_get_kind(got), wk = tsr_value_get_kind(want);
+    /* An optional holding a tensor matches that tensor: test data stores
+     * some optional outputs as plain tensors. */
+    if (gk == TSR_VALUE_OPTIONAL && wk != TSR_VALUE_OPTIONAL && tsr_value_count(got) == 1)
+        return cmp_values(tsr_value_item(got, 0), want, tol, reason, size);
+    if (wk == TSR_VALUE_OPTIONAL && gk != TSR_VALUE_OPTIONAL && tsr_value_count(want) == 1)
+        return cmp_values(got, tsr_value_item(want, 0), tol, reason, size);
+    if (gk != wk) {
+        snprintf(reason, size, "value kind %d, expected %d", (int)gk, (int)wk);
+        return false;
+    }
+    if (gk == TSR_VALUE_TENSOR) {
+        tsr_tensor g = {.struct_size = sizeof g}, w = {.struct_size = sizeof w};
+        tsr_status *st = tsr_value_tensor(got, &g);
+        if (!st) st = tsr_value_tensor(want, &w);
+        if (st) {
+            snprintf(reason, size, "%s", tsr_status_message(st));
+            tsr_status_free(st);
+            return false;
+        }
+        return cmp_tensors(&g, &w, tol, reason, size);
+    }
+    size_t n = tsr_value_count(got);
+    if (n != tsr_value_count(want)) {
+        snprintf(reason, size, "%zu items, expected %zu", n, tsr_value_count(want));
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char inner[512];
+        if (!cmp_values(tsr_value_item(got, i), tsr_value_item(want, i), tol, inner, sizeof inner)) {
+            snprintf(reason, size, "item %zu: %s", i, inner);
+            return false;
+        }
+    }
+    return true;
+}

@@ -297,6 +297,19 @@ static tsr_status *permute(ref_ctx *c, tsr_tensor *dst, const tsr_tensor *src, i
 static tsr_status *op_identity(ref_ctx *c) {
     const tsr_tensor *x;
     tsr_tensor *y;
+    /* Since opsets 14/16 Identity also passes sequences and optionals on. */
+    if (!ref_in(c, 0) && c->n_in && c->in_map[0] >= 0 &&
+        TSR_HAS_MEMBER(c->host, tsr_host_api, val_free)) {
+        const tsr_value *v = c->host->run_input_value(c->run, (size_t)c->in_map[0]);
+        tsr_value *copy;
+        if (!v) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "input is required");
+        TRY(c->host->val_clone(v, &copy));
+        if (!ref_out_wanted(c, 0)) {
+            c->host->val_free(copy);
+            return NULL;
+        }
+        return c->host->run_set_output_value(c->run, (size_t)c->out_map[0], copy);
+    }
     TRY(need_in(c, 0, &x));
     TRY(out_new(c, 0, x->elem_type, x->rank, x->dims, &y));
     return copy_all(c, y, x);

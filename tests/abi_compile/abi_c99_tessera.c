@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 int abi_c99_tessera_check(void) {
-    tsr_io_info io = {sizeof io, "x", TSR_FLOAT, 0, NULL, NULL};
+    tsr_io_info io = {sizeof io, "x", TSR_FLOAT, 0, NULL, NULL, TSR_VALUE_TENSOR};
     tsr_provider_desc pd = {sizeof pd, "a", "b", "c", "d", 1, 0, NULL};
     tsr_device_desc dd = {sizeof dd, "cpu", "v", NULL, 0, TSR_MEMORY_HOST, 0};
     /* Type-checked, never evaluated: this program does not link the library. */

@@ -76,12 +76,12 @@ static void expect_value(tsr_value *v, const float *want) {
 static void test_piece_order(void) {
     tsr_session *s = open_chain();
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-    CU_ASSERT_EQUAL_FATAL(s->part.n_pieces, 6);
+    CU_ASSERT_EQUAL_FATAL(s->main.part.n_pieces, 6);
     for (size_t p = 0; p < 6; p++) {
         char want[8];
         snprintf(want, sizeof want, "n%zu", p);
-        CU_ASSERT_EQUAL(s->part.pieces[p].view->n_nodes, 1);
-        CU_ASSERT_STRING_EQUAL(s->part.pieces[p].view->nodes[0]->name, want);
+        CU_ASSERT_EQUAL(s->main.part.pieces[p].view->n_nodes, 1);
+        CU_ASSERT_STRING_EQUAL(s->main.part.pieces[p].view->nodes[0]->name, want);
     }
     tsr_session_free(s);
 }
@@ -89,7 +89,7 @@ static void test_piece_order(void) {
 static void test_last_use(void) {
     tsr_session *s = open_chain();
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(s->plan.last_use);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s->main.last_use);
     const ir_graph *g = s->model->graph;
     static const struct {
         const char *value;
@@ -101,14 +101,14 @@ static void test_last_use(void) {
         const ir_value *v = ir_graph_find(g, want[i].value);
         CU_ASSERT_PTR_NOT_NULL(v);
         if (!v) continue;
-        size_t got = s->plan.last_use[v->index];
+        size_t got = s->main.last_use[v->index];
         if (got != want[i].last)
             fprintf(stderr, "\n  last_use[%s] = %zu, want %zu\n", want[i].value, got, want[i].last);
         CU_ASSERT_EQUAL(got, want[i].last);
     }
     /* Every other value of the graph (none here) is never read. */
     size_t read = 0;
-    for (size_t i = 0; i < g->n_values; i++) read += s->plan.last_use[i] != SIZE_MAX;
+    for (size_t i = 0; i < g->n_values; i++) read += s->main.last_use[i] != SIZE_MAX;
     CU_ASSERT_EQUAL(read, 7);
     tsr_session_free(s);
 }

@@ -197,6 +197,35 @@ typedef struct tsr_host_api {
      * are copied. */
     tsr_status *(*tensor_set_string)(tsr_tensor *tensor, size_t index, const char *data,
                                      size_t size);
+
+    /* --- values that are not plain tensors (sequences, optionals, maps) --
+     * Appended after tensor_set_string: check TSR_HAS_MEMBER(host,
+     * tsr_host_api, run_set_output_value) before use. Such values live in
+     * host memory; a provider that claims nodes reading or producing them
+     * must be able to read host memory. */
+    /* Input `index` as a value of any kind; a plain tensor input is seen as
+     * a TSR_VALUE_TENSOR value. NULL when omitted. Lives until `run` returns.
+     * (run_input returns NULL for inputs that are not plain tensors.) */
+    const tsr_value *(*run_input_value)(const tsr_run_context *ctx, size_t index);
+    /* Sets output `index` to `value`, taking ownership (also on failure).
+     * Use for non-tensor outputs; a TSR_VALUE_TENSOR value is accepted too. */
+    tsr_status *(*run_set_output_value)(tsr_run_context *ctx, size_t index, tsr_value *value);
+    int32_t (*val_kind)(const tsr_value *value);     /* tsr_value_kind */
+    size_t (*val_count)(const tsr_value *value);     /* as tsr_value_count */
+    const tsr_value *(*val_item)(const tsr_value *value, size_t index); /* borrowed */
+    int32_t (*val_elem_type)(const tsr_value *value);
+    /* The tensor of a TSR_VALUE_TENSOR value (borrowed), else NULL. The
+     * tensor of a value the plugin made with val_new_tensor may be written. */
+    tsr_tensor *(*val_tensor)(const tsr_value *value);
+    /* New values, owned by the caller until handed over (run_set_output_value,
+     * val_append, val_new_optional) or freed with val_free. */
+    tsr_status *(*val_new_tensor)(int32_t elem_type, int32_t rank, const int64_t *dims,
+                                  tsr_value **out);
+    tsr_status *(*val_new_sequence)(int32_t elem_type, tsr_value **out);
+    tsr_status *(*val_new_optional)(tsr_value *contents, int32_t elem_type, tsr_value **out);
+    tsr_status *(*val_append)(tsr_value *sequence, tsr_value *item);
+    tsr_status *(*val_clone)(const tsr_value *value, tsr_value **out);
+    void (*val_free)(tsr_value *value);
 } tsr_host_api;
 
 /* ------------------------------------------------------------------------ */

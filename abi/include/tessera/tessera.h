@@ -109,8 +109,8 @@ TSR_EXPORT tsr_status *tsr_session_options_set_dim(tsr_session_options *options,
                                                   const char *symbol, int64_t value);
 
 /* --- values -------------------------------------------------------------- */
-/* A value the library owns: a tensor (more kinds may come). */
-typedef struct tsr_value tsr_value;
+/* A value the library owns: a tensor, or a sequence, optional or map of
+ * values (tsr_value is declared in types.h). */
 
 /* A copy of `tensor` (host memory) as a new value the caller owns. */
 TSR_EXPORT tsr_status *tsr_value_from_tensor(const tsr_tensor *tensor, tsr_value **out);
@@ -133,6 +133,34 @@ TSR_EXPORT tsr_status *tsr_value_set_string(tsr_value *value, size_t index, cons
                                            size_t size);
 TSR_EXPORT void tsr_value_free(tsr_value *value); /* NULL is fine */
 
+/* tsr_value_kind of a value (TSR_VALUE_NONE for NULL). */
+TSR_EXPORT int32_t tsr_value_get_kind(const tsr_value *value);
+/* Items of a sequence; 0 or 1 for an optional; 2 for a map (keys, values). */
+TSR_EXPORT size_t tsr_value_count(const tsr_value *value);
+/* Item `index` of a sequence, the contents of an optional (index 0), or for
+ * a map the key tensor (0) and the value sequence (1). Borrowed: lives as
+ * long as `value`. NULL when out of range. */
+TSR_EXPORT const tsr_value *tsr_value_item(const tsr_value *value, size_t index);
+/* The element type of a sequence's or optional's tensors (which an empty
+ * one still has), or of a tensor value; 0 when unknown. */
+TSR_EXPORT int32_t tsr_value_elem_type(const tsr_value *value);
+/* A new empty sequence whose items will be tensors of `elem_type` (0 when
+ * unknown); caller owns it. */
+TSR_EXPORT tsr_status *tsr_value_create_sequence(int32_t elem_type, tsr_value **out);
+/* Appends `item` to a sequence, taking ownership of it (also on failure). */
+TSR_EXPORT tsr_status *tsr_value_sequence_append(tsr_value *sequence, tsr_value *item);
+/* A new optional holding `contents` (ownership taken, also on failure) or,
+ * when contents is NULL, none with element type `elem_type`. */
+TSR_EXPORT tsr_status *tsr_value_create_optional(tsr_value *contents, int32_t elem_type,
+                                                tsr_value **out);
+/* A deep copy; caller owns it. */
+TSR_EXPORT tsr_status *tsr_value_clone(const tsr_value *value, tsr_value **out);
+/* Parses a serialized ONNX TensorProto, SequenceProto, OptionalProto or
+ * MapProto, as `kind` (a tsr_value_kind) says: the bytes do not tell them
+ * apart. `name` as for tsr_value_from_onnx_tensor. */
+TSR_EXPORT tsr_status *tsr_value_from_onnx(const void *bytes, size_t size, int32_t kind,
+                                          tsr_value **out, char **name);
+
 /* --- sessions ------------------------------------------------------------ */
 typedef struct tsr_session tsr_session;
 
@@ -154,6 +182,8 @@ typedef struct tsr_io_info {
     int32_t rank;             /* -1 when unknown */
     const int64_t *dims;      /* rank entries, TSR_DIM_UNKNOWN where symbolic */
     const char *const *dim_symbols; /* rank entries, NULL where not symbolic */
+    /* appended in 0.2 (read only when struct_size covers it): */
+    int32_t kind;             /* tsr_value_kind the model declares; TSR_VALUE_NONE when unknown */
 } tsr_io_info;
 
 TSR_EXPORT size_t tsr_session_input_count(const tsr_session *session);
@@ -175,6 +205,15 @@ TSR_EXPORT tsr_status *tsr_session_run(tsr_session *session, size_t input_count,
                                       const char *const *input_names,
                                       const tsr_tensor *const *inputs, size_t output_count,
                                       const char *const *output_names, tsr_value **outputs);
+
+/* As tsr_session_run, with inputs given as values of any kind (tensors,
+ * sequences, optionals, maps), borrowed for the call. */
+TSR_EXPORT tsr_status *tsr_session_run_values(tsr_session *session, size_t input_count,
+                                             const char *const *input_names,
+                                             const tsr_value *const *inputs,
+                                             size_t output_count,
+                                             const char *const *output_names,
+                                             tsr_value **outputs);
 
 /* Which provider runs which node: a human-readable table, malloc'd; the
  * caller frees it with free(). */

@@ -122,6 +122,24 @@ typedef struct tsr_tensor {
     int32_t device_index;   /* the provider's device, for TSR_MEMORY_DEVICE */
 } tsr_tensor;
 
+/*
+ * A value that is not only a tensor: a sequence of values, an optional
+ * (holding zero or one value) or a map (a key tensor and a value sequence).
+ * Opaque; the application API (tessera.h) and the provider host API
+ * (provider.h) have accessors. Values of these kinds always live in host
+ * memory. \since ABI 1 (host API slots appended in ABI 1, struct_size-gated)
+ */
+typedef struct tsr_value tsr_value;
+
+/* What a tsr_value holds. \since ABI 1 */
+typedef enum tsr_value_kind {
+    TSR_VALUE_NONE = 0, /* unknown, or not a value */
+    TSR_VALUE_TENSOR = 1,
+    TSR_VALUE_SEQUENCE = 2,
+    TSR_VALUE_OPTIONAL = 3,
+    TSR_VALUE_MAP = 4
+} tsr_value_kind;
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,91 @@
+/* Building a graph's plan: partition, compile with fallback, liveness. */
+#include "graph_plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host_api.h"
+#include "status.h"
+
+static void release_compiled(partition *part, provider_inst *const *provs) {
+    for (size_t p = 0; p < part->n_pieces; p++) {
+        piece *pc = &part->pieces[p];
+        if (pc->compiled) provs[pc->prov_index]->plugin->vt->release(pc->compiled);
+        pc->compiled = NULL;
+    }
+}
+
+/* Partitions and compiles; a piece that fails to compile is handed to the
+ * next provider willing to claim it. */
+static tsr_status *partition_and_compile(ir_graph *g, provider_inst *const *provs,
+                                         size_t n_provs, partition *part) {
+    exclusion *excl = NULL;
+    size_t n_excl = 0;
+    tsr_status *st = NULL;
+    for (;;) {
+        st = partition_graph(g, provs, n_provs, excl, n_excl, part);
+        if (st) break;
+        size_t failed = SIZE_MAX;
+        for (size_t p = 0; p < part->n_pieces && failed == SIZE_MAX; p++) {
+            piece *pc = &part->pieces[p];
+            provider_inst *pv = provs[pc->prov_index];
+            tsr_status *cs =
+                pv->plugin->vt->compile(pv->state, (const tsr_graph *)pc->view, &pc->compiled);
+            if (!cs) continue;
+            char msg[1024];
+            snprintf(msg, sizeof msg,
+                     "piece of %zu node(s) starting at '%s' (%s) failed to compile: %s; "
+                     "offering it to the next provider",
+                     pc->view->n_nodes, pc->view->nodes[0]->name, pc->view->nodes[0]->op_type,
+                     tsr_status_message(cs));
+            host_log(TSR_LOG_WARNING, pv->name, msg);
+            tsr_status_free(cs);
+            pc->compiled = NULL;
+            failed = p;
+        }
+        if (failed == SIZE_MAX) break;
+        piece *fp = &part->pieces[failed];
+        exclusion *ne = realloc(excl, sizeof *ne * (n_excl + fp->view->n_nodes));
+        if (!ne) {
+            st = TSR_NO_MEMORY();
+            break;
+        }
+        excl = ne;
+        for (size_t k = 0; k < fp->view->n_nodes; k++)
+            excl[n_excl++] = (exclusion){fp->view->nodes[k], fp->prov_index};
+        release_compiled(part, provs);
+        partition_free(part);
+    }
+    if (st) {
+        release_compiled(part, provs);
+        partition_free(part);
+    }
+    free(excl);
+    return st;
+}
+
+tsr_status *graph_plan_build(ir_graph *g, provider_inst *const *provs, size_t n_provs,
+                             graph_plan *out) {
+    memset(out, 0, sizeof *out);
+    out->g = g;
+    TSR_TRY(partition_and_compile(g, provs, n_provs, &out->part));
+    out->last_use = malloc(sizeof(size_t) * (g->n_values + 1));
+    if (!out->last_use) {
+        graph_plan_free(out, provs);
+        return TSR_NO_MEMORY();
+    }
+    for (size_t i = 0; i < g->n_values; i++) out->last_use[i] = SIZE_MAX;
+    for (size_t p = 0; p < out->part.n_pieces; p++) {
+        const struct tsr_graph *v = out->part.pieces[p].view;
+        for (size_t k = 0; k < v->n_inputs; k++) out->last_use[v->inputs[k]->index] = p;
+    }
+    return NULL;
+}
+
+void graph_plan_free(graph_plan *p, provider_inst *const *provs) {
+    release_compiled(&p->part, provs);
+    partition_free(&p->part);
+    free(p->last_use);
+    p->last_use = NULL;
+}

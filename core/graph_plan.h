@@ -1,0 +1,42 @@
+/* A graph made ready to run: partitioned over the session's providers, its
+ * pieces compiled, and each value's last reader known. The main graph has
+ * one; every If/Loop/Scan body has one too (core/control_flow.c). */
+#ifndef TESSERA_CORE_GRAPH_PLAN_H
+#define TESSERA_CORE_GRAPH_PLAN_H
+
+#include "ir.h"
+#include "partition.h"
+#include "plugin.h"
+#include "rt_tensor.h"
+
+typedef struct graph_plan {
+    ir_graph *g;
+    partition part;
+    size_t *last_use; /* per value index of g: last piece reading it, or SIZE_MAX */
+} graph_plan;
+
+/* Partitions g over provs (in priority order) and compiles every piece; a
+ * piece that fails to compile goes to the next provider that claims it. */
+tsr_status *graph_plan_build(ir_graph *g, provider_inst *const *provs, size_t n_provs,
+                             graph_plan *out);
+void graph_plan_free(graph_plan *p, provider_inst *const *provs);
+
+/* Values of enclosing graphs that a body reads: values[i] (a value of the
+ * immediately enclosing graph) is held by slots[i]. */
+typedef struct outer_scope {
+    size_t n;
+    ir_value *const *values;
+    const rt_tensor *slots;
+} outer_scope;
+
+/*
+ * Runs p->g once. inputs[i] feeds g->inputs[i] and is borrowed; an entry
+ * holding nothing leaves the input to its initializer, if any. outer may be
+ * NULL for the main graph. outputs[] (g->n_outputs entries, released first)
+ * receive owned results; with to_host they are all in host memory,
+ * otherwise they may stay in a provider's device memory.
+ */
+tsr_status *graph_run(const graph_plan *p, provider_inst *const *provs, const rt_tensor *inputs,
+                      const outer_scope *outer, bool to_host, rt_tensor *outputs);
+
+#endif

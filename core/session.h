@@ -40,6 +40,10 @@ struct tsr_session {
     graph_plan main; /* the main graph partitioned, compiled, planned */
     ir_value **inputs; /* graph inputs the caller feeds (not initializers) */
     size_t n_inputs;
+    /* The input shapes types were last inferred for (elem type, rank, dims
+     * per graph input), so a run with other shapes re-infers first. */
+    int64_t *shape_sig;
+    size_t shape_sig_len;
     /* per-input/output dims and symbols for tsr_io_info */
     int64_t **io_dims;
     const char ***io_syms;

@@ -42,6 +42,7 @@ void session_io_free(tsr_session *s) {
     free(s->io_dims);
     free(s->io_syms);
     free(s->inputs);
+    free(s->shape_sig);
 }
 
 size_t tsr_session_input_count(const tsr_session *s) { return s ? s->n_inputs : 0; }
@@ -140,6 +141,43 @@ static tsr_status *output_value(rt_tensor *o, tsr_value **out) {
     return value_wrap_tensor(t, out);
 }
 
+/* Re-infers types when this run's input shapes differ from the last ones
+ * inferred for, so every value's type describes the run (and a
+ * contradiction, say an impossible broadcast, is reported before running). */
+static tsr_status *reinfer_if_new_shapes(tsr_session *s, const rt_tensor *bound) {
+    ir_graph *g = s->model->graph;
+    size_t len = 0;
+    for (size_t i = 0; i < g->n_inputs; i++) len += 2 + (bound[i].value ? 0 : (size_t)bound[i].view.rank);
+    int64_t *sig = malloc(sizeof *sig * (len + 1));
+    if (!sig) return TSR_NO_MEMORY();
+    size_t k = 0;
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        const tsr_tensor *t = &bound[i].view;
+        bool tensor = rt_present(&bound[i]) && !bound[i].value;
+        sig[k++] = tensor ? t->elem_type : -1;
+        sig[k++] = tensor ? t->rank : -1;
+        for (int32_t d = 0; tensor && d < t->rank; d++) sig[k++] = t->dims[d];
+    }
+    if (s->shape_sig && s->shape_sig_len == len && memcmp(sig, s->shape_sig, sizeof *sig * len) == 0) {
+        free(sig);
+        return NULL;
+    }
+    const tsr_tensor **ts = calloc(g->n_inputs + 1, sizeof *ts);
+    if (!ts) {
+        free(sig);
+        return TSR_NO_MEMORY();
+    }
+    for (size_t i = 0; i < g->n_inputs; i++)
+        if (rt_present(&bound[i]) && !bound[i].value && !g->inputs[i]->constant) ts[i] = &bound[i].view;
+    tsr_status *st = ir_infer_shapes_for_inputs(g, g->n_inputs, ts);
+    free(ts);
+    free(s->shape_sig);
+    s->shape_sig = st ? NULL : sig;
+    s->shape_sig_len = st ? 0 : len;
+    if (st) free(sig);
+    return st;
+}
+
 static tsr_status *session_run(tsr_session *s, size_t input_count, const char *const *input_names,
                                const tsr_tensor *const *tensors, const tsr_value *const *values,
                                size_t output_count, const char *const *output_names,
@@ -177,6 +215,7 @@ static tsr_status *session_run(tsr_session *s, size_t input_count, const char *c
         if (k == g->n_outputs) st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "the model has no output '%s'", output_names[j]);
         pick[j] = k;
     }
+    if (!st) st = reinfer_if_new_shapes(s, bound);
     if (!st) st = graph_run(&s->main, s->provs, bound, NULL, true, outs);
     tsr_value **made = calloc(output_count + 1, sizeof *made);
     if (!st && !made) st = TSR_NO_MEMORY();

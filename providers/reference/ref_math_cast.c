@@ -68,7 +68,7 @@ typedef struct f8fmt {
     uint8_t maxcode;
 } f8fmt;
 
-static const f8fmt *f8_format(int32_t t) {
+const f8fmt *ref_f8_format(int32_t t) {
     static const f8fmt e4m3fn = {3, 7, false, false, 448.0, 0x7e};
     static const f8fmt e4m3fnuz = {3, 8, true, false, 240.0, 0x7f};
     static const f8fmt e5m2 = {2, 15, false, true, 57344.0, 0x7b};
@@ -82,7 +82,7 @@ static const f8fmt *f8_format(int32_t t) {
     }
 }
 
-static double f8_decode(const f8fmt *f, uint8_t v) {
+double ref_f8_decode(const f8fmt *f, uint8_t v) {
     int ebits = 7 - f->mbits;
     bool neg = (v & 0x80) != 0;
     int e = (v >> f->mbits) & ((1 << ebits) - 1);
@@ -99,7 +99,7 @@ static double f8_decode(const f8fmt *f, uint8_t v) {
     return neg ? -r : r;
 }
 
-static uint8_t f8_encode(const f8fmt *f, double x, bool saturate) {
+uint8_t ref_f8_encode(const f8fmt *f, double x, bool saturate) {
     uint8_t sign = signbit(x) ? 0x80 : 0;
     /* E5M2 has IEEE-style NaNs; 0x7e is the quiet one numpy/ml_dtypes give. */
     uint8_t nan = f->fnuz ? 0x80 : (uint8_t)(sign | (f->has_inf ? 0x7e : 0x7f));
@@ -136,7 +136,7 @@ static uint8_t f8_encode(const f8fmt *f, double x, bool saturate) {
 }
 
 /* float8e8m0: an exponent only, 2^(v-127); 0xff is NaN. */
-static double e8m0_decode(uint8_t v) {
+double ref_e8m0_decode(uint8_t v) {
     if (v == 0xff) return NAN;
     return ldexp(1.0, (int)v - 127);
 }
@@ -162,13 +162,13 @@ static uint8_t e8m0_encode(float x, bool saturate, int round_mode) {
 /* ------------------------------------------------------------------------ */
 /* float4e2m1: sign, 2 exponent bits (bias 1), 1 mantissa bit.                */
 
-static double f4_decode(uint8_t v) {
+double ref_f4_decode(uint8_t v) {
     static const double mag[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
     double r = mag[v & 7];
     return (v & 8) ? -r : r;
 }
 
-static uint8_t f4_encode(double x) {
+uint8_t ref_f4_encode(double x) {
     /* Saturates (there is no infinity); NaN becomes 0x8 as ONNX's reference
      * data has it. */
     if (x != x) return 0x8;
@@ -197,13 +197,13 @@ static int sub_bits(int32_t t) {
     }
 }
 
-static uint8_t sub_get(const void *data, size_t i, int bits) {
+uint8_t ref_sub_get(const void *data, size_t i, int bits) {
     const uint8_t *p = data;
     int per = 8 / bits;
     return (uint8_t)((p[i / (size_t)per] >> ((i % (size_t)per) * (size_t)bits)) & ((1u << bits) - 1));
 }
 
-static void sub_set(void *data, size_t i, int bits, uint8_t v) {
+void ref_sub_set(void *data, size_t i, int bits, uint8_t v) {
     uint8_t *p = data;
     int per = 8 / bits;
     unsigned sh = (unsigned)((i % (size_t)per) * (size_t)bits);
@@ -309,9 +309,9 @@ static bool parse_string(const tsr_string *s, num *out) {
 
 static num load_num(int32_t t, const void *data, size_t i) {
     num v = {NK_F, 0, 0, 0};
-    const f8fmt *f = f8_format(t);
+    const f8fmt *f = ref_f8_format(t);
     if (f) {
-        v.d = f8_decode(f, ((const uint8_t *)data)[i]);
+        v.d = ref_f8_decode(f, ((const uint8_t *)data)[i]);
         return v;
     }
     switch (t) {
@@ -319,25 +319,25 @@ static num load_num(int32_t t, const void *data, size_t i) {
         v.d = m_ldd(t, data, i);
         return v;
     case TSR_FLOAT8E8M0:
-        v.d = e8m0_decode(((const uint8_t *)data)[i]);
+        v.d = ref_e8m0_decode(((const uint8_t *)data)[i]);
         return v;
     case TSR_FLOAT4E2M1:
-        v.d = f4_decode(sub_get(data, i, 4));
+        v.d = ref_f4_decode(ref_sub_get(data, i, 4));
         return v;
     case TSR_INT4: {
-        uint8_t b = sub_get(data, i, 4);
+        uint8_t b = ref_sub_get(data, i, 4);
         v.kind = NK_I;
         v.i = (b & 8) ? (int64_t)b - 16 : b;
         return v;
     }
     case TSR_INT2: {
-        uint8_t b = sub_get(data, i, 2);
+        uint8_t b = ref_sub_get(data, i, 2);
         v.kind = NK_I;
         v.i = (b & 2) ? (int64_t)b - 4 : b;
         return v;
     }
-    case TSR_UINT4: v.kind = NK_I; v.i = sub_get(data, i, 4); return v;
-    case TSR_UINT2: v.kind = NK_I; v.i = sub_get(data, i, 2); return v;
+    case TSR_UINT4: v.kind = NK_I; v.i = ref_sub_get(data, i, 4); return v;
+    case TSR_UINT2: v.kind = NK_I; v.i = ref_sub_get(data, i, 2); return v;
     case TSR_UINT64: v.kind = NK_U; v.u = ((const uint64_t *)data)[i]; return v;
     default: v.kind = NK_I; v.i = m_ldi(t, data, i); return v;
     }
@@ -349,9 +349,9 @@ typedef struct cast_opts {
 } cast_opts;
 
 static void store_num(int32_t t, void *data, size_t i, num v, const cast_opts *o) {
-    const f8fmt *f = f8_format(t);
+    const f8fmt *f = ref_f8_format(t);
     if (f) {
-        ((uint8_t *)data)[i] = f8_encode(f, num_d(v), o->saturate);
+        ((uint8_t *)data)[i] = ref_f8_encode(f, num_d(v), o->saturate);
         return;
     }
     switch (t) {
@@ -365,9 +365,9 @@ static void store_num(int32_t t, void *data, size_t i, num v, const cast_opts *o
     case TSR_FLOAT8E8M0:
         ((uint8_t *)data)[i] = e8m0_encode(num_f(v), o->saturate, o->round_mode);
         return;
-    case TSR_FLOAT4E2M1: sub_set(data, i, 4, f4_encode(num_d(v))); return;
-    case TSR_INT4: case TSR_UINT4: sub_set(data, i, 4, (uint8_t)(num_bits(v) & 0xf)); return;
-    case TSR_INT2: case TSR_UINT2: sub_set(data, i, 2, (uint8_t)(num_bits(v) & 0x3)); return;
+    case TSR_FLOAT4E2M1: ref_sub_set(data, i, 4, ref_f4_encode(num_d(v))); return;
+    case TSR_INT4: case TSR_UINT4: ref_sub_set(data, i, 4, (uint8_t)(num_bits(v) & 0xf)); return;
+    case TSR_INT2: case TSR_UINT2: ref_sub_set(data, i, 2, (uint8_t)(num_bits(v) & 0x3)); return;
     default: m_stu(t, data, i, num_bits(v)); return;
     }
 }
@@ -468,7 +468,7 @@ static tsr_status *cast_to(ref_ctx *c, int32_t to) {
                                len, s[i].data);
             }
             if (v.kind == NK_I && (to == TSR_FLOAT || to == TSR_DOUBLE || to == TSR_FLOAT16 ||
-                                   to == TSR_BFLOAT16 || f8_format(to))) {
+                                   to == TSR_BFLOAT16 || ref_f8_format(to))) {
                 v.kind = NK_F;
                 v.d = (double)v.i;
             }

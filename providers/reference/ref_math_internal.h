@@ -212,6 +212,23 @@ static inline uint64_t m_prod(int32_t rank, const int64_t *dims) {
     return n;
 }
 
+/* Element conversions defined in ref_math_cast.c, shared with the
+ * quantization kernels so both round and saturate identically. */
+typedef struct f8fmt f8fmt;
+/* The float8 format of element type t, or NULL when t is not a float8 type
+ * with a sign, exponent and mantissa (float8e8m0 is not). */
+const f8fmt *ref_f8_format(int32_t t);
+double ref_f8_decode(const f8fmt *f, uint8_t v);
+/* Nearest even; out-of-range values saturate to the largest finite value
+ * when `saturate`, else become infinity or NaN as the format has them. */
+uint8_t ref_f8_encode(const f8fmt *f, double x, bool saturate);
+double ref_e8m0_decode(uint8_t v);
+double ref_f4_decode(uint8_t v);
+uint8_t ref_f4_encode(double x);
+/* Element i of a packed tensor of `bits`-bit elements (lowest bits first). */
+uint8_t ref_sub_get(const void *data, size_t i, int bits);
+void ref_sub_set(void *data, size_t i, int bits, uint8_t v);
+
 /* Kernels defined in ref_math_cast.c. */
 tsr_status *ref_math_cast(ref_ctx *c);
 tsr_status *ref_math_castlike(ref_ctx *c);

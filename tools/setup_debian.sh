@@ -4,7 +4,7 @@ set -euo pipefail
 PKGS=(build-essential cmake pkg-config
       libprotobuf-c-dev protobuf-c-compiler
       ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
-      libdnnl-dev libcunit1-dev
+      libdnnl-dev libcunit1-dev libpcre2-dev
       python3 python3-onnx python3-numpy)
 missing=()
 for p in "${PKGS[@]}"; do

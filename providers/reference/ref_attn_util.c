@@ -1,0 +1,124 @@
+/* Helpers the attention-family kernels share: checked sizes, double
+ * working copies and rounding stores. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ref_attn.h"
+
+bool ref_attn_mul(size_t a, size_t b, size_t *out)
+{
+    if (a != 0 && b > SIZE_MAX / a)
+        return false;
+    *out = a * b;
+    return true;
+}
+
+tsr_status *ref_attn_zeros(ref_ctx *c, size_t n, const char *what, double **out)
+{
+    *out = NULL;
+    if (n > SIZE_MAX / sizeof(double))
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "%s is too large", what);
+    double *p = calloc(n ? n : 1, sizeof *p);
+    if (!p)
+        return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory for %s", what);
+    *out = p;
+    return NULL;
+}
+
+tsr_status *ref_attn_f64(ref_ctx *c, const tsr_tensor *t, const char *what, double **out)
+{
+    size_t n = (size_t)ref_numel(t);
+    tsr_status *st = ref_attn_zeros(c, n, what, out);
+    if (st)
+        return st;
+    double *d = *out;
+    if (t->elem_type == TSR_FLOAT) {
+        const float *f = t->data;
+        for (size_t i = 0; i < n; i++)
+            d[i] = f[i];
+    } else if (t->elem_type == TSR_DOUBLE) {
+        if (n)
+            memcpy(d, t->data, n * sizeof *d);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            d[i] = ref_load(t->elem_type, t->data, i);
+    }
+    return NULL;
+}
+
+void ref_attn_store(tsr_tensor *t, size_t off, const double *src, size_t n)
+{
+    if (t->elem_type == TSR_FLOAT) {
+        float *f = (float *)t->data + off;
+        for (size_t i = 0; i < n; i++)
+            f[i] = (float)src[i];
+    } else if (t->elem_type == TSR_DOUBLE) {
+        if (n)
+            memcpy((double *)t->data + off, src, n * sizeof *src);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            ref_store(t->elem_type, t->data, off + i, src[i]);
+    }
+}
+
+tsr_status *ref_attn_want(ref_ctx *c, const tsr_tensor *t, const char *what, int32_t rank)
+{
+    if (!t)
+        return ref_err(c, TSR_ERR_INVALID_MODEL, "input %s is missing", what);
+    if (!ref_is_float(t->elem_type))
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "%s has element type %d, not a float type",
+                       what, (int)t->elem_type);
+    if (rank >= 0 && t->rank != rank)
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "%s must have rank %d, not %d", what,
+                       (int)rank, (int)t->rank);
+    return NULL;
+}
+
+int ref_attn_check_float(const tsr_host_api *host, const tsr_node *node, char *why,
+                         size_t why_size)
+{
+    const tsr_value_info *x = host->node_input_count(node) > 0 ? host->node_input(node, 0) : NULL;
+    int32_t t = x ? host->value_elem_type(x) : 0;
+    if (t != 0 && !ref_is_float(t)) {
+        snprintf(why, why_size, "%s of element type %d is not implemented",
+                 host->node_op_type(node), (int)t);
+        return TSR_DECLINE_TYPE;
+    }
+    return 0;
+}
+
+void ref_attn_softmax(double *x, size_t n, bool masked_rows_zero)
+{
+    double m = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(x[i])) {
+            m = NAN;
+            break;
+        }
+        if (x[i] > m)
+            m = x[i];
+    }
+    if (masked_rows_zero && m == -INFINITY)
+        m = 0; /* every exp below is then 0, and the sum is replaced by 1 */
+    double s = 0;
+    for (size_t i = 0; i < n; i++) {
+        x[i] = exp(x[i] - m);
+        s += x[i];
+    }
+    if (masked_rows_zero && s == 0)
+        s = 1;
+    for (size_t i = 0; i < n; i++)
+        x[i] /= s;
+}
+
+double ref_attn_round(int32_t t, double v)
+{
+    switch (t) {
+    case TSR_FLOAT: return (float)v;
+    case TSR_FLOAT16: return ref_half_to_float(ref_float_to_half((float)v));
+    case TSR_BFLOAT16: return ref_bf16_to_float(ref_float_to_bf16((float)v));
+    default: return v;
+    }
+}

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "graph_plan.h"
 #include "host_api.h"
@@ -17,8 +18,14 @@ static bool readable_by(const rt_tensor *t, const provider_inst *prov) {
     return t->view.memory_kind == TSR_MEMORY_HOST;
 }
 
+double exec_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, size_t pi,
-                             rt_tensor *slots) {
+                             rt_tensor *slots, const exec_hooks *hooks) {
     const piece *pc = &gp->part.pieces[pi];
     const struct tsr_graph *v = pc->view;
     provider_inst *prov = provs[pc->prov_index];
@@ -43,14 +50,18 @@ static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, 
             break;
         }
         if (!readable_by(slot, prov)) {
+            double t0 = hooks ? exec_now() : 0;
             if ((st = rt_tensor_copy_to(&copies[k], slot, prov))) break;
+            if (hooks && hooks->copy_done) hooks->copy_done(hooks->user, gp, pi, iv, slot, &copies[k], t0, exec_now());
             slot = &copies[k];
         }
         if (slot->value) vals[k] = slot->value;
         else ins[k] = &slot->view;
     }
+    double t_start = 0;
     if (!st) {
         struct tsr_run_context ctx = {v->n_inputs, ins, v->n_outputs, outs, prov, NULL, 0, vals, NULL};
+        t_start = hooks ? exec_now() : 0;
         st = prov->plugin->vt->run(pc->compiled, (tsr_run_context *)&ctx);
         run_context_end(&ctx);
         if (st) {
@@ -67,6 +78,7 @@ static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, 
     }
     if (!st) {
         for (size_t k = 0; k < v->n_outputs; k++) rt_tensor_move(&slots[v->outputs[k]->index], &outs[k]);
+        if (hooks && hooks->piece_done) hooks->piece_done(hooks->user, gp, pi, slots, t_start, exec_now());
         /* Liveness: drop what no later piece reads. */
         for (size_t k = 0; k < v->n_inputs; k++) {
             const ir_value *iv = v->inputs[k];
@@ -101,6 +113,12 @@ static tsr_status *bind_outer(const ir_graph *g, const outer_scope *outer, rt_te
 
 tsr_status *graph_run(const graph_plan *p, provider_inst *const *provs, const rt_tensor *inputs,
                       const outer_scope *outer, bool to_host, rt_tensor *outputs) {
+    return graph_run_hooked(p, provs, inputs, outer, to_host, NULL, outputs);
+}
+
+tsr_status *graph_run_hooked(const graph_plan *p, provider_inst *const *provs,
+                             const rt_tensor *inputs, const outer_scope *outer, bool to_host,
+                             const exec_hooks *hooks, rt_tensor *outputs) {
     const ir_graph *g = p->g;
     rt_tensor *slots = calloc(g->n_values + 1, sizeof *slots);
     if (!slots) return TSR_NO_MEMORY();
@@ -111,7 +129,7 @@ tsr_status *graph_run(const graph_plan *p, provider_inst *const *provs, const rt
     for (size_t i = 0; i < g->n_inputs; i++)
         if (rt_present(&inputs[i])) rt_tensor_borrow_slot(&slots[g->inputs[i]->index], &inputs[i]);
     tsr_status *st = bind_outer(g, outer, slots);
-    for (size_t pi = 0; pi < p->part.n_pieces && !st; pi++) st = run_piece(p, provs, pi, slots);
+    for (size_t pi = 0; pi < p->part.n_pieces && !st; pi++) st = run_piece(p, provs, pi, slots, hooks);
     for (size_t o = 0; o < g->n_outputs && !st; o++) {
         rt_tensor *slot = &slots[g->outputs[o]->index];
         bool on_device = !slot->value && slot->view.memory_kind == TSR_MEMORY_DEVICE;

@@ -29,6 +29,20 @@ typedef struct outer_scope {
     const rt_tensor *slots;
 } outer_scope;
 
+/* Optional callbacks while a graph runs (profiling, observing values).
+ * Times are seconds on a monotonic clock. */
+typedef struct exec_hooks {
+    void *user;
+    /* After piece `pi` of p ran; its outputs are in slots (by value index). */
+    void (*piece_done)(void *user, const graph_plan *p, size_t pi, const rt_tensor *slots,
+                       double t0, double t1);
+    /* After a tensor was copied between memories for piece `pi`. */
+    void (*copy_done)(void *user, const graph_plan *p, size_t pi, const ir_value *v,
+                      const rt_tensor *from, const rt_tensor *to, double t0, double t1);
+} exec_hooks;
+
+double exec_now(void);
+
 /*
  * Runs p->g once. inputs[i] feeds g->inputs[i] and is borrowed; an entry
  * holding nothing leaves the input to its initializer, if any. outer may be
@@ -38,5 +52,9 @@ typedef struct outer_scope {
  */
 tsr_status *graph_run(const graph_plan *p, provider_inst *const *provs, const rt_tensor *inputs,
                       const outer_scope *outer, bool to_host, rt_tensor *outputs);
+/* The same, calling `hooks` (may be NULL) as pieces finish. */
+tsr_status *graph_run_hooked(const graph_plan *p, provider_inst *const *provs,
+                             const rt_tensor *inputs, const outer_scope *outer, bool to_host,
+                             const exec_hooks *hooks, rt_tensor *outputs);
 
 #endif

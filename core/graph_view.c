@@ -114,7 +114,7 @@ tsr_status *host_graph_view_nodes(ir_graph *g, ir_node *const *nodes, size_t n,
         }
         for (size_t k = 0; k < nd->n_outputs && !s; k++) {
             ir_value *ov = nd->outputs[k];
-            if (ov && used_outside[ov->index] && !push_unique(&v->outputs, &v->n_outputs, ov))
+            if (ov && (used_outside[ov->index] || ov->observed) && !push_unique(&v->outputs, &v->n_outputs, ov))
                 s = TSR_NO_MEMORY();
         }
     }

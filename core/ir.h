@@ -75,6 +75,8 @@ typedef struct ir_value {
      * declared. infer_open_dims marks declared dims that were not numbers. */
     uint32_t infer_flags;
     uint64_t infer_open_dims;
+    /* Kept observable for comparing providers: always a piece output. */
+    bool observed;
 } ir_value;
 
 typedef struct ir_attr {
@@ -237,5 +239,12 @@ tsr_status *ir_infer_shapes(ir_graph *g);
  * Every type an earlier run inferred is recomputed; declared ones are kept. */
 tsr_status *ir_infer_shapes_for_inputs(ir_graph *g, size_t n_inputs,
                                        const tsr_tensor *const *inputs);
+
+/* --- graph surgery (core/ir.c; used by partitioner/function_expand.c) ---- */
+void ir_function_free(ir_function *f);
+/* Replaces `old` by the nodes g->nodes[first_new..] (appended after it), which
+ * move into its place so the order stays topological; frees `old` and renumbers
+ * the nodes. Values `old` used stay in the graph. */
+tsr_status *ir_graph_splice_node(ir_graph *g, ir_node *old, size_t first_new);
 
 #endif

@@ -134,6 +134,14 @@ static tsr_status *session_finish(tsr_session *s, const tsr_session_options *o) 
                            o->options[i].key, o->options[i].value, o->options[i].provider);
     free(used);
     if (!st) st = add_core_provider(s, o);
+    s->profiling = o->profiling;
+    s->profile_epoch = exec_now();
+    /* Observing every value: each node output is a piece boundary. */
+    for (size_t i = 0; o->observe_all && i < s->model->graph->n_nodes; i++) {
+        ir_node *n = s->model->graph->nodes[i];
+        for (size_t k = 0; k < n->n_outputs; k++)
+            if (n->outputs[k]) n->outputs[k]->observed = true;
+    }
     if (!st) st = graph_plan_build(s->model->graph, s->provs, s->n_provs, &s->main);
     if (!st) st = session_io_build(s);
     return st;
@@ -181,6 +189,7 @@ void tsr_session_free(tsr_session *s) {
     free(s->provs);
     free(s->plugins);
     session_io_free(s); /* reads s->model->graph: before the model goes */
+    session_observe_free(s);
     ir_model_free(s->model);
     free(s);
 }

@@ -28,6 +28,8 @@ struct tsr_session_options {
     int32_t log_level;
     dim_setting *dims;
     size_t n_dims;
+    bool observe_all;
+    bool profiling;
 };
 
 
@@ -44,10 +46,30 @@ struct tsr_session {
      * per graph input), so a run with other shapes re-infers first. */
     int64_t *shape_sig;
     size_t shape_sig_len;
+    bool profiling;
+    char *profile;           /* JSON events so far, comma-separated */
+    size_t profile_len, profile_cap;
+    size_t profile_dropped;  /* events not kept once the buffer is full */
+    double profile_epoch;    /* exec_now() at session creation */
+    /* tsr_node_info, built on first use */
+    const char ***node_outputs;
+    size_t *node_piece;
     /* per-input/output dims and symbols for tsr_io_info */
     int64_t **io_dims;
     const char ***io_syms;
 };
+
+/* Hooks for one run: profiling events and values asked for by name that
+ * are not graph outputs (core/session_observe.c). */
+typedef struct run_observer {
+    tsr_session *s;
+    size_t n_wanted;
+    const ir_value *const *wanted; /* NULL entries: graph outputs */
+    rt_tensor *got;                /* n_wanted slots */
+    tsr_status *error;
+} run_observer;
+void run_observer_hooks(run_observer *ro, exec_hooks *out);
+void session_observe_free(tsr_session *s);
 
 /* Input/output descriptions for tsr_io_info (core/session_io.c). */
 tsr_status *session_io_build(tsr_session *s);

@@ -205,6 +205,9 @@ static tsr_status *session_run(tsr_session *s, size_t input_count, const char *c
     if (!st && !output_names && output_count != g->n_outputs)
         st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "the model has %zu outputs, %zu requested",
                        g->n_outputs, output_count);
+    const ir_value **wanted = calloc(output_count + 1, sizeof *wanted);
+    rt_tensor *got = calloc(output_count + 1, sizeof *got);
+    if (!st && (!wanted || !got)) st = TSR_NO_MEMORY();
     for (size_t j = 0; j < output_count && !st; j++) {
         if (!output_names) {
             pick[j] = j;
@@ -212,18 +215,33 @@ static tsr_status *session_run(tsr_session *s, size_t input_count, const char *c
         }
         size_t k = 0;
         while (k < g->n_outputs && strcmp(g->outputs[k]->name, output_names[j]) != 0) k++;
-        if (k == g->n_outputs) st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "the model has no output '%s'", output_names[j]);
         pick[j] = k;
+        if (k < g->n_outputs) continue;
+        /* Not a graph output: an observed intermediate value, if kept. */
+        const ir_value *v = ir_graph_find(g, output_names[j]);
+        if (v && v->observed) wanted[j] = v;
+        else if (v) st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "'%s' is not a graph output; create the session with observe_all to read it", output_names[j]);
+        else st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "the model has no output '%s'", output_names[j]);
     }
+    run_observer ro = {s, output_count, wanted, got, NULL};
+    exec_hooks hooks;
+    run_observer_hooks(&ro, &hooks);
     if (!st) st = reinfer_if_new_shapes(s, bound);
-    if (!st) st = graph_run(&s->main, s->provs, bound, NULL, true, outs);
+    if (!st) st = graph_run_hooked(&s->main, s->provs, bound, NULL, true, &hooks, outs);
+    if (!st && ro.error) st = ro.error;
+    else tsr_status_free(ro.error);
     tsr_value **made = calloc(output_count + 1, sizeof *made);
     if (!st && !made) st = TSR_NO_MEMORY();
     for (size_t j = 0; j < output_count && !st; j++) {
+        if (wanted[j]) {
+            st = rt_present(&got[j]) ? output_value(&got[j], &made[j])
+                                     : tsr_error(TSR_ERR_RUNTIME, "value '%s' was not computed", output_names[j]);
+            continue;
+        }
         rt_tensor *o = &outs[pick[j]];
         /* The same output asked for twice: later ones copy the first. */
         size_t q = 0;
-        while (q < j && pick[q] != pick[j]) q++;
+        while (q < j && (wanted[q] || pick[q] != pick[j])) q++;
         st = q < j ? value_clone(made[q], &made[j]) : output_value(o, &made[j]);
     }
     if (!st) {
@@ -233,6 +251,9 @@ static tsr_status *session_run(tsr_session *s, size_t input_count, const char *c
     }
     for (size_t k = 0; outs && k < g->n_outputs; k++) rt_tensor_release(&outs[k]);
     for (size_t k = 0; bound && k < g->n_inputs; k++) rt_tensor_release(&bound[k]);
+    for (size_t j = 0; got && j < output_count; j++) rt_tensor_release(&got[j]);
+    free(got);
+    free(wanted);
     free(made);
     free(pick);
     free(outs);

@@ -5,6 +5,7 @@ PKGS=(build-essential cmake pkg-config
       libprotobuf-c-dev protobuf-c-compiler
       ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
       libdnnl-dev libcunit1-dev libpcre2-dev
+      libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev
       python3 python3-onnx python3-numpy)
 missing=()
 for p in "${PKGS[@]}"; do

@@ -215,6 +215,40 @@ TSR_EXPORT tsr_status *tsr_session_run_values(tsr_session *session, size_t input
                                              const char *const *output_names,
                                              tsr_value **outputs);
 
+/* --- observing, profiling, and who runs what ------------------------------ */
+/* When enabled, every node output stays observable: it becomes a piece
+ * boundary (a fused piece must produce it too, or is split there) and
+ * tsr_session_run's output_names may name it. Slower; meant for comparing
+ * providers node by node. */
+TSR_EXPORT tsr_status *tsr_session_options_set_observe_all(tsr_session_options *options,
+                                                         int32_t enabled);
+/* When enabled, each run records one event per piece run and per copy. */
+TSR_EXPORT tsr_status *tsr_session_options_set_profiling(tsr_session_options *options,
+                                                       int32_t enabled);
+/* The events recorded since the session began or the last call, as a JSON
+ * array of Chrome trace events ("ph":"X", "ts"/"dur" in microseconds; args:
+ * provider, device, nodes, ops, bytes_in, bytes_out for pieces; value,
+ * from, to, bytes for copies). *json is malloc'd; the caller frees it. */
+TSR_EXPORT tsr_status *tsr_session_profile_take(tsr_session *session, char **json);
+
+/* One node of the session's main graph and where it runs. */
+typedef struct tsr_node_info {
+    uint32_t struct_size;
+    const char *name;     /* "" when the model gave none */
+    const char *op_type;
+    const char *domain;   /* "" for ai.onnx */
+    const char *origin;   /* the model's node it was expanded from, or NULL */
+    const char *provider; /* name of the provider that runs it */
+    size_t piece;         /* index of its piece in run order */
+    size_t output_count;
+    const char *const *outputs; /* output value names, "" where omitted */
+} tsr_node_info;
+/* All strings and arrays are borrowed and live as long as the session. */
+TSR_EXPORT size_t tsr_session_node_count(const tsr_session *session);
+/* Node `index` in topological order; set out->struct_size first. */
+TSR_EXPORT tsr_status *tsr_session_node_info(const tsr_session *session, size_t index,
+                                            tsr_node_info *out);
+
 /* Which provider runs which node: a human-readable table, malloc'd; the
  * caller frees it with free(). */
 TSR_EXPORT tsr_status *tsr_session_assignment_text(const tsr_session *session, char **out);

@@ -1,0 +1,205 @@
+/* Looking inside a session: profiling events, values observed between
+ * pieces, and which provider runs each node. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host_api.h"
+#include "session.h"
+#include "status.h"
+
+/* A run's profile is bounded: beyond this, events are counted, not kept. */
+#define PROFILE_MAX_BYTES ((size_t)64 << 20)
+
+tsr_status *tsr_session_options_set_observe_all(tsr_session_options *o, int32_t enabled) {
+    if (!o) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "options are required");
+    o->observe_all = enabled != 0;
+    return NULL;
+}
+
+tsr_status *tsr_session_options_set_profiling(tsr_session_options *o, int32_t enabled) {
+    if (!o) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "options are required");
+    o->profiling = enabled != 0;
+    return NULL;
+}
+
+/* Appends printf output to the profile; false when it no longer fits. */
+static bool prof_add(tsr_session *s, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || s->profile_len + (size_t)n + 2 > PROFILE_MAX_BYTES) return false;
+    size_t need = s->profile_len + (size_t)n + 2;
+    if (need > s->profile_cap) {
+        size_t cap = s->profile_cap ? s->profile_cap : 4096;
+        while (cap < need) cap *= 2;
+        char *p = realloc(s->profile, cap);
+        if (!p) return false;
+        s->profile = p;
+        s->profile_cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(s->profile + s->profile_len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    s->profile_len += (size_t)n;
+    return true;
+}
+
+/* A JSON string body: quotes, backslashes and control bytes escaped. */
+static void json_escape(const char *in, char *out, size_t size) {
+    size_t o = 0;
+    for (; in && *in && o + 7 < size; in++) {
+        unsigned char ch = (unsigned char)*in;
+        if (ch == '"' || ch == '\\') {
+            out[o++] = '\\';
+            out[o++] = (char)ch;
+        } else if (ch < 0x20) {
+            o += (size_t)snprintf(out + o, size - o, "\\u%04x", ch);
+        } else {
+            out[o++] = (char)ch;
+        }
+    }
+    out[o] = 0;
+}
+
+static size_t tensor_bytes(const rt_tensor *t) { return t->value ? 0 : t->view.nbytes; }
+
+static void on_piece(void *user, const graph_plan *p, size_t pi, const rt_tensor *slots, double t0,
+                     double t1) {
+    run_observer *ro = user;
+    tsr_session *s = ro->s;
+    const struct tsr_graph *v = p->part.pieces[pi].view;
+    /* Values asked for by name: copy them out as their piece finishes. */
+    for (size_t w = 0; w < ro->n_wanted && !ro->error; w++) {
+        if (!ro->wanted[w] || rt_present(&ro->got[w])) continue;
+        for (size_t k = 0; k < v->n_outputs; k++)
+            if (v->outputs[k] == ro->wanted[w])
+                ro->error = rt_tensor_copy_to(&ro->got[w], &slots[v->outputs[k]->index], NULL);
+    }
+    if (!s->profiling) return;
+    const provider_inst *prov = s->provs[p->part.pieces[pi].prov_index];
+    char nodes[1024] = "", ops[1024] = "", esc_nodes[2048], esc_ops[2048];
+    size_t ln = 0, lo = 0;
+    for (size_t i = 0; i < v->n_nodes; i++) {
+        const ir_node *n = v->nodes[i];
+        const char *nm = n->origin ? n->origin : n->name;
+        if (ln < sizeof nodes) ln += (size_t)snprintf(nodes + ln, sizeof nodes - ln, "%s%s", i ? "," : "", nm);
+        if (lo < sizeof ops) lo += (size_t)snprintf(ops + lo, sizeof ops - lo, "%s%s", i ? "," : "", n->op_type);
+    }
+    size_t bin = 0, bout = 0;
+    for (size_t k = 0; k < v->n_inputs; k++) bin += tensor_bytes(&slots[v->inputs[k]->index]);
+    for (size_t k = 0; k < v->n_outputs; k++) bout += tensor_bytes(&slots[v->outputs[k]->index]);
+    json_escape(nodes, esc_nodes, sizeof esc_nodes);
+    json_escape(ops, esc_ops, sizeof esc_ops);
+    char name[256];
+    json_escape(v->n_nodes == 1 ? esc_ops : "piece", name, sizeof name);
+    if (!prof_add(s, "%s{\"name\":\"%s\",\"cat\":\"piece\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,"
+                  "\"pid\":1,\"tid\":%zu,\"args\":{\"provider\":\"%s\",\"device\":0,\"piece\":%zu,"
+                  "\"nodes\":\"%s\",\"ops\":\"%s\",\"bytes_in\":%zu,\"bytes_out\":%zu}}",
+                  s->profile_len ? "," : "", v->n_nodes == 1 ? esc_ops : "piece",
+                  (t0 - s->profile_epoch) * 1e6, (t1 - t0) * 1e6, p->part.pieces[pi].prov_index,
+                  prov->name, pi, esc_nodes, esc_ops, bin, bout))
+        s->profile_dropped++;
+}
+
+static void on_copy(void *user, const graph_plan *p, size_t pi, const ir_value *v,
+                    const rt_tensor *from, const rt_tensor *to, double t0, double t1) {
+    run_observer *ro = user;
+    tsr_session *s = ro->s;
+    if (!s->profiling) return;
+    const provider_inst *dst = s->provs[p->part.pieces[pi].prov_index];
+    char esc[512];
+    json_escape(v->name, esc, sizeof esc);
+    const char *src = from->dev_owner ? from->dev_owner->name : "host";
+    const char *to_name = to->view.memory_kind == TSR_MEMORY_DEVICE ? dst->name : "host";
+    if (!prof_add(s, "%s{\"name\":\"copy\",\"cat\":\"copy\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,"
+                  "\"pid\":1,\"tid\":%zu,\"args\":{\"value\":\"%s\",\"from\":\"%s\",\"to\":\"%s\","
+                  "\"bytes\":%zu}}",
+                  s->profile_len ? "," : "", (t0 - s->profile_epoch) * 1e6, (t1 - t0) * 1e6,
+                  s->n_provs, esc, src, to_name, tensor_bytes(from)))
+        s->profile_dropped++;
+}
+
+void run_observer_hooks(run_observer *ro, exec_hooks *out) {
+    out->user = ro;
+    out->piece_done = on_piece;
+    out->copy_done = on_copy;
+}
+
+tsr_status *tsr_session_profile_take(tsr_session *s, char **json) {
+    if (!s || !json) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "session and json are required");
+    if (!s->profiling)
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "profiling was not enabled for this session");
+    size_t n = s->profile_len;
+    char *out = malloc(n + 3);
+    if (!out) return TSR_NO_MEMORY();
+    out[0] = '[';
+    if (n) memcpy(out + 1, s->profile, n);
+    out[n + 1] = ']';
+    out[n + 2] = 0;
+    s->profile_len = 0;
+    if (s->profile_dropped) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "profile full: %zu events were not recorded", s->profile_dropped);
+        host_log(TSR_LOG_WARNING, NULL, msg);
+        s->profile_dropped = 0;
+    }
+    *json = out;
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Who runs what                                                             */
+
+static tsr_status *build_node_table(tsr_session *s) {
+    const ir_graph *g = s->model->graph;
+    s->node_outputs = calloc(g->n_nodes + 1, sizeof *s->node_outputs);
+    s->node_piece = calloc(g->n_nodes + 1, sizeof *s->node_piece);
+    if (!s->node_outputs || !s->node_piece) return TSR_NO_MEMORY();
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = g->nodes[i];
+        const char **outs = calloc(n->n_outputs + 1, sizeof *outs);
+        if (!outs) return TSR_NO_MEMORY();
+        for (size_t k = 0; k < n->n_outputs; k++) outs[k] = n->outputs[k] ? n->outputs[k]->name : "";
+        s->node_outputs[i] = outs;
+        s->node_piece[i] = SIZE_MAX;
+    }
+    for (size_t p = 0; p < s->main.part.n_pieces; p++) {
+        const struct tsr_graph *v = s->main.part.pieces[p].view;
+        for (size_t k = 0; k < v->n_nodes; k++)
+            if (v->nodes[k]->graph == g) s->node_piece[v->nodes[k]->index] = p;
+    }
+    return NULL;
+}
+
+size_t tsr_session_node_count(const tsr_session *s) { return s ? s->model->graph->n_nodes : 0; }
+
+tsr_status *tsr_session_node_info(const tsr_session *cs, size_t index, tsr_node_info *out) {
+    tsr_session *s = (tsr_session *)cs; /* the table is built lazily */
+    if (!s || !out || index >= s->model->graph->n_nodes)
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "node %zu out of range", index);
+    if (out->struct_size < offsetof(tsr_node_info, outputs) + sizeof out->outputs)
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "tsr_node_info.struct_size not set");
+    if (!s->node_piece) TSR_TRY(build_node_table(s));
+    const ir_node *n = s->model->graph->nodes[index];
+    size_t p = s->node_piece[index];
+    out->name = n->name ? n->name : "";
+    out->op_type = n->op_type;
+    out->domain = n->domain ? n->domain : "";
+    out->origin = n->origin;
+    out->piece = p;
+    out->provider = p == SIZE_MAX ? "" : s->provs[s->main.part.pieces[p].prov_index]->name;
+    out->output_count = n->n_outputs;
+    out->outputs = s->node_outputs[index];
+    return NULL;
+}
+
+void session_observe_free(tsr_session *s) {
+    const ir_graph *g = s->model ? s->model->graph : NULL;
+    for (size_t i = 0; g && s->node_outputs && i < g->n_nodes; i++) free(s->node_outputs[i]);
+    free(s->node_outputs);
+    free(s->node_piece);
+    free(s->profile);
+}

@@ -1,0 +1,146 @@
+/* Looking inside a session: intermediate values by name (observe_all), the
+ * node table (who runs what) and profiling events.
+ *
+ * exec_chain.onnx (tests/data/make_abi_models.py), x float[2,3]:
+ *     n0: a = Relu(x)        n1: b = Add(a, k)   k = [0.5, -1, 2]
+ *     n2: c = Relu(b)        n3: d = Add(c, a)
+ *     n4: e = Relu(d)        n5: y = Add(e, c)
+ * For x = [-1, 2, -3, 4, -5, 6], worked by hand:
+ *     a = [0, 2, 0, 4, 0, 6]
+ *     b = [0.5, 1, 2, 4.5, -1, 8]
+ *     d = [0.5, 3, 2, 8.5, 0, 14]
+ */
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tessera/tessera.h"
+
+static const float X[6] = {-1, 2, -3, 4, -5, 6};
+static const float WANT_A[6] = {0, 2, 0, 4, 0, 6};
+static const float WANT_B[6] = {0.5f, 1, 2, 4.5f, -1, 8};
+static const float WANT_D[6] = {0.5f, 3, 2, 8.5f, 0, 14};
+static const int64_t DIMS23[2] = {2, 3};
+
+static const char *data_path(const char *name) {
+    static char buf[1024];
+    const char *dir = getenv("TESSERA_TEST_DATA");
+    snprintf(buf, sizeof buf, "%s/%s", dir && *dir ? dir : "tests/data", name);
+    return buf;
+}
+
+static int suite_init(void) {
+    const char *lib = getenv("TESSERA_BUILD_LIB");
+    return setenv("TESSERA_PROVIDER_PATH", lib && *lib ? lib : "build/lib", 1) == 0 ? 0 : 1;
+}
+
+static tsr_session *open_chain(int observe, int profile) {
+    tsr_session_options *o;
+    if (tsr_session_options_create(&o)) return NULL;
+    tsr_status_free(tsr_session_options_add_provider(o, "reference"));
+    tsr_status_free(tsr_session_options_set_observe_all(o, observe));
+    tsr_status_free(tsr_session_options_set_profiling(o, profile));
+    tsr_session *s = NULL;
+    tsr_status *st = tsr_session_create(o, data_path("exec_chain.onnx"), &s);
+    tsr_session_options_free(o);
+    CU_ASSERT_PTR_NULL(st);
+    tsr_status_free(st);
+    return s;
+}
+
+static tsr_status *run_names(tsr_session *s, size_t n, const char *const *names, tsr_value **out) {
+    tsr_tensor x = {sizeof x, TSR_FLOAT, 2, DIMS23, (void *)X, sizeof X, TSR_MEMORY_HOST, 0};
+    const char *in_name = "x";
+    const tsr_tensor *ins[1] = {&x};
+    return tsr_session_run(s, 1, &in_name, ins, n, names, out);
+}
+
+static void expect_value(const tsr_value *v, const float *want) {
+    tsr_tensor t = {.struct_size = sizeof t};
+    CU_ASSERT_PTR_NULL_FATAL(tsr_value_tensor(v, &t));
+    CU_ASSERT_EQUAL_FATAL(t.nbytes, 6 * sizeof(float));
+    for (int i = 0; i < 6; i++) CU_ASSERT_DOUBLE_EQUAL(((const float *)t.data)[i], want[i], 1e-6);
+}
+
+static void test_intermediates_by_name(void) {
+    tsr_session *s = open_chain(1, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    const char *names[4] = {"a", "y", "b", "d"};
+    tsr_value *out[4] = {NULL};
+    tsr_status *st = run_names(s, 4, names, out);
+    CU_ASSERT_PTR_NULL(st);
+    tsr_status_free(st);
+    if (out[0]) expect_value(out[0], WANT_A);
+    if (out[2]) expect_value(out[2], WANT_B);
+    if (out[3]) expect_value(out[3], WANT_D);
+    for (int i = 0; i < 4; i++) tsr_value_free(out[i]);
+    tsr_session_free(s);
+}
+
+static void test_intermediate_needs_observe(void) {
+    tsr_session *s = open_chain(0, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    const char *names[1] = {"a"};
+    tsr_value *out[1] = {NULL};
+    tsr_status *st = run_names(s, 1, names, out);
+    CU_ASSERT_PTR_NOT_NULL(st);
+    if (st) CU_ASSERT_PTR_NOT_NULL(strstr(tsr_status_message(st), "observe_all"));
+    tsr_status_free(st);
+    tsr_session_free(s);
+}
+
+static void test_node_table(void) {
+    tsr_session *s = open_chain(0, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL_FATAL(tsr_session_node_count(s), 6);
+    static const char *const ops[6] = {"Relu", "Add", "Relu", "Add", "Relu", "Add"};
+    static const char *const outs[6] = {"a", "b", "c", "d", "e", "y"};
+    for (size_t i = 0; i < 6; i++) {
+        tsr_node_info ni = {.struct_size = sizeof ni};
+        CU_ASSERT_PTR_NULL_FATAL(tsr_session_node_info(s, i, &ni));
+        CU_ASSERT_STRING_EQUAL(ni.op_type, ops[i]);
+        CU_ASSERT_STRING_EQUAL(ni.provider, "reference");
+        CU_ASSERT_EQUAL(ni.output_count, 1);
+        CU_ASSERT_STRING_EQUAL(ni.outputs[0], outs[i]);
+        CU_ASSERT_PTR_NULL(ni.origin);
+    }
+    tsr_node_info bad = {.struct_size = sizeof bad};
+    tsr_status *st = tsr_session_node_info(s, 6, &bad);
+    CU_ASSERT_PTR_NOT_NULL(st);
+    tsr_status_free(st);
+    tsr_session_free(s);
+}
+
+static void test_profile_events(void) {
+    tsr_session *s = open_chain(0, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    tsr_value *out[2] = {NULL};
+    tsr_status *st = run_names(s, 2, NULL, out);
+    CU_ASSERT_PTR_NULL(st);
+    tsr_status_free(st);
+    tsr_value_free(out[0]);
+    tsr_value_free(out[1]);
+    char *json = NULL;
+    CU_ASSERT_PTR_NULL_FATAL(tsr_session_profile_take(s, &json));
+    CU_ASSERT_EQUAL(json[0], '[');
+    /* one event per piece: six single-node pieces */
+    size_t events = 0;
+    for (const char *p = json; (p = strstr(p, "\"cat\":\"piece\"")); p++) events++;
+    CU_ASSERT_EQUAL(events, 6);
+    CU_ASSERT_PTR_NOT_NULL(strstr(json, "\"provider\":\"reference\""));
+    free(json);
+    /* taken: the next take is empty */
+    CU_ASSERT_PTR_NULL_FATAL(tsr_session_profile_take(s, &json));
+    CU_ASSERT_STRING_EQUAL(json, "[]");
+    free(json);
+    tsr_session_free(s);
+}
+
+void unit_register(void) {
+    CU_pSuite s = CU_add_suite("observe", suite_init, NULL);
+    CU_add_test(s, "observe_all returns intermediates by name", test_intermediates_by_name);
+    CU_add_test(s, "intermediates need observe_all", test_intermediate_needs_observe);
+    CU_add_test(s, "node table names op, provider and outputs", test_node_table);
+    CU_add_test(s, "profiling records one event per piece", test_profile_events);
+}

@@ -1,4 +1,5 @@
 /* tsr_providers_discover: describe every plugin on the search path. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,6 +81,9 @@ size_t tsr_provider_list_size(const tsr_provider_list *l) { return l ? l->n : 0;
 
 tsr_status *tsr_provider_list_get(const tsr_provider_list *l, size_t i, tsr_provider_desc *out) {
     if (!l || i >= l->n || !out) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "provider %zu out of range", i);
+    /* A caller built against an older header has a shorter struct. */
+    if (out->struct_size < offsetof(tsr_provider_desc, error) + sizeof out->error)
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "tsr_provider_desc.struct_size not set");
     const found *f = &l->items[i];
     const tsr_provider *vt = f->plugin ? f->plugin->vt : NULL;
     out->name = vt ? vt->name : "?";
@@ -96,6 +100,8 @@ tsr_status *tsr_provider_list_device(const tsr_provider_list *l, size_t i, size_
                                      tsr_device_desc *out) {
     if (!l || i >= l->n || !out || d >= l->items[i].n_devices || l->items[i].error)
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "device %zu of provider %zu out of range", d, i);
+    if (out->struct_size < offsetof(tsr_device_desc, memory_bytes) + sizeof out->memory_bytes)
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "tsr_device_desc.struct_size not set");
     const tsr_device_info *di = &l->items[i].devices[d];
     out->name = di->name ? di->name : "";
     out->vendor = di->vendor ? di->vendor : "";

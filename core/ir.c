@@ -309,3 +309,50 @@ int64_t ir_model_opset(const ir_model *m, const char *domain) {
             return m->opsets[i].version;
     return 0;
 }
+
+/* --- graph surgery (function expansion) ----------------------------------- */
+void ir_function_free(ir_function *f) { function_free(f); }
+
+tsr_status *ir_graph_splice_nodes(ir_graph *g, size_t n_old, ir_node *const *olds,
+                                  const size_t *first_new) {
+    size_t base = n_old ? first_new[0] : g->n_nodes;
+    for (size_t i = 0; i < n_old; i++) {
+        const ir_node *o = olds[i];
+        if (o->index >= base || g->nodes[o->index] != o || first_new[i] > first_new[i + 1] ||
+            first_new[i + 1] > g->n_nodes)
+            return tsr_error(TSR_ERR_INVALID_ARGUMENT, "node '%s' cannot be spliced", o->name);
+    }
+    if (n_old == 0) return NULL;
+    /* replaced_by[k] = 1 + position in olds of node k, 0 when it stays. */
+    size_t *replaced_by = calloc(base + 1, sizeof *replaced_by);
+    ir_node **order = malloc(sizeof(ir_node *) * (g->n_nodes + 1));
+    if (!replaced_by || !order) {
+        free(replaced_by);
+        free(order);
+        return TSR_NO_MEMORY();
+    }
+    for (size_t i = 0; i < n_old; i++) replaced_by[olds[i]->index] = i + 1;
+    size_t n = 0;
+    for (size_t k = 0; k < base; k++) {
+        size_t r = replaced_by[k];
+        if (!r) {
+            order[n++] = g->nodes[k];
+            continue;
+        }
+        for (size_t j = first_new[r - 1]; j < first_new[r]; j++) order[n++] = g->nodes[j];
+    }
+    for (size_t i = 0; i < n_old; i++) node_free(olds[i]);
+    memcpy(g->nodes, order, sizeof(ir_node *) * n);
+    g->n_nodes = n;
+    for (size_t k = 0; k < n; k++) g->nodes[k]->index = k;
+    free(replaced_by);
+    free(order);
+    return NULL;
+}
+
+tsr_status *ir_graph_splice_node(ir_graph *g, ir_node *old, size_t first_new) {
+    size_t range[2] = {first_new, g->n_nodes};
+    if (first_new <= old->index)
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "node '%s' cannot be spliced", old->name);
+    return ir_graph_splice_nodes(g, 1, &old, range);
+}

@@ -246,5 +246,10 @@ void ir_function_free(ir_function *f);
  * move into its place so the order stays topological; frees `old` and renumbers
  * the nodes. Values `old` used stay in the graph. */
 tsr_status *ir_graph_splice_node(ir_graph *g, ir_node *old, size_t first_new);
+/* The same for many nodes at once, in one pass: the nodes replacing olds[i]
+ * are g->nodes[first_new[i] .. first_new[i + 1]) (first_new has n_old + 1
+ * entries, the last g->n_nodes), all appended after every node of olds. */
+tsr_status *ir_graph_splice_nodes(ir_graph *g, size_t n_old, ir_node *const *olds,
+                                  const size_t *first_new);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "control_flow.h"
+#include "gradient.h"
 #include "host_api.h"
 #include "status.h"
 
@@ -122,6 +123,8 @@ static tsr_status *session_finish(tsr_session *s, const tsr_session_options *o) 
     if (!o) o = &defaults;
     host_set_log_level(o->log_level);
     fix_dims(s->model->graph, o);
+    /* Gradient nodes become backward graphs before anything is inferred. */
+    TSR_TRY(gradient_expand(s->model->graph));
     TSR_TRY(ir_infer_shapes(s->model->graph));
     bool *used = calloc(o->n_options + 1, 1);
     if (!used) return TSR_NO_MEMORY();

@@ -15,12 +15,15 @@
 tsr_plugin *control_flow_plugin(void);
 /* Tells the core provider instance which providers bodies are given to
  * (the session's whole list, itself included, in order). */
-void control_flow_bind(provider_inst *core, provider_inst *const *provs, size_t n_provs);
+void control_flow_bind(provider_inst *core, provider_inst *const *provs, size_t n_provs,
+                       const pin_rule *pins, size_t n_pins);
 
 /* --- internal to core/cf_*.c ------------------------------------------- */
 typedef struct cf_state {
     provider_inst *const *provs;
     size_t n_provs;
+    const pin_rule *pins;
+    size_t n_pins;
 } cf_state;
 
 typedef struct cf_piece {

@@ -18,11 +18,43 @@ static void release_compiled(partition *part, provider_inst *const *provs) {
 
 /* Partitions and compiles; a piece that fails to compile is handed to the
  * next provider willing to claim it. */
+/* The pinned provider of node n, or SIZE_MAX. A name rule beats an op rule. */
+static size_t pinned_to(const ir_node *n, const pin_rule *pins, size_t n_pins) {
+    size_t by_op = SIZE_MAX;
+    for (size_t i = 0; i < n_pins; i++) {
+        const char *x = pins[i].node_or_op;
+        if (pins[i].by_name) {
+            if ((n->name && strcmp(n->name, x) == 0) || (n->origin && strcmp(n->origin, x) == 0))
+                return pins[i].prov_index;
+        } else if (strcmp(n->op_type, x) == 0) {
+            by_op = pins[i].prov_index;
+        }
+    }
+    return by_op;
+}
+
+/* Pins become exclusions: a pinned node is barred from every other provider. */
+static tsr_status *pin_exclusions(const ir_graph *g, size_t n_provs, const pin_rule *pins,
+                                  size_t n_pins, exclusion **excl, size_t *n_excl) {
+    for (size_t i = 0; n_pins && i < g->n_nodes; i++) {
+        size_t to = pinned_to(g->nodes[i], pins, n_pins);
+        if (to == SIZE_MAX) continue;
+        exclusion *e = realloc(*excl, sizeof *e * (*n_excl + n_provs));
+        if (!e) return TSR_NO_MEMORY();
+        *excl = e;
+        for (size_t p = 0; p < n_provs; p++)
+            if (p != to) e[(*n_excl)++] = (exclusion){g->nodes[i], p};
+    }
+    return NULL;
+}
+
 static tsr_status *partition_and_compile(ir_graph *g, provider_inst *const *provs,
-                                         size_t n_provs, partition *part) {
+                                         size_t n_provs, const pin_rule *pins, size_t n_pins,
+                                         partition *part) {
     exclusion *excl = NULL;
     size_t n_excl = 0;
-    tsr_status *st = NULL;
+    tsr_status *st = pin_exclusions(g, n_provs, pins, n_pins, &excl, &n_excl);
+    if (st) return st;
     for (;;) {
         st = partition_graph(g, provs, n_provs, excl, n_excl, part);
         if (st) break;
@@ -66,10 +98,10 @@ static tsr_status *partition_and_compile(ir_graph *g, provider_inst *const *prov
 }
 
 tsr_status *graph_plan_build(ir_graph *g, provider_inst *const *provs, size_t n_provs,
-                             graph_plan *out) {
+                             const pin_rule *pins, size_t n_pins, graph_plan *out) {
     memset(out, 0, sizeof *out);
     out->g = g;
-    TSR_TRY(partition_and_compile(g, provs, n_provs, &out->part));
+    TSR_TRY(partition_and_compile(g, provs, n_provs, pins, n_pins, &out->part));
     out->last_use = malloc(sizeof(size_t) * (g->n_values + 1));
     if (!out->last_use) {
         graph_plan_free(out, provs);

@@ -15,10 +15,18 @@ typedef struct graph_plan {
     size_t *last_use; /* per value index of g: last piece reading it, or SIZE_MAX */
 } graph_plan;
 
+/* A node (by name or origin) or op type pinned to one provider. */
+typedef struct pin_rule {
+    const char *node_or_op;
+    size_t prov_index;
+    bool by_name; /* some node of the model has this name: match names only */
+} pin_rule;
+
 /* Partitions g over provs (in priority order) and compiles every piece; a
- * piece that fails to compile goes to the next provider that claims it. */
+ * piece that fails to compile goes to the next provider that claims it.
+ * Nodes matching a pin may go to the pinned provider only. */
 tsr_status *graph_plan_build(ir_graph *g, provider_inst *const *provs, size_t n_provs,
-                             graph_plan *out);
+                             const pin_rule *pins, size_t n_pins, graph_plan *out);
 void graph_plan_free(graph_plan *p, provider_inst *const *provs);
 
 /* Values of enclosing graphs that a body reads: values[i] (a value of the

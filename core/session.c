@@ -114,7 +114,43 @@ static tsr_status *add_core_provider(tsr_session *s, const tsr_session_options *
     }
     s->plugins[s->n_provs] = control_flow_plugin();
     s->provs[s->n_provs++] = pi;
-    control_flow_bind(pi, s->provs, s->n_provs);
+    return NULL;
+}
+
+static bool graph_has_name(const ir_graph *g, const char *name, bool op) {
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = g->nodes[i];
+        if (op ? strcmp(n->op_type, name) == 0 : n->name && strcmp(n->name, name) == 0) return true;
+        for (size_t a = 0; a < n->n_attrs; a++) {
+            const ir_attr *at = &n->attrs[a];
+            size_t k = at->g ? 1 : (at->graphs ? at->count : 0);
+            for (size_t j = 0; j < k; j++)
+                if (graph_has_name(at->g ? at->g : at->graphs[j], name, op)) return true;
+        }
+    }
+    return false;
+}
+
+/* Resolves --assign rules to provider indices; nothing may go unmatched. */
+static tsr_status *resolve_pins(tsr_session *s, const tsr_session_options *o) {
+    if (!o->n_assigns) return NULL;
+    s->pins = calloc(o->n_assigns, sizeof *s->pins);
+    if (!s->pins) return TSR_NO_MEMORY();
+    for (size_t i = 0; i < o->n_assigns; i++) {
+        const provider_option *a = &o->assigns[i];
+        size_t p = 0;
+        while (p < s->n_provs && strcmp(s->provs[p]->name, a->provider) != 0) p++;
+        if (p == s->n_provs)
+            return tsr_error(TSR_ERR_INVALID_ARGUMENT, "assign %s=%s: provider '%s' is not in the session",
+                             a->key, a->provider, a->provider);
+        bool by_name = graph_has_name(s->model->graph, a->key, false);
+        if (!by_name && !graph_has_name(s->model->graph, a->key, true))
+            return tsr_error(TSR_ERR_INVALID_ARGUMENT, "assign %s=%s: the model has no node and no op type named '%s'",
+                             a->key, a->provider, a->key);
+        char *name = strdup(a->key); /* options may be freed after creation */
+        if (!name) return TSR_NO_MEMORY();
+        s->pins[s->n_pins++] = (pin_rule){name, p, by_name};
+    }
     return NULL;
 }
 
@@ -137,6 +173,8 @@ static tsr_status *session_finish(tsr_session *s, const tsr_session_options *o) 
                            o->options[i].key, o->options[i].value, o->options[i].provider);
     free(used);
     if (!st) st = add_core_provider(s, o);
+    if (!st) st = resolve_pins(s, o);
+    if (!st) control_flow_bind(s->provs[s->n_provs - 1], s->provs, s->n_provs, s->pins, s->n_pins);
     s->profiling = o->profiling;
     s->profile_epoch = exec_now();
     /* Observing every value: each node output is a piece boundary. */
@@ -145,7 +183,7 @@ static tsr_status *session_finish(tsr_session *s, const tsr_session_options *o) 
         for (size_t k = 0; k < n->n_outputs; k++)
             if (n->outputs[k]) n->outputs[k]->observed = true;
     }
-    if (!st) st = graph_plan_build(s->model->graph, s->provs, s->n_provs, &s->main);
+    if (!st) st = graph_plan_build(s->model->graph, s->provs, s->n_provs, s->pins, s->n_pins, &s->main);
     if (!st) st = session_io_build(s);
     return st;
 }
@@ -184,6 +222,8 @@ tsr_status *tsr_session_create_from_buffer(const tsr_session_options *o, const v
 void tsr_session_free(tsr_session *s) {
     if (!s) return;
     graph_plan_free(&s->main, s->provs);
+    for (size_t i = 0; i < s->n_pins; i++) free((char *)s->pins[i].node_or_op);
+    free(s->pins);
     for (size_t i = 0; i < s->n_provs; i++) provider_destroy(s->provs[i]);
     /* Graph views made on demand for plugins go with the model; unload
      * plugins last so nothing they own is referenced afterwards. */

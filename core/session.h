@@ -30,6 +30,8 @@ struct tsr_session_options {
     size_t n_dims;
     bool observe_all;
     bool profiling;
+    provider_option *assigns; /* provider = provider name, key = node or op, value unused */
+    size_t n_assigns;
 };
 
 
@@ -40,6 +42,8 @@ struct tsr_session {
     provider_inst **provs;
     size_t n_provs;
     graph_plan main; /* the main graph partitioned, compiled, planned */
+    pin_rule *pins;  /* --assign rules resolved to provider indices */
+    size_t n_pins;
     ir_value **inputs; /* graph inputs the caller feeds (not initializers) */
     size_t n_inputs;
     /* The input shapes types were last inferred for (elem type, rank, dims

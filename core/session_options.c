@@ -24,6 +24,11 @@ void tsr_session_options_free(tsr_session_options *o) {
         free(o->options[i].value);
     }
     for (size_t i = 0; i < o->n_dims; i++) free(o->dims[i].symbol);
+    for (size_t i = 0; i < o->n_assigns; i++) {
+        free(o->assigns[i].provider);
+        free(o->assigns[i].key);
+    }
+    free(o->assigns);
     free(o->providers);
     free(o->options);
     free(o->dims);
@@ -85,5 +90,25 @@ tsr_status *tsr_session_options_set_dim(tsr_session_options *o, const char *symb
     o->dims = d;
     if (!(d[o->n_dims].symbol = strdup(symbol))) return TSR_NO_MEMORY();
     d[o->n_dims++].value = value;
+    return NULL;
+}
+
+tsr_status *tsr_session_options_assign(tsr_session_options *o, const char *node_or_op,
+                                       const char *provider) {
+    if (!o || !node_or_op || !*node_or_op || !provider || !*provider)
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "assign needs a node or op name and a provider");
+    provider_option *p = realloc(o->assigns, sizeof *p * (o->n_assigns + 1));
+    if (!p) return TSR_NO_MEMORY();
+    o->assigns = p;
+    provider_option *n = &p[o->n_assigns];
+    n->provider = strdup(provider);
+    n->key = strdup(node_or_op);
+    n->value = NULL;
+    if (!n->provider || !n->key) {
+        free(n->provider);
+        free(n->key);
+        return TSR_NO_MEMORY();
+    }
+    o->n_assigns++;
     return NULL;
 }

@@ -42,6 +42,8 @@ typedef struct cli_common {
     size_t dim_count;
     int32_t threads;   /* -1: not given */
     int32_t log_level; /* -1: not given */
+    cli_provider_option *assigns; /* --assign NODE_OR_OP=PROVIDER: key = node/op, value = provider */
+    size_t assign_count;
 } cli_common;
 
 void cli_common_init(cli_common *c);

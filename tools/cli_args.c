@@ -42,6 +42,11 @@ void cli_common_free(cli_common *c) {
     free(c->provider_options);
     for (size_t i = 0; i < c->dim_count; i++) free(c->dims[i].symbol);
     free(c->dims);
+    for (size_t i = 0; i < c->assign_count; i++) {
+        free(c->assigns[i].key);
+        free(c->assigns[i].value);
+    }
+    free(c->assigns);
     cli_common_init(c);
 }
 
@@ -206,6 +211,20 @@ static int parse_log_level(const char *s, int32_t *out) {
     return -1;
 }
 
+static int add_assign(cli_common *c, const char *spec) {
+    const char *eq = strchr(spec, '=');
+    if (!eq || eq == spec || !eq[1]) {
+        fprintf(stderr, "tessera: --assign wants NODE_OR_OP=PROVIDER, not '%s'\n", spec);
+        return -1;
+    }
+    c->assigns = xgrow(c->assigns, c->assign_count, sizeof *c->assigns);
+    cli_provider_option *a = &c->assigns[c->assign_count++];
+    a->provider = NULL;
+    a->key = xstrndup(spec, (size_t)(eq - spec));
+    a->value = xstrndup(eq + 1, strlen(eq + 1));
+    return 1;
+}
+
 int cli_parse_common(cli_common *c, int argc, char **argv, int *i, bool accept_dim) {
     bool bad = false;
     const char *v;
@@ -229,6 +248,8 @@ int cli_parse_common(cli_common *c, int argc, char **argv, int *i, bool accept_d
     if ((v = cli_option_value(argc, argv, i, NULL, "--log-level", &bad)))
         return parse_log_level(v, &c->log_level);
     if (bad) return -1;
+    if ((v = cli_option_value(argc, argv, i, NULL, "--assign", &bad))) return add_assign(c, v);
+    if (bad) return -1;
     if (accept_dim) {
         if ((v = cli_option_value(argc, argv, i, NULL, "--dim", &bad))) return add_dim(c, v);
         if (bad) return -1;
@@ -243,7 +264,10 @@ void cli_print_common_help(FILE *f, bool with_dim) {
             "  --provider-option PROVIDER:KEY=VALUE\n"
             "                         an option for one provider (repeatable)\n"
             "  -t, --threads N        threads per operator (0: the provider chooses)\n"
-            "  --log-level LEVEL      error, warning, info or debug\n");
+            "  --log-level LEVEL      error, warning, info or debug\n"
+            "  --assign NODE_OR_OP=PROVIDER\n"
+            "                         run that node (by name) or op type on that provider\n"
+            "                         only (repeatable)\n");
     if (with_dim)
         fprintf(f, "  --dim NAME=VALUE       fix a symbolic dimension (repeatable)\n");
 }
@@ -262,6 +286,8 @@ tsr_status *cli_make_session_options(const cli_common *c, tsr_session_options **
     if (!st && c->log_level >= 0) st = tsr_session_options_set_log_level(o, c->log_level);
     for (size_t i = 0; !st && i < c->dim_count; i++)
         st = tsr_session_options_set_dim(o, c->dims[i].symbol, c->dims[i].value);
+    for (size_t i = 0; !st && i < c->assign_count; i++)
+        st = tsr_session_options_assign(o, c->assigns[i].key, c->assigns[i].value);
     if (st) {
         tsr_session_options_free(o);
         return st;

@@ -137,10 +137,74 @@ static void test_profile_events(void) {
     tsr_session_free(s);
 }
 
+/* A session over [faulty (runs Add), reference] with the given pins. */
+static tsr_status *open_pinned(const char *const *pins, size_t n, tsr_session **s) {
+    char path[1024];
+    const char *dir = getenv("TESSERA_TEST_PLUGINS");
+    snprintf(path, sizeof path, "%s/plugin_faulty.so", dir && *dir ? dir : "build/test-plugins");
+    tsr_session_options *o;
+    tsr_status *st = tsr_session_options_create(&o);
+    if (st) return st;
+    tsr_status_free(tsr_session_options_add_provider(o, path));
+    tsr_status_free(tsr_session_options_add_provider(o, "reference"));
+    tsr_status_free(tsr_session_options_set_provider_option(o, "faulty", "op", "Add"));
+    for (size_t i = 0; i < n; i++) tsr_status_free(tsr_session_options_assign(o, pins[2 * i], pins[2 * i + 1]));
+    st = tsr_session_create(o, data_path("exec_chain.onnx"), s);
+    tsr_session_options_free(o);
+    return st;
+}
+
+static const char *provider_of(tsr_session *s, size_t node) {
+    tsr_node_info ni = {.struct_size = sizeof ni};
+    tsr_status *st = tsr_session_node_info(s, node, &ni);
+    tsr_status_free(st);
+    return st ? "?" : ni.provider;
+}
+
+static void test_assign(void) {
+    tsr_session *s = NULL;
+    /* No pins: faulty takes the three Adds (n1, n3, n5). */
+    CU_ASSERT_PTR_NULL_FATAL(open_pinned(NULL, 0, &s));
+    CU_ASSERT_STRING_EQUAL(provider_of(s, 1), "faulty");
+    CU_ASSERT_STRING_EQUAL(provider_of(s, 3), "faulty");
+    tsr_session_free(s);
+    /* n1 by name to reference; a name rule beats the op rule for n5. */
+    const char *pins[6] = {"n1", "reference", "Add", "faulty", "n5", "reference"};
+    s = NULL;
+    CU_ASSERT_PTR_NULL_FATAL(open_pinned(pins, 3, &s));
+    CU_ASSERT_STRING_EQUAL(provider_of(s, 1), "reference");
+    CU_ASSERT_STRING_EQUAL(provider_of(s, 3), "faulty");
+    CU_ASSERT_STRING_EQUAL(provider_of(s, 5), "reference");
+    CU_ASSERT_STRING_EQUAL(provider_of(s, 0), "reference");
+    tsr_session_free(s);
+}
+
+static void test_assign_errors(void) {
+    tsr_session *s = NULL;
+    const char *nosuch[2] = {"nosuch", "reference"};
+    tsr_status *st = open_pinned(nosuch, 1, &s);
+    CU_ASSERT_PTR_NOT_NULL(st);
+    if (st) CU_ASSERT_PTR_NOT_NULL(strstr(tsr_status_message(st), "no node and no op type named 'nosuch'"));
+    tsr_status_free(st);
+    const char *ghost[2] = {"Add", "ghost"};
+    st = open_pinned(ghost, 1, &s);
+    CU_ASSERT_PTR_NOT_NULL(st);
+    if (st) CU_ASSERT_PTR_NOT_NULL(strstr(tsr_status_message(st), "'ghost' is not in the session"));
+    tsr_status_free(st);
+    /* faulty runs only Add: pinning a Relu to it leaves nobody for it */
+    const char *relu[2] = {"n0", "faulty"};
+    st = open_pinned(relu, 1, &s);
+    CU_ASSERT_PTR_NOT_NULL(st);
+    if (st) CU_ASSERT_PTR_NOT_NULL(strstr(tsr_status_message(st), "n0"));
+    tsr_status_free(st);
+}
+
 void unit_register(void) {
     CU_pSuite s = CU_add_suite("observe", suite_init, NULL);
     CU_add_test(s, "observe_all returns intermediates by name", test_intermediates_by_name);
     CU_add_test(s, "intermediates need observe_all", test_intermediate_needs_observe);
     CU_add_test(s, "node table names op, provider and outputs", test_node_table);
     CU_add_test(s, "profiling records one event per piece", test_profile_events);
+    CU_add_test(s, "assign pins nodes and op types", test_assign);
+    CU_add_test(s, "assign errors name what is wrong", test_assign_errors);
 }

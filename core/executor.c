@@ -24,6 +24,27 @@ double exec_now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The session-long copy of constant `v` in prov's memory, made on first use. */
+static tsr_status *constant_copy(graph_plan *gp, const ir_value *v, const rt_tensor *slot,
+                                 provider_inst *prov, const rt_tensor **out) {
+    for (size_t i = 0; i < gp->n_consts; i++)
+        if (gp->consts[i].value == v && gp->consts[i].prov == prov) {
+            *out = &gp->consts[i].copy;
+            return NULL;
+        }
+    const_copy *c = realloc(gp->consts, sizeof *c * (gp->n_consts + 1));
+    if (!c) return TSR_NO_MEMORY();
+    gp->consts = c;
+    const_copy *e = &c[gp->n_consts];
+    memset(e, 0, sizeof *e);
+    TSR_TRY(rt_tensor_copy_to(&e->copy, slot, prov));
+    e->value = v;
+    e->prov = prov;
+    gp->n_consts++;
+    *out = &e->copy;
+    return NULL;
+}
+
 static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, size_t pi,
                              rt_tensor *slots, const exec_hooks *hooks) {
     const piece *pc = &gp->part.pieces[pi];
@@ -49,7 +70,12 @@ static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, 
                            iv->name, v->nodes[0]->name);
             break;
         }
-        if (!readable_by(slot, prov)) {
+        if (!readable_by(slot, prov) && iv->constant && !iv->producer && !slot->value &&
+            prov->memory_kind == TSR_MEMORY_DEVICE) {
+            const rt_tensor *cached = NULL;
+            if ((st = constant_copy((graph_plan *)gp, iv, slot, prov, &cached))) break;
+            slot = cached;
+        } else if (!readable_by(slot, prov)) {
             double t0 = hooks ? exec_now() : 0;
             if ((st = rt_tensor_copy_to(&copies[k], slot, prov))) break;
             if (hooks && hooks->copy_done) hooks->copy_done(hooks->user, gp, pi, iv, slot, &copies[k], t0, exec_now());

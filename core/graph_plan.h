@@ -9,10 +9,20 @@
 #include "plugin.h"
 #include "rt_tensor.h"
 
+/* A constant (initializer) already copied into a provider's memory. */
+typedef struct const_copy {
+    const ir_value *value;
+    const provider_inst *prov;
+    rt_tensor copy;
+} const_copy;
+
 typedef struct graph_plan {
     ir_graph *g;
     partition part;
     size_t *last_use; /* per value index of g: last piece reading it, or SIZE_MAX */
+    /* Weights go to a device once per session, not once per run. */
+    const_copy *consts;
+    size_t n_consts;
 } graph_plan;
 
 /* A node (by name or origin) or op type pinned to one provider. */

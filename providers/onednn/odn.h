@@ -1,0 +1,241 @@
+/*
+ * The oneDNN provider's internals, shared by its files.
+ *
+ * Module prefixes: odn_attr_ (reading node attributes), odn_claim_ (which
+ * nodes we take and why not), odn_plan_ (values, memories and steps of one
+ * compiled piece), odn_build_ (turning nodes into oneDNN primitives),
+ * odn_fuse_ (absorbing following nodes as post-ops).
+ *
+ * A piece is compiled into a *plan*: an ordered list of steps (oneDNN
+ * primitives, plus a few plain C loops) over dnnl memories. A plan is built
+ * for one set of input shapes; the run rebuilds it when the shapes change.
+ * Values that live inside the piece may stay in oneDNN's blocked formats;
+ * piece inputs and outputs are always plain row-major.
+ */
+#ifndef TESSERA_ODN_H
+#define TESSERA_ODN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include <tessera/provider.h>
+
+extern const tsr_host_api *odn_host;
+
+#define ODN_MAX_RANK 6 /* oneDNN allows 12; no op we claim needs more than 6 */
+#define ODN_MAX_ARGS 16
+
+/* --- attributes ---------------------------------------------------------- */
+int64_t odn_attr_int(const tsr_node *n, const char *name, int64_t dflt);
+float odn_attr_float(const tsr_node *n, const char *name, float dflt);
+/* The INTS attribute `name`: its values and count, or NULL and 0 when absent. */
+const int64_t *odn_attr_ints(const tsr_node *n, const char *name, size_t *count);
+/* True when the STRING attribute `name` equals `want`; `dflt` when absent. */
+bool odn_attr_string_is(const tsr_node *n, const char *name, const char *want, bool dflt);
+
+/* A message "NODE_NAME (OP): text" as a status. */
+tsr_status *odn_node_error(const tsr_node *n, int32_t code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* A status for a failed oneDNN call, naming the node and what was attempted. */
+tsr_status *odn_dnnl_error(const tsr_node *n, const char *what, dnnl_status_t st);
+
+/* --- claims ------------------------------------------------------------- */
+/* 0 when the node is one we compute exactly; otherwise a tsr_decline_reason
+ * with `why` filled. */
+int odn_claim_check(const tsr_node *n, char *why, size_t why_size);
+
+/* Claims the nodes marked in `claimed` as convex pieces of connected nodes. */
+tsr_status *odn_group_claims(const tsr_graph *graph, const bool *claimed, tsr_claim_sink *sink);
+
+/* --- plans ------------------------------------------------------------- */
+typedef struct odn_value {
+    const tsr_value_info *info;
+    int32_t rank;
+    int64_t dims[ODN_MAX_RANK];
+    int input_index;  /* position among the piece's inputs, or -1 */
+    int output_index; /* position among the piece's outputs, or -1 */
+    const tsr_tensor *constant; /* initializer data, or NULL */
+    int consumers;    /* nodes of the piece reading it */
+    bool produced;    /* computed by a step already (or an input) */
+    bool is_view;     /* mem shares another value's buffer */
+    dnnl_memory_desc_t md; /* the layout `mem` holds */
+    dnnl_memory_t mem;
+    dnnl_memory_t plain_mem; /* plain copy for consumers that need one, or NULL */
+} odn_value;
+
+typedef struct odn_plan odn_plan;
+
+/* A step that is not a oneDNN primitive: a C loop over plain memories. */
+typedef tsr_status *(*odn_loop_fn)(const void *ctx, dnnl_memory_t src, dnnl_memory_t dst);
+
+typedef struct odn_step {
+    dnnl_primitive_t prim; /* NULL for a loop step */
+    int nargs;
+    dnnl_exec_arg_t args[ODN_MAX_ARGS];
+    odn_loop_fn loop;
+    const void *loop_ctx;
+    const tsr_node *node; /* for error messages */
+} odn_step;
+
+struct odn_plan {
+    dnnl_engine_t engine;
+    dnnl_stream_t stream;
+    const tsr_graph *piece;
+    size_t node_count;
+    const tsr_node **nodes;
+    bool *done; /* node already turned into a step (itself or fused) */
+    odn_value *values;
+    size_t value_count, value_cap;
+    odn_step *steps;
+    size_t step_count, step_cap;
+    /* memories whose handle is set at run time from an input or output */
+    dnnl_memory_t *input_mems;  /* one per piece input, or NULL */
+    dnnl_memory_t *output_mems; /* one per piece output */
+    int64_t *input_dims;        /* the input shapes the plan was built for */
+    int32_t *input_ranks;
+    /* owned buffers (folded weights etc.) freed with the plan */
+    void **buffers;
+    size_t buffer_count, buffer_cap;
+    /* views: memories sharing another memory's buffer under another
+     * descriptor (reshapes, transposed operands); re-pointed each run */
+    dnnl_memory_t *view_mems, *view_bases;
+    size_t view_count, view_cap, view_cap2;
+    /* set by a builder before odn_fuse_post_ops: an Add of a same-shape
+     * tensor nobody reads later may become a sum post-op that accumulates
+     * into that tensor's buffer (oneDNN 2.6's fast convolutions take sum but
+     * not a full-tensor binary post-op); sum_into is then that tensor */
+    bool prefer_sum;
+    odn_value *sum_into;
+    /* set by a builder before odn_fuse_post_ops: the primitive computes in
+     * a 2-D frame [rows, last dim], so binary operands are viewed that way */
+    bool fuse_collapse_2d;
+    /* intermediates placed in one shared buffer by odn_arena_place */
+    dnnl_memory_t *arena_mems;
+    size_t arena_count, arena_cap;
+    size_t arena_bytes;
+    /* extra dnnl memories to destroy with the plan */
+    dnnl_memory_t *mems;
+    size_t mem_count, mem_cap;
+};
+
+/* Builds a plan for `piece` with the given input tensors (dims taken from
+ * them; data unused) or, when `inputs` is NULL, from the shapes the graph
+ * declares; fails with TSR_ERR_NOT_SUPPORTED when one is unknown. */
+tsr_status *odn_plan_build(dnnl_engine_t engine, dnnl_stream_t stream, const tsr_graph *piece,
+                           const tsr_tensor *const *inputs, odn_plan **out);
+void odn_plan_free(odn_plan *p);
+/* True when the inputs have the shapes the plan was built for. */
+bool odn_plan_matches(const odn_plan *p, const tsr_tensor *const *inputs, size_t count);
+tsr_status *odn_plan_run(odn_plan *p, tsr_run_context *ctx);
+
+/* Gives every intermediate registered in arena_mems its place in one
+ * buffer, sharing bytes between tensors whose lives (in steps) do not
+ * overlap. Called once the plan's steps are final. */
+tsr_status *odn_arena_place(odn_plan *p);
+
+/* Helpers for builders. */
+odn_value *odn_plan_value(odn_plan *p, const tsr_value_info *vi); /* NULL when unknown */
+/* Index of the node in the plan, or -1. */
+int odn_plan_node_index(const odn_plan *p, const tsr_node *n);
+/* The only node reading `v` inside the piece when `v` is not a piece output
+ * and has exactly one reader that is not yet done; else NULL. */
+const tsr_node *odn_plan_sole_consumer(const odn_plan *p, const odn_value *v);
+/* Memory of `v` in plain row-major layout, adding a reorder step if needed. */
+tsr_status *odn_plan_plain_mem(odn_plan *p, odn_value *v, const tsr_node *n, dnnl_memory_t *out);
+/* Memory of `v` in layout `md`, reordering into a new memory if needed. When
+ * `v` is constant the reorder runs now, once. */
+tsr_status *odn_plan_mem_as(odn_plan *p, odn_value *v, const dnnl_memory_desc_t *md,
+                            const tsr_node *n, dnnl_memory_t *out);
+/* Gives `v` (a node output) its shape and layout. A piece output always gets
+ * the plain layout, whatever `md` says (pass NULL for plain). */
+tsr_status *odn_plan_define(odn_plan *p, odn_value *v, int32_t rank, const int64_t *dims,
+                            const dnnl_memory_desc_t *md, const tsr_node *n);
+/* Appends a step copying src (layout src_md) into dst (layout dst_md). */
+tsr_status *odn_plan_add_reorder(odn_plan *p, dnnl_memory_t src, const dnnl_memory_desc_t *src_md,
+                                 dnnl_memory_t dst, const dnnl_memory_desc_t *dst_md, const tsr_node *n);
+/* Appends a primitive step built from `pd` (which the step takes over). */
+tsr_status *odn_plan_add_primitive(odn_plan *p, const_dnnl_primitive_desc_t pd, const tsr_node *n,
+                                   const dnnl_exec_arg_t *args, int nargs);
+tsr_status *odn_plan_add_loop(odn_plan *p, odn_loop_fn fn, const void *ctx, dnnl_memory_t src,
+                              dnnl_memory_t dst, const tsr_node *n);
+/* A memory over `base`'s buffer described by `md` (same bytes, other
+ * shape or strides). */
+tsr_status *odn_plan_view(odn_plan *p, dnnl_memory_t base, const dnnl_memory_desc_t *md,
+                          const tsr_node *n, dnnl_memory_t *out);
+/* A view of `v`'s plain data with shape `dims` (same element count) and
+ * row-major strides, or `strides` when given. */
+tsr_status *odn_plan_plain_view(odn_plan *p, odn_value *v, int32_t rank, const int64_t *dims,
+                                const int64_t *strides, const tsr_node *n, dnnl_memory_t *out,
+                                dnnl_memory_desc_t *md_out);
+/* A buffer the plan owns (freed with it); NULL on overflow or no memory. */
+void *odn_plan_alloc(odn_plan *p, size_t nbytes);
+/* A dnnl memory on `handle` (or allocated) that the plan destroys. */
+tsr_status *odn_plan_new_mem(odn_plan *p, const dnnl_memory_desc_t *md, void *handle,
+                             const tsr_node *n, dnnl_memory_t *out);
+/* Plain row-major f32 descriptor. */
+dnnl_status_t odn_plain_md(dnnl_memory_desc_t *md, int32_t rank, const int64_t *dims);
+/* Element count, or -1 when it overflows. */
+int64_t odn_numel(int32_t rank, const int64_t *dims);
+
+/* --- builders ------------------------------------------------------------ */
+/* Turns node `index` (and any following nodes it absorbs) into steps. */
+tsr_status *odn_build_node(odn_plan *p, size_t index);
+tsr_status *odn_build_conv(odn_plan *p, size_t index);
+tsr_status *odn_build_matmul(odn_plan *p, size_t index);
+tsr_status *odn_build_gemm(odn_plan *p, size_t index);
+tsr_status *odn_build_pool(odn_plan *p, size_t index);
+tsr_status *odn_build_batchnorm(odn_plan *p, size_t index);
+tsr_status *odn_build_eltwise(odn_plan *p, size_t index);
+tsr_status *odn_build_binary(odn_plan *p, size_t index);
+tsr_status *odn_build_softmax(odn_plan *p, size_t index);
+tsr_status *odn_build_layernorm(odn_plan *p, size_t index);
+tsr_status *odn_build_reshape(odn_plan *p, size_t index); /* Reshape, Flatten, Identity */
+tsr_status *odn_build_transpose(odn_plan *p, size_t index);
+tsr_status *odn_build_erf(odn_plan *p, size_t index);
+tsr_status *odn_build_concat(odn_plan *p, size_t index);
+tsr_status *odn_build_deconv(odn_plan *p, size_t index);
+tsr_status *odn_build_reduce(odn_plan *p, size_t index);
+/* Reduce* ops we map, and their axes as per-dim flags (false when the axes
+ * are not constant or out of range). */
+bool odn_reduce_known(const char *op_type);
+bool odn_reduce_axes(const tsr_node *n, int32_t rank, bool *reduce);
+
+/* Creates the primitive for `desc` with `attr`, defines `last` (the value the
+ * primitive writes) from the dst layout oneDNN chose, and appends the step
+ * with `args` plus DST. */
+tsr_status *odn_build_finish(odn_plan *p, const tsr_node *n, const void *desc, dnnl_primitive_attr_t attr,
+                             odn_value *last, int32_t rank, const int64_t *dims, dnnl_exec_arg_t *args,
+                             int nargs);
+
+/* An eltwise op as oneDNN sees it. */
+typedef struct odn_eltwise {
+    dnnl_alg_kind_t alg;
+    float alpha, beta;
+} odn_eltwise;
+/* Up to two eltwise steps that compute node `n` (HardSigmoid needs two);
+ * returns the count, 0 when `n` is not a unary op we map. */
+int odn_eltwise_of(const tsr_node *n, odn_eltwise out[2]);
+
+/* Binary algorithms by op type; 0 when not binary. */
+dnnl_alg_kind_t odn_binary_alg(const char *op_type);
+
+/* --- fusion -------------------------------------------------------------- */
+/* Given the node at `index` whose output `v` a primitive is about to produce
+ * with `rank`/`dims`, absorbs following single-consumer eltwise and binary
+ * nodes into `po` (adding their extra operands to `args`). Returns the value
+ * the primitive really produces (the last absorbed node's output). */
+tsr_status *odn_fuse_post_ops(odn_plan *p, odn_value *v, int32_t rank, const int64_t *dims,
+                              dnnl_post_ops_t po, dnnl_exec_arg_t *args, int *nargs,
+                              odn_value **last);
+
+/* When `x` feeds exactly a Gelu written out in primitive ops, marks those
+ * nodes done and sets *out to the Gelu's output. */
+bool odn_fuse_gelu(odn_plan *p, const odn_value *x, odn_value **out);
+
+#endif

@@ -1,0 +1,66 @@
+/* Reading node attributes with ONNX defaults, and error statuses that name
+ * the node. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "odn.h"
+
+int64_t odn_attr_int(const tsr_node *n, const char *name, int64_t dflt) {
+    const tsr_attr *a = odn_host->node_attr_find(n, name);
+    if (!a || odn_host->attr_type(a) != TSR_ATTR_INT) return dflt;
+    return odn_host->attr_int(a);
+}
+
+float odn_attr_float(const tsr_node *n, const char *name, float dflt) {
+    const tsr_attr *a = odn_host->node_attr_find(n, name);
+    if (!a || odn_host->attr_type(a) != TSR_ATTR_FLOAT) return dflt;
+    return odn_host->attr_float(a);
+}
+
+const int64_t *odn_attr_ints(const tsr_node *n, const char *name, size_t *count) {
+    const tsr_attr *a = odn_host->node_attr_find(n, name);
+    *count = 0;
+    if (!a || odn_host->attr_type(a) != TSR_ATTR_INTS) return NULL;
+    *count = odn_host->attr_list_size(a);
+    return odn_host->attr_ints(a);
+}
+
+bool odn_attr_string_is(const tsr_node *n, const char *name, const char *want, bool dflt) {
+    const tsr_attr *a = odn_host->node_attr_find(n, name);
+    if (!a || odn_host->attr_type(a) != TSR_ATTR_STRING) return dflt;
+    size_t size = 0;
+    const char *s = odn_host->attr_string(a, &size);
+    return size == strlen(want) && memcmp(s, want, size) == 0;
+}
+
+tsr_status *odn_node_error(const tsr_node *n, int32_t code, const char *fmt, ...) {
+    char text[384], msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (n)
+        snprintf(msg, sizeof msg, "onednn: node '%s' (%s): %s", odn_host->node_name(n),
+                 odn_host->node_op_type(n), text);
+    else
+        snprintf(msg, sizeof msg, "onednn: %s", text);
+    return odn_host->status_new(code, msg);
+}
+
+static const char *dnnl_status_text(dnnl_status_t st) {
+    switch (st) {
+    case dnnl_out_of_memory: return "out of memory";
+    case dnnl_invalid_arguments: return "invalid arguments";
+    case dnnl_unimplemented: return "no implementation for these shapes";
+    case dnnl_iterator_ends: return "iterator ends";
+    case dnnl_runtime_error: return "runtime error";
+    case dnnl_not_required: return "not required";
+    default: return "error";
+    }
+}
+
+tsr_status *odn_dnnl_error(const tsr_node *n, const char *what, dnnl_status_t st) {
+    return odn_node_error(n, st == dnnl_out_of_memory ? TSR_ERR_NO_MEMORY : TSR_ERR_PROVIDER,
+                          "oneDNN %s failed: %s", what, dnnl_status_text(st));
+}

@@ -1,0 +1,28 @@
+/* Which builder turns a node into steps. */
+#include <string.h>
+
+#include "odn.h"
+
+tsr_status *odn_build_node(odn_plan *p, size_t index) {
+    const tsr_node *n = p->nodes[index];
+    const char *op = odn_host->node_op_type(n);
+    odn_eltwise el[2];
+    p->done[index] = true;
+    if (strcmp(op, "Conv") == 0) return odn_build_conv(p, index);
+    if (strcmp(op, "ConvTranspose") == 0) return odn_build_deconv(p, index);
+    if (strcmp(op, "MatMul") == 0) return odn_build_matmul(p, index);
+    if (strcmp(op, "Gemm") == 0) return odn_build_gemm(p, index);
+    if (strstr(op, "Pool")) return odn_build_pool(p, index);
+    if (strcmp(op, "BatchNormalization") == 0) return odn_build_batchnorm(p, index);
+    if (strcmp(op, "Softmax") == 0 || strcmp(op, "LogSoftmax") == 0) return odn_build_softmax(p, index);
+    if (strcmp(op, "LayerNormalization") == 0) return odn_build_layernorm(p, index);
+    if (strcmp(op, "Reshape") == 0 || strcmp(op, "Flatten") == 0 || strcmp(op, "Identity") == 0)
+        return odn_build_reshape(p, index);
+    if (strcmp(op, "Transpose") == 0) return odn_build_transpose(p, index);
+    if (strcmp(op, "Erf") == 0) return odn_build_erf(p, index);
+    if (strcmp(op, "Concat") == 0) return odn_build_concat(p, index);
+    if (odn_reduce_known(op)) return odn_build_reduce(p, index);
+    if (odn_binary_alg(op)) return odn_build_binary(p, index);
+    if (odn_eltwise_of(n, el) > 0) return odn_build_eltwise(p, index);
+    return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "no builder");
+}

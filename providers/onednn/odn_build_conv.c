@@ -1,0 +1,217 @@
+/* Conv as one oneDNN convolution: a following BatchNormalization with
+ * constant statistics is folded into the (constant) weights and bias, and
+ * what follows that is fused as post-ops. Weights are reordered into the
+ * layout the kernel wants once, when the plan is built. */
+#include <math.h>
+#include <string.h>
+
+#include "odn.h"
+
+typedef struct conv_geom {
+    dnnl_dims_t strides, dilation, pad_l, pad_r;
+} conv_geom;
+
+static tsr_status *geometry(const tsr_node *n, const odn_value *x, const odn_value *w, conv_geom *g, int64_t *out) {
+    int32_t sp = x->rank - 2;
+    size_t c_s = 0, c_d = 0, c_p = 0;
+    const int64_t *s = odn_attr_ints(n, "strides", &c_s);
+    const int64_t *d = odn_attr_ints(n, "dilations", &c_d);
+    const int64_t *pads = odn_attr_ints(n, "pads", &c_p);
+    bool same_upper = odn_attr_string_is(n, "auto_pad", "SAME_UPPER", false);
+    bool same_lower = odn_attr_string_is(n, "auto_pad", "SAME_LOWER", false);
+    bool valid = odn_attr_string_is(n, "auto_pad", "VALID", false);
+    out[0] = x->dims[0];
+    out[1] = w->dims[0];
+    for (int32_t i = 0; i < sp; i++) {
+        int64_t in = x->dims[2 + i], ker = w->dims[2 + i];
+        int64_t str = s && (size_t)i < c_s ? s[i] : 1, dil = d && (size_t)i < c_d ? d[i] : 1;
+        int64_t pl = c_p == (size_t)(2 * sp) ? pads[i] : 0, pr = c_p == (size_t)(2 * sp) ? pads[sp + i] : 0;
+        if (str < 1 || dil < 1 || ker < 1 || dil > (INT64_C(1) << 31) || ker > (INT64_C(1) << 31))
+            return odn_node_error(n, TSR_ERR_INVALID_MODEL, "bad window");
+        int64_t span = (ker - 1) * dil + 1, o;
+        if (same_upper || same_lower) {
+            o = (in + str - 1) / str;
+            int64_t total = (o - 1) * str + span - in;
+            if (total < 0) total = 0;
+            pl = same_upper ? total / 2 : total - total / 2;
+            pr = total - pl;
+        } else {
+            if (valid) pl = pr = 0;
+            int64_t room = in + pl + pr - span;
+            if (room < 0) return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "kernel larger than the padded input");
+            o = room / str + 1;
+        }
+        out[2 + i] = o;
+        g->strides[i] = str;
+        g->dilation[i] = dil - 1; /* oneDNN counts the gaps */
+        g->pad_l[i] = pl;
+        g->pad_r[i] = pr;
+    }
+    return NULL;
+}
+
+static const float *const_floats(const odn_value *v, int64_t count) {
+    if (!v || !v->constant || v->constant->elem_type != TSR_FLOAT) return NULL;
+    if (odn_numel(v->rank, v->dims) != count) return NULL;
+    return v->constant->data;
+}
+
+/* Folds BatchNormalization `bn` into copies of the weights and bias:
+ * w' = w*a, b' = (b - mean)*a + shift with a = scale/sqrt(var + eps).
+ * Returns false (folding nothing) when any operand is not constant. */
+static bool fold_batchnorm(odn_plan *p, const tsr_node *bn, const odn_value *w, const odn_value *b,
+                           float **w_out, float **b_out) {
+    int64_t m = w->dims[0];
+    int64_t per = odn_numel(w->rank, w->dims) / (m ? m : 1);
+    const float *wd = const_floats(w, odn_numel(w->rank, w->dims));
+    const float *bd = b ? const_floats(b, m) : NULL;
+    const float *st[4];
+    for (size_t k = 0; k < 4; k++) st[k] = const_floats(odn_plan_value(p, odn_host->node_input(bn, k + 1)), m);
+    if (!wd || (b && !bd) || !st[0] || !st[1] || !st[2] || !st[3]) return false;
+    float *nw = odn_plan_alloc(p, (size_t)(m * per) * sizeof(float));
+    float *nb = odn_plan_alloc(p, (size_t)m * sizeof(float));
+    if (!nw || !nb) return false;
+    double eps = odn_attr_float(bn, "epsilon", 1e-5f);
+    for (int64_t o = 0; o < m; o++) {
+        double a = st[0][o] / sqrt((double)st[3][o] + eps);
+        for (int64_t i = 0; i < per; i++) nw[o * per + i] = (float)(wd[o * per + i] * a);
+        nb[o] = (float)(((bd ? bd[o] : 0.0) - st[2][o]) * a + st[1][o]);
+    }
+    *w_out = nw;
+    *b_out = nb;
+    return true;
+}
+
+tsr_status *odn_build_conv(odn_plan *p, size_t index) {
+    const tsr_node *n = p->nodes[index];
+    odn_value *x = odn_plan_value(p, odn_host->node_input(n, 0));
+    odn_value *w = odn_plan_value(p, odn_host->node_input(n, 1));
+    odn_value *b = odn_host->node_input_count(n) > 2 ? odn_plan_value(p, odn_host->node_input(n, 2)) : NULL;
+    odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
+    if (!x || !w || !y || !x->produced || !w->mem || (b && !b->mem))
+        return odn_node_error(n, TSR_ERR_PROVIDER, "internal: conv inputs");
+    int32_t r = x->rank;
+    if (r < 3 || r > 5 || w->rank != r) return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "input and weight ranks");
+    int64_t group = odn_attr_int(n, "group", 1);
+    int64_t m = w->dims[0];
+    if (group < 1 || m % group != 0 || x->dims[1] != w->dims[1] * group)
+        return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "channels %lld, weight %lldx%lld, group %lld do not agree",
+                              (long long)x->dims[1], (long long)w->dims[0], (long long)w->dims[1], (long long)group);
+    if (b && (b->rank != 1 || b->dims[0] != m)) return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "bias size");
+    conv_geom g;
+    int64_t out[ODN_MAX_RANK];
+    tsr_status *s = geometry(n, x, w, &g, out);
+    if (s) return s;
+
+    /* BatchNormalization right after, with everything constant: fold it. */
+    float *folded_w = NULL, *folded_b = NULL;
+    odn_value *conv_out = y;
+    const tsr_node *next = odn_plan_sole_consumer(p, y);
+    if (next && strcmp(odn_host->node_op_type(next), "BatchNormalization") == 0 &&
+        odn_plan_value(p, odn_host->node_input(next, 0)) == y && fold_batchnorm(p, next, w, b, &folded_w, &folded_b)) {
+        p->done[odn_plan_node_index(p, next)] = true;
+        conv_out = odn_plan_value(p, odn_host->node_output(next, 0));
+    }
+
+    dnnl_post_ops_t po;
+    dnnl_primitive_attr_t attr;
+    if (dnnl_post_ops_create(&po) != dnnl_success) return odn_node_error(n, TSR_ERR_NO_MEMORY, "post-ops");
+    if (dnnl_primitive_attr_create(&attr) != dnnl_success) {
+        dnnl_post_ops_destroy(po);
+        return odn_node_error(n, TSR_ERR_NO_MEMORY, "attributes");
+    }
+    dnnl_exec_arg_t args[ODN_MAX_ARGS];
+    int nargs = 3;
+    odn_value *last = conv_out;
+    p->prefer_sum = true;
+    s = odn_fuse_post_ops(p, conv_out, r, out, po, args, &nargs, &last);
+    odn_value *sum_into = p->sum_into;
+    if (!s && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
+        s = odn_node_error(n, TSR_ERR_PROVIDER, "post-ops");
+
+    /* descriptors: let oneDNN pick layouts, except a piece output's */
+    dnnl_dims_t xd, wd, yd, bd;
+    for (int32_t i = 0; i < r; i++) {
+        xd[i] = x->dims[i];
+        yd[i] = out[i];
+    }
+    int wr = group > 1 ? r + 1 : r;
+    if (group > 1) {
+        wd[0] = group;
+        wd[1] = m / group;
+        for (int32_t i = 1; i < r; i++) wd[i + 1] = w->dims[i];
+    } else {
+        for (int32_t i = 0; i < r; i++) wd[i] = w->dims[i];
+    }
+    bd[0] = m;
+    dnnl_memory_desc_t src_any, w_any, dst_md, b_md, w_plain;
+    dnnl_status_t st = dnnl_success;
+    if (!s) {
+        st = dnnl_memory_desc_init_by_tag(&src_any, r, xd, dnnl_f32, dnnl_format_tag_any);
+        if (st == dnnl_success) st = dnnl_memory_desc_init_by_tag(&w_any, wr, wd, dnnl_f32, dnnl_format_tag_any);
+        if (st == dnnl_success) st = dnnl_memory_desc_init_by_tag(&b_md, 1, bd, dnnl_f32, dnnl_a);
+        if (st == dnnl_success) st = odn_plain_md(&w_plain, wr, wd);
+        if (st == dnnl_success)
+            st = last->output_index >= 0        ? odn_plain_md(&dst_md, r, out)
+                 : sum_into                    ? (dst_md = sum_into->md, dnnl_success)
+                                               : dnnl_memory_desc_init_by_tag(&dst_md, r, yd, dnnl_f32, dnnl_format_tag_any);
+        if (st != dnnl_success) s = odn_dnnl_error(n, "conv layouts", st);
+    }
+    bool has_bias = b || folded_b;
+    dnnl_primitive_desc_t pd = NULL;
+    if (!s) {
+        dnnl_convolution_desc_t d;
+        st = dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct, &src_any,
+                                                        &w_any, has_bias ? &b_md : NULL, &dst_md, g.strides,
+                                                        g.dilation, g.pad_l, g.pad_r);
+        if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &d, attr, p->engine, NULL);
+        if (st != dnnl_success) s = odn_dnnl_error(n, "convolution setup", st);
+    }
+    dnnl_memory_t src_mem = NULL, w_mem = NULL, b_mem = NULL;
+    if (!s) s = odn_plan_mem_as(p, x, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), n, &src_mem);
+    if (!s) {
+        /* the weights as a plain (maybe grouped) view, then in oneDNN's layout */
+        odn_value wv = *w;
+        if (folded_w) {
+            s = odn_plan_new_mem(p, &w_plain, folded_w, n, &wv.mem);
+            wv.md = w_plain;
+        } else {
+            s = odn_plan_view(p, w->mem, &w_plain, n, &wv.mem);
+            wv.md = w_plain;
+        }
+        if (!s) s = odn_plan_mem_as(p, &wv, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), n, &w_mem);
+    }
+    if (!s && has_bias) {
+        if (folded_b) s = odn_plan_new_mem(p, &b_md, folded_b, n, &b_mem);
+        else b_mem = b->mem;
+    }
+    if (!s && sum_into && last->output_index < 0) {
+        /* the result accumulates into the residual's buffer */
+        last->rank = r;
+        memcpy(last->dims, out, sizeof(int64_t) * (size_t)r);
+        last->md = sum_into->md;
+        last->mem = sum_into->mem;
+        last->produced = true;
+    } else if (!s) {
+        s = odn_plan_define(p, last, r, out, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), n);
+        /* a piece output starts as a copy of the residual the sum adds to */
+        if (!s && sum_into) s = odn_plan_add_reorder(p, sum_into->mem, &sum_into->md, last->mem, &last->md, n);
+    }
+    if (!s) {
+        args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, src_mem};
+        args[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, w_mem};
+        if (has_bias) {
+            args[2] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, b_mem};
+        } else {
+            /* no bias: move the last post-op argument into its slot */
+            args[2] = args[nargs - 1];
+            nargs--;
+        }
+        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_DST, last->mem};
+        s = odn_plan_add_primitive(p, pd, n, args, nargs);
+    }
+    if (pd) dnnl_primitive_desc_destroy(pd);
+    dnnl_post_ops_destroy(po);
+    dnnl_primitive_attr_destroy(attr);
+    return s;
+}

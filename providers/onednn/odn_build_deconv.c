@@ -1,0 +1,93 @@
+/* ConvTranspose as oneDNN deconvolution. ONNX stores the weights as
+ * [C_in, C_out/group, k...]; oneDNN wants [(group,) C_out/group, C_in/group,
+ * k...], which is the same buffer under other strides, reordered once (for
+ * constant weights) into the layout the kernel prefers. output_padding
+ * enlarges the output at the end, i.e. lowers the end padding. */
+#include <string.h>
+
+#include "odn.h"
+
+tsr_status *odn_build_deconv(odn_plan *p, size_t index) {
+    const tsr_node *n = p->nodes[index];
+    odn_value *x = odn_plan_value(p, odn_host->node_input(n, 0));
+    odn_value *w = odn_plan_value(p, odn_host->node_input(n, 1));
+    odn_value *b = odn_host->node_input_count(n) > 2 ? odn_plan_value(p, odn_host->node_input(n, 2)) : NULL;
+    odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
+    if (!x || !w || !y || !x->produced || !w->mem || (b && !b->mem))
+        return odn_node_error(n, TSR_ERR_PROVIDER, "internal: conv transpose inputs");
+    int32_t r = x->rank, sp = r - 2;
+    int64_t group = odn_attr_int(n, "group", 1);
+    if (r < 3 || r > 5 || w->rank != r || group < 1 || x->dims[1] != w->dims[0] || w->dims[0] % group)
+        return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "input, weight and group do not agree");
+    int64_t cin = w->dims[0], mg = w->dims[1], m = mg * group, kvol = 1;
+    if (b && (b->rank != 1 || b->dims[0] != m)) return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "bias size");
+    for (int32_t i = 2; i < r; i++) kvol *= w->dims[i];
+    size_t c_s = 0, c_d = 0, c_p = 0, c_o = 0;
+    const int64_t *s = odn_attr_ints(n, "strides", &c_s), *d = odn_attr_ints(n, "dilations", &c_d);
+    const int64_t *pads = odn_attr_ints(n, "pads", &c_p), *opad = odn_attr_ints(n, "output_padding", &c_o);
+    dnnl_dims_t str, dil, pl, pr, xd, yd, wd, wstr, bd;
+    int64_t out[ODN_MAX_RANK] = {x->dims[0], m};
+    for (int32_t i = 0; i < sp; i++) {
+        int64_t st = c_s == (size_t)sp ? s[i] : 1, dl = c_d == (size_t)sp ? d[i] : 1;
+        int64_t b0 = c_p == (size_t)(2 * sp) ? pads[i] : 0, e0 = c_p == (size_t)(2 * sp) ? pads[sp + i] : 0;
+        int64_t op = c_o == (size_t)sp ? opad[i] : 0, k = w->dims[2 + i];
+        if (st < 1 || dl < 1 || b0 < 0 || e0 < 0 || op < 0 || st > (INT64_C(1) << 31) || dl > (INT64_C(1) << 31))
+            return odn_node_error(n, TSR_ERR_INVALID_MODEL, "bad strides, dilations or pads");
+        out[2 + i] = st * (x->dims[2 + i] - 1) + op + (k - 1) * dl + 1 - b0 - e0;
+        if (out[2 + i] < 1) return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "empty output");
+        str[i] = st;
+        dil[i] = dl - 1;
+        pl[i] = b0;
+        pr[i] = e0 - op;
+    }
+    for (int32_t i = 0; i < r; i++) {
+        xd[i] = x->dims[i];
+        yd[i] = out[i];
+    }
+    /* weights: logical [g,] oc, ic, k... over the ONNX [C_in, M/g, k...] buffer */
+    int wr = group > 1 ? r + 1 : r, o = 0;
+    if (group > 1) {
+        wd[o] = group;
+        wstr[o++] = (cin / group) * mg * kvol;
+    }
+    wd[o] = mg;
+    wstr[o++] = kvol;
+    wd[o] = cin / group;
+    wstr[o++] = mg * kvol;
+    int64_t ks = kvol;
+    for (int32_t i = 0; i < sp; i++) {
+        ks /= w->dims[2 + i];
+        wd[o] = w->dims[2 + i];
+        wstr[o++] = ks;
+    }
+    bd[0] = m;
+    dnnl_memory_desc_t src_any, w_any, w_view_md, dst_md, b_md;
+    dnnl_status_t st = dnnl_memory_desc_init_by_tag(&src_any, r, xd, dnnl_f32, dnnl_format_tag_any);
+    if (st == dnnl_success) st = dnnl_memory_desc_init_by_tag(&w_any, wr, wd, dnnl_f32, dnnl_format_tag_any);
+    if (st == dnnl_success) st = dnnl_memory_desc_init_by_strides(&w_view_md, wr, wd, dnnl_f32, wstr);
+    if (st == dnnl_success) st = dnnl_memory_desc_init_by_tag(&b_md, 1, bd, dnnl_f32, dnnl_a);
+    if (st == dnnl_success)
+        st = y->output_index >= 0 ? odn_plain_md(&dst_md, r, out)
+                                  : dnnl_memory_desc_init_by_tag(&dst_md, r, yd, dnnl_f32, dnnl_format_tag_any);
+    dnnl_deconvolution_desc_t dd;
+    if (st == dnnl_success)
+        st = dnnl_dilated_deconvolution_forward_desc_init(&dd, dnnl_forward_inference, dnnl_deconvolution_direct,
+                                                          &src_any, &w_any, b ? &b_md : NULL, &dst_md, str, dil, pl, pr);
+    dnnl_primitive_desc_t pd = NULL;
+    if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &dd, NULL, p->engine, NULL);
+    if (st != dnnl_success) return odn_dnnl_error(n, "deconvolution setup", st);
+    dnnl_memory_t src_mem, w_mem;
+    odn_value wv = *w;
+    tsr_status *e = odn_plan_mem_as(p, x, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), n, &src_mem);
+    if (!e) e = odn_plan_view(p, w->mem, &w_view_md, n, &wv.mem);
+    wv.md = w_view_md;
+    if (!e) e = odn_plan_mem_as(p, &wv, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), n, &w_mem);
+    if (!e) e = odn_plan_define(p, y, r, out, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), n);
+    if (!e) {
+        dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_DST, y->mem},
+                                   {DNNL_ARG_BIAS, b ? b->mem : NULL}};
+        e = odn_plan_add_primitive(p, pd, n, args, b ? 4 : 3);
+    }
+    dnnl_primitive_desc_destroy(pd);
+    return e;
+}

@@ -1,0 +1,197 @@
+/* Unary (eltwise) and binary ops, each one primitive with whatever follows
+ * it fused as post-ops. */
+#include <float.h>
+#include <string.h>
+
+#include "odn.h"
+
+static bool is(const char *a, const char *b) { return strcmp(a, b) == 0; }
+
+int odn_eltwise_of(const tsr_node *n, odn_eltwise out[2]) {
+    const char *op = odn_host->node_op_type(n);
+    out[0] = (odn_eltwise){dnnl_alg_kind_undef, 0.0f, 0.0f};
+    if (odn_host->node_domain(n)[0] && strcmp(odn_host->node_domain(n), "ai.onnx") != 0) return 0;
+    if (is(op, "Relu")) out[0].alg = dnnl_eltwise_relu;
+    else if (is(op, "LeakyRelu")) out[0] = (odn_eltwise){dnnl_eltwise_relu, odn_attr_float(n, "alpha", 0.01f), 0};
+    else if (is(op, "Elu")) out[0] = (odn_eltwise){dnnl_eltwise_elu, odn_attr_float(n, "alpha", 1.0f), 0};
+    else if (is(op, "Sigmoid")) out[0].alg = dnnl_eltwise_logistic;
+    else if (is(op, "Tanh")) out[0].alg = dnnl_eltwise_tanh;
+    else if (is(op, "Exp")) out[0].alg = dnnl_eltwise_exp;
+    else if (is(op, "Log")) out[0].alg = dnnl_eltwise_log;
+    else if (is(op, "Sqrt")) out[0].alg = dnnl_eltwise_sqrt;
+    else if (is(op, "Abs")) out[0].alg = dnnl_eltwise_abs;
+    else if (is(op, "Neg")) out[0] = (odn_eltwise){dnnl_eltwise_linear, -1.0f, 0.0f};
+    else if (is(op, "HardSwish")) out[0].alg = dnnl_eltwise_hardswish;
+    else if (is(op, "Pow")) {
+        /* x^e for a constant scalar exponent */
+        const tsr_value_info *e = odn_host->node_input_count(n) == 2 ? odn_host->node_input(n, 1) : NULL;
+        const tsr_tensor *t = e ? odn_host->value_constant(e) : NULL;
+        if (!t || t->elem_type != TSR_FLOAT || t->nbytes != sizeof(float)) return 0;
+        out[0] = (odn_eltwise){dnnl_eltwise_pow, 1.0f, *(const float *)t->data};
+    }
+    else if (is(op, "Gelu"))
+        out[0].alg = odn_attr_string_is(n, "approximate", "tanh", false) ? dnnl_eltwise_gelu_tanh : dnnl_eltwise_gelu_erf;
+    else if (is(op, "HardSigmoid")) {
+        /* max(0, min(1, alpha*x + beta)) */
+        out[0] = (odn_eltwise){dnnl_eltwise_linear, odn_attr_float(n, "alpha", 0.2f), odn_attr_float(n, "beta", 0.5f)};
+        out[1] = (odn_eltwise){dnnl_eltwise_clip_v2, 0.0f, 1.0f};
+        return 2;
+    } else if (is(op, "Clip")) {
+        float lo = -FLT_MAX, hi = FLT_MAX;
+        if (odn_host->node_opset(n) < 11) {
+            lo = odn_attr_float(n, "min", lo);
+            hi = odn_attr_float(n, "max", hi);
+        } else {
+            for (size_t k = 1; k <= 2 && k < odn_host->node_input_count(n); k++) {
+                const tsr_value_info *v = odn_host->node_input(n, k);
+                if (!v) continue;
+                const tsr_tensor *t = odn_host->value_constant(v);
+                if (!t || t->elem_type != TSR_FLOAT || t->nbytes < sizeof(float)) return 0;
+                if (k == 1) lo = *(const float *)t->data;
+                else hi = *(const float *)t->data;
+            }
+        }
+        out[0] = (odn_eltwise){dnnl_eltwise_clip_v2, lo, hi};
+    } else
+        return 0;
+    return 1;
+}
+
+dnnl_alg_kind_t odn_binary_alg(const char *op) {
+    if (is(op, "Add")) return dnnl_binary_add;
+    if (is(op, "Sub")) return dnnl_binary_sub;
+    if (is(op, "Mul")) return dnnl_binary_mul;
+    if (is(op, "Div")) return dnnl_binary_div;
+    if (is(op, "Max")) return dnnl_binary_max;
+    if (is(op, "Min")) return dnnl_binary_min;
+    return (dnnl_alg_kind_t)0;
+}
+
+/* Finishes a primitive whose attr carries post-ops: creates the pd, defines
+ * the output value from the chosen dst layout and adds the step. */
+tsr_status *odn_build_finish(odn_plan *p, const tsr_node *n, const void *desc, dnnl_primitive_attr_t attr,
+                          odn_value *last, int32_t rank, const int64_t *dims, dnnl_exec_arg_t *args,
+                          int nargs) {
+    dnnl_primitive_desc_t pd;
+    dnnl_status_t st = dnnl_primitive_desc_create(&pd, desc, attr, p->engine, NULL);
+    if (st != dnnl_success) return odn_dnnl_error(n, "primitive setup", st);
+    const dnnl_memory_desc_t *dst_md = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    tsr_status *s = odn_plan_define(p, last, rank, dims, dst_md, n);
+    if (!s) {
+        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_DST, last->mem};
+        s = odn_plan_add_primitive(p, pd, n, args, nargs);
+    }
+    dnnl_primitive_desc_destroy(pd);
+    return s;
+}
+
+/* One eltwise primitive from src to dst (both described by `md`). */
+static tsr_status *eltwise_step(odn_plan *p, const tsr_node *n, const odn_eltwise *el, const dnnl_memory_desc_t *md,
+                                dnnl_memory_t src, dnnl_memory_t dst) {
+    dnnl_eltwise_desc_t d;
+    dnnl_status_t st = dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, el->alg, md, el->alpha, el->beta);
+    dnnl_primitive_desc_t pd = NULL;
+    if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &d, NULL, p->engine, NULL);
+    if (st != dnnl_success) return odn_dnnl_error(n, "eltwise setup", st);
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+    tsr_status *s = odn_plan_add_primitive(p, pd, n, args, 2);
+    dnnl_primitive_desc_destroy(pd);
+    return s;
+}
+
+/* A unary op on its own. No post-ops here: oneDNN 2.6's reference eltwise
+ * (picked for tiny tensors) drops them, so a second op (HardSigmoid's clip)
+ * runs as a second, in-place primitive. */
+tsr_status *odn_build_eltwise(odn_plan *p, size_t index) {
+    const tsr_node *n = p->nodes[index];
+    odn_value *x = odn_plan_value(p, odn_host->node_input(n, 0));
+    odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
+    odn_eltwise el[2];
+    int count = odn_eltwise_of(n, el);
+    if (!x || !y || !x->produced || !x->mem || count == 0)
+        return odn_node_error(n, TSR_ERR_PROVIDER, "internal: eltwise inputs");
+    dnnl_memory_t src = x->mem;
+    const dnnl_memory_desc_t *md = &x->md;
+    tsr_status *s = NULL;
+    /* one descriptor serves src and dst, so a piece output forces plain */
+    if (y->output_index >= 0) {
+        s = odn_plan_plain_mem(p, x, n, &src);
+        if (s) return s;
+        dnnl_memory_get_memory_desc(src, &md);
+    }
+    s = odn_plan_define(p, y, x->rank, x->dims, md, n);
+    for (int i = 0; !s && i < count; i++) s = eltwise_step(p, n, &el[i], md, i == 0 ? src : y->mem, y->mem);
+    return s;
+}
+
+tsr_status *odn_build_binary(odn_plan *p, size_t index) {
+    const tsr_node *n = p->nodes[index];
+    const char *op = odn_host->node_op_type(n);
+    odn_value *a = odn_plan_value(p, odn_host->node_input(n, 0));
+    odn_value *b = odn_plan_value(p, odn_host->node_input(n, 1));
+    odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
+    if (!a || !b || !y || !a->produced || !b->produced || !a->mem || !b->mem)
+        return odn_node_error(n, TSR_ERR_PROVIDER, "internal: binary inputs");
+    int32_t rank = a->rank > b->rank ? a->rank : b->rank;
+    int64_t dims[ODN_MAX_RANK], da[ODN_MAX_RANK], db[ODN_MAX_RANK];
+    bool a_full = true, b_full = true;
+    for (int32_t i = 0; i < rank; i++) {
+        da[i] = i < rank - a->rank ? 1 : a->dims[i - (rank - a->rank)];
+        db[i] = i < rank - b->rank ? 1 : b->dims[i - (rank - b->rank)];
+        if (da[i] != db[i] && da[i] != 1 && db[i] != 1)
+            return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "shapes do not broadcast");
+        dims[i] = da[i] > db[i] ? da[i] : db[i];
+        a_full = a_full && da[i] == dims[i];
+        b_full = b_full && db[i] == dims[i];
+    }
+    bool commutes = !is(op, "Sub") && !is(op, "Div");
+    if (!a_full && commutes && b_full) {
+        odn_value *t = a;
+        a = b;
+        b = t;
+        int64_t td[ODN_MAX_RANK];
+        memcpy(td, da, sizeof td);
+        memcpy(da, db, sizeof td);
+        memcpy(db, td, sizeof td);
+        a_full = true;
+    }
+    if (!a_full) return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "first operand broadcasts");
+    dnnl_post_ops_t po;
+    dnnl_primitive_attr_t attr;
+    if (dnnl_post_ops_create(&po) != dnnl_success) return odn_node_error(n, TSR_ERR_NO_MEMORY, "post-ops");
+    if (dnnl_primitive_attr_create(&attr) != dnnl_success) {
+        dnnl_post_ops_destroy(po);
+        return odn_node_error(n, TSR_ERR_NO_MEMORY, "attributes");
+    }
+    dnnl_exec_arg_t args[ODN_MAX_ARGS];
+    int nargs = 2;
+    odn_value *last = y;
+    tsr_status *s = odn_fuse_post_ops(p, y, rank, dims, po, args, &nargs, &last);
+    dnnl_memory_t m0 = NULL, m1 = NULL;
+    dnnl_memory_desc_t md0, md1;
+    bool same_layout = a->rank == rank && b->rank == rank && dnnl_memory_desc_equal(&a->md, &b->md);
+    if (!s && same_layout && last->output_index < 0) {
+        /* both operands in one (maybe blocked) layout: keep it */
+        m0 = a->mem;
+        m1 = b->mem;
+        md0 = a->md;
+        md1 = b->md;
+    } else if (!s) {
+        s = odn_plan_plain_view(p, a, rank, da, NULL, n, &m0, &md0);
+        if (!s) s = odn_plan_plain_view(p, b, rank, db, NULL, n, &m1, &md1);
+    }
+    if (!s && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
+        s = odn_node_error(n, TSR_ERR_PROVIDER, "post-ops");
+    if (!s) {
+        dnnl_binary_desc_t d;
+        dnnl_status_t st = dnnl_binary_desc_init(&d, odn_binary_alg(op), &md0, &md1, &md0);
+        if (st != dnnl_success) s = odn_dnnl_error(n, "binary setup", st);
+        args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC_0, m0};
+        args[1] = (dnnl_exec_arg_t){DNNL_ARG_SRC_1, m1};
+        /* the output keeps the ONNX shape (its rank may exceed both inputs') */
+        if (!s) s = odn_build_finish(p, n, &d, attr, last, rank, dims, args, nargs);
+    }
+    dnnl_post_ops_destroy(po);
+    dnnl_primitive_attr_destroy(attr);
+    return s;
+}

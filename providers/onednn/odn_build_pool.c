@@ -1,0 +1,100 @@
+/* MaxPool, AveragePool and their global forms as oneDNN pooling. */
+#include <string.h>
+
+#include "odn.h"
+
+/* Window geometry for spatial dim i: pads, output size. ceil_mode grows the
+ * right pad so the last partial window exists, as ONNX counts it. */
+typedef struct pool_geom {
+    dnnl_dims_t strides, kernel, dilation, pad_l, pad_r;
+} pool_geom;
+
+static tsr_status *geometry(const tsr_node *n, const odn_value *x, bool global, pool_geom *g, int64_t *out_dims) {
+    int32_t sp = x->rank - 2;
+    size_t c_k = 0, c_s = 0, c_d = 0, c_p = 0;
+    const int64_t *k = global ? NULL : odn_attr_ints(n, "kernel_shape", &c_k);
+    const int64_t *s = global ? NULL : odn_attr_ints(n, "strides", &c_s);
+    const int64_t *d = global ? NULL : odn_attr_ints(n, "dilations", &c_d);
+    const int64_t *pads = global ? NULL : odn_attr_ints(n, "pads", &c_p);
+    bool ceil_mode = !global && odn_attr_int(n, "ceil_mode", 0) != 0;
+    bool same_upper = !global && odn_attr_string_is(n, "auto_pad", "SAME_UPPER", false);
+    bool same_lower = !global && odn_attr_string_is(n, "auto_pad", "SAME_LOWER", false);
+    bool valid = !global && odn_attr_string_is(n, "auto_pad", "VALID", false);
+    out_dims[0] = x->dims[0];
+    out_dims[1] = x->dims[1];
+    for (int32_t i = 0; i < sp; i++) {
+        int64_t in = x->dims[2 + i];
+        int64_t ker = global ? in : (k && (size_t)i < c_k ? k[i] : 1);
+        int64_t str = s && (size_t)i < c_s ? s[i] : 1;
+        int64_t dil = d && (size_t)i < c_d ? d[i] : 1;
+        int64_t pl = pads && c_p == (size_t)(2 * sp) ? pads[i] : 0, pr = pads && c_p == (size_t)(2 * sp) ? pads[sp + i] : 0;
+        if (ker < 1 || str < 1 || dil < 1 || ker > (INT64_C(1) << 31) || dil > (INT64_C(1) << 31))
+            return odn_node_error(n, TSR_ERR_INVALID_MODEL, "bad window");
+        int64_t span = (ker - 1) * dil + 1, out;
+        if (valid) {
+            pl = pr = 0;
+            out = in >= span ? (in - span) / str + 1 : 0;
+        } else if (same_upper || same_lower) {
+            out = (in + str - 1) / str;
+            int64_t total = (out - 1) * str + span - in;
+            if (total < 0) total = 0;
+            pl = same_upper ? total / 2 : total - total / 2;
+            pr = total - pl;
+        } else {
+            int64_t room = in + pl + pr - span;
+            if (room < 0) return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "window larger than the padded input");
+            out = (ceil_mode ? (room + str - 1) / str : room / str) + 1;
+            /* a window starting in the right padding is dropped */
+            if (ceil_mode && (out - 1) * str >= in + pl) out--;
+            int64_t need = (out - 1) * str + span - in - pl;
+            if (need > pr) pr = need;
+        }
+        if (out < 1) return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "empty output");
+        out_dims[2 + i] = out;
+        g->strides[i] = str;
+        g->kernel[i] = ker;
+        g->dilation[i] = dil - 1; /* oneDNN counts the gaps */
+        g->pad_l[i] = pl;
+        g->pad_r[i] = pr;
+    }
+    return NULL;
+}
+
+tsr_status *odn_build_pool(odn_plan *p, size_t index) {
+    const tsr_node *n = p->nodes[index];
+    const char *op = odn_host->node_op_type(n);
+    odn_value *x = odn_plan_value(p, odn_host->node_input(n, 0));
+    odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
+    if (!x || !y || !x->produced) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: pool inputs");
+    if (x->rank < 3 || x->rank > 5) return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "rank %d", (int)x->rank);
+    bool global = strncmp(op, "Global", 6) == 0;
+    bool is_max = strstr(op, "Max") != NULL;
+    pool_geom g;
+    int64_t out_dims[ODN_MAX_RANK];
+    tsr_status *s = geometry(n, x, global, &g, out_dims);
+    if (s) return s;
+    dnnl_alg_kind_t alg = is_max ? dnnl_pooling_max
+                          : odn_attr_int(n, "count_include_pad", 0) ? dnnl_pooling_avg_include_padding
+                                                                     : dnnl_pooling_avg_exclude_padding;
+    dnnl_memory_t src = x->mem;
+    const dnnl_memory_desc_t *src_md = &x->md;
+    if (y->output_index >= 0) {
+        /* keep src and dst in one layout family: plain */
+        s = odn_plan_plain_mem(p, x, n, &src);
+        if (s) return s;
+        dnnl_memory_get_memory_desc(src, &src_md);
+    }
+    dnnl_memory_desc_t dst_md;
+    dnnl_dims_t dd;
+    for (int32_t i = 0; i < x->rank; i++) dd[i] = out_dims[i];
+    dnnl_status_t st = dnnl_memory_desc_init_by_tag(&dst_md, x->rank, dd, dnnl_f32, dnnl_format_tag_any);
+    if (st != dnnl_success) return odn_dnnl_error(n, "pool layout", st);
+    if (y->output_index >= 0 && (st = odn_plain_md(&dst_md, x->rank, out_dims)) != dnnl_success)
+        return odn_dnnl_error(n, "pool layout", st);
+    dnnl_pooling_v2_desc_t d;
+    st = dnnl_pooling_v2_forward_desc_init(&d, dnnl_forward_inference, alg, src_md, &dst_md, g.strides, g.kernel,
+                                           g.dilation, g.pad_l, g.pad_r);
+    if (st != dnnl_success) return odn_dnnl_error(n, "pooling setup", st);
+    dnnl_exec_arg_t args[ODN_MAX_ARGS] = {{DNNL_ARG_SRC, src}};
+    return odn_build_finish(p, n, &d, NULL, y, x->rank, out_dims, args, 1);
+}

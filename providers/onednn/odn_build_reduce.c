@@ -1,0 +1,96 @@
+/* Reduce* as oneDNN reduction over a plain input. The axes come from the
+ * attribute (older opsets) or a constant second input (newer ones). */
+#include <string.h>
+
+#include "odn.h"
+
+typedef struct reduce_kind {
+    const char *op;
+    dnnl_alg_kind_t alg;
+    float p;
+    dnnl_alg_kind_t unit_alg; /* what it is when no dim shrinks */
+} reduce_kind;
+
+static const reduce_kind kinds[] = {
+    {"ReduceSum", dnnl_reduction_sum, 0, dnnl_eltwise_linear},
+    {"ReduceMean", dnnl_reduction_mean, 0, dnnl_eltwise_linear},
+    /* ReduceMax/ReduceMin are not here: oneDNN's max and min drop NaN
+     * where ONNX propagates it (a fully masked attention row shows it) */
+    {"ReduceProd", dnnl_reduction_mul, 0, dnnl_eltwise_linear},
+    {"ReduceL1", dnnl_reduction_norm_lp_sum, 1, dnnl_eltwise_abs},
+    {"ReduceL2", dnnl_reduction_norm_lp_sum, 2, dnnl_eltwise_abs},
+    {"ReduceSumSquare", dnnl_reduction_norm_lp_power_p_sum, 2, dnnl_eltwise_square},
+};
+
+static const reduce_kind *kind_of(const char *op) {
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strcmp(kinds[i].op, op) == 0) return &kinds[i];
+    return NULL;
+}
+
+bool odn_reduce_known(const char *op) { return kind_of(op) != NULL; }
+
+/* The axes to reduce, as flags per dim; false when they are not constant or
+ * out of range. `all` is set when no axes are given. */
+bool odn_reduce_axes(const tsr_node *n, int32_t rank, bool *reduce) {
+    const int64_t *axes = NULL;
+    size_t count = 0;
+    if (odn_host->node_input_count(n) > 1 && odn_host->node_input(n, 1)) {
+        const tsr_tensor *t = odn_host->value_constant(odn_host->node_input(n, 1));
+        if (!t || t->elem_type != TSR_INT64 || t->rank != 1 || t->nbytes < (size_t)t->dims[0] * sizeof(int64_t))
+            return false;
+        axes = t->data;
+        count = (size_t)t->dims[0];
+    } else {
+        axes = odn_attr_ints(n, "axes", &count);
+    }
+    for (int32_t d = 0; d < rank; d++) reduce[d] = count == 0;
+    for (size_t i = 0; i < count; i++) {
+        int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+        if (a < 0 || a >= rank) return false;
+        reduce[a] = true;
+    }
+    return true;
+}
+
+tsr_status *odn_build_reduce(odn_plan *p, size_t index) {
+    const tsr_node *n = p->nodes[index];
+    const reduce_kind *k = kind_of(odn_host->node_op_type(n));
+    odn_value *x = odn_plan_value(p, odn_host->node_input(n, 0));
+    odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
+    if (!k || !x || !y || !x->mem || x->rank < 1) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: reduce inputs");
+    bool reduce[ODN_MAX_RANK];
+    if (!odn_reduce_axes(n, x->rank, reduce)) return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "axes not constant or out of range");
+    int64_t kept[ODN_MAX_RANK], out[ODN_MAX_RANK];
+    int32_t out_rank = 0;
+    bool keepdims = odn_attr_int(n, "keepdims", 1) != 0, shrinks = false;
+    for (int32_t d = 0; d < x->rank; d++) {
+        kept[d] = reduce[d] ? 1 : x->dims[d];
+        shrinks = shrinks || kept[d] != x->dims[d];
+        if (!reduce[d] || keepdims) out[out_rank++] = kept[d];
+    }
+    dnnl_memory_t src, dst;
+    dnnl_memory_desc_t src_md, dst_md;
+    tsr_status *s = odn_plan_plain_view(p, x, x->rank, x->dims, NULL, n, &src, &src_md);
+    if (!s) s = odn_plan_define(p, y, out_rank, out, NULL, n);
+    if (!s) s = odn_plan_plain_view(p, y, x->rank, kept, NULL, n, &dst, &dst_md);
+    if (s) return s;
+    dnnl_primitive_desc_t pd;
+    dnnl_status_t st;
+    if (shrinks) {
+        dnnl_reduction_desc_t d;
+        st = dnnl_reduction_desc_init(&d, k->alg, &src_md, &dst_md, k->p, 0.0f);
+        if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &d, NULL, p->engine, NULL);
+    } else {
+        /* oneDNN refuses a reduction that reduces nothing: the result is the
+         * input (or |x|, x^2) */
+        dnnl_eltwise_desc_t d;
+        st = dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, k->unit_alg, &src_md, 1.0f, 0.0f);
+        if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &d, NULL, p->engine, NULL);
+    }
+    if (st != dnnl_success) return odn_dnnl_error(n, "reduction setup", st);
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+    s = odn_plan_add_primitive(p, pd, n, args, 2);
+    dnnl_primitive_desc_destroy(pd);
+    return s;
+}

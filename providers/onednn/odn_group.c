@@ -1,0 +1,125 @@
+/* Grouping claimed nodes into pieces. A piece must be convex — no path may
+ * leave it and come back — or the host has to split it (into single nodes,
+ * losing every fusion). Nodes are visited in topological order; a claimed
+ * node joins the group of one of its producers unless some path from that
+ * group has already left it on the way here.
+ *
+ * left[u] is the set of groups with a path to u that passes outside the
+ * group (a bitset over group ids, one row per node). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "odn.h"
+
+#define ODN_GROUP_MAX_NODES 20000 /* left[] is nodes^2/8 bytes */
+
+typedef struct grouping {
+    size_t n, words;
+    uint64_t *left; /* n rows of `words` words */
+    int *group;     /* per node: group id, or -1 when not claimed */
+} grouping;
+
+static uint64_t *row(grouping *g, size_t node) { return g->left + node * g->words; }
+static bool has(grouping *g, size_t node, int grp) { return row(g, node)[grp / 64] >> (grp % 64) & 1u; }
+static void add(grouping *g, size_t node, int grp) { row(g, node)[grp / 64] |= UINT64_C(1) << (grp % 64); }
+
+/* Groups a and b may become one when no path runs between them through
+ * other nodes (checked on the nodes before `limit`). */
+static bool can_merge(grouping *g, size_t limit, int a, int b) {
+    for (size_t u = 0; u < limit; u++) {
+        if (g->group[u] == a && has(g, u, b)) return false;
+        if (g->group[u] == b && has(g, u, a)) return false;
+    }
+    return true;
+}
+
+/* Moves group b into a, in memberships and in every left[] row. */
+static void merge(grouping *g, size_t limit, int a, int b) {
+    for (size_t u = 0; u < limit; u++) {
+        if (g->group[u] == b) g->group[u] = a;
+        if (has(g, u, b)) {
+            row(g, u)[b / 64] &= ~(UINT64_C(1) << (b % 64));
+            add(g, u, a);
+        }
+    }
+}
+
+/* Index of the node producing `v` among the first `limit` nodes, or -1. */
+static int producer(const tsr_graph *graph, size_t limit, const tsr_value_info *v) {
+    for (size_t i = limit; i-- > 0;) {
+        const tsr_node *n = odn_host->graph_node(graph, i);
+        for (size_t k = 0; k < odn_host->node_output_count(n); k++)
+            if (odn_host->node_output(n, k) == v) return (int)i;
+    }
+    return -1;
+}
+
+tsr_status *odn_group_claims(const tsr_graph *graph, const bool *claimed, tsr_claim_sink *sink) {
+    grouping g = {.n = odn_host->graph_node_count(graph)};
+    if (g.n == 0) return NULL;
+    bool big = g.n > ODN_GROUP_MAX_NODES;
+    g.words = big ? 1 : (g.n + 63) / 64;
+    g.left = big ? NULL : calloc(g.n * g.words, sizeof(uint64_t));
+    g.group = malloc(g.n * sizeof(int));
+    int *prods = NULL;
+    const tsr_node **members = calloc(g.n, sizeof *members);
+    tsr_status *s = NULL;
+    if ((!big && !g.left) || !g.group || !members) {
+        s = odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
+        goto done;
+    }
+    int groups = 0;
+    for (size_t v = 0; v < g.n; v++) {
+        const tsr_node *n = odn_host->graph_node(graph, v);
+        g.group[v] = -1;
+        if (big) { /* too many nodes to track paths: one node per piece */
+            if (claimed[v]) g.group[v] = groups++;
+            continue;
+        }
+        size_t np = odn_host->node_input_count(n);
+        free(prods);
+        prods = malloc((np + 1) * sizeof(int));
+        if (!prods) {
+            s = odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
+            goto done;
+        }
+        for (size_t k = 0; k < np; k++) {
+            const tsr_value_info *in = odn_host->node_input(n, k);
+            prods[k] = in ? producer(graph, v, in) : -1;
+        }
+        if (claimed[v]) {
+            /* producers' groups no path has left on its way here; the first
+             * input's comes first: that is the chain fusion follows */
+            for (size_t k = 0; k < np; k++) {
+                int p = prods[k];
+                if (p < 0 || g.group[p] < 0) continue;
+                int cand = g.group[p];
+                bool ok = cand != g.group[v];
+                for (size_t j = 0; j < np && ok; j++)
+                    if (prods[j] >= 0 && has(&g, (size_t)prods[j], cand)) ok = false;
+                if (!ok) continue;
+                if (g.group[v] < 0) g.group[v] = cand;
+                else if (can_merge(&g, v, g.group[v], cand)) merge(&g, v, g.group[v], cand);
+            }
+            if (g.group[v] < 0) g.group[v] = groups++;
+        }
+        for (size_t k = 0; k < np; k++) {
+            int p = prods[k];
+            if (p < 0) continue;
+            for (size_t w = 0; w < g.words; w++) row(&g, v)[w] |= row(&g, (size_t)p)[w];
+            if (g.group[p] >= 0 && g.group[p] != g.group[v]) add(&g, v, g.group[p]);
+        }
+    }
+    for (int grp = 0; grp < groups && !s; grp++) {
+        size_t count = 0;
+        for (size_t v = 0; v < g.n; v++)
+            if (g.group[v] == grp) members[count++] = odn_host->graph_node(graph, v);
+        if (count) s = odn_host->claim_piece(sink, members, count, -1.0);
+    }
+done:
+    free(prods);
+    free(members);
+    free(g.left);
+    free(g.group);
+    return s;
+}

@@ -1,0 +1,434 @@
+/* A compiled piece: its values, their dnnl memories, and the steps that
+ * compute them. Built once per set of input shapes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "odn.h"
+
+int64_t odn_numel(int32_t rank, const int64_t *dims) {
+    int64_t n = 1;
+    for (int32_t i = 0; i < rank; i++) {
+        if (dims[i] < 0) return -1;
+        if (dims[i] != 0 && n > INT64_MAX / dims[i]) return -1;
+        n *= dims[i];
+    }
+    return n;
+}
+
+dnnl_status_t odn_plain_md(dnnl_memory_desc_t *md, int32_t rank, const int64_t *dims) {
+    dnnl_dims_t d, strides;
+    /* oneDNN has no rank 0: a scalar is a one-element vector. */
+    if (rank == 0) {
+        d[0] = 1;
+        strides[0] = 1;
+        return dnnl_memory_desc_init_by_strides(md, 1, d, dnnl_f32, strides);
+    }
+    int64_t s = 1;
+    for (int32_t i = rank - 1; i >= 0; i--) {
+        d[i] = dims[i];
+        strides[i] = s;
+        s *= dims[i] > 0 ? dims[i] : 1;
+    }
+    return dnnl_memory_desc_init_by_strides(md, rank, d, dnnl_f32, strides);
+}
+
+static bool grow(void **arr, size_t *cap, size_t need, size_t elem) {
+    if (need <= *cap) return true;
+    size_t n = *cap ? *cap * 2 : 16;
+    while (n < need) n *= 2;
+    void *g = realloc(*arr, n * elem);
+    if (!g) return false;
+    *arr = g;
+    *cap = n;
+    return true;
+}
+
+static tsr_status *no_memory(void) { return odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory"); }
+
+void *odn_plan_alloc(odn_plan *p, size_t nbytes) {
+    if (!grow((void **)&p->buffers, &p->buffer_cap, p->buffer_count + 1, sizeof(void *))) return NULL;
+    /* 64-byte alignment: oneDNN's kernels load whole cache lines */
+    size_t rounded = (nbytes + 63) / 64 * 64;
+    if (rounded < nbytes) return NULL;
+    void *b = aligned_alloc(64, rounded ? rounded : 64);
+    if (b) p->buffers[p->buffer_count++] = b;
+    return b;
+}
+
+tsr_status *odn_plan_new_mem(odn_plan *p, const dnnl_memory_desc_t *md, void *handle,
+                             const tsr_node *n, dnnl_memory_t *out) {
+    if (!grow((void **)&p->mems, &p->mem_cap, p->mem_count + 1, sizeof(dnnl_memory_t)))
+        return no_memory();
+    dnnl_status_t st = dnnl_memory_create(out, md, p->engine, handle);
+    if (st != dnnl_success) return odn_dnnl_error(n, "memory creation", st);
+    p->mems[p->mem_count++] = *out;
+    return NULL;
+}
+
+/* A memory for an intermediate: its buffer comes from the arena once the
+ * plan is complete. */
+static tsr_status *new_arena_mem(odn_plan *p, const dnnl_memory_desc_t *md, const tsr_node *n, dnnl_memory_t *out) {
+    if (!grow((void **)&p->arena_mems, &p->arena_cap, p->arena_count + 1, sizeof(dnnl_memory_t))) return no_memory();
+    tsr_status *s = odn_plan_new_mem(p, md, DNNL_MEMORY_NONE, n, out);
+    if (!s) p->arena_mems[p->arena_count++] = *out;
+    return s;
+}
+
+odn_value *odn_plan_value(odn_plan *p, const tsr_value_info *vi) {
+    if (!vi) return NULL;
+    for (size_t i = 0; i < p->value_count; i++)
+        if (p->values[i].info == vi) return &p->values[i];
+    return NULL;
+}
+
+static odn_value *add_value(odn_plan *p, const tsr_value_info *vi) {
+    odn_value *v = odn_plan_value(p, vi);
+    if (v) return v;
+    if (!grow((void **)&p->values, &p->value_cap, p->value_count + 1, sizeof(odn_value))) return NULL;
+    v = &p->values[p->value_count++];
+    memset(v, 0, sizeof *v);
+    v->info = vi;
+    v->input_index = -1;
+    v->output_index = -1;
+    return v;
+}
+
+int odn_plan_node_index(const odn_plan *p, const tsr_node *n) {
+    for (size_t i = 0; i < p->node_count; i++)
+        if (p->nodes[i] == n) return (int)i;
+    return -1;
+}
+
+const tsr_node *odn_plan_sole_consumer(const odn_plan *p, const odn_value *v) {
+    if (v->output_index >= 0 || v->consumers != 1) return NULL;
+    for (size_t i = 0; i < p->node_count; i++) {
+        const tsr_node *n = p->nodes[i];
+        for (size_t k = 0; k < odn_host->node_input_count(n); k++)
+            if (odn_host->node_input(n, k) == v->info) return p->done[i] ? NULL : n;
+    }
+    return NULL;
+}
+
+static tsr_status *reorder_prim(odn_plan *p, const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
+                                const tsr_node *n, dnnl_primitive_t *prim) {
+    dnnl_primitive_desc_t pd;
+    dnnl_status_t st = dnnl_reorder_primitive_desc_create(&pd, from, p->engine, to, p->engine, NULL);
+    if (st != dnnl_success) return odn_dnnl_error(n, "reorder setup", st);
+    st = dnnl_primitive_create(prim, pd);
+    dnnl_primitive_desc_destroy(pd);
+    if (st != dnnl_success) return odn_dnnl_error(n, "reorder creation", st);
+    return NULL;
+}
+
+static tsr_status *add_step(odn_plan *p, const odn_step *s) {
+    if (!grow((void **)&p->steps, &p->step_cap, p->step_count + 1, sizeof(odn_step))) return no_memory();
+    p->steps[p->step_count++] = *s;
+    return NULL;
+}
+
+/* Reorders src into dst: now, when the source is constant (weights are
+ * reordered once), or as a step of every run. */
+static tsr_status *reorder(odn_plan *p, dnnl_memory_t src, const dnnl_memory_desc_t *src_md,
+                           dnnl_memory_t dst, const dnnl_memory_desc_t *dst_md, bool now,
+                           const tsr_node *n) {
+    dnnl_primitive_t prim;
+    tsr_status *s = reorder_prim(p, src_md, dst_md, n, &prim);
+    if (s) return s;
+    odn_step step = {.prim = prim, .nargs = 2, .node = n};
+    step.args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, src};
+    step.args[1] = (dnnl_exec_arg_t){DNNL_ARG_DST, dst};
+    if (now) {
+        dnnl_status_t st = dnnl_primitive_execute(prim, p->stream, 2, step.args);
+        if (st == dnnl_success) st = dnnl_stream_wait(p->stream);
+        dnnl_primitive_destroy(prim);
+        return st == dnnl_success ? NULL : odn_dnnl_error(n, "weight reorder", st);
+    }
+    s = add_step(p, &step);
+    if (s) dnnl_primitive_destroy(prim);
+    return s;
+}
+
+tsr_status *odn_plan_add_reorder(odn_plan *p, dnnl_memory_t src, const dnnl_memory_desc_t *src_md,
+                                 dnnl_memory_t dst, const dnnl_memory_desc_t *dst_md, const tsr_node *n) {
+    return reorder(p, src, src_md, dst, dst_md, false, n);
+}
+
+tsr_status *odn_plan_mem_as(odn_plan *p, odn_value *v, const dnnl_memory_desc_t *md,
+                            const tsr_node *n, dnnl_memory_t *out) {
+    if (dnnl_memory_desc_equal(&v->md, md)) {
+        *out = v->mem;
+        return NULL;
+    }
+    dnnl_memory_t m;
+    /* a constant's reorder runs now, so its target needs real memory now */
+    tsr_status *s = v->constant ? odn_plan_new_mem(p, md, DNNL_MEMORY_ALLOCATE, n, &m) : new_arena_mem(p, md, n, &m);
+    if (!s) s = reorder(p, v->mem, &v->md, m, md, v->constant != NULL, n);
+    if (s) return s;
+    *out = m;
+    return NULL;
+}
+
+tsr_status *odn_plan_plain_mem(odn_plan *p, odn_value *v, const tsr_node *n, dnnl_memory_t *out) {
+    dnnl_memory_desc_t plain;
+    dnnl_status_t st = odn_plain_md(&plain, v->rank, v->dims);
+    if (st != dnnl_success) return odn_dnnl_error(n, "plain layout", st);
+    if (dnnl_memory_desc_equal(&v->md, &plain)) {
+        *out = v->mem;
+        return NULL;
+    }
+    if (!v->plain_mem) {
+        tsr_status *s = odn_plan_mem_as(p, v, &plain, n, &v->plain_mem);
+        if (s) return s;
+    }
+    *out = v->plain_mem;
+    return NULL;
+}
+
+tsr_status *odn_plan_view(odn_plan *p, dnnl_memory_t base, const dnnl_memory_desc_t *md,
+                          const tsr_node *n, dnnl_memory_t *out) {
+    if (!grow((void **)&p->view_mems, &p->view_cap, p->view_count + 1, sizeof(dnnl_memory_t)) ||
+        !grow((void **)&p->view_bases, &p->view_cap2, p->view_count + 1, sizeof(dnnl_memory_t)))
+        return no_memory();
+    void *handle = NULL;
+    dnnl_memory_get_data_handle(base, &handle);
+    tsr_status *s = odn_plan_new_mem(p, md, handle, n, out);
+    if (s) return s;
+    p->view_mems[p->view_count] = *out;
+    p->view_bases[p->view_count++] = base;
+    return NULL;
+}
+
+tsr_status *odn_plan_plain_view(odn_plan *p, odn_value *v, int32_t rank, const int64_t *dims,
+                                const int64_t *strides, const tsr_node *n, dnnl_memory_t *out,
+                                dnnl_memory_desc_t *md_out) {
+    dnnl_memory_t base;
+    tsr_status *s = odn_plan_plain_mem(p, v, n, &base);
+    if (s) return s;
+    dnnl_memory_desc_t md;
+    dnnl_status_t st;
+    if (strides) {
+        dnnl_dims_t d, str;
+        for (int32_t i = 0; i < rank; i++) {
+            d[i] = dims[i];
+            str[i] = strides[i];
+        }
+        st = dnnl_memory_desc_init_by_strides(&md, rank, d, dnnl_f32, str);
+    } else {
+        st = odn_plain_md(&md, rank, dims);
+    }
+    if (st != dnnl_success) return odn_dnnl_error(n, "view layout", st);
+    if (md_out) *md_out = md;
+    if (dnnl_memory_desc_equal(&md, &v->md) && base == v->mem) {
+        *out = base;
+        return NULL;
+    }
+    return odn_plan_view(p, base, &md, n, out);
+}
+
+tsr_status *odn_plan_define(odn_plan *p, odn_value *v, int32_t rank, const int64_t *dims,
+                            const dnnl_memory_desc_t *md, const tsr_node *n) {
+    if (rank > ODN_MAX_RANK) return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "rank %d output", (int)rank);
+    v->rank = rank;
+    memcpy(v->dims, dims, sizeof(int64_t) * (size_t)rank);
+    if (odn_numel(rank, dims) < 0) return odn_node_error(n, TSR_ERR_INVALID_MODEL, "output size overflows");
+    dnnl_memory_desc_t plain;
+    dnnl_status_t st = odn_plain_md(&plain, rank, dims);
+    if (st != dnnl_success) return odn_dnnl_error(n, "plain layout", st);
+    if (!md || v->output_index >= 0) {
+        if (md && !dnnl_memory_desc_equal(md, &plain))
+            return odn_node_error(n, TSR_ERR_PROVIDER, "internal: piece output given a blocked layout");
+        v->md = plain;
+    } else {
+        v->md = *md;
+    }
+    v->produced = true;
+    /* a piece output's memory takes the output tensor's buffer at run time */
+    if (v->output_index >= 0) return odn_plan_new_mem(p, &v->md, DNNL_MEMORY_NONE, n, &v->mem);
+    return new_arena_mem(p, &v->md, n, &v->mem);
+}
+
+tsr_status *odn_plan_add_primitive(odn_plan *p, const_dnnl_primitive_desc_t pd, const tsr_node *n,
+                                   const dnnl_exec_arg_t *args, int nargs) {
+    odn_step step = {.nargs = nargs, .node = n};
+    if (nargs > ODN_MAX_ARGS) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: too many arguments");
+    memcpy(step.args, args, sizeof(dnnl_exec_arg_t) * (size_t)nargs);
+    dnnl_status_t st = dnnl_primitive_create(&step.prim, pd);
+    if (st != dnnl_success) return odn_dnnl_error(n, "primitive creation", st);
+    tsr_status *s = add_step(p, &step);
+    if (s) dnnl_primitive_destroy(step.prim);
+    return s;
+}
+
+tsr_status *odn_plan_add_loop(odn_plan *p, odn_loop_fn fn, const void *ctx, dnnl_memory_t src,
+                              dnnl_memory_t dst, const tsr_node *n) {
+    odn_step step = {.loop = fn, .loop_ctx = ctx, .nargs = 2, .node = n};
+    step.args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, src};
+    step.args[1] = (dnnl_exec_arg_t){DNNL_ARG_DST, dst};
+    return add_step(p, &step);
+}
+
+void odn_plan_free(odn_plan *p) {
+    if (!p) return;
+    for (size_t i = 0; i < p->step_count; i++)
+        if (p->steps[i].prim) dnnl_primitive_destroy(p->steps[i].prim);
+    for (size_t i = 0; i < p->mem_count; i++) dnnl_memory_destroy(p->mems[i]);
+    for (size_t i = 0; i < p->buffer_count; i++) free(p->buffers[i]);
+    free(p->steps);
+    free(p->mems);
+    free(p->view_mems);
+    free(p->arena_mems);
+    free(p->view_bases);
+    free(p->buffers);
+    free(p->values);
+    free(p->nodes);
+    free(p->done);
+    free(p->input_mems);
+    free(p->output_mems);
+    free(p->input_dims);
+    free(p->input_ranks);
+    free(p);
+}
+
+/* Registers every value the piece touches and counts its readers. */
+static tsr_status *collect_values(odn_plan *p, const tsr_tensor *const *inputs) {
+    const tsr_graph *g = p->piece;
+    size_t n_in = odn_host->graph_input_count(g), n_out = odn_host->graph_output_count(g);
+    p->input_mems = calloc(n_in + 1, sizeof(dnnl_memory_t));
+    p->output_mems = calloc(n_out + 1, sizeof(dnnl_memory_t));
+    p->input_dims = calloc(n_in * ODN_MAX_RANK + 1, sizeof(int64_t));
+    p->input_ranks = calloc(n_in + 1, sizeof(int32_t));
+    if (!p->input_mems || !p->output_mems || !p->input_dims || !p->input_ranks) return no_memory();
+    for (size_t i = 0; i < n_in; i++) {
+        const tsr_value_info *vi = odn_host->graph_input(g, i);
+        odn_value *v = add_value(p, vi);
+        if (!v) return no_memory();
+        v->input_index = (int)i;
+        v->constant = odn_host->value_constant(vi);
+        const tsr_tensor *t = v->constant ? v->constant : inputs ? inputs[i] : NULL;
+        int32_t rank = t ? t->rank : odn_host->value_rank(vi);
+        if (rank < 0 || rank > ODN_MAX_RANK)
+            return odn_node_error(NULL, TSR_ERR_NOT_SUPPORTED, "input '%s' has unknown or too high rank",
+                                  odn_host->value_name(vi));
+        v->rank = rank;
+        for (int32_t d = 0; d < rank; d++) {
+            v->dims[d] = t ? t->dims[d] : odn_host->value_dim(vi, d);
+            if (v->dims[d] < 0)
+                return odn_node_error(NULL, TSR_ERR_NOT_SUPPORTED,
+                                      "input '%s' has a dimension known only at run time",
+                                      odn_host->value_name(vi));
+        }
+        p->input_ranks[i] = rank;
+        memcpy(p->input_dims + i * ODN_MAX_RANK, v->dims, sizeof(int64_t) * (size_t)rank);
+        int32_t type = t ? t->elem_type : odn_host->value_elem_type(vi);
+        v->produced = true;
+        if (type != TSR_FLOAT) continue; /* shape or index inputs: read directly */
+        int64_t numel = odn_numel(rank, v->dims);
+        if (numel < 0 || (t && t->data && t->nbytes < (uint64_t)numel * sizeof(float)))
+            return odn_node_error(NULL, TSR_ERR_INVALID_MODEL, "input '%s' holds fewer bytes than its shape",
+                                  odn_host->value_name(vi));
+        dnnl_status_t st = odn_plain_md(&v->md, rank, v->dims);
+        if (st != dnnl_success) return odn_dnnl_error(NULL, "input layout", st);
+        tsr_status *s = odn_plan_new_mem(p, &v->md, v->constant ? v->constant->data : DNNL_MEMORY_NONE,
+                                         NULL, &v->mem);
+        if (s) return s;
+        if (!v->constant) p->input_mems[i] = v->mem;
+    }
+    for (size_t i = 0; i < p->node_count; i++) {
+        const tsr_node *n = p->nodes[i];
+        for (size_t k = 0; k < odn_host->node_output_count(n); k++) {
+            const tsr_value_info *vi = odn_host->node_output(n, k);
+            if (vi && !add_value(p, vi)) return no_memory();
+        }
+    }
+    for (size_t i = 0; i < n_out; i++) {
+        odn_value *v = odn_plan_value(p, odn_host->graph_output(g, i));
+        if (!v) return odn_node_error(NULL, TSR_ERR_PROVIDER, "piece output is no node's output");
+        v->output_index = (int)i;
+    }
+    for (size_t i = 0; i < p->node_count; i++) {
+        const tsr_node *n = p->nodes[i];
+        for (size_t k = 0; k < odn_host->node_input_count(n); k++) {
+            odn_value *v = odn_plan_value(p, odn_host->node_input(n, k));
+            if (v) v->consumers++;
+        }
+    }
+    return NULL;
+}
+
+tsr_status *odn_plan_build(dnnl_engine_t engine, dnnl_stream_t stream, const tsr_graph *piece,
+                           const tsr_tensor *const *inputs, odn_plan **out) {
+    odn_plan *p = calloc(1, sizeof *p);
+    if (!p) return no_memory();
+    p->engine = engine;
+    p->stream = stream;
+    p->piece = piece;
+    p->node_count = odn_host->graph_node_count(piece);
+    p->nodes = calloc(p->node_count + 1, sizeof *p->nodes);
+    p->done = calloc(p->node_count + 1, sizeof *p->done);
+    tsr_status *s = (!p->nodes || !p->done) ? no_memory() : NULL;
+    for (size_t i = 0; !s && i < p->node_count; i++) p->nodes[i] = odn_host->graph_node(piece, i);
+    if (!s) s = collect_values(p, inputs);
+    for (size_t i = 0; !s && i < p->node_count; i++)
+        if (!p->done[i]) s = odn_build_node(p, i);
+    for (size_t i = 0; !s && i < odn_host->graph_output_count(piece); i++) {
+        odn_value *v = odn_plan_value(p, odn_host->graph_output(piece, i));
+        if (!v->produced) s = odn_node_error(NULL, TSR_ERR_PROVIDER, "piece output '%s' never computed",
+                                             odn_host->value_name(v->info));
+        else p->output_mems[i] = v->mem;
+    }
+    if (!s) s = odn_arena_place(p);
+    if (s) {
+        odn_plan_free(p);
+        return s;
+    }
+    *out = p;
+    return NULL;
+}
+
+bool odn_plan_matches(const odn_plan *p, const tsr_tensor *const *inputs, size_t count) {
+    for (size_t i = 0; i < count; i++) {
+        if (!inputs[i]) return false;
+        if (inputs[i]->rank != p->input_ranks[i]) return false;
+        for (int32_t d = 0; d < inputs[i]->rank; d++)
+            if (inputs[i]->dims[d] != p->input_dims[i * ODN_MAX_RANK + (size_t)d]) return false;
+    }
+    return true;
+}
+
+tsr_status *odn_plan_run(odn_plan *p, tsr_run_context *ctx) {
+    size_t n_in = odn_host->run_input_count(ctx), n_out = odn_host->run_output_count(ctx);
+    for (size_t i = 0; i < n_in; i++) {
+        if (!p->input_mems[i]) continue;
+        const tsr_tensor *t = odn_host->run_input(ctx, i);
+        dnnl_status_t st = dnnl_memory_set_data_handle_v2(p->input_mems[i], t->data, p->stream);
+        if (st != dnnl_success) return odn_dnnl_error(NULL, "binding an input", st);
+    }
+    for (size_t i = 0; i < n_out; i++) {
+        odn_value *v = odn_plan_value(p, odn_host->graph_output(p->piece, i));
+        tsr_tensor *t;
+        tsr_status *s = odn_host->run_alloc_output(ctx, i, TSR_FLOAT, v->rank, v->dims, &t);
+        if (s) return s;
+        dnnl_status_t st = dnnl_memory_set_data_handle_v2(p->output_mems[i], t->data, p->stream);
+        if (st != dnnl_success) return odn_dnnl_error(NULL, "binding an output", st);
+    }
+    for (size_t i = 0; i < p->view_count; i++) {
+        void *handle = NULL;
+        dnnl_memory_get_data_handle(p->view_bases[i], &handle);
+        dnnl_status_t st = dnnl_memory_set_data_handle_v2(p->view_mems[i], handle, p->stream);
+        if (st != dnnl_success) return odn_dnnl_error(NULL, "binding a view", st);
+    }
+    for (size_t i = 0; i < p->step_count; i++) {
+        const odn_step *s = &p->steps[i];
+        if (s->prim) {
+            dnnl_status_t st = dnnl_primitive_execute(s->prim, p->stream, s->nargs, s->args);
+            if (st != dnnl_success) return odn_dnnl_error(s->node, "execution", st);
+        } else {
+            dnnl_status_t st = dnnl_stream_wait(p->stream);
+            if (st != dnnl_success) return odn_dnnl_error(s->node, "execution", st);
+            tsr_status *e = s->loop(s->loop_ctx, s->args[0].memory, s->args[1].memory);
+            if (e) return e;
+        }
+    }
+    dnnl_status_t st = dnnl_stream_wait(p->stream);
+    return st == dnnl_success ? NULL : odn_dnnl_error(NULL, "execution", st);
+}

@@ -1,0 +1,167 @@
+/* The oneDNN provider's plugin entry: options, the device, claims grouped
+ * into connected pieces, and compiled pieces that run as oneDNN plans. */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "odn.h"
+
+const tsr_host_api *odn_host;
+
+typedef struct odn_state {
+    dnnl_engine_t engine;
+    dnnl_stream_t stream;
+    int threads; /* 0: oneDNN's default (all cores OpenMP sees) */
+} odn_state;
+
+typedef struct odn_piece {
+    odn_state *state;
+    const tsr_graph *graph;
+    odn_plan *plan; /* for the last input shapes seen; NULL until known */
+} odn_piece;
+
+static tsr_status *odn_create(const tsr_provider_config *config, void **state) {
+    for (size_t i = 0; i < config->option_count; i++)
+        return odn_node_error(NULL, TSR_ERR_INVALID_ARGUMENT, "no option '%s'", config->option_keys[i]);
+    odn_state *s = calloc(1, sizeof *s);
+    if (!s) return odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
+    s->threads = config->intra_op_threads > 0 ? config->intra_op_threads : 0;
+    dnnl_status_t st = dnnl_engine_create(&s->engine, dnnl_cpu, 0);
+    if (st == dnnl_success) st = dnnl_stream_create(&s->stream, s->engine, dnnl_stream_default_flags);
+    if (st != dnnl_success) {
+        if (s->engine) dnnl_engine_destroy(s->engine);
+        free(s);
+        return odn_dnnl_error(NULL, "CPU engine creation", st);
+    }
+    *state = s;
+    return NULL;
+}
+
+static void odn_destroy(void *state) {
+    odn_state *s = state;
+    if (!s) return;
+    dnnl_stream_destroy(s->stream);
+    dnnl_engine_destroy(s->engine);
+    free(s);
+}
+
+static size_t odn_device_count(void *state) {
+    (void)state;
+    return 1;
+}
+
+static tsr_status *odn_device_info(void *state, size_t index, tsr_device_info *info) {
+    (void)state;
+    if (index != 0) return odn_host->status_new(TSR_ERR_INVALID_ARGUMENT, "onednn: no such device");
+    static char details[96];
+    const dnnl_version_t *v = dnnl_version();
+    snprintf(details, sizeof details, "oneDNN %d.%d.%d, OpenMP", v->major, v->minor, v->patch);
+    info->name = "host CPU";
+    info->vendor = "oneDNN";
+    if (TSR_HAS_MEMBER(info, tsr_device_info, details)) info->details = details;
+    info->kind = TSR_DEVICE_CPU;
+    info->memory_kind = TSR_MEMORY_HOST;
+    info->memory_bytes = 0;
+    return NULL;
+}
+
+static tsr_status *odn_claim(void *state, const tsr_graph *graph, tsr_claim_sink *sink) {
+    (void)state;
+    size_t n = odn_host->graph_node_count(graph);
+    bool *claimed = calloc(n + 1, sizeof *claimed);
+    if (!claimed) return odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const tsr_node *node = odn_host->graph_node(graph, i);
+        char why[256] = "";
+        int reason = odn_claim_check(node, why, sizeof why);
+        if (reason) odn_host->decline_node(sink, node, reason, why);
+        else claimed[i] = true;
+    }
+    tsr_status *s = odn_group_claims(graph, claimed, sink);
+    free(claimed);
+    return s;
+}
+
+static void use_threads(const odn_state *s) {
+    /* OpenMP's thread count is per calling thread, so two sessions on two
+     * threads each keep their own. */
+    if (s->threads > 0) omp_set_num_threads(s->threads);
+}
+
+static void odn_release(void *piece_state) {
+    odn_piece *p = piece_state;
+    if (!p) return;
+    odn_plan_free(p->plan);
+    free(p);
+}
+
+static bool input_shapes_known(const tsr_graph *graph) {
+    for (size_t i = 0; i < odn_host->graph_input_count(graph); i++) {
+        const tsr_value_info *v = odn_host->graph_input(graph, i);
+        int32_t rank = odn_host->value_rank(v);
+        if (rank < 0) return false;
+        for (int32_t d = 0; d < rank; d++)
+            if (odn_host->value_dim(v, d) < 0) return false;
+    }
+    return true;
+}
+
+static tsr_status *odn_compile(void *state, const tsr_graph *graph, void **piece_state) {
+    odn_piece *p = calloc(1, sizeof *p);
+    if (!p) return odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
+    p->state = state;
+    p->graph = graph;
+    use_threads(p->state);
+    /* With every shape known, build now: weights get reordered once here.
+     * A shape known only at run time defers the build to the first run. */
+    tsr_status *s = NULL;
+    if (input_shapes_known(graph)) s = odn_plan_build(p->state->engine, p->state->stream, graph, NULL, &p->plan);
+    if (s) {
+        odn_release(p);
+        return s;
+    }
+    *piece_state = p;
+    return NULL;
+}
+
+static tsr_status *odn_run(void *piece_state, tsr_run_context *ctx) {
+    odn_piece *p = piece_state;
+    use_threads(p->state);
+    size_t n_in = odn_host->run_input_count(ctx);
+    const tsr_tensor *stack_inputs[16];
+    const tsr_tensor **inputs = n_in <= 16 ? stack_inputs : calloc(n_in, sizeof *inputs);
+    if (!inputs) return odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
+    for (size_t i = 0; i < n_in; i++) inputs[i] = odn_host->run_input(ctx, i);
+    tsr_status *s = NULL;
+    if (!p->plan || !odn_plan_matches(p->plan, inputs, n_in)) {
+        odn_plan_free(p->plan);
+        p->plan = NULL;
+        s = odn_plan_build(p->state->engine, p->state->stream, p->graph, inputs, &p->plan);
+    }
+    if (inputs != stack_inputs) free(inputs);
+    return s ? s : odn_plan_run(p->plan, ctx);
+}
+
+static const tsr_provider odn_provider = {
+    .struct_size = sizeof(tsr_provider),
+    .name = "onednn",
+    .vendor = "Tessera",
+    .version = "0.1.0",
+    .create = odn_create,
+    .destroy = odn_destroy,
+    .device_count = odn_device_count,
+    .device_info = odn_device_info,
+    .claim = odn_claim,
+    .compile = odn_compile,
+    .run = odn_run,
+    .release = odn_release,
+};
+
+TSR_EXPORT tsr_status *tessera_provider_entry(tsr_provider_entry_args *args) {
+    if (args->host_abi_min > TSR_PROVIDER_ABI_VERSION || args->host_abi_max < 1)
+        return args->host->status_new(TSR_ERR_ABI, "onednn provider implements ABI 1 only");
+    odn_host = args->host;
+    args->abi_version = TSR_PROVIDER_ABI_VERSION;
+    args->provider = &odn_provider;
+    return NULL;
+}

@@ -1,0 +1,20 @@
+# Turns OpenCL C sources into one C file of byte arrays, so the plugin carries
+# its kernels and never looks for .cl files at run time.
+# In: OUT (the .c to write), SOURCES ('|'-separated .cl paths).
+string(REPLACE "|" ";" SOURCES "${SOURCES}")
+set(body "/* Generated from the .cl files in providers/opencl by embed_cl.cmake; do not edit. */\n")
+string(APPEND body "#include \"ocl_sources.h\"\n\n")
+set(table "")
+set(count 0)
+foreach(src ${SOURCES})
+  get_filename_component(name ${src} NAME_WE)
+  file(READ ${src} hex HEX)
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," hex "${hex}")
+  string(APPEND body "static const char src_${name}[] = {${hex}0x00};\n")
+  string(APPEND table "    {\"${name}\", src_${name}},\n")
+  math(EXPR count "${count} + 1")
+endforeach()
+string(APPEND body "\nconst ocl_source ocl_sources[] = {\n${table}};\n")
+string(APPEND body "const unsigned ocl_source_count = ${count};\n")
+file(WRITE ${OUT}.tmp "${body}")
+configure_file(${OUT}.tmp ${OUT} COPYONLY)

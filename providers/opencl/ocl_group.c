@@ -1,0 +1,100 @@
+/* Grouping nodes for fusion (see ocl_group.h). */
+#include <string.h>
+
+#include "ocl_fuse.h"
+#include "ocl_group.h"
+
+bool ocl_node_supported(const tsr_node *n, int32_t *reason, const char **why, char *buf,
+                        size_t size) {
+    if (ocl_host->node_domain(n)[0]) {
+        *reason = TSR_DECLINE_OP;
+        *why = "only the default ONNX domain";
+        return false;
+    }
+    if (ocl_ew_is_elementwise(n)) return true;
+    const ocl_op *op = ocl_op_find(ocl_host->node_op_type(n));
+    if (!op) {
+        *reason = TSR_DECLINE_OP;
+        *why = "no OpenCL kernel for this op";
+        return false;
+    }
+    *why = op->check(n, reason, buf, size);
+    return *why == NULL;
+}
+
+static bool is_anchor(const tsr_node *n) {
+    const char *op = ocl_host->node_op_type(n);
+    return !strcmp(op, "Conv") || !strcmp(op, "Gemm") || !strcmp(op, "MatMul");
+}
+
+static const char *out0(const tsr_node *n) {
+    const tsr_value_info *v = ocl_host->node_output_count(n) == 1 ? ocl_host->node_output(n, 0) : NULL;
+    return v ? ocl_host->value_name(v) : NULL;
+}
+
+/* The only node after `from` reading `name`, or SIZE_MAX (none, or several). */
+static size_t sole_consumer(const tsr_node *const *nodes, size_t n, size_t from, const char *name) {
+    size_t found = SIZE_MAX;
+    for (size_t j = from + 1; j < n; j++) {
+        size_t ni = ocl_host->node_input_count(nodes[j]);
+        for (size_t k = 0; k < ni; k++) {
+            const tsr_value_info *v = ocl_host->node_input(nodes[j], k);
+            if (v && strcmp(ocl_host->value_name(v), name) == 0) {
+                if (found != SIZE_MAX) return SIZE_MAX;
+                found = j;
+            }
+        }
+    }
+    return found;
+}
+
+/* BatchNormalization that folds into the conv before it: inference form,
+ * constant parameters, reading the conv's output as X. */
+static bool bn_foldable(const tsr_node *conv, const tsr_node *bn) {
+    if (strcmp(ocl_host->node_op_type(bn), "BatchNormalization") || ocl_host->node_domain(bn)[0])
+        return false;
+    if (strcmp(ocl_host->node_op_type(conv), "Conv") || ocl_host->node_output_count(bn) != 1)
+        return false;
+    if (!ocl_host->value_constant(ocl_host->node_input(conv, 1))) return false;
+    if (ocl_input_present(conv, 2) && !ocl_host->value_constant(ocl_host->node_input(conv, 2)))
+        return false;
+    if (ocl_host->node_input_count(bn) != 5) return false;
+    for (size_t i = 1; i < 5; i++)
+        if (!ocl_input_present(bn, i) || !ocl_host->value_constant(ocl_host->node_input(bn, i)))
+            return false;
+    return ocl_attr_int(bn, "training_mode", 0) == 0;
+}
+
+void ocl_group_from(const tsr_node *const *nodes, size_t n, size_t start, const bool *supported,
+                    const bool *taken, bool (*is_boundary)(const char *name, void *arg),
+                    void *arg, ocl_group *g) {
+    memset(g, 0, sizeof *g);
+    g->count = 1;
+    g->members[0] = start;
+    const tsr_node *first = nodes[start];
+    bool ew = ocl_ew_is_elementwise(first);
+    g->kind = ew ? OCL_GROUP_ELEMENTWISE : is_anchor(first) ? OCL_GROUP_ANCHOR : OCL_GROUP_SINGLE;
+    if (g->kind == OCL_GROUP_SINGLE) return;
+    size_t cur = start;
+    while (g->count < OCL_GROUP_MAX) {
+        const char *name = out0(nodes[cur]);
+        if (!name || (is_boundary && is_boundary(name, arg))) break;
+        size_t j = sole_consumer(nodes, n, cur, name);
+        if (j == SIZE_MAX || !supported[j] || taken[j]) break;
+        const tsr_node *next = nodes[j];
+        if (g->kind == OCL_GROUP_ANCHOR) {
+            /* an epilogue reads the anchor's value as its first input */
+            const tsr_value_info *x0 = ocl_host->node_input(next, 0);
+            if (!x0 || strcmp(ocl_host->value_name(x0), name)) break;
+            if (g->count == 1 && bn_foldable(first, next)) {
+                g->has_bn = true;
+            } else if (!ocl_ew_is_epilogue(next)) {
+                break;
+            }
+        } else if (!ocl_ew_is_elementwise(next)) {
+            break;
+        }
+        g->members[g->count++] = j;
+        cur = j;
+    }
+}

@@ -1,0 +1,35 @@
+/* Which nodes go together: the one rule shared by claims (one piece per
+ * group) and compiles (one step per group), so what is claimed together is
+ * what gets fused. */
+#ifndef OCL_GROUP_H
+#define OCL_GROUP_H
+
+#include "ocl_piece.h"
+
+#define OCL_GROUP_MAX 16
+
+typedef enum ocl_group_kind {
+    OCL_GROUP_SINGLE,      /* one node, its own op */
+    OCL_GROUP_ELEMENTWISE, /* a chain of elementwise nodes, one generated kernel */
+    OCL_GROUP_ANCHOR       /* Conv/Gemm/MatMul + optional BatchNormalization + epilogues */
+} ocl_group_kind;
+
+typedef struct ocl_group {
+    ocl_group_kind kind;
+    size_t count;
+    size_t members[OCL_GROUP_MAX]; /* indices into the node list */
+    bool has_bn;                   /* members[1] is a BatchNormalization folded in */
+} ocl_group;
+
+/* Whether this provider runs the node; else the decline reason and text. */
+bool ocl_node_supported(const tsr_node *n, int32_t *reason, const char **why, char *buf,
+                        size_t size);
+
+/* Groups nodes[start] with the nodes after it that it can fuse with.
+ * `taken` marks nodes already grouped; `is_boundary(name)` says a value is
+ * needed outside (so it cannot stay private to a fused kernel). */
+void ocl_group_from(const tsr_node *const *nodes, size_t n, size_t start, const bool *supported,
+                    const bool *taken, bool (*is_boundary)(const char *name, void *arg),
+                    void *arg, ocl_group *out);
+
+#endif

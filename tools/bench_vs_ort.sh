@@ -1,0 +1,115 @@
+#!/bin/sh
+# Tessera (onednn provider) against ONNX Runtime on the benchmark models of
+# ../shared/bench, side by side: for each round, model and thread count the
+# two run back to back (which goes first alternates by round), so both see
+# the same machine load. Writes the table, with the ratio Tessera/ORT of the
+# median latencies, to docs/benchmarks.md.
+#
+# usage: tools/bench_vs_ort.sh [--rounds N] [--runs N] [--warmup N] [--threads 1,2]
+#                              [--models DIR] [--providers LIST] [--out FILE] [MODEL...]
+# MODEL is any of resnet50 mobilenetv2 bert_base mlp (default: all four).
+# Needs build/bin/tessera (or $TESSERA) built with the onednn provider.
+set -eu
+invocation="tools/bench_vs_ort.sh $*"
+root=$(cd "$(dirname "$0")/.." && pwd)
+bench=${TESSERA_BENCH_DIR:-$root/../shared/bench}
+tessera=${TESSERA:-$root/build/bin/tessera}
+models_dir=${TESSERA_BENCH_MODELS:-${XDG_CACHE_HOME:-$HOME/.cache}/tessera-bench-models}
+rounds=3 runs=20 warmup=5 threads=1,2 providers=onednn,reference out=$root/docs/benchmarks.md
+names=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --rounds) rounds=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --warmup) warmup=$2; shift 2 ;;
+    --threads) threads=$2; shift 2 ;;
+    --models) models_dir=$2; shift 2 ;;
+    --providers) providers=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -*) echo "bench_vs_ort.sh: unknown option $1" >&2; exit 2 ;;
+    *) names="$names $1"; shift ;;
+  esac
+done
+[ -n "$names" ] || names=" resnet50 mobilenetv2 bert_base mlp"
+[ -x "$tessera" ] || { echo "bench_vs_ort.sh: no tessera at $tessera (set TESSERA=...)" >&2; exit 1; }
+[ -x "$bench/ort-bench" ] || { echo "bench_vs_ort.sh: no $bench/ort-bench" >&2; exit 1; }
+
+mkdir -p "$models_dir"
+missing=""
+for m in $names; do [ -f "$models_dir/$m.onnx" ] || missing="$missing $m"; done
+# shellcheck disable=SC2086
+[ -z "$missing" ] || "$bench/make_models.py" --out "$models_dir" $missing
+
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+r=1
+while [ "$r" -le "$rounds" ]; do
+  for m in $names; do
+    for t in $(echo "$threads" | tr ',' ' '); do
+      model=$models_dir/$m.onnx
+      run_tessera() {
+        "$tessera" bench "$model" -p "$providers" --threads "$t" --runs "$runs" --warmup "$warmup" --json |
+          sed "s/^{/{\"who\": \"tessera\", \"name\": \"$m\", \"round\": $r, /" >>"$results"
+      }
+      run_ort() {
+        "$bench/ort-bench" --json --threads "$t" --runs "$runs" --warmup "$warmup" "$model" |
+          sed "s/^{/{\"who\": \"ort\", \"name\": \"$m\", \"round\": $r, /" >>"$results"
+      }
+      if [ $((r % 2)) -eq 1 ]; then run_tessera; run_ort; else run_ort; run_tessera; fi
+      echo "round $r: $m, $t thread(s) done" >&2
+    done
+  done
+  r=$((r + 1))
+done
+
+cmdline="${TESSERA:+TESSERA=$TESSERA }$invocation  # rounds $rounds, runs $runs, warm-up $warmup, threads $threads, -p $providers, models:$names"
+/usr/bin/python3 - "$results" "$out" "$cmdline" "$models_dir" <<'PY'
+import json, os, statistics, subprocess, sys, time
+results, out, cmdline, models_dir = sys.argv[1:5]
+rows = {}
+for line in open(results):
+    line = line.strip()
+    if not line.startswith("{"):
+        continue
+    rec = json.loads(line)
+    rows.setdefault((rec["name"], rec["threads"]), {}).setdefault(rec["who"], []).append(rec)
+try:
+    flops = {k: v["flops"] for k, v in json.load(open(os.path.join(models_dir, "flops.json"))).items()}
+except (OSError, ValueError, KeyError):
+    flops = {}
+cpu = "unknown CPU"
+try:
+    cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
+except (OSError, StopIteration):
+    pass
+lines = [
+    "# Benchmarks: Tessera (oneDNN provider) vs ONNX Runtime",
+    "",
+    "Written by `tools/bench_vs_ort.sh`; do not edit by hand. Command:",
+    "",
+    "    " + cmdline,
+    "",
+    f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {cpu} ({os.cpu_count()} CPUs), "
+    f"load average before the table was written: {os.getloadavg()[0]:.1f}.",
+    "Each cell is the median over rounds of each round's median latency; Tessera and ONNX Runtime",
+    "ran back to back in every round (alternating who goes first). Ratio < 1 means Tessera is faster.",
+    "",
+    "| model | threads | Tessera median ms | ORT median ms | ratio T/ORT | Tessera min ms | ORT min ms | Tessera GFLOP/s | Tessera create ms | Tessera peak RSS MB |",
+    "|---|---|---|---|---|---|---|---|---|---|",
+]
+for (name, t), who in sorted(rows.items()):
+    ts, os_ = who.get("tessera", []), who.get("ort", [])
+    if not ts or not os_:
+        lines.append(f"| {name} | {t} | {'-' if not ts else ''} | {'-' if not os_ else ''} | missing | | | | | |")
+        continue
+    tm = statistics.median(r["median_ms"] for r in ts)
+    om = statistics.median(r["median_ms"] for r in os_)
+    gf = f"{flops[name] / (tm * 1e6):.1f}" if name in flops else "-"
+    lines.append(f"| {name} | {t} | {tm:.3f} | {om:.3f} | {tm / om:.2f} | {min(r['min_ms'] for r in ts):.3f} | "
+                 f"{min(r['min_ms'] for r in os_):.3f} | {gf} | {statistics.median(r['create_ms'] for r in ts):.0f} | "
+                 f"{max(r['peak_rss_mb'] for r in ts):.0f} |")
+with open(out, "w") as f:
+    f.write("\n".join(lines) + "\n")
+print("\n".join(lines))
+PY

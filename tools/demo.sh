@@ -14,7 +14,21 @@ else
   MODEL=$(/usr/bin/python3 tools/make_demo_model.py --out $MODELS)
 fi
 build/bin/tessera providers
-echo "== $MODEL on every provider found (accelerated first, reference last)"
-build/bin/tessera run "$MODEL" --explain
-echo "== $MODEL on the reference provider alone"
-build/bin/tessera run "$MODEL" -p reference
+# The provider sets to compare: every accelerated provider found, each with
+# the reference provider behind it for what it declines.
+SETS=(reference)
+for p in onednn opencl; do
+  if build/bin/tessera providers 2>/dev/null | grep -q "^$p "; then SETS+=("$p,reference"); fi
+done
+for set in "${SETS[@]}"; do
+  echo "== $MODEL with -p $set: where each node runs, and the outputs"
+  build/bin/tessera run "$MODEL" -p "$set" --explain
+done
+if [ ${#SETS[@]} -gt 1 ]; then
+  args=()
+  for set in "${SETS[@]}"; do args+=(-p "$set"); done
+  echo "== the same inputs on every set, compared with the first"
+  build/bin/tessera compare "$MODEL" "${args[@]}" || true
+  echo "== latency with -p ${SETS[1]}"
+  build/bin/tessera bench "$MODEL" -p "${SETS[1]}" --runs 10 --warmup 2
+fi

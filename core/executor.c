@@ -28,19 +28,23 @@ double exec_now(void) {
 static tsr_status *constant_copy(graph_plan *gp, const ir_value *v, const rt_tensor *slot,
                                  provider_inst *prov, const rt_tensor **out) {
     for (size_t i = 0; i < gp->n_consts; i++)
-        if (gp->consts[i].value == v && gp->consts[i].prov == prov) {
-            *out = &gp->consts[i].copy;
+        if (gp->consts[i]->value == v && gp->consts[i]->prov == prov) {
+            *out = &gp->consts[i]->copy;
             return NULL;
         }
-    const_copy *c = realloc(gp->consts, sizeof *c * (gp->n_consts + 1));
+    const_copy **c = realloc(gp->consts, sizeof *c * (gp->n_consts + 1));
     if (!c) return TSR_NO_MEMORY();
     gp->consts = c;
-    const_copy *e = &c[gp->n_consts];
-    memset(e, 0, sizeof *e);
-    TSR_TRY(rt_tensor_copy_to(&e->copy, slot, prov));
+    const_copy *e = calloc(1, sizeof *e);
+    if (!e) return TSR_NO_MEMORY();
+    tsr_status *st = rt_tensor_copy_to(&e->copy, slot, prov);
+    if (st) {
+        free(e);
+        return st;
+    }
     e->value = v;
     e->prov = prov;
-    gp->n_consts++;
+    c[gp->n_consts++] = e;
     *out = &e->copy;
     return NULL;
 }
@@ -167,7 +171,12 @@ tsr_status *graph_run_hooked(const graph_plan *p, provider_inst *const *provs,
             rt_tensor_move(&outputs[o], slot);
             rt_tensor_borrow_slot(slot, &outputs[o]);
         } else {
+            double t0 = hooks ? exec_now() : 0;
             st = rt_tensor_copy_to(&outputs[o], slot, to_host || !on_device ? NULL : slot->dev_owner);
+            /* Reading a result back also waits for the device: worth seeing. */
+            if (!st && on_device && hooks && hooks->copy_done)
+                hooks->copy_done(hooks->user, p, p->part.n_pieces, g->outputs[o], slot, &outputs[o], t0,
+                                 exec_now());
         }
     }
     for (size_t i = 0; i < g->n_values; i++) rt_tensor_release(&slots[i]);

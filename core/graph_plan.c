@@ -116,7 +116,10 @@ tsr_status *graph_plan_build(ir_graph *g, provider_inst *const *provs, size_t n_
 }
 
 void graph_plan_free(graph_plan *p, provider_inst *const *provs) {
-    for (size_t i = 0; i < p->n_consts; i++) rt_tensor_release(&p->consts[i].copy);
+    for (size_t i = 0; i < p->n_consts; i++) {
+        rt_tensor_release(&p->consts[i]->copy);
+        free(p->consts[i]);
+    }
     free(p->consts);
     p->consts = NULL;
     p->n_consts = 0;

@@ -21,7 +21,7 @@ typedef struct graph_plan {
     partition part;
     size_t *last_use; /* per value index of g: last piece reading it, or SIZE_MAX */
     /* Weights go to a device once per session, not once per run. */
-    const_copy *consts;
+    const_copy **consts; /* each allocated alone: pieces hold pointers into them */
     size_t n_consts;
 } graph_plan;
 
@@ -54,7 +54,8 @@ typedef struct exec_hooks {
     /* After piece `pi` of p ran; its outputs are in slots (by value index). */
     void (*piece_done)(void *user, const graph_plan *p, size_t pi, const rt_tensor *slots,
                        double t0, double t1);
-    /* After a tensor was copied between memories for piece `pi`. */
+    /* After a tensor was copied between memories for piece `pi`
+     * (pi == p->part.n_pieces: a graph output read back at the end). */
     void (*copy_done)(void *user, const graph_plan *p, size_t pi, const ir_value *v,
                       const rt_tensor *from, const rt_tensor *to, double t0, double t1);
 } exec_hooks;

@@ -109,11 +109,11 @@ static void on_copy(void *user, const graph_plan *p, size_t pi, const ir_value *
     run_observer *ro = user;
     tsr_session *s = ro->s;
     if (!s->profiling) return;
-    const provider_inst *dst = s->provs[p->part.pieces[pi].prov_index];
+    const provider_inst *dst = pi < p->part.n_pieces ? s->provs[p->part.pieces[pi].prov_index] : NULL;
     char esc[512];
     json_escape(v->name, esc, sizeof esc);
     const char *src = from->dev_owner ? from->dev_owner->name : "host";
-    const char *to_name = to->view.memory_kind == TSR_MEMORY_DEVICE ? dst->name : "host";
+    const char *to_name = dst && to->view.memory_kind == TSR_MEMORY_DEVICE ? dst->name : "host";
     if (!prof_add(s, "%s{\"name\":\"copy\",\"cat\":\"copy\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,"
                   "\"pid\":1,\"tid\":%zu,\"args\":{\"value\":\"%s\",\"from\":\"%s\",\"to\":\"%s\","
                   "\"bytes\":%zu}}",

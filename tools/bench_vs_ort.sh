@@ -63,10 +63,24 @@ while [ "$r" -le "$rounds" ]; do
   r=$((r + 1))
 done
 
+# OpenCL rows: latency with -p opencl,reference, and from a profile of the
+# same runs the time inside OpenCL pieces and in host<->device copies.
+ocl_results=$(mktemp)
+trap 'rm -f "$results" "$ocl_results" "$ocl_results".*.json' EXIT
+if "$tessera" providers 2>/dev/null | awk '/^opencl /{o=1; next} /^[^ ]/{o=0} o && /device 0:/{f=1} END{exit !f}'; then
+  for m in $names; do
+    trace=$ocl_results.$m.json
+    "$tessera" bench "$models_dir/$m.onnx" -p opencl,reference --threads 1 --runs "$runs" --warmup "$warmup" \
+      --json --profile "$trace" 2>/dev/null |
+      sed "s|^{|{\"name\": \"$m\", \"trace\": \"$trace\", |" >>"$ocl_results" || true
+    echo "opencl: $m done" >&2
+  done
+fi
+
 cmdline="${TESSERA:+TESSERA=$TESSERA }$invocation  # rounds $rounds, runs $runs, warm-up $warmup, threads $threads, -p $providers, models:$names"
-/usr/bin/python3 - "$results" "$out" "$cmdline" "$models_dir" <<'PY'
+/usr/bin/python3 - "$results" "$out" "$cmdline" "$models_dir" "$ocl_results" "$runs" <<'PY'
 import json, os, statistics, subprocess, sys, time
-results, out, cmdline, models_dir = sys.argv[1:5]
+results, out, cmdline, models_dir, ocl_results, runs = sys.argv[1:7]
 rows = {}
 for line in open(results):
     line = line.strip()
@@ -109,6 +123,31 @@ for (name, t), who in sorted(rows.items()):
     lines.append(f"| {name} | {t} | {tm:.3f} | {om:.3f} | {tm / om:.2f} | {min(r['min_ms'] for r in ts):.3f} | "
                  f"{min(r['min_ms'] for r in os_):.3f} | {gf} | {statistics.median(r['create_ms'] for r in ts):.0f} | "
                  f"{max(r['peak_rss_mb'] for r in ts):.0f} |")
+ocl = [json.loads(l) for l in open(ocl_results) if l.strip().startswith("{")]
+if ocl:
+    lines += ["", "## OpenCL provider (`-p opencl,reference`, 1 thread, on this machine's OpenCL device)", "",
+              "Kernel time is the time inside OpenCL pieces and copy time the host<->device copies, "
+              "per run, from a profile of the same timed runs (`tessera bench --profile`).", "",
+              "| model | median ms | min ms | OpenCL pieces ms/run | copies ms/run | copies MB/run | other providers ms/run |",
+              "|---|---|---|---|---|---|---|"]
+    for rec in sorted(ocl, key=lambda r: r["name"]):
+        kern = copy = other = 0.0
+        nbytes = 0
+        try:
+            events = json.load(open(rec["trace"]))["traceEvents"]
+        except (OSError, ValueError, KeyError):
+            events = []
+        for e in events:
+            a = e.get("args", {})
+            if e.get("cat") == "copy":
+                copy += e["dur"]; nbytes += a.get("bytes", 0)
+            elif a.get("provider") == "opencl":
+                kern += e["dur"]
+            else:
+                other += e["dur"]
+        n = max(int(runs), 1)
+        lines.append(f"| {rec['name']} | {rec['median_ms']:.3f} | {rec['min_ms']:.3f} | {kern / 1e3 / n:.3f} | "
+                     f"{copy / 1e3 / n:.3f} | {nbytes / 1e6 / n:.2f} | {other / 1e3 / n:.3f} |")
 with open(out, "w") as f:
     f.write("\n".join(lines) + "\n")
 print("\n".join(lines))

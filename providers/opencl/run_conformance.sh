@@ -20,4 +20,15 @@ if [ $# -eq 0 ]; then
     echo "no listed case found under $cases"
     exit 1
 fi
-exec "$tessera" test -j 2 -p "$plugin,reference" "$@"
+# A whole model run several times in one session (weights stay on the
+# device between runs) must agree with the reference provider.
+root=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d) || exit 1
+trap 'rm -rf "$work"' EXIT
+if model=$(/usr/bin/python3 "$root/tools/make_demo_model.py" --out "$work" 2>/dev/null); then
+  "$tessera" bench "$model" -p "$plugin,reference" --runs 3 --warmup 1 >/dev/null || {
+    echo "FAIL: bench of the demo model with $plugin,reference"; exit 1; }
+  "$tessera" compare "$model" -p reference -p "$plugin,reference" --per-node || {
+    echo "FAIL: the demo model differs between reference and $plugin,reference"; exit 1; }
+fi
+"$tessera" test -j 2 -p "$plugin,reference" "$@"

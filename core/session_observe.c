@@ -47,7 +47,8 @@ static bool prof_add(tsr_session *s, const char *fmt, ...) {
     return true;
 }
 
-/* A JSON string body: quotes, backslashes and control bytes escaped. */
+/* A JSON string body: quotes, backslashes and control bytes escaped.
+ * `size` >= 6 * strlen(in) + 1 never truncates. */
 static void json_escape(const char *in, char *out, size_t size) {
     size_t o = 0;
     for (; in && *in && o + 7 < size; in++) {
@@ -80,28 +81,46 @@ static void on_piece(void *user, const graph_plan *p, size_t pi, const rt_tensor
     }
     if (!s->profiling) return;
     const provider_inst *prov = s->provs[p->part.pieces[pi].prov_index];
-    char nodes[1024] = "", ops[1024] = "", esc_nodes[2048], esc_ops[2048];
-    size_t ln = 0, lo = 0;
+    /* Whole lists, however large the piece: per-op summaries need them. */
+    size_t ln = 1, lo = 1;
     for (size_t i = 0; i < v->n_nodes; i++) {
         const ir_node *n = v->nodes[i];
-        const char *nm = n->origin ? n->origin : n->name;
-        if (ln < sizeof nodes) ln += (size_t)snprintf(nodes + ln, sizeof nodes - ln, "%s%s", i ? "," : "", nm);
-        if (lo < sizeof ops) lo += (size_t)snprintf(ops + lo, sizeof ops - lo, "%s%s", i ? "," : "", n->op_type);
+        ln += strlen(n->origin ? n->origin : n->name ? n->name : "") + 1;
+        lo += strlen(n->op_type) + 1;
+    }
+    char *nodes = malloc(ln), *ops = malloc(lo), *esc_nodes = malloc(6 * ln + 1), *esc_ops = malloc(6 * lo + 1);
+    if (!nodes || !ops || !esc_nodes || !esc_ops) {
+        free(nodes);
+        free(ops);
+        free(esc_nodes);
+        free(esc_ops);
+        s->profile_dropped++;
+        return;
+    }
+    nodes[0] = ops[0] = 0;
+    size_t pn = 0, po = 0;
+    for (size_t i = 0; i < v->n_nodes; i++) {
+        const ir_node *n = v->nodes[i];
+        const char *nm = n->origin ? n->origin : n->name ? n->name : "";
+        pn += (size_t)snprintf(nodes + pn, ln - pn, "%s%s", i ? "," : "", nm);
+        po += (size_t)snprintf(ops + po, lo - po, "%s%s", i ? "," : "", n->op_type);
     }
     size_t bin = 0, bout = 0;
     for (size_t k = 0; k < v->n_inputs; k++) bin += tensor_bytes(&slots[v->inputs[k]->index]);
     for (size_t k = 0; k < v->n_outputs; k++) bout += tensor_bytes(&slots[v->outputs[k]->index]);
-    json_escape(nodes, esc_nodes, sizeof esc_nodes);
-    json_escape(ops, esc_ops, sizeof esc_ops);
-    char name[256];
-    json_escape(v->n_nodes == 1 ? esc_ops : "piece", name, sizeof name);
-    if (!prof_add(s, "%s{\"name\":\"%s\",\"cat\":\"piece\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,"
+    json_escape(nodes, esc_nodes, 6 * ln + 1);
+    json_escape(ops, esc_ops, 6 * lo + 1);
+    bool kept = prof_add(s, "%s{\"name\":\"%s\",\"cat\":\"piece\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,"
                   "\"pid\":1,\"tid\":%zu,\"args\":{\"provider\":\"%s\",\"device\":0,\"piece\":%zu,"
                   "\"nodes\":\"%s\",\"ops\":\"%s\",\"bytes_in\":%zu,\"bytes_out\":%zu}}",
                   s->profile_len ? "," : "", v->n_nodes == 1 ? esc_ops : "piece",
                   (t0 - s->profile_epoch) * 1e6, (t1 - t0) * 1e6, p->part.pieces[pi].prov_index,
-                  prov->name, pi, esc_nodes, esc_ops, bin, bout))
-        s->profile_dropped++;
+                  prov->name, pi, esc_nodes, esc_ops, bin, bout);
+    if (!kept) s->profile_dropped++;
+    free(nodes);
+    free(ops);
+    free(esc_nodes);
+    free(esc_ops);
 }
 
 static void on_copy(void *user, const graph_plan *p, size_t pi, const ir_value *v,

@@ -15,10 +15,9 @@
 #include <string.h>
 
 #define MAX_DEPTH 32
-#define FIELD_MAX 4096 /* longest string kept from an event; longer ones are cut */
-/* The library cuts a piece's "ops" list at 1023 bytes (core/session_observe.c);
- * a list that long may end in a partial name. */
-#define LIBRARY_OPS_CUT 1023
+#define FIELD_MAX 65536 /* longest string kept from an event; longer ones are cut */
+/* An "ops" list that fills the field was cut and may end in a partial name. */
+#define LIBRARY_OPS_CUT (FIELD_MAX - 1)
 
 /* --- trace file ---------------------------------------------------------- */
 bool profile_write_trace(const char *path, const char *events) {
@@ -386,7 +385,7 @@ bool profile_print_summary(FILE *f, const char *events, size_t runs) {
             fprintf(f, "(a multi-node piece's time is split evenly among its nodes; run with\n"
                        " every value observed for per-node times of unfused kernels)\n");
         if (cut_lists)
-            fprintf(f, "(%zu piece events list only their first ops: the library cuts the list\n"
+            fprintf(f, "(%zu piece events list only their first ops: lists are cut\n"
                        " at %d bytes; their time is split among the ops listed)\n",
                     cut_lists, LIBRARY_OPS_CUT);
     }

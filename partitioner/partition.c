@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "partition_expand.h"
 #include "status.h"
+
 
 static bool excluded(const exclusion *e, size_t n, const ir_node *node, size_t prov) {
     for (size_t i = 0; i < n; i++)
@@ -136,14 +138,16 @@ static tsr_status *no_provider_error(const partition *p, const ir_graph *g, cons
     return s;
 }
 
-tsr_status *partition_graph(ir_graph *g, provider_inst *const *provs, size_t n_provs,
-                            const exclusion *excl, size_t n_excl, partition *out) {
-    memset(out, 0, sizeof *out);
-    bool *assigned = calloc(g->n_nodes + 1, 1);
+/* One pass of claims over g: every provider in order sees the nodes still
+ * unassigned. Pieces and declines go to `out`; assigned[i] tells whether
+ * node i was claimed. */
+static tsr_status *claim_round(ir_graph *g, provider_inst *const *provs, size_t n_provs,
+                               const exclusion *excl, size_t n_excl, partition *out,
+                               bool *assigned) {
     bool *in_set = calloc(g->n_nodes + 1, 1);
     ir_node **pending = malloc(sizeof(ir_node *) * (g->n_nodes + 1));
     tsr_status *s = NULL;
-    if (!assigned || !in_set || !pending) {
+    if (!in_set || !pending) {
         s = TSR_NO_MEMORY();
         goto done;
     }
@@ -200,16 +204,64 @@ tsr_status *partition_graph(ir_graph *g, provider_inst *const *provs, size_t n_p
         }
         claim_sink_clear(&sink);
     }
-    if (!s) {
-        bool all = true;
-        for (size_t i = 0; i < g->n_nodes; i++) all = all && assigned[i];
-        if (!all) s = no_provider_error(out, g, assigned, provs);
-    }
-    if (!s) s = order_pieces(out, g);
 done:
-    free(assigned);
     free(in_set);
     free(pending);
+    return s;
+}
+
+tsr_status *partition_graph(ir_graph *g, provider_inst *const *provs, size_t n_provs,
+                            const exclusion *excl, size_t n_excl, partition *out) {
+    memset(out, 0, sizeof *out);
+    expansion *log = NULL;
+    size_t n_log = 0;
+    size_t n_nodes_before = g->n_nodes;
+    tsr_status *s = NULL;
+    /* Each round offers the graph whole; function ops nobody claimed are
+     * replaced by their bodies and the next round offers those. A body that
+     * keeps producing function ops nobody claims (a function calling itself)
+     * ends after IR_MAX_GRAPH_DEPTH rounds or PARTITION_MAX_EXPANDED_NODES
+     * new nodes. */
+    for (int round = 0;; round++) {
+        bool *assigned = calloc(g->n_nodes + 1, 1);
+        if (!assigned) {
+            s = TSR_NO_MEMORY();
+            break;
+        }
+        s = claim_round(g, provs, n_provs, excl, n_excl, out, assigned);
+        size_t n_unassigned = 0;
+        for (size_t i = 0; i < g->n_nodes; i++) n_unassigned += !assigned[i];
+        if (!s && n_unassigned == 0) {
+            free(assigned);
+            s = order_pieces(out, g);
+            break;
+        }
+        size_t n_expanded = 0;
+        size_t grown = g->n_nodes > n_nodes_before ? g->n_nodes - n_nodes_before : 0;
+        bool too_deep = round >= IR_MAX_GRAPH_DEPTH || grown > PARTITION_MAX_EXPANDED_NODES;
+        if (!s && !too_deep)
+            s = partition_expand_unclaimed(g, assigned, &log, &n_log, &n_expanded);
+        if (!s && n_expanded == 0) {
+            s = no_provider_error(out, g, assigned, provs);
+            if (too_deep)
+                s = tsr_error_wrap(s,
+                                   "function expansion stopped after %d rounds and %zu new nodes "
+                                   "(a function that calls itself?)",
+                                   round, grown);
+        }
+        free(assigned);
+        if (s) break;
+        /* The graph changed: start over with fresh claims and types. */
+        partition_free(out);
+        s = ir_infer_shapes(g);
+        if (s) {
+            s = tsr_error_wrap(s, "after expanding function ops");
+            break;
+        }
+    }
+    if (!s) s = partition_collect_expansions(g, log, n_log, out);
+    for (size_t i = 0; i < n_log; i++) expansion_clear(&log[i]);
+    free(log);
     if (s) partition_free(out);
     return s;
 }
@@ -217,7 +269,9 @@ done:
 void partition_free(partition *p) {
     for (size_t i = 0; i < p->n_pieces; i++) host_graph_view_free(p->pieces[i].view);
     for (size_t i = 0; i < p->n_declines; i++) free(p->declines[i].text);
+    for (size_t i = 0; i < p->n_expanded; i++) expansion_clear(&p->expanded[i]);
     free(p->pieces);
     free(p->declines);
+    free(p->expanded);
     memset(p, 0, sizeof *p);
 }

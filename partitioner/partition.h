@@ -2,6 +2,7 @@
 #ifndef TESSERA_PARTITION_H
 #define TESSERA_PARTITION_H
 
+#include "function_expand.h"
 #include "host_api.h"
 #include "ir.h"
 #include "plugin.h"
@@ -31,11 +32,15 @@ typedef struct partition {
     size_t n_pieces;
     declined *declines;
     size_t n_declines;
+    expansion *expanded; /* function ops replaced by their bodies, in order */
+    size_t n_expanded;
 } partition;
 
 /* Asks providers in order for claims over g's still-unassigned nodes and
- * builds pieces. A node nobody claims is an error listing every provider's
- * reason. */
+ * builds pieces. A function op nobody claims whole is replaced in g by its
+ * body (see function_expand.h), shapes are inferred again and the providers
+ * asked again. A node nobody claims that is not a function op is an error
+ * listing every provider's reason. */
 tsr_status *partition_graph(ir_graph *g, provider_inst *const *provs, size_t n_provs,
                             const exclusion *excl, size_t n_excl, partition *out);
 void partition_free(partition *p);

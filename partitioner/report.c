@@ -60,6 +60,20 @@ char *partition_text(const partition *p, const ir_graph *g, provider_inst *const
         sb_printf(&b, "%s %s %zu", i ? "," : ";", provs[i]->name, per_prov[i]);
     sb_printf(&b, "\n");
     free(per_prov);
+    if (p->n_expanded) sb_printf(&b, "expanded:\n");
+    for (size_t i = 0; i < p->n_expanded; i++) {
+        const expansion *e = &p->expanded[i];
+        if (e->op[0])
+            sb_printf(&b, "  %s%s%s '%s' expanded: %zu node%s", e->domain, e->domain[0] ? "." : "",
+                      e->op, e->node, e->body_nodes, e->body_nodes == 1 ? "" : "s");
+        else
+            sb_printf(&b, "  '%s' expanded earlier: %zu node%s", e->node, e->body_nodes,
+                      e->body_nodes == 1 ? "" : "s");
+        if (e->origin) sb_printf(&b, " (inside '%s')", e->origin);
+        else if (e->total_nodes != e->body_nodes && e->op[0])
+            sb_printf(&b, " (%zu after nested expansion)", e->total_nodes);
+        sb_printf(&b, "\n");
+    }
     if (p->n_declines) sb_printf(&b, "declined:\n");
     for (size_t i = 0; i < p->n_declines; i++) {
         const declined *d = &p->declines[i];

@@ -10,7 +10,34 @@ static const tsr_host_api *host;
 
 typedef struct ref_state {
     int threads;
+    /* exclude_ops (alias decline): op types to decline, so that the core
+     * expands function ops into their bodies; a comma-separated list with
+     * a leading and trailing comma so ",Op," finds an entry. */
+    char *excluded_ops;
 } ref_state;
+
+static bool op_excluded(const ref_state *s, const char *op_type) {
+    size_t n = strlen(op_type);
+    if (!s->excluded_ops || n == 0) return false;
+    for (const char *p = strstr(s->excluded_ops, op_type); p; p = strstr(p + 1, op_type))
+        if (p[-1] == ',' && p[n] == ',') return true;
+    return false;
+}
+
+static tsr_status *set_excluded_ops(ref_state *s, const char *list) {
+    size_t n = strlen(list);
+    char *copy = malloc(n + 3);
+    if (!copy) return host->status_new(TSR_ERR_NO_MEMORY, "out of memory");
+    copy[0] = ',';
+    memcpy(copy + 1, list, n);
+    copy[n + 1] = ',';
+    copy[n + 2] = 0;
+    for (char *p = copy; *p; p++)
+        if (*p == ' ') *p = ','; /* "A, B" reads as "A,B" */
+    free(s->excluded_ops);
+    s->excluded_ops = copy;
+    return NULL;
+}
 
 typedef struct ref_piece {
     const tsr_node *node;
@@ -21,20 +48,36 @@ typedef struct ref_piece {
     int *out_map;
 } ref_piece;
 
+static void ref_destroy(void *state) {
+    ref_state *s = state;
+    if (!s) return;
+    free(s->excluded_ops);
+    free(s);
+}
+
 static tsr_status *ref_create(const tsr_provider_config *config, void **state) {
-    for (size_t i = 0; i < config->option_count; i++) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "reference provider has no option '%s'", config->option_keys[i]);
-        return host->status_new(TSR_ERR_INVALID_ARGUMENT, msg);
-    }
     ref_state *s = calloc(1, sizeof *s);
     if (!s) return host->status_new(TSR_ERR_NO_MEMORY, "out of memory");
     s->threads = config->intra_op_threads;
+    for (size_t i = 0; i < config->option_count; i++) {
+        const char *key = config->option_keys[i];
+        tsr_status *st = NULL;
+        if (strcmp(key, "exclude_ops") == 0 || strcmp(key, "decline") == 0) {
+            st = set_excluded_ops(s, config->option_values[i]);
+        } else {
+            char msg[256];
+            snprintf(msg, sizeof msg,
+                     "reference provider has no option '%s' (it has exclude_ops=OP1,OP2)", key);
+            st = host->status_new(TSR_ERR_INVALID_ARGUMENT, msg);
+        }
+        if (st) {
+            ref_destroy(s);
+            return st;
+        }
+    }
     *state = s;
     return NULL;
 }
-
-static void ref_destroy(void *state) { free(state); }
 
 static size_t ref_device_count(void *state) {
     (void)state;
@@ -54,7 +97,7 @@ static tsr_status *ref_device_info(void *state, size_t index, tsr_device_info *i
 }
 
 static tsr_status *ref_claim(void *state, const tsr_graph *graph, tsr_claim_sink *sink) {
-    (void)state;
+    const ref_state *st = state;
     size_t n = host->graph_node_count(graph);
     for (size_t i = 0; i < n; i++) {
         const tsr_node *node = host->graph_node(graph, i);
@@ -63,6 +106,10 @@ static tsr_status *ref_claim(void *state, const tsr_graph *graph, tsr_claim_sink
         int64_t opset = host->node_opset(node);
         const ref_op *op = ref_find_op(domain, op_type, opset);
         char why[256];
+        if (op_excluded(st, op_type)) {
+            host->decline_node(sink, node, TSR_DECLINE_OP, "excluded by option");
+            continue;
+        }
         if (!op) {
             snprintf(why, sizeof why, "no kernel for %s%s%s opset %lld", domain,
                      domain[0] ? "." : "", op_type, (long long)opset);

@@ -141,8 +141,19 @@ static const tsr_graph *h_attr_graphs_at(const tsr_attr *a, size_t i) {
 }
 
 /* --- claims --------------------------------------------------------------- */
-static bool offered(const struct tsr_claim_sink *s, const ir_node *n) {
-    for (size_t i = 0; i < s->offered->n_nodes; i++)
+static bool offered(struct tsr_claim_sink *s, const ir_node *n) {
+    const ir_graph *g = s->offered->ir;
+    if (!s->offered_mask && g && (s->offered_mask = calloc(g->n_nodes + 1, 1))) {
+        s->mask_size = g->n_nodes;
+        for (size_t i = 0; i < s->offered->n_nodes; i++) {
+            const ir_node *o = s->offered->nodes[i];
+            if (o->graph == g && o->index < g->n_nodes) s->offered_mask[o->index] = true;
+        }
+    }
+    if (s->offered_mask)
+        return n->graph == g && n->index < s->mask_size && g->nodes[n->index] == n &&
+               s->offered_mask[n->index];
+    for (size_t i = 0; i < s->offered->n_nodes; i++) /* no memory for the mask */
         if (s->offered->nodes[i] == n) return true;
     return false;
 }
@@ -178,8 +189,11 @@ void claim_sink_clear(struct tsr_claim_sink *s) {
     for (size_t i = 0; i < s->n_declines; i++) free(s->declines[i].text);
     free(s->claims);
     free(s->declines);
+    free(s->offered_mask);
     s->claims = NULL;
     s->declines = NULL;
+    s->offered_mask = NULL;
+    s->mask_size = 0;
     s->n_claims = s->n_declines = 0;
 }
 

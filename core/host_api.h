@@ -47,6 +47,10 @@ struct tsr_claim_sink {
     size_t n_claims;
     decline_entry *declines;
     size_t n_declines;
+    /* Which nodes of offered->ir are offered, by node index: built on the
+     * first claim, so checking a claim costs O(1) per node, not O(graph). */
+    bool *offered_mask;
+    size_t mask_size;
 };
 
 void claim_sink_clear(struct tsr_claim_sink *s);

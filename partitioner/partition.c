@@ -157,7 +157,7 @@ static tsr_status *claim_round(ir_graph *g, provider_inst *const *provs, size_t 
             if (!assigned[i]) pending[np++] = g->nodes[i];
         if (np == 0) break;
         struct tsr_graph offer = {g, np, pending, g->n_inputs, g->inputs, g->n_outputs, g->outputs};
-        struct tsr_claim_sink sink = {&offer, NULL, 0, NULL, 0};
+        struct tsr_claim_sink sink = {&offer, NULL, 0, NULL, 0, NULL, 0};
         const provider_inst *pv = provs[pi];
         s = pv->plugin->vt->claim(pv->state, (const tsr_graph *)&offer, &sink);
         if (s) {

@@ -32,6 +32,54 @@ static void sb_printf(sbuf *b, const char *fmt, ...) {
     }
 }
 
+/* The provider whose memory holds a value when piece `reader` needs it:
+ * its producing piece's, or NULL for the host (inputs, initializers). */
+static const provider_inst *holder(const partition *p, provider_inst *const *provs,
+                                   const ir_value *v) {
+    if (!v->producer) return NULL;
+    for (size_t i = 0; i < p->n_pieces; i++) {
+        const struct tsr_graph *w = p->pieces[i].view;
+        for (size_t k = 0; k < w->n_outputs; k++)
+            if (w->outputs[k] == v) {
+                const provider_inst *pi = provs[p->pieces[i].prov_index];
+                return pi->memory_kind == TSR_MEMORY_DEVICE ? pi : NULL;
+            }
+    }
+    return NULL;
+}
+
+/* Where pieces on different memories meet: the copies each run makes
+ * (constants are copied to a device once per session). */
+static void copies_text(sbuf *b, const partition *p, provider_inst *const *provs) {
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_pieces; i++) {
+        const struct tsr_graph *v = p->pieces[i].view;
+        const provider_inst *to = provs[p->pieces[i].prov_index];
+        const provider_inst *to_mem = to->memory_kind == TSR_MEMORY_DEVICE ? to : NULL;
+        for (size_t k = 0; k < v->n_inputs; k++) {
+            const ir_value *iv = v->inputs[k];
+            const provider_inst *from = holder(p, provs, iv);
+            if (from == to_mem) continue;
+            if (!n++) sb_printf(b, "copies:\n");
+            sb_printf(b, "  piece %-4zu %-28s %s -> %s%s\n", i, iv->name, from ? from->name : "host",
+                      to_mem ? to_mem->name : "host",
+                      iv->constant && !iv->producer ? " (constant: once per session)" : "");
+        }
+    }
+    for (size_t i = 0; i < p->n_pieces; i++) {
+        const struct tsr_graph *v = p->pieces[i].view;
+        const provider_inst *pv = provs[p->pieces[i].prov_index];
+        if (pv->memory_kind != TSR_MEMORY_DEVICE) continue;
+        for (size_t k = 0; k < v->n_outputs; k++)
+            if (v->outputs[k]->is_graph_output) {
+                if (!n++) sb_printf(b, "copies:\n");
+                sb_printf(b, "  piece %-4zu %-28s %s -> host (graph output)\n", i, v->outputs[k]->name,
+                          pv->name);
+            }
+    }
+    if (!n) sb_printf(b, "copies: none\n");
+}
+
 char *partition_text(const partition *p, const ir_graph *g, provider_inst *const *provs,
                      size_t n_provs) {
     (void)n_provs;
@@ -60,6 +108,7 @@ char *partition_text(const partition *p, const ir_graph *g, provider_inst *const
         sb_printf(&b, "%s %s %zu", i ? "," : ";", provs[i]->name, per_prov[i]);
     sb_printf(&b, "\n");
     free(per_prov);
+    copies_text(&b, p, provs);
     if (p->n_expanded) sb_printf(&b, "expanded:\n");
     for (size_t i = 0; i < p->n_expanded; i++) {
         const expansion *e = &p->expanded[i];

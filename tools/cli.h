@@ -150,5 +150,6 @@ int cmd_run(int argc, char **argv);
 int cmd_test(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_partition(int argc, char **argv);
 
 #endif

@@ -16,6 +16,7 @@ typedef struct command {
 static const command commands[] = {
     {"providers", cmd_providers, "list the provider plugins found and their devices"},
     {"run", cmd_run, "run a model once and print (or save) its outputs"},
+    {"partition", cmd_partition, "show the pieces, providers, copies and declines, without running"},
     {"test", cmd_test, "run ONNX backend test cases and compare with expected outputs"},
     {"bench", cmd_bench, "measure a model's latency, session creation time and peak memory"},
     {"compare", cmd_compare, "run a model on several provider sets and compare the results"},

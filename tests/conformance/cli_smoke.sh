@@ -95,6 +95,15 @@ grep_out "reference" "--explain prints the assignment"
 [ -s "$work/out_dir/y.pb" ] && [ -s "$work/out_dir/z.pb" ] && echo "ok: -o writes NAME.pb" ||
   { echo "FAIL: -o did not write y.pb and z.pb"; failures=$((failures + 1)); }
 
+expect 0 "partition" -- "$tessera" partition "$model" -p reference --dim batch=2
+grep_out "^total: .* pieces" "partition prints the pieces"
+grep_out "^copies: none" "partition prints the copies (none on the host)"
+expect 1 "--assign to a provider not in the session" -- "$tessera" partition "$model" -p reference \
+  --assign Relu=nosuch
+grep_out "provider 'nosuch' is not in the session" "the error names the provider"
+expect 2 "--assign without =" -- "$tessera" partition "$model" --assign Relu
+expect 2 "partition without a model" -- "$tessera" partition
+
 expect 0 "run without --dim notes the assumed dimension" -- "$tessera" run "$model" -p reference
 grep_out "note: .*'batch'" "the note names the symbol"
 grep_out "^output y: float \[1,3\]" "an unfixed symbolic dimension is 1"

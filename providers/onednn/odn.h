@@ -86,6 +86,7 @@ typedef struct odn_step {
 struct odn_plan {
     dnnl_engine_t engine;
     dnnl_stream_t stream;
+    bool winograd; /* 3x3 stride-1 convolutions may use Winograd */
     const tsr_graph *piece;
     size_t node_count;
     const tsr_node **nodes;
@@ -127,7 +128,7 @@ struct odn_plan {
 /* Builds a plan for `piece` with the given input tensors (dims taken from
  * them; data unused) or, when `inputs` is NULL, from the shapes the graph
  * declares; fails with TSR_ERR_NOT_SUPPORTED when one is unknown. */
-tsr_status *odn_plan_build(dnnl_engine_t engine, dnnl_stream_t stream, const tsr_graph *piece,
+tsr_status *odn_plan_build(dnnl_engine_t engine, dnnl_stream_t stream, bool winograd, const tsr_graph *piece,
                            const tsr_tensor *const *inputs, odn_plan **out);
 void odn_plan_free(odn_plan *p);
 /* True when the inputs have the shapes the plan was built for. */

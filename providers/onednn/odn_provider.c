@@ -3,6 +3,7 @@
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "odn.h"
 
@@ -12,6 +13,7 @@ typedef struct odn_state {
     dnnl_engine_t engine;
     dnnl_stream_t stream;
     int threads; /* 0: oneDNN's default (all cores OpenMP sees) */
+    bool winograd; /* option winograd=0|1 (default 1) */
 } odn_state;
 
 typedef struct odn_piece {
@@ -21,10 +23,18 @@ typedef struct odn_piece {
 } odn_piece;
 
 static tsr_status *odn_create(const tsr_provider_config *config, void **state) {
-    for (size_t i = 0; i < config->option_count; i++)
-        return odn_node_error(NULL, TSR_ERR_INVALID_ARGUMENT, "no option '%s'", config->option_keys[i]);
+    bool winograd = true;
+    for (size_t i = 0; i < config->option_count; i++) {
+        const char *k = config->option_keys[i], *v = config->option_values[i];
+        if (strcmp(k, "winograd") == 0 && (strcmp(v, "0") == 0 || strcmp(v, "1") == 0)) {
+            winograd = v[0] == '1';
+            continue;
+        }
+        return odn_node_error(NULL, TSR_ERR_INVALID_ARGUMENT, "option '%s=%s' is not known (known: winograd=0|1)", k, v);
+    }
     odn_state *s = calloc(1, sizeof *s);
     if (!s) return odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
+    s->winograd = winograd;
     s->threads = config->intra_op_threads > 0 ? config->intra_op_threads : 0;
     dnnl_status_t st = dnnl_engine_create(&s->engine, dnnl_cpu, 0);
     if (st == dnnl_success) st = dnnl_stream_create(&s->stream, s->engine, dnnl_stream_default_flags);
@@ -115,7 +125,7 @@ static tsr_status *odn_compile(void *state, const tsr_graph *graph, void **piece
     /* With every shape known, build now: weights get reordered once here.
      * A shape known only at run time defers the build to the first run. */
     tsr_status *s = NULL;
-    if (input_shapes_known(graph)) s = odn_plan_build(p->state->engine, p->state->stream, graph, NULL, &p->plan);
+    if (input_shapes_known(graph)) s = odn_plan_build(p->state->engine, p->state->stream, p->state->winograd, graph, NULL, &p->plan);
     if (s) {
         odn_release(p);
         return s;
@@ -136,7 +146,7 @@ static tsr_status *odn_run(void *piece_state, tsr_run_context *ctx) {
     if (!p->plan || !odn_plan_matches(p->plan, inputs, n_in)) {
         odn_plan_free(p->plan);
         p->plan = NULL;
-        s = odn_plan_build(p->state->engine, p->state->stream, p->graph, inputs, &p->plan);
+        s = odn_plan_build(p->state->engine, p->state->stream, p->state->winograd, p->graph, inputs, &p->plan);
     }
     if (inputs != stack_inputs) free(inputs);
     return s ? s : odn_plan_run(p->plan, ctx);

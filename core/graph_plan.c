@@ -1,6 +1,7 @@
 /* Building a graph's plan: partition, compile with fallback, liveness. */
 #include "graph_plan.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,40 @@ static tsr_status *pin_exclusions(const ir_graph *g, size_t n_provs, const pin_r
     return NULL;
 }
 
+static int cmp_ptr(const void *a, const void *b) {
+    uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Function expansion inside partition_graph frees nodes: drop exclusions of
+ * nodes no longer in g (compared by address only, never dereferenced). */
+static tsr_status *drop_stale(const ir_graph *g, exclusion *excl, size_t *n_excl) {
+    if (!*n_excl) return NULL;
+    ir_node **sorted = malloc(sizeof *sorted * (g->n_nodes + 1));
+    if (!sorted) return TSR_NO_MEMORY();
+    if (g->n_nodes) memcpy(sorted, g->nodes, sizeof *sorted * g->n_nodes);
+    qsort(sorted, g->n_nodes, sizeof *sorted, cmp_ptr);
+    size_t kept = 0;
+    for (size_t i = 0; i < *n_excl; i++) {
+        ir_node *key = excl[i].node;
+        if (bsearch(&key, sorted, g->n_nodes, sizeof *sorted, cmp_ptr)) excl[kept++] = excl[i];
+    }
+    *n_excl = kept;
+    free(sorted);
+    return NULL;
+}
+
+/* Whether some node of the partition runs on another provider than its pin
+ * (a pinned function op expanded into body nodes the pins did not cover). */
+static bool pins_broken(const partition *part, const pin_rule *pins, size_t n_pins) {
+    for (size_t p = 0; n_pins && p < part->n_pieces; p++)
+        for (size_t k = 0; k < part->pieces[p].view->n_nodes; k++) {
+            size_t to = pinned_to(part->pieces[p].view->nodes[k], pins, n_pins);
+            if (to != SIZE_MAX && to != part->pieces[p].prov_index) return true;
+        }
+    return false;
+}
+
 static tsr_status *partition_and_compile(ir_graph *g, provider_inst *const *provs,
                                          size_t n_provs, const pin_rule *pins, size_t n_pins,
                                          partition *part) {
@@ -55,9 +90,19 @@ static tsr_status *partition_and_compile(ir_graph *g, provider_inst *const *prov
     size_t n_excl = 0;
     tsr_status *st = pin_exclusions(g, n_provs, pins, n_pins, &excl, &n_excl);
     if (st) return st;
+    bool repinned = false;
     for (;;) {
-        st = partition_graph(g, provs, n_provs, excl, n_excl, part);
+        st = drop_stale(g, excl, &n_excl);
+        if (!st) st = partition_graph(g, provs, n_provs, excl, n_excl, part);
         if (st) break;
+        if (!repinned && pins_broken(part, pins, n_pins)) {
+            /* The graph now holds the bodies: pin them too and start over. */
+            repinned = true;
+            partition_free(part);
+            if ((st = drop_stale(g, excl, &n_excl))) break;
+            if ((st = pin_exclusions(g, n_provs, pins, n_pins, &excl, &n_excl))) break;
+            continue;
+        }
         size_t failed = SIZE_MAX;
         for (size_t p = 0; p < part->n_pieces && failed == SIZE_MAX; p++) {
             piece *pc = &part->pieces[p];

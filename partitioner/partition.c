@@ -217,6 +217,13 @@ tsr_status *partition_graph(ir_graph *g, provider_inst *const *provs, size_t n_p
     size_t n_log = 0;
     size_t n_nodes_before = g->n_nodes;
     tsr_status *s = NULL;
+    /* A local copy: exclusions of nodes about to be expanded (and freed) are
+     * dropped, so a body node that reuses a freed node's address is not
+     * excluded by mistake. */
+    exclusion *ex = n_excl ? malloc(sizeof *ex * n_excl) : NULL;
+    if (n_excl && !ex) return TSR_NO_MEMORY();
+    if (n_excl) memcpy(ex, excl, sizeof *ex * n_excl);
+    excl = ex;
     /* Each round offers the graph whole; function ops nobody claimed are
      * replaced by their bodies and the next round offers those. A body that
      * keeps producing function ops nobody claims (a function calling itself)
@@ -239,8 +246,13 @@ tsr_status *partition_graph(ir_graph *g, provider_inst *const *provs, size_t n_p
         size_t n_expanded = 0;
         size_t grown = g->n_nodes > n_nodes_before ? g->n_nodes - n_nodes_before : 0;
         bool too_deep = round >= IR_MAX_GRAPH_DEPTH || grown > PARTITION_MAX_EXPANDED_NODES;
-        if (!s && !too_deep)
+        if (!s && !too_deep) {
+            size_t kept = 0;
+            for (size_t i = 0; i < n_excl; i++)
+                if (assigned[ex[i].node->index]) ex[kept++] = ex[i];
+            n_excl = kept;
             s = partition_expand_unclaimed(g, assigned, &log, &n_log, &n_expanded);
+        }
         if (!s && n_expanded == 0) {
             s = no_provider_error(out, g, assigned, provs);
             if (too_deep)
@@ -262,6 +274,7 @@ tsr_status *partition_graph(ir_graph *g, provider_inst *const *provs, size_t n_p
     if (!s) s = partition_collect_expansions(g, log, n_log, out);
     for (size_t i = 0; i < n_log; i++) expansion_clear(&log[i]);
     free(log);
+    free(ex);
     if (s) partition_free(out);
     return s;
 }

@@ -199,6 +199,39 @@ static void test_assign_errors(void) {
     tsr_status_free(st);
 }
 
+/* A pin on a function node follows it into its body: with LayerNormalization
+ * declined by reference (so it is expanded) and faulty claiming every Add,
+ * pinning 'ln' to reference keeps the body's Adds off faulty; 'res' stays. */
+static void test_assign_follows_expansion(void) {
+    char path[1024];
+    const char *dir = getenv("TESSERA_TEST_PLUGINS");
+    snprintf(path, sizeof path, "%s/plugin_faulty.so", dir && *dir ? dir : "build/test-plugins");
+    tsr_session_options *o;
+    CU_ASSERT_PTR_NULL_FATAL(tsr_session_options_create(&o));
+    tsr_status_free(tsr_session_options_add_provider(o, path));
+    tsr_status_free(tsr_session_options_add_provider(o, "reference"));
+    tsr_status_free(tsr_session_options_set_provider_option(o, "faulty", "op", "Add"));
+    tsr_status_free(tsr_session_options_set_provider_option(o, "reference", "exclude_ops", "LayerNormalization"));
+    tsr_status_free(tsr_session_options_assign(o, "ln", "reference"));
+    tsr_session *s = NULL;
+    tsr_status *st = tsr_session_create(o, data_path("pin_layernorm.onnx"), &s);
+    tsr_session_options_free(o);
+    CU_ASSERT_PTR_NULL_FATAL(st);
+    size_t body = 0, n = tsr_session_node_count(s);
+    for (size_t i = 0; i < n; i++) {
+        tsr_node_info ni = {.struct_size = sizeof ni};
+        CU_ASSERT_PTR_NULL_FATAL(tsr_session_node_info(s, i, &ni));
+        if (ni.origin && strcmp(ni.origin, "ln") == 0) {
+            body++;
+            CU_ASSERT_STRING_EQUAL(ni.provider, "reference");
+        } else if (strcmp(ni.name, "res") == 0) {
+            CU_ASSERT_STRING_EQUAL(ni.provider, "faulty");
+        }
+    }
+    CU_ASSERT(body > 1); /* expanded */
+    tsr_session_free(s);
+}
+
 void unit_register(void) {
     CU_pSuite s = CU_add_suite("observe", suite_init, NULL);
     CU_add_test(s, "observe_all returns intermediates by name", test_intermediates_by_name);
@@ -207,4 +240,5 @@ void unit_register(void) {
     CU_add_test(s, "profiling records one event per piece", test_profile_events);
     CU_add_test(s, "assign pins nodes and op types", test_assign);
     CU_add_test(s, "assign errors name what is wrong", test_assign_errors);
+    CU_add_test(s, "assign follows a function node into its body", test_assign_follows_expansion);
 }

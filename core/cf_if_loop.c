@@ -6,10 +6,6 @@
 #include "host_api.h"
 #include "status.h"
 
-static void release_all(rt_tensor *t, size_t n) {
-    for (size_t i = 0; t && i < n; i++) rt_tensor_release(&t[i]);
-}
-
 tsr_status *cf_run_if(cf_piece *p, struct tsr_run_context *ctx) {
     rt_tensor cond;
     cf_node_input(p, ctx, 0, &cond);
@@ -26,7 +22,7 @@ tsr_status *cf_run_if(cf_piece *p, struct tsr_run_context *ctx) {
     tsr_status *st = !ins || !outs ? TSR_NO_MEMORY() : cf_outer_scope(p, ctx, &scope, &os);
     if (!st) st = graph_run(body, p->env->provs, ins, &os, false, outs);
     for (size_t i = 0; i < g->n_outputs && !st; i++) cf_set_output(p, ctx, i, &outs[i]);
-    release_all(outs, g->n_outputs);
+    cf_release_all(outs, g->n_outputs);
     free(outs);
     free(ins);
     free(scope);
@@ -61,7 +57,7 @@ tsr_status *cf_acc_push(scan_acc *a, rt_tensor *t) {
 
 void cf_acc_free(scan_acc *a, size_t n) {
     for (size_t k = 0; a && k < n; k++) {
-        release_all(a[k].items, a[k].n);
+        cf_release_all(a[k].items, a[k].n);
         free(a[k].items);
     }
     free(a);
@@ -87,9 +83,7 @@ tsr_status *cf_emit_scans(cf_piece *p, struct tsr_run_context *ctx, scan_acc *ac
                              : empty_scan(p->node->outputs[first_out + k], axis, &stacked);
         if (st) return tsr_error_wrap(st, "%s '%s' scan output %zu", p->node->op_type, p->node->name, k);
         rt_tensor slot;
-        memset(&slot, 0, sizeof slot);
-        slot.host = stacked;
-        slot.view = stacked->view;
+        cf_hold(&slot, stacked);
         cf_set_output(p, ctx, first_out + k, &slot);
     }
     return NULL;
@@ -149,13 +143,13 @@ tsr_status *cf_run_loop(cf_piece *p, struct tsr_run_context *ctx) {
         st = cf_scalar_i64(&outs[0], "Loop body condition output", &cond);
         for (size_t k = 0; k < nc && !st; k++) rt_tensor_move(&carried[k], &outs[1 + k]);
         for (size_t k = 0; k < nk && !st; k++) st = cf_acc_push(&acc[k], &outs[1 + nc + k]);
-        release_all(outs, g->n_outputs);
+        cf_release_all(outs, g->n_outputs);
     }
     if (!st) st = cf_emit_carried(p, ctx, carried, nc);
     if (!st) st = cf_emit_scans(p, ctx, acc, nk, nc, NULL, NULL);
-    release_all(ins, g->n_inputs);
-    release_all(outs, g->n_outputs);
-    release_all(carried, nc);
+    cf_release_all(ins, g->n_inputs);
+    cf_release_all(outs, g->n_outputs);
+    cf_release_all(carried, nc);
     cf_acc_free(acc, nk);
     ir_tensor_free(iter_t);
     ir_tensor_free(cond_t);

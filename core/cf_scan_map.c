@@ -6,16 +6,6 @@
 #include "host_api.h"
 #include "status.h"
 
-static void release_all(rt_tensor *t, size_t n) {
-    for (size_t i = 0; t && i < n; i++) rt_tensor_release(&t[i]);
-}
-
-static void hold(rt_tensor *slot, ir_tensor *t) {
-    memset(slot, 0, sizeof *slot);
-    slot->host = t;
-    slot->view = t->view;
-}
-
 /* An ints attribute of `want` entries, or NULL when absent. */
 static tsr_status *ints_attr(const ir_node *n, const char *name, size_t want, const int64_t **out) {
     const ir_attr *a = ir_node_attr(n, name);
@@ -64,16 +54,16 @@ static tsr_status *scan_pass(cf_piece *p, const outer_scope *os, const scan_setu
             st = cf_slice(scans[j], axes[j], at, &sl);
             if (!st) {
                 rt_tensor_release(&ins[ss->n_state + j]);
-                hold(&ins[ss->n_state + j], sl);
+                cf_hold(&ins[ss->n_state + j], sl);
             }
         }
         if (!st) st = graph_run(body, p->env->provs, ins, os, true, outs);
         if (st) st = tsr_error_wrap(st, "Scan '%s' iteration %lld", p->node->name, (long long)t);
         for (size_t k = 0; k < ss->n_state && !st; k++) rt_tensor_move(&state[k], &outs[k]);
         for (size_t k = 0; k < ss->n_scan_out && !st; k++) st = cf_acc_push(&acc[k], &outs[ss->n_state + k]);
-        release_all(outs, g->n_outputs);
+        cf_release_all(outs, g->n_outputs);
     }
-    release_all(ins, g->n_inputs);
+    cf_release_all(ins, g->n_inputs);
     free(ins);
     free(outs);
     return st;
@@ -118,7 +108,7 @@ static tsr_status *scan9(cf_piece *p, struct tsr_run_context *ctx, const outer_s
     if (!st) st = scan_pass(p, os, ss, state, scans, acc);
     if (!st) st = cf_emit_carried(p, ctx, state, ss->n_state);
     if (!st) st = cf_emit_scans(p, ctx, acc, ss->n_scan_out, ss->n_state, ss->out_axes, ss->out_dirs);
-    release_all(state, ss->n_state);
+    cf_release_all(state, ss->n_state);
     cf_acc_free(acc, ss->n_scan_out);
     free(state);
     free(scan_in);
@@ -156,14 +146,14 @@ static tsr_status *scan8(cf_piece *p, struct tsr_run_context *ctx, const outer_s
             ir_tensor *sl;
             if (!(st = cf_slice(&init[k].view, 0, b, &sl))) {
                 rt_tensor_release(&state[k]);
-                hold(&state[k], sl);
+                cf_hold(&state[k], sl);
             }
         }
         for (size_t j = 0; j < nin && !st; j++) {
             ir_tensor *sl;
             if (!(st = cf_slice(&scan_in[j].view, 0, b, &sl))) {
                 rt_tensor_release(&slices[j]);
-                hold(&slices[j], sl);
+                cf_hold(&slices[j], sl);
                 scans[j] = &slices[j].view;
             }
         }
@@ -174,7 +164,7 @@ static tsr_status *scan8(cf_piece *p, struct tsr_run_context *ctx, const outer_s
             st = cf_stack(acc[k].items, acc[k].n, 0, false, 0, 0, NULL, &stacked);
             if (!st) {
                 rt_tensor slot;
-                hold(&slot, stacked);
+                cf_hold(&slot, stacked);
                 st = cf_acc_push(&per_batch[k], &slot);
             }
         }
@@ -182,8 +172,8 @@ static tsr_status *scan8(cf_piece *p, struct tsr_run_context *ctx, const outer_s
     }
     if (!st) st = cf_emit_scans(p, ctx, final, ns, 0, NULL, NULL);
     if (!st) st = cf_emit_scans(p, ctx, per_batch, nout, ns, NULL, NULL);
-    release_all(state, ns);
-    release_all(slices, nin);
+    cf_release_all(state, ns);
+    cf_release_all(slices, nin);
     cf_acc_free(final, ns);
     cf_acc_free(per_batch, nout);
     free(init);
@@ -268,7 +258,7 @@ tsr_status *cf_run_sequence_map(cf_piece *p, struct tsr_run_context *ctx) {
             st = slot_to_value(&outs[k], &v);
             if (!st) st = value_append(results[k], v);
         }
-        release_all(outs, no);
+        cf_release_all(outs, no);
     }
     for (size_t k = 0; k < no && !st; k++) {
         rt_tensor slot;
@@ -278,7 +268,7 @@ tsr_status *cf_run_sequence_map(cf_piece *p, struct tsr_run_context *ctx) {
         cf_set_output(p, ctx, k, &slot);
     }
     for (size_t k = 0; results && k < no; k++) value_free(results[k]);
-    release_all(ins, ni);
+    cf_release_all(ins, ni);
     free(in);
     free(ins);
     free(outs);

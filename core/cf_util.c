@@ -50,6 +50,16 @@ void cf_set_output(const cf_piece *p, struct tsr_run_context *ctx, size_t i, rt_
     else rt_tensor_move(&ctx->outputs[j], src);
 }
 
+void cf_release_all(rt_tensor *t, size_t n) {
+    for (size_t i = 0; t && i < n; i++) rt_tensor_release(&t[i]);
+}
+
+void cf_hold(rt_tensor *slot, ir_tensor *t) {
+    memset(slot, 0, sizeof *slot);
+    slot->host = t;
+    slot->view = t->view;
+}
+
 tsr_status *cf_scalar_i64(const rt_tensor *t, const char *what, int64_t *out) {
     const tsr_tensor *v = &t->view;
     if (t->value || !v->struct_size || v->memory_kind != TSR_MEMORY_HOST)

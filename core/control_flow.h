@@ -50,6 +50,10 @@ void cf_node_input(const cf_piece *p, const struct tsr_run_context *ctx, size_t 
 size_t cf_output_index(const cf_piece *p, size_t i);
 /* Moves `src` into the piece output for node output i (or drops it). */
 void cf_set_output(const cf_piece *p, struct tsr_run_context *ctx, size_t i, rt_tensor *src);
+/* Releases n slots (t may be NULL). */
+void cf_release_all(rt_tensor *t, size_t n);
+/* A slot owning host tensor t. */
+void cf_hold(rt_tensor *slot, ir_tensor *t);
 /* Reads a scalar bool or integer tensor. */
 tsr_status *cf_scalar_i64(const rt_tensor *t, const char *what, int64_t *out);
 /* Slice `index` of t along `axis`, as a new host tensor of rank-1. */

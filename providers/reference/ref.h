@@ -110,6 +110,9 @@ void ref_strides(int32_t rank, const int64_t *dims, int64_t *strides);
 /* An integer tensor (int32/int64) as an int64 array of *n entries; the
  * caller frees *out with free(). */
 tsr_status *ref_tensor_i64(ref_ctx *c, const tsr_tensor *t, int64_t **out, size_t *n);
+/* A malloc'd double copy of a numeric or bool tensor (room for at least one
+ * element); the caller frees *out with free(). */
+tsr_status *ref_tensor_f64(ref_ctx *c, const tsr_tensor *t, double **out);
 /* Normalises a possibly negative axis into [0, rank); false when out of range. */
 bool ref_axis(int64_t axis, int32_t rank, int64_t *out);
 

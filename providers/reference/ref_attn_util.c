@@ -29,23 +29,8 @@ tsr_status *ref_attn_zeros(ref_ctx *c, size_t n, const char *what, double **out)
 
 tsr_status *ref_attn_f64(ref_ctx *c, const tsr_tensor *t, const char *what, double **out)
 {
-    size_t n = (size_t)ref_numel(t);
-    tsr_status *st = ref_attn_zeros(c, n, what, out);
-    if (st)
-        return st;
-    double *d = *out;
-    if (t->elem_type == TSR_FLOAT) {
-        const float *f = t->data;
-        for (size_t i = 0; i < n; i++)
-            d[i] = f[i];
-    } else if (t->elem_type == TSR_DOUBLE) {
-        if (n)
-            memcpy(d, t->data, n * sizeof *d);
-    } else {
-        for (size_t i = 0; i < n; i++)
-            d[i] = ref_load(t->elem_type, t->data, i);
-    }
-    return NULL;
+    (void)what;
+    return ref_tensor_f64(c, t, out);
 }
 
 void ref_attn_store(tsr_tensor *t, size_t off, const double *src, size_t n)

@@ -13,20 +13,7 @@ tsr_status *ref_image_f64(ref_ctx *c, const tsr_tensor *t, const char *what, dou
     if (!ref_is_float(t->elem_type) && !ref_is_int(t->elem_type) && t->elem_type != TSR_BOOL)
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "%s has non-numeric element type %d", what,
                        (int)t->elem_type);
-    size_t n = (size_t)ref_numel(t);
-    double *buf = malloc((n ? n : 1) * sizeof *buf);
-    if (!buf)
-        return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory reading %s", what);
-    if (t->elem_type == TSR_FLOAT) {
-        const float *f = t->data;
-        for (size_t i = 0; i < n; i++)
-            buf[i] = f[i];
-    } else {
-        for (size_t i = 0; i < n; i++)
-            buf[i] = ref_load(t->elem_type, t->data, i);
-    }
-    *out = buf;
-    return NULL;
+    return ref_tensor_f64(c, t, out);
 }
 
 void ref_image_store_f64(tsr_tensor *t, const double *src, size_t n)

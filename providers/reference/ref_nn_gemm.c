@@ -16,7 +16,6 @@
 tsr_status *ref_nn_f32_view(ref_ctx *c, const tsr_tensor *t, const float **view, float **owned);
 tsr_status *ref_nn_f64_view(ref_ctx *c, const tsr_tensor *t, const double **view,
                             double **owned);
-tsr_status *ref_nn_f64_copy(ref_ctx *c, const tsr_tensor *t, double **out);
 void ref_nn_f32_store(tsr_tensor *t, const float *src, size_t n);
 void ref_nn_f64_store(tsr_tensor *t, const double *src, size_t n);
 void ref_nn_sgemm_mt(int threads, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,

@@ -16,7 +16,6 @@
 
 #include "ref.h"
 
-tsr_status *ref_nn_f64_copy(ref_ctx *c, const tsr_tensor *t, double **out);
 void ref_nn_f64_store(tsr_tensor *t, const double *src, size_t n);
 void ref_nn_get_f64(const tsr_tensor *t, size_t off, size_t n, double *dst);
 void ref_nn_put_f64(tsr_tensor *t, size_t off, size_t n, const double *src);
@@ -93,8 +92,8 @@ tsr_status *ref_nn_batchnorm(ref_ctx *c)
     if (st)
         return st;
     double *s = NULL, *b = NULL, *m = NULL, *v = NULL, *buf = NULL, *bm = NULL, *bv = NULL;
-    if ((st = ref_nn_f64_copy(c, S, &s)) || (st = ref_nn_f64_copy(c, B, &b)) ||
-        (st = ref_nn_f64_copy(c, Mn, &m)) || (st = ref_nn_f64_copy(c, V, &v)))
+    if ((st = ref_tensor_f64(c, S, &s)) || (st = ref_tensor_f64(c, B, &b)) ||
+        (st = ref_tensor_f64(c, Mn, &m)) || (st = ref_tensor_f64(c, V, &v)))
         goto done;
     buf = malloc((size_t)(sp ? sp : 1) * sizeof *buf);
     bm = calloc((size_t)(ch ? ch : 1), sizeof *bm);
@@ -243,7 +242,7 @@ tsr_status *ref_nn_layernorm(ref_ctx *c)
         st = ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
         goto done;
     }
-    if ((st = ref_nn_f64_copy(c, S, &s)) || (B && (st = ref_nn_f64_copy(c, B, &b))))
+    if ((st = ref_tensor_f64(c, S, &s)) || (B && (st = ref_tensor_f64(c, B, &b))))
         goto done;
     expand_trailing(s, S, nr, ndims, inner, se);
     if (b)
@@ -300,7 +299,7 @@ static tsr_status *group_norm(ref_ctx *c, const tsr_tensor *X, const tsr_tensor 
         st = ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
         goto done;
     }
-    if ((st = ref_nn_f64_copy(c, S, &s)) || (st = ref_nn_f64_copy(c, B, &b)))
+    if ((st = ref_tensor_f64(c, S, &s)) || (st = ref_tensor_f64(c, B, &b)))
         goto done;
     for (int64_t i = 0; i < n; i++)
         for (int64_t g = 0; g < groups; g++) {
@@ -373,7 +372,7 @@ tsr_status *ref_nn_lrn(ref_ctx *c)
     double *x = NULL, *y = malloc((total ? total : 1) * sizeof *y);
     if (!y)
         return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
-    if ((st = ref_nn_f64_copy(c, X, &x))) {
+    if ((st = ref_tensor_f64(c, X, &x))) {
         free(y);
         return st;
     }

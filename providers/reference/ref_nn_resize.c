@@ -16,7 +16,6 @@
 
 #include "ref.h"
 
-tsr_status *ref_nn_f64_copy(ref_ctx *c, const tsr_tensor *t, double **out);
 void ref_nn_f64_store(tsr_tensor *t, const double *src, size_t n);
 
 tsr_status *ref_nn_resize(ref_ctx *c);
@@ -261,7 +260,7 @@ static tsr_status *resample(ref_ctx *c, const rs_params *p, const tsr_tensor *X,
         if ((st = axis_taps(c, p, X->dims[d], out_dims[d], scales[d], rs, re, &taps[d])))
             goto done;
     }
-    if ((st = ref_nn_f64_copy(c, X, &x)))
+    if ((st = ref_tensor_f64(c, X, &x)))
         goto done;
     y = malloc(total * sizeof *y);
     if (!y) {

@@ -16,7 +16,6 @@
 tsr_status *ref_nn_f32_view(ref_ctx *c, const tsr_tensor *t, const float **view, float **owned);
 tsr_status *ref_nn_f64_view(ref_ctx *c, const tsr_tensor *t, const double **view,
                             double **owned);
-tsr_status *ref_nn_f64_copy(ref_ctx *c, const tsr_tensor *t, double **out);
 void ref_nn_f32_store(tsr_tensor *t, const float *src, size_t n);
 void ref_nn_f64_store(tsr_tensor *t, const double *src, size_t n);
 void ref_nn_get_f64(const tsr_tensor *t, size_t off, size_t n, double *dst);
@@ -69,32 +68,9 @@ tsr_status *ref_nn_f64_view(ref_ctx *c, const tsr_tensor *t, const double **view
         *view = (const double *)t->data;
         return NULL;
     }
-    tsr_status *st = ref_nn_f64_copy(c, t, owned);
+    tsr_status *st = ref_tensor_f64(c, t, owned);
     *view = *owned;
     return st;
-}
-
-/* A double copy of any numeric tensor; the caller frees *out. */
-tsr_status *ref_nn_f64_copy(ref_ctx *c, const tsr_tensor *t, double **out)
-{
-    size_t n = (size_t)ref_numel(t);
-    double *buf = malloc((n ? n : 1) * sizeof *buf);
-    *out = buf;
-    if (!buf)
-        return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory converting an input to double");
-    /* float and double are most of the traffic; skip ref_load's switch. */
-    if (t->elem_type == TSR_FLOAT) {
-        const float *f = t->data;
-        for (size_t i = 0; i < n; i++)
-            buf[i] = f[i];
-    } else if (t->elem_type == TSR_DOUBLE) {
-        if (n)
-            memcpy(buf, t->data, n * sizeof *buf);
-    } else {
-        for (size_t i = 0; i < n; i++)
-            buf[i] = ref_load(t->elem_type, t->data, i);
-    }
-    return NULL;
 }
 
 /* Writes n floats into t, converting to t's element type. */

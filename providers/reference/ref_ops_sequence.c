@@ -337,17 +337,13 @@ static tsr_status *op_concat_from_sequence(ref_ctx *c) {
     return NULL;
 }
 
-/* The element type a node's `type` attribute names for an empty optional. */
-static int32_t type_attr_elem(ref_ctx *c) {
-    (void)c; /* TYPE_PROTO attributes are not kept yet; the type shows when a value arrives */
-    return 0;
-}
-
 static tsr_status *op_optional(ref_ctx *c) {
     const tsr_value *v = in_value(c, 0);
     tsr_value *contents = NULL, *opt;
     if (v) TRY(c->host->val_clone(v, &contents));
-    TRY(c->host->val_new_optional(contents, type_attr_elem(c), &opt));
+    /* An empty optional's element type would come from the `type`
+     * attribute, a TYPE_PROTO the loader does not keep: it stays unknown. */
+    TRY(c->host->val_new_optional(contents, 0, &opt));
     return set_out(c, 0, opt);
 }
 

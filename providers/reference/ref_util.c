@@ -290,3 +290,28 @@ bool ref_axis(int64_t axis, int32_t rank, int64_t *out) {
     *out = axis;
     return true;
 }
+
+tsr_status *ref_tensor_f64(ref_ctx *c, const tsr_tensor *t, double **out)
+{
+    size_t n = (size_t)ref_numel(t);
+    *out = NULL;
+    if (n > SIZE_MAX / sizeof(double))
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "tensor of %zu elements is too large", n);
+    double *buf = malloc((n ? n : 1) * sizeof *buf);
+    *out = buf;
+    if (!buf)
+        return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory converting an input to double");
+    /* float and double are most of the traffic; skip ref_load's switch. */
+    if (t->elem_type == TSR_FLOAT) {
+        const float *f = t->data;
+        for (size_t i = 0; i < n; i++)
+            buf[i] = f[i];
+    } else if (t->elem_type == TSR_DOUBLE) {
+        if (n)
+            memcpy(buf, t->data, n * sizeof *buf);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            buf[i] = ref_load(t->elem_type, t->data, i);
+    }
+    return NULL;
+}

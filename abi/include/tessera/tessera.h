@@ -215,8 +215,8 @@ TSR_EXPORT tsr_status *tsr_session_run_values(tsr_session *session, size_t input
                                              const char *const *output_names,
                                              tsr_value **outputs);
 
-/* Pins nodes to a provider: every node named `node_or_op` (or made from it
- * by function expansion) and every node whose op type is `node_or_op` goes
+/* Pins nodes to a provider (both strings are copied): every node named
+ * `node_or_op` (or made from it by function expansion) and every node whose op type is `node_or_op` goes
  * to `provider` (a name in the session's list) and to no other. Session
  * creation fails when nothing in the model matches, or when that provider
  * declines a pinned node (the error carries its reason). Repeatable; a rule

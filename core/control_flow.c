@@ -87,7 +87,7 @@ static tsr_status *cf_compile(void *state, const tsr_graph *piece, void **out) {
                            n->name, names[i]);
             break;
         }
-        st = graph_plan_build(a->g, env->provs, env->n_provs, env->pins, env->n_pins, &p->plans[i]);
+        st = graph_plan_build(a->g, env->provs, env->n_provs, env->rules, &p->plans[i]);
         if (st) st = tsr_error_wrap(st, "%s '%s' attribute '%s'", n->op_type, n->name, names[i]);
         else p->n_plans++;
     }
@@ -125,10 +125,9 @@ tsr_plugin *control_flow_plugin(void) {
 }
 
 void control_flow_bind(provider_inst *core, provider_inst *const *provs, size_t n_provs,
-                       const pin_rule *pins, size_t n_pins) {
+                       const plan_rules *rules) {
     cf_state *s = core->state;
     s->provs = provs;
     s->n_provs = n_provs;
-    s->pins = pins;
-    s->n_pins = n_pins;
+    s->rules = rules;
 }

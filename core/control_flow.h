@@ -16,14 +16,13 @@ tsr_plugin *control_flow_plugin(void);
 /* Tells the core provider instance which providers bodies are given to
  * (the session's whole list, itself included, in order). */
 void control_flow_bind(provider_inst *core, provider_inst *const *provs, size_t n_provs,
-                       const pin_rule *pins, size_t n_pins);
+                       const plan_rules *rules);
 
 /* --- internal to core/cf_*.c ------------------------------------------- */
 typedef struct cf_state {
     provider_inst *const *provs;
     size_t n_provs;
-    const pin_rule *pins;
-    size_t n_pins;
+    const plan_rules *rules; /* the session's; lives as long as it */
 } cf_state;
 
 typedef struct cf_piece {

@@ -84,8 +84,10 @@ static bool pins_broken(const partition *part, const pin_rule *pins, size_t n_pi
 }
 
 static tsr_status *partition_and_compile(ir_graph *g, provider_inst *const *provs,
-                                         size_t n_provs, const pin_rule *pins, size_t n_pins,
+                                         size_t n_provs, const plan_rules *rules,
                                          partition *part) {
+    const pin_rule *pins = rules->pins;
+    size_t n_pins = rules->n_pins;
     exclusion *excl = NULL;
     size_t n_excl = 0;
     tsr_status *st = pin_exclusions(g, n_provs, pins, n_pins, &excl, &n_excl);
@@ -93,7 +95,7 @@ static tsr_status *partition_and_compile(ir_graph *g, provider_inst *const *prov
     bool repinned = false;
     for (;;) {
         st = drop_stale(g, excl, &n_excl);
-        if (!st) st = partition_graph(g, provs, n_provs, excl, n_excl, part);
+        if (!st) st = partition_graph_policy(g, provs, n_provs, excl, n_excl, &rules->policy, part);
         if (st) break;
         if (!repinned && pins_broken(part, pins, n_pins)) {
             /* The graph now holds the bodies: pin them too and start over. */
@@ -143,10 +145,10 @@ static tsr_status *partition_and_compile(ir_graph *g, provider_inst *const *prov
 }
 
 tsr_status *graph_plan_build(ir_graph *g, provider_inst *const *provs, size_t n_provs,
-                             const pin_rule *pins, size_t n_pins, graph_plan *out) {
+                             const plan_rules *rules, graph_plan *out) {
     memset(out, 0, sizeof *out);
     out->g = g;
-    TSR_TRY(partition_and_compile(g, provs, n_provs, pins, n_pins, &out->part));
+    TSR_TRY(partition_and_compile(g, provs, n_provs, rules, &out->part));
     out->last_use = malloc(sizeof(size_t) * (g->n_values + 1));
     if (!out->last_use) {
         graph_plan_free(out, provs);

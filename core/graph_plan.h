@@ -32,11 +32,18 @@ typedef struct pin_rule {
     bool by_name; /* some node of the model has this name: match names only */
 } pin_rule;
 
+/* What a session's options say about placement, for every graph it plans. */
+typedef struct plan_rules {
+    const pin_rule *pins;
+    size_t n_pins;
+    placement_policy policy;
+} plan_rules;
+
 /* Partitions g over provs (in priority order) and compiles every piece; a
  * piece that fails to compile goes to the next provider that claims it.
  * Nodes matching a pin may go to the pinned provider only. */
 tsr_status *graph_plan_build(ir_graph *g, provider_inst *const *provs, size_t n_provs,
-                             const pin_rule *pins, size_t n_pins, graph_plan *out);
+                             const plan_rules *rules, graph_plan *out);
 void graph_plan_free(graph_plan *p, provider_inst *const *provs);
 
 /* Values of enclosing graphs that a body reads: values[i] (a value of the

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cost.h"
 #include "onnx_writer.h"
 #include "status.h"
 #include "tessera/tessera.h"
@@ -243,6 +244,8 @@ static tsr_status *h_val_append(tsr_value *seq, tsr_value *item) { return value_
 static tsr_status *h_val_clone(const tsr_value *v, tsr_value **out) { return value_clone(v, out); }
 static void h_val_free(tsr_value *v) { value_free(v); }
 
+static double h_node_flops(const tsr_node *n) { return n ? cost_node_flops(N(n)) : -1.0; }
+
 static tsr_status *h_run_alloc_output(tsr_run_context *cx, size_t index, int32_t elem_type,
                                       int32_t rank, const int64_t *dims, tsr_tensor **out) {
     struct tsr_run_context *c = R(cx);
@@ -367,6 +370,7 @@ static const tsr_host_api host_table = {
     .val_append = h_val_append,
     .val_clone = h_val_clone,
     .val_free = h_val_free,
+    .node_flops = h_node_flops,
 };
 
 const tsr_host_api *host_api_table(void) { return &host_table; }

@@ -99,6 +99,30 @@ static tsr_status *add_all_providers(tsr_session *s, const tsr_session_options *
     return st;
 }
 
+/* The fallback provider goes last among the plugins (added if not listed),
+ * so in list order only what nobody else claims reaches it. */
+static tsr_status *place_fallback(tsr_session *s, const tsr_session_options *o, bool *used,
+                                  size_t *index) {
+    *index = SIZE_MAX;
+    if (!o->fallback) return NULL;
+    size_t f = 0;
+    while (f < s->n_provs && strcmp(s->provs[f]->name, o->fallback) != 0) f++;
+    if (f == s->n_provs) {
+        TSR_TRY(add_provider(s, o, o->fallback, used));
+    } else {
+        tsr_plugin *pl = s->plugins[f];
+        provider_inst *pi = s->provs[f];
+        for (size_t i = f; i + 1 < s->n_provs; i++) {
+            s->plugins[i] = s->plugins[i + 1];
+            s->provs[i] = s->provs[i + 1];
+        }
+        s->plugins[s->n_provs - 1] = pl;
+        s->provs[s->n_provs - 1] = pi;
+    }
+    *index = s->n_provs - 1;
+    return NULL;
+}
+
 /* The core's control-flow provider goes last, so plugins are asked first. */
 static tsr_status *add_core_provider(tsr_session *s, const tsr_session_options *o) {
     tsr_provider_config cfg = {sizeof cfg, 0, NULL, NULL, o->threads, o->log_level};
@@ -167,6 +191,8 @@ static tsr_status *session_finish(tsr_session *s, const tsr_session_options *o) 
     tsr_status *st = NULL;
     if (o->n_providers == 0) st = add_all_providers(s, o, used);
     for (size_t i = 0; i < o->n_providers && !st; i++) st = add_provider(s, o, o->providers[i], used);
+    size_t fallback = SIZE_MAX;
+    if (!st) st = place_fallback(s, o, used, &fallback);
     for (size_t i = 0; i < o->n_options && !st; i++)
         if (!used[i])
             st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "option %s=%s names provider '%s', which is not in the session",
@@ -174,7 +200,12 @@ static tsr_status *session_finish(tsr_session *s, const tsr_session_options *o) 
     free(used);
     if (!st) st = add_core_provider(s, o);
     if (!st) st = resolve_pins(s, o);
-    if (!st) control_flow_bind(s->provs[s->n_provs - 1], s->provs, s->n_provs, s->pins, s->n_pins);
+    s->rules = (plan_rules){s->pins, s->n_pins, placement_default()};
+    s->rules.policy.kind = o->policy == TSR_POLICY_COST    ? PLACE_COST
+                           : o->policy == TSR_POLICY_FIRST ? PLACE_FIRST
+                                                           : PLACE_ORDER;
+    s->rules.policy.fallback = fallback;
+    if (!st) control_flow_bind(s->provs[s->n_provs - 1], s->provs, s->n_provs, &s->rules);
     s->profiling = o->profiling;
     s->profile_epoch = exec_now();
     /* Observing every value: each node output is a piece boundary. */
@@ -183,7 +214,7 @@ static tsr_status *session_finish(tsr_session *s, const tsr_session_options *o) 
         for (size_t k = 0; k < n->n_outputs; k++)
             if (n->outputs[k]) n->outputs[k]->observed = true;
     }
-    if (!st) st = graph_plan_build(s->model->graph, s->provs, s->n_provs, s->pins, s->n_pins, &s->main);
+    if (!st) st = graph_plan_build(s->model->graph, s->provs, s->n_provs, &s->rules, &s->main);
     if (!st) st = session_io_build(s);
     return st;
 }

@@ -32,6 +32,8 @@ struct tsr_session_options {
     bool profiling;
     provider_option *assigns; /* provider = provider name, key = node or op, value unused */
     size_t n_assigns;
+    int32_t policy;  /* tsr_policy */
+    char *fallback;  /* provider name, or NULL */
 };
 
 
@@ -44,6 +46,7 @@ struct tsr_session {
     graph_plan main; /* the main graph partitioned, compiled, planned */
     pin_rule *pins;  /* --assign rules resolved to provider indices */
     size_t n_pins;
+    plan_rules rules; /* pins and placement policy, for every graph planned */
     ir_value **inputs; /* graph inputs the caller feeds (not initializers) */
     size_t n_inputs;
     /* The input shapes types were last inferred for (elem type, rank, dims

@@ -29,6 +29,7 @@ void tsr_session_options_free(tsr_session_options *o) {
         free(o->assigns[i].key);
     }
     free(o->assigns);
+    free(o->fallback);
     free(o->providers);
     free(o->options);
     free(o->dims);
@@ -110,5 +111,23 @@ tsr_status *tsr_session_options_assign(tsr_session_options *o, const char *node_
         return TSR_NO_MEMORY();
     }
     o->n_assigns++;
+    return NULL;
+}
+
+tsr_status *tsr_session_options_set_policy(tsr_session_options *o, int32_t policy) {
+    if (!o || policy < TSR_POLICY_ORDER || policy > TSR_POLICY_FIRST)
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT,
+                         "placement policy %d is not %d (order), %d (cost) or %d (first)",
+                         (int)policy, TSR_POLICY_ORDER, TSR_POLICY_COST, TSR_POLICY_FIRST);
+    o->policy = policy;
+    return NULL;
+}
+
+tsr_status *tsr_session_options_set_fallback(tsr_session_options *o, const char *provider) {
+    if (!o) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "options is NULL");
+    char *copy = NULL;
+    if (provider && *provider && !(copy = strdup(provider))) return TSR_NO_MEMORY();
+    free(o->fallback);
+    o->fallback = copy;
     return NULL;
 }

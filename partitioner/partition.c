@@ -7,13 +7,25 @@
 #include <string.h>
 
 #include "partition_expand.h"
+#include "placement.h"
 #include "status.h"
 
 
-static bool excluded(const exclusion *e, size_t n, const ir_node *node, size_t prov) {
-    for (size_t i = 0; i < n; i++)
-        if (e[i].node == node && e[i].prov_index == prov) return true;
-    return false;
+/* allowed[i * n_provs + p]: node i may go to provider p. */
+static bool *allowed_matrix(const ir_graph *g, size_t n_provs, const exclusion *e, size_t n) {
+    bool *m = malloc(g->n_nodes * n_provs + 1);
+    if (!m) return NULL;
+    memset(m, 1, g->n_nodes * n_provs + 1);
+    for (size_t i = 0; i < n; i++) {
+        const ir_node *node = e[i].node;
+        if (e[i].prov_index < n_provs && node->index < g->n_nodes && g->nodes[node->index] == node)
+            m[node->index * n_provs + e[i].prov_index] = false;
+    }
+    return m;
+}
+
+placement_policy placement_default(void) {
+    return (placement_policy){PLACE_ORDER, SIZE_MAX, true};
 }
 
 /* Whether a path leaves the set and comes back: then merging it into one
@@ -56,6 +68,87 @@ static tsr_status *add_piece(partition *p, ir_graph *g, ir_node *const *nodes, s
     pc->cost = cost;
     p->n_pieces++;
     return NULL;
+}
+
+/* Splits a claimed set that is not convex at the outside node a path
+ * re-enters it through: the set's nodes downstream of that node (R) become
+ * a piece of their own — split again if needed — and the rest one piece.
+ * The rest is convex: a path leaving it and coming back would have made
+ * its re-entry node part of R. in_set marks the set on entry and is
+ * cleared for the nodes placed. */
+static tsr_status *add_convex_pieces(partition *out, ir_graph *g, ir_node *const *nodes,
+                                     size_t n, bool *in_set, size_t prov, double cost,
+                                     const char *prov_name) {
+    ir_node **cur = malloc(sizeof *cur * (n + 1));
+    ir_node **rest = malloc(sizeof *rest * (n + 1));
+    bool *reached = calloc(g->n_nodes + 1, 1);
+    bool *in_r = calloc(g->n_nodes + 1, 1);
+    tsr_status *s = NULL;
+    if (!cur || !rest || !reached || !in_r) {
+        s = TSR_NO_MEMORY();
+        goto out;
+    }
+    memcpy(cur, nodes, sizeof *cur * n);
+    size_t m = n;
+    while (m && !s) {
+        if (m == 1 || set_is_convex(g, in_set)) {
+            s = add_piece(out, g, cur, m, prov, m == n ? cost : -1.0);
+            break;
+        }
+        memset(reached, 0, g->n_nodes + 1);
+        memset(in_r, 0, g->n_nodes + 1);
+        const ir_node *offender = NULL;
+        for (size_t i = 0; i < g->n_nodes; i++) {
+            const ir_node *nd = g->nodes[i];
+            bool from_set = false, back = false;
+            const ir_node *via = NULL;
+            for (size_t k = 0; k < nd->n_inputs; k++) {
+                const ir_value *v = nd->inputs[k];
+                if (!v || !v->producer || v->producer->graph != g) continue;
+                size_t p = v->producer->index;
+                if (in_set[p]) {
+                    from_set = true;
+                    if (in_r[p]) back = true;
+                } else if (reached[p]) {
+                    back = true;
+                    via = v->producer;
+                }
+            }
+            if (in_set[i]) {
+                in_r[i] = back;
+                if (back && via && !offender) offender = via;
+            } else {
+                reached[i] = from_set || back;
+            }
+        }
+        size_t n_rest = 0, n_r = 0;
+        for (size_t k = 0; k < m; k++) {
+            if (in_r[cur[k]->index]) cur[n_r++] = cur[k];
+            else rest[n_rest++] = cur[k];
+        }
+        char msg[512];
+        snprintf(msg, sizeof msg,
+                 "claim of %zu nodes starting at '%s' would form a cycle through '%s' (%s), "
+                 "which it does not hold; split there into %zu and %zu nodes",
+                 m, (n_rest ? rest[0] : cur[0])->name, offender ? offender->name : "?",
+                 offender ? offender->op_type : "?", n_rest, n_r);
+        host_log(TSR_LOG_WARNING, prov_name, msg);
+        for (size_t k = 0; k < n_rest; k++) in_set[rest[k]->index] = false;
+        if (!n_rest || !n_r) { /* cannot happen (see above); stay safe */
+            for (size_t k = 0; k < n_rest && !s; k++) s = add_piece(out, g, &rest[k], 1, prov, -1.0);
+            for (size_t k = 0; k < n_r && !s; k++) s = add_piece(out, g, &cur[k], 1, prov, -1.0);
+            break;
+        }
+        s = add_piece(out, g, rest, n_rest, prov, -1.0);
+        m = n_r;
+    }
+out:
+    for (size_t k = 0; k < n; k++) in_set[nodes[k]->index] = false;
+    free(cur);
+    free(rest);
+    free(reached);
+    free(in_r);
+    return s;
 }
 
 /* Orders pieces so each runs after the pieces it reads from. */
@@ -142,8 +235,7 @@ static tsr_status *no_provider_error(const partition *p, const ir_graph *g, cons
  * unassigned. Pieces and declines go to `out`; assigned[i] tells whether
  * node i was claimed. */
 static tsr_status *claim_round(ir_graph *g, provider_inst *const *provs, size_t n_provs,
-                               const exclusion *excl, size_t n_excl, partition *out,
-                               bool *assigned) {
+                               const bool *allowed, partition *out, bool *assigned) {
     bool *in_set = calloc(g->n_nodes + 1, 1);
     ir_node **pending = malloc(sizeof(ir_node *) * (g->n_nodes + 1));
     tsr_status *s = NULL;
@@ -154,8 +246,8 @@ static tsr_status *claim_round(ir_graph *g, provider_inst *const *provs, size_t 
     for (size_t pi = 0; pi < n_provs && !s; pi++) {
         size_t np = 0;
         for (size_t i = 0; i < g->n_nodes; i++)
-            if (!assigned[i]) pending[np++] = g->nodes[i];
-        if (np == 0) break;
+            if (!assigned[i] && allowed[i * n_provs + pi]) pending[np++] = g->nodes[i];
+        if (np == 0) continue;
         struct tsr_graph offer = {g, np, pending, g->n_inputs, g->inputs, g->n_outputs, g->outputs};
         struct tsr_claim_sink sink = {&offer, NULL, 0, NULL, 0, NULL, 0};
         const provider_inst *pv = provs[pi];
@@ -169,29 +261,19 @@ static tsr_status *claim_round(ir_graph *g, provider_inst *const *provs, size_t 
             claim_entry *ce = &sink.claims[c];
             bool ok = true;
             for (size_t k = 0; k < ce->n; k++)
-                if (assigned[ce->nodes[k]->index] || excluded(excl, n_excl, ce->nodes[k], pi))
+                if (assigned[ce->nodes[k]->index] || !allowed[ce->nodes[k]->index * n_provs + pi])
                     ok = false;
             if (!ok) continue;
             for (size_t k = 0; k < ce->n; k++) in_set[ce->nodes[k]->index] = true;
-            bool convex = ce->n == 1 || set_is_convex(g, in_set);
-            if (convex) {
-                s = add_piece(out, g, ce->nodes, ce->n, pi, ce->cost);
-            } else {
-                char msg[256];
-                snprintf(msg, sizeof msg,
-                         "claim of %zu nodes starting at '%s' would form a cycle; split into "
-                         "single nodes",
-                         ce->n, ce->nodes[0]->name);
-                host_log(TSR_LOG_WARNING, pv->name, msg);
-                for (size_t k = 0; k < ce->n && !s; k++)
-                    s = add_piece(out, g, &ce->nodes[k], 1, pi, -1.0);
-            }
-            for (size_t k = 0; k < ce->n; k++) {
-                in_set[ce->nodes[k]->index] = false;
-                if (!s) assigned[ce->nodes[k]->index] = true;
-            }
+            s = add_convex_pieces(out, g, ce->nodes, ce->n, in_set, pi, ce->cost, pv->name);
+            for (size_t k = 0; k < ce->n && !s; k++) assigned[ce->nodes[k]->index] = true;
         }
         for (size_t d = 0; d < sink.n_declines && !s; d++) {
+            bool known = false; /* the same provider asked twice (placement) */
+            for (size_t k = 0; k < out->n_declines && !known; k++)
+                known = out->declines[k].node == sink.declines[d].node &&
+                        out->declines[k].prov_index == pi;
+            if (known) continue;
             declined *nd = realloc(out->declines, sizeof *nd * (out->n_declines + 1));
             if (!nd) {
                 s = TSR_NO_MEMORY();
@@ -210,9 +292,81 @@ done:
     return s;
 }
 
+/* Claims with placement: the policy's choices first (each node offered
+ * only to its chosen provider), then list order for whatever a chosen
+ * provider did not claim after all (its claims depend on what it is
+ * offered, e.g. a fusion). */
+static tsr_status *place_and_claim(ir_graph *g, provider_inst *const *provs, size_t n_provs,
+                                   const exclusion *excl, size_t n_excl,
+                                   const placement_policy *pol, partition *out, bool *assigned) {
+    bool *allowed = allowed_matrix(g, n_provs, excl, n_excl);
+    if (!allowed) return TSR_NO_MEMORY();
+    tsr_status *s = NULL;
+    if (placement_needed(provs, n_provs, pol)) {
+        size_t *choice = malloc(sizeof(size_t) * (g->n_nodes + 1));
+        bool *chosen = malloc(g->n_nodes * n_provs + 1);
+        size_t moved = 0;
+        if (!choice || !chosen) s = TSR_NO_MEMORY();
+        if (!s) s = placement_choose(g, provs, n_provs, allowed, pol, choice, &moved);
+        if (!s) {
+            memcpy(chosen, allowed, g->n_nodes * n_provs);
+            for (size_t i = 0; i < g->n_nodes; i++)
+                if (choice[i] != SIZE_MAX)
+                    for (size_t p = 0; p < n_provs; p++)
+                        chosen[i * n_provs + p] = p == choice[i];
+            out->n_moved = moved;
+            s = claim_round(g, provs, n_provs, chosen, out, assigned);
+        }
+        free(choice);
+        free(chosen);
+    }
+    if (!s) {
+        /* The fallback (last in the list) gets only what nobody else claims:
+         * in list order that holds by itself. */
+        s = claim_round(g, provs, n_provs, allowed, out, assigned);
+    }
+    free(allowed);
+    return s;
+}
+
+/* Says which nodes ended on the fallback provider, as ONNX Runtime's users
+ * wish it said about its CPU fallback. */
+static void log_fallback(const partition *p, const ir_graph *g, provider_inst *const *provs,
+                         size_t n_provs) {
+    size_t fb = p->policy.fallback;
+    if (fb >= n_provs) return;
+    size_t count = 0;
+    char ops[512] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < p->n_pieces; i++) {
+        if (p->pieces[i].prov_index != fb) continue;
+        for (size_t k = 0; k < p->pieces[i].view->n_nodes; k++) {
+            const ir_node *n = p->pieces[i].view->nodes[k];
+            if (count++ < 8 && len < sizeof ops - 1) {
+                int w = snprintf(ops + len, sizeof ops - len, "%s'%s' (%s)", len ? ", " : "",
+                                 n->name, n->op_type);
+                if (w > 0) len += (size_t)w < sizeof ops - len ? (size_t)w : sizeof ops - len - 1;
+            }
+        }
+    }
+    if (!count) return;
+    char msg[768];
+    snprintf(msg, sizeof msg, "%zu of %zu node(s) run on the fallback provider: %s%s", count,
+             g->n_nodes, ops, count > 8 ? ", ..." : "");
+    host_log(TSR_LOG_WARNING, provs[fb]->name, msg);
+}
+
 tsr_status *partition_graph(ir_graph *g, provider_inst *const *provs, size_t n_provs,
                             const exclusion *excl, size_t n_excl, partition *out) {
+    placement_policy pol = placement_default();
+    return partition_graph_policy(g, provs, n_provs, excl, n_excl, &pol, out);
+}
+
+tsr_status *partition_graph_policy(ir_graph *g, provider_inst *const *provs, size_t n_provs,
+                                   const exclusion *excl, size_t n_excl,
+                                   const placement_policy *policy, partition *out) {
     memset(out, 0, sizeof *out);
+    out->policy = *policy;
     expansion *log = NULL;
     size_t n_log = 0;
     size_t n_nodes_before = g->n_nodes;
@@ -235,7 +389,7 @@ tsr_status *partition_graph(ir_graph *g, provider_inst *const *provs, size_t n_p
             s = TSR_NO_MEMORY();
             break;
         }
-        s = claim_round(g, provs, n_provs, excl, n_excl, out, assigned);
+        s = place_and_claim(g, provs, n_provs, excl, n_excl, policy, out, assigned);
         size_t n_unassigned = 0;
         for (size_t i = 0; i < g->n_nodes; i++) n_unassigned += !assigned[i];
         if (!s && n_unassigned == 0) {
@@ -265,6 +419,7 @@ tsr_status *partition_graph(ir_graph *g, provider_inst *const *provs, size_t n_p
         if (s) break;
         /* The graph changed: start over with fresh claims and types. */
         partition_free(out);
+        out->policy = *policy;
         s = ir_infer_shapes(g);
         if (s) {
             s = tsr_error_wrap(s, "after expanding function ops");
@@ -272,6 +427,7 @@ tsr_status *partition_graph(ir_graph *g, provider_inst *const *provs, size_t n_p
         }
     }
     if (!s) s = partition_collect_expansions(g, log, n_log, out);
+    if (!s) log_fallback(out, g, provs, n_provs);
     for (size_t i = 0; i < n_log; i++) expansion_clear(&log[i]);
     free(log);
     free(ex);

@@ -27,6 +27,27 @@ typedef struct exclusion {
     size_t prov_index;
 } exclusion;
 
+/* How nodes several providers can run are placed. */
+typedef enum placement_kind {
+    PLACE_ORDER = 0, /* the first provider in the session's list that claims it */
+    PLACE_COST = 1,  /* the least estimated time, copies between memories included */
+    PLACE_FIRST = 2  /* the first provider that claims it, copies or not (testing a provider) */
+} placement_kind;
+
+typedef struct placement_policy {
+    int32_t kind;  /* placement_kind */
+    /* A provider (index) that gets only the nodes no other provider claims,
+     * or SIZE_MAX for none. */
+    size_t fallback;
+    /* Under PLACE_ORDER: a cheap node (shape arithmetic, small elementwise)
+     * whose neighbours sit in another memory goes to a provider there when
+     * one can run it, instead of costing two copies. */
+    bool keep_cheap_nodes_local;
+} placement_policy;
+
+/* Order of the list, no fallback, cheap nodes kept local. */
+placement_policy placement_default(void);
+
 typedef struct partition {
     piece *pieces; /* in an order that runs (topological over pieces) */
     size_t n_pieces;
@@ -34,6 +55,8 @@ typedef struct partition {
     size_t n_declines;
     expansion *expanded; /* function ops replaced by their bodies, in order */
     size_t n_expanded;
+    placement_policy policy; /* what placed the nodes */
+    size_t n_moved;          /* nodes placed against list order (cost, copies saved) */
 } partition;
 
 /* Asks providers in order for claims over g's still-unassigned nodes and
@@ -43,6 +66,10 @@ typedef struct partition {
  * listing every provider's reason. */
 tsr_status *partition_graph(ir_graph *g, provider_inst *const *provs, size_t n_provs,
                             const exclusion *excl, size_t n_excl, partition *out);
+/* The same under a placement policy (partition_graph uses placement_default). */
+tsr_status *partition_graph_policy(ir_graph *g, provider_inst *const *provs, size_t n_provs,
+                                   const exclusion *excl, size_t n_excl,
+                                   const placement_policy *policy, partition *out);
 void partition_free(partition *p);
 
 /* A readable table: piece, provider, node count, ops, inputs/outputs; then

@@ -100,14 +100,25 @@ char *partition_text(const partition *p, const ir_graph *g, provider_inst *const
             ol += (size_t)w;
         }
         if (per_prov) per_prov[pc->prov_index] += pc->view->n_nodes;
-        sb_printf(&b, "%-5zu %-12s %5zu  %-40s %s\n", i, provs[pc->prov_index]->name,
-                  pc->view->n_nodes, ops, pc->view->nodes[0]->name);
+        sb_printf(&b, "%-5zu %-12s %5zu  %-40s %s%s\n", i, provs[pc->prov_index]->name,
+                  pc->view->n_nodes, ops, pc->view->nodes[0]->name,
+                  pc->prov_index == p->policy.fallback ? "  (fallback)" : "");
     }
     sb_printf(&b, "total: %zu nodes in %zu pieces", g->n_nodes, p->n_pieces);
     for (size_t i = 0; per_prov && i < n_provs; i++)
         sb_printf(&b, "%s %s %zu", i ? "," : ";", provs[i]->name, per_prov[i]);
     sb_printf(&b, "\n");
     free(per_prov);
+    sb_printf(&b, "placement: %s", p->policy.kind == PLACE_COST    ? "by estimated cost"
+                                   : p->policy.kind == PLACE_FIRST ? "first claim in list order"
+                                                                   : "list order");
+    if (p->n_moved)
+        sb_printf(&b, "; %zu node(s) placed off list order %s", p->n_moved,
+                  p->policy.kind == PLACE_COST ? "(cheaper with copies counted)"
+                                               : "(kept by their neighbours to save copies)");
+    if (p->policy.fallback < n_provs)
+        sb_printf(&b, "; fallback %s", provs[p->policy.fallback]->name);
+    sb_printf(&b, "\n");
     copies_text(&b, p, provs);
     if (p->n_expanded) sb_printf(&b, "expanded:\n");
     for (size_t i = 0; i < p->n_expanded; i++) {

@@ -44,6 +44,8 @@ typedef struct cli_common {
     int32_t log_level; /* -1: not given */
     cli_provider_option *assigns; /* --assign NODE_OR_OP=PROVIDER: key = node/op, value = provider */
     size_t assign_count;
+    int32_t policy;  /* tsr_policy; -1: not given */
+    char *fallback;  /* --fallback PROVIDER, or NULL */
 } cli_common;
 
 void cli_common_init(cli_common *c);

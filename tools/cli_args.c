@@ -29,6 +29,7 @@ void cli_common_init(cli_common *c) {
     memset(c, 0, sizeof *c);
     c->threads = -1;
     c->log_level = -1;
+    c->policy = -1;
 }
 
 void cli_common_free(cli_common *c) {
@@ -47,6 +48,7 @@ void cli_common_free(cli_common *c) {
         free(c->assigns[i].value);
     }
     free(c->assigns);
+    free(c->fallback);
     cli_common_init(c);
 }
 
@@ -136,6 +138,10 @@ static void *xgrow(void *p, size_t count, size_t elem) {
 
 /* "a,b,c": empty items are a mistake (a trailing comma), not "default". */
 static int add_provider_list(cli_common *c, const char *list) {
+    if (strcmp(list, "auto") == 0) { /* every plugin found, placed by cost */
+        c->policy = TSR_POLICY_COST;
+        return 1;
+    }
     const char *p = list;
     for (;;) {
         const char *comma = strchr(p, ',');
@@ -250,6 +256,27 @@ int cli_parse_common(cli_common *c, int argc, char **argv, int *i, bool accept_d
     if (bad) return -1;
     if ((v = cli_option_value(argc, argv, i, NULL, "--assign", &bad))) return add_assign(c, v);
     if (bad) return -1;
+    if ((v = cli_option_value(argc, argv, i, NULL, "--policy", &bad))) {
+        if (strcmp(v, "order") == 0) c->policy = TSR_POLICY_ORDER;
+        else if (strcmp(v, "cost") == 0) c->policy = TSR_POLICY_COST;
+        else if (strcmp(v, "first") == 0) c->policy = TSR_POLICY_FIRST;
+        else {
+            fprintf(stderr, "tessera: --policy wants order, cost or first, not '%s'\n", v);
+            return -1;
+        }
+        return 1;
+    }
+    if (bad) return -1;
+    if ((v = cli_option_value(argc, argv, i, NULL, "--fallback", &bad))) {
+        if (!*v) {
+            fprintf(stderr, "tessera: --fallback wants a provider name\n");
+            return -1;
+        }
+        free(c->fallback);
+        c->fallback = xstrndup(v, strlen(v));
+        return 1;
+    }
+    if (bad) return -1;
     if (accept_dim) {
         if ((v = cli_option_value(argc, argv, i, NULL, "--dim", &bad))) return add_dim(c, v);
         if (bad) return -1;
@@ -260,7 +287,16 @@ int cli_parse_common(cli_common *c, int argc, char **argv, int *i, bool accept_d
 void cli_print_common_help(FILE *f, bool with_dim) {
     fprintf(f,
             "  -p, --providers LIST   providers in priority order, comma-separated names\n"
-            "                         or .so paths (default: every plugin found)\n"
+            "                         or .so paths (default: every plugin found);\n"
+            "                         'auto': every plugin found, placed by --policy cost\n"
+            "  --policy order|cost|first\n"
+            "                         place a node on the first provider in the list that\n"
+            "                         claims it, cheap nodes next to their neighbours'\n"
+            "                         memory (order, default); where estimated time\n"
+            "                         including copies between memories is least (cost);\n"
+            "                         or on the first that claims it, copies or not (first)\n"
+            "  --fallback PROVIDER    runs only what no other provider claims (added to the\n"
+            "                         list if absent); its nodes are named in a warning\n"
             "  --provider-option PROVIDER:KEY=VALUE\n"
             "                         an option for one provider (repeatable)\n"
             "  -t, --threads N        threads per operator (0: the provider chooses)\n"
@@ -288,6 +324,8 @@ tsr_status *cli_make_session_options(const cli_common *c, tsr_session_options **
         st = tsr_session_options_set_dim(o, c->dims[i].symbol, c->dims[i].value);
     for (size_t i = 0; !st && i < c->assign_count; i++)
         st = tsr_session_options_assign(o, c->assigns[i].key, c->assigns[i].value);
+    if (!st && c->policy >= 0) st = tsr_session_options_set_policy(o, c->policy);
+    if (!st && c->fallback) st = tsr_session_options_set_fallback(o, c->fallback);
     if (st) {
         tsr_session_options_free(o);
         return st;

@@ -201,7 +201,7 @@ tsr_status *odn_plan_view(odn_plan *p, dnnl_memory_t base, const dnnl_memory_des
 tsr_status *odn_plan_plain_view(odn_plan *p, odn_value *v, int32_t rank, const int64_t *dims,
                                 const int64_t *strides, const tsr_node *n, dnnl_memory_t *out,
                                 dnnl_memory_desc_t *md_out) {
-    dnnl_memory_t base;
+    dnnl_memory_t base = NULL;
     tsr_status *s = odn_plan_plain_mem(p, v, n, &base);
     if (s) return s;
     dnnl_memory_desc_t md;

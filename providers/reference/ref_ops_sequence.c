@@ -138,7 +138,7 @@ static tsr_status *op_sequence_construct(ref_ctx *c) {
 }
 
 static tsr_status *op_sequence_at(ref_ctx *c) {
-    const tsr_value *seq;
+    const tsr_value *seq = NULL;
     int64_t at;
     TRY(need_kind(c, 0, TSR_VALUE_SEQUENCE, &seq));
     TRY(position(c, 1, (int64_t)c->host->val_count(seq), false, 0, &at));
@@ -152,7 +152,7 @@ static tsr_status *op_sequence_at(ref_ctx *c) {
 }
 
 static tsr_status *op_sequence_insert(ref_ctx *c) {
-    const tsr_value *seq;
+    const tsr_value *seq = NULL;
     TRY(need_kind(c, 0, TSR_VALUE_SEQUENCE, &seq));
     const tsr_tensor *t = ref_in(c, 1);
     if (!t) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "the tensor to insert is required");
@@ -179,7 +179,7 @@ static tsr_status *op_sequence_insert(ref_ctx *c) {
 }
 
 static tsr_status *op_sequence_erase(ref_ctx *c) {
-    const tsr_value *seq;
+    const tsr_value *seq = NULL;
     TRY(need_kind(c, 0, TSR_VALUE_SEQUENCE, &seq));
     int64_t len = (int64_t)c->host->val_count(seq), at;
     if (len == 0) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "cannot erase from an empty sequence");
@@ -190,7 +190,7 @@ static tsr_status *op_sequence_erase(ref_ctx *c) {
 }
 
 static tsr_status *op_sequence_length(ref_ctx *c) {
-    const tsr_value *seq;
+    const tsr_value *seq = NULL;
     TRY(need_kind(c, 0, TSR_VALUE_SEQUENCE, &seq));
     tsr_tensor *y;
     TRY(ref_out(c, 0, TSR_INT64, 0, NULL, &y));
@@ -266,7 +266,7 @@ static tsr_status *op_split_to_sequence(ref_ctx *c) {
             return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "split sizes do not add up to dimension %lld", (long long)dim);
         }
     }
-    tsr_value *seq;
+    tsr_value *seq = NULL;
     tsr_status *st = c->host->val_new_sequence(x->elem_type, &seq);
     int64_t start = 0;
     for (size_t k = 0; k < n && !st; k++) {
@@ -284,7 +284,7 @@ static tsr_status *op_split_to_sequence(ref_ctx *c) {
 }
 
 static tsr_status *op_concat_from_sequence(ref_ctx *c) {
-    const tsr_value *seq;
+    const tsr_value *seq = NULL;
     TRY(need_kind(c, 0, TSR_VALUE_SEQUENCE, &seq));
     size_t n = c->host->val_count(seq);
     if (n == 0) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "cannot concatenate an empty sequence");

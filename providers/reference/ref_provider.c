@@ -96,6 +96,15 @@ static tsr_status *ref_device_info(void *state, size_t index, tsr_device_info *i
     return NULL;
 }
 
+/* Seconds one run of `node` takes here: naive single-threaded loops in
+ * double or float, about 1 GFLOP/s on a current core, and a little
+ * overhead per node. Negative (unknown) with a host too old to estimate. */
+static double claim_cost(const tsr_node *node) {
+    if (!TSR_HAS_MEMBER(host, tsr_host_api, node_flops)) return -1.0;
+    double flops = host->node_flops(node);
+    return flops < 0 ? -1.0 : 1e-6 + flops / 1e9;
+}
+
 static tsr_status *ref_claim(void *state, const tsr_graph *graph, tsr_claim_sink *sink) {
     const ref_state *st = state;
     size_t n = host->graph_node_count(graph);
@@ -124,7 +133,7 @@ static tsr_status *ref_claim(void *state, const tsr_graph *graph, tsr_claim_sink
                 continue;
             }
         }
-        tsr_status *s = host->claim_piece(sink, &node, 1, -1.0);
+        tsr_status *s = host->claim_piece(sink, &node, 1, claim_cost(node));
         if (s) return s;
     }
     return NULL;

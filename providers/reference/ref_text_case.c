@@ -133,7 +133,7 @@ int ref_text_case_map(const ref_text_case *m, bool upper, const char *s, size_t 
      * or fewer bytes than the original). */
     size_t total = 0;
     for (size_t i = 0; i < n;) {
-        uint32_t cp;
+        uint32_t cp = 0;
         size_t len = utf8_decode(u + i, n - i, &cp);
         if (!len) return -1;
         total += utf8_length(map_one(m, cp, upper));
@@ -143,7 +143,7 @@ int ref_text_case_map(const ref_text_case *m, bool upper, const char *s, size_t 
     if (!buf) return -2;
     size_t o = 0;
     for (size_t i = 0; i < n;) {
-        uint32_t cp;
+        uint32_t cp = 0;
         size_t len = utf8_decode(u + i, n - i, &cp);
         uint32_t mapped = map_one(m, cp, upper);
         utf8_encode(mapped, buf + o);

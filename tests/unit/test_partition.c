@@ -384,6 +384,41 @@ out:
     ir_model_free(m);
 }
 
+/* partition_diamond.onnx (tests/data/make_placement_models.py): greedy
+ * claims {r0, r1, a1, r2}; the path r0 -> m -> a1 leaves and re-enters it,
+ * so it splits at m into {r0, r1} and {a1, r2} — two pieces of two nodes,
+ * not four single nodes — and the warning names m. */
+static void test_split_at_offending_node(void) {
+    provs pv = {0};
+    ir_model *m = load("partition_diamond.onnx");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    if (!add_prov(&pv, "plugin_greedy") || !add_prov(&pv, "plugin_custom_op")) goto out;
+    partition pt;
+    capture cap;
+    capture_begin(&cap);
+    tsr_status *st = partition_graph(m->graph, pv.inst, pv.n, NULL, 0, &pt);
+    char *log = capture_end(&cap);
+    CU_ASSERT_PTR_NULL(st);
+    tsr_status_free(st);
+    CU_ASSERT(log && strstr(log, "through 'm'") && strstr(log, "split there into 2 and 2"));
+    free(log);
+    if (st) goto out;
+    CU_ASSERT_EQUAL_FATAL(pt.n_pieces, 3);
+    free(check_pieces(&pt, m->graph));
+    CU_ASSERT_STRING_EQUAL(piece_first(&pt, 0), "r0");
+    CU_ASSERT_EQUAL(pt.pieces[0].view->n_nodes, 2);
+    CU_ASSERT_STRING_EQUAL(pt.pieces[0].view->nodes[1]->name, "r1");
+    CU_ASSERT_STRING_EQUAL(piece_first(&pt, 1), "m");
+    CU_ASSERT_EQUAL(pt.pieces[1].prov_index, 1);
+    CU_ASSERT_STRING_EQUAL(piece_first(&pt, 2), "a1");
+    CU_ASSERT_EQUAL(pt.pieces[2].view->n_nodes, 2);
+    CU_ASSERT_STRING_EQUAL(pt.pieces[2].view->nodes[1]->name, "r2");
+    partition_free(&pt);
+out:
+    free_provs(&pv);
+    ir_model_free(m);
+}
+
 void unit_register(void) {
     CU_pSuite s = CU_add_suite("partition", NULL, NULL);
     CU_add_test(s, "reference provider on a chain", test_reference_chain);
@@ -393,4 +428,5 @@ void unit_register(void) {
     CU_add_test(s, "exclusions", test_exclusions);
     CU_add_test(s, "a many-node piece", test_many_node_piece);
     CU_add_test(s, "a claim that would form a cycle is split", test_cyclic_claim_split);
+    CU_add_test(s, "a diamond claim splits at the offending node", test_split_at_offending_node);
 }

@@ -226,6 +226,16 @@ typedef struct tsr_host_api {
     tsr_status *(*val_append)(tsr_value *sequence, tsr_value *item);
     tsr_status *(*val_clone)(const tsr_value *value, tsr_value **out);
     void (*val_free)(tsr_value *value);
+
+    /* --- cost estimates (appended; check TSR_HAS_MEMBER(host, tsr_host_api,
+     * node_flops) before use) ------------------------------------------- */
+    /* The floating-point operations (a multiply-add counts 2) one run of
+     * `node` does, estimated by the host from inferred shapes; negative when
+     * the shapes are not known. A provider turns it into the cost_seconds
+     * it passes to claim_piece with its own throughput, so that a session
+     * with the cost policy can weigh it against other providers and the
+     * copies between them. */
+    double (*node_flops)(const tsr_node *node);
 } tsr_host_api;
 
 /* ------------------------------------------------------------------------ */

@@ -262,6 +262,32 @@ TSR_EXPORT tsr_status *tsr_session_node_info(const tsr_session *session, size_t 
  * caller frees it with free(). */
 TSR_EXPORT tsr_status *tsr_session_assignment_text(const tsr_session *session, char **out);
 
+/* --- placement policy ---------------------------------------------------- */
+/* How a node that several providers can run is placed. */
+typedef enum tsr_policy {
+    /* The first provider in the list that claims it. A cheap node (shape
+     * arithmetic, small elementwise) whose neighbours are in a device's
+     * memory still goes to a provider there when one can run it, rather
+     * than cost two copies. */
+    TSR_POLICY_ORDER = 0,
+    /* The least estimated time: providers' cost estimates (claim_piece's
+     * cost_seconds) plus the copies a placement causes between memories;
+     * the list order breaks ties. */
+    TSR_POLICY_COST = 1,
+    /* The first provider in the list that claims it, whatever the copies:
+     * for testing a provider on every node it claims. */
+    TSR_POLICY_FIRST = 2
+} tsr_policy;
+TSR_EXPORT tsr_status *tsr_session_options_set_policy(tsr_session_options *options,
+                                                     int32_t policy);
+/* A provider that runs only the nodes no other provider claims, named as in
+ * tsr_session_options_add_provider (copied; NULL or "" for none). It is added
+ * to the list if absent and asked last; a warning names the nodes it got.
+ * Without one, a node nobody claims fails session creation with every
+ * provider's reason. */
+TSR_EXPORT tsr_status *tsr_session_options_set_fallback(tsr_session_options *options,
+                                                       const char *provider);
+
 #ifdef __cplusplus
 }
 #endif

@@ -206,6 +206,15 @@ tsr_status *odn_build_reduce(odn_plan *p, size_t index);
  * are not constant or out of range). */
 bool odn_reduce_known(const char *op_type);
 bool odn_reduce_axes(const tsr_node *n, int32_t rank, bool *reduce);
+tsr_status *odn_build_logsum(odn_plan *p, size_t index); /* ReduceLogSum, ReduceLogSumExp */
+bool odn_logsum_known(const char *op_type);
+tsr_status *odn_build_lrn(odn_plan *p, size_t index);
+tsr_status *odn_build_resize(odn_plan *p, size_t index);
+/* 0 when Resize node `n` on an input of shape `in_dims` is one oneDNN's
+ * resampling computes exactly (then out_dims and *linear are set); otherwise
+ * a tsr_decline_reason with `why` naming the attribute. */
+int odn_resize_check(const tsr_node *n, int32_t rank, const int64_t *in_dims, int64_t *out_dims, bool *linear,
+                     char *why, size_t size);
 
 /* Creates the primitive for `desc` with `attr`, defines `last` (the value the
  * primitive writes) from the dst layout oneDNN chose, and appends the step

@@ -22,6 +22,9 @@ tsr_status *odn_build_node(odn_plan *p, size_t index) {
     if (strcmp(op, "Erf") == 0) return odn_build_erf(p, index);
     if (strcmp(op, "Concat") == 0) return odn_build_concat(p, index);
     if (odn_reduce_known(op)) return odn_build_reduce(p, index);
+    if (odn_logsum_known(op)) return odn_build_logsum(p, index);
+    if (strcmp(op, "LRN") == 0) return odn_build_lrn(p, index);
+    if (strcmp(op, "Resize") == 0) return odn_build_resize(p, index);
     if (odn_binary_alg(op)) return odn_build_binary(p, index);
     if (odn_eltwise_of(n, el) > 0) return odn_build_eltwise(p, index);
     return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "no builder");

@@ -185,7 +185,10 @@ static int check_types(const tsr_node *n, char *why, size_t size) {
     const char *op = odn_host->node_op_type(n);
     for (size_t k = 0; k < odn_host->node_input_count(n); k++) {
         const tsr_value_info *v = odn_host->node_input(n, k);
-        if (!v || (k == 1 && (is(op, "Reshape") || odn_reduce_known(op)))) continue;
+        /* shape, axes, roi, scales and sizes operands are read at build time */
+        if (!v || (k == 1 && (is(op, "Reshape") || odn_reduce_known(op) || odn_logsum_known(op))) ||
+            (k >= 1 && is(op, "Resize")))
+            continue;
         int32_t t = odn_host->value_elem_type(v);
         if (t != TSR_FLOAT) return decline(why, size, TSR_DECLINE_TYPE, "input %zu is not float32 (type %d)", k, (int)t);
         if (k == 0 && odn_host->value_rank(v) < 0) return decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown");
@@ -210,7 +213,12 @@ int odn_claim_check(const tsr_node *n, char *why, size_t size) {
                  is(op, "AveragePool") || is(op, "GlobalAveragePool") || is(op, "GlobalMaxPool") ||
                  is(op, "BatchNormalization") || is(op, "Softmax") || is(op, "LogSoftmax") ||
                  is(op, "LayerNormalization") || is(op, "Reshape") || is(op, "Flatten") ||
-                 is(op, "Identity") || is(op, "Transpose") || is(op, "Erf") || is(op, "Concat") || odn_reduce_known(op) || odn_binary_alg(op) || odn_eltwise_of(n, el) > 0;
+                 is(op, "Identity") || is(op, "Transpose") || is(op, "Erf") || is(op, "Concat") || odn_reduce_known(op) || odn_logsum_known(op) || is(op, "LRN") || is(op, "Resize") ||
+                 odn_binary_alg(op) || odn_eltwise_of(n, el) > 0;
+    /* oneDNN's int8 matmul matches MatMulInteger and QLinearMatMul on the
+     * ONNX cases, but a plan holds float32 values only (odn_plan.c) */
+    if (is(op, "MatMulInteger") || is(op, "QLinearMatMul") || is(op, "ConvInteger") || is(op, "QLinearConv"))
+        return decline(why, size, TSR_DECLINE_TYPE, "%s: int8 not mapped yet (plans hold float32 values only)", op);
     if (!known) return decline(why, size, TSR_DECLINE_OP, "%s is not mapped to oneDNN", op);
     int r = check_types(n, why, size);
     if (r) return r;
@@ -242,13 +250,37 @@ int odn_claim_check(const tsr_node *n, char *why, size_t size) {
             return decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or 0");
         return 0;
     }
-    if (odn_reduce_known(op)) {
+    if (odn_reduce_known(op) || odn_logsum_known(op)) {
         int32_t r = in_rank(n, 0);
         bool axes[ODN_MAX_RANK];
         if (r < 1) return decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or 0");
         if (!odn_reduce_axes(n, r, axes)) return decline(why, size, TSR_DECLINE_OTHER, "axes not a constant in range");
         if (odn_attr_int(n, "noop_with_empty_axes", 0)) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "noop_with_empty_axes");
         return 0;
+    }
+    if (is(op, "LRN")) {
+        int32_t rk = in_rank(n, 0);
+        int64_t lsize = odn_attr_int(n, "size", 0);
+        if (rk < 3 || rk > 5) return decline(why, size, TSR_DECLINE_SHAPE, "LRN on rank %d input: oneDNN does 1-3 spatial dims", (int)rk);
+        if (lsize < 1) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "size missing or < 1");
+        /* oneDNN's window is (size-1)/2 channels each side; ONNX's puts the
+         * extra channel of an even size after the centre */
+        if (lsize % 2 == 0) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "even size %lld (oneDNN's window is symmetric)", (long long)lsize);
+        return 0;
+    }
+    if (is(op, "Resize")) {
+        int32_t rk = in_rank(n, 0);
+        int64_t dx[ODN_MAX_RANK], out[ODN_MAX_RANK];
+        bool linear;
+        if (rk < 1 || rk > ODN_MAX_RANK) return decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or above %d", ODN_MAX_RANK);
+        /* the batch dim may be left to run time (the check does not depend
+         * on it); the others decide the mapping */
+        for (int32_t d = 0; d < rk; d++) {
+            dx[d] = odn_host->value_dim(odn_host->node_input(n, 0), d);
+            if (d > 0 && dx[d] < 0) return decline(why, size, TSR_DECLINE_SHAPE, "input dim %d unknown before run time", (int)d);
+        }
+        dx[0] = dx[0] > 0 ? dx[0] : 1;
+        return odn_resize_check(n, rk, dx, out, &linear, why, size);
     }
     if (is(op, "Concat")) {
         size_t count = odn_host->node_input_count(n);

@@ -2,12 +2,18 @@
 # The onednn_conformance ctest: every ONNX backend case of an op the oneDNN
 # provider claims must pass through `-p onednn,reference` whenever it passes
 # through `-p reference` alone (a case the reference fails is not ours).
+# With python3, onnx and numpy it also runs (see the scripts' headers)
+# const_cases.py's variants of the Resize and ReduceLogSum* cases, whose
+# scales/sizes/axes the suite feeds as inputs (so nothing is claimed), and
+# extra_cases.py's cases, each of which onednn must claim whole.
 # usage: run_claimed_ops.sh TESSERA SUITE_DIR [PROVIDER_SO]
 set -u
 tessera=$1 suite=$2 provider=${3:-onednn}
+here=$(cd "$(dirname "$0")" && pwd)
 ops='conv gemm matmul maxpool averagepool globalaveragepool globalmaxpool
 batchnorm relu leakyrelu elu sigmoid tanh exp log sqrt abs neg clip hardsigmoid hardswish gelu
-add sub mul div max min softmax logsoftmax layer_norm reshape flatten identity transpose erf concat pow reduce'
+add sub mul div max min softmax logsoftmax layer_norm reshape flatten identity transpose erf concat pow reduce
+lrn resize'
 cases=""
 for op in $ops; do
   for d in "$suite"/node/test_"$op"*; do
@@ -19,6 +25,19 @@ done
 [ -n "$cases" ] || { echo "no cases under $suite/node"; exit 77; }
 work=$(mktemp -d) || exit 1
 trap 'rm -rf "$work"' EXIT
+py=$(command -v /usr/bin/python3 || command -v python3)
+extra=""
+if [ -n "$py" ] && "$py" -c 'import onnx, numpy' 2>/dev/null; then
+  extra=$("$py" "$here/extra_cases.py" "$work/extra") || { echo "extra_cases.py failed"; exit 1; }
+  # shellcheck disable=SC2086
+  const=$("$py" "$here/const_cases.py" --f32 "$work/const" \
+          $(for d in "$suite"/node/test_resize_* "$suite"/node/test_reduce_log_sum*; do
+              case "$d" in *expanded*) ;; *) [ -d "$d" ] && echo "$d" ;; esac; done)) ||
+    { echo "const_cases.py failed"; exit 1; }
+  cases="$cases $extra $const"
+else
+  echo "no python3 with onnx and numpy: constant-operand and extra cases skipped"
+fi
 # shellcheck disable=SC2086
 "$tessera" test -p reference $cases >"$work/ref.txt" 2>/dev/null
 # shellcheck disable=SC2086
@@ -27,8 +46,15 @@ grep '^PASS ' "$work/ref.txt" | awk '{print $2}' | sort >"$work/ref.pass"
 grep '^PASS ' "$work/odn.txt" | awk '{print $2}' | sort >"$work/odn.pass"
 lost=$(comm -23 "$work/ref.pass" "$work/odn.pass")
 echo "reference: $(wc -l <"$work/ref.pass") passed; onednn,reference: $(wc -l <"$work/odn.pass") passed"
-if [ -n "$lost" ]; then
-  echo "passing with reference but not with $provider,reference:"
+# the extra cases exist to exercise the provider: each must be claimed whole
+unclaimed=""
+for c in $extra; do
+  "$tessera" partition "$c/model.onnx" -p "$provider",reference 2>/dev/null | grep -q '^total:.* reference 0, core 0' ||
+    unclaimed="$unclaimed $(basename "$c")"
+done
+[ -z "$unclaimed" ] || echo "extra cases not claimed whole by $provider:$unclaimed"
+if [ -n "$lost" ] || [ -n "$unclaimed" ]; then
+  [ -z "$lost" ] || echo "passing with reference but not with $provider,reference:"
   for c in $lost; do grep "^[A-Z]* $c[: ]" "$work/odn.txt" || echo "  $c"; done
   exit 1
 fi

@@ -1,0 +1,166 @@
+/* ReduceLogSum and ReduceLogSumExp from oneDNN reductions, eltwise and
+ * binary primitives.
+ *
+ * ReduceLogSum is log(sum x): a sum reduction, then log in place.
+ * ReduceLogSumExp is computed in the stable form m + log(sum exp(x - m)),
+ * m the maximum over the reduced axes, so exp never overflows where the
+ * result is finite. oneDNN's max drops NaN, but a NaN still reaches the
+ * result through x - m, as ONNX wants. m is clipped to the finite floats so
+ * that an infinite maximum does not turn x - m into inf - inf: with
+ * m = FLT_MAX the +inf element stays +inf (result +inf), and with every
+ * element -inf, m = -FLT_MAX gives log(0) + m = -inf, both as in
+ * log(sum(exp(x))).
+ * oneDNN's exp turns NaN into a large finite value (its range clamp drops
+ * NaN), so a last C loop writes NaN wherever a reduced row held one. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "odn.h"
+
+bool odn_logsum_known(const char *op) { return strcmp(op, "ReduceLogSum") == 0 || strcmp(op, "ReduceLogSumExp") == 0; }
+
+/* One primitive step from a descriptor with plain SRC/DST-style arguments. */
+static tsr_status *step(odn_plan *p, const tsr_node *n, const void *desc, const dnnl_primitive_attr_t attr,
+                        const dnnl_exec_arg_t *args, int nargs, const char *what) {
+    dnnl_primitive_desc_t pd;
+    dnnl_status_t st = dnnl_primitive_desc_create(&pd, desc, attr, p->engine, NULL);
+    if (st != dnnl_success) return odn_dnnl_error(n, what, st);
+    tsr_status *s = odn_plan_add_primitive(p, pd, n, args, nargs);
+    dnnl_primitive_desc_destroy(pd);
+    return s;
+}
+
+static tsr_status *reduction(odn_plan *p, const tsr_node *n, dnnl_alg_kind_t alg, const dnnl_memory_desc_t *src_md,
+                             dnnl_memory_t src, const dnnl_memory_desc_t *dst_md, dnnl_memory_t dst) {
+    dnnl_reduction_desc_t d;
+    dnnl_status_t st = dnnl_reduction_desc_init(&d, alg, src_md, dst_md, 0.0f, 0.0f);
+    if (st != dnnl_success) return odn_dnnl_error(n, "reduction setup", st);
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+    return step(p, n, &d, NULL, args, 2, "reduction setup");
+}
+
+/* In place: m = alg(m) (alpha, beta as oneDNN eltwise takes them). */
+static tsr_status *eltwise(odn_plan *p, const tsr_node *n, dnnl_alg_kind_t alg, float alpha, float beta,
+                           const dnnl_memory_desc_t *md, dnnl_memory_t m) {
+    dnnl_eltwise_desc_t d;
+    dnnl_status_t st = dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, alg, md, alpha, beta);
+    if (st != dnnl_success) return odn_dnnl_error(n, "eltwise setup", st);
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, m}, {DNNL_ARG_DST, m}};
+    return step(p, n, &d, NULL, args, 2, "eltwise setup");
+}
+
+/* dst = a alg b (b broadcast to a's shape), then `post` on dst when not
+ * undef. */
+static tsr_status *binary(odn_plan *p, const tsr_node *n, dnnl_alg_kind_t alg, const dnnl_memory_desc_t *a_md,
+                          dnnl_memory_t a, const dnnl_memory_desc_t *b_md, dnnl_memory_t b, dnnl_memory_t dst,
+                          dnnl_alg_kind_t post) {
+    dnnl_binary_desc_t d;
+    dnnl_status_t st = dnnl_binary_desc_init(&d, alg, a_md, b_md, a_md);
+    if (st != dnnl_success) return odn_dnnl_error(n, "binary setup", st);
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t po = NULL;
+    if (post != dnnl_alg_kind_undef) {
+        if (dnnl_primitive_attr_create(&attr) != dnnl_success) return odn_node_error(n, TSR_ERR_NO_MEMORY, "attributes");
+        st = dnnl_post_ops_create(&po);
+        if (st == dnnl_success) st = dnnl_post_ops_append_eltwise(po, 1.0f, post, 0.0f, 0.0f);
+        if (st == dnnl_success) st = dnnl_primitive_attr_set_post_ops(attr, po);
+        if (po) dnnl_post_ops_destroy(po);
+        if (st != dnnl_success) {
+            dnnl_primitive_attr_destroy(attr);
+            return odn_dnnl_error(n, "post-op setup", st);
+        }
+    }
+    dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC_0, a}, {DNNL_ARG_SRC_1, b}, {DNNL_ARG_DST, dst}};
+    tsr_status *s = step(p, n, &d, attr, args, 3, "binary setup");
+    if (attr) dnnl_primitive_attr_destroy(attr);
+    return s;
+}
+
+/* Where each element of x lands in the kept-dims output. */
+typedef struct nan_geom {
+    int32_t rank;
+    int64_t dims[ODN_MAX_RANK];
+    int64_t out_strides[ODN_MAX_RANK]; /* 0 along reduced dims */
+} nan_geom;
+
+static tsr_status *propagate_nan(const void *ctx, dnnl_memory_t src, dnnl_memory_t dst) {
+    const nan_geom *g = ctx;
+    void *in = NULL, *out = NULL;
+    dnnl_memory_get_data_handle(src, &in);
+    dnnl_memory_get_data_handle(dst, &out);
+    const float *x = in;
+    float *y = out;
+    int64_t idx[ODN_MAX_RANK] = {0}, total = odn_numel(g->rank, g->dims), off = 0;
+    for (int64_t i = 0; i < total; i++) {
+        if (isnan(x[i])) y[off] = NAN;
+        /* next index, odometer style, keeping the output offset */
+        for (int32_t d = g->rank - 1; d >= 0; d--) {
+            off += g->out_strides[d];
+            if (++idx[d] < g->dims[d]) break;
+            off -= g->out_strides[d] * g->dims[d];
+            idx[d] = 0;
+        }
+    }
+    return NULL;
+}
+
+tsr_status *odn_build_logsum(odn_plan *p, size_t index) {
+    const tsr_node *n = p->nodes[index];
+    bool lse = strcmp(odn_host->node_op_type(n), "ReduceLogSumExp") == 0;
+    odn_value *x = odn_plan_value(p, odn_host->node_input(n, 0));
+    odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
+    if (!x || !y || !x->mem || x->rank < 1) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: reduce inputs");
+    bool reduce[ODN_MAX_RANK];
+    if (!odn_reduce_axes(n, x->rank, reduce)) return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "axes not constant or out of range");
+    int64_t kept[ODN_MAX_RANK], out[ODN_MAX_RANK];
+    int32_t out_rank = 0;
+    bool keepdims = odn_attr_int(n, "keepdims", 1) != 0, shrinks = false;
+    for (int32_t d = 0; d < x->rank; d++) {
+        kept[d] = reduce[d] ? 1 : x->dims[d];
+        shrinks = shrinks || kept[d] != x->dims[d];
+        if (!reduce[d] || keepdims) out[out_rank++] = kept[d];
+    }
+    dnnl_memory_t src, dst;
+    dnnl_memory_desc_t src_md, dst_md;
+    tsr_status *s = odn_plan_plain_view(p, x, x->rank, x->dims, NULL, n, &src, &src_md);
+    if (!s) s = odn_plan_define(p, y, out_rank, out, NULL, n);
+    if (!s) s = odn_plan_plain_view(p, y, x->rank, kept, NULL, n, &dst, &dst_md);
+    if (s) return s;
+    if (!shrinks) {
+        /* oneDNN refuses a reduction that reduces nothing: the result is
+         * log(x), or for LogSumExp log(exp(x)) = x exactly */
+        dnnl_eltwise_desc_t d;
+        dnnl_status_t st = dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, lse ? dnnl_eltwise_linear : dnnl_eltwise_log,
+                                                          &src_md, 1.0f, 0.0f);
+        if (st != dnnl_success) return odn_dnnl_error(n, "eltwise setup", st);
+        dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+        return step(p, n, &d, NULL, args, 2, "eltwise setup");
+    }
+    if (!lse) {
+        s = reduction(p, n, dnnl_reduction_sum, &src_md, src, &dst_md, dst);
+        return s ? s : eltwise(p, n, dnnl_eltwise_log, 1.0f, 0.0f, &dst_md, dst);
+    }
+    /* m (the kept-dims shape) and exp(x - m) (x's shape) in plan-owned
+     * buffers */
+    dnnl_memory_t m, t;
+    s = odn_plan_new_mem(p, &dst_md, DNNL_MEMORY_ALLOCATE, n, &m);
+    if (!s) s = odn_plan_new_mem(p, &src_md, DNNL_MEMORY_ALLOCATE, n, &t);
+    if (!s) s = reduction(p, n, dnnl_reduction_max, &src_md, src, &dst_md, m);
+    if (!s) s = eltwise(p, n, dnnl_eltwise_clip_v2, -FLT_MAX, FLT_MAX, &dst_md, m);
+    if (!s) s = binary(p, n, dnnl_binary_sub, &src_md, src, &dst_md, m, t, dnnl_eltwise_exp);
+    if (!s) s = reduction(p, n, dnnl_reduction_sum, &src_md, t, &dst_md, dst);
+    if (!s) s = eltwise(p, n, dnnl_eltwise_log, 1.0f, 0.0f, &dst_md, dst);
+    if (!s) s = binary(p, n, dnnl_binary_add, &dst_md, dst, &dst_md, m, dst, dnnl_alg_kind_undef);
+    if (s) return s;
+    nan_geom *g = odn_plan_alloc(p, sizeof *g);
+    if (!g) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
+    g->rank = x->rank;
+    int64_t stride = 1;
+    for (int32_t d = x->rank - 1; d >= 0; d--) {
+        g->dims[d] = x->dims[d];
+        g->out_strides[d] = kept[d] == x->dims[d] ? stride : 0;
+        stride *= kept[d];
+    }
+    return odn_plan_add_loop(p, propagate_nan, g, src, dst, n);
+}

@@ -1,0 +1,205 @@
+/* Resize as oneDNN resampling, for the attribute combinations where the two
+ * compute the same thing.
+ *
+ * oneDNN maps output index y of an axis to the input coordinate
+ * s = (y + 0.5) * IN / OUT - 0.5 (ONNX's half_pixel with scale OUT/IN);
+ * nearest takes roundf(s) (ties away from zero), linear the two neighbours
+ * clamped to the edge, as ONNX does without antialias. So we take:
+ *  - opset >= 11 (Resize-10 maps asymmetrically), modes nearest and linear,
+ *    no antialias, keep_aspect_ratio_policy stretch;
+ *  - coordinate_transformation_mode half_pixel, pytorch_half_pixel (the same
+ *    while the output axis is longer than 1) and half_pixel_symmetric (the
+ *    same when OUT = IN * scale);
+ *  - scales or sizes that are constants, never resizing N or C, and whose
+ *    scale is OUT/IN: ONNX maps with the scale it was given, oneDNN with
+ *    OUT/IN, so scales giving a fractional size are declined;
+ *  - for nearest, no output index whose coordinate is exactly halfway
+ *    between two inputs (round_prefer_floor goes down there, oneDNN up),
+ *    except with round_prefer_ceil where the tie is computed exactly on
+ *    both sides (OUT/IN a dyadic fraction). floor and ceil are declined.
+ * Everything else is declined naming the attribute. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "odn.h"
+
+static int decline(char *why, size_t size, int reason, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+static int decline(char *why, size_t size, int reason, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    if (why && size) vsnprintf(why, size, fmt, ap);
+    va_end(ap);
+    return reason;
+}
+
+/* The constant input k when it is present with elements; *absent is set
+ * when the input is missing or empty (ONNX's way of leaving it out). */
+static const tsr_tensor *const_input(const tsr_node *n, size_t k, bool *absent, bool *dynamic) {
+    const tsr_value_info *v = k < odn_host->node_input_count(n) ? odn_host->node_input(n, k) : NULL;
+    *absent = *dynamic = false;
+    if (!v) {
+        *absent = true;
+        return NULL;
+    }
+    const tsr_tensor *t = odn_host->value_constant(v);
+    if (!t) {
+        /* a declared empty tensor is as good as absent */
+        int32_t r = odn_host->value_rank(v);
+        if (r == 1 && odn_host->value_dim(v, 0) == 0) *absent = true;
+        else *dynamic = true;
+        return NULL;
+    }
+    int64_t count = 1;
+    for (int32_t d = 0; d < t->rank; d++) count *= t->dims[d];
+    if (count == 0) *absent = true;
+    return count ? t : NULL;
+}
+
+static int64_t gcd64(int64_t a, int64_t b) {
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* True when some output index of an axis maps exactly halfway between two
+ * inputs: (y + 0.5) * in / out - 0.5 = k + 0.5, i.e. (2y + 1) * in is a
+ * multiple of 2 * out. Sets *at to the first such y. */
+static bool has_tie(int64_t in, int64_t out, int64_t *at) {
+    for (int64_t y = 0; y < out; y++)
+        if (((2 * y + 1) * in) % (2 * out) == 0) {
+            *at = y;
+            return true;
+        }
+    return false;
+}
+
+int odn_resize_check(const tsr_node *n, int32_t rank, const int64_t *in_dims, int64_t *out_dims, bool *linear,
+                     char *why, size_t size) {
+    if (odn_host->node_opset(n) < 11)
+        return decline(why, size, TSR_DECLINE_OPSET, "Resize before opset 11 maps coordinates asymmetrically");
+    bool nearest = odn_attr_string_is(n, "mode", "nearest", true);
+    *linear = odn_attr_string_is(n, "mode", "linear", false);
+    if (!nearest && !*linear) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "mode other than nearest or linear (oneDNN has no cubic)");
+    if (*linear && odn_attr_int(n, "antialias", 0) != 0) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "antialias");
+    bool pytorch = odn_attr_string_is(n, "coordinate_transformation_mode", "pytorch_half_pixel", false);
+    bool symmetric = odn_attr_string_is(n, "coordinate_transformation_mode", "half_pixel_symmetric", false);
+    if (!odn_attr_string_is(n, "coordinate_transformation_mode", "half_pixel", true) && !pytorch && !symmetric)
+        return decline(why, size, TSR_DECLINE_ATTRIBUTE,
+                       "coordinate_transformation_mode other than half_pixel, pytorch_half_pixel or half_pixel_symmetric");
+    bool prefer_ceil = odn_attr_string_is(n, "nearest_mode", "round_prefer_ceil", false);
+    if (nearest && !prefer_ceil && !odn_attr_string_is(n, "nearest_mode", "round_prefer_floor", true))
+        return decline(why, size, TSR_DECLINE_ATTRIBUTE, "nearest_mode floor or ceil (oneDNN rounds to nearest)");
+    if (rank < 3 || rank > 5) return decline(why, size, TSR_DECLINE_SHAPE, "rank %d: oneDNN resamples 1-3 spatial dims", (int)rank);
+
+    /* axes (opset 18): scales and sizes then cover only those axes */
+    int64_t axes[ODN_MAX_RANK] = {0};
+    size_t naxes = 0;
+    const int64_t *av = odn_attr_ints(n, "axes", &naxes);
+    if (naxes > (size_t)rank) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "axes has %zu values for rank %d", naxes, (int)rank);
+    for (size_t i = 0; i < naxes; i++) {
+        axes[i] = av[i] < 0 ? av[i] + rank : av[i];
+        if (axes[i] < 0 || axes[i] >= rank) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "axes value %lld out of range", (long long)av[i]);
+    }
+    if (!av) {
+        naxes = (size_t)rank;
+        for (int32_t d = 0; d < rank; d++) axes[d] = d;
+    }
+
+    bool s_absent, s_dyn, z_absent, z_dyn;
+    const tsr_tensor *S = const_input(n, 2, &s_absent, &s_dyn), *Z = const_input(n, 3, &z_absent, &z_dyn);
+    if (s_dyn || z_dyn) return decline(why, size, TSR_DECLINE_OTHER, "%s not a constant", s_dyn ? "scales" : "sizes");
+    if (!S == !Z) return decline(why, size, TSR_DECLINE_OTHER, "not exactly one of scales and sizes");
+    if (Z && !odn_attr_string_is(n, "keep_aspect_ratio_policy", "stretch", true))
+        return decline(why, size, TSR_DECLINE_ATTRIBUTE, "keep_aspect_ratio_policy other than stretch");
+    const tsr_tensor *T = S ? S : Z;
+    if (T->rank != 1 || T->dims[0] != (int64_t)naxes || T->elem_type != (S ? TSR_FLOAT : TSR_INT64) ||
+        T->nbytes < naxes * (S ? sizeof(float) : sizeof(int64_t)))
+        return decline(why, size, TSR_DECLINE_OTHER, "%s is not %zu %s values", S ? "scales" : "sizes", naxes,
+                       S ? "float" : "int64");
+
+    double scale[ODN_MAX_RANK];
+    for (int32_t d = 0; d < rank; d++) {
+        out_dims[d] = in_dims[d];
+        scale[d] = 1.0;
+    }
+    for (size_t i = 0; i < naxes; i++) {
+        int64_t a = axes[i], in = in_dims[a];
+        if (S) {
+            float f = ((const float *)S->data)[i];
+            if (!(f > 0) || !isfinite(f)) return decline(why, size, TSR_DECLINE_OTHER, "scales value %g not positive", (double)f);
+            /* the output size as ONNX Runtime and the reference take it */
+            out_dims[a] = (int64_t)floorf((float)in * f);
+            scale[a] = f;
+        } else {
+            out_dims[a] = ((const int64_t *)Z->data)[i];
+            scale[a] = in ? (double)out_dims[a] / (double)in : 1.0;
+        }
+    }
+    for (int32_t d = 0; d < rank; d++) {
+        int64_t in = in_dims[d], out = out_dims[d];
+        if (in < 1 || out < 1) return decline(why, size, TSR_DECLINE_SHAPE, "empty input or output on axis %d", (int)d);
+        if (d < 2) {
+            if (out != in || scale[d] != 1.0) return decline(why, size, TSR_DECLINE_SHAPE, "resizes axis %d (batch or channel)", (int)d);
+            continue;
+        }
+        /* ONNX's coordinate uses the scale it was given; oneDNN's uses
+         * out/in: equal up to float rounding of the scale */
+        if (fabs(scale[d] * (double)in - (double)out) > 1e-6 * (double)out)
+            return decline(why, size, TSR_DECLINE_ATTRIBUTE, "scales gives axis %d a fractional size %g (oneDNN maps by out/in)",
+                           (int)d, scale[d] * (double)in);
+        if (pytorch && out == 1) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "pytorch_half_pixel to a length-1 axis");
+        int64_t tie;
+        if (nearest && has_tie(in, out, &tie)) {
+            int64_t q = in / gcd64(in, out);
+            bool dyadic = (q & (q - 1)) == 0 && scale[d] == (double)out / (double)in;
+            if (!prefer_ceil || !dyadic)
+                return decline(why, size, TSR_DECLINE_ATTRIBUTE,
+                               "nearest_mode %s: output %lld of axis %d falls halfway between two inputs, where oneDNN rounds up",
+                               prefer_ceil ? "round_prefer_ceil with an inexact scale" : "round_prefer_floor", (long long)tie, (int)d);
+        }
+    }
+    return 0;
+}
+
+tsr_status *odn_build_resize(odn_plan *p, size_t index) {
+    const tsr_node *n = p->nodes[index];
+    odn_value *x = odn_plan_value(p, odn_host->node_input(n, 0));
+    odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
+    if (!x || !y || !x->produced || !x->mem) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: Resize inputs");
+    int64_t out_dims[ODN_MAX_RANK];
+    bool linear;
+    char why[256];
+    if (odn_resize_check(n, x->rank, x->dims, out_dims, &linear, why, sizeof why))
+        return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "%s", why);
+    dnnl_memory_t src = x->mem;
+    const dnnl_memory_desc_t *src_md = &x->md;
+    dnnl_memory_desc_t dst_md;
+    dnnl_dims_t dd;
+    for (int32_t i = 0; i < x->rank; i++) dd[i] = out_dims[i];
+    dnnl_status_t st;
+    if (y->output_index >= 0) {
+        /* src and dst in one layout family: plain */
+        tsr_status *s = odn_plan_plain_mem(p, x, n, &src);
+        if (s) return s;
+        dnnl_memory_get_memory_desc(src, &src_md);
+        st = odn_plain_md(&dst_md, x->rank, out_dims);
+    } else {
+        st = dnnl_memory_desc_init_by_tag(&dst_md, x->rank, dd, dnnl_f32, dnnl_format_tag_any);
+    }
+    if (st != dnnl_success) return odn_dnnl_error(n, "resampling layout", st);
+    dnnl_resampling_desc_t d;
+    st = dnnl_resampling_forward_desc_init(&d, dnnl_forward_inference, linear ? dnnl_resampling_linear : dnnl_resampling_nearest,
+                                           NULL, src_md, &dst_md);
+    if (st != dnnl_success) return odn_dnnl_error(n, "resampling setup", st);
+    dnnl_exec_arg_t args[ODN_MAX_ARGS] = {{DNNL_ARG_SRC, src}};
+    return odn_build_finish(p, n, &d, NULL, y, x->rank, out_dims, args, 1);
+}

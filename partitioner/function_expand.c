@@ -109,34 +109,6 @@ static const ir_attr *env_lookup(attr_env *env, const char *name) {
     return NULL;
 }
 
-/* Copies the body node's attributes to `dst`, resolving references; a
- * reference to an attribute nobody gives leaves the attribute out. */
-static tsr_status *copy_attrs(ir_node *dst, const ir_node *src, attr_env *env) {
-    if (!src->n_attrs) return NULL;
-    dst->attrs = calloc(src->n_attrs, sizeof(ir_attr));
-    if (!dst->attrs) return TSR_NO_MEMORY();
-    for (size_t i = 0; i < src->n_attrs; i++) {
-        const ir_attr *a = &src->attrs[i];
-        if (a->ref_attr_name) {
-            a = env_lookup(env, a->ref_attr_name);
-            if (!a && strncmp(src->attrs[i].ref_attr_name, SYNTH_PREFIX, strlen(SYNTH_PREFIX)) == 0)
-                return tsr_error(TSR_ERR_NOT_SUPPORTED,
-                                 "the body needs '%s' (a type or size of an input), which shape "
-                                 "inference does not know",
-                                 src->attrs[i].ref_attr_name);
-            if (!a) continue;
-            if (a->type != src->attrs[i].type && src->attrs[i].type != TSR_ATTR_UNDEFINED)
-                return tsr_error(TSR_ERR_INVALID_MODEL,
-                                 "attribute '%s' is referenced as another type",
-                                 src->attrs[i].ref_attr_name);
-        }
-        ir_attr *d = &dst->attrs[dst->n_attrs++];
-        if (!(d->name = strdup(src->attrs[i].name))) return TSR_NO_MEMORY();
-        TSR_TRY(attr_copy_value(d, a));
-    }
-    return NULL;
-}
-
 /* --- names ------------------------------------------------------------------ */
 
 static bool name_taken(const ir_graph *g, const char *name) {
@@ -165,6 +137,13 @@ static char *node_name(const char *base, const char *op, size_t k) {
     return s;
 }
 
+static char *join_name(const char *base, const char *part) {
+    size_t cap = strlen(base) + strlen(part) + 2;
+    char *s = malloc(cap);
+    if (s) snprintf(s, cap, "%s/%s", base, part);
+    return s;
+}
+
 static int64_t body_opset(const ir_function *f, const ir_model *m, const ir_node *bn) {
     for (size_t i = 0; i < f->n_opsets; i++)
         if (strcmp(f->opsets[i].domain ? f->opsets[i].domain : "", bn->domain) == 0)
@@ -173,43 +152,300 @@ static int64_t body_opset(const ir_function *f, const ir_model *m, const ir_node
     return ir_model_opset(m, bn->domain);
 }
 
-/* --- the splice --------------------------------------------------------------- */
+/* --- copying graphs ------------------------------------------------------------ */
 
-typedef struct value_map {
-    ir_value **to; /* indexed by body value index */
-} value_map;
+/* How the values of a source graph map to values of the graph being built.
+ * Source graphs: the function body (dst: the caller's graph), a graph
+ * attribute inside it (dst: its copy), the caller's own graph attribute
+ * (copied for an attribute reference, or spliced in for an `@attr` call). */
+typedef struct frame {
+    const ir_graph *src;
+    ir_graph *dst;
+    ir_value **to;    /* by source value index */
+    bool *set;        /* to[i] decided (NULL then means an omitted input) */
+    struct frame *up; /* maps src's outer values; NULL: they are the caller's graph's own */
+    bool from_fn;     /* src belongs to the function (attribute references, its opsets) */
+    const char *base; /* prefix of the names made in dst */
+} frame;
 
-static tsr_status *add_body_node(ir_graph *g, const ir_node *bn, const ir_function *f,
-                                 attr_env *env, value_map *vm, const char *base, const char *origin,
-                                 size_t k) {
-    ir_node *nn;
-    TSR_TRY(ir_graph_add_node(g, &nn));
-    if (!(nn->name = node_name(base, bn->op_type, k)) || !(nn->op_type = strdup(bn->op_type)) ||
-        !(nn->domain = strdup(bn->domain)) || !(nn->origin = strdup(origin)))
-        return TSR_NO_MEMORY();
-    nn->opset = body_opset(f, g->model, bn);
-    TSR_TRY(copy_attrs(nn, bn, env));
-    nn->inputs = calloc(bn->n_inputs + 1, sizeof(ir_value *));
-    nn->outputs = calloc(bn->n_outputs + 1, sizeof(ir_value *));
-    if (!nn->inputs || !nn->outputs) return TSR_NO_MEMORY();
-    nn->n_inputs = bn->n_inputs;
-    nn->n_outputs = bn->n_outputs;
-    for (size_t i = 0; i < bn->n_inputs; i++)
-        nn->inputs[i] = bn->inputs[i] ? vm->to[bn->inputs[i]->index] : NULL;
-    for (size_t i = 0; i < bn->n_outputs; i++) {
-        const ir_value *bv = bn->outputs[i];
-        if (!bv) continue;
-        ir_value *v = vm->to[bv->index];
-        if (!v) {
-            TSR_TRY(fresh_value(g, base, bv->name, &v));
-            vm->to[bv->index] = v;
+typedef struct expand_ctx {
+    const ir_function *f;
+    attr_env *env;
+    const char *origin;
+} expand_ctx;
+
+static tsr_status *frame_init(frame *fr, const ir_graph *src, ir_graph *dst, frame *up,
+                              bool from_fn, const char *base) {
+    *fr = (frame){src, dst, calloc(src->n_values + 1, sizeof(ir_value *)),
+                  calloc(src->n_values + 1, sizeof(bool)), up, from_fn, base};
+    return fr->to && fr->set ? NULL : TSR_NO_MEMORY();
+}
+
+static void frame_clear(frame *fr) {
+    free(fr->to);
+    free(fr->set);
+}
+
+/* p, a value of dst or of a graph enclosing it, as seen from dst: p itself
+ * or a placeholder (ir_graph_resolve makes one on each level between). */
+static tsr_status *visible(ir_graph *dst, ir_value *p, ir_value **out) {
+    if (p->index < dst->n_values && dst->values[p->index] == p) {
+        *out = p;
+        return NULL;
+    }
+    *out = ir_graph_resolve(dst, p->name);
+    if (!*out)
+        return tsr_error(TSR_ERR_INVALID_MODEL, "value '%s' is not in scope where the body reads it",
+                         p->name);
+    return NULL;
+}
+
+/* The dst value for source value v, made on first use: an outer value maps
+ * through the enclosing frame, a constant (an initializer of the caller's
+ * graph) is copied, anything else gets a fresh name. */
+static tsr_status *map_value(frame *fr, const ir_value *v, ir_value **out) {
+    *out = NULL;
+    if (!v) return NULL;
+    if (!fr) { /* a value of the caller's graph, or of one enclosing it */
+        *out = (ir_value *)v;
+        return NULL;
+    }
+    if (v->index >= fr->src->n_values || fr->src->values[v->index] != v)
+        return tsr_error(TSR_ERR_INVALID_MODEL, "value '%s' does not belong to graph '%s'", v->name,
+                         fr->src->name);
+    if (fr->set[v->index]) {
+        *out = fr->to[v->index];
+        return NULL;
+    }
+    ir_value *nv = NULL;
+    if (v->is_outer) {
+        ir_value *p;
+        TSR_TRY(map_value(fr->up, v->outer, &p));
+        if (p) TSR_TRY(visible(fr->dst, p, &nv));
+    } else {
+        TSR_TRY(fresh_value(fr->dst, fr->base, v->name, &nv));
+        if (!fr->from_fn) TSR_TRY(ir_type_copy(&nv->type, &v->type));
+        if (v->constant && !v->producer)
+            TSR_TRY(ir_tensor_clone(&v->constant->view, &nv->constant));
+    }
+    fr->to[v->index] = nv;
+    fr->set[v->index] = true;
+    *out = nv;
+    return NULL;
+}
+
+static tsr_status *emit_node(expand_ctx *cx, frame *fr, const ir_node *bn, size_t k);
+
+/* A copy of src as a graph attribute of a node of fr_parent->dst. up maps
+ * src's outer values (NULL: the caller's graph's). */
+static tsr_status *copy_graph(expand_ctx *cx, const ir_graph *src, frame *up, ir_graph *dst_parent,
+                              bool from_fn, const char *base, ir_graph **out) {
+    *out = NULL;
+    if (dst_parent->depth + 1 >= IR_MAX_GRAPH_DEPTH)
+        return tsr_error(TSR_ERR_INVALID_MODEL, "graph '%s' nested too deeply", src->name);
+    ir_graph *g = ir_graph_new(dst_parent->model, dst_parent, src->name);
+    if (!g) return TSR_NO_MEMORY();
+    frame fr;
+    tsr_status *st = frame_init(&fr, src, g, up, from_fn, base);
+    g->inputs = calloc(src->n_inputs + 1, sizeof(ir_value *));
+    g->outputs = calloc(src->n_outputs + 1, sizeof(ir_value *));
+    if (!st && (!g->inputs || !g->outputs)) st = TSR_NO_MEMORY();
+    for (size_t i = 0; i < src->n_inputs && !st; i++) {
+        st = map_value(&fr, src->inputs[i], &g->inputs[i]);
+        if (!st) {
+            g->inputs[i]->is_graph_input = true;
+            g->n_inputs++;
         }
+    }
+    for (size_t k = 0; k < src->n_nodes && !st; k++)
+        st = emit_node(cx, &fr, src->nodes[k], k);
+    for (size_t i = 0; i < src->n_outputs && !st; i++) {
+        st = map_value(&fr, src->outputs[i], &g->outputs[i]);
+        if (!st && !g->outputs[i])
+            st = tsr_error(TSR_ERR_INVALID_MODEL, "graph '%s' output %zu is an omitted input",
+                           src->name, i);
+        if (!st) {
+            g->outputs[i]->is_graph_output = true;
+            g->n_outputs++;
+        }
+    }
+    frame_clear(&fr);
+    if (st) {
+        ir_graph_free(g);
+        return st;
+    }
+    *out = g;
+    return NULL;
+}
+
+/* Copies the body node's attributes to `dst`, resolving references (in the
+ * function's own nodes); a reference to an attribute nobody gives leaves the
+ * attribute out. Graph attributes are copied with their outer values mapped. */
+static tsr_status *copy_attrs(expand_ctx *cx, frame *fr, ir_node *dst, const ir_node *src) {
+    if (!src->n_attrs) return NULL;
+    dst->attrs = calloc(src->n_attrs, sizeof(ir_attr));
+    if (!dst->attrs) return TSR_NO_MEMORY();
+    for (size_t i = 0; i < src->n_attrs; i++) {
+        const ir_attr *a = &src->attrs[i];
+        bool from_caller = false;
+        if (a->ref_attr_name && fr->from_fn) {
+            a = env_lookup(cx->env, a->ref_attr_name);
+            if (!a && strncmp(src->attrs[i].ref_attr_name, SYNTH_PREFIX, strlen(SYNTH_PREFIX)) == 0)
+                return tsr_error(TSR_ERR_NOT_SUPPORTED,
+                                 "the body needs '%s' (a type or size of an input), which shape "
+                                 "inference does not know",
+                                 src->attrs[i].ref_attr_name);
+            if (!a) continue;
+            if (a->type != src->attrs[i].type && src->attrs[i].type != TSR_ATTR_UNDEFINED)
+                return tsr_error(TSR_ERR_INVALID_MODEL,
+                                 "attribute '%s' is referenced as another type",
+                                 src->attrs[i].ref_attr_name);
+            from_caller = ir_node_attr(cx->env->caller, src->attrs[i].ref_attr_name) == a;
+        }
+        ir_attr *d = &dst->attrs[dst->n_attrs++];
+        if (!(d->name = strdup(src->attrs[i].name))) return TSR_NO_MEMORY();
+        if (a->graphs)
+            return tsr_error(TSR_ERR_NOT_SUPPORTED, "graph-list attribute '%s' in a function body",
+                             a->name);
+        if (a->g) {
+            d->type = TSR_ATTR_GRAPH;
+            char *base = join_name(fr->base, d->name);
+            if (!base) return TSR_NO_MEMORY();
+            /* The caller's graph reads the caller's values; the function's reads fr's. */
+            tsr_status *st = copy_graph(cx, a->g, from_caller ? NULL : fr, fr->dst,
+                                        !from_caller && fr->from_fn, base, &d->g);
+            free(base);
+            TSR_TRY(st);
+            continue;
+        }
+        TSR_TRY(attr_copy_value(d, a));
+    }
+    return NULL;
+}
+
+static tsr_status *add_node(expand_ctx *cx, frame *fr, const char *op, const char *domain,
+                            size_t k, ir_node **out) {
+    ir_node *nn;
+    TSR_TRY(ir_graph_add_node(fr->dst, &nn));
+    if (!(nn->name = node_name(fr->base, op, k)) || !(nn->op_type = strdup(op)) ||
+        !(nn->domain = strdup(domain)) || !(nn->origin = strdup(cx->origin)))
+        return TSR_NO_MEMORY();
+    *out = nn;
+    return NULL;
+}
+
+static tsr_status *set_outputs(ir_node *nn, ir_value *const *outs, size_t n) {
+    nn->outputs = calloc(n + 1, sizeof(ir_value *));
+    if (!nn->outputs) return TSR_NO_MEMORY();
+    nn->n_outputs = n;
+    for (size_t i = 0; i < n; i++) {
+        ir_value *v = outs[i];
+        if (!v) continue;
+        if (v->producer || v->is_graph_input || v->is_outer)
+            return tsr_error(TSR_ERR_INVALID_MODEL, "value '%s' would be made twice", v->name);
         v->producer = nn;
         v->producer_output = i;
         nn->outputs[i] = v;
     }
     return NULL;
 }
+
+/* out = Identity(in), in fr->dst. */
+static tsr_status *emit_identity(expand_ctx *cx, frame *fr, ir_value *in, ir_value *out, size_t k) {
+    ir_node *nn;
+    TSR_TRY(add_node(cx, fr, "Identity", "", k, &nn));
+    nn->opset = ir_model_opset(fr->dst->model, "");
+    if (!(nn->inputs = calloc(2, sizeof(ir_value *)))) return TSR_NO_MEMORY();
+    nn->inputs[0] = in;
+    nn->n_inputs = 1;
+    return set_outputs(nn, &out, 1);
+}
+
+/* `outs = @attr (ins)`: the caller's graph attribute spliced in, its inputs
+ * and outputs bound to ins and outs; when the caller gives none, outs are
+ * ins (the "no modification" that FlexAttention's score_mod means). */
+static tsr_status *emit_call(expand_ctx *cx, frame *fr, const ir_node *bn, size_t k) {
+    const char *name = bn->op_type + 1;
+    const ir_attr *a = ir_node_attr(cx->env->caller, name);
+    if (a && a->type != TSR_ATTR_GRAPH)
+        return tsr_error(TSR_ERR_INVALID_MODEL, "attribute '%s' is not a graph", name);
+    const ir_graph *g = a ? a->g : NULL;
+    if (!g) {
+        if (bn->n_inputs != bn->n_outputs)
+            return tsr_error(TSR_ERR_INVALID_MODEL,
+                             "call of absent graph '%s' needs as many inputs as outputs", name);
+        for (size_t i = 0; i < bn->n_inputs; i++) {
+            ir_value *in, *out;
+            TSR_TRY(map_value(fr, bn->inputs[i], &in));
+            TSR_TRY(map_value(fr, bn->outputs[i], &out));
+            if (!in || !out) return tsr_error(TSR_ERR_INVALID_MODEL, "call of '%s' with an omitted value", name);
+            TSR_TRY(emit_identity(cx, fr, in, out, k));
+        }
+        return NULL;
+    }
+    if (bn->n_inputs != g->n_inputs || bn->n_outputs != g->n_outputs)
+        return tsr_error(TSR_ERR_INVALID_MODEL,
+                         "graph attribute '%s' takes %zu inputs and makes %zu outputs; the body "
+                         "calls it with %zu and %zu",
+                         name, g->n_inputs, g->n_outputs, bn->n_inputs, bn->n_outputs);
+    char *base = join_name(fr->base, name);
+    if (!base) return TSR_NO_MEMORY();
+    frame cf;
+    tsr_status *st = frame_init(&cf, g, fr->dst, NULL, false, base);
+    for (size_t i = 0; i < g->n_inputs && !st; i++) {
+        ir_value *in;
+        st = map_value(fr, bn->inputs[i], &in);
+        cf.to[g->inputs[i]->index] = in;
+        cf.set[g->inputs[i]->index] = true;
+    }
+    /* Outputs made by the graph's nodes are made straight into outs. */
+    bool *direct = calloc(g->n_outputs + 1, sizeof(bool));
+    if (!st && !direct) st = TSR_NO_MEMORY();
+    for (size_t i = 0; i < g->n_outputs && !st; i++) {
+        const ir_value *ov = g->outputs[i];
+        if (!ov->producer || cf.set[ov->index]) continue;
+        st = map_value(fr, bn->outputs[i], &cf.to[ov->index]);
+        cf.set[ov->index] = direct[i] = true;
+    }
+    for (size_t j = 0; j < g->n_nodes && !st; j++)
+        st = emit_node(cx, &cf, g->nodes[j], j);
+    for (size_t i = 0; i < g->n_outputs && !st; i++) {
+        if (direct[i]) continue;
+        ir_value *in, *out;
+        st = map_value(&cf, g->outputs[i], &in);
+        if (!st) st = map_value(fr, bn->outputs[i], &out);
+        if (!st && (!in || !out))
+            st = tsr_error(TSR_ERR_INVALID_MODEL, "call of '%s' with an omitted value", name);
+        if (!st) st = emit_identity(cx, &cf, in, out, g->n_nodes + i);
+    }
+    free(direct);
+    frame_clear(&cf);
+    free(base);
+    return st;
+}
+
+static tsr_status *emit_node(expand_ctx *cx, frame *fr, const ir_node *bn, size_t k) {
+    if (fr->from_fn && bn->op_type[0] == '@') return emit_call(cx, fr, bn, k);
+    ir_node *nn;
+    TSR_TRY(add_node(cx, fr, bn->op_type, bn->domain, k, &nn));
+    nn->opset = fr->from_fn ? body_opset(cx->f, fr->dst->model, bn) : bn->opset;
+    TSR_TRY(copy_attrs(cx, fr, nn, bn));
+    nn->inputs = calloc(bn->n_inputs + 1, sizeof(ir_value *));
+    if (!nn->inputs) return TSR_NO_MEMORY();
+    nn->n_inputs = bn->n_inputs;
+    for (size_t i = 0; i < bn->n_inputs; i++)
+        TSR_TRY(map_value(fr, bn->inputs[i], &nn->inputs[i]));
+    ir_value **outs = calloc(bn->n_outputs + 1, sizeof(ir_value *));
+    if (!outs) return TSR_NO_MEMORY();
+    tsr_status *st = NULL;
+    for (size_t i = 0; i < bn->n_outputs && !st; i++)
+        st = map_value(fr, bn->outputs[i], &outs[i]);
+    if (!st) st = set_outputs(nn, outs, bn->n_outputs);
+    free(outs);
+    return st;
+}
+
+/* --- the splice --------------------------------------------------------------- */
 
 tsr_status *function_expand_append(ir_graph *g, ir_node *n, const ir_function *f, expansion *rec,
                                    size_t *first_new) {
@@ -229,24 +465,37 @@ tsr_status *function_expand_append(ir_graph *g, ir_node *n, const ir_function *f
     }
     char *base_copy = strdup(base);
     char *origin = strdup(n->origin ? n->origin : base);
-    value_map vm = {calloc(b->n_values + 1, sizeof(ir_value *))};
+    frame fr = {0};
     tsr_status *st = NULL;
-    if (!base_copy || !origin || !vm.to) {
+    if (!base_copy || !origin) {
         st = TSR_NO_MEMORY();
         goto out;
     }
-    for (size_t i = 0; i < n->n_inputs; i++)
-        vm.to[b->inputs[i]->index] = n->inputs[i];
+    if ((st = frame_init(&fr, b, g, NULL, true, base_copy)) != NULL) goto out;
+    /* Formal inputs are the node's (an omitted one maps to NULL); formal
+     * outputs the node's output values, which keep their names. */
+    for (size_t i = 0; i < b->n_inputs; i++) {
+        fr.to[b->inputs[i]->index] = i < n->n_inputs ? n->inputs[i] : NULL;
+        fr.set[b->inputs[i]->index] = true;
+    }
     for (size_t i = 0; i < n->n_outputs; i++) {
-        if (vm.to[b->outputs[i]->index] && n->outputs[i])
+        size_t bi = b->outputs[i]->index;
+        if (fr.set[bi] && n->outputs[i])
             st = tsr_error(TSR_ERR_NOT_SUPPORTED,
                            "node '%s' (%s): function output '%s' is also an input", n->name,
                            n->op_type, b->outputs[i]->name);
-        if (!st && n->outputs[i]) vm.to[b->outputs[i]->index] = n->outputs[i];
+        if (!st && n->outputs[i]) {
+            fr.to[bi] = n->outputs[i];
+            fr.set[bi] = true;
+        }
     }
+    /* The node's outputs get new producers below. */
+    for (size_t i = 0; i < n->n_outputs && !st; i++)
+        if (n->outputs[i] && n->outputs[i]->producer == n) n->outputs[i]->producer = NULL;
     attr_env env = {n, f, {0}};
+    expand_ctx cx = {f, &env, origin};
     for (size_t k = 0; k < b->n_nodes && !st; k++)
-        st = add_body_node(g, b->nodes[k], f, &env, &vm, base_copy, origin, k);
+        st = emit_node(&cx, &fr, b->nodes[k], k);
     if (st) {
         /* The graph is left half-built; the caller fails the whole partition. */
         st = tsr_error_wrap(st, "expanding node '%s' (%s)", n->name, n->op_type);
@@ -256,20 +505,20 @@ tsr_status *function_expand_append(ir_graph *g, ir_node *n, const ir_function *f
     rec->op = strdup(n->op_type);
     rec->domain = strdup(n->domain);
     rec->origin = n->origin ? strdup(n->origin) : NULL;
-    rec->body_nodes = b->n_nodes;
+    rec->body_nodes = g->n_nodes - *first_new;
     base_copy = NULL;
     if (!rec->op || !rec->domain || (n->origin && !rec->origin)) {
         st = TSR_NO_MEMORY();
         goto out;
     }
     for (size_t i = 0; i < n->n_outputs; i++)
-        if (n->outputs[i] && n->outputs[i]->producer == n)
+        if (n->outputs[i] && !n->outputs[i]->producer)
             st = tsr_error(TSR_ERR_INVALID_MODEL, "node '%s': output '%s' left without a producer",
                            n->name, n->outputs[i]->name);
 out:
     free(base_copy);
     free(origin);
-    free(vm.to);
+    frame_clear(&fr);
     return st;
 }
 

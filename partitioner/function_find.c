@@ -1,6 +1,7 @@
 /* Function-op expansion: which function defines a node's op (a model-local
  * function, or a built-in body chosen by opset and the node's attributes,
  * inputs and input ranks). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,12 +9,52 @@
 #include "onnx_text.h"
 #include "status.h"
 
-static const char *string_attr_or_default(const ir_node *n, const ir_function *f,
-                                          const char *name) {
+/* The value `when=NAME:VALUE` compares, as text in buf: a string
+ * attribute, an int attribute in decimal (the function's default counting
+ * for both), or a made-up one read from shape inference: `__type_X` (formal
+ * input X's element type number) and `__dim_X_A` (its size along axis A).
+ * NULL when unknown. */
+static const char *when_value(const ir_node *n, const ir_function *f, const char *name,
+                              char *buf, size_t cap) {
     const ir_attr *a = ir_node_attr(n, name);
     for (size_t i = 0; !a && f && i < f->n_attr_defaults; i++)
         if (strcmp(f->attr_defaults[i].name, name) == 0) a = &f->attr_defaults[i];
-    return a && a->type == TSR_ATTR_STRING && a->s ? a->s : NULL;
+    if (a && a->type == TSR_ATTR_STRING) return a->s;
+    if (a && a->type == TSR_ATTR_INT) {
+        snprintf(buf, cap, "%lld", (long long)a->i);
+        return buf;
+    }
+    if (a) return NULL;
+    bool want_type = strncmp(name, "__type_", 7) == 0, want_dim = strncmp(name, "__dim_", 6) == 0;
+    if (!want_type && !want_dim) return NULL;
+    const char *formal = name + (want_type ? 7 : 6);
+    size_t len = strlen(formal);
+    long axis = 0;
+    if (want_dim) {
+        const char *us = strrchr(formal, '_');
+        char *end;
+        if (!us) return NULL;
+        axis = strtol(us + 1, &end, 10);
+        if (end == us + 1 || *end || axis < 0) return NULL;
+        len = (size_t)(us - formal);
+    }
+    for (size_t k = 0; k < f->body->n_inputs && k < n->n_inputs; k++) {
+        const char *bn = f->body->inputs[k]->name;
+        const ir_value *v = n->inputs[k];
+        if (strlen(bn) != len || strncmp(bn, formal, len) != 0) continue;
+        if (!v || v->type.kind != IR_TYPE_TENSOR) return NULL;
+        long long x;
+        if (want_type)
+            x = v->type.elem_type;
+        else if (v->type.rank > axis && v->type.dims && v->type.dims[axis].value >= 0)
+            x = v->type.dims[axis].value;
+        else
+            return NULL;
+        if (x <= 0 && want_type) return NULL;
+        snprintf(buf, cap, "%lld", x);
+        return buf;
+    }
+    return NULL;
 }
 
 /* Whether each formal input named in `list` (comma-separated) is given to
@@ -110,8 +151,11 @@ tsr_status *function_find(const ir_node *n, ir_function **out, bool *owned) {
         TSR_TRY(onnx_text_parse_function(t->text, t->file, &f));
         bool applies = true;
         if (t->when_attr) {
-            const char *v = string_attr_or_default(n, f, t->when_attr);
-            applies = v && strcmp(v, t->when_value) == 0;
+            char buf[32];
+            const char *v = when_value(n, f, t->when_attr, buf, sizeof buf);
+            /* when=A:!V: A is known and is not V. */
+            bool negate = t->when_value[0] == '!';
+            applies = v && (strcmp(v, t->when_value + negate) == 0) != negate;
         }
         applies = applies && inputs_match(f, n, t->has_inputs, true) &&
                   inputs_match(f, n, t->lacks_inputs, false) &&

@@ -32,6 +32,8 @@ typedef struct parser {
     const char *line_start;
     token tok;
     tsr_status *err;
+    ir_function *fn;  /* the function being read (for its opset imports) */
+    ir_graph *scope;  /* the graph whose nodes are being read: the body or a graph attribute */
 } parser;
 
 static bool fail(parser *ps, const char *fmt, const char *arg) {
@@ -391,6 +393,8 @@ static bool parse_list(parser *ps, ir_attr *a, int32_t declared) {
     return next(ps);
 }
 
+static bool parse_graph_literal(parser *ps, ir_attr *a);
+
 /* The value after '=' (or a reference '@name'); `declared` is 0 when the
  * text gave no type. */
 static bool parse_attr_value(parser *ps, ir_attr *a, int32_t declared) {
@@ -401,6 +405,7 @@ static bool parse_attr_value(parser *ps, ir_attr *a, int32_t declared) {
         a->type = declared;
         return take_ident(ps, &a->ref_attr_name);
     }
+    if (declared == TSR_ATTR_GRAPH) return parse_graph_literal(ps, a);
     if (is_punct(ps, '[')) return parse_list(ps, a, declared);
     if (ps->tok.kind == T_STRING) {
         a->type = TSR_ATTR_STRING;
@@ -413,7 +418,8 @@ static bool parse_attr_value(parser *ps, ir_attr *a, int32_t declared) {
     } else if (ps->tok.kind == T_IDENT && elem_by_name(ps->tok.text)) {
         return parse_tensor(ps, a);
     } else if (is_punct(ps, '{')) {
-        return fail(ps, "graph-valued attributes are not supported", NULL);
+        return fail(ps, "graph-valued attributes are not supported in this form; write "
+                        "'name: graph = G (inputs) => (outputs) { ... }'", NULL);
     } else {
         token v;
         if (!take_number(ps, &v)) return false;
@@ -535,8 +541,31 @@ static bool parse_fn_attrs(parser *ps, ir_function *f) {
     return next(ps);
 }
 
+/* The value a node input names: one of the graph's own, else (in a graph
+ * attribute) one of an enclosing graph's, which must be made before the node
+ * that holds the attribute (that node is the last one read in its graph);
+ * else a new value, which check_graph later requires some earlier node to make. */
+static bool input_value(parser *ps, ir_graph *g, const char *name, ir_value **out) {
+    if ((*out = ir_graph_find(g, name)) != NULL) return true;
+    for (ir_graph *anc = g->parent; anc; anc = anc->parent) {
+        ir_value *o = ir_graph_find(anc, name);
+        if (!o) continue;
+        bool made = o->is_graph_input || o->is_outer ||
+                    (o->producer && o->producer != anc->nodes[anc->n_nodes - 1]);
+        if (!made) return fail(ps, "'%s' is read before anything makes it", name);
+        if ((*out = ir_graph_resolve(g, name)) == NULL) {
+            ps->err = TSR_NO_MEMORY();
+            return false;
+        }
+        return true;
+    }
+    tsr_status *st = ir_graph_value(g, name, out);
+    if (st) ps->err = st;
+    return !st;
+}
+
 /* `( a, b )` into values of the body; empty or "" entries become NULL when
- * allow_empty. */
+ * allow_empty (node inputs, which may also name values of enclosing graphs). */
 static bool parse_value_list(parser *ps, ir_graph *body, ir_value ***out, size_t *n,
                              bool allow_empty) {
     if (!expect(ps, '(')) return false;
@@ -555,10 +584,14 @@ static bool parse_value_list(parser *ps, ir_graph *body, ir_value ***out, size_t
         if (!empty) {
             if (ps->tok.kind != T_IDENT)
                 return fail(ps, "expected a name, found '%s'", tok_desc(&ps->tok));
-            tsr_status *st = ir_graph_value(body, ps->tok.text, &v);
-            if (st) {
-                ps->err = st;
-                return false;
+            if (allow_empty) {
+                if (!input_value(ps, body, ps->tok.text, &v)) return false;
+            } else {
+                tsr_status *st = ir_graph_value(body, ps->tok.text, &v);
+                if (st) {
+                    ps->err = st;
+                    return false;
+                }
             }
         }
         if (!empty || ps->tok.kind == T_STRING)
@@ -576,8 +609,8 @@ static int64_t opset_of(const ir_function *f, const char *domain) {
     return 0;
 }
 
-static bool parse_node(parser *ps, ir_function *f) {
-    ir_graph *body = f->body;
+static bool parse_node(parser *ps) {
+    ir_graph *body = ps->scope;
     ir_node *n;
     tsr_status *st = ir_graph_add_node(body, &n);
     if (st) {
@@ -593,12 +626,16 @@ static bool parse_node(parser *ps, ir_function *f) {
     for (;;) {
         if (ps->tok.kind != T_IDENT)
             return fail(ps, "expected an output name, found '%s'", tok_desc(&ps->tok));
+        /* ONNX names are unique across nested graphs: no shadowing. */
+        for (const ir_graph *anc = body->parent; anc; anc = anc->parent)
+            if (ir_graph_find(anc, ps->tok.text))
+                return fail(ps, "'%s' is already a value of an enclosing graph", ps->tok.text);
         ir_value *v;
         if ((st = ir_graph_value(body, ps->tok.text, &v)) != NULL) {
             ps->err = st;
             return false;
         }
-        if (v->producer) return fail(ps, "'%s' is produced twice", ps->tok.text);
+        if (v->producer || v->is_outer) return fail(ps, "'%s' is produced twice", ps->tok.text);
         if (!grow(ps, (void **)&n->outputs, sizeof(ir_value *), n->n_outputs)) return false;
         v->producer = n;
         v->producer_output = n->n_outputs;
@@ -608,6 +645,21 @@ static bool parse_node(parser *ps, ir_function *f) {
         if (!next(ps)) return false;
     }
     if (!expect(ps, '=')) return false;
+    if (is_punct(ps, '@')) {
+        /* `outs = @g (ins)`: a call of the caller's graph attribute g, which
+         * function_expand.c splices in with its inputs and outputs bound. */
+        if (!next(ps)) return false;
+        if (ps->tok.kind != T_IDENT)
+            return fail(ps, "expected a graph attribute name, found '%s'", tok_desc(&ps->tok));
+        size_t len = strlen(ps->tok.text) + 2;
+        if (!(n->op_type = malloc(len)) || !(n->domain = strdup(""))) {
+            ps->err = TSR_NO_MEMORY();
+            return false;
+        }
+        snprintf(n->op_type, len, "@%s", ps->tok.text);
+        if (!next(ps)) return false;
+        return parse_value_list(ps, body, &n->inputs, &n->n_inputs, true);
+    }
     /* [domain.]Op: the last dotted part is the op. */
     char qual[OTX_MAX_TOKEN] = "";
     for (;;) {
@@ -630,7 +682,7 @@ static bool parse_node(parser *ps, ir_function *f) {
         ps->err = TSR_NO_MEMORY();
         return false;
     }
-    n->opset = opset_of(f, n->domain);
+    n->opset = opset_of(ps->fn, n->domain);
     if (is_punct(ps, '<')) {
         if (!next(ps)) return false;
         while (!is_punct(ps, '>')) {
@@ -645,16 +697,19 @@ static bool parse_node(parser *ps, ir_function *f) {
     return parse_value_list(ps, body, &n->inputs, &n->n_inputs, true);
 }
 
-/* Every node input must be a formal input or made by an earlier node. */
-static bool check_body(parser *ps, ir_function *f) {
-    ir_graph *b = f->body;
+/* Every node input must be an input of its graph, made by an earlier node,
+ * or (in a graph attribute) a value of an enclosing graph, which
+ * input_value checked when it was read. */
+static bool check_graph(parser *ps, ir_graph *b) {
     for (size_t i = 0; i < b->n_inputs; i++)
         b->inputs[i]->is_graph_input = true;
     for (size_t i = 0; i < b->n_nodes; i++) {
         const ir_node *n = b->nodes[i];
+        for (size_t k = 0; k < n->n_attrs; k++)
+            if (n->attrs[k].g && !check_graph(ps, n->attrs[k].g)) return false;
         for (size_t k = 0; k < n->n_inputs; k++) {
             const ir_value *v = n->inputs[k];
-            if (!v || v->is_graph_input) continue;
+            if (!v || v->is_graph_input || v->is_outer) continue;
             if (!v->producer || v->producer->index >= i) {
                 char msg[OTX_MAX_TOKEN + 64];
                 snprintf(msg, sizeof msg, "node %zu (%s) reads '%s' before anything makes it", i,
@@ -666,9 +721,50 @@ static bool check_body(parser *ps, ir_function *f) {
     for (size_t i = 0; i < b->n_outputs; i++) {
         ir_value *v = b->outputs[i];
         v->is_graph_output = true;
-        if (!v->producer) return fail(ps, "output '%s' is made by no node", v->name);
+        /* A graph attribute may pass an input through (a Loop's condition). */
+        if (!v->producer && !(b->parent && v->is_graph_input))
+            return fail(ps, "output '%s' is made by no node", v->name);
     }
     return true;
+}
+
+/* `[name] (in1, in2) => (out1) { nodes }`: a graph attribute of a body node.
+ * Its inputs are untyped (shape inference gives them the types the op
+ * binds); its nodes may read values of the enclosing graphs. */
+static bool parse_graph_literal(parser *ps, ir_attr *a) {
+    char name[OTX_MAX_TOKEN] = "graph";
+    if (ps->tok.kind == T_IDENT) {
+        snprintf(name, sizeof name, "%s", ps->tok.text);
+        if (!next(ps)) return false;
+    }
+    if (!ps->scope) return fail(ps, "a graph attribute outside a function body", NULL);
+    if (ps->scope->depth + 1 >= IR_MAX_GRAPH_DEPTH) return fail(ps, "graphs nested too deeply", NULL);
+    a->type = TSR_ATTR_GRAPH;
+    ir_graph *g = a->g = ir_graph_new(NULL, ps->scope, name);
+    if (!g) {
+        ps->err = TSR_NO_MEMORY();
+        return false;
+    }
+    if (!parse_value_list(ps, g, &g->inputs, &g->n_inputs, false)) return false;
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        if (g->inputs[i]->is_graph_input) return fail(ps, "input '%s' listed twice", g->inputs[i]->name);
+        for (const ir_graph *anc = g->parent; anc; anc = anc->parent)
+            if (ir_graph_find(anc, g->inputs[i]->name))
+                return fail(ps, "'%s' is already a value of an enclosing graph", g->inputs[i]->name);
+        g->inputs[i]->is_graph_input = true;
+    }
+    if (ps->tok.kind != T_ARROW) return fail(ps, "expected '=>', found '%s'", tok_desc(&ps->tok));
+    if (!next(ps)) return false;
+    if (!parse_value_list(ps, g, &g->outputs, &g->n_outputs, false)) return false;
+    if (!expect(ps, '{')) return false;
+    ir_graph *outer = ps->scope;
+    ps->scope = g;
+    while (!is_punct(ps, '}')) {
+        if (ps->tok.kind == T_END) return fail(ps, "missing '}' at the end of a graph", NULL);
+        if (!parse_node(ps)) return false;
+    }
+    ps->scope = outer;
+    return next(ps);
 }
 
 static bool parse_function(parser *ps, ir_function *f) {
@@ -681,6 +777,8 @@ static bool parse_function(parser *ps, ir_function *f) {
         ps->err = TSR_NO_MEMORY();
         return false;
     }
+    ps->fn = f;
+    ps->scope = f->body;
     if (!parse_value_list(ps, f->body, &f->body->inputs, &f->body->n_inputs, false)) return false;
     if (ps->tok.kind != T_ARROW) return fail(ps, "expected '=>', found '%s'", tok_desc(&ps->tok));
     if (!next(ps)) return false;
@@ -693,12 +791,12 @@ static bool parse_function(parser *ps, ir_function *f) {
     if (!expect(ps, '{')) return false;
     while (!is_punct(ps, '}')) {
         if (ps->tok.kind == T_END) return fail(ps, "missing '}' at the end of the body", NULL);
-        if (!parse_node(ps, f)) return false;
+        if (!parse_node(ps)) return false;
     }
     if (!next(ps)) return false;
     if (ps->tok.kind != T_END)
         return fail(ps, "unexpected '%s' after the function", tok_desc(&ps->tok));
-    return check_body(ps, f);
+    return check_graph(ps, f->body);
 }
 
 tsr_status *onnx_text_parse_function(const char *text, const char *what, ir_function **out) {
@@ -707,7 +805,7 @@ tsr_status *onnx_text_parse_function(const char *text, const char *what, ir_func
     ir_function *f = calloc(1, sizeof *f);
     if (!f) return TSR_NO_MEMORY();
     f->domain = strdup("");
-    parser ps = {text, text, what ? what : "function", 1, text, {0}, NULL};
+    parser ps = {text, text, what ? what : "function", 1, text, {0}, NULL, NULL, NULL};
     if (!f->domain)
         ps.err = TSR_NO_MEMORY();
     else

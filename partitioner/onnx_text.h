@@ -10,8 +10,11 @@
  * Supported: the header keys domain and opset_import, function attributes
  * with or without defaults, nodes `outs = [domain.]Op <attrs> (ins)` with
  * int / float / string / list / tensor literal values and attribute
- * references (`name: type = @ref`), omitted inputs (empty or ""), and `#`
- * comments. Graph-valued attributes are refused. */
+ * references (`name: type = @ref`), omitted inputs (empty or ""), `#`
+ * comments, graph attributes written `name: graph = G (ins) => (outs) { nodes }`
+ * (untyped inputs; their nodes may read the enclosing graphs' values), and
+ * calls of the caller's graph attributes, `outs = @attr (ins)`, which the
+ * expander splices in. */
 #ifndef TESSERA_ONNX_TEXT_H
 #define TESSERA_ONNX_TEXT_H
 

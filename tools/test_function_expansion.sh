@@ -2,7 +2,7 @@
 # Proves function-op expansion on the conformance data: for every function op
 # with a body in partitioner/functions/, runs its conformance cases (not the
 # _expanded ones) twice with the reference provider: as is, and told to
-# decline the op (exclude_ops), which forces the body through the
+# decline the op (option decline), which forces the body through the
 # partitioner. Prints per op: cases, passing as is, passing expanded; then a
 # total. Exits 1 when a case that passes as is fails expanded.
 #
@@ -20,6 +20,7 @@ TESSERA="$BUILD/bin/tessera"
 # without a folder is in node/). pytorch-converted's PReLU cases are left out:
 # they use opset 6, whose PRelu broadcasts differently and has no body.
 CASES='
+AffineGrid test_affine_grid
 Attention test_attention
 BlackmanWindow test_blackmanwindow
 CastLike test_castlike
@@ -29,6 +30,7 @@ CenterCropPad test_center_crop_pad
 Clip test_clip
 DynamicQuantizeLinear test_dynamicquantizelinear
 Elu test_elu pytorch-converted/test_ELU
+FlexAttention test_flexattention
 Gelu test_gelu
 GreaterOrEqual test_greater_equal
 GroupNormalization test_group_normalization
@@ -39,6 +41,7 @@ HardSwish test_hardswish
 LayerNormalization test_layer_normalization
 LeakyRelu test_leakyrelu pytorch-converted/test_LeakyReLU
 LessOrEqual test_less_equal
+LinearAttention test_linear_attention
 LogSoftmax test_logsoftmax pytorch-converted/test_LogSoftmax pytorch-converted/test_log_softmax
 MeanVarianceNormalization test_mvn
 Mish test_mish
@@ -68,7 +71,7 @@ passes() { # op-or-empty case-dirs... -> prints the names that pass
     local op=$1
     shift
     local opt=()
-    [ -n "$op" ] && opt=(--provider-option "reference:exclude_ops=$op")
+    [ -n "$op" ] && opt=(--provider-option "reference:decline=$op")
     "$TESSERA" test -p reference "${opt[@]}" "$@" 2>/dev/null | awk '$1 == "PASS" {print $2}'
 }
 

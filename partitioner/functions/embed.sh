@@ -8,8 +8,9 @@
 #   # tessera: since=N [until=M] [domain=D] [when=ATTR:VALUE] [has=IN1,IN2] [lacks=IN3]
 #               [hasattr=A1,A2] [lacksattr=A3] [rank=INPUT:R]
 # saying for which opsets of the op it is valid and, for ops whose body
-# depends on a string attribute or on whether an optional input is given,
-# for which value.
+# depends on an attribute, an input's type or size (when=__type_X:N,
+# when=__dim_X_A:N; when=ATTR:!VALUE negates) or on whether an optional
+# input is given, for which value.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 out="$here/../function_texts.c"

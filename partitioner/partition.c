@@ -307,7 +307,7 @@ static tsr_status *place_and_claim(ir_graph *g, provider_inst *const *provs, siz
         bool *chosen = malloc(g->n_nodes * n_provs + 1);
         size_t moved = 0;
         if (!choice || !chosen) s = TSR_NO_MEMORY();
-        if (!s) s = placement_choose(g, provs, n_provs, allowed, pol, choice, &moved);
+        if (!s) s = placement_choose(g, provs, n_provs, allowed, pol, choice, &moved, out);
         if (!s) {
             memcpy(chosen, allowed, g->n_nodes * n_provs);
             for (size_t i = 0; i < g->n_nodes; i++)

@@ -76,5 +76,15 @@ void partition_free(partition *p);
  * declines. malloc'd. */
 char *partition_text(const partition *p, const ir_graph *g, provider_inst *const *provs,
                      size_t n_provs);
+/* The same as JSON (docs/partition.schema.json): providers with devices,
+ * pieces, copies, expansions, declines, totals. malloc'd; NULL when out of
+ * memory. */
+char *partition_json(const partition *p, const ir_graph *g, provider_inst *const *provs,
+                     size_t n_provs);
+/* The same as a Graphviz digraph: one cluster per piece, nodes coloured by
+ * provider, copies as dashed red edges, host boxes, a legend. malloc'd;
+ * NULL when out of memory. */
+char *partition_dot(const partition *p, const ir_graph *g, provider_inst *const *provs,
+                    size_t n_provs);
 
 #endif

@@ -154,7 +154,21 @@ static bool all_on(const placer *pl, const size_t *set, size_t n, size_t p) {
     return true;
 }
 
-static tsr_status *survey(placer *pl, provider_inst *const *provs, const bool *allowed) {
+/* Keeps a provider's reason for a node, as the claims that follow would. */
+static tsr_status *keep_decline(partition *out, ir_node *node, size_t prov, int32_t reason,
+                                char **text) {
+    for (size_t k = 0; k < out->n_declines; k++)
+        if (out->declines[k].node == node && out->declines[k].prov_index == prov) return NULL;
+    declined *nd = realloc(out->declines, sizeof *nd * (out->n_declines + 1));
+    if (!nd) return TSR_NO_MEMORY();
+    out->declines = nd;
+    nd[out->n_declines++] = (declined){node, prov, reason, *text};
+    *text = NULL;
+    return NULL;
+}
+
+static tsr_status *survey(placer *pl, provider_inst *const *provs, const bool *allowed,
+                          partition *out) {
     ir_graph *g = pl->g;
     ir_node **pending = malloc(sizeof *pending * (g->n_nodes + 1));
     if (!pending) return TSR_NO_MEMORY();
@@ -196,6 +210,9 @@ static tsr_status *survey(placer *pl, provider_inst *const *provs, const bool *a
             for (size_t k = 0; k < ce->n; k++) nodes[k] = ce->nodes[k]->index;
             ng[pl->n_groups++] = (group){p, ce->n, nodes};
         }
+        for (size_t d = 0; d < sink.n_declines && !s; d++)
+            s = keep_decline(out, sink.declines[d].node, p, sink.declines[d].reason,
+                             &sink.declines[d].text);
         claim_sink_clear(&sink);
     }
     free(pending);
@@ -363,7 +380,7 @@ static void placer_free(placer *pl) {
 
 tsr_status *placement_choose(ir_graph *g, provider_inst *const *provs, size_t n_provs,
                              const bool *allowed, const placement_policy *pol, size_t *choice,
-                             size_t *n_moved) {
+                             size_t *n_moved, partition *out) {
     size_t n = g->n_nodes;
     *n_moved = 0;
     for (size_t i = 0; i < n; i++) choice[i] = SIZE_MAX;
@@ -387,7 +404,7 @@ tsr_status *placement_choose(ir_graph *g, provider_inst *const *provs, size_t n_
         double dflt = DEFAULT_NODE_S + (f > 0 ? f / DEFAULT_FLOPS_PER_S : 0.0);
         for (size_t p = 0; p < n_provs; p++) pl.cost[i * n_provs + p] = dflt;
     }
-    if ((s = survey(&pl, provs, allowed)) || (s = build_consumers(&pl))) goto out;
+    if ((s = survey(&pl, provs, allowed, out)) || (s = build_consumers(&pl))) goto out;
     /* The fallback runs only what nobody else can. */
     for (size_t i = 0; i < n && pol->fallback < n_provs; i++) {
         bool other = false;

@@ -11,11 +11,12 @@
  * node i should go to, or SIZE_MAX to leave it to the claims in list order;
  * *n_moved counts the nodes whose choice differs from list order. Each
  * provider is asked once for its claims over every node it may run; the
- * claims themselves are made afterwards by the partitioner.
+ * claims themselves are made afterwards by the partitioner. The reasons
+ * providers give for the nodes they decline go to out->declines.
  */
 tsr_status *placement_choose(ir_graph *g, provider_inst *const *provs, size_t n_provs,
                              const bool *allowed, const placement_policy *policy, size_t *choice,
-                             size_t *n_moved);
+                             size_t *n_moved, partition *out);
 
 /* Whether placement_choose would ask anything: a cost policy, a fallback,
  * or providers on more than one memory. */

@@ -1,8 +1,10 @@
 /*
- * tessera partition MODEL [-p LIST] [--assign NODE_OR_OP=PROVIDER]... —
+ * tessera partition MODEL [-p LIST] [--assign NODE_OR_OP=PROVIDER]...
+ *                   [--format text|json|dot] —
  * how a session would split MODEL: its pieces and providers, the copies
  * where pieces on different memories meet, function expansions and every
- * provider's declines, without running anything.
+ * provider's declines, without running anything. Text for people, JSON for
+ * tools (docs/partition.schema.json), DOT for Graphviz.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +19,12 @@ static void help(FILE *f) {
             "Creates a session for MODEL (providers claim, pieces compile) and prints\n"
             "the pieces with their providers, the copies between memories, the function\n"
             "ops expanded and why providers declined nodes. Runs nothing.\n"
-            "\n");
+            "\n"
+            "  --format text|json|dot\n"
+            "                         text: a table (default); json: one object for\n"
+            "                         tools (docs/partition.schema.json); dot: a Graphviz\n"
+            "                         graph coloured by provider, e.g.\n"
+            "                         tessera partition m.onnx --format dot | dot -Tsvg > m.svg\n");
     cli_print_common_help(f, true);
 }
 
@@ -25,6 +32,7 @@ int cmd_partition(int argc, char **argv) {
     cli_common common;
     cli_common_init(&common);
     const char *model = NULL;
+    const char *format = "text";
     int rc = CLI_EXIT_OK;
     for (int i = 1; i < argc && rc == CLI_EXIT_OK; i++) {
         const char *arg = argv[i];
@@ -32,6 +40,18 @@ int cmd_partition(int argc, char **argv) {
             help(stdout);
             cli_common_free(&common);
             return CLI_EXIT_OK;
+        }
+        bool bad = false;
+        const char *v = cli_option_value(argc, argv, &i, NULL, "--format", &bad);
+        if (bad) {
+            rc = CLI_EXIT_USAGE;
+            continue;
+        }
+        if (v) {
+            if (strcmp(v, "text") != 0 && strcmp(v, "json") != 0 && strcmp(v, "dot") != 0)
+                rc = cli_usage_error("partition", "--format must be text, json or dot, not '%s'", v);
+            format = v;
+            continue;
         }
         int r = cli_parse_common(&common, argc, argv, &i, true);
         if (r < 0) rc = CLI_EXIT_USAGE;
@@ -57,7 +77,9 @@ int cmd_partition(int argc, char **argv) {
         char what[1100];
         snprintf(what, sizeof what, "loading %s", model);
         cli_report_status(what, st);
-    } else if ((st = tsr_session_assignment_text(s, &text))) {
+    } else if ((st = format[0] == 'j'   ? tsr_session_assignment_json(s, &text)
+                     : format[0] == 'd' ? tsr_session_assignment_dot(s, &text)
+                                        : tsr_session_assignment_text(s, &text))) {
         rc = CLI_EXIT_FAIL;
         cli_report_status("assignment", st);
     } else {

@@ -288,6 +288,22 @@ TSR_EXPORT tsr_status *tsr_session_options_set_policy(tsr_session_options *optio
 TSR_EXPORT tsr_status *tsr_session_options_set_fallback(tsr_session_options *options,
                                                        const char *provider);
 
+/* --- assignment as data --- */
+/* The assignment of tsr_session_assignment_text as one JSON object (schema:
+ * docs/partition.schema.json): "providers" (name, version, devices),
+ * "pieces" (id, provider, nodes, ops, inputs, outputs), "copies" (tensor,
+ * bytes or null, from_piece and to_piece, null for the host side),
+ * "expanded" (function ops replaced by their bodies), "declined" (node, op,
+ * provider, reason) and "totals". UTF-8; names are escaped. *out is
+ * malloc'd; the caller frees it with free(). */
+TSR_EXPORT tsr_status *tsr_session_assignment_json(const tsr_session *session, char **out);
+/* The same as a Graphviz digraph (DOT): one cluster per piece labelled with
+ * its id and provider, nodes filled with their provider's colour and
+ * labelled name and op, a legend, data edges, copies between memories as
+ * dashed red edges labelled with tensor and bytes, graph inputs and outputs
+ * as host boxes. *out is malloc'd; the caller frees it with free(). */
+TSR_EXPORT tsr_status *tsr_session_assignment_dot(const tsr_session *session, char **out);
+
 #ifdef __cplusplus
 }
 #endif

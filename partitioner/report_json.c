@@ -1,0 +1,263 @@
+/* The assignment as JSON, for tools: providers with their devices, pieces,
+ * copies between memories, function expansions and declines. The shape is
+ * docs/partition.schema.json; docs/partition.md describes it. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "partition.h"
+#include "report_buf.h"
+#include "report_copies.h"
+#include "tessera/tessera.h"
+
+static const char *device_kind(int32_t k) {
+    switch (k) {
+    case TSR_DEVICE_CPU: return "cpu";
+    case TSR_DEVICE_GPU: return "gpu";
+    case TSR_DEVICE_ACCELERATOR: return "accelerator";
+    default: return "other";
+    }
+}
+
+static const char *decline_code(int32_t r) {
+    switch (r) {
+    case TSR_DECLINE_OP: return "op";
+    case TSR_DECLINE_TYPE: return "type";
+    case TSR_DECLINE_SHAPE: return "shape";
+    case TSR_DECLINE_ATTRIBUTE: return "attribute";
+    case TSR_DECLINE_OPSET: return "opset";
+    default: return "other";
+    }
+}
+
+static void json_piece_ref(report_buf *b, size_t piece) {
+    if (piece == REPORT_HOST) rb_printf(b, "null");
+    else rb_printf(b, "%zu", piece);
+}
+
+/* What the provider says about its devices; a device it cannot describe is
+ * listed with the provider's error instead of failing the whole report. */
+static void json_devices(report_buf *b, const provider_inst *pi) {
+    rb_printf(b, "[");
+    for (size_t d = 0; d < pi->n_devices; d++) {
+        tsr_device_info info;
+        memset(&info, 0, sizeof info);
+        info.struct_size = sizeof info;
+        tsr_status *st = pi->plugin->vt->device_info(pi->state, d, &info);
+        rb_printf(b, "%s{\"index\":%zu,", d ? "," : "", d);
+        if (st) {
+            rb_printf(b, "\"error\":");
+            rb_json_string(b, tsr_status_message(st));
+            tsr_status_free(st);
+        } else {
+            rb_printf(b, "\"name\":");
+            rb_json_string(b, info.name);
+            rb_printf(b, ",\"vendor\":");
+            rb_json_string(b, info.vendor);
+            rb_printf(b, ",\"kind\":\"%s\",\"memory\":\"%s\",\"memory_bytes\":", device_kind(info.kind),
+                      info.memory_kind == TSR_MEMORY_DEVICE ? "device" : "host");
+            if (info.memory_bytes) rb_printf(b, "%" PRIu64, info.memory_bytes);
+            else rb_printf(b, "null");
+            if (info.details) {
+                rb_printf(b, ",\"details\":");
+                rb_json_string(b, info.details);
+            }
+        }
+        rb_printf(b, "}");
+    }
+    rb_printf(b, "]");
+}
+
+static void json_providers(report_buf *b, provider_inst *const *provs, size_t n_provs) {
+    rb_printf(b, "\"providers\":[");
+    for (size_t i = 0; i < n_provs; i++) {
+        const provider_inst *pi = provs[i];
+        rb_printf(b, "%s\n  {\"name\":", i ? "," : "");
+        rb_json_string(b, pi->name);
+        rb_printf(b, ",\"version\":");
+        rb_json_string(b, pi->plugin->vt->version);
+        rb_printf(b, ",\"memory\":\"%s\",\"devices\":",
+                  pi->memory_kind == TSR_MEMORY_DEVICE ? "device" : "host");
+        json_devices(b, pi);
+        rb_printf(b, "}");
+    }
+    rb_printf(b, "\n]");
+}
+
+static void json_names(report_buf *b, ir_value *const *vals, size_t n) {
+    rb_printf(b, "[");
+    for (size_t k = 0; k < n; k++) {
+        if (k) rb_printf(b, ",");
+        rb_json_string(b, vals[k]->name);
+    }
+    rb_printf(b, "]");
+}
+
+static void json_pieces(report_buf *b, const partition *p, provider_inst *const *provs) {
+    rb_printf(b, "\"pieces\":[");
+    for (size_t i = 0; i < p->n_pieces; i++) {
+        const piece *pc = &p->pieces[i];
+        const struct tsr_graph *v = pc->view;
+        rb_printf(b, "%s\n  {\"id\":%zu,\"provider\":", i ? "," : "", i);
+        rb_json_string(b, provs[pc->prov_index]->name);
+        /* ops[k] is the op of nodes[k], so the two read side by side. */
+        rb_printf(b, ",\"nodes\":[");
+        for (size_t k = 0; k < v->n_nodes; k++) {
+            if (k) rb_printf(b, ",");
+            rb_json_string(b, v->nodes[k]->name);
+        }
+        rb_printf(b, "],\"ops\":[");
+        for (size_t k = 0; k < v->n_nodes; k++) {
+            if (k) rb_printf(b, ",");
+            rb_json_string(b, v->nodes[k]->op_type);
+        }
+        rb_printf(b, "],\"inputs\":");
+        json_names(b, v->inputs, v->n_inputs);
+        rb_printf(b, ",\"outputs\":");
+        json_names(b, v->outputs, v->n_outputs);
+        rb_printf(b, "}");
+    }
+    rb_printf(b, "\n]");
+}
+
+static void json_copies(report_buf *b, const report_copy *c, size_t n) {
+    rb_printf(b, "\"copies\":[");
+    for (size_t i = 0; i < n; i++) {
+        rb_printf(b, "%s\n  {\"tensor\":", i ? "," : "");
+        rb_json_string(b, c[i].value->name);
+        rb_printf(b, ",\"bytes\":");
+        if (c[i].bytes_known) rb_printf(b, "%" PRIu64, c[i].bytes);
+        else rb_printf(b, "null");
+        rb_printf(b, ",\"from_piece\":");
+        json_piece_ref(b, c[i].from_piece);
+        rb_printf(b, ",\"to_piece\":");
+        json_piece_ref(b, c[i].to_piece);
+        rb_printf(b, ",\"from_memory\":");
+        rb_json_string(b, c[i].from ? c[i].from->name : "host");
+        rb_printf(b, ",\"to_memory\":");
+        rb_json_string(b, c[i].to ? c[i].to->name : "host");
+        if (c[i].once_per_session) rb_printf(b, ",\"once_per_session\":true");
+        rb_printf(b, "}");
+    }
+    rb_printf(b, "%s]", n ? "\n" : "");
+}
+
+/* Whether node n of the final graph came from expansion e: a top-level
+ * record owns every node whose origin is its node (nested expansions
+ * included); a nested one (e->origin set) the nodes named "<its node>/...". */
+static bool from_expansion(const ir_node *n, const expansion *e) {
+    if (!n->origin) return false;
+    if (!e->origin) return strcmp(n->origin, e->node) == 0;
+    size_t l = strlen(e->node);
+    return strcmp(n->origin, e->origin) == 0 && strncmp(n->name, e->node, l) == 0 &&
+           n->name[l] == '/';
+}
+
+static void json_expanded(report_buf *b, const partition *p, const ir_graph *g) {
+    rb_printf(b, "\"expanded\":[");
+    for (size_t i = 0; i < p->n_expanded; i++) {
+        const expansion *e = &p->expanded[i];
+        rb_printf(b, "%s\n  {\"node\":", i ? "," : "");
+        rb_json_string(b, e->node);
+        rb_printf(b, ",\"op\":");
+        rb_json_string(b, e->op);
+        rb_printf(b, ",\"domain\":");
+        rb_json_string(b, e->domain);
+        if (e->origin) {
+            rb_printf(b, ",\"inside\":");
+            rb_json_string(b, e->origin);
+        }
+        rb_printf(b, ",\"body_size\":%zu,\"body_nodes\":[", e->body_nodes);
+        size_t k = 0;
+        for (size_t j = 0; j < g->n_nodes; j++) {
+            if (!from_expansion(g->nodes[j], e)) continue;
+            if (k++) rb_printf(b, ",");
+            rb_json_string(b, g->nodes[j]->name);
+        }
+        rb_printf(b, "]}");
+    }
+    rb_printf(b, "%s]", p->n_expanded ? "\n" : "");
+}
+
+static void json_declined(report_buf *b, const partition *p, provider_inst *const *provs) {
+    rb_printf(b, "\"declined\":[");
+    for (size_t i = 0; i < p->n_declines; i++) {
+        const declined *d = &p->declines[i];
+        rb_printf(b, "%s\n  {\"node\":", i ? "," : "");
+        rb_json_string(b, d->node->name);
+        rb_printf(b, ",\"op\":");
+        rb_json_string(b, d->node->op_type);
+        rb_printf(b, ",\"provider\":");
+        rb_json_string(b, provs[d->prov_index]->name);
+        rb_printf(b, ",\"code\":\"%s\",\"reason\":", decline_code(d->reason));
+        rb_json_string(b, d->text);
+        rb_printf(b, "}");
+    }
+    rb_printf(b, "%s]", p->n_declines ? "\n" : "");
+}
+
+/* Counts for a glance: copy_bytes is what every run moves (copies of known
+ * size); constants kept on a device after the first run are counted apart. */
+static void json_totals(report_buf *b, const partition *p, const ir_graph *g,
+                        provider_inst *const *provs, size_t n_provs, const report_copy *c,
+                        size_t n_copies) {
+    uint64_t per_run = 0, once = 0;
+    size_t unknown = 0;
+    for (size_t i = 0; i < n_copies; i++) {
+        if (!c[i].bytes_known) unknown++;
+        else if (c[i].once_per_session) once += c[i].bytes;
+        else per_run += c[i].bytes;
+    }
+    rb_printf(b, "\"totals\":{\"pieces\":%zu,\"nodes\":%zu,\"nodes_per_provider\":{", p->n_pieces,
+              g->n_nodes);
+    for (size_t i = 0; i < n_provs; i++) {
+        size_t n = 0;
+        for (size_t k = 0; k < p->n_pieces; k++)
+            if (p->pieces[k].prov_index == i) n += p->pieces[k].view->n_nodes;
+        if (i) rb_printf(b, ",");
+        rb_json_string(b, provs[i]->name);
+        rb_printf(b, ":%zu", n);
+    }
+    rb_printf(b,
+              "},\"copies\":%zu,\"copy_bytes\":%" PRIu64 ",\"once_per_session_bytes\":%" PRIu64
+              ",\"copies_of_unknown_size\":%zu,\"expanded\":%zu,\"declined\":%zu}",
+              n_copies, per_run, once, unknown, p->n_expanded, p->n_declines);
+}
+
+/* What placed the nodes: the policy, the fallback provider, and how many
+ * nodes went against list order. */
+static void json_placement(report_buf *b, const partition *p, provider_inst *const *provs,
+                           size_t n_provs) {
+    const char *policy = p->policy.kind == PLACE_COST    ? "cost"
+                         : p->policy.kind == PLACE_FIRST ? "first"
+                                                         : "order";
+    rb_printf(b, "\"placement\":{\"policy\":\"%s\",\"fallback\":", policy);
+    if (p->policy.fallback < n_provs) rb_json_string(b, provs[p->policy.fallback]->name);
+    else rb_printf(b, "null");
+    rb_printf(b, ",\"moved\":%zu}", p->n_moved);
+}
+
+char *partition_json(const partition *p, const ir_graph *g, provider_inst *const *provs,
+                     size_t n_provs) {
+    report_copy *copies = NULL;
+    size_t n_copies = 0;
+    if (!report_copies(p, provs, &copies, &n_copies)) return NULL;
+    report_buf b = {0};
+    rb_printf(&b, "{");
+    json_providers(&b, provs, n_provs);
+    rb_printf(&b, ",\n");
+    json_pieces(&b, p, provs);
+    rb_printf(&b, ",\n");
+    json_copies(&b, copies, n_copies);
+    rb_printf(&b, ",\n");
+    json_expanded(&b, p, g);
+    rb_printf(&b, ",\n");
+    json_declined(&b, p, provs);
+    rb_printf(&b, ",\n");
+    json_totals(&b, p, g, provs, n_provs, copies, n_copies);
+    rb_printf(&b, ",\n");
+    json_placement(&b, p, provs, n_provs);
+    rb_printf(&b, "}\n");
+    free(copies);
+    return rb_finish(&b);
+}

@@ -49,17 +49,19 @@ static tsr_status *constant_copy(graph_plan *gp, const ir_value *v, const rt_ten
     return NULL;
 }
 
+/* mirrors[i]: value i copied into another memory during this run, kept
+ * until its last reader, so a value several pieces on a device read (a
+ * residual input, say) crosses once per run, not once per piece. */
 static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, size_t pi,
-                             rt_tensor *slots, const exec_hooks *hooks) {
+                             rt_tensor *slots, rt_tensor *mirrors, const exec_hooks *hooks) {
     const piece *pc = &gp->part.pieces[pi];
     const struct tsr_graph *v = pc->view;
     provider_inst *prov = provs[pc->prov_index];
     const tsr_tensor **ins = calloc(v->n_inputs + 1, sizeof *ins);
     const tsr_value **vals = calloc(v->n_inputs + 1, sizeof *vals);
-    rt_tensor *copies = calloc(v->n_inputs + 1, sizeof *copies);
     rt_tensor *outs = calloc(v->n_outputs + 1, sizeof *outs);
     tsr_status *st = NULL;
-    if (!ins || !vals || !copies || !outs) {
+    if (!ins || !vals || !outs) {
         st = TSR_NO_MEMORY();
         goto done;
     }
@@ -80,10 +82,15 @@ static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, 
             if ((st = constant_copy((graph_plan *)gp, iv, slot, prov, &cached))) break;
             slot = cached;
         } else if (!readable_by(slot, prov)) {
-            double t0 = hooks ? exec_now() : 0;
-            if ((st = rt_tensor_copy_to(&copies[k], slot, prov))) break;
-            if (hooks && hooks->copy_done) hooks->copy_done(hooks->user, gp, pi, iv, slot, &copies[k], t0, exec_now());
-            slot = &copies[k];
+            rt_tensor *m = &mirrors[iv->index];
+            if (!rt_present(m) || !readable_by(m, prov)) {
+                /* A third memory replaces the mirror: rare, and still correct. */
+                rt_tensor_release(m);
+                double t0 = hooks ? exec_now() : 0;
+                if ((st = rt_tensor_copy_to(m, slot, prov))) break;
+                if (hooks && hooks->copy_done) hooks->copy_done(hooks->user, gp, pi, iv, slot, m, t0, exec_now());
+            }
+            slot = m;
         }
         if (slot->value) vals[k] = slot->value;
         else ins[k] = &slot->view;
@@ -112,18 +119,17 @@ static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, 
         /* Liveness: drop what no later piece reads. */
         for (size_t k = 0; k < v->n_inputs; k++) {
             const ir_value *iv = v->inputs[k];
-            if (gp->last_use[iv->index] == pi && !iv->is_graph_output)
+            if (gp->last_use[iv->index] == pi && !iv->is_graph_output) {
                 rt_tensor_release(&slots[iv->index]);
+                rt_tensor_release(&mirrors[iv->index]);
+            }
         }
     }
 done:
-    if (copies)
-        for (size_t k = 0; k < v->n_inputs; k++) rt_tensor_release(&copies[k]);
     if (outs)
         for (size_t k = 0; k < v->n_outputs; k++) rt_tensor_release(&outs[k]);
     free(ins);
     free(vals);
-    free(copies);
     free(outs);
     return st;
 }
@@ -151,7 +157,12 @@ tsr_status *graph_run_hooked(const graph_plan *p, provider_inst *const *provs,
                              const exec_hooks *hooks, rt_tensor *outputs) {
     const ir_graph *g = p->g;
     rt_tensor *slots = calloc(g->n_values + 1, sizeof *slots);
-    if (!slots) return TSR_NO_MEMORY();
+    rt_tensor *mirrors = calloc(g->n_values + 1, sizeof *mirrors);
+    if (!slots || !mirrors) {
+        free(slots);
+        free(mirrors);
+        return TSR_NO_MEMORY();
+    }
     for (size_t i = 0; i < g->n_values; i++) {
         const ir_value *v = g->values[i];
         if (v->constant && !v->producer) rt_tensor_borrow(&slots[i], &v->constant->view);
@@ -159,12 +170,18 @@ tsr_status *graph_run_hooked(const graph_plan *p, provider_inst *const *provs,
     for (size_t i = 0; i < g->n_inputs; i++)
         if (rt_present(&inputs[i])) rt_tensor_borrow_slot(&slots[g->inputs[i]->index], &inputs[i]);
     tsr_status *st = bind_outer(g, outer, slots);
-    for (size_t pi = 0; pi < p->part.n_pieces && !st; pi++) st = run_piece(p, provs, pi, slots, hooks);
+    for (size_t pi = 0; pi < p->part.n_pieces && !st; pi++) st = run_piece(p, provs, pi, slots, mirrors, hooks);
     for (size_t o = 0; o < g->n_outputs && !st; o++) {
         rt_tensor *slot = &slots[g->outputs[o]->index];
         bool on_device = !slot->value && slot->view.memory_kind == TSR_MEMORY_DEVICE;
         if (!rt_present(slot)) {
             st = tsr_error(TSR_ERR_RUNTIME, "graph output '%s' was not computed", g->outputs[o]->name);
+        } else if (to_host && on_device && rt_present(&mirrors[g->outputs[o]->index]) &&
+                   !mirrors[g->outputs[o]->index].value && !mirrors[g->outputs[o]->index].borrowed &&
+                   mirrors[g->outputs[o]->index].view.memory_kind == TSR_MEMORY_HOST) {
+            /* A host piece already read it back this run. */
+            rt_tensor_move(&outputs[o], &mirrors[g->outputs[o]->index]);
+            rt_tensor_borrow_slot(&mirrors[g->outputs[o]->index], &outputs[o]);
         } else if (!slot->borrowed && !(to_host && on_device)) {
             /* Hand the owned result over; a second output naming the same
              * value gets a copy. */
@@ -179,7 +196,11 @@ tsr_status *graph_run_hooked(const graph_plan *p, provider_inst *const *provs,
                                  exec_now());
         }
     }
-    for (size_t i = 0; i < g->n_values; i++) rt_tensor_release(&slots[i]);
+    for (size_t i = 0; i < g->n_values; i++) {
+        rt_tensor_release(&mirrors[i]);
+        rt_tensor_release(&slots[i]);
+    }
+    free(mirrors);
     free(slots);
     if (st)
         for (size_t o = 0; o < g->n_outputs; o++) rt_tensor_release(&outputs[o]);

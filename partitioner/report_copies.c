@@ -62,6 +62,14 @@ static bool push(report_copy **arr, size_t *n, size_t *cap, report_copy c) {
     return true;
 }
 
+/* Whether v already crossed into memory `to`: the executor keeps such a
+ * copy until v's last reader, so later readers there share it. */
+static bool already(const report_copy *arr, size_t n, const ir_value *v, const provider_inst *to) {
+    for (size_t i = 0; i < n; i++)
+        if (arr[i].value == v && arr[i].to == to) return true;
+    return false;
+}
+
 bool report_copies(const partition *p, provider_inst *const *provs, report_copy **out,
                    size_t *count) {
     report_copy *arr = NULL;
@@ -73,7 +81,7 @@ bool report_copies(const partition *p, provider_inst *const *provs, report_copy 
         for (size_t k = 0; k < v->n_inputs && ok; k++) {
             const ir_value *iv = v->inputs[k];
             const provider_inst *from = report_holder(p, provs, iv);
-            if (from == to) continue;
+            if (from == to || already(arr, n, iv, to)) continue;
             report_copy c = {.value = iv,
                              .from_piece = report_producer_piece(p, iv),
                              .to_piece = i,
@@ -88,7 +96,7 @@ bool report_copies(const partition *p, provider_inst *const *provs, report_copy 
         const provider_inst *from = memory_of(provs, p->pieces[i].prov_index);
         if (!from) continue;
         for (size_t k = 0; k < v->n_outputs && ok; k++) {
-            if (!v->outputs[k]->is_graph_output) continue;
+            if (!v->outputs[k]->is_graph_output || already(arr, n, v->outputs[k], NULL)) continue;
             report_copy c = {.value = v->outputs[k], .from_piece = i, .to_piece = REPORT_HOST,
                              .from = from, .to = NULL};
             ok = push(&arr, &n, &cap, c);

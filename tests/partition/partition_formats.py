@@ -360,8 +360,9 @@ def make_weird_names_model(path):
 def expected_copies(model, j, device_provs):
     """The copies a run makes, derived from the model and the placement the
     JSON reports: a piece reads a value held in another memory (the memory of
-    the provider whose piece produced it; host for inputs and initializers),
-    a graph output produced in device memory is read back."""
+    the provider whose piece produced it; host for inputs and initializers)
+    and no earlier piece in its memory copied it this run; a graph output
+    produced in device memory is read back unless a host piece already did."""
     g = model.graph
     piece_of = {n: p["id"] for p in j["pieces"] for n in p["nodes"]}
     mem = {p["id"]: (p["provider"] if p["provider"] in device_provs else "host") for p in j["pieces"]}
@@ -372,7 +373,8 @@ def expected_copies(model, j, device_provs):
     inits = {i.name for i in g.initializer}
     sizes = static_bytes(model)
     want = []
-    for p in j["pieces"]:
+    crossed = set()  # (tensor, memory) copied so far, in run order
+    for p in sorted(j["pieces"], key=lambda q: q["id"]):
         reads = []
         for n in g.node:
             if piece_of[n.name] == p["id"]:
@@ -380,11 +382,12 @@ def expected_copies(model, j, device_provs):
         for t in reads:
             src = made_by.get(t)
             src_mem = mem[src] if src is not None else "host"
-            if src_mem != mem[p["id"]]:
+            if src_mem != mem[p["id"]] and (t, mem[p["id"]]) not in crossed:
+                crossed.add((t, mem[p["id"]]))
                 want.append((t, src, p["id"], sizes.get(t), t in inits and mem[p["id"]] != "host"))
     for o in g.output:
         src = made_by.get(o.name)
-        if src is not None and mem[src] != "host":
+        if src is not None and mem[src] != "host" and (o.name, "host") not in crossed:
             want.append((o.name, src, None, sizes.get(o.name), False))
     return sorted(want, key=repr)
 

@@ -106,7 +106,7 @@ tsr_status *cf_slice(const tsr_tensor *t, int32_t axis, int64_t index, ir_tensor
     if (axis < 0 || axis >= t->rank || index < 0 || index >= t->dims[axis])
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "slice %lld along axis %d is out of range",
                          (long long)index, (int)axis);
-    size_t esize;
+    size_t esize = 0;
     TSR_TRY(elem_size(t->elem_type, &esize));
     int64_t dims[IR_MAX_RANK];
     size_t outer = 1, inner = 1;
@@ -145,7 +145,7 @@ tsr_status *cf_stack(const rt_tensor *parts, size_t n, int32_t axis, bool revers
             return tsr_error(TSR_ERR_INVALID_ARGUMENT, "scan output %zu has a different shape or type than the first", i);
     }
     if (axis < 0 || axis > f->rank) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "stack axis %d out of range", (int)axis);
-    size_t esize;
+    size_t esize = 0;
     TSR_TRY(elem_size(f->elem_type, &esize));
     int64_t dims[IR_MAX_RANK + 1];
     size_t outer = 1, inner = 1;

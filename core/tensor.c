@@ -98,9 +98,10 @@ tsr_status *ir_tensor_clone(const tsr_tensor *src, ir_tensor **out) {
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "tensor is not in host memory");
     TSR_TRY(ir_tensor_new(src->elem_type, src->rank, src->dims, &t));
     if (src->nbytes != t->nbytes) {
+        size_t need = t->nbytes;
         ir_tensor_free(t);
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "tensor holds %zu bytes, its shape needs %zu",
-                         src->nbytes, t->nbytes);
+                         src->nbytes, need);
     }
     if (src->elem_type == TSR_STRING) {
         const tsr_string *s = src->data;

@@ -7,10 +7,9 @@
 
 #include "status.h"
 
-/* Attributes the expander makes up for context-dependent bodies (ONNX
- * builds those bodies from the node's input types and shapes):
- * "__type_<formal input>" is that input's element type, "__dim_<formal
- * input>_<axis>" its size along axis, both from shape inference. */
+/* Names of the attributes the expander makes up for context-dependent
+ * bodies (function_synth_attr in function_expand.h); SYNTH_PREFIX marks a
+ * reference the body cannot do without. */
 #define SYNTH_PREFIX "__"
 #define SYNTH_TYPE_PREFIX "__type_"
 #define SYNTH_DIM_PREFIX "__dim_"
@@ -62,8 +61,43 @@ static tsr_status *attr_copy_value(ir_attr *dst, const ir_attr *a) {
     return NULL;
 }
 
+bool function_synth_attr(const ir_node *n, const ir_function *f, const char *name,
+                         int64_t *value) {
+    bool want_type = strncmp(name, SYNTH_TYPE_PREFIX, strlen(SYNTH_TYPE_PREFIX)) == 0;
+    bool want_dim = strncmp(name, SYNTH_DIM_PREFIX, strlen(SYNTH_DIM_PREFIX)) == 0;
+    if (!want_type && !want_dim) return false;
+    const char *formal = name + strlen(want_type ? SYNTH_TYPE_PREFIX : SYNTH_DIM_PREFIX);
+    size_t formal_len = strlen(formal);
+    long axis = 0;
+    if (want_dim) {
+        /* The axis follows the last '_': formal input names may hold '_'. */
+        const char *us = strrchr(formal, '_');
+        char *end;
+        if (!us || !us[1]) return false;
+        axis = strtol(us + 1, &end, 10);
+        if (*end || axis < 0 || axis >= IR_MAX_RANK) return false;
+        formal_len = (size_t)(us - formal);
+    }
+    const ir_graph *b = f->body;
+    for (size_t i = 0; i < b->n_inputs && i < n->n_inputs; i++) {
+        const ir_value *v = n->inputs[i];
+        const char *bn = b->inputs[i]->name;
+        if (!v || strlen(bn) != formal_len || strncmp(bn, formal, formal_len) != 0) continue;
+        if (v->type.kind != IR_TYPE_TENSOR) return false;
+        if (want_type) {
+            if (v->type.elem_type <= 0) return false;
+            *value = v->type.elem_type;
+        } else {
+            if (v->type.rank <= axis || !v->type.dims || v->type.dims[axis].value < 0) return false;
+            *value = v->type.dims[axis].value;
+        }
+        return true;
+    }
+    return false;
+}
+
 /* What an attribute reference names: the caller's attribute, else the
- * function's default, else (for __type_X) the element type of formal input X. */
+ * function's default, else a made-up one (function_synth_attr). */
 typedef struct attr_env {
     const ir_node *caller;
     const ir_function *f;
@@ -75,38 +109,12 @@ static const ir_attr *env_lookup(attr_env *env, const char *name) {
     if (a) return a;
     for (size_t i = 0; i < env->f->n_attr_defaults; i++)
         if (strcmp(env->f->attr_defaults[i].name, name) == 0) return &env->f->attr_defaults[i];
-    bool want_type = strncmp(name, SYNTH_TYPE_PREFIX, strlen(SYNTH_TYPE_PREFIX)) == 0;
-    bool want_dim = strncmp(name, SYNTH_DIM_PREFIX, strlen(SYNTH_DIM_PREFIX)) == 0;
-    if (!want_type && !want_dim) return NULL;
-    const char *formal = name + strlen(want_type ? SYNTH_TYPE_PREFIX : SYNTH_DIM_PREFIX);
-    size_t formal_len = strlen(formal);
-    long axis = 0;
-    if (want_dim) {
-        const char *us = strrchr(formal, '_');
-        char *end;
-        if (!us || !us[1]) return NULL;
-        axis = strtol(us + 1, &end, 10);
-        if (*end || axis < 0 || axis >= IR_MAX_RANK) return NULL;
-        formal_len = (size_t)(us - formal);
-    }
-    const ir_graph *b = env->f->body;
-    for (size_t i = 0; i < b->n_inputs && i < env->caller->n_inputs; i++) {
-        const ir_value *v = env->caller->inputs[i];
-        const char *bn = b->inputs[i]->name;
-        if (!v || strlen(bn) != formal_len || strncmp(bn, formal, formal_len) != 0) continue;
-        if (v->type.kind != IR_TYPE_TENSOR) return NULL;
-        memset(&env->synth, 0, sizeof env->synth);
-        env->synth.type = TSR_ATTR_INT;
-        if (want_type) {
-            if (v->type.elem_type == 0) return NULL;
-            env->synth.i = v->type.elem_type;
-        } else {
-            if (v->type.rank <= axis || !v->type.dims || v->type.dims[axis].value < 0) return NULL;
-            env->synth.i = v->type.dims[axis].value;
-        }
-        return &env->synth;
-    }
-    return NULL;
+    int64_t x;
+    if (!function_synth_attr(env->caller, env->f, name, &x)) return NULL;
+    memset(&env->synth, 0, sizeof env->synth);
+    env->synth.type = TSR_ATTR_INT;
+    env->synth.i = x;
+    return &env->synth;
 }
 
 /* --- names ------------------------------------------------------------------ */

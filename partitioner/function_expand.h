@@ -13,8 +13,14 @@ typedef struct function_text {
     const char *op_type;
     int64_t since;            /* first opset of the op the body is valid for */
     int64_t until;            /* last such opset; 0 for no limit */
-    const char *when_attr;    /* body applies only when this string attribute ... */
-    const char *when_value;   /* ... has this value (its default counts); NULL: always */
+    /* `when=ATTR:VALUE`: the body applies only when the node's ATTR, a string or
+     * int attribute (the function's default counting; an int compares in
+     * decimal) or a made-up one (function_synth_attr: __type_X, __dim_X_A),
+     * is known and reads VALUE; a VALUE written "!V" holds when ATTR is known
+     * and is not V. An unknown ATTR (absent without default, another type,
+     * not inferred) satisfies neither form. NULL: no condition. */
+    const char *when_attr;
+    const char *when_value;
     const char *has_inputs;   /* body applies only when these formal inputs are given, */
     const char *lacks_inputs; /* and these omitted (comma-separated; NULL: no condition) */
     const char *has_attrs;    /* likewise for attributes the node gives, */
@@ -38,6 +44,23 @@ typedef struct expansion {
     size_t total_nodes; /* for a top-level record: nodes in the graph that came from it,
                          * nested expansions included (set by the partitioner) */
 } expansion;
+
+/* Whether the conditions of built-in entry t (when=, has=/lacks=,
+ * hasattr=/lacksattr=, rank=; not its op, domain or opsets) hold for n, f
+ * being t's parsed body (its attribute defaults and formal input names). */
+bool function_text_conditions_hold(const function_text *t, const ir_node *n,
+                                   const ir_function *f);
+
+/* Attributes made up for context-dependent bodies (ONNX builds those from
+ * the node's input types and shapes): "__type_<formal input>" is the element
+ * type of n's input bound to that formal input of f, "__dim_<formal
+ * input>_<axis>" its size along axis (a decimal number), both from shape
+ * inference. True with *value set when `name` is such a name and shape
+ * inference knows the number; false when it is not, when f has no such
+ * formal input or n omits it, or when the type or size is unknown. Body
+ * attribute references (@__type_X) and when= conditions both read them. */
+bool function_synth_attr(const ir_node *n, const ir_function *f, const char *name,
+                         int64_t *value);
 
 /* The function for `n`, or *out NULL when its op is not a function: a
  * model-local function matching its domain and op first, then a built-in

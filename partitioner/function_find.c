@@ -11,8 +11,7 @@
 
 /* The value `when=NAME:VALUE` compares, as text in buf: a string
  * attribute, an int attribute in decimal (the function's default counting
- * for both), or a made-up one read from shape inference: `__type_X` (formal
- * input X's element type number) and `__dim_X_A` (its size along axis A).
+ * for both), or a made-up one (function_synth_attr: __type_X, __dim_X_A).
  * NULL when unknown. */
 static const char *when_value(const ir_node *n, const ir_function *f, const char *name,
                               char *buf, size_t cap) {
@@ -24,37 +23,10 @@ static const char *when_value(const ir_node *n, const ir_function *f, const char
         snprintf(buf, cap, "%lld", (long long)a->i);
         return buf;
     }
-    if (a) return NULL;
-    bool want_type = strncmp(name, "__type_", 7) == 0, want_dim = strncmp(name, "__dim_", 6) == 0;
-    if (!want_type && !want_dim) return NULL;
-    const char *formal = name + (want_type ? 7 : 6);
-    size_t len = strlen(formal);
-    long axis = 0;
-    if (want_dim) {
-        const char *us = strrchr(formal, '_');
-        char *end;
-        if (!us) return NULL;
-        axis = strtol(us + 1, &end, 10);
-        if (end == us + 1 || *end || axis < 0) return NULL;
-        len = (size_t)(us - formal);
-    }
-    for (size_t k = 0; k < f->body->n_inputs && k < n->n_inputs; k++) {
-        const char *bn = f->body->inputs[k]->name;
-        const ir_value *v = n->inputs[k];
-        if (strlen(bn) != len || strncmp(bn, formal, len) != 0) continue;
-        if (!v || v->type.kind != IR_TYPE_TENSOR) return NULL;
-        long long x;
-        if (want_type)
-            x = v->type.elem_type;
-        else if (v->type.rank > axis && v->type.dims && v->type.dims[axis].value >= 0)
-            x = v->type.dims[axis].value;
-        else
-            return NULL;
-        if (x <= 0 && want_type) return NULL;
-        snprintf(buf, cap, "%lld", x);
-        return buf;
-    }
-    return NULL;
+    int64_t x;
+    if (a || !function_synth_attr(n, f, name, &x)) return NULL;
+    snprintf(buf, cap, "%lld", (long long)x);
+    return buf;
 }
 
 /* Whether each formal input named in `list` (comma-separated) is given to
@@ -103,6 +75,20 @@ static bool text_applies(const function_text *t, const ir_node *n) {
     return true;
 }
 
+bool function_text_conditions_hold(const function_text *t, const ir_node *n,
+                                   const ir_function *f) {
+    if (t->when_attr) {
+        char buf[32];
+        const char *v = when_value(n, f, t->when_attr, buf, sizeof buf);
+        /* when=A:!V: A is known and is not V. */
+        bool negate = t->when_value[0] == '!';
+        if (!v || (strcmp(v, t->when_value + negate) == 0) == negate) return false;
+    }
+    return inputs_match(f, n, t->has_inputs, true) && inputs_match(f, n, t->lacks_inputs, false) &&
+           attrs_match(n, t->has_attrs, true) && attrs_match(n, t->lacks_attrs, false) &&
+           rank_matches(f, n, t->rank_input, t->rank);
+}
+
 /* The model-local function for op_type in domain, as an index; n_functions when none. */
 static size_t local_function(const ir_model *m, const char *domain, const char *op_type) {
     for (size_t i = 0; m && i < m->n_functions; i++) {
@@ -149,19 +135,7 @@ tsr_status *function_find(const ir_node *n, ir_function **out, bool *owned) {
         if (!text_applies(t, n)) continue;
         ir_function *f;
         TSR_TRY(onnx_text_parse_function(t->text, t->file, &f));
-        bool applies = true;
-        if (t->when_attr) {
-            char buf[32];
-            const char *v = when_value(n, f, t->when_attr, buf, sizeof buf);
-            /* when=A:!V: A is known and is not V. */
-            bool negate = t->when_value[0] == '!';
-            applies = v && (strcmp(v, t->when_value + negate) == 0) != negate;
-        }
-        applies = applies && inputs_match(f, n, t->has_inputs, true) &&
-                  inputs_match(f, n, t->lacks_inputs, false) &&
-                  attrs_match(n, t->has_attrs, true) && attrs_match(n, t->lacks_attrs, false) &&
-                  rank_matches(f, n, t->rank_input, t->rank);
-        if (!applies) {
+        if (!function_text_conditions_hold(t, n, f)) {
             ir_function_free(f);
             continue;
         }

@@ -1,16 +1,23 @@
 /* Function-op expansion: the ONNX-text parser (good text and malformed text
- * with errors that say where), splicing a body into a graph (names, origin,
- * order), attribute references, nested functions, and partition_graph
- * expanding an op the reference provider was told to decline. */
+ * with errors that say where, graph attributes reading enclosing values),
+ * splicing a body into a graph (names, origin, order), attribute references,
+ * nested functions, graph attributes in bodies, `@attr` calls and
+ * `graph = @attr` references to the caller's graphs (run on the reference
+ * provider, results worked out by hand), the when= conditions that choose a
+ * body, and partition_graph expanding an op the reference provider was told
+ * to decline. */
 #include <CUnit/CUnit.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "function_expand.h"
+#include "host_api.h"
 #include "onnx_text.h"
+#include "onnx_writer.h"
 #include "partition.h"
 #include "plugin.h"
+#include "status.h"
 #include "tessera/tessera.h"
 
 static ir_function *parse_ok(const char *text) {
@@ -337,12 +344,558 @@ static void test_recursive_function(void) {
     ir_model_free(m);
 }
 
-/* --- through the partitioner --------------------------------------------------- */
-
 static const char *env_or(const char *name, const char *dflt) {
     const char *v = getenv(name);
     return v && *v ? v : dflt;
 }
+
+/* --- graph attributes and calls of the caller's graphs --------------------------- */
+
+/* The value v stands for: v itself, or what its outer-scope placeholders
+ * lead to through each enclosing graph. */
+static const ir_value *outer_root(const ir_value *v) {
+    while (v && v->is_outer) v = v->outer;
+    return v;
+}
+
+static const ir_graph *graph_attr(const ir_node *n, const char *name) {
+    const ir_attr *a = n ? ir_node_attr(n, name) : NULL;
+    return a && a->type == TSR_ATTR_GRAPH ? a->g : NULL;
+}
+
+/* A graph attribute whose nodes read the values of the function body (S
+ * from one level up, X from two, T from the graph holding the If), and
+ * passes its condition input on as an output. */
+static void test_parse_graph_attr(void) {
+    ir_function *f = parse_ok("<domain: \"local\", opset_import: [\"\": 18]>\n"
+                              "F (X) => (Y) {\n"
+                              "    S = Mul (X, X)\n"
+                              "    M = Constant <value = int64 {2}> ()\n"
+                              "    C = Constant <value = bool {1}> ()\n"
+                              "    Y = Loop <body: graph = step (i, c, acc) => (c, acc2) {\n"
+                              "        T = Add (acc, S)\n"
+                              "        acc2 = If <then_branch: graph = yes () => (u) { u = Identity (T) },\n"
+                              "                   else_branch: graph = no () => (w) { w = Mul (T, X) }> (c)\n"
+                              "    }> (M, C, X)\n"
+                              "}\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    const ir_graph *b = f->body;
+    CU_ASSERT_EQUAL_FATAL(b->n_nodes, 4);
+    const ir_node *loop = b->nodes[3];
+    CU_ASSERT_STRING_EQUAL(loop->op_type, "Loop");
+    CU_ASSERT_EQUAL(loop->n_inputs, 3);
+    const ir_graph *g = graph_attr(loop, "body");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_STRING_EQUAL(g->name, "step");
+    CU_ASSERT_PTR_EQUAL(g->parent, b);
+    CU_ASSERT_EQUAL_FATAL(g->n_inputs, 3);
+    CU_ASSERT_EQUAL_FATAL(g->n_outputs, 2);
+    CU_ASSERT_STRING_EQUAL(g->inputs[2]->name, "acc");
+    CU_ASSERT_PTR_EQUAL(g->outputs[0], g->inputs[1]); /* the condition passed on */
+    CU_ASSERT_EQUAL_FATAL(g->n_nodes, 2);
+    const ir_node *add = g->nodes[0];
+    CU_ASSERT_PTR_EQUAL(add->inputs[0], g->inputs[2]);
+    CU_ASSERT(add->inputs[1]->is_outer);
+    CU_ASSERT_PTR_EQUAL(add->inputs[1]->outer, ir_graph_find(b, "S"));
+    CU_ASSERT_PTR_EQUAL(g->outputs[1]->producer, g->nodes[1]);
+    const ir_graph *no = graph_attr(g->nodes[1], "else_branch");
+    const ir_graph *yes = graph_attr(g->nodes[1], "then_branch");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(no);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(yes);
+    CU_ASSERT_PTR_EQUAL(no->parent, g);
+    CU_ASSERT_EQUAL(no->n_inputs, 0);
+    CU_ASSERT_EQUAL_FATAL(no->n_nodes, 1);
+    const ir_node *mul = no->nodes[0];
+    CU_ASSERT(mul->inputs[0]->is_outer && mul->inputs[1]->is_outer);
+    CU_ASSERT_PTR_EQUAL(outer_root(mul->inputs[0]), ir_graph_find(g, "T"));
+    CU_ASSERT_PTR_EQUAL(outer_root(mul->inputs[1]), b->inputs[0]);
+    CU_ASSERT_PTR_EQUAL(outer_root(yes->nodes[0]->inputs[0]), ir_graph_find(g, "T"));
+    /* The graph's own names stay its own: none leaks into the body. */
+    CU_ASSERT_PTR_NULL(ir_graph_find(b, "acc"));
+    CU_ASSERT_PTR_NULL(ir_graph_find(b, "T"));
+    ir_function_free(f);
+}
+
+/* Malformed graph attributes: names that repeat one in scope, values read
+ * before they are made, calls without a name; each error says where. */
+static void test_parse_graph_attr_errors(void) {
+#define HEAD "<opset_import: [\"\": 18]>\nF (X) => (Y) {\n    S = Relu (X)\n"
+    static const struct {
+        const char *text;
+        const char *want; /* part of the message */
+    } bad[] = {
+        /* an input named like a value of the enclosing graph */
+        {HEAD "    Y = Loop <body: graph = g (i, c, X) => (c, X) { }> (, , X)\n}\n",
+         "line 4, column 41: 'X' is already a value of an enclosing graph"},
+        /* an output named like one */
+        {HEAD "    Y = Loop <body: graph = g (i, c, a) => (c, S) {\n        S = Add (a, a)\n"
+              "    }> (, , X)\n}\n",
+         "line 5, column 9: 'S' is already a value of an enclosing graph"},
+        {HEAD "    Y = Loop <body: graph = g (i, c, c) => (c) { }> (, , X)\n}\n",
+         "input 'c' listed twice"},
+        {HEAD "    Y = Loop <body: graph = g (i, c, a) => (c, t) {\n        t = Add (a, S)\n"
+              "        t = Add (a, a)\n    }> (, , X)\n}\n",
+         "line 6, column 9: 't' is produced twice"},
+        /* the node holding the graph makes Y: the graph cannot read it */
+        {HEAD "    Y = Loop <body: graph = g (i, c, a) => (c, t) {\n        t = Add (a, Y)\n"
+              "    }> (, , X)\n}\n",
+         "line 5, column 21: 'Y' is read before anything makes it"},
+        /* L is made after the node holding the graph */
+        {HEAD "    Y = Loop <body: graph = g (i, c, a) => (c, t) {\n        t = Add (a, L)\n"
+              "    }> (, , X)\n    L = Relu (S)\n}\n",
+         "node 0 (Add) reads 'L' before anything makes it"},
+        {HEAD "    Y = Loop <body: graph = g (i, c, a) => (c, z) {\n        t = Add (a, S)\n"
+              "    }> (, , X)\n}\n",
+         "output 'z' is made by no node"},
+        {HEAD "    Y = Loop <body: graph = g (i, c, a) (c, a) { }> (, , X)\n}\n", "expected '=>'"},
+        {HEAD "    Y = Loop <body: graph = g (i, c, a) => (c, t) {\n        t = Add (a, S)\n",
+         "missing '}' at the end of a graph"},
+        {HEAD "    Y = @ (S)\n}\n", "line 4, column 11: expected a graph attribute name"},
+        {HEAD "    Y = @3 (S)\n}\n", "expected a graph attribute name, found '3'"},
+    };
+#undef HEAD
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ir_function *f = NULL;
+        tsr_status *st = onnx_text_parse_function(bad[i].text, "bad.onnxtxt", &f);
+        CU_ASSERT_PTR_NOT_NULL(st);
+        CU_ASSERT_PTR_NULL(f);
+        if (!st) {
+            fprintf(stderr, "\n  case %zu: parsed, wanted \"%s\"\n", i, bad[i].want);
+            ir_function_free(f);
+            continue;
+        }
+        const char *msg = tsr_status_message(st);
+        bool ok = strstr(msg, bad[i].want) != NULL && strstr(msg, "bad.onnxtxt: line ") != NULL;
+        if (!ok) fprintf(stderr, "\n  case %zu: got \"%s\", wanted \"%s\"\n", i, msg, bad[i].want);
+        CU_ASSERT(ok);
+        CU_ASSERT_EQUAL(tsr_status_code(st), TSR_ERR_INVALID_MODEL);
+        tsr_status_free(st);
+    }
+}
+
+static int suite_init(void) {
+    return setenv("TESSERA_PROVIDER_PATH", env_or("TESSERA_BUILD_LIB", "build/lib"), 1) == 0 ? 0 : 1;
+}
+
+/* Runs m's main graph (written back as ONNX, so exactly what the IR says)
+ * on the reference provider with the float vector x as input X and checks
+ * its only output against want. m is freed. */
+static void run_and_check(ir_model *m, const float *x, const float *want, size_t n) {
+    struct tsr_graph *view = NULL;
+    void *bytes = NULL;
+    size_t size = 0;
+    tsr_session *s = NULL;
+    tsr_session_options *o = NULL;
+    tsr_value *out = NULL;
+    tsr_status *st = host_graph_view_whole(m->graph, &view);
+    if (!st) st = onnx_write_view(view, &bytes, &size);
+    host_graph_view_free(view);
+    ir_model_free(m);
+    if (!st) st = tsr_session_options_create(&o);
+    if (!st) st = tsr_session_options_add_provider(o, "reference");
+    if (!st) st = tsr_session_create_from_buffer(o, bytes, size, NULL, &s);
+    tsr_session_options_free(o);
+    free(bytes);
+    int64_t dims[1] = {(int64_t)n};
+    tsr_tensor in = {sizeof in, TSR_FLOAT, 1, dims, (void *)x, n * sizeof(float), TSR_MEMORY_HOST, 0};
+    const tsr_tensor *ins[1] = {&in};
+    const char *names[1] = {"X"};
+    if (!st) st = tsr_session_run(s, 1, names, ins, 1, NULL, &out);
+    if (st) fprintf(stderr, "\n  run: %s\n", tsr_status_message(st));
+    CU_ASSERT_PTR_NULL(st);
+    tsr_status_free(st);
+    tsr_tensor t = {.struct_size = sizeof t};
+    if (out && !tsr_value_tensor(out, &t)) {
+        CU_ASSERT_EQUAL(t.elem_type, TSR_FLOAT);
+        CU_ASSERT_EQUAL(t.nbytes, n * sizeof(float));
+        for (size_t i = 0; t.elem_type == TSR_FLOAT && i < n && i < t.nbytes / sizeof(float); i++) {
+            float got = ((const float *)t.data)[i];
+            if (got != want[i]) fprintf(stderr, "\n  [%zu]: got %g, want %g\n", i, got, want[i]);
+            CU_ASSERT_DOUBLE_EQUAL(got, want[i], 1e-6);
+        }
+    } else {
+        CU_FAIL("no output");
+    }
+    tsr_value_free(out);
+    tsr_session_free(s);
+}
+
+/* Expands g's node at index i, renamed `name`, by f (NULL: function_find's). */
+static tsr_status *expand_at(ir_graph *g, size_t i, const char *name, const ir_function *f) {
+    ir_node *n = g->nodes[i];
+    free(n->name);
+    n->name = strdup(name);
+    ir_function *found = NULL;
+    bool owned = false;
+    if (!f) {
+        TSR_TRY(function_find(n, &found, &owned));
+        if (!found) return tsr_error(TSR_ERR_INVALID_MODEL, "no function for %s", n->op_type);
+        f = found;
+    }
+    expansion rec;
+    tsr_status *st = function_expand_node(g, n, f, &rec);
+    if (!st) expansion_clear(&rec);
+    if (owned) ir_function_free(found);
+    return st;
+}
+
+static void expand_ok(ir_graph *g, size_t i, const char *name, const ir_function *f) {
+    tsr_status *st = expand_at(g, i, name, f);
+    if (st) fprintf(stderr, "\n  %s\n", tsr_status_message(st));
+    CU_ASSERT_PTR_NULL_FATAL(st);
+    st = ir_graph_check(g);
+    if (st) fprintf(stderr, "\n  check: %s\n", tsr_status_message(st));
+    CU_ASSERT_PTR_NULL(st);
+    tsr_status_free(st);
+}
+
+/* Y = X + 3 X^2: a Loop of three turns adding S = X * X, a value of the
+ * function body, to its carried value. */
+static const char *const loop_functions[] = {
+    "<domain: \"local\", opset_import: [\"\": 18]>\n"
+    "SumSq (X) => (Y) {\n"
+    "    S = Mul (X, X)\n"
+    "    M = Constant <value = int64 {3}> ()\n"
+    "    C = Constant <value = bool {1}> ()\n"
+    "    Y = Loop <body: graph = step (i, c, acc) => (c, acc2) {\n"
+    "        acc2 = Add (acc, S)\n"
+    "    }> (M, C, X)\n"
+    "}\n",
+    NULL};
+static const char loop_main[] = "<opset_import: [\"\": 18, \"local\": 1]>\n"
+                                "main (X) => (Y) { Y = local.SumSq (X) }";
+
+/* The Loop's body copied as a subgraph of the caller's graph, its read of S
+ * now a read of the spliced value; run, by the partitioner (the reference
+ * provider knows no local.SumSq) and expanded here beforehand. */
+static void test_expand_loop_reading_outer(void) {
+    static const float x[3] = {1, -2, 0.5f};
+    static const float want[3] = {1 + 3 * 1, -2 + 3 * 4, 0.5f + 3 * 0.25f}; /* 4, 10, 1.25 */
+    ir_model *m = model_from_text(loop_main, loop_functions);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    run_and_check(m, x, want, 3);
+
+    m = model_from_text(loop_main, loop_functions);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    ir_graph *g = m->graph;
+    expand_ok(g, 0, "f", NULL);
+    CU_ASSERT_EQUAL_FATAL(g->n_nodes, 4);
+    const ir_node *loop = find_node(g, "f/Loop_3");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(loop);
+    CU_ASSERT_PTR_EQUAL(loop->outputs[0], g->outputs[0]);
+    const ir_graph *body = graph_attr(loop, "body");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(body);
+    CU_ASSERT_PTR_EQUAL(body->parent, g);
+    CU_ASSERT_EQUAL_FATAL(body->n_nodes, 1);
+    const ir_node *add = body->nodes[0];
+    CU_ASSERT_STRING_EQUAL(add->name, "f/body/Add_0");
+    CU_ASSERT_STRING_EQUAL(add->origin, "f");
+    CU_ASSERT_STRING_EQUAL(add->outputs[0]->name, "f/body/acc2");
+    CU_ASSERT_PTR_EQUAL(add->inputs[0], body->inputs[2]);
+    CU_ASSERT(add->inputs[1]->is_outer);
+    CU_ASSERT_PTR_EQUAL(outer_root(add->inputs[1]), ir_graph_find(g, "f/S"));
+    CU_ASSERT_PTR_EQUAL(body->outputs[0], body->inputs[1]);
+    run_and_check(m, x, want, 3);
+}
+
+/* Y = -score(|X|), score the caller's graph (or nothing). */
+static const char mod_function[] = "<domain: \"local\", opset_import: [\"\": 18]>\n"
+                                   "Mod (X) => (Y) {\n"
+                                   "    A = Abs (X)\n"
+                                   "    B = @score (A)\n"
+                                   "    Y = Neg (B)\n"
+                                   "}\n";
+
+static ir_model *mod_caller(const char *score) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "<opset_import: [\"\": 18, \"local\": 1]>\n"
+             "main (X) => (Y) {\n"
+             "    K = Constant <value = float {2}> ()\n"
+             "    Y = local.Mod %s (X)\n"
+             "}\n",
+             score);
+    return model_from_text(text, NULL);
+}
+
+/* `B = @score (A)`: the caller's graph spliced in, reading the caller's K;
+ * without one, B is a copy of A; a graph passing its input on becomes an
+ * Identity. Then the errors: not a graph, the wrong number of inputs. */
+static void test_call_graph_attr(void) {
+    static const float x[3] = {-1, 2, -3};
+    ir_function *f = parse_ok(mod_function);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+
+    ir_model *m = mod_caller("<score: graph = sm (s) => (t) { t = Mul (s, K) }>");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    ir_graph *g = m->graph;
+    expand_ok(g, 1, "n", f);
+    CU_ASSERT_EQUAL_FATAL(g->n_nodes, 4);
+    const ir_node *abs = find_node(g, "n/Abs_0"), *mul = find_node(g, "n/score/Mul_0"),
+                  *neg = find_node(g, "n/Neg_2");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(abs);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mul);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(neg);
+    CU_ASSERT_STRING_EQUAL(mul->origin, "n");
+    CU_ASSERT_PTR_EQUAL(mul->inputs[0], abs->outputs[0]);
+    CU_ASSERT_PTR_EQUAL(mul->inputs[1], ir_graph_find(g, "K"));
+    CU_ASSERT_PTR_EQUAL(mul->outputs[0], ir_graph_find(g, "n/B"));
+    CU_ASSERT_PTR_EQUAL(neg->inputs[0], mul->outputs[0]);
+    CU_ASSERT(abs->index < mul->index && mul->index < neg->index);
+    static const float want_mul[3] = {-2, -4, -6};
+    run_and_check(m, x, want_mul, 3);
+
+    m = mod_caller("");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    g = m->graph;
+    expand_ok(g, 1, "n", f);
+    CU_ASSERT_EQUAL_FATAL(g->n_nodes, 4);
+    const ir_node *id = find_node(g, "n/Identity_1");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+    CU_ASSERT_PTR_EQUAL(id->inputs[0], ir_graph_find(g, "n/A"));
+    CU_ASSERT_PTR_EQUAL(id->outputs[0], ir_graph_find(g, "n/B"));
+    static const float want_none[3] = {-1, -2, -3};
+    run_and_check(m, x, want_none, 3);
+
+    m = mod_caller("<score: graph = sm (s) => (s) { }>");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    g = m->graph;
+    expand_ok(g, 1, "n", f);
+    id = find_node(g, "n/score/Identity_0");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+    CU_ASSERT_PTR_EQUAL(id->outputs[0], ir_graph_find(g, "n/B"));
+    run_and_check(m, x, want_none, 3);
+
+    static const struct {
+        const char *attrs, *want;
+    } bad[] = {
+        {"<score = 3>", "attribute 'score' is not a graph"},
+        {"<score: graph = sm (s, r) => (t) { t = Mul (s, r) }>",
+         "graph attribute 'score' takes 2 inputs and makes 1 outputs; the body calls it with 1 and 1"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        m = mod_caller(bad[i].attrs);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+        tsr_status *st = expand_at(m->graph, 1, "n", f);
+        CU_ASSERT_PTR_NOT_NULL(st);
+        const char *msg = st ? tsr_status_message(st) : "";
+        bool ok = strstr(msg, bad[i].want) && strstr(msg, "expanding node 'n' (Mod)");
+        if (!ok) fprintf(stderr, "\n  case %zu: got \"%s\", wanted \"%s\"\n", i, msg, bad[i].want);
+        CU_ASSERT(ok);
+        tsr_status_free(st);
+        ir_model_free(m);
+    }
+    ir_function_free(f);
+}
+
+/* `body: graph = @body`: the caller's graph, reading the caller's K, copied
+ * as the Loop's body. Y = X K^2 after two turns. */
+static void test_graph_attr_by_reference(void) {
+    ir_function *f = parse_ok("<domain: \"local\", opset_import: [\"\": 18]>\n"
+                              "Rep <body> (X) => (Y) {\n"
+                              "    M = Constant <value = int64 {2}> ()\n"
+                              "    C = Constant <value = bool {1}> ()\n"
+                              "    Y = Loop <body: graph = @body> (M, C, X)\n"
+                              "}\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    ir_model *m = model_from_text("<opset_import: [\"\": 18, \"local\": 1]>\n"
+                                  "main (X) => (Y) {\n"
+                                  "    K = Constant <value = float {3}> ()\n"
+                                  "    Y = local.Rep <body: graph = step (i, c, a) => (c, a2) {\n"
+                                  "        a2 = Mul (a, K)\n"
+                                  "    }> (X)\n"
+                                  "}\n",
+                                  NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    ir_graph *g = m->graph;
+    expand_ok(g, 1, "n", f);
+    ir_function_free(f);
+    const ir_node *loop = find_node(g, "n/Loop_2");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(loop);
+    const ir_graph *body = graph_attr(loop, "body");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(body);
+    CU_ASSERT_PTR_EQUAL(body->parent, g);
+    CU_ASSERT_EQUAL_FATAL(body->n_nodes, 1);
+    CU_ASSERT_EQUAL_FATAL(body->n_inputs, 3);
+    const ir_node *mul = body->nodes[0];
+    CU_ASSERT_STRING_EQUAL(mul->name, "n/body/Mul_0");
+    CU_ASSERT_STRING_EQUAL(mul->origin, "n");
+    CU_ASSERT_STRING_EQUAL(mul->outputs[0]->name, "n/body/a2");
+    CU_ASSERT_PTR_EQUAL(outer_root(mul->inputs[1]), ir_graph_find(g, "K"));
+    static const float x[2] = {1, -2}, want[2] = {9, -18};
+    run_and_check(m, x, want, 2);
+}
+
+/* --- when= conditions and made-up attributes ------------------------------------- */
+
+static void set_tensor_type(ir_value *v, int32_t elem, int32_t rank, const int64_t *dims) {
+    ir_type_clear(&v->type);
+    v->type.kind = IR_TYPE_TENSOR;
+    v->type.elem_type = elem;
+    v->type.rank = rank;
+    if (rank > 0) {
+        v->type.dims = calloc((size_t)rank, sizeof(ir_dim));
+        CU_ASSERT_PTR_NOT_NULL_FATAL(v->type.dims);
+        for (int32_t i = 0; i < rank; i++) v->type.dims[i].value = dims[i];
+    }
+}
+
+/* Conditions of a made-up table entry for local.Pick, given X float [2, 5],
+ * W of unknown type and shape, Z omitted, mode = 2 (the default 0 in the
+ * second node), kind and ratio by default. */
+static void test_when_conditions(void) {
+    ir_function *f = parse_ok("<domain: \"local\", opset_import: [\"\": 18]>\n"
+                              "Pick <mode: int = 0, kind: string = \"a\", ratio: float = 0.5> "
+                              "(X, W, Z) => (Y) { Y = Add (X, W) }\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    ir_model *m = model_from_text("<opset_import: [\"\": 18, \"local\": 1]>\n"
+                                  "main (X, W) => (Y, V) {\n"
+                                  "    Y = local.Pick <mode = 2> (X, W)\n"
+                                  "    V = local.Pick (X, W)\n"
+                                  "}\n",
+                                  NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    const int64_t dims[2] = {2, 5};
+    set_tensor_type(m->graph->inputs[0], TSR_FLOAT, 2, dims);
+    m->graph->inputs[1]->type.elem_type = 0;
+    static const struct {
+        const char *attr, *value;
+        bool holds, holds_default; /* for the node with mode = 2, and the one without */
+    } cases[] = {
+        {"mode", "2", true, false},      {"mode", "0", false, true},
+        {"mode", "!0", true, false},     {"mode", "!2", false, true},
+        {"kind", "a", true, true},       {"kind", "!a", false, false},
+        {"kind", "b", false, false},     {"kind", "!b", true, true},
+        {"ratio", "0.5", false, false},  {"ratio", "!0.5", false, false}, /* a float: unknown */
+        {"absent", "x", false, false},   {"absent", "!x", false, false},
+        {"__type_X", "1", true, true},   {"__type_X", "!1", false, false},
+        {"__type_X", "11", false, false}, {"__type_X", "!11", true, true},
+        {"__type_W", "1", false, false}, {"__type_W", "!1", false, false}, /* unknown type */
+        {"__type_Z", "!1", false, false}, /* omitted */
+        {"__type_Q", "!1", false, false}, /* no such input */
+        {"__dim_X_0", "2", true, true},  {"__dim_X_1", "5", true, true},
+        {"__dim_X_1", "!5", false, false}, {"__dim_X_1", "!4", true, true},
+        {"__dim_X_2", "!1", false, false}, /* beyond the rank */
+        {"__dim_W_0", "!1", false, false}, /* unknown shape */
+        {"__dim_X", "!1", false, false},  {"__dim_X_", "!1", false, false},
+        {"__dim_X_1x", "!1", false, false}, {"__dim_X_-1", "!1", false, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        function_text t = {.domain = "local", .op_type = "Pick", .since = 1,
+                           .when_attr = cases[i].attr, .when_value = cases[i].value};
+        bool got = function_text_conditions_hold(&t, m->graph->nodes[0], f);
+        bool got_default = function_text_conditions_hold(&t, m->graph->nodes[1], f);
+        if (got != cases[i].holds || got_default != cases[i].holds_default)
+            fprintf(stderr, "\n  when=%s:%s: got %d/%d\n", cases[i].attr, cases[i].value, got,
+                    got_default);
+        CU_ASSERT_EQUAL(got, cases[i].holds);
+        CU_ASSERT_EQUAL(got_default, cases[i].holds_default);
+    }
+    /* when= together with the other conditions. */
+    function_text t = {.domain = "local", .op_type = "Pick", .since = 1, .when_attr = "mode",
+                       .when_value = "2", .has_inputs = "X,W", .lacks_inputs = "Z",
+                       .rank_input = "X", .rank = 2};
+    CU_ASSERT(function_text_conditions_hold(&t, m->graph->nodes[0], f));
+    t.lacks_inputs = "W";
+    CU_ASSERT(!function_text_conditions_hold(&t, m->graph->nodes[0], f));
+
+    int64_t v = -1;
+    CU_ASSERT(function_synth_attr(m->graph->nodes[0], f, "__dim_X_1", &v) && v == 5);
+    CU_ASSERT(function_synth_attr(m->graph->nodes[0], f, "__type_X", &v) && v == TSR_FLOAT);
+    CU_ASSERT(!function_synth_attr(m->graph->nodes[0], f, "mode", &v));
+    ir_model_free(m);
+    ir_function_free(f);
+}
+
+/* A body reading @__dim_X_1 gets X's size; when shape inference does not
+ * know it, the error names the attribute. */
+static void test_synth_attr_reference(void) {
+    ir_function *f = parse_ok("<domain: \"local\", opset_import: [\"\": 18]>\n"
+                              "Width (X) => (Y) { Y = Constant <value_int: int = @__dim_X_1> () }\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    const char *main_text = "<opset_import: [\"\": 18, \"local\": 1]>\n"
+                            "main (X) => (Y) { Y = local.Width (X) }";
+    ir_model *m = model_from_text(main_text, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    const int64_t dims[2] = {3, 7};
+    set_tensor_type(m->graph->inputs[0], TSR_FLOAT, 2, dims);
+    expand_ok(m->graph, 0, "w", f);
+    const ir_attr *a = attr_of(find_node(m->graph, "w/Constant_0"), "value_int");
+    CU_ASSERT(a && a->type == TSR_ATTR_INT && a->i == 7);
+    ir_model_free(m);
+
+    m = model_from_text(main_text, NULL); /* X of unknown shape */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    tsr_status *st = expand_at(m->graph, 0, "w", f);
+    CU_ASSERT_PTR_NOT_NULL(st);
+    if (st) CU_ASSERT(strstr(tsr_status_message(st), "the body needs '__dim_X_1'") != NULL);
+    tsr_status_free(st);
+    ir_model_free(m);
+    ir_function_free(f);
+}
+
+/* The built-in bodies chosen by made-up attributes: FlexAttention's by Q's
+ * element type (when=__type_Q:11 or :!11), AffineGrid's by the length of
+ * size (when=__dim_size_0:4 or :5); nothing when shape inference does not
+ * know. */
+static void test_when_selects_builtin(void) {
+    static const struct {
+        int32_t q_type;
+        int64_t cast_to; /* of the body's ScoreS = Cast; 0: no body */
+    } flex[] = {{TSR_DOUBLE, TSR_DOUBLE}, {TSR_FLOAT, TSR_FLOAT}, {TSR_FLOAT16, TSR_FLOAT}, {0, 0}};
+    for (size_t i = 0; i < sizeof flex / sizeof flex[0]; i++) {
+        ir_model *m = model_from_text("<opset_import: [\"\": 26, \"ai.onnx.preview\": 1]>\n"
+                                      "main (Q, K, V) => (Y) {\n"
+                                      "    Y = ai.onnx.preview.FlexAttention (Q, K, V)\n"
+                                      "}\n",
+                                      NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+        const int64_t dims[4] = {1, 2, 3, 4};
+        set_tensor_type(m->graph->inputs[0], flex[i].q_type, 4, dims);
+        ir_function *f = NULL;
+        bool owned = false;
+        tsr_status *st = function_find(m->graph->nodes[0], &f, &owned);
+        CU_ASSERT_PTR_NULL(st);
+        tsr_status_free(st);
+        if (!flex[i].cast_to) {
+            CU_ASSERT_PTR_NULL(f);
+        } else {
+            CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+            const ir_value *s = ir_graph_find(f->body, "ScoreS");
+            const ir_attr *to = s && s->producer ? ir_node_attr(s->producer, "to") : NULL;
+            CU_ASSERT(to && to->i == flex[i].cast_to);
+        }
+        if (owned) ir_function_free(f);
+        ir_model_free(m);
+    }
+    static const struct {
+        int64_t size_len; /* -1: unknown */
+        int rank;         /* 0: no body */
+    } grid[] = {{4, 2}, {5, 3}, {3, 0}, {-1, 0}};
+    for (size_t i = 0; i < sizeof grid / sizeof grid[0]; i++) {
+        ir_model *m = model_from_text("<opset_import: [\"\": 20]>\n"
+                                      "main (theta, size) => (Y) { Y = AffineGrid (theta, size) }",
+                                      NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+        set_tensor_type(m->graph->inputs[1], TSR_INT64, 1, &grid[i].size_len);
+        ir_function *f = NULL;
+        bool owned = false;
+        tsr_status *st = function_find(m->graph->nodes[0], &f, &owned);
+        CU_ASSERT_PTR_NULL(st);
+        tsr_status_free(st);
+        if (!grid[i].rank) {
+            CU_ASSERT_PTR_NULL(f);
+        } else {
+            CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+            /* Only the 3-D body slices out a depth (D1D). */
+            CU_ASSERT_EQUAL(ir_graph_find(f->body, "D1D") != NULL, grid[i].rank == 3);
+        }
+        if (owned) ir_function_free(f);
+        ir_model_free(m);
+    }
+}
+
+/* --- through the partitioner --------------------------------------------------- */
 
 /* The reference provider, told to decline HardSwish and CastLike: the
  * partitioner expands HardSwish, then the CastLike nodes of its body, and
@@ -398,7 +951,7 @@ static void test_partition_expands_declined(void) {
 }
 
 void unit_register(void) {
-    CU_pSuite s = CU_add_suite("function expansion", NULL, NULL);
+    CU_pSuite s = CU_add_suite("function expansion", suite_init, NULL);
     CU_add_test(s, "parser: a function using every construct", test_parse_good);
     CU_add_test(s, "parser: malformed text, errors with line and column", test_parse_errors);
     CU_add_test(s, "parser: every built-in body", test_builtin_bodies_parse);
@@ -406,6 +959,18 @@ void unit_register(void) {
     CU_add_test(s, "expansion: attribute references, nested functions", test_attr_refs_and_nesting);
     CU_add_test(s, "expansion: arity error", test_expand_arity_error);
     CU_add_test(s, "expansion: a function calling itself is refused", test_recursive_function);
+    CU_add_test(s, "parser: graph attributes reading enclosing values", test_parse_graph_attr);
+    CU_add_test(s, "parser: malformed graph attributes and calls", test_parse_graph_attr_errors);
+    CU_add_test(s, "expansion: a Loop body reading the function's values, run",
+                test_expand_loop_reading_outer);
+    CU_add_test(s, "expansion: @attr calls of the caller's graph, run", test_call_graph_attr);
+    CU_add_test(s, "expansion: a graph attribute passed by reference, run",
+                test_graph_attr_by_reference);
+    CU_add_test(s, "when=: int, string, __type_ and __dim_ conditions, !VALUE",
+                test_when_conditions);
+    CU_add_test(s, "expansion: @__dim_ references", test_synth_attr_reference);
+    CU_add_test(s, "when=: built-in bodies chosen by __type_ and __dim_",
+                test_when_selects_builtin);
     CU_add_test(s, "partition_graph expands what the provider declines",
                 test_partition_expands_declined);
 }

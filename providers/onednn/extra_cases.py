@@ -6,8 +6,20 @@ and 5, a blocked input from a Conv), LRN of other sizes and ranks and after
 a Conv, and ReduceLogSumExp on large, infinite and NaN values. Expected
 outputs come from numpy: ONNX's own resize reference (interpolate_nd in
 onnx.backend.test.case.node.resize), the LRN formula of the ONNX spec, and
-log-sum-exp in float64. usage: extra_cases.py OUT_DIR (prints the case dirs)
+log-sum-exp in float64. Also int8: MatMulInteger and QLinearMatMul with
+runtime and constant zero points, uint8/int8 mixes, batch broadcasting,
+rounding ties with odd zero points, saturation, float16 scales and a chain
+of two QLinearMatMuls; ConvInteger and QLinearConv with per-channel weight
+zero points and scales, padding, strides, dilations, bias, 1-3 spatial
+dims; bfloat16 MatMul (batch broadcast) and Gemm (transA/transB, alpha,
+C, constant B) on values whose products and sums bfloat16 holds exactly,
+so any summation order gives the expected bits. Expected values from numpy integer matmul / a numpy integer
+convolution and the ONNX spec's requantization (scale products rounded to
+the scales' type, round half to even, then the zero point, then
+saturation).
+usage: extra_cases.py OUT_DIR (prints the case dirs)
 """
+import itertools
 import os
 import sys
 
@@ -36,6 +48,204 @@ def save_case(out_dir, name, nodes, inputs, outputs, inits=()):
             with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (prefix, i)), "wb") as f:
                 f.write(numpy_helper.from_array(a.astype(np.float32), n).SerializeToString())
     print(d)
+
+
+def save_typed_case(out_dir, name, nodes, inputs, outputs, inits=(), opset=OPSET):
+    """Like save_case, but each array keeps its own element type."""
+    ty = lambda a: onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[a.dtype]
+    g = helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info(n, ty(a), a.shape) for n, a in inputs],
+        [helper.make_tensor_value_info(n, ty(a), a.shape) for n, a in outputs],
+        [numpy_helper.from_array(a, n) for n, a in inits])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    d = os.path.join(out_dir, name)
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    for prefix, arrs in (("input", inputs), ("output", outputs)):
+        for i, (n, a) in enumerate(arrs):
+            with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (prefix, i)), "wb") as f:
+                f.write(numpy_helper.from_array(a, n).SerializeToString())
+    print(d)
+
+
+def q8(dtype, shape):
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max + 1, shape).astype(dtype)
+
+
+def int_matmul(a, za, b, zb):
+    """numpy.matmul of the centered operands, exact in int64."""
+    return np.matmul(a.astype(np.int64) - int(za), b.astype(np.int64) - int(zb))
+
+
+def requantize(acc, sa, sb, sy, zy):
+    """ONNX QLinearMatMul: the multiplier in the scales' type, round half to
+    even, then the zero point, then saturation to zy's type."""
+    st = sa.dtype.type
+    mul = st(st(sa * sb) / sy)
+    q = np.rint(acc.astype(np.float64) * np.float64(mul)) + int(zy)
+    info = np.iinfo(zy.dtype)
+    return np.clip(q, info.min, info.max).astype(zy.dtype)
+
+
+def int_conv(x, zx, w, zw, strides, dil, pads):
+    """ONNX ConvInteger in int64: operands less their zero points (zw per
+    output channel), zero padding after that, one group."""
+    sp = x.ndim - 2
+    xc = np.pad(x.astype(np.int64) - int(zx), [(0, 0), (0, 0)] + [(pads[i], pads[i + sp]) for i in range(sp)])
+    wc = w.astype(np.int64) - np.asarray(zw, np.int64).reshape((-1,) + (1,) * (w.ndim - 1))
+    k = w.shape[2:]
+    out = [(xc.shape[2 + i] - ((k[i] - 1) * dil[i] + 1)) // strides[i] + 1 for i in range(sp)]
+    y = np.zeros((x.shape[0], w.shape[0], *out), np.int64)
+    for off in itertools.product(*[range(kk) for kk in k]):
+        sl = tuple(slice(off[i] * dil[i], off[i] * dil[i] + (out[i] - 1) * strides[i] + 1, strides[i]) for i in range(sp))
+        y += np.einsum("nc...,mc->nm...", xc[(slice(None), slice(None)) + sl], wc[(slice(None), slice(None)) + off])
+    return y
+
+
+def qconv_cases(out_dir):
+    u8, s8 = np.uint8, np.int8
+    # ConvInteger: runtime uint8 weights with per-channel zero points, padding, strides, dilations
+    x, w = q8(u8, (2, 3, 7, 6)), q8(u8, (4, 3, 3, 2))
+    zx, zw = np.array(129, u8), np.array([0, 1, 128, 255], u8)
+    attrs = dict(strides=[2, 1], dilations=[1, 2], pads=[1, 0, 2, 1])
+    y = int_conv(x, zx, w, zw, attrs["strides"], attrs["dilations"], attrs["pads"])
+    save_typed_case(out_dir, "odn_convinteger_u8_perchannel",
+                    [helper.make_node("ConvInteger", ["x", "w", "zx", "zw"], ["y"], **attrs)],
+                    [("x", x), ("w", w), ("zx", zx), ("zw", zw)], [("y", y.astype(np.int32))], opset=10)
+    # int8, 1 spatial dim, constant weights, no zero points
+    x, w = q8(s8, (1, 2, 9)), q8(s8, (3, 2, 3))
+    y = int_conv(x, 0, w, 0, [2], [1], [0, 0])
+    save_typed_case(out_dir, "odn_convinteger_s8_1d",
+                    [helper.make_node("ConvInteger", ["x", "w"], ["y"], strides=[2])],
+                    [("x", x)], [("y", y.astype(np.int32))], [("w", w)], opset=10)
+    # QLinearConv: uint8 x, constant int8 weights with per-channel scales and
+    # zero points, bias, odd output zero point (0.5 multipliers make ties)
+    x, w = q8(u8, (1, 4, 5, 5)) % 16, (q8(s8, (3, 4, 2, 2)) % 5).astype(s8)
+    sx, sw, sy = np.float32(0.25), np.array([1.0, 0.5, 2.0], np.float32), np.float32(0.5)
+    zx, zw, zy = np.array(3, u8), np.array([1, -2, 0], s8), np.array(7, u8)
+    bias = np.array([5, -100, 1001], np.int32)
+    acc = int_conv(x, zx, w, zw, [1, 1], [1, 1], [1, 1, 0, 0]) + bias.reshape(1, 3, 1, 1)
+    mul = np.array([np.float32(np.float32(sx * s) / sy) for s in sw], np.float64).reshape(1, 3, 1, 1)
+    y = np.clip(np.rint(acc * mul) + int(zy), 0, 255).astype(u8)
+    save_typed_case(out_dir, "odn_qlinearconv_perchannel_bias",
+                    [helper.make_node("QLinearConv", ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy", "B"], ["y"],
+                                      pads=[1, 1, 0, 0])],
+                    [("x", x), ("sx", np.array(sx)), ("zx", zx), ("sy", np.array(sy)), ("zy", zy)], [("y", y)],
+                    [("w", w), ("sw", sw), ("zw", zw), ("B", bias)], opset=10)
+    # QLinearConv: int8, 3 spatial dims, runtime uint8 weights, int8 output saturating
+    x, w = q8(s8, (1, 2, 3, 4, 3)), q8(u8, (2, 2, 2, 2, 2))
+    sx, sw, sy = np.float32(0.03), np.float32(0.02), np.float32(0.01)
+    zx, zw, zy = np.array(-3, s8), np.array(100, u8), np.array(-1, s8)
+    acc = int_conv(x, zx, w, zw, [1, 1, 1], [1, 1, 1], [0, 1, 0, 0, 1, 1])
+    y = np.clip(np.rint(acc * np.float64(np.float32(np.float32(sx * sw) / sy))) + int(zy), -128, 127).astype(s8)
+    assert (y == 127).any() and (y == -128).any()
+    save_typed_case(out_dir, "odn_qlinearconv_s8_3d",
+                    [helper.make_node("QLinearConv", ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy"], ["y"],
+                                      pads=[0, 1, 0, 0, 1, 1])],
+                    [("x", x), ("sx", np.array(sx)), ("zx", zx), ("w", w), ("sw", np.array(sw)), ("zw", zw),
+                     ("sy", np.array(sy)), ("zy", zy)], [("y", y)], opset=10)
+
+
+def bf16_bits(a):
+    """float32 -> bfloat16 bit patterns, rounding to nearest even."""
+    u = np.asarray(a, np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def save_bf16_case(out_dir, name, nodes, inputs, outputs, inits=(), opset=OPSET):
+    """inputs/outputs/inits: (name, float array) stored as bfloat16."""
+    bf = TensorProto.BFLOAT16
+    tensor = lambda n, a: helper.make_tensor(n, bf, a.shape, bf16_bits(a).tobytes(), raw=True)
+    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info(n, bf, a.shape) for n, a in inputs],
+                          [helper.make_tensor_value_info(n, bf, a.shape) for n, a in outputs],
+                          [tensor(n, a) for n, a in inits])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    d = os.path.join(out_dir, name)
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    for prefix, arrs in (("input", inputs), ("output", outputs)):
+        for i, (n, a) in enumerate(arrs):
+            with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (prefix, i)), "wb") as f:
+                f.write(tensor(n, a).SerializeToString())
+    print(d)
+
+
+def small_ints(shape, lo, hi):
+    return rng.integers(lo, hi + 1, shape).astype(np.float32)
+
+
+def bf16_cases(out_dir):
+    a, b = small_ints((2, 1, 4, 8), -4, 4), small_ints((3, 8, 5), -4, 4)
+    save_bf16_case(out_dir, "odn_matmul_bf16_bcast", [helper.make_node("MatMul", ["A", "B"], ["Y"])],
+                   [("A", a), ("B", b)], [("Y", np.matmul(a.astype(np.float64), b))])
+    at, bt, c = small_ints((6, 3), -3, 3), small_ints((4, 6), -3, 3), small_ints((4,), -8, 8) + 0.5
+    y = 0.5 * (at.T.astype(np.float64) @ bt.T) + c
+    save_bf16_case(out_dir, "odn_gemm_bf16_trans_alpha_c",
+                   [helper.make_node("Gemm", ["A", "B", "C"], ["Y"], transA=1, transB=1, alpha=0.5)],
+                   [("A", at), ("B", bt), ("C", c)], [("Y", y)])
+    a, b, c = small_ints((3, 7), -5, 5), small_ints((7, 4), -5, 5), small_ints((3, 4), -20, 20)
+    save_bf16_case(out_dir, "odn_gemm_bf16_const_b", [helper.make_node("Gemm", ["A", "B", "C"], ["Y"])],
+                   [("A", a), ("C", c)], [("Y", a.astype(np.float64) @ b + c)], [("B", b)])
+
+
+def quant_cases(out_dir):
+    u8, s8 = np.uint8, np.int8
+    # MatMulInteger: runtime zero points, uint8 B (shifted to int8), batch broadcast
+    a, b = q8(u8, (2, 3, 5, 7)), q8(u8, (3, 7, 4))
+    za, zb = np.array(131, u8), np.array([77], u8)
+    save_typed_case(out_dir, "odn_matmulinteger_u8_bcast",
+                    [helper.make_node("MatMulInteger", ["A", "B", "za", "zb"], ["Y"])],
+                    [("A", a), ("B", b), ("za", za), ("zb", zb)],
+                    [("Y", int_matmul(a, za, b, zb).astype(np.int32))], opset=10)
+    # constant uint8 B and zero point (shifted once at build), int8 A without zero point
+    a, b, zb = q8(s8, (6, 33)), q8(u8, (33, 9)), np.array(200, u8)
+    save_typed_case(out_dir, "odn_matmulinteger_s8_const_b",
+                    [helper.make_node("MatMulInteger", ["A", "B", "", "zb"], ["Y"])],
+                    [("A", a)], [("Y", int_matmul(a, 0, b, zb).astype(np.int32))],
+                    [("B", b), ("zb", zb)], opset=10)
+    # QLinearMatMul, float32 scales, odd zero point, products landing on .5:
+    # sa*sb/sy = 0.5 exactly, so every odd sum is a tie
+    a, b = q8(u8, (4, 16)) % 8, (q8(s8, (16, 8)) % 4).astype(s8)
+    sa, sb, sy = np.float32(0.25), np.float32(1.0), np.float32(0.5)
+    za, zb, zy = np.array(1, u8), np.array(-1, s8), np.array(3, u8)
+    y = requantize(int_matmul(a, za, b, zb), sa, sb, sy, zy)
+    save_typed_case(out_dir, "odn_qlinearmatmul_ties",
+                    [helper.make_node("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"], ["y"])],
+                    [("a", a), ("sa", np.array(sa)), ("za", za), ("b", b), ("sb", np.array(sb)), ("zb", zb),
+                     ("sy", np.array(sy)), ("zy", zy)], [("y", y)], opset=10)
+    # int8 output that saturates both ways, 3-D batch
+    a, b = q8(s8, (2, 3, 40)), q8(s8, (2, 40, 5))
+    sa, sb, sy = np.float32(0.02), np.float32(0.03), np.float32(0.05)
+    za, zb, zy = np.array(-5, s8), np.array(7, s8), np.array(-9, s8)
+    y = requantize(int_matmul(a, za, b, zb), sa, sb, sy, zy)
+    assert (y == 127).any() and (y == -128).any()
+    save_typed_case(out_dir, "odn_qlinearmatmul_s8_saturate",
+                    [helper.make_node("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"], ["y"])],
+                    [("a", a), ("sa", np.array(sa)), ("za", za), ("b", b), ("sb", np.array(sb)), ("zb", zb),
+                     ("sy", np.array(sy)), ("zy", zy)], [("y", y)], opset=10)
+    # float16 scales (opset 21), uint8 a and b with a constant b
+    a, b = q8(u8, (5, 12)), q8(u8, (12, 6))
+    sa, sb, sy = np.float16(0.0123), np.float16(0.0456), np.float16(0.333)
+    za, zb, zy = np.array(120, u8), np.array(133, u8), np.array(101, u8)
+    y = requantize(int_matmul(a, za, b, zb), sa, sb, sy, zy)
+    save_typed_case(out_dir, "odn_qlinearmatmul_f16_scales",
+                    [helper.make_node("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"], ["y"])],
+                    [("a", a), ("sa", np.array(sa)), ("za", za), ("sy", np.array(sy)), ("zy", zy)], [("y", y)],
+                    [("b", b), ("sb", np.array(sb)), ("zb", zb)], opset=21)
+    # two QLinearMatMuls in one piece: the uint8 intermediate stays inside
+    a, b, c = q8(u8, (3, 10)), q8(u8, (10, 8)), q8(s8, (8, 4))
+    s1, s2, s3, s4 = (np.float32(v) for v in (0.05, 0.02, 0.1, 0.04))
+    z1, z2, z3, z4, z5 = np.array(128, u8), np.array(120, u8), np.array(100, u8), np.array(0, s8), np.array(90, u8)
+    t = requantize(int_matmul(a, z1, b, z2), s1, s2, s3, z3)
+    y = requantize(int_matmul(t, z3, c, z4), s3, s2, s4, z5)
+    save_typed_case(out_dir, "odn_qlinearmatmul_chain",
+                    [helper.make_node("QLinearMatMul", ["a", "s1", "z1", "b", "s2", "z2", "s3", "z3"], ["t"]),
+                     helper.make_node("QLinearMatMul", ["t", "s3", "z3", "c", "s2", "z4", "s4", "z5"], ["y"])],
+                    [("a", a)], [("y", y)],
+                    [("b", b), ("c", c), ("s1", np.array(s1)), ("s2", np.array(s2)), ("s3", np.array(s3)),
+                     ("s4", np.array(s4)), ("z1", z1), ("z2", z2), ("z3", z3), ("z4", z4), ("z5", z5)], opset=10)
 
 
 def resize_case(out_dir, name, shape, mode, scales=None, sizes=None, **attrs):
@@ -122,6 +332,9 @@ def main(out_dir):
     save_case(out_dir, "odn_reduce_log_sum_exp_extremes",
               [helper.make_node("ReduceLogSumExp", ["X", "axes"], ["Y"], keepdims=1)],
               [("X", x)], [("Y", y.astype(np.float32))], [("axes", np.array([1], dtype=np.int64))])
+    quant_cases(out_dir)
+    qconv_cases(out_dir)
+    bf16_cases(out_dir)
     return 0
 
 

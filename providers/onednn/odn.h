@@ -67,6 +67,7 @@ typedef struct odn_value {
     dnnl_memory_desc_t md; /* the layout `mem` holds */
     dnnl_memory_t mem;
     dnnl_memory_t plain_mem; /* plain copy for consumers that need one, or NULL */
+    int32_t elem_type; /* TSR_* type the value holds (0: unknown, taken as float) */
 } odn_value;
 
 typedef struct odn_plan odn_plan;
@@ -157,6 +158,10 @@ tsr_status *odn_plan_mem_as(odn_plan *p, odn_value *v, const dnnl_memory_desc_t 
  * the plain layout, whatever `md` says (pass NULL for plain). */
 tsr_status *odn_plan_define(odn_plan *p, odn_value *v, int32_t rank, const int64_t *dims,
                             const dnnl_memory_desc_t *md, const tsr_node *n);
+/* Copies src (layout src_md) into dst (layout dst_md) now, once: for
+ * constant data that is not a value of the piece (shifted int8 weights). */
+tsr_status *odn_plan_reorder_now(odn_plan *p, dnnl_memory_t src, const dnnl_memory_desc_t *src_md,
+                                 dnnl_memory_t dst, const dnnl_memory_desc_t *dst_md, const tsr_node *n);
 /* Appends a step copying src (layout src_md) into dst (layout dst_md). */
 tsr_status *odn_plan_add_reorder(odn_plan *p, dnnl_memory_t src, const dnnl_memory_desc_t *src_md,
                                  dnnl_memory_t dst, const dnnl_memory_desc_t *dst_md, const tsr_node *n);
@@ -181,6 +186,10 @@ tsr_status *odn_plan_new_mem(odn_plan *p, const dnnl_memory_desc_t *md, void *ha
                              const tsr_node *n, dnnl_memory_t *out);
 /* Plain row-major f32 descriptor. */
 dnnl_status_t odn_plain_md(dnnl_memory_desc_t *md, int32_t rank, const int64_t *dims);
+/* Plain row-major descriptor of element type `dt`. */
+dnnl_status_t odn_plain_md_typed(dnnl_memory_desc_t *md, int32_t rank, const int64_t *dims, dnnl_data_type_t dt);
+/* The dnnl type of a TSR_* element type; dnnl_data_type_undef when none. */
+dnnl_data_type_t odn_dnnl_type(int32_t tsr_type);
 /* Element count, or -1 when it overflows. */
 int64_t odn_numel(int32_t rank, const int64_t *dims);
 
@@ -210,6 +219,10 @@ tsr_status *odn_build_logsum(odn_plan *p, size_t index); /* ReduceLogSum, Reduce
 bool odn_logsum_known(const char *op_type);
 tsr_status *odn_build_lrn(odn_plan *p, size_t index);
 tsr_status *odn_build_resize(odn_plan *p, size_t index);
+/* MatMulInteger, QLinearMatMul (odn_build_quant.c) and their claim check
+ * (0, or a tsr_decline_reason with `why`). */
+tsr_status *odn_build_quant_matmul(odn_plan *p, size_t index);
+int odn_quant_check(const tsr_node *n, char *why, size_t size);
 /* 0 when Resize node `n` on an input of shape `in_dims` is one oneDNN's
  * resampling computes exactly (then out_dims and *linear are set); otherwise
  * a tsr_decline_reason with `why` naming the attribute. */

@@ -1,17 +1,22 @@
 /* Which builder turns a node into steps. */
 #include <string.h>
 
-#include "odn.h"
+#include "odn_quant.h"
 
 tsr_status *odn_build_node(odn_plan *p, size_t index) {
     const tsr_node *n = p->nodes[index];
     const char *op = odn_host->node_op_type(n);
     odn_eltwise el[2];
     p->done[index] = true;
+    if ((strcmp(op, "MatMul") == 0 || strcmp(op, "Gemm") == 0) && odn_host->node_output_count(n) &&
+        odn_host->value_elem_type(odn_host->node_output(n, 0)) == TSR_BFLOAT16)
+        return odn_build_bf16(p, index);
     if (strcmp(op, "Conv") == 0) return odn_build_conv(p, index);
     if (strcmp(op, "ConvTranspose") == 0) return odn_build_deconv(p, index);
     if (strcmp(op, "MatMul") == 0) return odn_build_matmul(p, index);
     if (strcmp(op, "Gemm") == 0) return odn_build_gemm(p, index);
+    if (strcmp(op, "MatMulInteger") == 0 || strcmp(op, "QLinearMatMul") == 0) return odn_build_quant_matmul(p, index);
+    if (strcmp(op, "ConvInteger") == 0 || strcmp(op, "QLinearConv") == 0) return odn_build_quant_conv(p, index);
     if (strstr(op, "Pool")) return odn_build_pool(p, index);
     if (strcmp(op, "BatchNormalization") == 0) return odn_build_batchnorm(p, index);
     if (strcmp(op, "Softmax") == 0 || strcmp(op, "LogSoftmax") == 0) return odn_build_softmax(p, index);

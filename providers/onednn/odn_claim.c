@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "odn.h"
+#include "odn_quant.h"
 
 static int decline(char *why, size_t size, int reason, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -215,11 +215,15 @@ int odn_claim_check(const tsr_node *n, char *why, size_t size) {
                  is(op, "LayerNormalization") || is(op, "Reshape") || is(op, "Flatten") ||
                  is(op, "Identity") || is(op, "Transpose") || is(op, "Erf") || is(op, "Concat") || odn_reduce_known(op) || odn_logsum_known(op) || is(op, "LRN") || is(op, "Resize") ||
                  odn_binary_alg(op) || odn_eltwise_of(n, el) > 0;
-    /* oneDNN's int8 matmul matches MatMulInteger and QLinearMatMul on the
-     * ONNX cases, but a plan holds float32 values only (odn_plan.c) */
-    if (is(op, "MatMulInteger") || is(op, "QLinearMatMul") || is(op, "ConvInteger") || is(op, "QLinearConv"))
-        return decline(why, size, TSR_DECLINE_TYPE, "%s: int8 not mapped yet (plans hold float32 values only)", op);
+    /* int8: oneDNN's int8 matmul and convolution, with their own checks
+     * (odn_claim_quant.c) */
+    if (is(op, "MatMulInteger") || is(op, "QLinearMatMul")) return odn_quant_check(n, why, size);
+    if (is(op, "ConvInteger") || is(op, "QLinearConv")) return odn_qconv_check(n, why, size);
     if (!known) return decline(why, size, TSR_DECLINE_OP, "%s is not mapped to oneDNN", op);
+    /* bfloat16 MatMul/Gemm: their own builder (odn_build_bf16.c) */
+    if ((is(op, "MatMul") || is(op, "Gemm")) && present(n, 0) &&
+        odn_host->value_elem_type(odn_host->node_input(n, 0)) == TSR_BFLOAT16)
+        return odn_bf16_check(n, why, size);
     int r = check_types(n, why, size);
     if (r) return r;
     if (is(op, "Conv")) return check_conv(n, why, size);

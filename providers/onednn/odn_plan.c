@@ -15,13 +15,46 @@ int64_t odn_numel(int32_t rank, const int64_t *dims) {
     return n;
 }
 
+dnnl_data_type_t odn_dnnl_type(int32_t tsr_type) {
+    switch (tsr_type) {
+    case TSR_FLOAT: return dnnl_f32;
+    case TSR_UINT8: return dnnl_u8;
+    case TSR_INT8: return dnnl_s8;
+    case TSR_INT32: return dnnl_s32;
+    case TSR_FLOAT16: return dnnl_f16;
+    case TSR_BFLOAT16: return dnnl_bf16;
+    default: return dnnl_data_type_undef;
+    }
+}
+
+static int32_t tsr_type_of(dnnl_data_type_t dt) {
+    switch (dt) {
+    case dnnl_u8: return TSR_UINT8;
+    case dnnl_s8: return TSR_INT8;
+    case dnnl_s32: return TSR_INT32;
+    case dnnl_f16: return TSR_FLOAT16;
+    case dnnl_bf16: return TSR_BFLOAT16;
+    default: return TSR_FLOAT;
+    }
+}
+
+/* The dnnl type a value is held in: its own, or f32 when unknown. */
+static dnnl_data_type_t value_dt(const odn_value *v) {
+    dnnl_data_type_t dt = odn_dnnl_type(v->elem_type);
+    return dt == dnnl_data_type_undef ? dnnl_f32 : dt;
+}
+
 dnnl_status_t odn_plain_md(dnnl_memory_desc_t *md, int32_t rank, const int64_t *dims) {
+    return odn_plain_md_typed(md, rank, dims, dnnl_f32);
+}
+
+dnnl_status_t odn_plain_md_typed(dnnl_memory_desc_t *md, int32_t rank, const int64_t *dims, dnnl_data_type_t dt) {
     dnnl_dims_t d, strides;
     /* oneDNN has no rank 0: a scalar is a one-element vector. */
     if (rank == 0) {
         d[0] = 1;
         strides[0] = 1;
-        return dnnl_memory_desc_init_by_strides(md, 1, d, dnnl_f32, strides);
+        return dnnl_memory_desc_init_by_strides(md, 1, d, dt, strides);
     }
     int64_t s = 1;
     for (int32_t i = rank - 1; i >= 0; i--) {
@@ -29,7 +62,7 @@ dnnl_status_t odn_plain_md(dnnl_memory_desc_t *md, int32_t rank, const int64_t *
         strides[i] = s;
         s *= dims[i] > 0 ? dims[i] : 1;
     }
-    return dnnl_memory_desc_init_by_strides(md, rank, d, dnnl_f32, strides);
+    return dnnl_memory_desc_init_by_strides(md, rank, d, dt, strides);
 }
 
 static bool grow(void **arr, size_t *cap, size_t need, size_t elem) {
@@ -88,6 +121,7 @@ static odn_value *add_value(odn_plan *p, const tsr_value_info *vi) {
     v = &p->values[p->value_count++];
     memset(v, 0, sizeof *v);
     v->info = vi;
+    v->elem_type = vi ? odn_host->value_elem_type(vi) : 0;
     v->input_index = -1;
     v->output_index = -1;
     return v;
@@ -148,6 +182,11 @@ static tsr_status *reorder(odn_plan *p, dnnl_memory_t src, const dnnl_memory_des
     return s;
 }
 
+tsr_status *odn_plan_reorder_now(odn_plan *p, dnnl_memory_t src, const dnnl_memory_desc_t *src_md,
+                                 dnnl_memory_t dst, const dnnl_memory_desc_t *dst_md, const tsr_node *n) {
+    return reorder(p, src, src_md, dst, dst_md, true, n);
+}
+
 tsr_status *odn_plan_add_reorder(odn_plan *p, dnnl_memory_t src, const dnnl_memory_desc_t *src_md,
                                  dnnl_memory_t dst, const dnnl_memory_desc_t *dst_md, const tsr_node *n) {
     return reorder(p, src, src_md, dst, dst_md, false, n);
@@ -170,7 +209,7 @@ tsr_status *odn_plan_mem_as(odn_plan *p, odn_value *v, const dnnl_memory_desc_t 
 
 tsr_status *odn_plan_plain_mem(odn_plan *p, odn_value *v, const tsr_node *n, dnnl_memory_t *out) {
     dnnl_memory_desc_t plain;
-    dnnl_status_t st = odn_plain_md(&plain, v->rank, v->dims);
+    dnnl_status_t st = odn_plain_md_typed(&plain, v->rank, v->dims, value_dt(v));
     if (st != dnnl_success) return odn_dnnl_error(n, "plain layout", st);
     if (dnnl_memory_desc_equal(&v->md, &plain)) {
         *out = v->mem;
@@ -212,9 +251,9 @@ tsr_status *odn_plan_plain_view(odn_plan *p, odn_value *v, int32_t rank, const i
             d[i] = dims[i];
             str[i] = strides[i];
         }
-        st = dnnl_memory_desc_init_by_strides(&md, rank, d, dnnl_f32, str);
+        st = dnnl_memory_desc_init_by_strides(&md, rank, d, value_dt(v), str);
     } else {
-        st = odn_plain_md(&md, rank, dims);
+        st = odn_plain_md_typed(&md, rank, dims, value_dt(v));
     }
     if (st != dnnl_success) return odn_dnnl_error(n, "view layout", st);
     if (md_out) *md_out = md;
@@ -232,7 +271,8 @@ tsr_status *odn_plan_define(odn_plan *p, odn_value *v, int32_t rank, const int64
     memcpy(v->dims, dims, sizeof(int64_t) * (size_t)rank);
     if (odn_numel(rank, dims) < 0) return odn_node_error(n, TSR_ERR_INVALID_MODEL, "output size overflows");
     dnnl_memory_desc_t plain;
-    dnnl_status_t st = odn_plain_md(&plain, rank, dims);
+    /* the value's own element type: int8 and bf16 ops define non-f32 values */
+    dnnl_status_t st = odn_plain_md_typed(&plain, rank, dims, value_dt(v));
     if (st != dnnl_success) return odn_dnnl_error(n, "plain layout", st);
     if (!md || v->output_index >= 0) {
         if (md && !dnnl_memory_desc_equal(md, &plain))
@@ -320,13 +360,17 @@ static tsr_status *collect_values(odn_plan *p, const tsr_tensor *const *inputs) 
         p->input_ranks[i] = rank;
         memcpy(p->input_dims + i * ODN_MAX_RANK, v->dims, sizeof(int64_t) * (size_t)rank);
         int32_t type = t ? t->elem_type : odn_host->value_elem_type(vi);
+        v->elem_type = type;
         v->produced = true;
-        if (type != TSR_FLOAT) continue; /* shape or index inputs: read directly */
+        /* int64 shape, axes or sizes inputs are read directly at build time;
+         * float, 8-bit, int32, f16 and bf16 ones get memories */
+        dnnl_data_type_t dt = odn_dnnl_type(type);
+        if (dt == dnnl_data_type_undef) continue;
         int64_t numel = odn_numel(rank, v->dims);
-        if (numel < 0 || (t && t->data && t->nbytes < (uint64_t)numel * sizeof(float)))
+        if (numel < 0 || (t && t->data && t->nbytes < (uint64_t)numel * dnnl_data_type_size(dt)))
             return odn_node_error(NULL, TSR_ERR_INVALID_MODEL, "input '%s' holds fewer bytes than its shape",
                                   odn_host->value_name(vi));
-        dnnl_status_t st = odn_plain_md(&v->md, rank, v->dims);
+        dnnl_status_t st = odn_plain_md_typed(&v->md, rank, v->dims, dt);
         if (st != dnnl_success) return odn_dnnl_error(NULL, "input layout", st);
         tsr_status *s = odn_plan_new_mem(p, &v->md, v->constant ? v->constant->data : DNNL_MEMORY_NONE,
                                          NULL, &v->mem);
@@ -407,7 +451,7 @@ tsr_status *odn_plan_run(odn_plan *p, tsr_run_context *ctx) {
     for (size_t i = 0; i < n_out; i++) {
         odn_value *v = odn_plan_value(p, odn_host->graph_output(p->piece, i));
         tsr_tensor *t;
-        tsr_status *s = odn_host->run_alloc_output(ctx, i, TSR_FLOAT, v->rank, v->dims, &t);
+        tsr_status *s = odn_host->run_alloc_output(ctx, i, tsr_type_of(v->md.data_type), v->rank, v->dims, &t);
         if (s) return s;
         dnnl_status_t st = dnnl_memory_set_data_handle_v2(p->output_mems[i], t->data, p->stream);
         if (st != dnnl_success) return odn_dnnl_error(NULL, "binding an output", st);

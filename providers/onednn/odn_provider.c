@@ -6,13 +6,14 @@
 #include <string.h>
 
 #include "odn.h"
+#include "odn_threads.h"
 
 const tsr_host_api *odn_host;
 
 typedef struct odn_state {
     dnnl_engine_t engine;
     dnnl_stream_t stream;
-    int threads; /* 0: oneDNN's default (all cores OpenMP sees) */
+    int threads; /* threads a run wants: intra_op_threads, else OpenMP's default */
     bool winograd; /* option winograd=0|1 (default 1) */
 } odn_state;
 
@@ -20,6 +21,8 @@ typedef struct odn_piece {
     odn_state *state;
     const tsr_graph *graph;
     odn_plan *plan; /* for the last input shapes seen; NULL until known */
+    int plan_threads; /* the OpenMP thread count the plan's primitives were made for */
+    int full_runs;    /* runs in a row that could have had more threads than that */
 } odn_piece;
 
 static tsr_status *odn_create(const tsr_provider_config *config, void **state) {
@@ -35,7 +38,9 @@ static tsr_status *odn_create(const tsr_provider_config *config, void **state) {
     odn_state *s = calloc(1, sizeof *s);
     if (!s) return odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
     s->winograd = winograd;
-    s->threads = config->intra_op_threads > 0 ? config->intra_op_threads : 0;
+    /* OpenMP's default is read here, on the creating thread: later runs
+     * change their own thread's count with omp_set_num_threads */
+    s->threads = config->intra_op_threads > 0 ? config->intra_op_threads : omp_get_max_threads();
     dnnl_status_t st = dnnl_engine_create(&s->engine, dnnl_cpu, 0);
     if (st == dnnl_success) st = dnnl_stream_create(&s->stream, s->engine, dnnl_stream_default_flags);
     if (st != dnnl_success) {
@@ -92,11 +97,10 @@ static tsr_status *odn_claim(void *state, const tsr_graph *graph, tsr_claim_sink
     return s;
 }
 
-static void use_threads(const odn_state *s) {
-    /* OpenMP's thread count is per calling thread, so two sessions on two
-     * threads each keep their own. */
-    if (s->threads > 0) omp_set_num_threads(s->threads);
-}
+/* Takes `count` threads for the calling thread's oneDNN work: OpenMP's
+ * thread count is per calling thread, so two sessions on two threads each
+ * keep their own. */
+static void use_threads(int count) { omp_set_num_threads(count); }
 
 static void odn_release(void *piece_state) {
     odn_piece *p = piece_state;
@@ -121,11 +125,16 @@ static tsr_status *odn_compile(void *state, const tsr_graph *graph, void **piece
     if (!p) return odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
     p->state = state;
     p->graph = graph;
-    use_threads(p->state);
     /* With every shape known, build now: weights get reordered once here.
      * A shape known only at run time defers the build to the first run. */
     tsr_status *s = NULL;
-    if (input_shapes_known(graph)) s = odn_plan_build(p->state->engine, p->state->stream, p->state->winograd, graph, NULL, &p->plan);
+    if (input_shapes_known(graph)) {
+        int threads = odn_threads_reserve(p->state->threads);
+        use_threads(threads);
+        s = odn_plan_build(p->state->engine, p->state->stream, p->state->winograd, graph, NULL, &p->plan);
+        p->plan_threads = threads;
+        odn_threads_release(threads);
+    }
     if (s) {
         odn_release(p);
         return s;
@@ -134,22 +143,47 @@ static tsr_status *odn_compile(void *state, const tsr_graph *graph, void **piece
     return NULL;
 }
 
+/* A run takes its threads from the process-wide budget (odn_threads.c).
+ * oneDNN fixes a primitive's thread count when it is created (its kernels
+ * split the work for that many), so a plan made for more threads than the
+ * run got is rebuilt for fewer at once, and one made for fewer is rebuilt
+ * for all the run wants after GROW_AFTER runs in a row that could have had
+ * them (so alternating load does not rebuild every run); in between it runs
+ * with its own count and hands the surplus back. oneDNN's primitive cache
+ * keeps both versions, so a rebuild mostly costs the constant weights'
+ * reorders. */
+#define GROW_AFTER 8
 static tsr_status *odn_run(void *piece_state, tsr_run_context *ctx) {
     odn_piece *p = piece_state;
-    use_threads(p->state);
+    int want = p->state->threads, threads = odn_threads_reserve(want);
     size_t n_in = odn_host->run_input_count(ctx);
     const tsr_tensor *stack_inputs[16];
     const tsr_tensor **inputs = n_in <= 16 ? stack_inputs : calloc(n_in, sizeof *inputs);
-    if (!inputs) return odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
+    if (!inputs) {
+        odn_threads_release(threads);
+        return odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
+    }
     for (size_t i = 0; i < n_in; i++) inputs[i] = odn_host->run_input(ctx, i);
     tsr_status *s = NULL;
-    if (!p->plan || !odn_plan_matches(p->plan, inputs, n_in)) {
+    p->full_runs = p->plan && p->plan_threads < threads && threads == want ? p->full_runs + 1 : 0;
+    bool rebuild = !p->plan || !odn_plan_matches(p->plan, inputs, n_in) || p->plan_threads > threads ||
+                   p->full_runs >= GROW_AFTER;
+    if (!rebuild && p->plan_threads < threads) {
+        odn_threads_release(threads - p->plan_threads);
+        threads = p->plan_threads;
+    }
+    use_threads(threads);
+    if (rebuild) {
         odn_plan_free(p->plan);
         p->plan = NULL;
         s = odn_plan_build(p->state->engine, p->state->stream, p->state->winograd, p->graph, inputs, &p->plan);
+        p->plan_threads = threads;
+        p->full_runs = 0;
     }
     if (inputs != stack_inputs) free(inputs);
-    return s ? s : odn_plan_run(p->plan, ctx);
+    if (!s) s = odn_plan_run(p->plan, ctx);
+    odn_threads_release(threads);
+    return s;
 }
 
 static const tsr_provider odn_provider = {

@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 ops='conv gemm matmul maxpool averagepool globalaveragepool globalmaxpool
 batchnorm relu leakyrelu elu sigmoid tanh exp log sqrt abs neg clip hardsigmoid hardswish gelu
 add sub mul div max min softmax logsoftmax layer_norm reshape flatten identity transpose erf concat pow reduce
-lrn resize'
+lrn resize qlinearmatmul qlinearconv'
 cases=""
 for op in $ops; do
   for d in "$suite"/node/test_"$op"*; do

@@ -1,0 +1,161 @@
+/* MatMulInteger and QLinearMatMul as oneDNN int8 matmuls.
+ *
+ * oneDNN 2.6's CPU int8 matmul takes u8 or s8 sources but only s8 weights,
+ * so a uint8 B is shifted to int8 (b - 128, with its zero point shifted
+ * alike: (b - 128) - (zb - 128) = b - zb). Zero points are runtime values
+ * (the conformance cases feed them as inputs): a C loop before the matmul
+ * copies them into s32 memories each run.
+ *
+ * The matmul writes the exact int32 sum of (a - za)(b - zb). For
+ * QLinearMatMul a C loop then scales, rounds half to even, adds y's zero
+ * point and saturates: oneDNN's own output scale and zero point add the
+ * zero point before rounding, which differs from ONNX on ties.
+ */
+#include <string.h>
+
+#include "odn_quant.h"
+
+/* --- run-time loops --------------------------------------------------------- */
+
+typedef struct zp_prep {
+    dnnl_memory_t za, zb;         /* zero point inputs, or NULL (0) */
+    int32_t za_type, zb_type;
+    dnnl_memory_t za32, zb32;     /* the s32 memories oneDNN reads */
+    int32_t zb_shift;             /* 128 when B is uint8 shifted to int8 */
+    size_t b_count;               /* elements of B to shift each run, or 0 */
+    const tsr_node *node;
+} zp_prep;
+
+static tsr_status *prep_loop(const void *vctx, dnnl_memory_t b, dnnl_memory_t b_s8) {
+    const zp_prep *c = vctx;
+    int32_t *za = odn_q_handle(c->za32), *zb = odn_q_handle(c->zb32);
+    if (!za || !zb) return odn_node_error(c->node, TSR_ERR_PROVIDER, "internal: zero point memory");
+    *za = (int32_t)odn_q_value(c->za, c->za_type, 0);
+    *zb = (int32_t)odn_q_value(c->zb, c->zb_type, 0) - c->zb_shift;
+    if (c->b_count) {
+        const uint8_t *src = odn_q_handle(b);
+        int8_t *dst = odn_q_handle(b_s8);
+        if (!src || !dst) return odn_node_error(c->node, TSR_ERR_PROVIDER, "internal: B memory");
+        odn_q_shift_u8(src, dst, c->b_count);
+    }
+    return NULL;
+}
+
+typedef struct requant {
+    dnnl_memory_t sa, sb, sy, zy;
+    int32_t scale_type, y_type;
+    size_t count;
+    const tsr_node *node;
+} requant;
+
+static tsr_status *requant_loop(const void *vctx, dnnl_memory_t acc_mem, dnnl_memory_t y_mem) {
+    const requant *c = vctx;
+    const int32_t *acc = odn_q_handle(acc_mem);
+    void *y = odn_q_handle(y_mem);
+    if (!acc || !y) return odn_node_error(c->node, TSR_ERR_PROVIDER, "internal: requantize memory");
+    double mul = odn_q_round_prec(c->scale_type, odn_q_value(c->sa, c->scale_type, 0) * odn_q_value(c->sb, c->scale_type, 0));
+    mul = odn_q_round_prec(c->scale_type, mul / odn_q_value(c->sy, c->scale_type, 0));
+    double zy = odn_q_value(c->zy, c->y_type, 0);
+    for (size_t i = 0; i < c->count; i++) odn_q_store(c->y_type, y, i, (double)acc[i] * mul, zy);
+    return NULL;
+}
+
+/* --- the builder ------------------------------------------------------------ */
+
+/* Operand `v` viewed at rank `r` (leading 1s), in its own type. */
+static tsr_status *padded_view(odn_plan *p, odn_value *v, int32_t r, const tsr_node *n, dnnl_memory_t *m,
+                               dnnl_memory_desc_t *md, int64_t *dims) {
+    int32_t lead = r - v->rank;
+    for (int32_t i = 0; i < r; i++) dims[i] = i < lead ? 1 : v->dims[i - lead];
+    return odn_plan_plain_view(p, v, r, dims, NULL, n, m, md);
+}
+
+tsr_status *odn_build_quant_matmul(odn_plan *p, size_t index) {
+    const tsr_node *n = p->nodes[index];
+    bool qlinear = strcmp(odn_host->node_op_type(n), "QLinearMatMul") == 0;
+    size_t ib = qlinear ? 3 : 1, iza = 2, izb = qlinear ? 5 : 3;
+    odn_value *va = odn_plan_value(p, odn_host->node_input(n, 0));
+    odn_value *vb = odn_plan_value(p, odn_host->node_input(n, ib));
+    odn_value *vy = odn_plan_value(p, odn_host->node_output(n, 0));
+    if (!va || !vb || !vy || !va->produced || !vb->produced || !va->mem || !vb->mem)
+        return odn_node_error(n, TSR_ERR_PROVIDER, "internal: matmul operands not ready");
+    int32_t r = va->rank > vb->rank ? va->rank : vb->rank;
+    int64_t da[ODN_MAX_RANK], db[ODN_MAX_RANK], dy[ODN_MAX_RANK];
+    dnnl_memory_desc_t a_md, b_md, acc_md;
+    dnnl_memory_t a_mem, b_mem, b_s8 = NULL, acc = NULL;
+    tsr_status *s = padded_view(p, va, r, n, &a_mem, &a_md, da);
+    if (!s) s = padded_view(p, vb, r, n, &b_mem, &b_md, db);
+    if (s) return s;
+    for (int32_t i = 0; i < r - 2; i++) dy[i] = da[i] > db[i] ? da[i] : db[i];
+    dy[r - 2] = da[r - 2];
+    dy[r - 1] = db[r - 1];
+
+    zp_prep *prep = odn_plan_alloc(p, sizeof *prep);
+    if (!prep) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
+    memset(prep, 0, sizeof *prep);
+    prep->node = n;
+    s = odn_q_input(p, n, iza, &prep->za, &prep->za_type);
+    if (!s) s = odn_q_input(p, n, izb, &prep->zb, &prep->zb_type);
+    if (!s) s = odn_q_s32_scalar(p, n, &prep->za32);
+    if (!s) s = odn_q_s32_scalar(p, n, &prep->zb32);
+    if (s) return s;
+    if (vb->elem_type == TSR_UINT8) {
+        /* B as int8: shifted once now when constant, else every run */
+        size_t count = (size_t)odn_numel(r, db);
+        b_md.data_type = dnnl_s8;
+        s = odn_plan_new_mem(p, &b_md, DNNL_MEMORY_ALLOCATE, n, &b_s8);
+        if (s) return s;
+        prep->zb_shift = 128;
+        if (vb->constant) odn_q_shift_u8(odn_q_handle(b_mem), odn_q_handle(b_s8), count);
+        else prep->b_count = count;
+    }
+    s = odn_plan_add_loop(p, prep_loop, prep, b_mem, b_s8, n);
+    if (s) return s;
+
+    dnnl_primitive_attr_t attr;
+    dnnl_status_t st = dnnl_primitive_attr_create(&attr);
+    if (st != dnnl_success) return odn_dnnl_error(n, "attribute creation", st);
+    const int32_t rt = DNNL_RUNTIME_S32_VAL;
+    st = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &rt);
+    if (st == dnnl_success) st = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_WEIGHTS, 1, 0, &rt);
+    if (st == dnnl_success) st = odn_plain_md_typed(&acc_md, r, dy, dnnl_s32);
+    dnnl_matmul_desc_t d;
+    if (st == dnnl_success) st = dnnl_matmul_desc_init(&d, &a_md, &b_md, NULL, &acc_md);
+    dnnl_primitive_desc_t pd = NULL;
+    if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &d, attr, p->engine, NULL);
+    dnnl_primitive_attr_destroy(attr);
+    if (st != dnnl_success) return odn_dnnl_error(n, "int8 matmul setup", st);
+
+    if (qlinear) {
+        /* the int32 sums go to a buffer of their own, requantized after */
+        s = odn_plan_new_mem(p, &acc_md, DNNL_MEMORY_ALLOCATE, n, &acc);
+        if (!s) s = odn_plan_define(p, vy, r, dy, NULL, n);
+    } else {
+        s = odn_plan_define(p, vy, r, dy, NULL, n);
+        acc = vy->mem;
+    }
+    if (!s && vy->md.data_type != (qlinear ? odn_dnnl_type(vy->elem_type) : dnnl_s32))
+        s = odn_node_error(n, TSR_ERR_PROVIDER, "internal: output type");
+    dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, a_mem},
+                              {DNNL_ARG_WEIGHTS, b_s8 ? b_s8 : b_mem},
+                              {DNNL_ARG_DST, acc},
+                              {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, prep->za32},
+                              {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_WEIGHTS, prep->zb32}};
+    if (!s) s = odn_plan_add_primitive(p, pd, n, args, 5);
+    dnnl_primitive_desc_destroy(pd);
+    if (s || !qlinear) return s;
+
+    requant *rq = odn_plan_alloc(p, sizeof *rq);
+    if (!rq) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
+    memset(rq, 0, sizeof *rq);
+    rq->node = n;
+    rq->y_type = vy->elem_type;
+    rq->count = (size_t)odn_numel(r, dy);
+    int32_t t;
+    s = odn_q_input(p, n, 1, &rq->sa, &rq->scale_type);
+    if (!s) s = odn_q_input(p, n, 4, &rq->sb, &t);
+    if (!s) s = odn_q_input(p, n, 6, &rq->sy, &t);
+    if (!s) s = odn_q_input(p, n, 7, &rq->zy, &t);
+    if (!s) s = odn_plan_add_loop(p, requant_loop, rq, acc, vy->mem, n);
+    return s;
+}

@@ -1,0 +1,38 @@
+/* The low-precision builders: int8 (odn_build_quant.c: MatMulInteger,
+ * QLinearMatMul; odn_build_qconv.c: ConvInteger, QLinearConv) and bfloat16
+ * (odn_build_bf16.c: MatMul, Gemm), and the int8 helpers. The int8 C
+ * loops read zero points and scales through the memories' handles at run
+ * time, since the ONNX cases feed them as inputs. */
+#ifndef TESSERA_ODN_QUANT_H
+#define TESSERA_ODN_QUANT_H
+
+#include "odn.h"
+
+tsr_status *odn_build_quant_conv(odn_plan *p, size_t index);
+int odn_qconv_check(const tsr_node *n, char *why, size_t size);
+/* bfloat16 MatMul/Gemm: claim check, builder, and whether the CPU has
+ * native bf16 (avx512_core_bf16 or later). */
+int odn_bf16_check(const tsr_node *n, char *why, size_t size);
+tsr_status *odn_build_bf16(odn_plan *p, size_t index);
+bool odn_bf16_native(void);
+
+/* The handle of `m`, or NULL. */
+void *odn_q_handle(dnnl_memory_t m);
+/* Element i of a memory holding TSR_UINT8/INT8/INT32/FLOAT16/FLOAT values,
+ * as a double; 0 when `m` is NULL. */
+double odn_q_value(dnnl_memory_t m, int32_t type, size_t i);
+/* `v` rounded to float32 or (TSR_FLOAT16) to float16: products and
+ * quotients of scales round in the scales' own type, as ONNX's do. */
+double odn_q_round_prec(int32_t type, double v);
+/* Rounds q half to even, adds zp, saturates to uint8/int8 and stores
+ * element i of y: ONNX's order (oneDNN's own output zero point is added
+ * before rounding, which differs on ties). */
+void odn_q_store(int32_t y_type, void *y, size_t i, double q, double zp);
+/* uint8 b as int8 b - 128. */
+void odn_q_shift_u8(const uint8_t *src, int8_t *dst, size_t count);
+/* Memory of input k's plain data and its type; NULL and 0 when absent. */
+tsr_status *odn_q_input(odn_plan *p, const tsr_node *n, size_t k, dnnl_memory_t *m, int32_t *type);
+/* A one-element s32 memory the plan owns (a runtime zero point). */
+tsr_status *odn_q_s32_scalar(odn_plan *p, const tsr_node *n, dnnl_memory_t *m);
+
+#endif

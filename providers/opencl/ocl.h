@@ -31,6 +31,29 @@ typedef struct ocl_program_entry {
     cl_program program;
 } ocl_program_entry;
 
+/* Host memory that outlives every write from it: a constant some compiled
+ * piece reads (value_constant data lives until that piece is released). */
+typedef struct ocl_const_range {
+    const char *begin, *end;
+    const void *owner; /* the piece that registered it */
+} ocl_const_range;
+
+/* A provider-owned copy of host data that a non-blocking write still reads;
+ * freed once `done` completes. */
+typedef struct ocl_staging {
+    void *data;
+    cl_event done;
+} ocl_staging;
+
+/* Work done for one op type (the first node of a step), counted always and
+ * logged with profile=1: proof of which ops launch kernels and which are
+ * views. */
+typedef struct ocl_op_stats {
+    char op_type[32];
+    uint64_t steps, kernels, copies, views;
+    double kernel_s; /* from events, with profile=1 */
+} ocl_op_stats;
+
 /* The provider instance of one session. */
 typedef struct ocl_state {
     ocl_device_desc *devices;
@@ -42,13 +65,28 @@ typedef struct ocl_state {
     ocl_program_entry *programs;
     size_t n_programs;
     bool disk_cache;    /* option cache=0 turns the on-disk cache off */
+    bool cpu_kernels;   /* option cpu_kernels=0: the GPU-shaped GEMM and conv kernels on CPUs too */
     /* option profile=1: kernel time from events, copy time from the clock;
      * the totals go to the log when the session ends */
     bool profile;
     cl_event *events;
+    size_t *event_ops; /* the op_stats slot each event is counted under */
     size_t n_events, cap_events;
     double kernel_s, to_device_s, to_host_s;
     uint64_t to_device_bytes, to_host_bytes, runs;
+    /* counters: kernels launched, device-side buffer copies, views made */
+    uint64_t kernels, copies, views;
+    ocl_op_stats *op_stats;
+    size_t n_op_stats;
+    size_t cur_op; /* slot of the step running now, SIZE_MAX outside steps */
+    /* uploads (ocl_transfer.c): how each host->device copy was done */
+    uint64_t uploads_const, uploads_staged, uploads_blocking;
+    ocl_const_range *consts;
+    size_t n_consts, cap_consts;
+    ocl_staging *staging;
+    size_t n_staging, cap_staging;
+    /* true while commands may be queued that no blocking call waited for */
+    bool queue_busy;
 } ocl_state;
 
 /* --- statuses ----------------------------------------------------------- */
@@ -83,6 +121,34 @@ tsr_status *ocl_launch_1d(ocl_state *st, cl_kernel k, size_t n, const char *what
 /* With profile=1: waits for the queue and adds the finished kernels' times. */
 void ocl_profile_collect(ocl_state *st);
 double ocl_now(void);
+
+/* --- transfers (ocl_transfer.c) ---------------------------------------- */
+/* Host->device. Never blocks on the queue when the source is a registered
+ * constant (written straight from it) or when work is queued (staged
+ * through a provider-owned copy); blocks only when the queue is idle, where
+ * blocking costs nothing extra and saves the staging copy. */
+tsr_status *ocl_upload(ocl_state *st, cl_mem dst, const void *src, size_t nbytes);
+/* Device->host, blocking: the host reads `dst` right after. */
+tsr_status *ocl_read(ocl_state *st, cl_mem src, size_t offset, size_t nbytes, void *dst);
+/* Device->device on the queue, non-blocking. */
+tsr_status *ocl_device_copy(ocl_state *st, cl_mem src, cl_mem dst, size_t nbytes);
+/* Registers/unregisters the constants a piece reads; see ocl_const_range. */
+tsr_status *ocl_consts_add(ocl_state *st, const void *owner, const void *data, size_t nbytes);
+/* Drops `owner`'s ranges; waits for the queue first if it has any, since a
+ * write from them may still be pending and their memory may go next. */
+void ocl_consts_drop(ocl_state *st, const void *owner);
+/* Waits for the queue and frees everything staged (session end). */
+void ocl_transfers_finish(ocl_state *st);
+
+/* --- counters (ocl_stats.c) --------------------------------------------- */
+/* The counters of an op type (SIZE_MAX when out of memory); the kernels
+ * launched until ocl_stats_end are timed under it. */
+size_t ocl_stats_begin(ocl_state *st, const char *op_type);
+/* Adds one step's work to the slot ocl_stats_begin gave. */
+void ocl_stats_end(ocl_state *st, size_t slot, uint64_t kernels, uint64_t copies, uint64_t views);
+/* With profile=1: the session's totals and per-op counters to the log. */
+void ocl_stats_log(ocl_state *st);
+void ocl_stats_free(ocl_state *st);
 
 /* A small read-only int buffer of shape data for one launch. */
 tsr_status *ocl_meta_buffer(ocl_state *st, const int32_t *data, size_t count, cl_mem *out);

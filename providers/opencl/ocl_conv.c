@@ -210,7 +210,8 @@ tsr_status *ocl_conv_run(ocl_exec *x, void *state) {
     cl_mem bm = l->b_folded ? l->b_folded : b ? b->mem : NULL;
     cl_int err = 0;
     if (KC <= DIRECT_MAX_MACS || CO / G < 4) {
-        cl_kernel k = l->direct;
+        /* on a CPU, one output row per work-item (conv_cpu.cl) */
+        cl_kernel k = l->direct_rows ? l->direct_rows : l->direct;
         int has_bias = bm != NULL;
         cl_mem bias_arg = bm ? bm : wm;
         err |= clSetKernelArg(k, 0, sizeof(cl_mem), &in->mem);
@@ -223,6 +224,7 @@ tsr_status *ocl_conv_run(ocl_exec *x, void *state) {
                         (int)pb[1], (int)l->dilations[0], (int)l->dilations[1], (int)G};
         set_ints(k, 5, args, 16, &err);
         if (err != CL_SUCCESS) return ocl_cl_error(err, "clSetKernelArg(conv_direct)");
+        if (l->direct_rows) return ocl_launch_1d(st, k, (size_t)(N * CO * out_sz[0]), "conv_direct_rows");
         return ocl_launch_1d(st, k, y->count, "conv_direct");
     }
     int64_t M = CO / G;

@@ -177,8 +177,9 @@ typedef struct ew_group {
     size_t n_terms;
     ew_term terms[EW_MAX_NODES];
     size_t n_inputs;
-    cl_kernel kernel;       /* built for `kernel_mask` */
+    cl_kernel kernel;       /* built for `kernel_mask`, `kernel_scalar` */
     uint32_t kernel_mask;   /* bit i: input i has the output's shape */
+    uint32_t kernel_scalar; /* bit i: input i is one element, read once */
     int32_t kernel_rank;
 } ew_group;
 
@@ -203,7 +204,7 @@ static bool emit(char *buf, size_t size, size_t *len, const char *fmt, ...) {
     return true;
 }
 
-static tsr_status *build_kernel(ew_group *g, uint32_t mask, int32_t rank) {
+static tsr_status *build_kernel(ew_group *g, uint32_t mask, uint32_t scalar, int32_t rank) {
     size_t size = 16384, len = 0;
     char *src = malloc(size);
     if (!src) return ocl_error(TSR_ERR_NO_MEMORY, "opencl: out of memory");
@@ -215,6 +216,8 @@ static tsr_status *build_kernel(ew_group *g, uint32_t mask, int32_t rank) {
     for (size_t i = 0; i < g->n_inputs; i++) {
         if (mask & (1u << i))
             ok = ok && emit(src, size, &len, "  float x%zu = in%zu[i];\n", i, i);
+        else if (scalar & (1u << i)) /* no per-element offset arithmetic */
+            ok = ok && emit(src, size, &len, "  float x%zu = in%zu[0];\n", i, i);
         else
             ok = ok && emit(src, size, &len, "  float x%zu = in%zu[ew_offset(i, %d, meta, %zu)];\n",
                             i, i, (int)rank, i);
@@ -235,7 +238,7 @@ static tsr_status *build_kernel(ew_group *g, uint32_t mask, int32_t rank) {
             char p[3][48];
             memcpy(p, tm->params, sizeof p);
             for (size_t a = 1; a < tm->n_args && a < 3; a++)
-                if (names[a][0]) snprintf(p[a - 1], sizeof p[a - 1], "%s", names[a]);
+                if (names[a][0]) snprintf(p[a - 1], sizeof p[a - 1], "%.15s", names[a]);
             format_node(tm->kind, names[0], "", p, expr, sizeof expr);
         } else if (tm->kind->arity == EW_VARIADIC) {
             char acc[1024];
@@ -267,6 +270,7 @@ static tsr_status *build_kernel(ew_group *g, uint32_t mask, int32_t rank) {
     if (g->kernel) clReleaseKernel(g->kernel);
     g->kernel = k;
     g->kernel_mask = mask;
+    g->kernel_scalar = scalar;
     g->kernel_rank = rank;
     return NULL;
 }
@@ -299,7 +303,7 @@ static tsr_status *broadcast(ocl_exec *x, size_t n_in, int32_t *rank, int64_t *d
 static tsr_status *group_run(ocl_exec *x, void *state) {
     ew_group *g = state;
     size_t n_in = ocl_exec_input_count(x);
-    int32_t rank;
+    int32_t rank = 0;
     int64_t dims[OCL_MAX_RANK];
     tsr_status *s = broadcast(x, n_in, &rank, dims);
     if (s) return s;
@@ -307,7 +311,7 @@ static tsr_status *group_run(ocl_exec *x, void *state) {
     if ((s = ocl_exec_output(x, 0, TSR_FLOAT, rank, dims, &out))) return s;
     if (!out->count) return NULL;
     if (out->count > INT32_MAX) return ocl_error(TSR_ERR_NOT_SUPPORTED, "tensor too large");
-    uint32_t mask = 0;
+    uint32_t mask = 0, scalar = 0;
     /* meta: out dims, then each input's strides (0 where broadcast) */
     int32_t meta[OCL_MAX_RANK * (EW_MAX_INPUTS + 1)];
     for (int32_t d = 0; d < rank; d++) meta[d] = (int32_t)dims[d];
@@ -317,14 +321,15 @@ static tsr_status *group_run(ocl_exec *x, void *state) {
         for (int32_t d = 0; d < rank; d++) st[d] = 0;
         if (!t) continue;
         if (t->count == out->count) mask |= 1u << i;
+        else if (t->count == 1) scalar |= 1u << i;
         int64_t stride = 1;
         for (int32_t d = t->rank - 1; d >= 0; d--) {
             st[rank - t->rank + d] = t->dims[d] == 1 ? 0 : (int32_t)stride;
             stride *= t->dims[d];
         }
     }
-    if (!g->kernel || g->kernel_mask != mask || g->kernel_rank != rank)
-        if ((s = build_kernel(g, mask, rank))) return s;
+    if (!g->kernel || g->kernel_mask != mask || g->kernel_scalar != scalar || g->kernel_rank != rank)
+        if ((s = build_kernel(g, mask, scalar, rank))) return s;
     cl_mem metab = NULL;
     size_t meta_n = (size_t)rank * (n_in + 1);
     if ((s = ocl_meta_buffer(ocl_exec_state(x), meta, meta_n ? meta_n : 1, &metab))) return s;

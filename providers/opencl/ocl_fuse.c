@@ -44,6 +44,44 @@ static tsr_status *single_step(ocl_state *st, const tsr_node *n, ocl_step *step)
     return s;
 }
 
+static bool step_makes(const ocl_step *s, const char *name) {
+    for (size_t o = 0; o < s->n_out; o++)
+        if (s->out_names[o] && strcmp(s->out_names[o], name) == 0) return true;
+    return false;
+}
+
+/* Steps are made at their group's first node, but a fused group may read
+ * a node that comes later in node order (a view of another piece input
+ * that joined this piece); order the steps so each runs after the steps
+ * it reads from. Stable: already ordered steps keep their order. */
+static bool order_steps(ocl_step *steps, size_t n) {
+    ocl_step *sorted = malloc(sizeof *sorted * (n + 1));
+    bool *done = calloc(n + 1, sizeof *done);
+    bool ok = sorted && done;
+    for (size_t taken = 0; ok && taken < n;) {
+        size_t pick = n;
+        for (size_t i = 0; i < n && pick == n; i++) {
+            if (done[i]) continue;
+            bool ready = true;
+            for (size_t k = 0; k < steps[i].n_in && ready; k++) {
+                const char *in = steps[i].in_names[k];
+                for (size_t j = 0; in && j < n && ready; j++)
+                    if (!done[j] && j != i && step_makes(&steps[j], in)) ready = false;
+            }
+            if (ready) pick = i;
+        }
+        if (pick == n) ok = false; /* a cycle: leave the order alone */
+        else {
+            done[pick] = true;
+            sorted[taken++] = steps[pick];
+        }
+    }
+    if (ok) memcpy(steps, sorted, sizeof *steps * n);
+    free(sorted);
+    free(done);
+    return ok;
+}
+
 tsr_status *ocl_fuse_steps(ocl_state *st, const tsr_graph *graph, ocl_step **out, size_t *n_out) {
     size_t n = ocl_host->graph_node_count(graph);
     const tsr_node **nodes = calloc(n + 1, sizeof *nodes);
@@ -73,13 +111,16 @@ tsr_status *ocl_fuse_steps(ocl_state *st, const tsr_graph *graph, ocl_step **out
         if (g.kind == OCL_GROUP_ELEMENTWISE) {
             s = ocl_ew_group_step(st, members, g.count, step);
         } else if (g.kind == OCL_GROUP_ANCHOR) {
-            size_t first_epi = g.has_bn ? 2 : 1;
-            s = ocl_anchor_step(st, members[0], g.has_bn ? members[1] : NULL, members + first_epi,
+            size_t first_epi = g.has_bn || g.has_bias ? 2 : 1;
+            s = ocl_anchor_step(st, members[0], g.has_bn ? members[1] : NULL,
+                                g.has_bias ? members[1] : NULL, members + first_epi,
                                 g.count - first_epi, step);
         } else {
             s = single_step(st, members[0], step);
         }
     }
+    if (!s && !order_steps(steps, ns))
+        s = ocl_error(TSR_ERR_NOT_SUPPORTED, "opencl: the fused steps of this piece form a cycle");
 done:
     if (s && steps) {
         for (size_t k = 0; k < ns; k++) ocl_step_free(&steps[k]);

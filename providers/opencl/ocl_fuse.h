@@ -31,8 +31,10 @@ bool ocl_ew_epilogue_expr(const tsr_node *n, const char *var, char *buf, size_t 
 tsr_status *ocl_ew_group_step(ocl_state *st, const tsr_node *const *nodes, size_t count,
                               ocl_step *step);
 
-/* --- Conv/Gemm/MatMul with folded BatchNormalization and epilogues ------ */
+/* --- Conv/Gemm/MatMul with folded BatchNormalization or a MatMul's bias
+ * Add, and epilogues ------------------------------------------------------ */
 tsr_status *ocl_anchor_step(ocl_state *st, const tsr_node *anchor, const tsr_node *bn,
-                            const tsr_node *const *epilogue, size_t n_epilogue, ocl_step *step);
+                            const tsr_node *bias_add, const tsr_node *const *epilogue,
+                            size_t n_epilogue, ocl_step *step);
 
 #endif

@@ -125,6 +125,14 @@ tsr_status *ocl_matmul_run(ocl_exec *x, void *state) {
     g.A = a->mem, g.a_rs = (int)K, g.a_cs = 1;
     g.B = b->mem, g.b_rs = (int)N, g.b_cs = 1;
     g.C = y->mem, g.ldc = (int)N;
+    if (l->bias_input >= 0) {
+        /* a fused Add: bias[col] for every row and batch */
+        const ocl_tensor *bias = ocl_exec_input(x, (size_t)l->bias_input);
+        if (!bias || bias->elem_type != TSR_FLOAT || (int64_t)bias->count != N)
+            return ocl_error(TSR_ERR_INVALID_ARGUMENT, "MatMul: fused bias does not have %lld values",
+                             (long long)N);
+        g.bias = bias->mem, g.bias_rs = 0, g.bias_cs = 1, g.beta = 1.0f;
+    }
     if (b_batch == 1) {
         /* B shared: A's batch folds into its rows */
         g.M = (int)(M * (int64_t)batch), g.batch = 1;

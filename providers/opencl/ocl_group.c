@@ -32,8 +32,15 @@ static const char *out0(const tsr_node *n) {
     return v ? ocl_host->value_name(v) : NULL;
 }
 
-/* The only node after `from` reading `name`, or SIZE_MAX (none, or several). */
-static size_t sole_consumer(const tsr_node *const *nodes, size_t n, size_t from, const char *name) {
+bool ocl_is_view(const tsr_node *n) {
+    static const char *const views[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
+    if (ocl_host->node_domain(n)[0]) return false;
+    for (size_t i = 0; i < sizeof views / sizeof views[0]; i++)
+        if (!strcmp(ocl_host->node_op_type(n), views[i])) return true;
+    return false;
+}
+
+size_t ocl_sole_consumer(const tsr_node *const *nodes, size_t n, size_t from, const char *name) {
     size_t found = SIZE_MAX;
     for (size_t j = from + 1; j < n; j++) {
         size_t ni = ocl_host->node_input_count(nodes[j]);
@@ -65,6 +72,34 @@ static bool bn_foldable(const tsr_node *conv, const tsr_node *bn) {
     return ocl_attr_int(bn, "training_mode", 0) == 0;
 }
 
+/* Add(MatMul, b) or Add(b, MatMul) with a constant float b that only runs
+ * along the output's last axis (shape [..., 1, N], N = B's last dim, rank no
+ * more than the output's): the GEMM kernel's bias operand, added after the
+ * product just as the Add would, so the result is the same bits. */
+bool ocl_bias_foldable(const tsr_node *mm, const tsr_node *add, const char *mm_out) {
+    if (strcmp(ocl_host->node_op_type(mm), "MatMul") || strcmp(ocl_host->node_op_type(add), "Add") ||
+        ocl_host->node_domain(add)[0] || ocl_host->node_input_count(add) != 2 ||
+        ocl_host->node_output_count(add) != 1)
+        return false;
+    const tsr_value_info *x0 = ocl_host->node_input(add, 0), *x1 = ocl_host->node_input(add, 1);
+    if (!x0 || !x1) return false;
+    bool first = !strcmp(ocl_host->value_name(x0), mm_out);
+    if (!first && strcmp(ocl_host->value_name(x1), mm_out)) return false;
+    const tsr_value_info *bv = first ? x1 : x0;
+    const tsr_tensor *b = ocl_host->value_constant(bv);
+    if (!b || b->elem_type != TSR_FLOAT || b->rank < 1 || !strcmp(ocl_host->value_name(bv), mm_out))
+        return false;
+    int32_t ra = ocl_host->value_rank(ocl_host->node_input(mm, 0));
+    const tsr_value_info *B = ocl_host->node_input(mm, 1);
+    int32_t rb = ocl_host->value_rank(B);
+    if (ra < 2 || rb < 2 || b->rank > (ra > rb ? ra : rb)) return false;
+    int64_t n = ocl_host->value_dim(B, rb - 1);
+    if (n < 1 || b->dims[b->rank - 1] != n) return false;
+    for (int32_t d = 0; d + 1 < b->rank; d++)
+        if (b->dims[d] != 1) return false;
+    return true;
+}
+
 void ocl_group_from(const tsr_node *const *nodes, size_t n, size_t start, const bool *supported,
                     const bool *taken, bool (*is_boundary)(const char *name, void *arg),
                     void *arg, ocl_group *g) {
@@ -72,17 +107,25 @@ void ocl_group_from(const tsr_node *const *nodes, size_t n, size_t start, const 
     g->count = 1;
     g->members[0] = start;
     const tsr_node *first = nodes[start];
-    bool ew = ocl_ew_is_elementwise(first);
+    /* An Identity that starts a group is a view (no kernel); after another
+     * elementwise node it costs nothing in the fused kernel either. */
+    bool ew = ocl_ew_is_elementwise(first) && strcmp(ocl_host->node_op_type(first), "Identity");
     g->kind = ew ? OCL_GROUP_ELEMENTWISE : is_anchor(first) ? OCL_GROUP_ANCHOR : OCL_GROUP_SINGLE;
     if (g->kind == OCL_GROUP_SINGLE) return;
     size_t cur = start;
     while (g->count < OCL_GROUP_MAX) {
         const char *name = out0(nodes[cur]);
         if (!name || (is_boundary && is_boundary(name, arg))) break;
-        size_t j = sole_consumer(nodes, n, cur, name);
+        size_t j = ocl_sole_consumer(nodes, n, cur, name);
         if (j == SIZE_MAX || !supported[j] || taken[j]) break;
         const tsr_node *next = nodes[j];
         if (g->kind == OCL_GROUP_ANCHOR) {
+            if (g->count == 1 && ocl_bias_foldable(first, next, name)) {
+                g->has_bias = true;
+                g->members[g->count++] = j;
+                cur = j;
+                continue;
+            }
             /* an epilogue reads the anchor's value as its first input */
             const tsr_value_info *x0 = ocl_host->node_input(next, 0);
             if (!x0 || strcmp(ocl_host->value_name(x0), name)) break;

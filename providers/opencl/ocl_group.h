@@ -11,7 +11,7 @@
 typedef enum ocl_group_kind {
     OCL_GROUP_SINGLE,      /* one node, its own op */
     OCL_GROUP_ELEMENTWISE, /* a chain of elementwise nodes, one generated kernel */
-    OCL_GROUP_ANCHOR       /* Conv/Gemm/MatMul + optional BatchNormalization + epilogues */
+    OCL_GROUP_ANCHOR       /* Conv/Gemm/MatMul + optional BatchNormalization or bias + epilogues */
 } ocl_group_kind;
 
 typedef struct ocl_group {
@@ -19,11 +19,23 @@ typedef struct ocl_group {
     size_t count;
     size_t members[OCL_GROUP_MAX]; /* indices into the node list */
     bool has_bn;                   /* members[1] is a BatchNormalization folded in */
+    bool has_bias;                 /* members[1] is an Add of a constant bias to a MatMul */
 } ocl_group;
 
 /* Whether this provider runs the node; else the decline reason and text. */
 bool ocl_node_supported(const tsr_node *n, int32_t *reason, const char **why, char *buf,
                         size_t size);
+
+/* Reshape, Flatten, Squeeze, Unsqueeze, Identity: a new shape on the same
+ * bytes, run as a view of the input's buffer when inside a piece. */
+bool ocl_is_view(const tsr_node *n);
+
+/* The only node after nodes[from] reading `name`, or SIZE_MAX (none, or several). */
+size_t ocl_sole_consumer(const tsr_node *const *nodes, size_t n, size_t from, const char *name);
+
+/* Whether `add` adds a constant bias along the last axis to MatMul `mm`'s
+ * output `mm_out`, so the GEMM kernel can add it (ocl_group.c). */
+bool ocl_bias_foldable(const tsr_node *mm, const tsr_node *add, const char *mm_out);
 
 /* Groups nodes[start] with the nodes after it that it can fuse with.
  * `taken` marks nodes already grouped; `is_boundary(name)` says a value is

@@ -15,13 +15,16 @@ static void keep_event(ocl_state *st, cl_event ev) {
     if (st->n_events == st->cap_events) {
         size_t cap = st->cap_events ? st->cap_events * 2 : 256;
         cl_event *g = realloc(st->events, sizeof *g * cap);
-        if (!g) {
+        if (g) st->events = g;
+        size_t *o = g ? realloc(st->event_ops, sizeof *o * cap) : NULL;
+        if (o) st->event_ops = o;
+        if (!g || !o) {
             clReleaseEvent(ev);
             return;
         }
-        st->events = g;
         st->cap_events = cap;
     }
+    st->event_ops[st->n_events] = st->cur_op;
     st->events[st->n_events++] = ev;
 }
 
@@ -32,8 +35,11 @@ void ocl_profile_collect(ocl_state *st) {
         cl_ulong t0 = 0, t1 = 0;
         if (clGetEventProfilingInfo(st->events[i], CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) == CL_SUCCESS &&
             clGetEventProfilingInfo(st->events[i], CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) == CL_SUCCESS &&
-            t1 > t0)
+            t1 > t0) {
             st->kernel_s += (double)(t1 - t0) * 1e-9;
+            if (st->event_ops[i] < st->n_op_stats)
+                st->op_stats[st->event_ops[i]].kernel_s += (double)(t1 - t0) * 1e-9;
+        }
         clReleaseEvent(st->events[i]);
     }
     st->n_events = 0;
@@ -47,6 +53,8 @@ tsr_status *ocl_launch(ocl_state *st, cl_kernel k, cl_uint dims, const size_t *g
     cl_int err = clEnqueueNDRangeKernel(st->queue, k, dims, NULL, global, local, 0, NULL,
                                         st->profile ? &ev : NULL);
     if (err != CL_SUCCESS) return ocl_cl_error(err, what);
+    st->kernels++;
+    st->queue_busy = true;
     if (ev) keep_event(st, ev);
     return NULL;
 }

@@ -10,6 +10,8 @@ typedef struct ocl_lin {
     ocl_state *st;
     int kind;
     cl_kernel gemm, gemm_big, im2col, direct;
+    /* CPU devices only (gemm_cpu.cl, conv_cpu.cl); NULL elsewhere */
+    cl_kernel gemm_cpu_n, gemm_cpu_t, direct_rows;
     /* Gemm */
     int trans_a, trans_b;
     float alpha, beta;
@@ -18,6 +20,8 @@ typedef struct ocl_lin {
     int64_t kernel[2], strides[2], dilations[2], pads[4], group;
     int auto_pad; /* 0 NOTSET, 1 VALID, 2 SAME_UPPER, 3 SAME_LOWER */
     bool has_kernel_shape;
+    /* MatMul: step input holding a bias along the last axis, or -1 */
+    int bias_input;
     /* BatchNormalization folded into these (NULL: use the node's inputs) */
     cl_mem w_folded, b_folded;
     int64_t co_folded;

@@ -92,7 +92,7 @@ static const char *pool_check(const tsr_node *n, int32_t *reason, char *buf, siz
 }
 
 static tsr_status *pool_prepare(ocl_state *st, const tsr_node *n, void **out) {
-    nn_state *s;
+    nn_state *s = NULL;
     tsr_status *e = nn_new(st, "pool2d", &s);
     if (e) return e;
     s->is_max = strcmp(ocl_host->node_op_type(n), "MaxPool") == 0;
@@ -165,7 +165,7 @@ static const char *global_pool_check(const tsr_node *n, int32_t *reason, char *b
 }
 
 static tsr_status *global_pool_prepare(ocl_state *st, const tsr_node *n, void **out) {
-    nn_state *s;
+    nn_state *s = NULL;
     tsr_status *e = nn_new(st, "global_pool", &s);
     if (e) return e;
     s->is_max = strcmp(ocl_host->node_op_type(n), "GlobalMaxPool") == 0;
@@ -211,7 +211,7 @@ static const char *bn_check(const tsr_node *n, int32_t *reason, char *buf, size_
 }
 
 static tsr_status *bn_prepare(ocl_state *st, const tsr_node *n, void **out) {
-    nn_state *s;
+    nn_state *s = NULL;
     tsr_status *e = nn_new(st, "batchnorm", &s);
     if (e) return e;
     s->eps = ocl_attr_float(n, "epsilon", 1e-5f);
@@ -255,7 +255,7 @@ static const char *softmax_check(const tsr_node *n, int32_t *reason, char *buf, 
 }
 
 static tsr_status *softmax_prepare(ocl_state *st, const tsr_node *n, void **out) {
-    nn_state *s;
+    nn_state *s = NULL;
     tsr_status *e = nn_new(st, "softmax", &s);
     if (e) return e;
     s->opset = (int)ocl_host->node_opset(n);
@@ -307,7 +307,7 @@ static const char *layernorm_check(const tsr_node *n, int32_t *reason, char *buf
 }
 
 static tsr_status *layernorm_prepare(ocl_state *st, const tsr_node *n, void **out) {
-    nn_state *s;
+    nn_state *s = NULL;
     tsr_status *e = nn_new(st, "layernorm", &s);
     if (e) return e;
     s->axis = ocl_attr_int(n, "axis", -1);

@@ -85,9 +85,8 @@ static tsr_status *pad_run(ocl_exec *x, void *state) {
     } else if (cv && cv->count) {
         if (cv->elem_type != in->elem_type)
             return ocl_error(TSR_ERR_INVALID_ARGUMENT, "constant_value type differs from data");
-        cl_int err = clEnqueueReadBuffer(ocl_exec_state(x)->queue, cv->mem, CL_TRUE, 0, es, &value,
-                                         0, NULL, NULL);
-        if (err != CL_SUCCESS) return ocl_cl_error(err, "clEnqueueReadBuffer");
+        tsr_status *e = ocl_read(ocl_exec_state(x), cv->mem, 0, es, &value);
+        if (e) return e;
     }
     int32_t rank = in->rank, meta[3 * OCL_MAX_RANK + 1];
     int64_t dims[OCL_MAX_RANK];

@@ -131,10 +131,8 @@ static tsr_status *read_params(ocl_exec *x, resize_state *s) {
     if (s->n_scales < 0 && sc) {
         if (sc->elem_type != TSR_FLOAT || sc->count > RESIZE_MAX_RANK)
             return ocl_error(TSR_ERR_INVALID_ARGUMENT, "scales must be at most 4 floats");
-        cl_int err = sc->count ? clEnqueueReadBuffer(ocl_exec_state(x)->queue, sc->mem, CL_TRUE, 0,
-                                                     sc->nbytes, s->scales, 0, NULL, NULL)
-                               : CL_SUCCESS;
-        if (err != CL_SUCCESS) return ocl_cl_error(err, "clEnqueueReadBuffer(scales)");
+        tsr_status *e = ocl_read(ocl_exec_state(x), sc->mem, 0, sc->nbytes, s->scales);
+        if (e) return e;
         s->n_scales = (int)sc->count;
     }
     if (s->n_sizes < 0 && ocl_exec_input(x, 3)) {

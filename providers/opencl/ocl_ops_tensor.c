@@ -1,6 +1,7 @@
-/* Shape and data-movement ops: Reshape/Flatten/Squeeze/Unsqueeze (a buffer
- * copy, no kernel), Transpose, Slice, Concat, Gather, Pad. They move bytes,
- * so they take any element type of 1, 2, 4 or 8 bytes. */
+/* Shape and data-movement ops: Reshape/Flatten/Squeeze/Unsqueeze/Identity
+ * (views: no kernel; a device-side copy only at a piece's edge), Transpose,
+ * Slice, Concat, Gather, Pad. They move bytes, so they take any element type
+ * of 1, 2, 4 or 8 bytes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,20 +99,16 @@ static tsr_status *run_list(ocl_exec *x, const tensor_state *s, size_t input, in
     return e;
 }
 
-static tsr_status *copy_as(ocl_exec *x, const ocl_tensor *in, int32_t rank, const int64_t *dims) {
+/* The input seen with a new shape: a view inside the piece (ocl_piece.c). */
+static tsr_status *view_as(ocl_exec *x, const ocl_tensor *in, int32_t rank, const int64_t *dims) {
     size_t count;
     if (!ocl_dims_count(rank, dims, &count) || count != in->count)
         return ocl_error(TSR_ERR_INVALID_ARGUMENT, "new shape has %zu elements, input has %zu",
                          count, in->count);
-    ocl_tensor *y;
-    tsr_status *s = ocl_exec_output(x, 0, in->elem_type, rank, dims, &y);
-    if (s || !in->nbytes) return s;
-    cl_int e = clEnqueueCopyBuffer(ocl_exec_state(x)->queue, in->mem, y->mem, 0, 0, in->nbytes, 0,
-                                   NULL, NULL);
-    return e == CL_SUCCESS ? NULL : ocl_cl_error(e, "clEnqueueCopyBuffer");
+    return ocl_exec_output_view(x, 0, in, rank, dims);
 }
 
-/* --- Reshape / Flatten / Squeeze / Unsqueeze ---------------------------------- */
+/* --- Reshape / Flatten / Squeeze / Unsqueeze / Identity ----------------------- */
 
 static const char *view_check(const tsr_node *n, int32_t *reason, char *buf, size_t size) {
     (void)buf;
@@ -120,7 +117,7 @@ static const char *view_check(const tsr_node *n, int32_t *reason, char *buf, siz
 }
 
 static tsr_status *view_prepare(ocl_state *st, const tsr_node *n, void **out) {
-    tensor_state *s;
+    tensor_state *s = NULL;
     tsr_status *e = state_new(st, n, NULL, &s);
     if (e) return e;
     const char *op = ocl_host->node_op_type(n);
@@ -167,7 +164,14 @@ static tsr_status *reshape_run(ocl_exec *x, void *state) {
             return ocl_error(TSR_ERR_INVALID_ARGUMENT, "cannot infer -1 in shape");
         shape[infer] = (int64_t)(in->count / known);
     }
-    return copy_as(x, in, n, shape);
+    return view_as(x, in, n, shape);
+}
+
+static tsr_status *identity_run(ocl_exec *x, void *state) {
+    (void)state;
+    const ocl_tensor *in = ocl_exec_input(x, 0);
+    if (!in) return ocl_error(TSR_ERR_INVALID_ARGUMENT, "missing input");
+    return view_as(x, in, in->rank, in->dims);
 }
 
 static tsr_status *flatten_run(ocl_exec *x, void *state) {
@@ -178,7 +182,7 @@ static tsr_status *flatten_run(ocl_exec *x, void *state) {
     if (axis < 0 || axis > in->rank) return ocl_error(TSR_ERR_INVALID_ARGUMENT, "axis out of range");
     int64_t dims[2] = {1, 1};
     for (int32_t d = 0; d < in->rank; d++) dims[d < axis ? 0 : 1] *= in->dims[d];
-    return copy_as(x, in, 2, dims);
+    return view_as(x, in, 2, dims);
 }
 
 static tsr_status *squeeze_run(ocl_exec *x, void *state) {
@@ -200,7 +204,7 @@ static tsr_status *squeeze_run(ocl_exec *x, void *state) {
     int32_t r = 0;
     for (int32_t d = 0; d < in->rank; d++)
         if (n < 0 ? in->dims[d] != 1 : !drop[d]) dims[r++] = in->dims[d];
-    return copy_as(x, in, r, dims);
+    return view_as(x, in, r, dims);
 }
 
 static tsr_status *unsqueeze_run(ocl_exec *x, void *state) {
@@ -222,14 +226,14 @@ static tsr_status *unsqueeze_run(ocl_exec *x, void *state) {
     }
     int64_t dims[OCL_MAX_RANK];
     for (int32_t d = 0, k = 0; d < r; d++) dims[d] = ins[d] ? 1 : in->dims[k++];
-    return copy_as(x, in, r, dims);
+    return view_as(x, in, r, dims);
 }
 
 /* --- Transpose ------------------------------------------------------------------ */
 
 static tsr_status *gather_launch(ocl_exec *x, tensor_state *s, const ocl_tensor *in,
                                  const ocl_tensor *y, int base, const int32_t *meta) {
-    cl_kernel k;
+    cl_kernel k = NULL;
     tsr_status *e = kernel_for(s, ocl_elem_size(in->elem_type), &k);
     if (e || !y->count) return e;
     if (!fits_int((int64_t)in->count) || !fits_int((int64_t)y->count))
@@ -258,7 +262,7 @@ static void strides_of(const ocl_tensor *t, int64_t *st) {
 }
 
 static tsr_status *transpose_prepare(ocl_state *st, const tsr_node *n, void **out) {
-    tensor_state *s;
+    tensor_state *s = NULL;
     tsr_status *e = state_new(st, n, "strided_gather", &s);
     if (e) return e;
     s->n_ints = ocl_attr_ints(n, "perm", s->ints, MAX_LIST);
@@ -298,7 +302,7 @@ static tsr_status *transpose_run(ocl_exec *x, void *state) {
 /* --- Slice ---------------------------------------------------------------- */
 
 static tsr_status *slice_prepare(ocl_state *st, const tsr_node *n, void **out) {
-    tensor_state *s;
+    tensor_state *s = NULL;
     tsr_status *e = state_new(st, n, "strided_gather", &s);
     if (e) return e;
     *out = s;
@@ -393,7 +397,7 @@ static const char *concat_check(const tsr_node *n, int32_t *reason, char *buf, s
 }
 
 static tsr_status *concat_prepare(ocl_state *st, const tsr_node *n, void **out) {
-    tensor_state *s;
+    tensor_state *s = NULL;
     tsr_status *e = state_new(st, n, "concat_copy", &s);
     if (e) return e;
     s->axis = ocl_attr_int(n, "axis", 0);
@@ -424,7 +428,7 @@ static tsr_status *concat_run(ocl_exec *x, void *state) {
     tsr_status *e = ocl_exec_output(x, 0, first->elem_type, first->rank, dims, &y);
     if (e || !y->count) return e;
     if (!fits_int((int64_t)y->count)) return ocl_error(TSR_ERR_NOT_SUPPORTED, "tensor too large");
-    cl_kernel k;
+    cl_kernel k = NULL;
     if ((e = kernel_for(s, ocl_elem_size(first->elem_type), &k))) return e;
     int inner = 1, len_out = (int)dims[axis], off = 0;
     for (int32_t d = (int32_t)axis + 1; d < first->rank; d++) inner *= (int)dims[d];
@@ -463,7 +467,7 @@ static const char *gather_check(const tsr_node *n, int32_t *reason, char *buf, s
 }
 
 static tsr_status *gather_prepare(ocl_state *st, const tsr_node *n, void **out) {
-    tensor_state *s;
+    tensor_state *s = NULL;
     tsr_status *e = state_new(st, n, "gather_axis", &s);
     if (e) return e;
     s->axis = ocl_attr_int(n, "axis", 0);
@@ -500,7 +504,7 @@ static tsr_status *gather_run(ocl_exec *x, void *state) {
     if (e || !y->count) return e;
     if (!fits_int((int64_t)in->count) || !fits_int((int64_t)y->count))
         return ocl_error(TSR_ERR_NOT_SUPPORTED, "tensor too large");
-    cl_kernel k;
+    cl_kernel k = NULL;
     if ((e = kernel_for(s, ocl_elem_size(in->elem_type), &k))) return e;
     cl_mem ib;
     if ((e = ocl_meta_buffer(ocl_exec_state(x), idx, (size_t)s->n_ints, &ib))) return e;
@@ -528,6 +532,8 @@ const ocl_op ocl_ops_tensor[] = {
     {"Flatten", view_check, view_prepare, flatten_run, tensor_free},
     {"Squeeze", view_check, view_prepare, squeeze_run, tensor_free},
     {"Unsqueeze", view_check, view_prepare, unsqueeze_run, tensor_free},
+    /* float Identity inside an elementwise chain fuses instead (ocl_group.c) */
+    {"Identity", view_check, view_prepare, identity_run, tensor_free},
     {"Transpose", view_check, transpose_like_prepare, transpose_run, tensor_free},
     {"Slice", slice_check, slice_prepare, slice_run, tensor_free},
     {"Concat", concat_check, concat_prepare, concat_run, tensor_free},

@@ -1,6 +1,13 @@
 /* Compiling and running pieces: each node (or fused group) becomes a step;
  * values passed between steps of one piece stay in private device buffers,
- * and only the piece's outputs go through the host's allocator. */
+ * and only the piece's outputs go through the host's allocator.
+ *
+ * Buffer lifetimes within a run: a value's slot is `owned` when it holds a
+ * reference this run must drop (a private buffer it created, or a view's
+ * retained reference to its base's buffer); piece inputs and host-allocated
+ * outputs are the host's. Every owned reference is dropped when the run
+ * ends, after the last step was enqueued; OpenCL keeps a buffer alive until
+ * the commands using it have finished, so nothing waits here. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,7 +18,7 @@ typedef struct piece_value {
     const char *name;
     ocl_tensor t;
     bool present;
-    bool owned; /* a private buffer this run made */
+    bool owned; /* holds a reference this run releases (see above) */
 } piece_value;
 
 struct ocl_exec {
@@ -80,28 +87,42 @@ static bool fill_tensor(ocl_tensor *t, int32_t elem_type, int32_t rank, const in
     return true;
 }
 
-tsr_status *ocl_exec_output(ocl_exec *x, size_t index, int32_t elem_type, int32_t rank,
-                            const int64_t *dims, ocl_tensor **out) {
-    const char *name = index < x->step->n_out ? x->step->out_names[index] : NULL;
-    if (!name) {
-        /* An omitted optional output: a private scratch buffer. */
-        name = "";
-    }
-    piece_value *v = value_find(x, name);
+/* The slot of step output `index` (the scratch slot "" for an omitted one),
+ * not yet produced this run. */
+static tsr_status *output_slot(ocl_exec *x, size_t index, const char **name, piece_value **out) {
+    const char *nm = index < x->step->n_out ? x->step->out_names[index] : NULL;
+    if (!nm) nm = ""; /* an omitted optional output: a private scratch buffer */
+    piece_value *v = value_find(x, nm);
     if (!v || v->present)
         return ocl_error(TSR_ERR_PROVIDER, "opencl: node '%s': output %zu has no slot",
                          ocl_exec_node_name(x), index);
+    *name = nm;
+    *out = v;
+    return NULL;
+}
+
+/* Index of `name` among the piece's outputs, or SIZE_MAX when it stays inside. */
+static size_t piece_output_index(const ocl_exec *x, const char *name) {
+    size_t no = ocl_host->graph_output_count(x->graph);
+    for (size_t k = 0; k < no && name[0]; k++)
+        if (strcmp(ocl_host->value_name(ocl_host->graph_output(x->graph, k)), name) == 0) return k;
+    return SIZE_MAX;
+}
+
+tsr_status *ocl_exec_output(ocl_exec *x, size_t index, int32_t elem_type, int32_t rank,
+                            const int64_t *dims, ocl_tensor **out) {
+    const char *name;
+    piece_value *v;
+    tsr_status *s = output_slot(x, index, &name, &v);
+    if (s) return s;
     if (!fill_tensor(&v->t, elem_type, rank, dims))
         return ocl_error(TSR_ERR_INVALID_ARGUMENT,
                          "opencl: node '%s': output %zu has an invalid shape or type",
                          ocl_exec_node_name(x), index);
-    size_t gi = SIZE_MAX;
-    size_t no = ocl_host->graph_output_count(x->graph);
-    for (size_t k = 0; k < no && name[0]; k++)
-        if (strcmp(ocl_host->value_name(ocl_host->graph_output(x->graph, k)), name) == 0) gi = k;
+    size_t gi = piece_output_index(x, name);
     if (gi != SIZE_MAX) {
         tsr_tensor *ht;
-        tsr_status *s = ocl_host->run_alloc_output(x->ctx, gi, elem_type, rank, dims, &ht);
+        s = ocl_host->run_alloc_output(x->ctx, gi, elem_type, rank, dims, &ht);
         if (s) return s;
         v->t.mem = (cl_mem)ht->data;
         v->owned = false;
@@ -117,6 +138,36 @@ tsr_status *ocl_exec_output(ocl_exec *x, size_t index, int32_t elem_type, int32_
     return NULL;
 }
 
+tsr_status *ocl_exec_output_view(ocl_exec *x, size_t index, const ocl_tensor *base, int32_t rank,
+                                 const int64_t *dims) {
+    const char *name;
+    piece_value *v;
+    tsr_status *s = output_slot(x, index, &name, &v);
+    if (s) return s;
+    if (piece_output_index(x, name) != SIZE_MAX) {
+        /* The host allocated this output: ABI 1 has no way to hand it
+         * `base`'s buffer, so the bytes move, on the device. */
+        ocl_tensor *y;
+        if ((s = ocl_exec_output(x, index, base->elem_type, rank, dims, &y))) return s;
+        return ocl_device_copy(x->st, base->mem, y->mem, base->nbytes);
+    }
+    ocl_tensor t;
+    if (!fill_tensor(&t, base->elem_type, rank, dims) || t.nbytes != base->nbytes)
+        return ocl_error(TSR_ERR_INVALID_ARGUMENT,
+                         "opencl: node '%s': view of %zu bytes as a shape of another size",
+                         ocl_exec_node_name(x), base->nbytes);
+    /* Same buffer, new shape. The view holds its own reference, so the base
+     * stays alive however long the view is read, whoever frees it first. */
+    cl_int err = clRetainMemObject(base->mem);
+    if (err != CL_SUCCESS) return ocl_cl_error(err, "clRetainMemObject");
+    t.mem = base->mem;
+    v->t = t;
+    v->owned = true;
+    v->present = true;
+    x->st->views++;
+    return NULL;
+}
+
 tsr_status *ocl_exec_read_ints(ocl_exec *x, size_t index, int64_t *vals, size_t max, size_t *n) {
     const ocl_tensor *t = ocl_exec_input(x, index);
     if (!t || (t->elem_type != TSR_INT64 && t->elem_type != TSR_INT32) || t->count > max ||
@@ -126,15 +177,11 @@ tsr_status *ocl_exec_read_ints(ocl_exec *x, size_t index, int64_t *vals, size_t 
                          ocl_exec_node_name(x), index);
     *n = t->count;
     if (!t->count) return NULL;
-    cl_int err;
-    if (t->elem_type == TSR_INT64) {
-        err = clEnqueueReadBuffer(x->st->queue, t->mem, CL_TRUE, 0, t->nbytes, vals, 0, NULL, NULL);
-    } else {
-        int32_t tmp[64];
-        err = clEnqueueReadBuffer(x->st->queue, t->mem, CL_TRUE, 0, t->nbytes, tmp, 0, NULL, NULL);
-        for (size_t i = 0; i < t->count; i++) vals[i] = tmp[i];
-    }
-    return err == CL_SUCCESS ? NULL : ocl_cl_error(err, "clEnqueueReadBuffer");
+    if (t->elem_type == TSR_INT64) return ocl_read(x->st, t->mem, 0, t->nbytes, vals);
+    int32_t tmp[64];
+    tsr_status *s = ocl_read(x->st, t->mem, 0, t->nbytes, tmp);
+    for (size_t i = 0; i < t->count && !s; i++) vals[i] = tmp[i];
+    return s;
 }
 
 /* --- compile / run / release -------------------------------------------- */
@@ -142,6 +189,7 @@ tsr_status *ocl_exec_read_ints(ocl_exec *x, size_t index, int64_t *vals, size_t 
 void ocl_piece_release(void *ps) {
     ocl_piece *p = ps;
     if (!p) return;
+    ocl_consts_drop(p->st, p);
     for (size_t i = 0; i < p->n_steps; i++) ocl_step_free(&p->steps[i]);
     free(p->steps);
     free(p);
@@ -155,6 +203,13 @@ tsr_status *ocl_piece_compile(void *state, const tsr_graph *graph, void **out) {
     p->st = st;
     p->graph = graph;
     tsr_status *s = ocl_fuse_steps(st, graph, &p->steps, &p->n_steps);
+    /* The host uploads constant inputs from this memory, which lives until
+     * release: those writes need not block (ocl_transfer.c). */
+    size_t ni = ocl_host->graph_input_count(graph);
+    for (size_t i = 0; i < ni && !s; i++) {
+        const tsr_tensor *c = ocl_host->value_constant(ocl_host->graph_input(graph, i));
+        if (c && c->memory_kind == TSR_MEMORY_HOST) s = ocl_consts_add(st, p, c->data, c->nbytes);
+    }
     if (s) {
         ocl_piece_release(p);
         return s;
@@ -212,7 +267,11 @@ tsr_status *ocl_piece_run(void *ps, tsr_run_context *ctx) {
             if (scratch->owned) clReleaseMemObject(scratch->t.mem);
             scratch->present = scratch->owned = false;
         }
+        ocl_state *st = p->st;
+        uint64_t k0 = st->kernels, c0 = st->copies, v0 = st->views;
+        size_t slot = ocl_stats_begin(st, ocl_host->node_op_type(p->steps[k].node));
         s = p->steps[k].op->run(&x, p->steps[k].op_state);
+        ocl_stats_end(st, slot, st->kernels - k0, st->copies - c0, st->views - v0);
         if (s) {
             tsr_status *w = ocl_error(ocl_host->status_code(s), "opencl: node '%s' (%s): %s",
                                       ocl_host->node_name(p->steps[k].node),

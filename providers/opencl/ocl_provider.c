@@ -36,6 +36,8 @@ static tsr_status *ocl_create(const tsr_provider_config *cfg, void **out) {
     ocl_state *st = calloc(1, sizeof *st);
     if (!st) return ocl_error(TSR_ERR_NO_MEMORY, "opencl: out of memory");
     st->disk_cache = true;
+    st->cpu_kernels = true;
+    st->cur_op = SIZE_MAX;
     const char *device_spec = NULL;
     for (size_t i = 0; i < cfg->option_count; i++) {
         const char *k = cfg->option_keys[i], *v = cfg->option_values[i];
@@ -45,10 +47,13 @@ static tsr_status *ocl_create(const tsr_provider_config *cfg, void **out) {
             st->disk_cache = v[0] == '1';
         } else if (strcmp(k, "profile") == 0 && (strcmp(v, "0") == 0 || strcmp(v, "1") == 0)) {
             st->profile = v[0] == '1';
+        } else if (strcmp(k, "cpu_kernels") == 0 && (strcmp(v, "0") == 0 || strcmp(v, "1") == 0)) {
+            st->cpu_kernels = v[0] == '1';
         } else {
             free(st);
             return ocl_error(TSR_ERR_INVALID_ARGUMENT,
-                             "opencl: unknown option '%s' (known: device=INDEX|NAME, cache=0|1, profile=0|1)", k);
+                             "opencl: unknown option '%s' (known: device=INDEX|NAME, cache=0|1, profile=0|1, "
+                             "cpu_kernels=0|1)", k);
         }
     }
     tsr_status *s = ocl_devices_enumerate(&st->devices, &st->n_devices);
@@ -72,20 +77,16 @@ static tsr_status *ocl_create(const tsr_provider_config *cfg, void **out) {
 
 static void ocl_destroy(void *state) {
     ocl_state *st = state;
-    if (st && st->queue) clFinish(st->queue);
-    if (st && st->profile) {
+    if (!st) return;
+    /* Pending writes may read staging copies or constants: wait first. */
+    ocl_transfers_finish(st);
+    if (st->profile) {
         ocl_profile_collect(st);
-        char line[512];
-        snprintf(line, sizeof line,
-                 "profile: %llu piece runs; kernels %.3f ms; host->device %.3f ms (%.1f MiB); "
-                 "device->host %.3f ms (%.1f MiB)",
-                 (unsigned long long)st->runs, st->kernel_s * 1e3, st->to_device_s * 1e3,
-                 (double)st->to_device_bytes / 1048576.0, st->to_host_s * 1e3,
-                 (double)st->to_host_bytes / 1048576.0);
-        /* a warning, so it shows at the default log level */
-        ocl_host->log(TSR_LOG_WARNING, "opencl", line);
+        ocl_stats_log(st);
     }
-    if (st) free(st->events);
+    ocl_stats_free(st);
+    free(st->events);
+    free(st->event_ops);
     state_free(st);
 }
 
@@ -137,13 +138,13 @@ static tsr_status *ocl_copy_to_device(void *state, int32_t device, void *dst, co
     (void)device;
     if (!nbytes) return NULL;
     double t0 = st->profile ? ocl_now() : 0;
-    /* Blocking: the ABI lends `src` only for this call. */
-    cl_int err = clEnqueueWriteBuffer(st->queue, (cl_mem)dst, CL_TRUE, 0, nbytes, src, 0, NULL, NULL);
+    /* Non-blocking where `src` provably outlives the write (ocl_transfer.c). */
+    tsr_status *s = ocl_upload(st, (cl_mem)dst, src, nbytes);
     if (st->profile) {
         st->to_device_s += ocl_now() - t0;
         st->to_device_bytes += nbytes;
     }
-    return err == CL_SUCCESS ? NULL : ocl_cl_error(err, "clEnqueueWriteBuffer");
+    return s;
 }
 
 static tsr_status *ocl_copy_to_host(void *state, int32_t device, void *dst, const void *src,
@@ -153,12 +154,13 @@ static tsr_status *ocl_copy_to_host(void *state, int32_t device, void *dst, cons
     if (!nbytes) return NULL;
     if (st->profile) ocl_profile_collect(st); /* the read waits for them anyway */
     double t0 = st->profile ? ocl_now() : 0;
-    cl_int err = clEnqueueReadBuffer(st->queue, (cl_mem)src, CL_TRUE, 0, nbytes, dst, 0, NULL, NULL);
+    /* Blocking: the host reads `dst` as soon as this returns. */
+    tsr_status *s = ocl_read(st, (cl_mem)src, 0, nbytes, dst);
     if (st->profile) {
         st->to_host_s += ocl_now() - t0;
         st->to_host_bytes += nbytes;
     }
-    return err == CL_SUCCESS ? NULL : ocl_cl_error(err, "clEnqueueReadBuffer");
+    return s;
 }
 
 static const tsr_provider ocl_provider = {

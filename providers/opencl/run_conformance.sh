@@ -31,4 +31,25 @@ if model=$(/usr/bin/python3 "$root/tools/make_demo_model.py" --out "$work" 2>/de
   "$tessera" compare "$model" -p reference -p "$plugin,reference" --per-node || {
     echo "FAIL: the demo model differs between reference and $plugin,reference"; exit 1; }
 fi
-"$tessera" test -j 2 -p "$plugin,reference" "$@"
+# Views: Reshape/Flatten/Squeeze/Unsqueeze/Identity inside a piece share
+# their input's buffer. The counts below follow from the graph in
+# make_cases.py: six views inside pieces, two at a piece's edge (the
+# int64 Identity that is a graph output, the Reshape read by two nodes), and
+# no kernel for any of them.
+if /usr/bin/python3 "$root/providers/opencl/make_cases.py" "$work/views" 2>/dev/null; then
+  "$tessera" test --policy first -p "$plugin,reference" "$work/views" || {
+    echo "FAIL: view and bias cases with $plugin,reference"; exit 1; }
+  c=$work/views/opencl_views d=$c/test_data_set_0
+  log=$("$tessera" run "$c/model.onnx" --policy first -p "$plugin,reference" --provider-option opencl:profile=1 \
+        -i x="$d/input_0.pb" -i z="$d/input_1.pb" -i w="$d/input_2.pb" -i shape="$d/input_3.pb" \
+        -i ints="$d/input_4.pb" 2>&1 >/dev/null)
+  for want in "5 kernel launches, 2 device-side copies, 6 views" \
+              "steps led by Reshape: 3 runs, 0 kernels, 1 copies, 2 views" \
+              "steps led by Unsqueeze: 1 runs, 0 kernels, 0 copies, 1 views" \
+              "steps led by Flatten: 1 runs, 0 kernels, 0 copies, 1 views" \
+              "steps led by Squeeze: 1 runs, 0 kernels, 0 copies, 1 views" \
+              "steps led by Identity: 2 runs, 0 kernels, 1 copies, 1 views"; do
+    case $log in *"$want"*) ;; *) echo "FAIL: view counters: expected '$want' in:"; echo "$log"; exit 1 ;; esac
+  done
+fi
+"$tessera" test -j 2 --policy first -p "$plugin,reference" "$@"

@@ -140,6 +140,10 @@ tsr_status *odn_plan_run(odn_plan *p, tsr_run_context *ctx);
  * buffer, sharing bytes between tensors whose lives (in steps) do not
  * overlap. Called once the plan's steps are final. */
 tsr_status *odn_arena_place(odn_plan *p);
+/* A memory holding constant `src` (layout `src_md`) reordered now into
+ * layout `md`, in a plan-owned buffer on huge pages when large enough. */
+tsr_status *odn_arena_const_as(odn_plan *p, dnnl_memory_t src, const dnnl_memory_desc_t *src_md,
+                               const dnnl_memory_desc_t *md, const tsr_node *n, dnnl_memory_t *out);
 
 /* Helpers for builders. */
 odn_value *odn_plan_value(odn_plan *p, const tsr_value_info *vi); /* NULL when unknown */

@@ -82,6 +82,106 @@ static bool fold_batchnorm(odn_plan *p, const tsr_node *bn, const odn_value *w, 
     return true;
 }
 
+/* True for a convolution oneDNN may run as Winograd: 3x3, stride 1,
+ * undilated, ungrouped, 2-D. */
+static bool winograd_shape(int32_t r, const dnnl_dims_t wd, int wr, int64_t group, const conv_geom *g) {
+    return r == 4 && wd[wr - 1] == 3 && wd[wr - 2] == 3 && group == 1 && g->strides[0] == 1 && g->strides[1] == 1 &&
+           g->dilation[0] == 0 && g->dilation[1] == 0;
+}
+
+/* oneDNN 2.6's Winograd kernels read and write only nChw16c, while its
+ * other fast convolutions pick NHWC when given "any": a piece mixing them
+ * pays a reorder before and after every Winograd convolution, which costs
+ * about 4% of ResNet-50 at 2 threads (reorders scale poorly). When Winograd
+ * is on and the piece has a Winograd-shaped convolution, every 2-D
+ * convolution asks for nChw16c first; oneDNN's 1x1 and strided kernels are
+ * as fast in that layout (measured per ResNet-50 shape). */
+static bool piece_prefers_blocked(odn_plan *p) {
+    if (!p->winograd) return false;
+    for (size_t i = 0; i < p->node_count; i++) {
+        const tsr_node *n = p->nodes[i];
+        if (strcmp(odn_host->node_op_type(n), "Conv") != 0 || odn_host->node_input_count(n) < 2) continue;
+        const odn_value *w = odn_plan_value(p, odn_host->node_input(n, 1));
+        if (!w || w->rank != 4 || w->dims[2] != 3 || w->dims[3] != 3 || odn_attr_int(n, "group", 1) != 1) continue;
+        size_t cs = 0, cd = 0;
+        const int64_t *st = odn_attr_ints(n, "strides", &cs), *dl = odn_attr_ints(n, "dilations", &cd);
+        bool unit = true;
+        for (size_t k = 0; k < cs; k++) unit = unit && st[k] == 1;
+        for (size_t k = 0; k < cd; k++) unit = unit && dl[k] == 1;
+        if (unit) return true;
+    }
+    return false;
+}
+
+/* Outside such pieces nChw16c is still worth keeping where it costs no
+ * reorder: a first layer reading the plain piece input (oneDNN's NCHW-input
+ * kernel writes nChw16c, and saves the input reorder) and convolutions whose
+ * input already is nChw16c. The first convolution whose channels do not fit
+ * falls back to "any" (NHWC) and the one reorder happens there. On
+ * MobileNetV2 that moves the 112x112 layers to the (here faster) nChw16c
+ * kernels. */
+static bool keeps_blocked(const odn_value *x, int32_t r, const dnnl_dims_t xd) {
+    dnnl_memory_desc_t md;
+    if (r != 4) return false;
+    dnnl_status_t st = x->input_index >= 0 && xd[1] <= 8
+                           ? odn_plain_md(&md, r, x->dims)
+                           : dnnl_memory_desc_init_by_tag(&md, r, xd, dnnl_f32, dnnl_aBcd16b);
+    return st == dnnl_success && dnnl_memory_desc_equal(&md, &x->md);
+}
+
+/* Creates the convolution primitive descriptor: Winograd first when asked,
+ * else (or when oneDNN has none) direct. */
+static dnnl_status_t conv_pd(odn_plan *p, bool wino, const dnnl_memory_desc_t *src, const dnnl_memory_desc_t *w,
+                             const dnnl_memory_desc_t *b, const dnnl_memory_desc_t *dst, const conv_geom *g,
+                             dnnl_primitive_attr_t attr, dnnl_primitive_desc_t *pd) {
+    dnnl_convolution_desc_t d;
+    dnnl_status_t st = dnnl_unimplemented;
+    if (wino) {
+        st = dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_winograd, src, w,
+                                                        b, dst, g->strides, g->dilation, g->pad_l, g->pad_r);
+        if (st == dnnl_success) st = dnnl_primitive_desc_create(pd, &d, attr, p->engine, NULL);
+    }
+    if (st != dnnl_success) {
+        st = dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct, src, w, b,
+                                                        dst, g->strides, g->dilation, g->pad_l, g->pad_r);
+        if (st == dnnl_success) st = dnnl_primitive_desc_create(pd, &d, attr, p->engine, NULL);
+    }
+    return st;
+}
+
+/* The blocked-layout attempt: src as nChw16c (or as it is, when plain with
+ * few channels: oneDNN's first-layer kernel reads NCHW directly, which also
+ * saves the input reorder), dst as nChw16c unless fixed by the caller.
+ * Returns NULL unless oneDNN offers a direct JIT kernel for those layouts
+ * (not "ref:any" nor the im2col "gemm:jit", both far slower than the
+ * default path's kernels). */
+static dnnl_primitive_desc_t blocked_pd(odn_plan *p, bool wino, const odn_value *x, int32_t r, const dnnl_dims_t xd,
+                                        const dnnl_dims_t yd, const dnnl_memory_desc_t *w_any,
+                                        const dnnl_memory_desc_t *b_md, const dnnl_memory_desc_t *fixed_dst,
+                                        const conv_geom *g, dnnl_primitive_attr_t attr) {
+    dnnl_memory_desc_t src, dst, plain;
+    if (r != 4 || odn_plain_md(&plain, r, x->dims) != dnnl_success) return NULL;
+    if (xd[1] % 16 == 0) {
+        if (dnnl_memory_desc_init_by_tag(&src, r, xd, dnnl_f32, dnnl_aBcd16b) != dnnl_success) return NULL;
+    } else if (xd[1] <= 8 && dnnl_memory_desc_equal(&x->md, &plain)) {
+        src = plain;
+    } else {
+        return NULL;
+    }
+    if (fixed_dst) dst = *fixed_dst;
+    else if (yd[1] % 16 != 0 || dnnl_memory_desc_init_by_tag(&dst, r, yd, dnnl_f32, dnnl_aBcd16b) != dnnl_success)
+        return NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    if (conv_pd(p, wino, &src, w_any, b_md, &dst, g, attr, &pd) != dnnl_success) return NULL;
+    const char *impl = NULL;
+    if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl ||
+        strncmp(impl, "ref", 3) == 0 || strstr(impl, "gemm:jit") || strstr(impl, "gemm:ref")) {
+        dnnl_primitive_desc_destroy(pd);
+        return NULL;
+    }
+    return pd;
+}
+
 tsr_status *odn_build_conv(odn_plan *p, size_t index) {
     const tsr_node *n = p->nodes[index];
     odn_value *x = odn_plan_value(p, odn_host->node_input(n, 0));
@@ -160,25 +260,16 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
     bool has_bias = b || folded_b;
     dnnl_primitive_desc_t pd = NULL;
     if (!s) {
-        dnnl_convolution_desc_t d;
         /* 3x3, stride 1, undilated, ungrouped: Winograd when oneDNN has it
          * for this CPU (about 15% off ResNet-50 here, within the reference's
          * tolerance), else (or if it refuses) direct. */
-        bool wino = r == 4 && wd[wr - 1] == 3 && wd[wr - 2] == 3 && group == 1 && g.strides[0] == 1 &&
-                    g.strides[1] == 1 && g.dilation[0] == 0 && g.dilation[1] == 0 && p->winograd;
-        st = dnnl_unimplemented;
-        if (wino) {
-            st = dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_winograd,
-                                                            &src_any, &w_any, has_bias ? &b_md : NULL, &dst_md,
-                                                            g.strides, g.dilation, g.pad_l, g.pad_r);
-            if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &d, attr, p->engine, NULL);
-        }
-        if (st != dnnl_success) {
-            st = dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct, &src_any,
-                                                            &w_any, has_bias ? &b_md : NULL, &dst_md, g.strides,
-                                                            g.dilation, g.pad_l, g.pad_r);
-            if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &d, attr, p->engine, NULL);
-        }
+        bool wino = winograd_shape(r, wd, wr, group, &g) && p->winograd;
+        /* a piece output stays plain: no blocked attempt; a sum post-op's
+         * dst is the residual's layout */
+        if (last->output_index < 0 && (piece_prefers_blocked(p) || keeps_blocked(x, r, xd)))
+            pd = blocked_pd(p, wino, x, r, xd, yd, &w_any, has_bias ? &b_md : NULL, sum_into ? &dst_md : NULL, &g,
+                            attr);
+        if (!pd) st = conv_pd(p, wino, &src_any, &w_any, has_bias ? &b_md : NULL, &dst_md, &g, attr, &pd);
         if (st != dnnl_success) s = odn_dnnl_error(n, "convolution setup", st);
     }
     dnnl_memory_t src_mem = NULL, w_mem = NULL, b_mem = NULL;
@@ -193,7 +284,11 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
             s = odn_plan_view(p, w->mem, &w_plain, n, &wv.mem);
             wv.md = w_plain;
         }
-        if (!s) s = odn_plan_mem_as(p, &wv, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), n, &w_mem);
+        const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+        if (!s && wv.constant && !dnnl_memory_desc_equal(want, &wv.md))
+            s = odn_arena_const_as(p, wv.mem, &wv.md, want, n, &w_mem);
+        else if (!s)
+            s = odn_plan_mem_as(p, &wv, want, n, &w_mem);
     }
     if (!s && has_bias) {
         if (folded_b) s = odn_plan_new_mem(p, &b_md, folded_b, n, &b_mem);

@@ -71,12 +71,7 @@ static tsr_status *finish_matmul(odn_plan *p, const tsr_node *n, dnnl_memory_t a
     tsr_status *s = NULL;
     dnnl_memory_t w_mem = b_mem;
     const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    if (bv->constant && !dnnl_memory_desc_equal(want, b_md)) {
-        odn_value view = *bv;
-        view.mem = b_mem;
-        view.md = *b_md;
-        s = odn_plan_mem_as(p, &view, want, n, &w_mem);
-    }
+    if (bv->constant && !dnnl_memory_desc_equal(want, b_md)) s = odn_arena_const_as(p, b_mem, b_md, want, n, &w_mem);
     dnnl_memory_t dst = NULL;
     if (!s) s = odn_plan_define(p, last, onnx_rank, onnx_dims,
                                 r == onnx_rank ? dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0) : NULL, n);
@@ -118,6 +113,32 @@ static tsr_status *operand(odn_plan *p, odn_value *v, int32_t r, const int64_t *
         return NULL;
     }
     return odn_plan_view(p, v->mem, md, n, mem);
+}
+
+/* When the product's only reader is an Add of a constant float vector of
+ * the output's last size (a bias, [N] or [1,..,1,N]), that Add is marked done
+ * and the constant returned: it is then the matmul's bias argument, which
+ * oneDNN applies about 1.5% cheaper than the same add as a binary post-op
+ * (128x768 by 768x3072 and 768x768, BERT-base's shapes). */
+static odn_value *bias_add(odn_plan *p, odn_value *y, int32_t r, const int64_t *out, odn_value **sum_out) {
+    const tsr_node *add = odn_plan_sole_consumer(p, y);
+    if (!add || strcmp(odn_host->node_op_type(add), "Add") != 0 || odn_host->node_input_count(add) != 2) return NULL;
+    const char *dom = odn_host->node_domain(add);
+    if (dom[0] && strcmp(dom, "ai.onnx") != 0) return NULL;
+    odn_value *i0 = odn_plan_value(p, odn_host->node_input(add, 0));
+    odn_value *i1 = odn_plan_value(p, odn_host->node_input(add, 1));
+    odn_value *c = i0 == y ? i1 : i0;
+    odn_value *sum = odn_plan_value(p, odn_host->node_output(add, 0));
+    if (!c || c == y || !sum || sum == y || !c->constant || !c->mem || c->constant->elem_type != TSR_FLOAT ||
+        c->rank < 1 || c->rank > r || c->dims[c->rank - 1] != out[r - 1])
+        return NULL;
+    for (int32_t i = 0; i + 1 < c->rank; i++)
+        if (c->dims[i] != 1) return NULL;
+    p->done[odn_plan_node_index(p, add)] = true;
+    sum->rank = r;
+    memcpy(sum->dims, out, sizeof(int64_t) * (size_t)r);
+    *sum_out = sum;
+    return c;
 }
 
 tsr_status *odn_build_matmul(odn_plan *p, size_t index) {
@@ -169,23 +190,31 @@ tsr_status *odn_build_matmul(odn_plan *p, size_t index) {
     bool collapse = same_rank && a->rank >= 3 && b->rank == 2 && b->constant &&
                     !(next && strcmp(odn_host->node_op_type(next), "Transpose") == 0);
     p->fuse_collapse_2d = collapse;
-    if (same_rank) s = odn_fuse_post_ops(p, y, r, out, po, args, &nargs, &last);
+    odn_value *bias = NULL, *biased = y;
+    if (same_rank) bias = bias_add(p, y, r, out, &biased);
+    if (same_rank) s = odn_fuse_post_ops(p, biased, r, out, po, args, &nargs, &last);
     p->fuse_collapse_2d = false;
     if (!s && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success) s = odn_node_error(n, TSR_ERR_PROVIDER, "post-ops");
-    dnnl_memory_t am, bm;
-    dnnl_memory_desc_t amd, bmd;
+    dnnl_memory_t am, bm, bias_mem = NULL;
+    dnnl_memory_desc_t amd, bmd, bias_md;
     if (collapse) {
         int64_t k = pa[r - 1], nn = pb[r - 1];
         int64_t rows = odn_numel(a->rank, a->dims) / (k ? k : 1);
         int64_t a2[2] = {rows, k}, b2[2] = {k, nn}, out2[2] = {rows, nn};
+        int64_t bias2[2] = {1, nn};
         if (!s) s = odn_plan_plain_view(p, a, 2, a2, NULL, n, &am, &amd);
         if (!s) s = odn_plan_plain_view(p, b, 2, b2, NULL, n, &bm, &bmd);
-        if (!s) s = finish_matmul(p, n, am, &amd, b, bm, &bmd, NULL, NULL, attr, last, 2, out2, r, out, args, nargs);
+        if (!s && bias) s = odn_plan_plain_view(p, bias, 2, bias2, NULL, n, &bias_mem, &bias_md);
+        if (!s) s = finish_matmul(p, n, am, &amd, b, bm, &bmd, bias_mem, bias ? &bias_md : NULL, attr, last, 2, out2, r,
+                                  out, args, nargs);
     } else {
+        int64_t biasd[ODN_MAX_RANK];
+        for (int32_t i = 0; i < r; i++) biasd[i] = i + 1 < r ? 1 : out[r - 1];
         if (!s) s = operand(p, a, r, pa, n, &am, &amd);
         if (!s) s = operand(p, b, r, pb, n, &bm, &bmd);
-        if (!s) s = finish_matmul(p, n, am, &amd, b, bm, &bmd, NULL, NULL, attr, last, r, out, same_rank ? r : orank,
-                                  same_rank ? out : od, args, nargs);
+        if (!s && bias) s = odn_plan_plain_view(p, bias, r, biasd, NULL, n, &bias_mem, &bias_md);
+        if (!s) s = finish_matmul(p, n, am, &amd, b, bm, &bmd, bias_mem, bias ? &bias_md : NULL, attr, last, r, out,
+                                  same_rank ? r : orank, same_rank ? out : od, args, nargs);
     }
     dnnl_post_ops_destroy(po);
     dnnl_primitive_attr_destroy(attr);

@@ -87,6 +87,11 @@ static tsr_status *absorb_binary(odn_plan *p, odn_value *cur, const tsr_node *n,
     return NULL;
 }
 
+static bool is_identity(const tsr_node *n) {
+    const char *dom = odn_host->node_domain(n);
+    return strcmp(odn_host->node_op_type(n), "Identity") == 0 && (!dom[0] || strcmp(dom, "ai.onnx") == 0);
+}
+
 tsr_status *odn_fuse_post_ops(odn_plan *p, odn_value *v, int32_t rank, const int64_t *dims,
                               dnnl_post_ops_t po, dnnl_exec_arg_t *args, int *nargs,
                               odn_value **last) {
@@ -109,7 +114,11 @@ tsr_status *odn_fuse_post_ops(odn_plan *p, odn_value *v, int32_t rank, const int
         odn_eltwise el[2];
         int count = odn_eltwise_of(n, el);
         bool absorbed = false;
-        if (count > 0) {
+        if (is_identity(n)) {
+            /* nothing to compute: the primitive writes the Identity's output
+             * (often the piece output) directly, saving a copy per run */
+            absorbed = true;
+        } else if (count > 0) {
             for (int i = 0; i < count; i++) {
                 dnnl_status_t st = dnnl_post_ops_append_eltwise(po, 1.0f, el[i].alg, el[i].alpha, el[i].beta);
                 if (st != dnnl_success) return odn_dnnl_error(n, "eltwise post-op", st);

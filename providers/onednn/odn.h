@@ -265,4 +265,12 @@ tsr_status *odn_fuse_post_ops(odn_plan *p, odn_value *v, int32_t rank, const int
  * nodes done and sets *out to the Gelu's output. */
 bool odn_fuse_gelu(odn_plan *p, const odn_value *x, odn_value **out);
 
+/* Writes the reason a node is declined into why[size] and returns `reason`
+ * (a tsr_decline_reason), for claim checks. */
+int odn_decline(char *why, size_t size, int reason, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
 #endif

@@ -64,3 +64,12 @@ tsr_status *odn_dnnl_error(const tsr_node *n, const char *what, dnnl_status_t st
     return odn_node_error(n, st == dnnl_out_of_memory ? TSR_ERR_NO_MEMORY : TSR_ERR_PROVIDER,
                           "oneDNN %s failed: %s", what, dnnl_status_text(st));
 }
+
+int odn_decline(char *why, size_t size, int reason, const char *fmt, ...) {
+    if (!why || !size) return reason;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, size, fmt, ap);
+    va_end(ap);
+    return reason;
+}

@@ -3,24 +3,10 @@
  * Gemm's C as a binary add post-op, both applied in f32 before it). Claimed
  * only where the CPU has native bf16 (avx512_core_bf16 or later); oneDNN
  * would otherwise emulate it slowly. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "odn_quant.h"
-
-static int decline(char *why, size_t size, int reason, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
-static int decline(char *why, size_t size, int reason, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, size, fmt, ap);
-    va_end(ap);
-    return reason;
-}
 
 bool odn_bf16_native(void) {
     /* ISA values are cumulative bit masks */
@@ -39,30 +25,30 @@ int odn_bf16_check(const tsr_node *n, char *why, size_t size) {
         const tsr_value_info *v = input(n, k);
         if (!v) continue;
         if (odn_host->value_elem_type(v) != TSR_BFLOAT16)
-            return decline(why, size, TSR_DECLINE_TYPE, "input %zu is not bfloat16 like input 0", k);
+            return odn_decline(why, size, TSR_DECLINE_TYPE, "input %zu is not bfloat16 like input 0", k);
         int32_t r = odn_host->value_rank(v);
-        if (r < 0 || r > ODN_MAX_RANK) return decline(why, size, TSR_DECLINE_SHAPE, "input %zu of unknown or high rank", k);
+        if (r < 0 || r > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input %zu of unknown or high rank", k);
         for (int32_t d = 0; d < r; d++)
-            if (odn_host->value_dim(v, d) == 0) return decline(why, size, TSR_DECLINE_SHAPE, "empty tensor");
+            if (odn_host->value_dim(v, d) == 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "empty tensor");
     }
     const tsr_value_info *y = odn_host->node_output_count(n) ? odn_host->node_output(n, 0) : NULL;
     if (!y || odn_host->value_elem_type(y) != TSR_BFLOAT16)
-        return decline(why, size, TSR_DECLINE_TYPE, "output is not bfloat16");
-    if (!odn_bf16_native()) return decline(why, size, TSR_DECLINE_TYPE, "bfloat16: the CPU lacks avx512_bf16");
+        return odn_decline(why, size, TSR_DECLINE_TYPE, "output is not bfloat16");
+    if (!odn_bf16_native()) return odn_decline(why, size, TSR_DECLINE_TYPE, "bfloat16: the CPU lacks avx512_bf16");
     int32_t ra = input(n, 0) ? odn_host->value_rank(input(n, 0)) : -1;
     int32_t rb = input(n, 1) ? odn_host->value_rank(input(n, 1)) : -1;
     if (gemm) {
-        if (ra != 2 || rb != 2) return decline(why, size, TSR_DECLINE_SHAPE, "Gemm inputs must be 2-D");
+        if (ra != 2 || rb != 2) return odn_decline(why, size, TSR_DECLINE_SHAPE, "Gemm inputs must be 2-D");
         if (input(n, 2) && odn_attr_float(n, "beta", 1.0f) != 1.0f)
-            return decline(why, size, TSR_DECLINE_ATTRIBUTE, "bfloat16 Gemm with beta != 1 not mapped");
+            return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "bfloat16 Gemm with beta != 1 not mapped");
         return 0;
     }
-    if (ra < 2 || rb < 2) return decline(why, size, TSR_DECLINE_SHAPE, "bfloat16 MatMul of a 1-D operand not mapped");
+    if (ra < 2 || rb < 2) return odn_decline(why, size, TSR_DECLINE_SHAPE, "bfloat16 MatMul of a 1-D operand not mapped");
     int32_t r = ra > rb ? ra : rb;
     for (int32_t i = 2; i < r; i++) {
         int64_t x = i < ra ? odn_host->value_dim(input(n, 0), ra - 1 - i) : 1;
         int64_t z = i < rb ? odn_host->value_dim(input(n, 1), rb - 1 - i) : 1;
-        if (x > 1 && z > 1 && x != z) return decline(why, size, TSR_DECLINE_SHAPE, "batch dims do not broadcast");
+        if (x > 1 && z > 1 && x != z) return odn_decline(why, size, TSR_DECLINE_SHAPE, "batch dims do not broadcast");
     }
     return 0;
 }

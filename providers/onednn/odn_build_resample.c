@@ -19,24 +19,10 @@
  *    both sides (OUT/IN a dyadic fraction). floor and ceil are declined.
  * Everything else is declined naming the attribute. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "odn.h"
-
-static int decline(char *why, size_t size, int reason, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
-static int decline(char *why, size_t size, int reason, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    if (why && size) vsnprintf(why, size, fmt, ap);
-    va_end(ap);
-    return reason;
-}
 
 /* The constant input k when it is present with elements; *absent is set
  * when the input is missing or empty (ONNX's way of leaving it out). */
@@ -85,29 +71,29 @@ static bool has_tie(int64_t in, int64_t out, int64_t *at) {
 int odn_resize_check(const tsr_node *n, int32_t rank, const int64_t *in_dims, int64_t *out_dims, bool *linear,
                      char *why, size_t size) {
     if (odn_host->node_opset(n) < 11)
-        return decline(why, size, TSR_DECLINE_OPSET, "Resize before opset 11 maps coordinates asymmetrically");
+        return odn_decline(why, size, TSR_DECLINE_OPSET, "Resize before opset 11 maps coordinates asymmetrically");
     bool nearest = odn_attr_string_is(n, "mode", "nearest", true);
     *linear = odn_attr_string_is(n, "mode", "linear", false);
-    if (!nearest && !*linear) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "mode other than nearest or linear (oneDNN has no cubic)");
-    if (*linear && odn_attr_int(n, "antialias", 0) != 0) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "antialias");
+    if (!nearest && !*linear) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "mode other than nearest or linear (oneDNN has no cubic)");
+    if (*linear && odn_attr_int(n, "antialias", 0) != 0) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "antialias");
     bool pytorch = odn_attr_string_is(n, "coordinate_transformation_mode", "pytorch_half_pixel", false);
     bool symmetric = odn_attr_string_is(n, "coordinate_transformation_mode", "half_pixel_symmetric", false);
     if (!odn_attr_string_is(n, "coordinate_transformation_mode", "half_pixel", true) && !pytorch && !symmetric)
-        return decline(why, size, TSR_DECLINE_ATTRIBUTE,
+        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE,
                        "coordinate_transformation_mode other than half_pixel, pytorch_half_pixel or half_pixel_symmetric");
     bool prefer_ceil = odn_attr_string_is(n, "nearest_mode", "round_prefer_ceil", false);
     if (nearest && !prefer_ceil && !odn_attr_string_is(n, "nearest_mode", "round_prefer_floor", true))
-        return decline(why, size, TSR_DECLINE_ATTRIBUTE, "nearest_mode floor or ceil (oneDNN rounds to nearest)");
-    if (rank < 3 || rank > 5) return decline(why, size, TSR_DECLINE_SHAPE, "rank %d: oneDNN resamples 1-3 spatial dims", (int)rank);
+        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "nearest_mode floor or ceil (oneDNN rounds to nearest)");
+    if (rank < 3 || rank > 5) return odn_decline(why, size, TSR_DECLINE_SHAPE, "rank %d: oneDNN resamples 1-3 spatial dims", (int)rank);
 
     /* axes (opset 18): scales and sizes then cover only those axes */
     int64_t axes[ODN_MAX_RANK] = {0};
     size_t naxes = 0;
     const int64_t *av = odn_attr_ints(n, "axes", &naxes);
-    if (naxes > (size_t)rank) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "axes has %zu values for rank %d", naxes, (int)rank);
+    if (naxes > (size_t)rank) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "axes has %zu values for rank %d", naxes, (int)rank);
     for (size_t i = 0; i < naxes; i++) {
         axes[i] = av[i] < 0 ? av[i] + rank : av[i];
-        if (axes[i] < 0 || axes[i] >= rank) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "axes value %lld out of range", (long long)av[i]);
+        if (axes[i] < 0 || axes[i] >= rank) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "axes value %lld out of range", (long long)av[i]);
     }
     if (!av) {
         naxes = (size_t)rank;
@@ -116,14 +102,14 @@ int odn_resize_check(const tsr_node *n, int32_t rank, const int64_t *in_dims, in
 
     bool s_absent, s_dyn, z_absent, z_dyn;
     const tsr_tensor *S = const_input(n, 2, &s_absent, &s_dyn), *Z = const_input(n, 3, &z_absent, &z_dyn);
-    if (s_dyn || z_dyn) return decline(why, size, TSR_DECLINE_OTHER, "%s not a constant", s_dyn ? "scales" : "sizes");
-    if (!S == !Z) return decline(why, size, TSR_DECLINE_OTHER, "not exactly one of scales and sizes");
+    if (s_dyn || z_dyn) return odn_decline(why, size, TSR_DECLINE_OTHER, "%s not a constant", s_dyn ? "scales" : "sizes");
+    if (!S == !Z) return odn_decline(why, size, TSR_DECLINE_OTHER, "not exactly one of scales and sizes");
     if (Z && !odn_attr_string_is(n, "keep_aspect_ratio_policy", "stretch", true))
-        return decline(why, size, TSR_DECLINE_ATTRIBUTE, "keep_aspect_ratio_policy other than stretch");
+        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "keep_aspect_ratio_policy other than stretch");
     const tsr_tensor *T = S ? S : Z;
     if (T->rank != 1 || T->dims[0] != (int64_t)naxes || T->elem_type != (S ? TSR_FLOAT : TSR_INT64) ||
         T->nbytes < naxes * (S ? sizeof(float) : sizeof(int64_t)))
-        return decline(why, size, TSR_DECLINE_OTHER, "%s is not %zu %s values", S ? "scales" : "sizes", naxes,
+        return odn_decline(why, size, TSR_DECLINE_OTHER, "%s is not %zu %s values", S ? "scales" : "sizes", naxes,
                        S ? "float" : "int64");
 
     double scale[ODN_MAX_RANK];
@@ -135,7 +121,7 @@ int odn_resize_check(const tsr_node *n, int32_t rank, const int64_t *in_dims, in
         int64_t a = axes[i], in = in_dims[a];
         if (S) {
             float f = ((const float *)S->data)[i];
-            if (!(f > 0) || !isfinite(f)) return decline(why, size, TSR_DECLINE_OTHER, "scales value %g not positive", (double)f);
+            if (!(f > 0) || !isfinite(f)) return odn_decline(why, size, TSR_DECLINE_OTHER, "scales value %g not positive", (double)f);
             /* the output size as ONNX Runtime and the reference take it */
             out_dims[a] = (int64_t)floorf((float)in * f);
             scale[a] = f;
@@ -146,23 +132,23 @@ int odn_resize_check(const tsr_node *n, int32_t rank, const int64_t *in_dims, in
     }
     for (int32_t d = 0; d < rank; d++) {
         int64_t in = in_dims[d], out = out_dims[d];
-        if (in < 1 || out < 1) return decline(why, size, TSR_DECLINE_SHAPE, "empty input or output on axis %d", (int)d);
+        if (in < 1 || out < 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "empty input or output on axis %d", (int)d);
         if (d < 2) {
-            if (out != in || scale[d] != 1.0) return decline(why, size, TSR_DECLINE_SHAPE, "resizes axis %d (batch or channel)", (int)d);
+            if (out != in || scale[d] != 1.0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "resizes axis %d (batch or channel)", (int)d);
             continue;
         }
         /* ONNX's coordinate uses the scale it was given; oneDNN's uses
          * out/in: equal up to float rounding of the scale */
         if (fabs(scale[d] * (double)in - (double)out) > 1e-6 * (double)out)
-            return decline(why, size, TSR_DECLINE_ATTRIBUTE, "scales gives axis %d a fractional size %g (oneDNN maps by out/in)",
+            return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "scales gives axis %d a fractional size %g (oneDNN maps by out/in)",
                            (int)d, scale[d] * (double)in);
-        if (pytorch && out == 1) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "pytorch_half_pixel to a length-1 axis");
+        if (pytorch && out == 1) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "pytorch_half_pixel to a length-1 axis");
         int64_t tie;
         if (nearest && has_tie(in, out, &tie)) {
             int64_t q = in / gcd64(in, out);
             bool dyadic = (q & (q - 1)) == 0 && scale[d] == (double)out / (double)in;
             if (!prefer_ceil || !dyadic)
-                return decline(why, size, TSR_DECLINE_ATTRIBUTE,
+                return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE,
                                "nearest_mode %s: output %lld of axis %d falls halfway between two inputs, where oneDNN rounds up",
                                prefer_ceil ? "round_prefer_ceil with an inexact scale" : "round_prefer_floor", (long long)tie, (int)d);
         }

@@ -1,24 +1,10 @@
 /* Which nodes the oneDNN provider takes. Every decline says why; nothing is
  * claimed that the builders cannot compute to the reference's tolerance. */
 #include <float.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "odn_quant.h"
-
-static int decline(char *why, size_t size, int reason, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
-static int decline(char *why, size_t size, int reason, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, size, fmt, ap);
-    va_end(ap);
-    return reason;
-}
 
 static bool is(const char *op, const char *name) { return strcmp(op, name) == 0; }
 
@@ -51,85 +37,85 @@ static bool known_dims(const tsr_node *n, size_t k, int32_t *rank, int64_t *dims
 
 static int check_conv(const tsr_node *n, char *why, size_t size) {
     int32_t r = in_rank(n, 0);
-    if (r < 3 || r > 5) return decline(why, size, TSR_DECLINE_SHAPE, "Conv on rank %d input: oneDNN does 1-3 spatial dims", (int)r);
-    if (in_rank(n, 1) != r) return decline(why, size, TSR_DECLINE_SHAPE, "weight rank differs from input rank");
-    if (present(n, 2) && in_rank(n, 2) != 1) return decline(why, size, TSR_DECLINE_SHAPE, "bias is not 1-D");
+    if (r < 3 || r > 5) return odn_decline(why, size, TSR_DECLINE_SHAPE, "Conv on rank %d input: oneDNN does 1-3 spatial dims", (int)r);
+    if (in_rank(n, 1) != r) return odn_decline(why, size, TSR_DECLINE_SHAPE, "weight rank differs from input rank");
+    if (present(n, 2) && in_rank(n, 2) != 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "bias is not 1-D");
     int64_t group = odn_attr_int(n, "group", 1);
-    if (group < 1) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "group %lld < 1", (long long)group);
+    if (group < 1) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "group %lld < 1", (long long)group);
     size_t c;
     const int64_t *a;
     const char *lists[] = {"strides", "dilations", "kernel_shape"};
     for (int i = 0; i < 3; i++) {
         a = odn_attr_ints(n, lists[i], &c);
-        if (a && c != (size_t)(r - 2)) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "%s has %zu values for %d spatial dims", lists[i], c, (int)r - 2);
+        if (a && c != (size_t)(r - 2)) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "%s has %zu values for %d spatial dims", lists[i], c, (int)r - 2);
         for (size_t k = 0; a && k < c; k++)
-            if (a[k] < 1) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "%s value %lld < 1", lists[i], (long long)a[k]);
+            if (a[k] < 1) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "%s value %lld < 1", lists[i], (long long)a[k]);
     }
     a = odn_attr_ints(n, "pads", &c);
-    if (a && c != (size_t)(2 * (r - 2))) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "pads has %zu values", c);
+    if (a && c != (size_t)(2 * (r - 2))) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "pads has %zu values", c);
     for (size_t k = 0; a && k < c; k++)
-        if (a[k] < 0) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "negative pad");
+        if (a[k] < 0) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "negative pad");
     if (!odn_attr_string_is(n, "auto_pad", "NOTSET", true) && !odn_attr_string_is(n, "auto_pad", "VALID", false) &&
         !odn_attr_string_is(n, "auto_pad", "SAME_UPPER", false) && !odn_attr_string_is(n, "auto_pad", "SAME_LOWER", false))
-        return decline(why, size, TSR_DECLINE_ATTRIBUTE, "unknown auto_pad");
+        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "unknown auto_pad");
     return 0;
 }
 
 static int check_pool(const tsr_node *n, const char *op, char *why, size_t size) {
     int32_t r = in_rank(n, 0);
-    if (r < 3 || r > 5) return decline(why, size, TSR_DECLINE_SHAPE, "pooling on rank %d input: oneDNN does 1-3 spatial dims", (int)r);
+    if (r < 3 || r > 5) return odn_decline(why, size, TSR_DECLINE_SHAPE, "pooling on rank %d input: oneDNN does 1-3 spatial dims", (int)r);
     if (is(op, "GlobalAveragePool") || is(op, "GlobalMaxPool")) return 0;
-    if (is(op, "MaxPool") && output_used(n, 1)) return decline(why, size, TSR_DECLINE_OTHER, "MaxPool Indices output is not computed by oneDNN");
+    if (is(op, "MaxPool") && output_used(n, 1)) return odn_decline(why, size, TSR_DECLINE_OTHER, "MaxPool Indices output is not computed by oneDNN");
     size_t c;
     const int64_t *k = odn_attr_ints(n, "kernel_shape", &c);
-    if (!k || c != (size_t)(r - 2)) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "kernel_shape missing or of wrong length");
+    if (!k || c != (size_t)(r - 2)) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "kernel_shape missing or of wrong length");
     for (size_t i = 0; i < c; i++)
-        if (k[i] < 1) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "kernel_shape value < 1");
+        if (k[i] < 1) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "kernel_shape value < 1");
     const char *lists[] = {"strides", "dilations"};
     for (int i = 0; i < 2; i++) {
         const int64_t *a = odn_attr_ints(n, lists[i], &c);
-        if (a && c != (size_t)(r - 2)) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "%s of wrong length", lists[i]);
+        if (a && c != (size_t)(r - 2)) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "%s of wrong length", lists[i]);
         for (size_t j = 0; a && j < c; j++)
-            if (a[j] < 1) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "%s value < 1", lists[i]);
+            if (a[j] < 1) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "%s value < 1", lists[i]);
     }
     const int64_t *pads = odn_attr_ints(n, "pads", &c);
-    if (pads && c != (size_t)(2 * (r - 2))) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "pads of wrong length");
+    if (pads && c != (size_t)(2 * (r - 2))) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "pads of wrong length");
     for (size_t j = 0; pads && j < c; j++) {
-        if (pads[j] < 0) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "negative pad");
+        if (pads[j] < 0) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "negative pad");
         /* oneDNN wants each pad smaller than the (dilated) window */
-        if (pads[j] >= k[j % (size_t)(r - 2)]) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "pad not smaller than the kernel");
+        if (pads[j] >= k[j % (size_t)(r - 2)]) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "pad not smaller than the kernel");
     }
     if (!odn_attr_string_is(n, "auto_pad", "NOTSET", true) && !odn_attr_string_is(n, "auto_pad", "VALID", false) &&
         !odn_attr_string_is(n, "auto_pad", "SAME_UPPER", false) && !odn_attr_string_is(n, "auto_pad", "SAME_LOWER", false))
-        return decline(why, size, TSR_DECLINE_ATTRIBUTE, "unknown auto_pad");
+        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "unknown auto_pad");
     if (is(op, "AveragePool") && odn_attr_int(n, "ceil_mode", 0) && odn_attr_int(n, "count_include_pad", 0))
-        return decline(why, size, TSR_DECLINE_ATTRIBUTE, "ceil_mode with count_include_pad counts windows oneDNN does not");
+        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "ceil_mode with count_include_pad counts windows oneDNN does not");
     if (is(op, "AveragePool") && odn_attr_int(n, "count_include_pad", 0) && !odn_attr_string_is(n, "auto_pad", "NOTSET", true))
-        return decline(why, size, TSR_DECLINE_ATTRIBUTE, "auto_pad with count_include_pad");
+        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "auto_pad with count_include_pad");
     return 0;
 }
 
 static int check_gemm(const tsr_node *n, char *why, size_t size) {
-    if (in_rank(n, 0) != 2 || in_rank(n, 1) != 2) return decline(why, size, TSR_DECLINE_SHAPE, "Gemm inputs must be 2-D with known rank");
+    if (in_rank(n, 0) != 2 || in_rank(n, 1) != 2) return odn_decline(why, size, TSR_DECLINE_SHAPE, "Gemm inputs must be 2-D with known rank");
     if (present(n, 2)) {
         int32_t cr = in_rank(n, 2);
-        if (cr < 0 || cr > 2) return decline(why, size, TSR_DECLINE_SHAPE, "C of rank %d", (int)cr);
+        if (cr < 0 || cr > 2) return odn_decline(why, size, TSR_DECLINE_SHAPE, "C of rank %d", (int)cr);
         if (odn_attr_float(n, "beta", 1.0f) != 1.0f && !odn_host->value_constant(odn_host->node_input(n, 2)))
-            return decline(why, size, TSR_DECLINE_ATTRIBUTE, "beta != 1 needs a constant C");
+            return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "beta != 1 needs a constant C");
     }
     return 0;
 }
 
 static int check_matmul(const tsr_node *n, char *why, size_t size) {
     int32_t ra = in_rank(n, 0), rb = in_rank(n, 1);
-    if (ra < 1 || rb < 1) return decline(why, size, TSR_DECLINE_SHAPE, "MatMul operand of unknown rank or scalar");
-    if (ra > ODN_MAX_RANK || rb > ODN_MAX_RANK) return decline(why, size, TSR_DECLINE_SHAPE, "rank above %d", ODN_MAX_RANK);
+    if (ra < 1 || rb < 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "MatMul operand of unknown rank or scalar");
+    if (ra > ODN_MAX_RANK || rb > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "rank above %d", ODN_MAX_RANK);
     int32_t r = ra > rb ? ra : rb;
     int64_t da[ODN_MAX_RANK], db[ODN_MAX_RANK];
     if (r > 2 && known_dims(n, 0, &ra, da) && known_dims(n, 1, &rb, db)) {
         for (int32_t i = 2; i < r; i++) {
             int64_t x = i < ra ? da[ra - 1 - i] : 1, y = i < rb ? db[rb - 1 - i] : 1;
-            if (x != y && x != 1 && y != 1) return decline(why, size, TSR_DECLINE_SHAPE, "batch dims do not broadcast");
+            if (x != y && x != 1 && y != 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "batch dims do not broadcast");
         }
     }
     return 0;
@@ -137,27 +123,27 @@ static int check_matmul(const tsr_node *n, char *why, size_t size) {
 
 static int check_binary(const tsr_node *n, const char *op, char *why, size_t size) {
     if (odn_host->node_input_count(n) != 2 || !present(n, 0) || !present(n, 1))
-        return decline(why, size, TSR_DECLINE_OTHER, "%s with other than two inputs", op);
+        return odn_decline(why, size, TSR_DECLINE_OTHER, "%s with other than two inputs", op);
     if ((is(op, "Max") || is(op, "Min")) && odn_host->node_opset(n) < 8)
-        return decline(why, size, TSR_DECLINE_OPSET, "%s before opset 8 does not broadcast", op);
-    if (odn_host->node_opset(n) < 7) return decline(why, size, TSR_DECLINE_OPSET, "legacy broadcast attribute (opset < 7)");
+        return odn_decline(why, size, TSR_DECLINE_OPSET, "%s before opset 8 does not broadcast", op);
+    if (odn_host->node_opset(n) < 7) return odn_decline(why, size, TSR_DECLINE_OPSET, "legacy broadcast attribute (opset < 7)");
     int32_t ra, rb;
     int64_t da[ODN_MAX_RANK], db[ODN_MAX_RANK];
     if (!known_dims(n, 0, &ra, da) || !known_dims(n, 1, &rb, db))
-        return decline(why, size, TSR_DECLINE_SHAPE, "operand shapes unknown before run time");
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "operand shapes unknown before run time");
     int32_t r = ra > rb ? ra : rb;
     bool a_full = true, b_full = true; /* equal to the output once padded with leading 1s */
     for (int32_t i = 0; i < r; i++) {
         int64_t x = i < ra ? da[ra - 1 - i] : 1, y = i < rb ? db[rb - 1 - i] : 1;
-        if (x != y && x != 1 && y != 1) return decline(why, size, TSR_DECLINE_SHAPE, "shapes do not broadcast");
-        if (x == 0 || y == 0) return decline(why, size, TSR_DECLINE_SHAPE, "empty tensor");
+        if (x != y && x != 1 && y != 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "shapes do not broadcast");
+        if (x == 0 || y == 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "empty tensor");
         int64_t o = x > y ? x : y;
         a_full = a_full && x == o;
         b_full = b_full && y == o;
     }
     bool commutes = is(op, "Add") || is(op, "Mul") || is(op, "Max") || is(op, "Min");
     if (!a_full && !(commutes && b_full))
-        return decline(why, size, TSR_DECLINE_SHAPE, "first operand broadcasts, which oneDNN binary cannot do%s",
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "first operand broadcasts, which oneDNN binary cannot do%s",
                        commutes ? " when the second broadcasts too" : " for a non-commutative op");
     return 0;
 }
@@ -171,13 +157,13 @@ static int check_clip(const tsr_node *n, char *why, size_t size) {
         for (size_t k = 1; k <= 2; k++) {
             if (!present(n, k)) continue;
             const tsr_tensor *t = odn_host->value_constant(odn_host->node_input(n, k));
-            if (!t) return decline(why, size, TSR_DECLINE_OTHER, "Clip bounds must be constants");
-            if (t->elem_type != TSR_FLOAT || t->nbytes < sizeof(float)) return decline(why, size, TSR_DECLINE_TYPE, "Clip bound is not a float scalar");
+            if (!t) return odn_decline(why, size, TSR_DECLINE_OTHER, "Clip bounds must be constants");
+            if (t->elem_type != TSR_FLOAT || t->nbytes < sizeof(float)) return odn_decline(why, size, TSR_DECLINE_TYPE, "Clip bound is not a float scalar");
             if (k == 1) lo = *(const float *)t->data;
             else hi = *(const float *)t->data;
         }
     }
-    if (lo > hi) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "Clip min above max");
+    if (lo > hi) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "Clip min above max");
     return 0;
 }
 
@@ -190,16 +176,16 @@ static int check_types(const tsr_node *n, char *why, size_t size) {
             (k >= 1 && is(op, "Resize")))
             continue;
         int32_t t = odn_host->value_elem_type(v);
-        if (t != TSR_FLOAT) return decline(why, size, TSR_DECLINE_TYPE, "input %zu is not float32 (type %d)", k, (int)t);
-        if (k == 0 && odn_host->value_rank(v) < 0) return decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown");
-        if (odn_host->value_rank(v) > ODN_MAX_RANK) return decline(why, size, TSR_DECLINE_SHAPE, "rank above %d", ODN_MAX_RANK);
+        if (t != TSR_FLOAT) return odn_decline(why, size, TSR_DECLINE_TYPE, "input %zu is not float32 (type %d)", k, (int)t);
+        if (k == 0 && odn_host->value_rank(v) < 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown");
+        if (odn_host->value_rank(v) > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "rank above %d", ODN_MAX_RANK);
         for (int32_t d = 0; d < odn_host->value_rank(v); d++)
-            if (odn_host->value_dim(v, d) == 0) return decline(why, size, TSR_DECLINE_SHAPE, "empty tensor");
+            if (odn_host->value_dim(v, d) == 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "empty tensor");
     }
     for (size_t k = 0; k < odn_host->node_output_count(n); k++) {
         const tsr_value_info *v = odn_host->node_output(n, k);
         if (v && odn_host->value_elem_type(v) != TSR_FLOAT)
-            return decline(why, size, TSR_DECLINE_TYPE, "%s output %zu is not float32", op, k);
+            return odn_decline(why, size, TSR_DECLINE_TYPE, "%s output %zu is not float32", op, k);
     }
     return 0;
 }
@@ -207,7 +193,7 @@ static int check_types(const tsr_node *n, char *why, size_t size) {
 int odn_claim_check(const tsr_node *n, char *why, size_t size) {
     const char *op = odn_host->node_op_type(n);
     if (odn_host->node_domain(n)[0] && strcmp(odn_host->node_domain(n), "ai.onnx") != 0)
-        return decline(why, size, TSR_DECLINE_OP, "domain '%s' not handled", odn_host->node_domain(n));
+        return odn_decline(why, size, TSR_DECLINE_OP, "domain '%s' not handled", odn_host->node_domain(n));
     odn_eltwise el[2];
     bool known = is(op, "Conv") || is(op, "ConvTranspose") || is(op, "MatMul") || is(op, "Gemm") || is(op, "MaxPool") ||
                  is(op, "AveragePool") || is(op, "GlobalAveragePool") || is(op, "GlobalMaxPool") ||
@@ -219,7 +205,7 @@ int odn_claim_check(const tsr_node *n, char *why, size_t size) {
      * (odn_claim_quant.c) */
     if (is(op, "MatMulInteger") || is(op, "QLinearMatMul")) return odn_quant_check(n, why, size);
     if (is(op, "ConvInteger") || is(op, "QLinearConv")) return odn_qconv_check(n, why, size);
-    if (!known) return decline(why, size, TSR_DECLINE_OP, "%s is not mapped to oneDNN", op);
+    if (!known) return odn_decline(why, size, TSR_DECLINE_OP, "%s is not mapped to oneDNN", op);
     /* bfloat16 MatMul/Gemm: their own builder (odn_build_bf16.c) */
     if ((is(op, "MatMul") || is(op, "Gemm")) && present(n, 0) &&
         odn_host->value_elem_type(odn_host->node_input(n, 0)) == TSR_BFLOAT16)
@@ -228,13 +214,13 @@ int odn_claim_check(const tsr_node *n, char *why, size_t size) {
     if (r) return r;
     if (is(op, "Conv")) return check_conv(n, why, size);
     if (is(op, "ConvTranspose")) {
-        if (odn_host->node_attr_find(n, "output_shape")) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "output_shape not mapped");
-        if (!odn_attr_string_is(n, "auto_pad", "NOTSET", true)) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "auto_pad other than NOTSET");
+        if (odn_host->node_attr_find(n, "output_shape")) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "output_shape not mapped");
+        if (!odn_attr_string_is(n, "auto_pad", "NOTSET", true)) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "auto_pad other than NOTSET");
         size_t c;
         const int64_t *op_pad = odn_attr_ints(n, "output_padding", &c);
-        if (op_pad && c != (size_t)(in_rank(n, 0) - 2)) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "output_padding of wrong length");
+        if (op_pad && c != (size_t)(in_rank(n, 0) - 2)) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "output_padding of wrong length");
         for (size_t k = 0; op_pad && k < c; k++)
-            if (op_pad[k] < 0) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "negative output_padding");
+            if (op_pad[k] < 0) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "negative output_padding");
         return check_conv(n, why, size);
     }
     if (is(op, "MatMul")) return check_matmul(n, why, size);
@@ -246,91 +232,91 @@ int odn_claim_check(const tsr_node *n, char *why, size_t size) {
         const tsr_value_info *shape = present(n, 1) ? odn_host->node_input(n, 1) : NULL;
         const tsr_tensor *t = shape ? odn_host->value_constant(shape) : NULL;
         if (!t || t->elem_type != TSR_INT64 || t->rank != 1 || t->dims[0] > ODN_MAX_RANK)
-            return decline(why, size, TSR_DECLINE_OTHER, "shape is not a constant 1-D int64 of at most %d values", ODN_MAX_RANK);
+            return odn_decline(why, size, TSR_DECLINE_OTHER, "shape is not a constant 1-D int64 of at most %d values", ODN_MAX_RANK);
         return 0;
     }
     if (is(op, "Identity") || is(op, "Flatten") || is(op, "Transpose") || is(op, "Erf")) {
         if (in_rank(n, 0) < (is(op, "Identity") || is(op, "Erf") ? 0 : 1))
-            return decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or 0");
+            return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or 0");
         return 0;
     }
     if (odn_reduce_known(op) || odn_logsum_known(op)) {
         int32_t r = in_rank(n, 0);
         bool axes[ODN_MAX_RANK];
-        if (r < 1) return decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or 0");
-        if (!odn_reduce_axes(n, r, axes)) return decline(why, size, TSR_DECLINE_OTHER, "axes not a constant in range");
-        if (odn_attr_int(n, "noop_with_empty_axes", 0)) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "noop_with_empty_axes");
+        if (r < 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or 0");
+        if (!odn_reduce_axes(n, r, axes)) return odn_decline(why, size, TSR_DECLINE_OTHER, "axes not a constant in range");
+        if (odn_attr_int(n, "noop_with_empty_axes", 0)) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "noop_with_empty_axes");
         return 0;
     }
     if (is(op, "LRN")) {
         int32_t rk = in_rank(n, 0);
         int64_t lsize = odn_attr_int(n, "size", 0);
-        if (rk < 3 || rk > 5) return decline(why, size, TSR_DECLINE_SHAPE, "LRN on rank %d input: oneDNN does 1-3 spatial dims", (int)rk);
-        if (lsize < 1) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "size missing or < 1");
+        if (rk < 3 || rk > 5) return odn_decline(why, size, TSR_DECLINE_SHAPE, "LRN on rank %d input: oneDNN does 1-3 spatial dims", (int)rk);
+        if (lsize < 1) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "size missing or < 1");
         /* oneDNN's window is (size-1)/2 channels each side; ONNX's puts the
          * extra channel of an even size after the centre */
-        if (lsize % 2 == 0) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "even size %lld (oneDNN's window is symmetric)", (long long)lsize);
+        if (lsize % 2 == 0) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "even size %lld (oneDNN's window is symmetric)", (long long)lsize);
         return 0;
     }
     if (is(op, "Resize")) {
         int32_t rk = in_rank(n, 0);
         int64_t dx[ODN_MAX_RANK], out[ODN_MAX_RANK];
         bool linear;
-        if (rk < 1 || rk > ODN_MAX_RANK) return decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or above %d", ODN_MAX_RANK);
+        if (rk < 1 || rk > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or above %d", ODN_MAX_RANK);
         /* the batch dim may be left to run time (the check does not depend
          * on it); the others decide the mapping */
         for (int32_t d = 0; d < rk; d++) {
             dx[d] = odn_host->value_dim(odn_host->node_input(n, 0), d);
-            if (d > 0 && dx[d] < 0) return decline(why, size, TSR_DECLINE_SHAPE, "input dim %d unknown before run time", (int)d);
+            if (d > 0 && dx[d] < 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input dim %d unknown before run time", (int)d);
         }
         dx[0] = dx[0] > 0 ? dx[0] : 1;
         return odn_resize_check(n, rk, dx, out, &linear, why, size);
     }
     if (is(op, "Concat")) {
         size_t count = odn_host->node_input_count(n);
-        if (count < 1 || count > ODN_MAX_ARGS - 1) return decline(why, size, TSR_DECLINE_OTHER, "%zu inputs (1..%d handled)", count, ODN_MAX_ARGS - 1);
+        if (count < 1 || count > ODN_MAX_ARGS - 1) return odn_decline(why, size, TSR_DECLINE_OTHER, "%zu inputs (1..%d handled)", count, ODN_MAX_ARGS - 1);
         int32_t r = in_rank(n, 0);
-        if (r < 1) return decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or 0");
+        if (r < 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or 0");
         for (size_t k = 0; k < count; k++)
-            if (!present(n, k) || in_rank(n, k) != r) return decline(why, size, TSR_DECLINE_SHAPE, "inputs of different or unknown rank");
+            if (!present(n, k) || in_rank(n, k) != r) return odn_decline(why, size, TSR_DECLINE_SHAPE, "inputs of different or unknown rank");
         int64_t axis = odn_attr_int(n, "axis", 0);
-        if (!odn_host->node_attr_find(n, "axis") || axis < -r || axis >= r) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "axis missing or out of range");
+        if (!odn_host->node_attr_find(n, "axis") || axis < -r || axis >= r) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "axis missing or out of range");
         return 0;
     }
     if (is(op, "BatchNormalization")) {
-        if (odn_attr_int(n, "training_mode", 0)) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "training_mode");
-        if (odn_attr_int(n, "spatial", 1) != 1) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "spatial=0");
+        if (odn_attr_int(n, "training_mode", 0)) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "training_mode");
+        if (odn_attr_int(n, "spatial", 1) != 1) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "spatial=0");
         for (size_t k = 1; k < odn_host->node_output_count(n); k++)
-            if (output_used(n, k)) return decline(why, size, TSR_DECLINE_OTHER, "running statistics outputs");
+            if (output_used(n, k)) return odn_decline(why, size, TSR_DECLINE_OTHER, "running statistics outputs");
         int32_t rk = in_rank(n, 0);
-        if (rk < 2 || rk > 5) return decline(why, size, TSR_DECLINE_SHAPE, "rank %d", (int)rk);
+        if (rk < 2 || rk > 5) return odn_decline(why, size, TSR_DECLINE_SHAPE, "rank %d", (int)rk);
         for (size_t k = 1; k < 5; k++)
-            if (in_rank(n, k) != 1) return decline(why, size, TSR_DECLINE_SHAPE, "statistics input %zu is not 1-D", k);
+            if (in_rank(n, k) != 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "statistics input %zu is not 1-D", k);
         return 0;
     }
     if (is(op, "Softmax") || is(op, "LogSoftmax")) {
         int32_t rk = in_rank(n, 0);
         int64_t axis = odn_attr_int(n, "axis", odn_host->node_opset(n) >= 13 ? -1 : 1);
-        if (rk < 1 || axis < -rk || axis >= rk) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "axis out of range");
+        if (rk < 1 || axis < -rk || axis >= rk) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "axis out of range");
         return 0;
     }
     if (is(op, "LayerNormalization")) {
         for (size_t k = 1; k < 3; k++)
-            if (output_used(n, k)) return decline(why, size, TSR_DECLINE_OTHER, "Mean/InvStdDev outputs");
-        if (odn_attr_int(n, "stash_type", 1) != 1) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "stash_type other than float");
+            if (output_used(n, k)) return odn_decline(why, size, TSR_DECLINE_OTHER, "Mean/InvStdDev outputs");
+        if (odn_attr_int(n, "stash_type", 1) != 1) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "stash_type other than float");
         int32_t rx, rs, rb;
         int64_t dx[ODN_MAX_RANK], ds[ODN_MAX_RANK], db[ODN_MAX_RANK];
         if (!known_dims(n, 0, &rx, dx) || !known_dims(n, 1, &rs, ds))
-            return decline(why, size, TSR_DECLINE_SHAPE, "shapes unknown before run time");
+            return odn_decline(why, size, TSR_DECLINE_SHAPE, "shapes unknown before run time");
         int64_t axis = odn_attr_int(n, "axis", -1);
-        if (axis < -rx || axis >= rx) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "axis out of range");
+        if (axis < -rx || axis >= rx) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "axis out of range");
         if (axis < 0) axis += rx;
         /* oneDNN takes scale and shift per normalized element, so they must
          * span the normalized dims exactly */
         int64_t want = odn_numel(rx - (int32_t)axis, dx + axis);
-        if (odn_numel(rs, ds) != want) return decline(why, size, TSR_DECLINE_SHAPE, "Scale broadcasts");
+        if (odn_numel(rs, ds) != want) return odn_decline(why, size, TSR_DECLINE_SHAPE, "Scale broadcasts");
         if (present(n, 2) && (!known_dims(n, 2, &rb, db) || odn_numel(rb, db) != want))
-            return decline(why, size, TSR_DECLINE_SHAPE, "B broadcasts");
+            return odn_decline(why, size, TSR_DECLINE_SHAPE, "B broadcasts");
         return 0;
     }
     return 0;

@@ -2,25 +2,11 @@
  * oneDNN's CPU int8 matmul computes them exactly when every zero point and
  * scale is one value for the whole tensor (they may be run-time inputs:
  * the plan passes them as oneDNN runtime zero points, odn_build_quant.c). */
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "odn_quant.h"
-
-static int decline(char *why, size_t size, int reason, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
-static int decline(char *why, size_t size, int reason, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, size, fmt, ap);
-    va_end(ap);
-    return reason;
-}
 
 static const tsr_value_info *input(const tsr_node *n, size_t k) {
     return k < odn_host->node_input_count(n) ? odn_host->node_input(n, k) : NULL;
@@ -44,13 +30,13 @@ static bool known(const tsr_value_info *v, int32_t *rank, int64_t *dims) {
 static int per_tensor(const tsr_node *n, size_t k, const char *name, int32_t type, bool optional, char *why,
                       size_t size) {
     const tsr_value_info *v = input(n, k);
-    if (!v) return optional ? 0 : decline(why, size, TSR_DECLINE_OTHER, "%s missing", name);
+    if (!v) return optional ? 0 : odn_decline(why, size, TSR_DECLINE_OTHER, "%s missing", name);
     int32_t r;
     int64_t d[ODN_MAX_RANK];
     if (!known(v, &r, d) || odn_numel(r, d) != 1)
-        return decline(why, size, TSR_DECLINE_SHAPE, "%s is not one value per tensor (per-row/column not mapped)", name);
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "%s is not one value per tensor (per-row/column not mapped)", name);
     if (type && odn_host->value_elem_type(v) != type)
-        return decline(why, size, TSR_DECLINE_TYPE, "%s of element type %d", name, (int)odn_host->value_elem_type(v));
+        return odn_decline(why, size, TSR_DECLINE_TYPE, "%s of element type %d", name, (int)odn_host->value_elem_type(v));
     return 0;
 }
 
@@ -59,13 +45,13 @@ static int per_tensor(const tsr_node *n, size_t k, const char *name, int32_t typ
 static int per_channel(const tsr_node *n, size_t k, const char *name, int32_t type, int64_t per, bool optional,
                        char *why, size_t size) {
     const tsr_value_info *v = input(n, k);
-    if (!v) return optional ? 0 : decline(why, size, TSR_DECLINE_OTHER, "%s missing", name);
+    if (!v) return optional ? 0 : odn_decline(why, size, TSR_DECLINE_OTHER, "%s missing", name);
     int32_t r;
     int64_t d[ODN_MAX_RANK];
     if (!known(v, &r, d) || !(odn_numel(r, d) == 1 || (r == 1 && d[0] == per)))
-        return decline(why, size, TSR_DECLINE_SHAPE, "%s is neither one value nor one per output channel", name);
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "%s is neither one value nor one per output channel", name);
     if (type && odn_host->value_elem_type(v) != type)
-        return decline(why, size, TSR_DECLINE_TYPE, "%s of element type %d", name, (int)odn_host->value_elem_type(v));
+        return odn_decline(why, size, TSR_DECLINE_TYPE, "%s of element type %d", name, (int)odn_host->value_elem_type(v));
     return 0;
 }
 
@@ -104,54 +90,54 @@ int odn_quant_check(const tsr_node *n, char *why, size_t size) {
     const char *op = odn_host->node_op_type(n);
     bool qlinear = strcmp(op, "QLinearMatMul") == 0;
     if (!qlinear && strcmp(op, "MatMulInteger") != 0)
-        return decline(why, size, TSR_DECLINE_OP, "%s: int8 not mapped", op);
+        return odn_decline(why, size, TSR_DECLINE_OP, "%s: int8 not mapped", op);
     size_t ia = 0, ib = qlinear ? 3 : 1, iza = 2, izb = qlinear ? 5 : 3;
     const tsr_value_info *a = input(n, ia), *b = input(n, ib);
-    if (!a || !b) return decline(why, size, TSR_DECLINE_OTHER, "operand missing");
+    if (!a || !b) return odn_decline(why, size, TSR_DECLINE_OTHER, "operand missing");
     int32_t ta = odn_host->value_elem_type(a), tb = odn_host->value_elem_type(b);
     if (!is_8bit(ta) || !is_8bit(tb))
-        return decline(why, size, TSR_DECLINE_TYPE, "operands of types %d, %d (uint8/int8 mapped)", (int)ta, (int)tb);
+        return odn_decline(why, size, TSR_DECLINE_TYPE, "operands of types %d, %d (uint8/int8 mapped)", (int)ta, (int)tb);
     int32_t ra, rb;
     int64_t da[ODN_MAX_RANK], db[ODN_MAX_RANK];
     if (!known(a, &ra, da) || !known(b, &rb, db))
-        return decline(why, size, TSR_DECLINE_SHAPE, "operand shapes unknown before run time");
-    if (ra < 2 || rb < 2) return decline(why, size, TSR_DECLINE_SHAPE, "1-D operand (not mapped)");
-    if (da[ra - 1] != db[rb - 2]) return decline(why, size, TSR_DECLINE_SHAPE, "inner dimensions differ");
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "operand shapes unknown before run time");
+    if (ra < 2 || rb < 2) return odn_decline(why, size, TSR_DECLINE_SHAPE, "1-D operand (not mapped)");
+    if (da[ra - 1] != db[rb - 2]) return odn_decline(why, size, TSR_DECLINE_SHAPE, "inner dimensions differ");
     int32_t r = ra > rb ? ra : rb;
     for (int32_t i = 2; i < r; i++) {
         int64_t x = i < ra ? da[ra - 1 - i] : 1, y = i < rb ? db[rb - 1 - i] : 1;
-        if (x != y && x != 1 && y != 1) return decline(why, size, TSR_DECLINE_SHAPE, "batch dims do not broadcast");
+        if (x != y && x != 1 && y != 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "batch dims do not broadcast");
     }
     for (int32_t i = 0; i < ra; i++)
-        if (da[i] == 0) return decline(why, size, TSR_DECLINE_SHAPE, "empty tensor");
+        if (da[i] == 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "empty tensor");
     for (int32_t i = 0; i < rb; i++)
-        if (db[i] == 0) return decline(why, size, TSR_DECLINE_SHAPE, "empty tensor");
+        if (db[i] == 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "empty tensor");
     /* |a - za| * |b - zb| <= 255 * 255: past this depth an int32 sum could
      * overflow, where ONNX wraps and oneDNN saturates */
     if (da[ra - 1] > INT32_MAX / (255 * 255))
-        return decline(why, size, TSR_DECLINE_SHAPE, "inner dimension %lld could overflow int32", (long long)da[ra - 1]);
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "inner dimension %lld could overflow int32", (long long)da[ra - 1]);
     int e = per_tensor(n, iza, "a_zero_point", ta, !qlinear, why, size);
     if (!e) e = per_tensor(n, izb, "b_zero_point", tb, !qlinear, why, size);
     if (e) return e;
     const tsr_value_info *y = odn_host->node_output_count(n) ? odn_host->node_output(n, 0) : NULL;
-    if (!y) return decline(why, size, TSR_DECLINE_OTHER, "no output");
+    if (!y) return odn_decline(why, size, TSR_DECLINE_OTHER, "no output");
     int32_t ty = odn_host->value_elem_type(y);
     if (qlinear) {
         int32_t ts = odn_host->value_elem_type(input(n, 1) ? input(n, 1) : a);
         if (ts != TSR_FLOAT && ts != TSR_FLOAT16)
-            return decline(why, size, TSR_DECLINE_TYPE, "a_scale of type %d (float32/float16 mapped)", (int)ts);
+            return odn_decline(why, size, TSR_DECLINE_TYPE, "a_scale of type %d (float32/float16 mapped)", (int)ts);
         e = per_tensor(n, 1, "a_scale", ts, false, why, size);
         if (!e) e = per_tensor(n, 4, "b_scale", ts, false, why, size);
         if (!e) e = per_tensor(n, 6, "y_scale", ts, false, why, size);
         if (!e) e = per_tensor(n, 7, "y_zero_point", 0, false, why, size);
         if (e) return e;
         if (!is_8bit(ty) || odn_host->value_elem_type(input(n, 7)) != ty)
-            return decline(why, size, TSR_DECLINE_TYPE, "output type %d (uint8/int8 mapped)", (int)ty);
+            return odn_decline(why, size, TSR_DECLINE_TYPE, "output type %d (uint8/int8 mapped)", (int)ty);
     } else if (ty != TSR_INT32) {
-        return decline(why, size, TSR_DECLINE_TYPE, "output type %d is not int32", (int)ty);
+        return odn_decline(why, size, TSR_DECLINE_TYPE, "output type %d is not int32", (int)ty);
     }
     if (!int8_matmul_available(ta == TSR_UINT8 ? dnnl_u8 : dnnl_s8))
-        return decline(why, size, TSR_DECLINE_OTHER, "oneDNN has no int8 matmul with runtime zero points on this CPU");
+        return odn_decline(why, size, TSR_DECLINE_OTHER, "oneDNN has no int8 matmul with runtime zero points on this CPU");
     return 0;
 }
 
@@ -192,45 +178,45 @@ int odn_qconv_check(const tsr_node *n, char *why, size_t size) {
     bool qlinear = strcmp(odn_host->node_op_type(n), "QLinearConv") == 0;
     size_t iw = qlinear ? 3 : 1, izw = qlinear ? 5 : 3;
     const tsr_value_info *x = input(n, 0), *w = input(n, iw);
-    if (!x || !w) return decline(why, size, TSR_DECLINE_OTHER, "operand missing");
+    if (!x || !w) return odn_decline(why, size, TSR_DECLINE_OTHER, "operand missing");
     int32_t tx = odn_host->value_elem_type(x), tw = odn_host->value_elem_type(w);
     if (!is_8bit(tx) || !is_8bit(tw))
-        return decline(why, size, TSR_DECLINE_TYPE, "operands of types %d, %d (uint8/int8 mapped)", (int)tx, (int)tw);
+        return odn_decline(why, size, TSR_DECLINE_TYPE, "operands of types %d, %d (uint8/int8 mapped)", (int)tx, (int)tw);
     int32_t rx, rw;
     int64_t dx[ODN_MAX_RANK], dw[ODN_MAX_RANK];
-    if (!known(x, &rx, dx) || !known(w, &rw, dw)) return decline(why, size, TSR_DECLINE_SHAPE, "shapes unknown before run time");
-    if (rx < 3 || rx > 5 || rw != rx) return decline(why, size, TSR_DECLINE_SHAPE, "rank %d input (1-3 spatial dims mapped)", (int)rx);
-    if (odn_attr_int(n, "group", 1) != 1) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "group != 1 not mapped for int8");
-    if (dw[1] != dx[1]) return decline(why, size, TSR_DECLINE_SHAPE, "weight channels differ from input channels");
+    if (!known(x, &rx, dx) || !known(w, &rw, dw)) return odn_decline(why, size, TSR_DECLINE_SHAPE, "shapes unknown before run time");
+    if (rx < 3 || rx > 5 || rw != rx) return odn_decline(why, size, TSR_DECLINE_SHAPE, "rank %d input (1-3 spatial dims mapped)", (int)rx);
+    if (odn_attr_int(n, "group", 1) != 1) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "group != 1 not mapped for int8");
+    if (dw[1] != dx[1]) return odn_decline(why, size, TSR_DECLINE_SHAPE, "weight channels differ from input channels");
     if (!odn_attr_string_is(n, "auto_pad", "NOTSET", true) && !odn_attr_string_is(n, "auto_pad", "VALID", false))
-        return decline(why, size, TSR_DECLINE_ATTRIBUTE, "auto_pad SAME_* not mapped for int8");
+        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "auto_pad SAME_* not mapped for int8");
     int32_t sp = rx - 2;
     size_t c;
     const char *lists[] = {"strides", "dilations", "kernel_shape"};
     for (int i = 0; i < 3; i++) {
         const int64_t *a = odn_attr_ints(n, lists[i], &c);
-        if (a && c != (size_t)sp) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "%s of wrong length", lists[i]);
+        if (a && c != (size_t)sp) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "%s of wrong length", lists[i]);
         for (size_t k = 0; a && k < c; k++)
-            if (a[k] < 1 || (i == 2 && a[k] != dw[2 + k])) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "%s value %lld", lists[i], (long long)a[k]);
+            if (a[k] < 1 || (i == 2 && a[k] != dw[2 + k])) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "%s value %lld", lists[i], (long long)a[k]);
     }
     const int64_t *pads = odn_attr_ints(n, "pads", &c);
-    if (pads && c != (size_t)(2 * sp)) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "pads of wrong length");
+    if (pads && c != (size_t)(2 * sp)) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "pads of wrong length");
     for (size_t k = 0; pads && k < c; k++)
-        if (pads[k] < 0) return decline(why, size, TSR_DECLINE_ATTRIBUTE, "negative pad");
+        if (pads[k] < 0) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "negative pad");
     for (int32_t i = 0; i < rx; i++)
-        if (dx[i] == 0 || dw[i] == 0) return decline(why, size, TSR_DECLINE_SHAPE, "empty tensor");
+        if (dx[i] == 0 || dw[i] == 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "empty tensor");
     int64_t depth = odn_numel(rw - 1, dw + 1);
-    if (depth > INT32_MAX / (255 * 255)) return decline(why, size, TSR_DECLINE_SHAPE, "window of %lld values could overflow int32", (long long)depth);
+    if (depth > INT32_MAX / (255 * 255)) return odn_decline(why, size, TSR_DECLINE_SHAPE, "window of %lld values could overflow int32", (long long)depth);
     int e = per_tensor(n, 2, "x_zero_point", tx, true, why, size);
     if (!e) e = per_channel(n, izw, "w_zero_point", tw, dw[0], true, why, size);
     if (e) return e;
     const tsr_value_info *y = odn_host->node_output_count(n) ? odn_host->node_output(n, 0) : NULL;
-    if (!y) return decline(why, size, TSR_DECLINE_OTHER, "no output");
+    if (!y) return odn_decline(why, size, TSR_DECLINE_OTHER, "no output");
     int32_t ty = odn_host->value_elem_type(y);
     if (qlinear) {
         int32_t ts = odn_host->value_elem_type(input(n, 1) ? input(n, 1) : x);
         if (ts != TSR_FLOAT && ts != TSR_FLOAT16)
-            return decline(why, size, TSR_DECLINE_TYPE, "x_scale of type %d (float32/float16 mapped)", (int)ts);
+            return odn_decline(why, size, TSR_DECLINE_TYPE, "x_scale of type %d (float32/float16 mapped)", (int)ts);
         e = per_tensor(n, 1, "x_scale", ts, false, why, size);
         if (!e) e = per_channel(n, 4, "w_scale", ts, dw[0], false, why, size);
         if (!e) e = per_tensor(n, 6, "y_scale", ts, false, why, size);
@@ -239,14 +225,14 @@ int odn_qconv_check(const tsr_node *n, char *why, size_t size) {
             int32_t rb;
             int64_t db[ODN_MAX_RANK];
             if (!known(input(n, 8), &rb, db) || rb != 1 || db[0] != dw[0] || odn_host->value_elem_type(input(n, 8)) != TSR_INT32)
-                e = decline(why, size, TSR_DECLINE_SHAPE, "B is not int32 with one value per output channel");
+                e = odn_decline(why, size, TSR_DECLINE_SHAPE, "B is not int32 with one value per output channel");
         }
         if (e) return e;
-        if (!is_8bit(ty)) return decline(why, size, TSR_DECLINE_TYPE, "output type %d (uint8/int8 mapped)", (int)ty);
+        if (!is_8bit(ty)) return odn_decline(why, size, TSR_DECLINE_TYPE, "output type %d (uint8/int8 mapped)", (int)ty);
     } else if (ty != TSR_INT32) {
-        return decline(why, size, TSR_DECLINE_TYPE, "output type %d is not int32", (int)ty);
+        return odn_decline(why, size, TSR_DECLINE_TYPE, "output type %d is not int32", (int)ty);
     }
     if (!int8_conv_available(tx == TSR_UINT8 ? dnnl_u8 : dnnl_s8))
-        return decline(why, size, TSR_DECLINE_OTHER, "oneDNN has no int8 convolution with a runtime zero point on this CPU");
+        return odn_decline(why, size, TSR_DECLINE_OTHER, "oneDNN has no int8 convolution with a runtime zero point on this CPU");
     return 0;
 }

@@ -48,8 +48,17 @@ for m in $names; do [ -f "$models_dir/$m.onnx" ] || missing="$missing $m"; done
 
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
+# The FMA peak is measured in every round too (tools/peak/fma_peak.c, built
+# next to tessera): on a shared machine it moves with the co-tenants, so
+# "% of peak" divides by the best figure of this run, not a fixed one.
+peak=$(dirname "$tessera")/fma_peak
 r=1
 while [ "$r" -le "$rounds" ]; do
+  if [ -x "$peak" ]; then
+    for t in $(echo "$threads" | tr ',' ' '); do
+      "$peak" "$t" | awk -v t="$t" '{sub("gflops=", "", $4); print "{\"who\": \"peak\", \"name\": \"fma\", \"threads\": " t ", \"gflops\": " $4 "}"}' >>"$results"
+    done
+  fi
   for m in $names; do
     for t in $(echo "$threads" | tr ',' ' '); do
       model=$models_dir/$m.onnx
@@ -87,12 +96,15 @@ cmdline="${TESSERA:+TESSERA=$TESSERA }$invocation  # rounds $rounds, runs $runs,
 /usr/bin/python3 - "$results" "$out" "$cmdline" "$models_dir" "$ocl_results" "$ocl_runs" <<'PY'
 import json, os, statistics, subprocess, sys, time
 results, out, cmdline, models_dir, ocl_results, runs = sys.argv[1:7]
-rows = {}
+rows, peaks = {}, {}
 for line in open(results):
     line = line.strip()
     if not line.startswith("{"):
         continue
     rec = json.loads(line)
+    if rec["who"] == "peak":
+        peaks[rec["threads"]] = max(peaks.get(rec["threads"], 0.0), rec["gflops"])
+        continue
     rows.setdefault((rec["name"], rec["threads"]), {}).setdefault(rec["who"], []).append(rec)
 try:
     flops = {k: v["flops"] for k, v in json.load(open(os.path.join(models_dir, "flops.json"))).items()}
@@ -114,20 +126,25 @@ lines = [
     f"load average before the table was written: {os.getloadavg()[0]:.1f}.",
     "Each cell is the median over rounds of each round's median latency; Tessera and ONNX Runtime",
     "ran back to back in every round (alternating who goes first). Ratio < 1 means Tessera is faster.",
+    "FP32 FMA peak measured in this run (`fma_peak`, best of every round): "
+    + (", ".join(f"{peaks[t]:.1f} GFLOP/s at {t} thread{'s' if t > 1 else ''}" for t in sorted(peaks))
+       if peaks else "not measured (no fma_peak next to tessera)")
+    + "; % peak is Tessera's GFLOP/s at its median over that.",
     "",
-    "| model | threads | Tessera median ms | ORT median ms | ratio T/ORT | Tessera min ms | ORT min ms | Tessera GFLOP/s | Tessera create ms | Tessera peak RSS MB |",
-    "|---|---|---|---|---|---|---|---|---|---|",
+    "| model | threads | Tessera median ms | ORT median ms | ratio T/ORT | Tessera min ms | ORT min ms | Tessera GFLOP/s | % peak | Tessera create ms | Tessera peak RSS MB |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
 ]
 for (name, t), who in sorted(rows.items()):
     ts, os_ = who.get("tessera", []), who.get("ort", [])
     if not ts or not os_:
-        lines.append(f"| {name} | {t} | {'-' if not ts else ''} | {'-' if not os_ else ''} | missing | | | | | |")
+        lines.append(f"| {name} | {t} | {'-' if not ts else ''} | {'-' if not os_ else ''} | missing | | | | | | |")
         continue
     tm = statistics.median(r["median_ms"] for r in ts)
     om = statistics.median(r["median_ms"] for r in os_)
     gf = f"{flops[name] / (tm * 1e6):.1f}" if name in flops else "-"
+    pk = f"{100 * flops[name] / (tm * 1e6) / peaks[t]:.0f}%" if name in flops and peaks.get(t) else "-"
     lines.append(f"| {name} | {t} | {tm:.3f} | {om:.3f} | {tm / om:.2f} | {min(r['min_ms'] for r in ts):.3f} | "
-                 f"{min(r['min_ms'] for r in os_):.3f} | {gf} | {statistics.median(r['create_ms'] for r in ts):.0f} | "
+                 f"{min(r['min_ms'] for r in os_):.3f} | {gf} | {pk} | {statistics.median(r['create_ms'] for r in ts):.0f} | "
                  f"{max(r['peak_rss_mb'] for r in ts):.0f} |")
 ocl = [json.loads(l) for l in open(ocl_results) if l.strip().startswith("{")]
 if ocl:

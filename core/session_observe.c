@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "host_api.h"
+#include "report_buf.h"
 #include "session.h"
 #include "status.h"
 
@@ -47,24 +48,6 @@ static bool prof_add(tsr_session *s, const char *fmt, ...) {
     return true;
 }
 
-/* A JSON string body: quotes, backslashes and control bytes escaped.
- * `size` >= 6 * strlen(in) + 1 never truncates. */
-static void json_escape(const char *in, char *out, size_t size) {
-    size_t o = 0;
-    for (; in && *in && o + 7 < size; in++) {
-        unsigned char ch = (unsigned char)*in;
-        if (ch == '"' || ch == '\\') {
-            out[o++] = '\\';
-            out[o++] = (char)ch;
-        } else if (ch < 0x20) {
-            o += (size_t)snprintf(out + o, size - o, "\\u%04x", ch);
-        } else {
-            out[o++] = (char)ch;
-        }
-    }
-    out[o] = 0;
-}
-
 static size_t tensor_bytes(const rt_tensor *t) { return t->value ? 0 : t->view.nbytes; }
 
 static void on_piece(void *user, const graph_plan *p, size_t pi, const rt_tensor *slots, double t0,
@@ -82,45 +65,31 @@ static void on_piece(void *user, const graph_plan *p, size_t pi, const rt_tensor
     if (!s->profiling) return;
     const provider_inst *prov = s->provs[p->part.pieces[pi].prov_index];
     /* Whole lists, however large the piece: per-op summaries need them. */
-    size_t ln = 1, lo = 1;
+    report_buf nodes = {0}, ops = {0}, ev = {0};
     for (size_t i = 0; i < v->n_nodes; i++) {
         const ir_node *n = v->nodes[i];
-        ln += strlen(n->origin ? n->origin : n->name ? n->name : "") + 1;
-        lo += strlen(n->op_type) + 1;
-    }
-    char *nodes = malloc(ln), *ops = malloc(lo), *esc_nodes = malloc(6 * ln + 1), *esc_ops = malloc(6 * lo + 1);
-    if (!nodes || !ops || !esc_nodes || !esc_ops) {
-        free(nodes);
-        free(ops);
-        free(esc_nodes);
-        free(esc_ops);
-        s->profile_dropped++;
-        return;
-    }
-    nodes[0] = ops[0] = 0;
-    size_t pn = 0, po = 0;
-    for (size_t i = 0; i < v->n_nodes; i++) {
-        const ir_node *n = v->nodes[i];
-        const char *nm = n->origin ? n->origin : n->name ? n->name : "";
-        pn += (size_t)snprintf(nodes + pn, ln - pn, "%s%s", i ? "," : "", nm);
-        po += (size_t)snprintf(ops + po, lo - po, "%s%s", i ? "," : "", n->op_type);
+        rb_printf(&nodes, "%s%s", i ? "," : "", n->origin ? n->origin : n->name ? n->name : "");
+        rb_printf(&ops, "%s%s", i ? "," : "", n->op_type);
     }
     size_t bin = 0, bout = 0;
     for (size_t k = 0; k < v->n_inputs; k++) bin += tensor_bytes(&slots[v->inputs[k]->index]);
     for (size_t k = 0; k < v->n_outputs; k++) bout += tensor_bytes(&slots[v->outputs[k]->index]);
-    json_escape(nodes, esc_nodes, 6 * ln + 1);
-    json_escape(ops, esc_ops, 6 * lo + 1);
-    bool kept = prof_add(s, "%s{\"name\":\"%s\",\"cat\":\"piece\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,"
-                  "\"pid\":1,\"tid\":%zu,\"args\":{\"provider\":\"%s\",\"device\":0,\"piece\":%zu,"
-                  "\"nodes\":\"%s\",\"ops\":\"%s\",\"bytes_in\":%zu,\"bytes_out\":%zu}}",
-                  s->profile_len ? "," : "", v->n_nodes == 1 ? esc_ops : "piece",
-                  (t0 - s->profile_epoch) * 1e6, (t1 - t0) * 1e6, p->part.pieces[pi].prov_index,
-                  prov->name, pi, esc_nodes, esc_ops, bin, bout);
-    if (!kept) s->profile_dropped++;
-    free(nodes);
-    free(ops);
-    free(esc_nodes);
-    free(esc_ops);
+    rb_printf(&ev, "%s{\"name\":", s->profile_len ? "," : "");
+    rb_json_string(&ev, v->n_nodes == 1 ? ops.p : "piece");
+    rb_printf(&ev, ",\"cat\":\"piece\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":1,\"tid\":%zu,"
+              "\"args\":{\"provider\":\"%s\",\"device\":0,\"piece\":%zu,\"nodes\":",
+              (t0 - s->profile_epoch) * 1e6, (t1 - t0) * 1e6, p->part.pieces[pi].prov_index,
+              prov->name, pi);
+    rb_json_string(&ev, nodes.p);
+    rb_printf(&ev, ",\"ops\":");
+    rb_json_string(&ev, ops.p);
+    rb_printf(&ev, ",\"bytes_in\":%zu,\"bytes_out\":%zu}}", bin, bout);
+    char *text = nodes.failed || ops.failed ? NULL : rb_finish(&ev);
+    if (!text || !prof_add(s, "%s", text)) s->profile_dropped++;
+    free(text);
+    free(nodes.p);
+    free(ops.p);
+    if (!text) free(ev.p);
 }
 
 static void on_copy(void *user, const graph_plan *p, size_t pi, const ir_value *v,
@@ -129,16 +98,18 @@ static void on_copy(void *user, const graph_plan *p, size_t pi, const ir_value *
     tsr_session *s = ro->s;
     if (!s->profiling) return;
     const provider_inst *dst = pi < p->part.n_pieces ? s->provs[p->part.pieces[pi].prov_index] : NULL;
-    char esc[512];
-    json_escape(v->name, esc, sizeof esc);
     const char *src = from->dev_owner ? from->dev_owner->name : "host";
     const char *to_name = dst && to->view.memory_kind == TSR_MEMORY_DEVICE ? dst->name : "host";
-    if (!prof_add(s, "%s{\"name\":\"copy\",\"cat\":\"copy\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,"
-                  "\"pid\":1,\"tid\":%zu,\"args\":{\"value\":\"%s\",\"from\":\"%s\",\"to\":\"%s\","
-                  "\"bytes\":%zu}}",
-                  s->profile_len ? "," : "", (t0 - s->profile_epoch) * 1e6, (t1 - t0) * 1e6,
-                  s->n_provs, esc, src, to_name, tensor_bytes(from)))
-        s->profile_dropped++;
+    report_buf ev = {0};
+    rb_printf(&ev, "%s{\"name\":\"copy\",\"cat\":\"copy\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,"
+              "\"pid\":1,\"tid\":%zu,\"args\":{\"value\":",
+              s->profile_len ? "," : "", (t0 - s->profile_epoch) * 1e6, (t1 - t0) * 1e6, s->n_provs);
+    rb_json_string(&ev, v->name);
+    rb_printf(&ev, ",\"from\":\"%s\",\"to\":\"%s\",\"bytes\":%zu}}", src, to_name,
+              tensor_bytes(from));
+    char *text = rb_finish(&ev);
+    if (!text || !prof_add(s, "%s", text)) s->profile_dropped++;
+    free(text);
 }
 
 void run_observer_hooks(run_observer *ro, exec_hooks *out) {

@@ -50,17 +50,16 @@ double cost_node_flops(const ir_node *n) {
     double out = value_elems(y);
     if (n->domain[0]) return out;
     if (strcmp(n->op_type, "Conv") == 0 || strcmp(n->op_type, "ConvTranspose") == 0) {
-        /* 2 * output elements * (input channels / group) * kernel area: the
-         * weight holds Cout x Cin/group x k..., so out * weight / Cout. */
-        const ir_value *w = in(n, 1);
-        double we = value_elems(w);
-        int64_t cout = dim(w, 0);
-        if (strcmp(n->op_type, "ConvTranspose") == 0) {
-            double xe = value_elems(in(n, 0));
-            return xe < 0 || we < 0 ? -1.0 : 2.0 * xe * we / (double)(dim(w, 0) > 0 ? dim(w, 0) : 1);
-        }
-        if (out < 0 || we < 0 || cout <= 0) return -1.0;
-        return 2.0 * out * we / (double)cout;
+        /* Each element on the weight's first axis meets weight / that axis
+         * multiply-adds: Conv's weight is Cout x Cin/group x k... and each
+         * output element does Cin/group x k...; ConvTranspose's is
+         * Cin x Cout/group x k... and each input element scatters that many. */
+        bool transposed = n->op_type[4] == 'T';
+        double each = value_elems(transposed ? in(n, 0) : y);
+        double we = value_elems(in(n, 1));
+        int64_t lead = dim(in(n, 1), 0);
+        if (each < 0 || we < 0 || lead <= 0) return -1.0;
+        return 2.0 * each * we / (double)lead;
     }
     if (strcmp(n->op_type, "MatMul") == 0 || strcmp(n->op_type, "Gemm") == 0 ||
         strcmp(n->op_type, "MatMulInteger") == 0 || strcmp(n->op_type, "QLinearMatMul") == 0) {

@@ -11,6 +11,22 @@
 #include "status.h"
 
 
+tsr_status *partition_keep_declines(partition *out, struct tsr_claim_sink *sink, size_t prov) {
+    for (size_t d = 0; d < sink->n_declines; d++) {
+        decline_entry *e = &sink->declines[d];
+        bool known = false; /* the same provider asked twice (placement's survey) */
+        for (size_t k = 0; k < out->n_declines && !known; k++)
+            known = out->declines[k].node == e->node && out->declines[k].prov_index == prov;
+        if (known) continue;
+        declined *nd = realloc(out->declines, sizeof *nd * (out->n_declines + 1));
+        if (!nd) return TSR_NO_MEMORY();
+        out->declines = nd;
+        nd[out->n_declines++] = (declined){e->node, prov, e->reason, e->text};
+        e->text = NULL;
+    }
+    return NULL;
+}
+
 /* allowed[i * n_provs + p]: node i may go to provider p. */
 static bool *allowed_matrix(const ir_graph *g, size_t n_provs, const exclusion *e, size_t n) {
     bool *m = malloc(g->n_nodes * n_provs + 1);
@@ -25,7 +41,7 @@ static bool *allowed_matrix(const ir_graph *g, size_t n_provs, const exclusion *
 }
 
 placement_policy placement_default(void) {
-    return (placement_policy){PLACE_ORDER, SIZE_MAX, true};
+    return (placement_policy){PLACE_ORDER, SIZE_MAX};
 }
 
 /* Whether a path leaves the set and comes back: then merging it into one
@@ -268,22 +284,7 @@ static tsr_status *claim_round(ir_graph *g, provider_inst *const *provs, size_t 
             s = add_convex_pieces(out, g, ce->nodes, ce->n, in_set, pi, ce->cost, pv->name);
             for (size_t k = 0; k < ce->n && !s; k++) assigned[ce->nodes[k]->index] = true;
         }
-        for (size_t d = 0; d < sink.n_declines && !s; d++) {
-            bool known = false; /* the same provider asked twice (placement) */
-            for (size_t k = 0; k < out->n_declines && !known; k++)
-                known = out->declines[k].node == sink.declines[d].node &&
-                        out->declines[k].prov_index == pi;
-            if (known) continue;
-            declined *nd = realloc(out->declines, sizeof *nd * (out->n_declines + 1));
-            if (!nd) {
-                s = TSR_NO_MEMORY();
-                break;
-            }
-            out->declines = nd;
-            nd[out->n_declines++] = (declined){sink.declines[d].node, pi, sink.declines[d].reason,
-                                               sink.declines[d].text};
-            sink.declines[d].text = NULL;
-        }
+        if (!s) s = partition_keep_declines(out, &sink, pi);
         claim_sink_clear(&sink);
     }
 done:

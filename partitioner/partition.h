@@ -29,7 +29,10 @@ typedef struct exclusion {
 
 /* How nodes several providers can run are placed. */
 typedef enum placement_kind {
-    PLACE_ORDER = 0, /* the first provider in the session's list that claims it */
+    PLACE_ORDER = 0, /* the first provider in the list that claims it; a cheap node
+                      * (shape arithmetic, small elementwise) whose neighbours sit
+                      * in another memory goes to a provider there when one can
+                      * run it, instead of costing two copies */
     PLACE_COST = 1,  /* the least estimated time, copies between memories included */
     PLACE_FIRST = 2  /* the first provider that claims it, copies or not (testing a provider) */
 } placement_kind;
@@ -39,13 +42,9 @@ typedef struct placement_policy {
     /* A provider (index) that gets only the nodes no other provider claims,
      * or SIZE_MAX for none. */
     size_t fallback;
-    /* Under PLACE_ORDER: a cheap node (shape arithmetic, small elementwise)
-     * whose neighbours sit in another memory goes to a provider there when
-     * one can run it, instead of costing two copies. */
-    bool keep_cheap_nodes_local;
 } placement_policy;
 
-/* Order of the list, no fallback, cheap nodes kept local. */
+/* Order of the list (cheap nodes kept with their neighbours), no fallback. */
 placement_policy placement_default(void);
 
 typedef struct partition {
@@ -71,6 +70,10 @@ tsr_status *partition_graph_policy(ir_graph *g, provider_inst *const *provs, siz
                                    const exclusion *excl, size_t n_excl,
                                    const placement_policy *policy, partition *out);
 void partition_free(partition *p);
+
+/* Moves the sink's declines (their texts) into out->declines under provider
+ * `prov`, skipping a (node, provider) pair already there. */
+tsr_status *partition_keep_declines(partition *out, struct tsr_claim_sink *sink, size_t prov);
 
 /* A readable table: piece, provider, node count, ops, inputs/outputs; then
  * declines. malloc'd. */

@@ -53,6 +53,9 @@ typedef struct placer {
     size_t *a;      /* current provider per node */
     unsigned *stamp; /* per value: last evaluation that counted it */
     unsigned tick;
+    /* scratch, n_nodes (+1) each: providers before a trial move; the run of
+     * each node, the nodes run by run and where each run starts */
+    size_t *saved, *comp, *order, *starts;
 } placer;
 
 static double bytes_of(const ir_value *v) {
@@ -110,8 +113,7 @@ static double move_delta(placer *pl, const size_t *set, size_t n, size_t p, bool
             before += pl->cost[set[i] * pl->n_provs + pl->a[set[i]]];
             after += pl->cost[set[i] * pl->n_provs + p];
         }
-    size_t *old = malloc(sizeof *old * (n + 1));
-    if (!old) return 0.0;
+    size_t *old = pl->saved;
     /* Touched values: inputs and outputs of the set, each counted once. */
     for (int pass = 0; pass < 2; pass++) {
         pl->tick++;
@@ -138,7 +140,6 @@ static double move_delta(placer *pl, const size_t *set, size_t n, size_t p, bool
         else after += sum;
     }
     for (size_t i = 0; i < n; i++) pl->a[set[i]] = old[i];
-    free(old);
     return after - before;
 }
 
@@ -152,19 +153,6 @@ static bool all_on(const placer *pl, const size_t *set, size_t n, size_t p) {
     for (size_t i = 0; i < n; i++)
         if (pl->a[set[i]] != p) return false;
     return true;
-}
-
-/* Keeps a provider's reason for a node, as the claims that follow would. */
-static tsr_status *keep_decline(partition *out, ir_node *node, size_t prov, int32_t reason,
-                                char **text) {
-    for (size_t k = 0; k < out->n_declines; k++)
-        if (out->declines[k].node == node && out->declines[k].prov_index == prov) return NULL;
-    declined *nd = realloc(out->declines, sizeof *nd * (out->n_declines + 1));
-    if (!nd) return TSR_NO_MEMORY();
-    out->declines = nd;
-    nd[out->n_declines++] = (declined){node, prov, reason, *text};
-    *text = NULL;
-    return NULL;
 }
 
 static tsr_status *survey(placer *pl, provider_inst *const *provs, const bool *allowed,
@@ -210,9 +198,9 @@ static tsr_status *survey(placer *pl, provider_inst *const *provs, const bool *a
             for (size_t k = 0; k < ce->n; k++) nodes[k] = ce->nodes[k]->index;
             ng[pl->n_groups++] = (group){p, ce->n, nodes};
         }
-        for (size_t d = 0; d < sink.n_declines && !s; d++)
-            s = keep_decline(out, sink.declines[d].node, p, sink.declines[d].reason,
-                             &sink.declines[d].text);
+        /* The reasons are kept now: a node chosen for another provider is
+         * not offered to this one again. */
+        if (!s) s = partition_keep_declines(out, &sink, p);
         claim_sink_clear(&sink);
     }
     free(pending);
@@ -254,11 +242,10 @@ static tsr_status *build_consumers(placer *pl) {
  * `cheap_only`): moved together, so a Shape -> Gather -> Unsqueeze chain
  * between device pieces can follow them, and a whole chain can leave a
  * device when its copies cost more than it saves. */
-static tsr_status *same_provider_runs(placer *pl, bool cheap_only, size_t **comp_out,
-                                      size_t *order, size_t *starts, size_t *n_runs) {
+static void same_provider_runs(placer *pl, bool cheap_only, size_t *order, size_t *starts,
+                               size_t *n_runs) {
     size_t n = pl->n_nodes;
-    size_t *comp = malloc(sizeof(size_t) * (n + 1));
-    if (!comp) return TSR_NO_MEMORY();
+    size_t *comp = pl->comp;
     for (size_t i = 0; i < n; i++) comp[i] = SIZE_MAX;
     size_t runs = 0, filled = 0;
     for (size_t root = 0; root < n; root++) {
@@ -297,8 +284,6 @@ static tsr_status *same_provider_runs(placer *pl, bool cheap_only, size_t **comp
     }
     starts[runs] = filled;
     *n_runs = runs;
-    *comp_out = comp;
-    return NULL;
 }
 
 /* Moves `set` to the provider (in list order) that lowers the objective
@@ -319,17 +304,10 @@ static bool try_move(placer *pl, const size_t *set, size_t n, bool copies_only) 
     return true;
 }
 
-static tsr_status *improve(placer *pl) {
+static void improve(placer *pl) {
     bool cost = pl->pol->kind == PLACE_COST;
     size_t n = pl->n_nodes;
-    size_t *order = malloc(sizeof(size_t) * (n + 1));
-    size_t *starts = malloc(sizeof(size_t) * (n + 2));
-    if (!order || !starts) {
-        free(order);
-        free(starts);
-        return TSR_NO_MEMORY();
-    }
-    tsr_status *s = NULL;
+    size_t *order = pl->order, *starts = pl->starts;
     for (int sweep = 0; sweep < MAX_SWEEPS; sweep++) {
         bool moved = false;
         if (cost) {
@@ -345,22 +323,17 @@ static tsr_status *improve(placer *pl) {
             }
             for (size_t i = 0; i < n; i++) moved |= try_move(pl, &i, 1, false);
         }
-        size_t *comp = NULL, runs = 0;
-        if ((s = same_provider_runs(pl, !cost, &comp, order, starts, &runs))) break;
+        size_t runs = 0;
+        same_provider_runs(pl, !cost, order, starts, &runs);
         for (size_t r = 0; r < runs; r++)
             moved |= try_move(pl, order + starts[r], starts[r + 1] - starts[r], !cost);
-        free(comp);
         if (!moved) break;
     }
-    free(order);
-    free(starts);
-    return s;
 }
 
 bool placement_needed(provider_inst *const *provs, size_t n_provs, const placement_policy *pol) {
     if (pol->kind == PLACE_COST || pol->fallback < n_provs) return true;
     if (pol->kind == PLACE_FIRST) return false;
-    if (!pol->keep_cheap_nodes_local) return false;
     for (size_t p = 0; p < n_provs; p++)
         if (provs[p]->memory_kind == TSR_MEMORY_DEVICE) return true;
     return false;
@@ -376,6 +349,10 @@ static void placer_free(placer *pl) {
     free(pl->cons);
     free(pl->a);
     free(pl->stamp);
+    free(pl->saved);
+    free(pl->comp);
+    free(pl->order);
+    free(pl->starts);
 }
 
 tsr_status *placement_choose(ir_graph *g, provider_inst *const *provs, size_t n_provs,
@@ -391,9 +368,14 @@ tsr_status *placement_choose(ir_graph *g, provider_inst *const *provs, size_t n_
     pl.cost = malloc(sizeof(double) * n * n_provs);
     pl.a = malloc(sizeof(size_t) * n);
     pl.stamp = calloc(g->n_values + 1, sizeof(unsigned));
+    pl.saved = malloc(sizeof(size_t) * n);
+    pl.comp = malloc(sizeof(size_t) * n);
+    pl.order = malloc(sizeof(size_t) * n);
+    pl.starts = malloc(sizeof(size_t) * (n + 1));
     size_t *first = malloc(sizeof(size_t) * n);
     tsr_status *s = NULL;
-    if (!pl.domain || !pl.can || !pl.cost || !pl.a || !pl.stamp || !first) {
+    if (!pl.domain || !pl.can || !pl.cost || !pl.a || !pl.stamp || !pl.saved || !pl.comp ||
+        !pl.order || !pl.starts || !first) {
         s = TSR_NO_MEMORY();
         goto out;
     }
@@ -425,12 +407,13 @@ tsr_status *placement_choose(ir_graph *g, provider_inst *const *provs, size_t n_
                     pl.cost[i * n_provs + p] < pl.cost[i * n_provs + pl.a[i]] - 1e-12)
                     pl.a[i] = p;
     }
-    /* Nodes nobody can run keep SIZE_MAX; the claims will report them. Give
-     * them a provider for the objective's sake only: the host's side. */
+    /* A node nobody can run (a function op still to be expanded, or an
+     * error) leaves every choice to list order: the claims that follow
+     * expand it or report it, and the next round places the bodies. */
     bool unplaced = false;
     for (size_t i = 0; i < n; i++) unplaced |= pl.a[i] == SIZE_MAX;
-    if (unplaced) goto out; /* the claims that follow produce the error */
-    if ((s = improve(&pl))) goto out;
+    if (unplaced) goto out;
+    improve(&pl);
     for (size_t i = 0; i < n; i++) {
         choice[i] = pl.a[i];
         if (pl.a[i] != first[i]) (*n_moved)++;

@@ -219,6 +219,16 @@ tsr_status *odn_build_reduce(odn_plan *p, size_t index);
  * are not constant or out of range). */
 bool odn_reduce_known(const char *op_type);
 bool odn_reduce_axes(const tsr_node *n, int32_t rank, bool *reduce);
+/* A reduction node's operands, shared by the Reduce* builders. */
+typedef struct odn_reduce_io {
+    odn_value *x;
+    int64_t kept[ODN_MAX_RANK];       /* x's dims with the reduced axes 1 */
+    bool shrinks;                     /* some reduced axis is longer than 1 */
+    dnnl_memory_t src, dst;           /* dst seen at x's rank, with `kept` */
+    dnnl_memory_desc_t src_md, dst_md;
+} odn_reduce_io;
+/* Defines the output (keepdims honoured) and fills io. */
+tsr_status *odn_reduce_setup(odn_plan *p, const tsr_node *n, odn_reduce_io *io);
 tsr_status *odn_build_logsum(odn_plan *p, size_t index); /* ReduceLogSum, ReduceLogSumExp */
 bool odn_logsum_known(const char *op_type);
 tsr_status *odn_build_lrn(odn_plan *p, size_t index);

@@ -108,25 +108,14 @@ static tsr_status *propagate_nan(const void *ctx, dnnl_memory_t src, dnnl_memory
 tsr_status *odn_build_logsum(odn_plan *p, size_t index) {
     const tsr_node *n = p->nodes[index];
     bool lse = strcmp(odn_host->node_op_type(n), "ReduceLogSumExp") == 0;
-    odn_value *x = odn_plan_value(p, odn_host->node_input(n, 0));
-    odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
-    if (!x || !y || !x->mem || x->rank < 1) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: reduce inputs");
-    bool reduce[ODN_MAX_RANK];
-    if (!odn_reduce_axes(n, x->rank, reduce)) return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "axes not constant or out of range");
-    int64_t kept[ODN_MAX_RANK], out[ODN_MAX_RANK];
-    int32_t out_rank = 0;
-    bool keepdims = odn_attr_int(n, "keepdims", 1) != 0, shrinks = false;
-    for (int32_t d = 0; d < x->rank; d++) {
-        kept[d] = reduce[d] ? 1 : x->dims[d];
-        shrinks = shrinks || kept[d] != x->dims[d];
-        if (!reduce[d] || keepdims) out[out_rank++] = kept[d];
-    }
-    dnnl_memory_t src, dst;
-    dnnl_memory_desc_t src_md, dst_md;
-    tsr_status *s = odn_plan_plain_view(p, x, x->rank, x->dims, NULL, n, &src, &src_md);
-    if (!s) s = odn_plan_define(p, y, out_rank, out, NULL, n);
-    if (!s) s = odn_plan_plain_view(p, y, x->rank, kept, NULL, n, &dst, &dst_md);
+    odn_reduce_io io;
+    tsr_status *s = odn_reduce_setup(p, n, &io);
     if (s) return s;
+    const odn_value *x = io.x;
+    const int64_t *kept = io.kept;
+    dnnl_memory_t src = io.src, dst = io.dst;
+    dnnl_memory_desc_t src_md = io.src_md, dst_md = io.dst_md;
+    bool shrinks = io.shrinks;
     if (!shrinks) {
         /* oneDNN refuses a reduction that reduces nothing: the result is
          * log(x), or for LogSumExp log(exp(x)) = x exactly */

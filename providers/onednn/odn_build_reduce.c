@@ -53,28 +53,38 @@ bool odn_reduce_axes(const tsr_node *n, int32_t rank, bool *reduce) {
     return true;
 }
 
+tsr_status *odn_reduce_setup(odn_plan *p, const tsr_node *n, odn_reduce_io *io) {
+    odn_value *x = odn_plan_value(p, odn_host->node_input(n, 0));
+    odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
+    if (!x || !y || !x->mem || x->rank < 1) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: reduce inputs");
+    bool reduce[ODN_MAX_RANK];
+    if (!odn_reduce_axes(n, x->rank, reduce)) return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "axes not constant or out of range");
+    int64_t out[ODN_MAX_RANK];
+    int32_t out_rank = 0;
+    bool keepdims = odn_attr_int(n, "keepdims", 1) != 0;
+    io->x = x;
+    io->shrinks = false;
+    for (int32_t d = 0; d < x->rank; d++) {
+        io->kept[d] = reduce[d] ? 1 : x->dims[d];
+        io->shrinks = io->shrinks || io->kept[d] != x->dims[d];
+        if (!reduce[d] || keepdims) out[out_rank++] = io->kept[d];
+    }
+    tsr_status *s = odn_plan_plain_view(p, x, x->rank, x->dims, NULL, n, &io->src, &io->src_md);
+    if (!s) s = odn_plan_define(p, y, out_rank, out, NULL, n);
+    if (!s) s = odn_plan_plain_view(p, y, x->rank, io->kept, NULL, n, &io->dst, &io->dst_md);
+    return s;
+}
+
 tsr_status *odn_build_reduce(odn_plan *p, size_t index) {
     const tsr_node *n = p->nodes[index];
     const reduce_kind *k = kind_of(odn_host->node_op_type(n));
-    odn_value *x = odn_plan_value(p, odn_host->node_input(n, 0));
-    odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
-    if (!k || !x || !y || !x->mem || x->rank < 1) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: reduce inputs");
-    bool reduce[ODN_MAX_RANK];
-    if (!odn_reduce_axes(n, x->rank, reduce)) return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "axes not constant or out of range");
-    int64_t kept[ODN_MAX_RANK], out[ODN_MAX_RANK];
-    int32_t out_rank = 0;
-    bool keepdims = odn_attr_int(n, "keepdims", 1) != 0, shrinks = false;
-    for (int32_t d = 0; d < x->rank; d++) {
-        kept[d] = reduce[d] ? 1 : x->dims[d];
-        shrinks = shrinks || kept[d] != x->dims[d];
-        if (!reduce[d] || keepdims) out[out_rank++] = kept[d];
-    }
-    dnnl_memory_t src, dst;
-    dnnl_memory_desc_t src_md, dst_md;
-    tsr_status *s = odn_plan_plain_view(p, x, x->rank, x->dims, NULL, n, &src, &src_md);
-    if (!s) s = odn_plan_define(p, y, out_rank, out, NULL, n);
-    if (!s) s = odn_plan_plain_view(p, y, x->rank, kept, NULL, n, &dst, &dst_md);
+    if (!k) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: reduce kind");
+    odn_reduce_io io;
+    tsr_status *s = odn_reduce_setup(p, n, &io);
     if (s) return s;
+    dnnl_memory_t src = io.src, dst = io.dst;
+    const dnnl_memory_desc_t src_md = io.src_md, dst_md = io.dst_md;
+    bool shrinks = io.shrinks;
     dnnl_primitive_desc_t pd;
     dnnl_status_t st;
     if (shrinks) {

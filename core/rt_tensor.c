@@ -89,7 +89,7 @@ tsr_status *rt_tensor_alloc_device(rt_tensor *t, provider_inst *prov, int32_t el
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "bad device tensor shape or type");
     int64_t *d = malloc(sizeof(int64_t) * (size_t)(rank ? rank : 1));
     if (!d) return TSR_NO_MEMORY();
-    memcpy(d, dims, sizeof(int64_t) * (size_t)rank);
+    if (rank) memcpy(d, dims, sizeof(int64_t) * (size_t)rank);
     void *handle = NULL;
     tsr_status *s = mem_alloc(prov->state, 0, nbytes, &handle);
     if (s) {

@@ -11,7 +11,9 @@ runtime and constant zero points, uint8/int8 mixes, batch broadcasting,
 rounding ties with odd zero points, saturation, float16 scales and a chain
 of two QLinearMatMuls; ConvInteger and QLinearConv with per-channel weight
 zero points and scales, padding, strides, dilations, bias, 1-3 spatial
-dims; bfloat16 MatMul (batch broadcast) and Gemm (transA/transB, alpha,
+dims, groups and depthwise (per-group window sums); MatMulInteger and
+QLinearMatMul with zero points and scales per row of A / column of B;
+bfloat16 MatMul (batch broadcast) and Gemm (transA/transB, alpha,
 C, constant B) on values whose products and sums bfloat16 holds exactly,
 so any summation order gives the expected bits. Expected values from numpy integer matmul / a numpy integer
 convolution and the ONNX spec's requantization (scale products rounded to
@@ -102,6 +104,95 @@ def int_conv(x, zx, w, zw, strides, dil, pads):
         sl = tuple(slice(off[i] * dil[i], off[i] * dil[i] + (out[i] - 1) * strides[i] + 1, strides[i]) for i in range(sp))
         y += np.einsum("nc...,mc->nm...", xc[(slice(None), slice(None)) + sl], wc[(slice(None), slice(None)) + off])
     return y
+
+
+def int_conv_grouped(x, zx, w, zw, strides, dil, pads, group):
+    """int_conv on each group's slice of x's channels and w's output
+    channels (zw: one value or one per output channel), concatenated."""
+    cg, mg = x.shape[1] // group, w.shape[0] // group
+    zw = np.broadcast_to(np.asarray(zw, np.int64).reshape(-1), (w.shape[0],))
+    return np.concatenate([int_conv(x[:, g * cg:(g + 1) * cg], zx, w[g * mg:(g + 1) * mg], zw[g * mg:(g + 1) * mg],
+                                    strides, dil, pads) for g in range(group)], axis=1)
+
+
+def qlinear_conv_ref(acc, sx, sw, sy, zy):
+    """ONNX QLinearConv requantization of int sums `acc` (N, M, ...): the
+    multiplier per output channel in the scales' type, round half to even,
+    then the zero point, then saturation. Returns (y, whether some value
+    was a tie, whether some value saturated)."""
+    st = sx.dtype.type
+    sw = np.broadcast_to(np.asarray(sw).reshape(-1), (acc.shape[1],))
+    mul = np.array([st(st(sx * s) / sy) for s in sw], np.float64).reshape((1, -1) + (1,) * (acc.ndim - 2))
+    v = acc.astype(np.float64) * mul
+    q = np.rint(v) + int(zy)
+    info = np.iinfo(zy.dtype)
+    return (np.clip(q, info.min, info.max).astype(zy.dtype), bool((np.abs(v - np.floor(v) - 0.5) == 0).any()),
+            bool(((q < info.min) | (q > info.max)).any()))
+
+
+def grouped_qconv_cases(out_dir):
+    u8, s8 = np.uint8, np.int8
+    # depthwise QLinearConv (group == channels, as in quantized MobileNets):
+    # uint8 x, constant int8 weights with per-channel scales and zero points,
+    # pads and strides; 0.5 multipliers make ties, large ones saturate
+    x, w = q8(u8, (2, 6, 7, 6)), q8(s8, (6, 1, 3, 3))
+    sx, sy = np.float32(0.5), np.float32(1.0)
+    sw = np.array([1.0, 0.0625, 0.5, 0.01, 2.0, 0.5], np.float32)
+    zx, zw, zy = np.array(130, u8), np.array([0, 5, -3, 0, 127, -128], s8), np.array(101, u8)
+    bias = np.array([3, -40, 0, 1000, -7, 77], np.int32)
+    attrs = dict(group=6, strides=[2, 1], pads=[1, 0, 1, 2])
+    acc = int_conv_grouped(x, zx, w, zw, attrs["strides"], [1, 1], attrs["pads"], 6) + bias.reshape(1, 6, 1, 1)
+    y, tie, sat = qlinear_conv_ref(acc, sx, sw, sy, zy)
+    assert tie and sat and (y == 0).any() and (y == 255).any()
+    save_typed_case(out_dir, "odn_qlinearconv_depthwise_s8w",
+                    [helper.make_node("QLinearConv", ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy", "B"], ["y"],
+                                      **attrs)],
+                    [("x", x), ("sx", np.array(sx)), ("zx", zx), ("sy", np.array(sy)), ("zy", zy)], [("y", y)],
+                    [("w", w), ("sw", sw), ("zw", zw), ("B", bias)], opset=10)
+    # depthwise with runtime uint8 weights (shifted each run, so the shift's
+    # compensation is per channel), per-channel uint8 zero points and
+    # scales, int8 output, dilation
+    x, w = q8(u8, (1, 16, 6, 5)), q8(u8, (16, 1, 2, 3))
+    sx, sy = np.float32(0.125), np.float32(0.25)
+    sw = (np.arange(16, dtype=np.float32) % 4 + 1) * np.float32(0.25)
+    zx, zw, zy = np.array(0, u8), (np.arange(16) * 17 % 256).astype(u8), np.array(-3, s8)
+    attrs = dict(group=16, dilations=[2, 1], pads=[0, 1, 1, 1], strides=[1, 2])
+    acc = int_conv_grouped(x, zx, w, zw, attrs["strides"], attrs["dilations"], attrs["pads"], 16)
+    y, tie, sat = qlinear_conv_ref(acc, sx, sw, sy, zy)
+    assert tie and sat
+    save_typed_case(out_dir, "odn_qlinearconv_depthwise_u8w",
+                    [helper.make_node("QLinearConv", ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy"], ["y"], **attrs)],
+                    [("x", x), ("sx", np.array(sx)), ("zx", zx), ("w", w), ("sw", sw), ("zw", zw),
+                     ("sy", np.array(sy)), ("zy", zy)], [("y", y)], opset=10)
+    # depthwise with a channel multiplier of 2 (group == in channels, 2
+    # outputs each), constant uint8 weights, one weight zero point
+    x, w = q8(s8, (1, 4, 5, 5)), q8(u8, (8, 1, 3, 3))
+    sx, sw, sy = np.float32(0.05), np.float32(0.02), np.float32(0.1)
+    zx, zw, zy = np.array(-7, s8), np.array(140, u8), np.array(12, u8)
+    acc = int_conv_grouped(x, zx, w, zw, [1, 1], [1, 1], [1, 1, 1, 1], 4)
+    y, _, sat = qlinear_conv_ref(acc, sx, sw, sy, zy)
+    assert sat
+    save_typed_case(out_dir, "odn_qlinearconv_depthwise_mult2",
+                    [helper.make_node("QLinearConv", ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy"], ["y"],
+                                      group=4, pads=[1, 1, 1, 1])],
+                    [("x", x), ("sx", np.array(sx)), ("zx", zx), ("sy", np.array(sy)), ("zy", zy)], [("y", y)],
+                    [("w", w), ("sw", np.array(sw)), ("zw", zw)], opset=10)
+    # grouped ConvInteger (group 2): runtime uint8 weights with per-channel
+    # zero points, so each group's window sums differ
+    x, w = q8(u8, (2, 6, 6, 7)), q8(u8, (4, 3, 3, 2))
+    zx, zw = np.array(77, u8), np.array([0, 255, 128, 9], u8)
+    attrs = dict(group=2, strides=[1, 2], pads=[2, 1, 0, 1])
+    y = int_conv_grouped(x, zx, w, zw, attrs["strides"], [1, 1], attrs["pads"], 2)
+    save_typed_case(out_dir, "odn_convinteger_group2",
+                    [helper.make_node("ConvInteger", ["x", "w", "zx", "zw"], ["y"], **attrs)],
+                    [("x", x), ("w", w), ("zx", zx), ("zw", zw)], [("y", y.astype(np.int32))], opset=10)
+    # grouped ConvInteger (group 3), int8, 1 spatial dim, constant weights
+    x, w = q8(s8, (1, 6, 11)), q8(s8, (6, 2, 3))
+    zx = np.array(-100, s8)
+    y = int_conv_grouped(x, zx, w, 0, [1], [1], [1, 1], 3)
+    save_typed_case(out_dir, "odn_convinteger_group3_1d",
+                    [helper.make_node("ConvInteger", ["x", "w", "zx"], ["y"], group=3, pads=[1, 1])],
+                    [("x", x), ("zx", zx)], [("y", y.astype(np.int32))], [("w", w)], opset=10)
 
 
 def qconv_cases(out_dir):
@@ -248,6 +339,82 @@ def quant_cases(out_dir):
                      ("s4", np.array(s4)), ("z1", z1), ("z2", z2), ("z3", z3), ("z4", z4), ("z5", z5)], opset=10)
 
 
+def side_matmul(a, za, b, zb):
+    """int matmul of 2-D operands less zero points per row of a (za: one
+    value or M) and per column of b (zb: one value or N), in int64."""
+    za = np.asarray(za, np.int64).reshape(-1, 1)
+    zb = np.asarray(zb, np.int64).reshape(1, -1)
+    return np.matmul(a.astype(np.int64) - za, b.astype(np.int64) - zb)
+
+
+def side_requantize(acc, sa, sb, sy, zy):
+    """requantize with sa per row (one value or M) and sb per column (one
+    value or N): each multiplier in the scales' type, as ONNX. Returns (y,
+    whether some value was a tie, whether some value saturated)."""
+    st = sy.dtype.type
+    sa = np.broadcast_to(np.asarray(sa).reshape(-1), (acc.shape[0],))
+    sb = np.broadcast_to(np.asarray(sb).reshape(-1), (acc.shape[1],))
+    mul = np.array([[st(st(x * w) / sy) for w in sb] for x in sa], np.float64)
+    v = acc.astype(np.float64) * mul
+    q = np.rint(v) + int(zy)
+    info = np.iinfo(zy.dtype)
+    return (np.clip(q, info.min, info.max).astype(zy.dtype), bool((v - np.floor(v) == 0.5).any()),
+            bool(((q < info.min) | (q > info.max)).any()))
+
+
+def side_quant_cases(out_dir):
+    u8, s8 = np.uint8, np.int8
+    # QLinearMatMul, b_scale and b_zero_point per column (runtime), uint8 a,
+    # int8 b; 0.5 multipliers make ties, 4.0 ones saturate
+    a, b = q8(u8, (5, 24)), q8(s8, (24, 6))
+    sa, sy = np.float32(0.5), np.float32(1.0)
+    sb = np.array([1.0, 0.0625, 0.01, 8.0, 0.03125, 0.5], np.float32)
+    za, zb, zy = np.array(128, u8), np.array([0, -128, 127, 3, -7, 64], s8), np.array(118, u8)
+    y, tie, sat = side_requantize(side_matmul(a, za, b, zb), sa, sb, sy, zy)
+    assert tie and sat
+    save_typed_case(out_dir, "odn_qlinearmatmul_per_column",
+                    [helper.make_node("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"], ["y"])],
+                    [("a", a), ("sa", np.array(sa)), ("za", za), ("b", b), ("sb", sb), ("zb", zb),
+                     ("sy", np.array(sy)), ("zy", zy)], [("y", y)], opset=10)
+    # per row of a and per column of b, constant uint8 b (shifted once),
+    # int8 a and output
+    a, b = q8(s8, (4, 19)), q8(u8, (19, 7))
+    sa = np.array([0.01, 0.02, 0.25, 0.003], np.float32)
+    sb = np.array([0.5, 1.0, 0.1, 0.2, 0.3, 0.04, 2.0], np.float32)
+    sy = np.float32(0.125)
+    za, zb, zy = np.array([0, -128, 127, 9], s8), (np.arange(7) * 37 % 256).astype(u8), np.array(-2, s8)
+    y, _, sat = side_requantize(side_matmul(a, za, b, zb), sa, sb, sy, zy)
+    assert sat
+    save_typed_case(out_dir, "odn_qlinearmatmul_per_row_column",
+                    [helper.make_node("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"], ["y"])],
+                    [("a", a), ("sa", sa), ("za", za), ("sy", np.array(sy)), ("zy", zy)], [("y", y)],
+                    [("b", b), ("sb", sb), ("zb", zb)], opset=10)
+    # per-column b_scale only (zero points per tensor), float16 scales
+    a, b = q8(u8, (3, 10)), q8(s8, (10, 4))
+    sa, sy = np.float16(0.0123), np.float16(0.333)
+    sb = np.array([0.0456, 0.5, 0.007, 1.5], np.float16)
+    za, zb, zy = np.array(120, u8), np.array(-3, s8), np.array(101, u8)
+    y, _, _ = side_requantize(side_matmul(a, za, b, zb), sa, sb, sy, zy)
+    save_typed_case(out_dir, "odn_qlinearmatmul_per_column_f16",
+                    [helper.make_node("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"], ["y"])],
+                    [("a", a), ("b", b)], [("y", y)],
+                    [("sa", np.array(sa)), ("za", za), ("sb", sb), ("zb", zb), ("sy", np.array(sy)), ("zy", zy)],
+                    opset=21)
+    # MatMulInteger: a_zero_point per row, b_zero_point per column, runtime
+    # uint8 b (shifted each run)
+    a, b = q8(u8, (6, 33)), q8(u8, (33, 5))
+    za, zb = np.array([0, 255, 128, 1, 77, 200], u8), np.array([255, 0, 128, 31, 129], u8)
+    save_typed_case(out_dir, "odn_matmulinteger_per_row_column",
+                    [helper.make_node("MatMulInteger", ["A", "B", "za", "zb"], ["Y"])],
+                    [("A", a), ("B", b), ("za", za), ("zb", zb)],
+                    [("Y", side_matmul(a, za, b, zb).astype(np.int32))], opset=10)
+    # MatMulInteger: int8, no a_zero_point, constant per-column b_zero_point
+    a, b, zb = q8(s8, (2, 9)), q8(s8, (9, 3)), np.array([-128, 0, 127], s8)
+    save_typed_case(out_dir, "odn_matmulinteger_per_column_s8",
+                    [helper.make_node("MatMulInteger", ["A", "B", "", "zb"], ["Y"])],
+                    [("A", a), ("B", b)], [("Y", side_matmul(a, 0, b, zb).astype(np.int32))], [("zb", zb)], opset=10)
+
+
 def resize_case(out_dir, name, shape, mode, scales=None, sizes=None, **attrs):
     x = rng.standard_normal(shape).astype(np.float32)
     coeffs = linear_coeffs if mode == "linear" else (
@@ -332,10 +499,29 @@ def main(out_dir):
     save_case(out_dir, "odn_reduce_log_sum_exp_extremes",
               [helper.make_node("ReduceLogSumExp", ["X", "axes"], ["Y"], keepdims=1)],
               [("X", x)], [("Y", y.astype(np.float32))], [("axes", np.array([1], dtype=np.int64))])
-    quant_cases(out_dir)
-    qconv_cases(out_dir)
-    bf16_cases(out_dir)
+    # the provider claims int8 only with VNNI and bf16 only with native bf16
+    # (odn_int8_exact, odn_bf16_native): elsewhere these cases would not be
+    # claimed, and the check requires every extra case to be
+    flags = cpu_flags()
+    if "avx512_vnni" in flags or "avx_vnni" in flags:
+        quant_cases(out_dir)
+        side_quant_cases(out_dir)
+        qconv_cases(out_dir)
+        grouped_qconv_cases(out_dir)
+    if "avx512_bf16" in flags:
+        bf16_cases(out_dir)
     return 0
+
+
+def cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
 
 
 if __name__ == "__main__":

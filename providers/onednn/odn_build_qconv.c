@@ -9,8 +9,12 @@
  *     S = conv(x - zx, ones)
  *
  * so a second, one-channel convolution with all-ones weights gives S, and a
- * C loop combines them, adds the bias and, for QLinearConv, requantizes
- * (round half to even, then the zero point, then saturation, as ONNX).
+ * C loop combines them. With groups (depthwise included) oneDNN takes the
+ * ONNX weights as they lie, viewed as g x M/g x C/g x k..., and S is per
+ * group (the window sums of that group's channels only): the ones
+ * convolution then has g groups of one output channel each. The loop
+ * adds the bias and, for QLinearConv, requantizes (round half to even,
+ * then the zero point, then saturation, as ONNX).
  * oneDNN treats padding as the source zero point, i.e. zero after centering,
  * as ONNX does. The convolutions run in the layouts oneDNN picks (NHWC or
  * blocked); the C loop reads plain copies.
@@ -43,10 +47,11 @@ static tsr_status *prep_loop(const void *vctx, dnnl_memory_t w, dnnl_memory_t w8
 }
 
 typedef struct qconv_post {
-    dnnl_memory_t sums;   /* S per batch and position, or NULL */
+    dnnl_memory_t sums;   /* S per batch, group and position, or NULL */
     const int32_t *zw8;
+    int64_t per_group;    /* output channels per group */
     dnnl_memory_t bias;   /* int32 per channel, or NULL */
-    int64_t batch, channels, positions;
+    int64_t batch, channels, groups, positions;
     int32_t y_type;       /* TSR_INT32 (ConvInteger) or 8-bit */
     dnnl_memory_t sx, sw, sy, zy;
     int32_t scale_type, sw_type;
@@ -65,6 +70,7 @@ static tsr_status *post_loop(const void *vctx, dnnl_memory_t acc_mem, dnnl_memor
         for (int64_t m = 0; m < c->channels; m++) {
             size_t base = (size_t)((b * c->channels + m) * c->positions);
             int64_t zw = c->zw8 ? c->zw8[m] : 0;
+            size_t sbase = (size_t)((b * c->groups + m / c->per_group) * c->positions);
             int64_t bias = (int64_t)odn_q_value(c->bias, TSR_INT32, (size_t)m);
             double mul = 0;
             if (c->y_type != TSR_INT32) {
@@ -73,7 +79,7 @@ static tsr_status *post_loop(const void *vctx, dnnl_memory_t acc_mem, dnnl_memor
             }
             for (int64_t i = 0; i < c->positions; i++) {
                 int64_t v = acc[base + (size_t)i] + bias;
-                if (sums) v -= zw * sums[(size_t)(b * c->positions + i)];
+                if (sums) v -= zw * sums[sbase + (size_t)i];
                 /* ONNX's int32 sums wrap: keep the low 32 bits */
                 if (c->y_type == TSR_INT32) ((int32_t *)y)[base + (size_t)i] = (int32_t)(uint32_t)(uint64_t)v;
                 else odn_q_store(c->y_type, y, base + (size_t)i, (double)v * mul, zy);
@@ -174,11 +180,21 @@ tsr_status *odn_build_quant_conv(odn_plan *p, size_t index) {
     dnnl_memory_t w_mem, w8 = NULL, acc, sums = NULL;
     tsr_status *s = odn_plan_plain_mem(p, vw, n, &w_mem);
     if (s) return s;
+    /* grouped: ONNX's M x C/g x k... weights are oneDNN's g x M/g x C/g x
+     * k... in the same bytes */
+    int64_t channels = vw->dims[0], groups = odn_attr_int(n, "group", 1);
+    if (groups < 1 || channels % groups != 0 || vx->dims[1] != groups * vw->dims[1])
+        return odn_node_error(n, TSR_ERR_INVALID_MODEL, "group %lld does not fit the channels", (long long)groups);
+    int32_t wr = groups > 1 ? r + 1 : r;
+    int64_t wdims[ODN_MAX_RANK + 1];
+    wdims[0] = groups;
+    memcpy(wdims + 1, vw->dims, sizeof(int64_t) * (size_t)r);
+    wdims[1] = channels / groups;
+    const int64_t *wd = groups > 1 ? wdims : vw->dims;
     dnnl_memory_desc_t w_md;
-    dnnl_status_t st = odn_plain_md_typed(&w_md, r, vw->dims, dnnl_s8);
+    dnnl_status_t st = odn_plain_md_typed(&w_md, wr, wd, dnnl_s8);
     if (st != dnnl_success) return odn_dnnl_error(n, "int8 layouts", st);
 
-    int64_t channels = vw->dims[0];
     qconv_prep *prep = odn_plan_alloc(p, sizeof *prep);
     int32_t *zw8 = odn_plan_alloc(p, sizeof(int32_t) * (size_t)channels);
     if (!prep || !zw8) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
@@ -206,18 +222,20 @@ tsr_status *odn_build_quant_conv(odn_plan *p, size_t index) {
     if (!s) s = conv_step(p, n, vx, &w_md, w8 ? w8 : w_mem, vw->constant != NULL, r, dy, strides, dil, pl, pr, prep->zx32, &acc);
     if (s) return s;
     if (prep->shift || prep->zw) {
-        /* S: the window sums of x - zx, by one output channel of ones */
-        int64_t ones_dims[ODN_MAX_RANK], sdims[ODN_MAX_RANK];
-        memcpy(ones_dims, vw->dims, sizeof(int64_t) * (size_t)r);
+        /* S: the window sums of x - zx, by one output channel of ones
+         * (per group) */
+        int64_t ones_dims[ODN_MAX_RANK + 1], sdims[ODN_MAX_RANK];
+        memcpy(ones_dims, wd, sizeof(int64_t) * (size_t)wr);
         memcpy(sdims, dy, sizeof(int64_t) * (size_t)r);
-        ones_dims[0] = sdims[1] = 1;
+        ones_dims[wr - r] = 1;
+        sdims[1] = groups;
         dnnl_memory_desc_t ones_md;
-        size_t count = (size_t)odn_numel(r, ones_dims);
+        size_t count = (size_t)odn_numel(wr, ones_dims);
         int8_t *ones = odn_plan_alloc(p, count);
         if (!ones) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
         memset(ones, 1, count);
         dnnl_memory_t ones_mem;
-        st = odn_plain_md_typed(&ones_md, r, ones_dims, dnnl_s8);
+        st = odn_plain_md_typed(&ones_md, wr, ones_dims, dnnl_s8);
         if (st != dnnl_success) return odn_dnnl_error(n, "int8 layouts", st);
         s = odn_plan_new_mem(p, &ones_md, ones, n, &ones_mem);
         if (!s) s = conv_step(p, n, vx, &ones_md, ones_mem, true, r, sdims, strides, dil, pl, pr, prep->zx32, &sums);
@@ -232,6 +250,8 @@ tsr_status *odn_build_quant_conv(odn_plan *p, size_t index) {
     post->zw8 = sums ? zw8 : NULL;
     post->batch = dy[0];
     post->channels = channels;
+    post->groups = groups;
+    post->per_group = channels / groups;
     post->positions = odn_numel(sp, dy + 2);
     post->y_type = qlinear ? vy->elem_type : TSR_INT32;
     if (qlinear) {

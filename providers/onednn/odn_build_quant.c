@@ -10,6 +10,17 @@
  * QLinearMatMul a C loop then scales, rounds half to even, adds y's zero
  * point and saturates: oneDNN's own output scale and zero point add the
  * zero point before rounding, which differs from ONNX on ties.
+ *
+ * Zero points per row of A (za[m]) or column of B (zb[n]), which oneDNN
+ * 2.6's CPU matmul does not take for weights: the matmul runs without zero
+ * points (a @ b8, b8 = b less any shift) and a C loop adds the rest,
+ * exactly in 64 bits, with zb8 = zb less the same shift:
+ *
+ *     sum_k (a - za[m])(b8 - zb8[n]) = (a @ b8)[m][n] - za[m] * colsum(b8)[n]
+ *                                      - zb8[n] * rowsum(a)[m] + K za[m] zb8[n]
+ *
+ * then scales by sa[m] * sb[n] / sy for QLinearMatMul, as above. Scales
+ * per row/column with per-tensor zero points take the same path.
  */
 #include <string.h>
 
@@ -22,6 +33,7 @@ typedef struct zp_prep {
     int32_t za_type, zb_type;
     dnnl_memory_t za32, zb32;     /* the s32 memories oneDNN reads */
     int32_t zb_shift;             /* 128 when B is uint8 shifted to int8 */
+    bool raw;                     /* zero points left to vec_loop: oneDNN's are 0 */
     size_t b_count;               /* elements of B to shift each run, or 0 */
     const tsr_node *node;
 } zp_prep;
@@ -30,8 +42,8 @@ static tsr_status *prep_loop(const void *vctx, dnnl_memory_t b, dnnl_memory_t b_
     const zp_prep *c = vctx;
     int32_t *za = odn_q_handle(c->za32), *zb = odn_q_handle(c->zb32);
     if (!za || !zb) return odn_node_error(c->node, TSR_ERR_PROVIDER, "internal: zero point memory");
-    *za = (int32_t)odn_q_value(c->za, c->za_type, 0);
-    *zb = (int32_t)odn_q_value(c->zb, c->zb_type, 0) - c->zb_shift;
+    *za = c->raw ? 0 : (int32_t)odn_q_value(c->za, c->za_type, 0);
+    *zb = c->raw ? 0 : (int32_t)odn_q_value(c->zb, c->zb_type, 0) - c->zb_shift;
     if (c->b_count) {
         const uint8_t *src = odn_q_handle(b);
         int8_t *dst = odn_q_handle(b_s8);
@@ -58,6 +70,104 @@ static tsr_status *requant_loop(const void *vctx, dnnl_memory_t acc_mem, dnnl_me
     double zy = odn_q_value(c->zy, c->y_type, 0);
     for (size_t i = 0; i < c->count; i++) odn_q_store(c->y_type, y, i, (double)acc[i] * mul, zy);
     return NULL;
+}
+
+/* Zero points and scales per row of A / column of B (2-D operands). */
+typedef struct vec_post {
+    dnnl_memory_t a, b8;          /* plain A (uint8/int8) and B as int8 */
+    bool a_u8;
+    dnnl_memory_t za, zb;         /* zero points, or NULL (0) */
+    int32_t za_type, zb_type, zb_shift;
+    size_t za_count, zb_count;    /* 1, or one per row / column */
+    int64_t m, k, n;
+    int64_t *colsum, *zb8;        /* scratch, n each */
+    double *sb;                   /* scratch, n */
+    dnnl_memory_t sa, sbm, sy, zy; /* QLinearMatMul only */
+    size_t sa_count, sb_count;
+    int32_t scale_type, y_type;   /* y_type TSR_INT32 for MatMulInteger */
+    const tsr_node *node;
+} vec_post;
+
+static tsr_status *vec_loop(const void *vctx, dnnl_memory_t acc_mem, dnnl_memory_t y_mem) {
+    const vec_post *c = vctx;
+    const int32_t *acc = odn_q_handle(acc_mem);
+    const void *a = odn_q_handle(c->a);
+    const int8_t *b = odn_q_handle(c->b8);
+    void *y = odn_q_handle(y_mem);
+    if (!acc || !a || !b || !y) return odn_node_error(c->node, TSR_ERR_PROVIDER, "internal: matmul memory");
+    int64_t m = c->m, k = c->k, n = c->n;
+    bool q8 = c->y_type != TSR_INT32;
+    for (int64_t q = 0; q < n; q++) {
+        c->colsum[q] = 0;
+        c->zb8[q] = (int64_t)odn_q_value(c->zb, c->zb_type, c->zb_count == 1 ? 0 : (size_t)q) - c->zb_shift;
+        if (q8) c->sb[q] = odn_q_value(c->sbm, c->scale_type, c->sb_count == 1 ? 0 : (size_t)q);
+    }
+    for (int64_t i = 0; i < k; i++)
+        for (int64_t q = 0; q < n; q++) c->colsum[q] += b[i * n + q];
+    double sy = q8 ? odn_q_value(c->sy, c->scale_type, 0) : 1.0, zy = q8 ? odn_q_value(c->zy, c->y_type, 0) : 0.0;
+    for (int64_t r = 0; r < m; r++) {
+        int64_t za = (int64_t)odn_q_value(c->za, c->za_type, c->za_count == 1 ? 0 : (size_t)r), rowsum = 0;
+        for (int64_t i = 0; i < k; i++)
+            rowsum += c->a_u8 ? ((const uint8_t *)a)[r * k + i] : ((const int8_t *)a)[r * k + i];
+        double sa = q8 ? odn_q_value(c->sa, c->scale_type, c->sa_count == 1 ? 0 : (size_t)r) : 0.0;
+        for (int64_t q = 0; q < n; q++) {
+            size_t o = (size_t)(r * n + q);
+            int64_t v = acc[o] - za * c->colsum[q] - c->zb8[q] * rowsum + k * za * c->zb8[q];
+            if (!q8) {
+                ((int32_t *)y)[o] = (int32_t)(uint32_t)(uint64_t)v; /* ONNX's int32 sums wrap */
+                continue;
+            }
+            double mul = odn_q_round_prec(c->scale_type, sa * c->sb[q]);
+            odn_q_store(c->y_type, y, o, (double)v * odn_q_round_prec(c->scale_type, mul / sy), zy);
+        }
+    }
+    return NULL;
+}
+
+/* Element count of node input k, or 0 when absent. */
+static size_t input_count(odn_plan *p, const tsr_node *n, size_t k) {
+    if (k >= odn_host->node_input_count(n) || !odn_host->node_input(n, k)) return 0;
+    odn_value *v = odn_plan_value(p, odn_host->node_input(n, k));
+    return v ? (size_t)odn_numel(v->rank, v->dims) : 0;
+}
+
+/* The per-row/column path's loop after the matmul (see the header). */
+static tsr_status *add_vec_post(odn_plan *p, const tsr_node *n, bool qlinear, const zp_prep *prep, odn_value *va,
+                                dnnl_memory_t a_mem, dnnl_memory_t b8, const int64_t *dy, int64_t k,
+                                dnnl_memory_t acc, odn_value *vy) {
+    vec_post *c = odn_plan_alloc(p, sizeof *c);
+    if (!c) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
+    memset(c, 0, sizeof *c);
+    c->node = n;
+    c->a = a_mem;
+    c->b8 = b8;
+    c->a_u8 = va->elem_type == TSR_UINT8;
+    c->za = prep->za;
+    c->zb = prep->zb;
+    c->za_type = prep->za_type;
+    c->zb_type = prep->zb_type;
+    c->zb_shift = prep->zb_shift;
+    c->za_count = input_count(p, n, 2);
+    c->zb_count = input_count(p, n, qlinear ? 5 : 3);
+    c->m = dy[0];
+    c->k = k;
+    c->n = dy[1];
+    c->colsum = odn_plan_alloc(p, sizeof(int64_t) * (size_t)c->n);
+    c->zb8 = odn_plan_alloc(p, sizeof(int64_t) * (size_t)c->n);
+    c->sb = odn_plan_alloc(p, sizeof(double) * (size_t)c->n);
+    if (!c->colsum || !c->zb8 || !c->sb) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
+    c->y_type = qlinear ? vy->elem_type : TSR_INT32;
+    tsr_status *s = NULL;
+    if (qlinear) {
+        int32_t t;
+        s = odn_q_input(p, n, 1, &c->sa, &c->scale_type);
+        if (!s) s = odn_q_input(p, n, 4, &c->sbm, &t);
+        if (!s) s = odn_q_input(p, n, 6, &c->sy, &t);
+        if (!s) s = odn_q_input(p, n, 7, &c->zy, &t);
+        c->sa_count = input_count(p, n, 1);
+        c->sb_count = input_count(p, n, 4);
+    }
+    return s ? s : odn_plan_add_loop(p, vec_loop, c, acc, vy->mem, n);
 }
 
 /* --- the builder ------------------------------------------------------------ */
@@ -99,6 +209,12 @@ tsr_status *odn_build_quant_matmul(odn_plan *p, size_t index) {
     if (!s) s = odn_q_s32_scalar(p, n, &prep->za32);
     if (!s) s = odn_q_s32_scalar(p, n, &prep->zb32);
     if (s) return s;
+    /* any zero point or scale per row/column (the claim allows them for
+     * 2-D operands only) */
+    prep->raw = input_count(p, n, iza) > 1 || input_count(p, n, izb) > 1 ||
+                (qlinear && (input_count(p, n, 1) > 1 || input_count(p, n, 4) > 1));
+    if (prep->raw && r != 2)
+        return odn_node_error(n, TSR_ERR_PROVIDER, "internal: per-row/column zero point or scale at rank %d", (int)r);
     if (vb->elem_type == TSR_UINT8) {
         /* B as int8: shifted once now when constant, else every run */
         size_t count = (size_t)odn_numel(r, db);
@@ -126,7 +242,7 @@ tsr_status *odn_build_quant_matmul(odn_plan *p, size_t index) {
     dnnl_primitive_attr_destroy(attr);
     if (st != dnnl_success) return odn_dnnl_error(n, "int8 matmul setup", st);
 
-    if (qlinear) {
+    if (qlinear || prep->raw) {
         /* the int32 sums go to a buffer of their own, requantized after */
         s = odn_plan_new_mem(p, &acc_md, DNNL_MEMORY_ALLOCATE, n, &acc);
         if (!s) s = odn_plan_define(p, vy, r, dy, NULL, n);
@@ -143,7 +259,9 @@ tsr_status *odn_build_quant_matmul(odn_plan *p, size_t index) {
                               {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_WEIGHTS, prep->zb32}};
     if (!s) s = odn_plan_add_primitive(p, pd, n, args, 5);
     dnnl_primitive_desc_destroy(pd);
-    if (s || !qlinear) return s;
+    if (s) return s;
+    if (prep->raw) return add_vec_post(p, n, qlinear, prep, va, a_mem, b_s8 ? b_s8 : b_mem, dy, da[r - 1], acc, vy);
+    if (!qlinear) return s;
 
     requant *rq = odn_plan_alloc(p, sizeof *rq);
     if (!rq) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");

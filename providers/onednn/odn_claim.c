@@ -253,9 +253,8 @@ int odn_claim_check(const tsr_node *n, char *why, size_t size) {
         int64_t lsize = odn_attr_int(n, "size", 0);
         if (rk < 3 || rk > 5) return odn_decline(why, size, TSR_DECLINE_SHAPE, "LRN on rank %d input: oneDNN does 1-3 spatial dims", (int)rk);
         if (lsize < 1) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "size missing or < 1");
-        /* oneDNN's window is (size-1)/2 channels each side; ONNX's puts the
-         * extra channel of an even size after the centre */
-        if (lsize % 2 == 0) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "even size %lld (oneDNN's window is symmetric)", (long long)lsize);
+        /* an even size (ONNX puts its extra channel after the centre) is
+         * built as an asymmetrically padded pool (odn_build_lrn.c) */
         return 0;
     }
     if (is(op, "Resize")) {

@@ -1,7 +1,9 @@
-/* Which MatMulInteger and QLinearMatMul nodes the oneDNN provider takes.
- * oneDNN's CPU int8 matmul computes them exactly when every zero point and
- * scale is one value for the whole tensor (they may be run-time inputs:
- * the plan passes them as oneDNN runtime zero points, odn_build_quant.c). */
+/* Which MatMulInteger, QLinearMatMul, ConvInteger and QLinearConv nodes
+ * the oneDNN provider takes. The int8 matmul takes zero points and scales
+ * per tensor (they may be run-time inputs: the plan passes them as oneDNN
+ * runtime zero points) or, for 2-D operands, per row of A and per column
+ * of B, which a C loop applies after a matmul without zero points
+ * (odn_build_quant.c). */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -41,15 +43,17 @@ static int per_tensor(const tsr_node *n, size_t k, const char *name, int32_t typ
 }
 
 /* 0 when input k is absent (when `optional`), one value, or (when `per`
- * > 0) a 1-D tensor of `per` values, of type `type` (any when 0). */
-static int per_channel(const tsr_node *n, size_t k, const char *name, int32_t type, int64_t per, bool optional,
-                       char *why, size_t size) {
+ * > 0) a 1-D tensor of `per` values (one per row of A, column of B or
+ * output channel: `what`), of type `type` (any when 0). */
+static int per_side(const tsr_node *n, size_t k, const char *name, int32_t type, int64_t per, bool optional,
+                    const char *what, char *why, size_t size) {
     const tsr_value_info *v = input(n, k);
     if (!v) return optional ? 0 : odn_decline(why, size, TSR_DECLINE_OTHER, "%s missing", name);
     int32_t r;
     int64_t d[ODN_MAX_RANK];
-    if (!known(v, &r, d) || !(odn_numel(r, d) == 1 || (r == 1 && d[0] == per)))
-        return odn_decline(why, size, TSR_DECLINE_SHAPE, "%s is neither one value nor one per output channel", name);
+    if (!known(v, &r, d) || !(odn_numel(r, d) == 1 || (per > 0 && r == 1 && d[0] == per)))
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "%s is neither one value nor a 1-D tensor of one per %s%s", name,
+                           what, per > 0 ? "" : " (per row/column mapped for 2-D operands only)");
     if (type && odn_host->value_elem_type(v) != type)
         return odn_decline(why, size, TSR_DECLINE_TYPE, "%s of element type %d", name, (int)odn_host->value_elem_type(v));
     return 0;
@@ -91,6 +95,7 @@ int odn_quant_check(const tsr_node *n, char *why, size_t size) {
     bool qlinear = strcmp(op, "QLinearMatMul") == 0;
     if (!qlinear && strcmp(op, "MatMulInteger") != 0)
         return odn_decline(why, size, TSR_DECLINE_OP, "%s: int8 not mapped", op);
+    if (!odn_int8_exact()) return odn_decline(why, size, TSR_DECLINE_TYPE, "%s: the CPU lacks VNNI (oneDNN's int8 sums would saturate)", op);
     size_t ia = 0, ib = qlinear ? 3 : 1, iza = 2, izb = qlinear ? 5 : 3;
     const tsr_value_info *a = input(n, ia), *b = input(n, ib);
     if (!a || !b) return odn_decline(why, size, TSR_DECLINE_OTHER, "operand missing");
@@ -116,8 +121,10 @@ int odn_quant_check(const tsr_node *n, char *why, size_t size) {
      * overflow, where ONNX wraps and oneDNN saturates */
     if (da[ra - 1] > INT32_MAX / (255 * 255))
         return odn_decline(why, size, TSR_DECLINE_SHAPE, "inner dimension %lld could overflow int32", (long long)da[ra - 1]);
-    int e = per_tensor(n, iza, "a_zero_point", ta, !qlinear, why, size);
-    if (!e) e = per_tensor(n, izb, "b_zero_point", tb, !qlinear, why, size);
+    /* per row of A / column of B: 2-D operands only (ONNX defines them so) */
+    int64_t rows = ra == 2 && rb == 2 ? da[0] : 0, cols = ra == 2 && rb == 2 ? db[1] : 0;
+    int e = per_side(n, iza, "a_zero_point", ta, rows, !qlinear, "row of A", why, size);
+    if (!e) e = per_side(n, izb, "b_zero_point", tb, cols, !qlinear, "column of B", why, size);
     if (e) return e;
     const tsr_value_info *y = odn_host->node_output_count(n) ? odn_host->node_output(n, 0) : NULL;
     if (!y) return odn_decline(why, size, TSR_DECLINE_OTHER, "no output");
@@ -126,8 +133,8 @@ int odn_quant_check(const tsr_node *n, char *why, size_t size) {
         int32_t ts = odn_host->value_elem_type(input(n, 1) ? input(n, 1) : a);
         if (ts != TSR_FLOAT && ts != TSR_FLOAT16)
             return odn_decline(why, size, TSR_DECLINE_TYPE, "a_scale of type %d (float32/float16 mapped)", (int)ts);
-        e = per_tensor(n, 1, "a_scale", ts, false, why, size);
-        if (!e) e = per_tensor(n, 4, "b_scale", ts, false, why, size);
+        e = per_side(n, 1, "a_scale", ts, rows, false, "row of A", why, size);
+        if (!e) e = per_side(n, 4, "b_scale", ts, cols, false, "column of B", why, size);
         if (!e) e = per_tensor(n, 6, "y_scale", ts, false, why, size);
         if (!e) e = per_tensor(n, 7, "y_zero_point", 0, false, why, size);
         if (e) return e;
@@ -141,42 +148,58 @@ int odn_quant_check(const tsr_node *n, char *why, size_t size) {
     return 0;
 }
 
+/* Whether oneDNN creates a small int8 convolution of `groups` groups over
+ * `channels` channels with the attributes `attr`. */
+static bool probe_conv(dnnl_engine_t eng, dnnl_primitive_attr_t attr, dnnl_data_type_t src, int64_t groups,
+                       int64_t channels) {
+    dnnl_memory_desc_t x, w, y;
+    dnnl_dims_t dx = {1, channels, 3, 3}, dy = {1, channels, 4, 4}, one = {1, 1}, zero = {0, 0}, pad = {1, 1};
+    dnnl_dims_t dw = {groups, channels / groups, channels / groups, 2, 2}; /* g, oc/g, ic/g, kh, kw */
+    int wr = groups > 1 ? 5 : 4;
+    const int64_t *wd = groups > 1 ? dw : dw + 1;
+    dnnl_convolution_desc_t d;
+    dnnl_primitive_desc_t pd = NULL;
+    bool ok = dnnl_memory_desc_init_by_tag(&x, 4, dx, src, dnnl_format_tag_any) == dnnl_success &&
+              dnnl_memory_desc_init_by_tag(&w, wr, wd, dnnl_s8, dnnl_format_tag_any) == dnnl_success &&
+              dnnl_memory_desc_init_by_tag(&y, 4, dy, dnnl_s32, dnnl_format_tag_any) == dnnl_success &&
+              dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct, &x, &w,
+                                                         NULL, &y, one, zero, pad, pad) == dnnl_success &&
+              dnnl_primitive_desc_create(&pd, &d, attr, eng, NULL) == dnnl_success;
+    if (pd) dnnl_primitive_desc_destroy(pd);
+    return ok;
+}
+
 /* Whether oneDNN has an int8 convolution for src type `src` with s8
- * weights, s32 output and a runtime source zero point; probed once. */
-static bool int8_conv_available(dnnl_data_type_t src) {
-    static atomic_int cache[2];
-    atomic_int *c = &cache[src == dnnl_u8];
+ * weights, s32 output and a runtime source zero point; probed once. With
+ * `grouped`, both a two-group and a depthwise one (the kernels differ). */
+static bool int8_conv_available(dnnl_data_type_t src, bool grouped) {
+    static atomic_int cache[2][2]; /* 0 unknown, 1 yes, 2 no */
+    atomic_int *c = &cache[src == dnnl_u8][grouped];
     int known_state = atomic_load(c);
     if (known_state) return known_state == 1;
     bool ok = false;
     dnnl_engine_t eng = NULL;
     dnnl_primitive_attr_t attr = NULL;
-    dnnl_memory_desc_t x, w, y;
-    dnnl_dims_t dx = {1, 2, 3, 3}, dw = {2, 2, 2, 2}, dy = {1, 2, 4, 4}, one = {1, 1}, zero = {0, 0}, pad = {1, 1};
     const int32_t rt = DNNL_RUNTIME_S32_VAL;
-    dnnl_convolution_desc_t d;
-    dnnl_primitive_desc_t pd = NULL;
     if (dnnl_engine_create(&eng, dnnl_cpu, 0) == dnnl_success && dnnl_primitive_attr_create(&attr) == dnnl_success &&
-        dnnl_memory_desc_init_by_tag(&x, 4, dx, src, dnnl_nchw) == dnnl_success &&
-        dnnl_memory_desc_init_by_tag(&w, 4, dw, dnnl_s8, dnnl_oihw) == dnnl_success &&
-        dnnl_memory_desc_init_by_tag(&y, 4, dy, dnnl_s32, dnnl_nchw) == dnnl_success &&
-        dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &rt) == dnnl_success &&
-        dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct, &x, &w, NULL,
-                                                   &y, one, zero, pad, pad) == dnnl_success &&
-        dnnl_primitive_desc_create(&pd, &d, attr, eng, NULL) == dnnl_success)
-        ok = true;
-    if (pd) dnnl_primitive_desc_destroy(pd);
+        dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &rt) == dnnl_success)
+        ok = grouped ? probe_conv(eng, attr, src, 2, 4) && probe_conv(eng, attr, src, 16, 16)
+                     : probe_conv(eng, attr, src, 1, 2);
     if (attr) dnnl_primitive_attr_destroy(attr);
     if (eng) dnnl_engine_destroy(eng);
     atomic_store(c, ok ? 1 : 2);
     return ok;
 }
 
-/* ConvInteger and QLinearConv: one group, explicit (or VALID) padding, 1-3
- * spatial dims; a weight zero point per tensor or per output channel. */
+/* ConvInteger and QLinearConv: any group count dividing both channel
+ * counts (depthwise included), explicit (or VALID) padding, 1-3 spatial
+ * dims; a weight zero point and scale per tensor or per output channel
+ * (the C loop after the convolution applies them, odn_build_qconv.c). */
 int odn_qconv_check(const tsr_node *n, char *why, size_t size) {
     bool qlinear = strcmp(odn_host->node_op_type(n), "QLinearConv") == 0;
     size_t iw = qlinear ? 3 : 1, izw = qlinear ? 5 : 3;
+    if (!odn_int8_exact())
+        return odn_decline(why, size, TSR_DECLINE_TYPE, "%s: the CPU lacks VNNI (oneDNN's int8 sums would saturate)", odn_host->node_op_type(n));
     const tsr_value_info *x = input(n, 0), *w = input(n, iw);
     if (!x || !w) return odn_decline(why, size, TSR_DECLINE_OTHER, "operand missing");
     int32_t tx = odn_host->value_elem_type(x), tw = odn_host->value_elem_type(w);
@@ -186,8 +209,12 @@ int odn_qconv_check(const tsr_node *n, char *why, size_t size) {
     int64_t dx[ODN_MAX_RANK], dw[ODN_MAX_RANK];
     if (!known(x, &rx, dx) || !known(w, &rw, dw)) return odn_decline(why, size, TSR_DECLINE_SHAPE, "shapes unknown before run time");
     if (rx < 3 || rx > 5 || rw != rx) return odn_decline(why, size, TSR_DECLINE_SHAPE, "rank %d input (1-3 spatial dims mapped)", (int)rx);
-    if (odn_attr_int(n, "group", 1) != 1) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "group != 1 not mapped for int8");
-    if (dw[1] != dx[1]) return odn_decline(why, size, TSR_DECLINE_SHAPE, "weight channels differ from input channels");
+    int64_t group = odn_attr_int(n, "group", 1);
+    if (group < 1 || group > dx[1] || dx[1] % group != 0 || dw[0] % group != 0)
+        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "group %lld does not divide %lld input and %lld output channels",
+                           (long long)group, (long long)dx[1], (long long)dw[0]);
+    if (dw[1] * group != dx[1])
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "weight channels differ from input channels per group");
     if (!odn_attr_string_is(n, "auto_pad", "NOTSET", true) && !odn_attr_string_is(n, "auto_pad", "VALID", false))
         return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "auto_pad SAME_* not mapped for int8");
     int32_t sp = rx - 2;
@@ -208,7 +235,7 @@ int odn_qconv_check(const tsr_node *n, char *why, size_t size) {
     int64_t depth = odn_numel(rw - 1, dw + 1);
     if (depth > INT32_MAX / (255 * 255)) return odn_decline(why, size, TSR_DECLINE_SHAPE, "window of %lld values could overflow int32", (long long)depth);
     int e = per_tensor(n, 2, "x_zero_point", tx, true, why, size);
-    if (!e) e = per_channel(n, izw, "w_zero_point", tw, dw[0], true, why, size);
+    if (!e) e = per_side(n, izw, "w_zero_point", tw, dw[0], true, "output channel", why, size);
     if (e) return e;
     const tsr_value_info *y = odn_host->node_output_count(n) ? odn_host->node_output(n, 0) : NULL;
     if (!y) return odn_decline(why, size, TSR_DECLINE_OTHER, "no output");
@@ -218,7 +245,7 @@ int odn_qconv_check(const tsr_node *n, char *why, size_t size) {
         if (ts != TSR_FLOAT && ts != TSR_FLOAT16)
             return odn_decline(why, size, TSR_DECLINE_TYPE, "x_scale of type %d (float32/float16 mapped)", (int)ts);
         e = per_tensor(n, 1, "x_scale", ts, false, why, size);
-        if (!e) e = per_channel(n, 4, "w_scale", ts, dw[0], false, why, size);
+        if (!e) e = per_side(n, 4, "w_scale", ts, dw[0], false, "output channel", why, size);
         if (!e) e = per_tensor(n, 6, "y_scale", ts, false, why, size);
         if (!e) e = per_tensor(n, 7, "y_zero_point", ty, false, why, size);
         if (!e && input(n, 8)) {
@@ -232,7 +259,7 @@ int odn_qconv_check(const tsr_node *n, char *why, size_t size) {
     } else if (ty != TSR_INT32) {
         return odn_decline(why, size, TSR_DECLINE_TYPE, "output type %d is not int32", (int)ty);
     }
-    if (!int8_conv_available(tx == TSR_UINT8 ? dnnl_u8 : dnnl_s8))
+    if (!int8_conv_available(tx == TSR_UINT8 ? dnnl_u8 : dnnl_s8, group > 1))
         return odn_decline(why, size, TSR_DECLINE_OTHER, "oneDNN has no int8 convolution with a runtime zero point on this CPU");
     return 0;
 }

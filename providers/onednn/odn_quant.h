@@ -15,6 +15,8 @@ int odn_qconv_check(const tsr_node *n, char *why, size_t size);
 int odn_bf16_check(const tsr_node *n, char *why, size_t size);
 tsr_status *odn_build_bf16(odn_plan *p, size_t index);
 bool odn_bf16_native(void);
+/* True where oneDNN's int8 kernels sum exactly (VNNI); int8 ops are declined elsewhere. */
+bool odn_int8_exact(void);
 
 /* The handle of `m`, or NULL. */
 void *odn_q_handle(dnnl_memory_t m);

@@ -3,6 +3,15 @@
 
 #include "odn_quant.h"
 
+bool odn_int8_exact(void) {
+    /* ISA values are cumulative bit masks. Without VNNI, oneDNN multiplies
+     * u8 x s8 with vpmaddubsw, whose int16 pair sums saturate (255 * -128 * 2
+     * does not fit), so its int32 sums would not be exact. */
+    unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
+    unsigned avx512_vnni = (unsigned)dnnl_cpu_isa_avx512_core_vnni, avx2_vnni = (unsigned)dnnl_cpu_isa_avx2_vnni;
+    return (isa & avx512_vnni) == avx512_vnni || (isa & avx2_vnni) == avx2_vnni;
+}
+
 static float half_to_float(uint16_t h) {
     int e = (h >> 10) & 0x1f, m = h & 0x3ff;
     float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexpf((float)(m | 0x400), e - 25);

@@ -6,7 +6,8 @@
 set -u
 tessera=$1 plugin=$2 cases=$3 list=$4
 
-if ! "$tessera" providers 2>/dev/null | awk '/^opencl /{o=1; next} /^[^ ]/{o=0} o && /device 0:/{f=1} END{exit !f}'; then
+# the plugin's own folder first: it need not be on the search path
+if ! TESSERA_PROVIDER_PATH=$(dirname "$plugin") "$tessera" providers 2>/dev/null | awk '/^opencl /{o=1; next} /^[^ ]/{o=0} o && /device 0:/{f=1} END{exit !f}'; then
     echo "SKIP: no OpenCL platform or device found (on Debian: apt-get install pocl-opencl-icd)"
     exit 77
 fi

@@ -4,51 +4,20 @@ asymmetrically padded average pool over channels, odn_build_lrn.c): sizes
 2, 4 and 6 on 3, 5 and 8 channels (windows wider than C included), with
 non-default alpha, beta and bias, on rank 3, 4 and 5 inputs and after a
 Conv (whose output oneDNN keeps blocked), plus odd size 3 on the same data
-for comparison. Expected outputs: the ONNX spec's formula in float64,
-written here from the spec text (window [c - floor((size-1)/2),
-c + ceil((size-1)/2)] clipped to [0, C-1]).
+for comparison. Expected outputs: the ONNX spec's formula in float64
+(extra_cases.lrn_ref: window [c - floor((size-1)/2), c + ceil((size-1)/2)]
+clipped to [0, C-1]).
 usage: extra_cases_lrn.py OUT_DIR (prints the case dirs, one a line)
 """
 import os
 import sys
 
 import numpy as np
-import onnx
-from onnx import helper, numpy_helper, TensorProto
+from onnx import helper
 
-OPSET = 13
+from extra_cases import lrn_ref, save_case  # the same folder's case writer and spec formula
+
 rng = np.random.default_rng(20261204)
-
-
-def save_case(out_dir, name, nodes, inputs, outputs, inits=()):
-    """inputs/outputs: lists of (name, array); inits: (name, array) constants."""
-    g = helper.make_graph(
-        nodes, name,
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape) for n, a in inputs],
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape) for n, a in outputs],
-        [numpy_helper.from_array(a, n) for n, a in inits])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
-    d = os.path.join(out_dir, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    for prefix, arrs in (("input", inputs), ("output", outputs)):
-        for i, (n, a) in enumerate(arrs):
-            with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (prefix, i)), "wb") as f:
-                f.write(numpy_helper.from_array(a.astype(np.float32), n).SerializeToString())
-    print(d)
-
-
-def lrn_ref(x, size, alpha, beta, bias):
-    """ONNX LRN in float64, one output channel at a time."""
-    x = x.astype(np.float64)
-    c = x.shape[1]
-    y = np.empty_like(x)
-    for k in range(c):
-        lo = max(0, k - (size - 1) // 2)
-        hi = min(c - 1, k + int(np.ceil((size - 1) / 2)))
-        square_sum = np.sum(x[:, lo:hi + 1] ** 2, axis=1)
-        y[:, k] = x[:, k] / (bias + alpha / size * square_sum) ** beta
-    return y
 
 
 def main(out_dir):

@@ -13,6 +13,8 @@
 #include "status.h"
 
 #define PLUGIN_PREFIX "libtessera_provider_"
+/* Relative to libtessera.so's directory; matches the install rules. */
+#define PLUGIN_SUBDIR "/tessera/providers"
 
 tsr_status *plugin_load(const char *path, tsr_plugin **out) {
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -89,8 +91,19 @@ tsr_status *plugin_search_dirs(char ***dirs, size_t *count) {
     Dl_info info;
     if (dladdr((void *)plugin_search_dirs, &info) && info.dli_fname) {
         const char *slash = strrchr(info.dli_fname, '/');
-        if (slash) TSR_TRY(push_str(dirs, count, info.dli_fname, (size_t)(slash - info.dli_fname)));
-        else TSR_TRY(push_str(dirs, count, ".", 1));
+        const char *dir = slash ? info.dli_fname : ".";
+        size_t len = slash ? (size_t)(slash - info.dli_fname) : 1;
+        TSR_TRY(push_str(dirs, count, dir, len));
+        /* The build tree keeps plugins beside the library; an installed tree
+         * (cmake --install) keeps them in <libdir>/tessera/providers, out of
+         * the system's library directory. */
+        char *sub = malloc(len + sizeof PLUGIN_SUBDIR);
+        if (!sub) return TSR_NO_MEMORY();
+        memcpy(sub, dir, len);
+        memcpy(sub + len, PLUGIN_SUBDIR, sizeof PLUGIN_SUBDIR);
+        tsr_status *s = push_str(dirs, count, sub, strlen(sub));
+        free(sub);
+        if (s) return s;
     }
     const char *env = getenv("TESSERA_PROVIDER_PATH");
     while (env && *env) {

@@ -13,8 +13,9 @@ static void help(FILE *f) {
     fprintf(f,
             "usage: tessera providers [PATH...]\n"
             "\n"
-            "Lists the provider plugins found beside libtessera.so and on\n"
-            "TESSERA_PROVIDER_PATH, plus each PATH (a plugin file or a directory),\n"
+            "Lists the provider plugins found beside libtessera.so, in its\n"
+            "tessera/providers subdirectory and on TESSERA_PROVIDER_PATH, plus each\n"
+            "PATH (a plugin file or a directory),\n"
             "with their devices, or why a plugin failed to load.\n"
             "Exit status 1 when some plugin failed to load.\n");
 }
@@ -70,7 +71,7 @@ int cmd_providers(int argc, char **argv) {
     size_t n = tsr_provider_list_size(list);
     int rc = CLI_EXIT_OK;
     if (n == 0)
-        printf("no providers found (searched beside libtessera.so and TESSERA_PROVIDER_PATH)\n");
+        printf("no providers found (searched beside libtessera.so, its tessera/providers and TESSERA_PROVIDER_PATH)\n");
     for (size_t i = 0; i < n; i++) {
         tsr_provider_desc d = {.struct_size = sizeof d};
         if ((st = tsr_provider_list_get(list, i, &d))) {

@@ -43,8 +43,9 @@ TSR_EXPORT const char *tsr_elem_type_name(int32_t elem_type);
 TSR_EXPORT size_t tsr_elem_type_bits(int32_t elem_type);
 
 /* --- providers ----------------------------------------------------------- */
-/* Plugins found on the search path: the directory beside libtessera.so, then
- * each directory of TESSERA_PROVIDER_PATH (colon-separated). */
+/* Plugins found on the search path: the directory beside libtessera.so, its
+ * tessera/providers subdirectory (where an install puts them), then each
+ * directory of TESSERA_PROVIDER_PATH (colon-separated). */
 typedef struct tsr_provider_list tsr_provider_list;
 
 typedef struct tsr_provider_desc {

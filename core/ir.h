@@ -239,6 +239,12 @@ tsr_status *ir_infer_shapes(ir_graph *g);
  * Every type an earlier run inferred is recomputed; declared ones are kept. */
 tsr_status *ir_infer_shapes_for_inputs(ir_graph *g, size_t n_inputs,
                                        const tsr_tensor *const *inputs);
+/* What graph input `v` declared, whatever an earlier run wrote into its
+ * type: its element type (0 when not declared), rank (-1 when not) and
+ * dim d (-1 when symbolic or unknown). */
+int32_t ir_input_declared_elem(const ir_value *v);
+int32_t ir_input_declared_rank(const ir_value *v);
+int64_t ir_input_declared_dim(const ir_value *v, int32_t d);
 
 /* --- graph surgery (core/ir.c; used by partitioner/function_expand.c) ---- */
 void ir_function_free(ir_function *f);

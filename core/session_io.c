@@ -92,19 +92,22 @@ static tsr_status *check_input(const ir_value *v, const tsr_tensor *t) {
     if (t->nbytes < need || (need && !t->data))
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' holds %zu bytes; its shape needs %zu",
                          v->name, t->nbytes, need);
-    const ir_type *ty = &v->type;
-    if (ty->kind != IR_TYPE_TENSOR) return NULL;
-    if (ty->elem_type && ty->elem_type != t->elem_type)
+    /* against the declaration: an earlier run's sizes fill the symbolic
+     * dims of the input's type, and must not bind the next run to them */
+    if (v->type.kind != IR_TYPE_TENSOR) return NULL;
+    int32_t elem = ir_input_declared_elem(v), rank = ir_input_declared_rank(v);
+    if (elem && elem != t->elem_type)
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' must be %s, got %s", v->name,
-                         tsr_elem_type_name(ty->elem_type), tsr_elem_type_name(t->elem_type));
-    if (ty->rank >= 0 && ty->rank != t->rank)
+                         tsr_elem_type_name(elem), tsr_elem_type_name(t->elem_type));
+    if (rank >= 0 && rank != t->rank)
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' must have rank %d, got %d", v->name,
-                         (int)ty->rank, (int)t->rank);
-    for (int32_t d = 0; ty->rank >= 0 && d < ty->rank; d++) {
-        if (ty->dims[d].value >= 0 && ty->dims[d].value != t->dims[d])
+                         (int)rank, (int)t->rank);
+    for (int32_t d = 0; d < rank; d++) {
+        int64_t want = ir_input_declared_dim(v, d);
+        if (want >= 0 && want != t->dims[d])
             return tsr_error(TSR_ERR_INVALID_ARGUMENT,
                              "input '%s' dimension %d must be %lld, got %lld", v->name, (int)d,
-                             (long long)ty->dims[d].value, (long long)t->dims[d]);
+                             (long long)want, (long long)t->dims[d]);
     }
     return NULL;
 }

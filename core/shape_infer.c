@@ -891,6 +891,25 @@ static tsr_status *set_input(ir_value *v, const tsr_tensor *x) {
     return merge_type(v, x->elem_type, &s, SI_ELEM_CERTAIN);
 }
 
+/* Before the first run nothing was inferred into an input, so its type is
+ * the declaration; after it, the flags say which parts were declared. */
+int32_t ir_input_declared_elem(const ir_value *v) {
+    if ((v->infer_flags & SI_F_SEEN) && !(v->infer_flags & SI_F_DECL_ELEM)) return 0;
+    return v->type.kind == IR_TYPE_TENSOR ? v->type.elem_type : 0;
+}
+
+int32_t ir_input_declared_rank(const ir_value *v) {
+    if ((v->infer_flags & SI_F_SEEN) && !(v->infer_flags & SI_F_DECL_RANK)) return -1;
+    return v->type.kind == IR_TYPE_TENSOR ? v->type.rank : -1;
+}
+
+int64_t ir_input_declared_dim(const ir_value *v, int32_t d) {
+    int32_t rank = ir_input_declared_rank(v);
+    if (d < 0 || d >= rank || !v->type.dims) return -1;
+    if ((v->infer_flags & SI_F_SEEN) && d < 64 && (v->infer_open_dims & ((uint64_t)1 << d))) return -1;
+    return v->type.dims[d].value;
+}
+
 tsr_status *ir_infer_shapes_for_inputs(ir_graph *g, size_t n_inputs, const tsr_tensor *const *inputs) {
     if (!g || (n_inputs && !inputs)) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "no graph or inputs");
     if (n_inputs > g->n_inputs)

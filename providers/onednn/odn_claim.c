@@ -121,6 +121,25 @@ static int check_matmul(const tsr_node *n, char *why, size_t size) {
     return 0;
 }
 
+/* One axis of a shape as the claim sees it: a known size, or a symbol
+ * (NULL when the dimension is unknown and unnamed). */
+typedef struct claim_dim {
+    int64_t size; /* -1 when unknown */
+    const char *symbol;
+} claim_dim;
+
+static bool shape_of(const tsr_node *n, size_t k, int32_t *rank, claim_dim *dims) {
+    const tsr_value_info *v = present(n, k) ? odn_host->node_input(n, k) : NULL;
+    if (!v) return false;
+    *rank = odn_host->value_rank(v);
+    if (*rank < 0 || *rank > ODN_MAX_RANK) return false;
+    for (int32_t d = 0; d < *rank; d++) {
+        dims[d].size = odn_host->value_dim(v, d);
+        dims[d].symbol = dims[d].size < 0 ? odn_host->value_dim_symbol(v, d) : NULL;
+    }
+    return true;
+}
+
 static int check_binary(const tsr_node *n, const char *op, char *why, size_t size) {
     if (odn_host->node_input_count(n) != 2 || !present(n, 0) || !present(n, 1))
         return odn_decline(why, size, TSR_DECLINE_OTHER, "%s with other than two inputs", op);
@@ -128,18 +147,35 @@ static int check_binary(const tsr_node *n, const char *op, char *why, size_t siz
         return odn_decline(why, size, TSR_DECLINE_OPSET, "%s before opset 8 does not broadcast", op);
     if (odn_host->node_opset(n) < 7) return odn_decline(why, size, TSR_DECLINE_OPSET, "legacy broadcast attribute (opset < 7)");
     int32_t ra, rb;
-    int64_t da[ODN_MAX_RANK], db[ODN_MAX_RANK];
-    if (!known_dims(n, 0, &ra, da) || !known_dims(n, 1, &rb, db))
-        return odn_decline(why, size, TSR_DECLINE_SHAPE, "operand shapes unknown before run time");
+    claim_dim da[ODN_MAX_RANK], db[ODN_MAX_RANK];
+    if (!shape_of(n, 0, &ra, da) || !shape_of(n, 1, &rb, db))
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "operand ranks unknown before run time");
+    /* Which operand spans the output must hold for every run-time shape:
+     * the plan is built when the sizes are known, but the claim is made
+     * once. A symbolic size (e.g. "batch") equals only the same symbol; next
+     * to a known 1 it spans the output; next to another size it might be 1,
+     * so only the other side is sure to span. */
     int32_t r = ra > rb ? ra : rb;
     bool a_full = true, b_full = true; /* equal to the output once padded with leading 1s */
     for (int32_t i = 0; i < r; i++) {
-        int64_t x = i < ra ? da[ra - 1 - i] : 1, y = i < rb ? db[rb - 1 - i] : 1;
-        if (x != y && x != 1 && y != 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "shapes do not broadcast");
-        if (x == 0 || y == 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "empty tensor");
-        int64_t o = x > y ? x : y;
-        a_full = a_full && x == o;
-        b_full = b_full && y == o;
+        claim_dim one = {1, NULL};
+        claim_dim x = i < ra ? da[ra - 1 - i] : one, y = i < rb ? db[rb - 1 - i] : one;
+        if (x.size == 0 || y.size == 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "empty tensor");
+        if (x.size >= 0 && y.size >= 0) {
+            if (x.size != y.size && x.size != 1 && y.size != 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "shapes do not broadcast");
+            int64_t o = x.size > y.size ? x.size : y.size;
+            a_full = a_full && x.size == o;
+            b_full = b_full && y.size == o;
+        } else if (x.size < 0 && y.size < 0) {
+            if (!x.symbol || !y.symbol || strcmp(x.symbol, y.symbol) != 0)
+                return odn_decline(why, size, TSR_DECLINE_SHAPE, "operand dims unknown before run time and not the same symbol");
+        } else if (x.size < 0) {
+            if (y.size == 1) b_full = false;
+            else a_full = false;
+        } else {
+            if (x.size == 1) a_full = false;
+            else b_full = false;
+        }
     }
     bool commutes = is(op, "Add") || is(op, "Mul") || is(op, "Max") || is(op, "Min");
     if (!a_full && !(commutes && b_full))
@@ -305,11 +341,18 @@ int odn_claim_check(const tsr_node *n, char *why, size_t size) {
         if (odn_attr_int(n, "stash_type", 1) != 1) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "stash_type other than float");
         int32_t rx, rs, rb;
         int64_t dx[ODN_MAX_RANK], ds[ODN_MAX_RANK], db[ODN_MAX_RANK];
-        if (!known_dims(n, 0, &rx, dx) || !known_dims(n, 1, &rs, ds))
-            return odn_decline(why, size, TSR_DECLINE_SHAPE, "shapes unknown before run time");
+        claim_dim cx[ODN_MAX_RANK];
+        if (!shape_of(n, 0, &rx, cx) || !known_dims(n, 1, &rs, ds))
+            return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank or Scale shape unknown before run time");
         int64_t axis = odn_attr_int(n, "axis", -1);
         if (axis < -rx || axis >= rx) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "axis out of range");
         if (axis < 0) axis += rx;
+        /* the leading (e.g. batch, sequence) dims may wait for run time */
+        for (int32_t d = 0; d < rx; d++) {
+            dx[d] = cx[d].size;
+            if (d >= axis && dx[d] < 0)
+                return odn_decline(why, size, TSR_DECLINE_SHAPE, "normalized dim %d unknown before run time", (int)d);
+        }
         /* oneDNN takes scale and shift per normalized element, so they must
          * span the normalized dims exactly */
         int64_t want = odn_numel(rx - (int32_t)axis, dx + axis);

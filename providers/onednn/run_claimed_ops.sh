@@ -5,8 +5,9 @@
 # With python3, onnx and numpy it also runs (see the scripts' headers)
 # const_cases.py's variants of the Resize and ReduceLogSum* cases, whose
 # scales/sizes/axes the suite feeds as inputs (so nothing is claimed), and
-# extra_cases.py's and extra_cases_lrn.py's cases, each of which onednn must
-# claim whole.
+# extra_cases.py's, extra_cases_lrn.py's and dynamic_cases.py's (symbolic
+# dims, data sets of several sizes in one session) cases, each of which
+# onednn must claim whole.
 # usage: run_claimed_ops.sh TESSERA SUITE_DIR [PROVIDER_SO]
 set -u
 tessera=$1 suite=$2 provider=${3:-onednn}
@@ -31,7 +32,8 @@ extra=""
 if [ -n "$py" ] && "$py" -c 'import onnx, numpy' 2>/dev/null; then
   extra=$("$py" "$here/extra_cases.py" "$work/extra") || { echo "extra_cases.py failed"; exit 1; }
   extra_lrn=$("$py" "$here/extra_cases_lrn.py" "$work/extra_lrn") || { echo "extra_cases_lrn.py failed"; exit 1; }
-  extra="$extra $extra_lrn"
+  extra_dyn=$("$py" "$here/dynamic_cases.py" "$work/extra_dyn") || { echo "dynamic_cases.py failed"; exit 1; }
+  extra="$extra $extra_lrn $extra_dyn"
   # shellcheck disable=SC2086
   const=$("$py" "$here/const_cases.py" --f32 "$work/const" \
           $(for d in "$suite"/node/test_resize_* "$suite"/node/test_reduce_log_sum*; do

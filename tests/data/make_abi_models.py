@@ -92,6 +92,22 @@ def exec_chain():
          "exec_chain.onnx")
 
 
+def exec_dynamic():
+    """The first two nodes of exec_chain on x[N, 3], N symbolic:
+        a = Relu(x); y = Add(a, k), k = [0.5, -1, 2]
+    One session must take N = 2, then 1, then 2 again."""
+    k = numpy_helper.from_array(np.array([0.5, -1.0, 2.0], dtype=np.float32), "k")
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="n0"),
+             helper.make_node("Add", ["a", "k"], ["y"], name="n1")]
+    g = helper.make_graph(
+        nodes, "exec_dynamic",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])],
+        initializer=[k])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
+         "exec_dynamic.onnx")
+
+
 def attrs():
     """Every kind of attribute the writer must carry, for the graph_to_onnx
     round trip: a tensor (Constant), a sparse tensor, ints (Transpose), If
@@ -141,4 +157,5 @@ if __name__ == "__main__":
     dangling()
     mystery()
     exec_chain()
+    exec_dynamic()
     attrs()

@@ -180,10 +180,60 @@ static void test_bad_inputs(void) {
     tsr_session_free(s);
 }
 
+/* exec_dynamic.onnx: y = Relu(x) + [0.5, -1, 2] on x[N, 3]. A run's N must
+ * not bind the next: the input is checked against its declaration. */
+static void test_symbolic_batch_across_runs(void) {
+    tsr_session_options *o;
+    CU_ASSERT_PTR_NULL_FATAL(tsr_session_options_create(&o));
+    tsr_status_free(tsr_session_options_add_provider(o, "reference"));
+    tsr_session *s = NULL;
+    tsr_status *st = tsr_session_create(o, data_path("exec_dynamic.onnx"), &s);
+    tsr_session_options_free(o);
+    CU_ASSERT_PTR_NULL(st);
+    tsr_status_free(st);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    /* X = {-1, 2, -3, 4, -5, 6}; by hand: relu then + k per column */
+    static const float want_n2[6] = {0.5f, 1, 2, 4.5f, -1, 8};
+    static const int64_t batches[] = {2, 1, 2};
+    for (size_t r = 0; r < 3; r++) {
+        const int64_t dims[2] = {batches[r], 3};
+        tsr_tensor x = {sizeof x, TSR_FLOAT, 2, dims, (void *)X, sizeof(float) * 3 * (size_t)batches[r],
+                        TSR_MEMORY_HOST, 0};
+        const char *in_names[] = {"x"};
+        const tsr_tensor *ins[] = {&x};
+        tsr_value *y = NULL;
+        st = tsr_session_run(s, 1, in_names, ins, 1, NULL, &y);
+        if (st) fprintf(stderr, "\n  run with N=%lld: %s\n", (long long)batches[r], tsr_status_message(st));
+        CU_ASSERT_PTR_NULL(st);
+        tsr_status_free(st);
+        if (!y) continue;
+        tsr_tensor t = {.struct_size = sizeof t};
+        CU_ASSERT_PTR_NULL(tsr_value_tensor(y, &t));
+        CU_ASSERT_EQUAL(t.rank, 2);
+        CU_ASSERT_EQUAL(t.nbytes, sizeof(float) * 3 * (size_t)batches[r]);
+        if (t.rank == 2 && t.dims[0] == batches[r] && t.data)
+            for (int64_t i = 0; i < 3 * batches[r]; i++) CU_ASSERT_DOUBLE_EQUAL(((const float *)t.data)[i], want_n2[i], 1e-6);
+        tsr_value_free(y);
+    }
+    /* the declared 3 still binds */
+    const int64_t bad[2] = {1, 4};
+    tsr_tensor x = {sizeof x, TSR_FLOAT, 2, bad, (void *)X, sizeof(float) * 4, TSR_MEMORY_HOST, 0};
+    const char *in_names[] = {"x"};
+    const tsr_tensor *ins[] = {&x};
+    tsr_value *y = NULL;
+    st = tsr_session_run(s, 1, in_names, ins, 1, NULL, &y);
+    CU_ASSERT_EQUAL(tsr_status_code(st), TSR_ERR_INVALID_ARGUMENT);
+    CU_ASSERT(st && strstr(tsr_status_message(st), "dimension 1 must be 3") != NULL);
+    tsr_status_free(st);
+    CU_ASSERT_PTR_NULL(y);
+    tsr_session_free(s);
+}
+
 void unit_register(void) {
     CU_pSuite s = CU_add_suite("executor", suite_init, NULL);
     CU_add_test(s, "pieces run in node order", test_piece_order);
     CU_add_test(s, "last_use matches the hand-made table", test_last_use);
     CU_add_test(s, "results, repeated runs, outputs by name", test_results);
     CU_add_test(s, "bad inputs and output names", test_bad_inputs);
+    CU_add_test(s, "symbolic batch: each run's N, declared dims still bind", test_symbolic_batch_across_runs);
 }

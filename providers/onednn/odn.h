@@ -71,6 +71,7 @@ typedef struct odn_value {
 } odn_value;
 
 typedef struct odn_plan odn_plan;
+typedef struct odn_const_cache odn_const_cache;
 
 /* A step that is not a oneDNN primitive: a C loop over plain memories. */
 typedef tsr_status *(*odn_loop_fn)(const void *ctx, dnnl_memory_t src, dnnl_memory_t dst);
@@ -88,6 +89,7 @@ struct odn_plan {
     dnnl_engine_t engine;
     dnnl_stream_t stream;
     bool winograd; /* 3x3 stride-1 convolutions may use Winograd */
+    odn_const_cache *consts; /* the piece's, outliving the plan */
     const tsr_graph *piece;
     size_t node_count;
     const tsr_node **nodes;
@@ -129,8 +131,8 @@ struct odn_plan {
 /* Builds a plan for `piece` with the given input tensors (dims taken from
  * them; data unused) or, when `inputs` is NULL, from the shapes the graph
  * declares; fails with TSR_ERR_NOT_SUPPORTED when one is unknown. */
-tsr_status *odn_plan_build(dnnl_engine_t engine, dnnl_stream_t stream, bool winograd, const tsr_graph *piece,
-                           const tsr_tensor *const *inputs, odn_plan **out);
+tsr_status *odn_plan_build(dnnl_engine_t engine, dnnl_stream_t stream, bool winograd, odn_const_cache *consts,
+                           const tsr_graph *piece, const tsr_tensor *const *inputs, odn_plan **out);
 void odn_plan_free(odn_plan *p);
 /* True when the inputs have the shapes the plan was built for. */
 bool odn_plan_matches(const odn_plan *p, const tsr_tensor *const *inputs, size_t count);
@@ -140,10 +142,27 @@ tsr_status *odn_plan_run(odn_plan *p, tsr_run_context *ctx);
  * buffer, sharing bytes between tensors whose lives (in steps) do not
  * overlap. Called once the plan's steps are final. */
 tsr_status *odn_arena_place(odn_plan *p);
-/* A memory holding constant `src` (layout `src_md`) reordered now into
- * layout `md`, in a plan-owned buffer on huge pages when large enough. */
-tsr_status *odn_arena_const_as(odn_plan *p, dnnl_memory_t src, const dnnl_memory_desc_t *src_md,
-                               const dnnl_memory_desc_t *md, const tsr_node *n, dnnl_memory_t *out);
+/* A memory holding constant `src` (layout `src_md`) in layout `md`:
+ * reordered now into the piece's constant cache (huge pages when large
+ * enough), or found there when an earlier plan of the piece did the same.
+ * key1 is the host constant src comes from (its tensor data: it outlives
+ * every plan, unlike a buffer of the plan's own, whose address a later
+ * plan's could reuse); key2 what src was derived with, or NULL. */
+tsr_status *odn_arena_const_as_keyed(odn_plan *p, const void *key1, const void *key2, dnnl_memory_t src,
+                                     const dnnl_memory_desc_t *src_md, const dnnl_memory_desc_t *md,
+                                     const tsr_node *n, dnnl_memory_t *out);
+
+/* Constant weights in oneDNN's layouts, shared by every plan of a piece
+ * (odn_consts.c). Entries are found by (key1, key2, source layout, layout);
+ * add hands out a buffer for the caller to fill, found only once marked
+ * ready. The cache owns every buffer until it is freed. */
+odn_const_cache *odn_const_cache_new(void);
+void odn_const_cache_free(odn_const_cache *c);
+void *odn_const_cache_find(const odn_const_cache *c, const void *key1, const void *key2,
+                           const dnnl_memory_desc_t *src_md, const dnnl_memory_desc_t *md);
+void *odn_const_cache_add(odn_const_cache *c, const void *key1, const void *key2,
+                          const dnnl_memory_desc_t *src_md, const dnnl_memory_desc_t *md, size_t nbytes);
+void odn_const_cache_ready(odn_const_cache *c, const void *data);
 
 /* Helpers for builders. */
 odn_value *odn_plan_value(odn_plan *p, const tsr_value_info *vi); /* NULL when unknown */

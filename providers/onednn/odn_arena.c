@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "odn.h"
 
@@ -91,33 +90,13 @@ tsr_status *odn_arena_place(odn_plan *p) {
     return st;
 }
 
-/* Constant weights get their own 2 MiB-aligned buffers with transparent huge
- * pages asked for (kernels whose THP mode is "madvise", as on the benchmark
- * machine, give them only when asked): a batch-1 run streams every weight
- * from memory once, and with 4 KiB pages each page costs a TLB walk
- * (BERT-base reads 340 MB per run). A 128x768 by 768x3072 matmul over
- * rotating cold weights ran 2-4% faster this way. Smaller buffers, or a
- * kernel that ignores the advice, just get ordinary pages. */
-#define ODN_HUGE_PAGE ((size_t)2 << 20)
-
-static void *huge_alloc(odn_plan *p, size_t nbytes) {
-    if (nbytes < ODN_HUGE_PAGE) return odn_plan_alloc(p, nbytes);
-    if (nbytes > SIZE_MAX - ODN_HUGE_PAGE) return NULL;
-    /* the padding before the aligned start is never touched, so it costs
-     * address space, not memory */
-    char *raw = odn_plan_alloc(p, nbytes + ODN_HUGE_PAGE);
-    if (!raw) return NULL;
-    char *start = raw + (ODN_HUGE_PAGE - (uintptr_t)raw % ODN_HUGE_PAGE) % ODN_HUGE_PAGE;
-#ifdef MADV_HUGEPAGE
-    (void)madvise(start, nbytes / ODN_HUGE_PAGE * ODN_HUGE_PAGE, MADV_HUGEPAGE); /* advice only */
-#endif
-    return start;
-}
-
-tsr_status *odn_arena_const_as(odn_plan *p, dnnl_memory_t src, const dnnl_memory_desc_t *src_md,
-                               const dnnl_memory_desc_t *md, const tsr_node *n, dnnl_memory_t *out) {
+tsr_status *odn_arena_const_as_keyed(odn_plan *p, const void *key1, const void *key2, dnnl_memory_t src,
+                                     const dnnl_memory_desc_t *src_md, const dnnl_memory_desc_t *md,
+                                     const tsr_node *n, dnnl_memory_t *out) {
+    void *buf = odn_const_cache_find(p->consts, key1, key2, src_md, md);
+    if (buf) return odn_plan_new_mem(p, md, buf, n, out);
     size_t nbytes = dnnl_memory_desc_get_size(md);
-    void *buf = huge_alloc(p, nbytes ? nbytes : 1);
+    buf = odn_const_cache_add(p->consts, key1, key2, src_md, md, nbytes);
     if (!buf) return odn_node_error(n, TSR_ERR_NO_MEMORY, "weights of %zu bytes", nbytes);
     dnnl_memory_t dst;
     tsr_status *s = odn_plan_new_mem(p, md, buf, n, &dst);
@@ -134,6 +113,7 @@ tsr_status *odn_arena_const_as(odn_plan *p, dnnl_memory_t src, const dnnl_memory
     if (st == dnnl_success) st = dnnl_stream_wait(p->stream);
     dnnl_primitive_destroy(prim);
     if (st != dnnl_success) return odn_dnnl_error(n, "weights reorder", st);
+    odn_const_cache_ready(p->consts, buf);
     *out = dst;
     return NULL;
 }

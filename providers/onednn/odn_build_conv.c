@@ -286,7 +286,10 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
         }
         const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
         if (!s && wv.constant && !dnnl_memory_desc_equal(want, &wv.md))
-            s = odn_arena_const_as(p, wv.mem, &wv.md, want, n, &w_mem);
+            /* keyed by the constant weights, and by the BatchNormalization
+             * folded into them (the folded copy is new each plan) */
+            s = odn_arena_const_as_keyed(p, w->constant->data, folded_w ? (const void *)next : NULL, wv.mem, &wv.md,
+                                         want, n, &w_mem);
         else if (!s)
             s = odn_plan_mem_as(p, &wv, want, n, &w_mem);
     }

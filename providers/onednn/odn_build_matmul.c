@@ -71,7 +71,8 @@ static tsr_status *finish_matmul(odn_plan *p, const tsr_node *n, dnnl_memory_t a
     tsr_status *s = NULL;
     dnnl_memory_t w_mem = b_mem;
     const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    if (bv->constant && !dnnl_memory_desc_equal(want, b_md)) s = odn_arena_const_as(p, b_mem, b_md, want, n, &w_mem);
+    if (bv->constant && !dnnl_memory_desc_equal(want, b_md))
+        s = odn_arena_const_as_keyed(p, bv->constant->data, NULL, b_mem, b_md, want, n, &w_mem);
     dnnl_memory_t dst = NULL;
     if (!s) s = odn_plan_define(p, last, onnx_rank, onnx_dims,
                                 r == onnx_rank ? dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0) : NULL, n);

@@ -399,13 +399,14 @@ static tsr_status *collect_values(odn_plan *p, const tsr_tensor *const *inputs) 
     return NULL;
 }
 
-tsr_status *odn_plan_build(dnnl_engine_t engine, dnnl_stream_t stream, bool winograd, const tsr_graph *piece,
-                           const tsr_tensor *const *inputs, odn_plan **out) {
+tsr_status *odn_plan_build(dnnl_engine_t engine, dnnl_stream_t stream, bool winograd, odn_const_cache *consts,
+                           const tsr_graph *piece, const tsr_tensor *const *inputs, odn_plan **out) {
     odn_plan *p = calloc(1, sizeof *p);
     if (!p) return no_memory();
     p->engine = engine;
     p->stream = stream;
     p->winograd = winograd;
+    p->consts = consts;
     p->piece = piece;
     p->node_count = odn_host->graph_node_count(piece);
     p->nodes = calloc(p->node_count + 1, sizeof *p->nodes);

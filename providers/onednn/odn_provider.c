@@ -17,12 +17,25 @@ typedef struct odn_state {
     bool winograd; /* option winograd=0|1 (default 1) */
 } odn_state;
 
+/* A plan per input-shape set, so inputs that alternate between sizes
+ * (dynamic batch, sequence lengths) do not rebuild every run; the least
+ * recently used goes when all are taken. The plans share the reordered
+ * weights (consts), so another slot costs its intermediates only. */
+#define ODN_PLAN_SLOTS 4
+
+typedef struct odn_plan_slot {
+    odn_plan *plan;   /* NULL while free */
+    int threads;      /* the OpenMP thread count its primitives were made for */
+    uint64_t used;    /* the piece's run count when it last ran */
+} odn_plan_slot;
+
 typedef struct odn_piece {
     odn_state *state;
     const tsr_graph *graph;
-    odn_plan *plan; /* for the last input shapes seen; NULL until known */
-    int plan_threads; /* the OpenMP thread count the plan's primitives were made for */
-    int full_runs;    /* runs in a row that could have had more threads than that */
+    odn_const_cache *consts;
+    odn_plan_slot slots[ODN_PLAN_SLOTS];
+    uint64_t runs;
+    int full_runs; /* runs in a row that could have had more threads than the plan's */
 } odn_piece;
 
 static tsr_status *odn_create(const tsr_provider_config *config, void **state) {
@@ -105,7 +118,8 @@ static void use_threads(int count) { omp_set_num_threads(count); }
 static void odn_release(void *piece_state) {
     odn_piece *p = piece_state;
     if (!p) return;
-    odn_plan_free(p->plan);
+    for (size_t i = 0; i < ODN_PLAN_SLOTS; i++) odn_plan_free(p->slots[i].plan);
+    odn_const_cache_free(p->consts); /* after the plans whose memories point into it */
     free(p);
 }
 
@@ -125,14 +139,16 @@ static tsr_status *odn_compile(void *state, const tsr_graph *graph, void **piece
     if (!p) return odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
     p->state = state;
     p->graph = graph;
+    p->consts = odn_const_cache_new();
     /* With every shape known, build now: weights get reordered once here.
      * A shape known only at run time defers the build to the first run. */
-    tsr_status *s = NULL;
-    if (input_shapes_known(graph)) {
+    tsr_status *s = p->consts ? NULL : odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
+    if (!s && input_shapes_known(graph)) {
         int threads = odn_threads_reserve(p->state->threads);
         use_threads(threads);
-        s = odn_plan_build(p->state->engine, p->state->stream, p->state->winograd, graph, NULL, &p->plan);
-        p->plan_threads = threads;
+        s = odn_plan_build(p->state->engine, p->state->stream, p->state->winograd, p->consts, graph, NULL,
+                           &p->slots[0].plan);
+        p->slots[0].threads = threads;
         odn_threads_release(threads);
     }
     if (s) {
@@ -165,23 +181,37 @@ static tsr_status *odn_run(void *piece_state, tsr_run_context *ctx) {
     }
     for (size_t i = 0; i < n_in; i++) inputs[i] = odn_host->run_input(ctx, i);
     tsr_status *s = NULL;
-    p->full_runs = p->plan && p->plan_threads < threads && threads == want ? p->full_runs + 1 : 0;
-    bool rebuild = !p->plan || !odn_plan_matches(p->plan, inputs, n_in) || p->plan_threads > threads ||
-                   p->full_runs >= GROW_AFTER;
-    if (!rebuild && p->plan_threads < threads) {
-        odn_threads_release(threads - p->plan_threads);
-        threads = p->plan_threads;
+    /* the slot whose plan fits these shapes, else a free or the least
+     * recently used one */
+    odn_plan_slot *slot = NULL;
+    for (size_t i = 0; i < ODN_PLAN_SLOTS && !slot; i++)
+        if (p->slots[i].plan && odn_plan_matches(p->slots[i].plan, inputs, n_in)) slot = &p->slots[i];
+    bool fits = slot != NULL;
+    for (size_t i = 0; i < ODN_PLAN_SLOTS && !slot; i++)
+        if (!p->slots[i].plan) slot = &p->slots[i];
+    if (!slot) {
+        slot = &p->slots[0];
+        for (size_t i = 1; i < ODN_PLAN_SLOTS; i++)
+            if (p->slots[i].used < slot->used) slot = &p->slots[i];
+    }
+    p->full_runs = fits && slot->threads < threads && threads == want ? p->full_runs + 1 : 0;
+    bool rebuild = !fits || slot->threads > threads || p->full_runs >= GROW_AFTER;
+    if (!rebuild && slot->threads < threads) {
+        odn_threads_release(threads - slot->threads);
+        threads = slot->threads;
     }
     use_threads(threads);
     if (rebuild) {
-        odn_plan_free(p->plan);
-        p->plan = NULL;
-        s = odn_plan_build(p->state->engine, p->state->stream, p->state->winograd, p->graph, inputs, &p->plan);
-        p->plan_threads = threads;
+        odn_plan_free(slot->plan);
+        slot->plan = NULL;
+        s = odn_plan_build(p->state->engine, p->state->stream, p->state->winograd, p->consts, p->graph, inputs,
+                           &slot->plan);
+        slot->threads = threads;
         p->full_runs = 0;
     }
+    slot->used = ++p->runs;
     if (inputs != stack_inputs) free(inputs);
-    if (!s) s = odn_plan_run(p->plan, ctx);
+    if (!s) s = odn_plan_run(slot->plan, ctx);
     odn_threads_release(threads);
     return s;
 }

@@ -6,7 +6,8 @@ operand of a binary op spans the output, LayerNormalization with only its
 normalized dims known) and build its plans when the sizes arrive, again
 when they change, and reuse them when they come back. Expected outputs are
 numpy in float64: a direct 3x3 convolution, GlobalAveragePool, matmul, the
-ONNX spec's LayerNormalization.
+ONNX spec's LayerNormalization, two-head self-attention (Reshape with 0
+copying run-time dims, Transposes, Softmax).
 usage: dynamic_cases.py OUT_DIR (prints the case dirs, one a line)
 """
 import os
@@ -115,10 +116,48 @@ def encoder_case(out_dir):
                       [("W", w), ("B", b), ("G", g), ("BETA", beta), ("K", k)])
 
 
+def attention_case(out_dir):
+    """Self-attention with two heads on [batch, seq, 16]: projections,
+    Reshape to [0, 0, 2, 8] (copy dims from the input), Transposes, scaled
+    Q.K^T, Softmax, .V, back to [0, 0, 16]."""
+    wq, wk, wv = (rng.standard_normal((16, 16)).astype(np.float32) * 0.3 for _ in range(3))
+    heads = np.array([0, 0, 2, 8], dtype=np.int64)
+    flat = np.array([0, 0, 16], dtype=np.int64)
+    scale = np.array(1 / np.sqrt(8), dtype=np.float32)
+    nodes = [helper.make_node("MatMul", ["X", "WQ"], ["q"]),
+             helper.make_node("MatMul", ["X", "WK"], ["k"]),
+             helper.make_node("MatMul", ["X", "WV"], ["v"]),
+             helper.make_node("Reshape", ["q", "HEADS"], ["qh"]),
+             helper.make_node("Reshape", ["k", "HEADS"], ["kh"]),
+             helper.make_node("Reshape", ["v", "HEADS"], ["vh"]),
+             helper.make_node("Transpose", ["qh"], ["qt"], perm=[0, 2, 1, 3]),
+             helper.make_node("Transpose", ["kh"], ["kt"], perm=[0, 2, 3, 1]),
+             helper.make_node("Transpose", ["vh"], ["vt"], perm=[0, 2, 1, 3]),
+             helper.make_node("MatMul", ["qt", "kt"], ["s"]),
+             helper.make_node("Mul", ["s", "SCALE"], ["ss"]),
+             helper.make_node("Softmax", ["ss"], ["p"], axis=-1),
+             helper.make_node("MatMul", ["p", "vt"], ["o"]),
+             helper.make_node("Transpose", ["o"], ["ot"], perm=[0, 2, 1, 3]),
+             helper.make_node("Reshape", ["ot", "FLAT"], ["Y"])]
+    datasets = []
+    for batch, seq in ((2, 4), (1, 7), (2, 4)):
+        x = rng.standard_normal((batch, seq, 16)).astype(np.float32)
+        xd = x.astype(np.float64)
+        split = [(xd @ w.astype(np.float64)).reshape(batch, seq, 2, 8).transpose(0, 2, 1, 3) for w in (wq, wk, wv)]
+        s = split[0] @ split[1].transpose(0, 1, 3, 2) * float(scale)
+        e = np.exp(s - s.max(axis=-1, keepdims=True))
+        y = ((e / e.sum(axis=-1, keepdims=True)) @ split[2]).transpose(0, 2, 1, 3).reshape(batch, seq, 16)
+        datasets.append(([x], [y]))
+    save_dynamic_case(out_dir, "odn_dynamic_attention", nodes, [("X", ["batch", "seq", 16])],
+                      [("Y", ["batch", "seq", 16])], datasets,
+                      [("WQ", wq), ("WK", wk), ("WV", wv), ("HEADS", heads), ("FLAT", flat), ("SCALE", scale)])
+
+
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     cnn_case(out_dir)
     encoder_case(out_dir)
+    attention_case(out_dir)
     return 0
 
 

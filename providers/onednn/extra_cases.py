@@ -34,24 +34,6 @@ OPSET = 18
 rng = np.random.default_rng(20261203)
 
 
-def save_case(out_dir, name, nodes, inputs, outputs, inits=()):
-    """inputs/outputs: lists of (name, array); inits: (name, array) constants."""
-    g = helper.make_graph(
-        nodes, name,
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape) for n, a in inputs],
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape) for n, a in outputs],
-        [numpy_helper.from_array(a, n) for n, a in inits])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
-    d = os.path.join(out_dir, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    for prefix, arrs in (("input", inputs), ("output", outputs)):
-        for i, (n, a) in enumerate(arrs):
-            with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (prefix, i)), "wb") as f:
-                f.write(numpy_helper.from_array(a.astype(np.float32), n).SerializeToString())
-    print(d)
-
-
 def save_typed_case(out_dir, name, nodes, inputs, outputs, inits=(), opset=OPSET):
     """Like save_case, but each array keeps its own element type."""
     ty = lambda a: onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[a.dtype]
@@ -69,6 +51,13 @@ def save_typed_case(out_dir, name, nodes, inputs, outputs, inits=(), opset=OPSET
             with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (prefix, i)), "wb") as f:
                 f.write(numpy_helper.from_array(a, n).SerializeToString())
     print(d)
+
+
+def save_case(out_dir, name, nodes, inputs, outputs, inits=()):
+    """inputs/outputs: lists of (name, array), written as float32; inits:
+    (name, array) constants, kept in their own type."""
+    f32 = lambda arrs: [(n, np.asarray(a).astype(np.float32)) for n, a in arrs]
+    save_typed_case(out_dir, name, nodes, f32(inputs), f32(outputs), inits)
 
 
 def q8(dtype, shape):

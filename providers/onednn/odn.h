@@ -277,6 +277,9 @@ typedef struct odn_eltwise {
 /* Up to two eltwise steps that compute node `n` (HardSigmoid needs two);
  * returns the count, 0 when `n` is not a unary op we map. */
 int odn_eltwise_of(const tsr_node *n, odn_eltwise out[2]);
+/* Appends one eltwise primitive from src to dst (both laid out as `md`). */
+tsr_status *odn_eltwise_step(odn_plan *p, const tsr_node *n, const odn_eltwise *el, const dnnl_memory_desc_t *md,
+                             dnnl_memory_t src, dnnl_memory_t dst);
 
 /* Binary algorithms by op type; 0 when not binary. */
 dnnl_alg_kind_t odn_binary_alg(const char *op_type);

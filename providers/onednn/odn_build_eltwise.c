@@ -85,8 +85,7 @@ tsr_status *odn_build_finish(odn_plan *p, const tsr_node *n, const void *desc, d
     return s;
 }
 
-/* One eltwise primitive from src to dst (both described by `md`). */
-static tsr_status *eltwise_step(odn_plan *p, const tsr_node *n, const odn_eltwise *el, const dnnl_memory_desc_t *md,
+tsr_status *odn_eltwise_step(odn_plan *p, const tsr_node *n, const odn_eltwise *el, const dnnl_memory_desc_t *md,
                                 dnnl_memory_t src, dnnl_memory_t dst) {
     dnnl_eltwise_desc_t d;
     dnnl_status_t st = dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, el->alg, md, el->alpha, el->beta);
@@ -120,7 +119,7 @@ tsr_status *odn_build_eltwise(odn_plan *p, size_t index) {
         dnnl_memory_get_memory_desc(src, &md);
     }
     s = odn_plan_define(p, y, x->rank, x->dims, md, n);
-    for (int i = 0; !s && i < count; i++) s = eltwise_step(p, n, &el[i], md, i == 0 ? src : y->mem, y->mem);
+    for (int i = 0; !s && i < count; i++) s = odn_eltwise_step(p, n, &el[i], md, i == 0 ? src : y->mem, y->mem);
     return s;
 }
 

@@ -36,20 +36,6 @@ static dnnl_status_t channel_window_md(dnnl_memory_desc_t *md, const odn_value *
     return dnnl_memory_desc_init_by_tag(md, 3, dims, dnnl_f32, dnnl_nwc);
 }
 
-/* A step applying `alg` (no alpha/beta) from src to dst, both laid out as md. */
-static tsr_status *add_eltwise(odn_plan *p, const tsr_node *n, dnnl_alg_kind_t alg, const dnnl_memory_desc_t *md,
-                               dnnl_memory_t src, dnnl_memory_t dst) {
-    dnnl_eltwise_desc_t d;
-    dnnl_primitive_desc_t pd;
-    dnnl_status_t st = dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, alg, md, 1.0f, 0.0f);
-    if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &d, NULL, p->engine, NULL);
-    if (st != dnnl_success) return odn_dnnl_error(n, "LRN eltwise setup", st);
-    dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
-    tsr_status *s = odn_plan_add_primitive(p, pd, n, args, 2);
-    dnnl_primitive_desc_destroy(pd);
-    return s;
-}
-
 /* The primitive for `desc` with eltwise post-ops `el` and, when `mul_md`,
  * a final binary multiply by an operand laid out as mul_md; NULL when
  * oneDNN declines that combination. */
@@ -93,7 +79,7 @@ static tsr_status *build_pooled(odn_plan *p, const tsr_node *n, odn_value *x, od
     if (!s) s = odn_plan_view(p, y->mem, &md, n, &ys);
     /* the squares need a buffer of their own: the pool reads neighbours */
     if (!s) s = odn_plan_new_mem(p, &md, DNNL_MEMORY_ALLOCATE, n, &sq);
-    if (!s) s = add_eltwise(p, n, dnnl_eltwise_square, &md, xs, sq);
+    if (!s) s = odn_eltwise_step(p, n, &(odn_eltwise){dnnl_eltwise_square, 1.0f, 0.0f}, &md, xs, sq);
     if (s) return s;
 
     int64_t size = odn_attr_int(n, "size", 1);
@@ -111,7 +97,7 @@ static tsr_status *build_pooled(odn_plan *p, const tsr_node *n, odn_value *x, od
     dnnl_primitive_desc_destroy(pd);
     if (s) return s;
 
-    s = add_eltwise(p, n, dnnl_eltwise_log, &md, ys, ys);
+    s = odn_eltwise_step(p, n, &(odn_eltwise){dnnl_eltwise_log, 1.0f, 0.0f}, &md, ys, ys);
     if (s) return s;
 
     /* y = exp(log(v) * -beta) * x: a binary multiply by the scalar -beta with

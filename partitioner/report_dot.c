@@ -109,6 +109,16 @@ static void dot_edge(report_buf *b, const char *from_id, const char *to_id, cons
     rb_printf(b, "];\n");
 }
 
+/* The DOT id an edge carrying `v` starts from: its producing node in `g`,
+ * or its host box; false when neither is drawn. */
+static bool edge_source(const ir_value *v, const ir_graph *g, const report_copy *c, size_t n_copies, char *id,
+                        size_t size) {
+    if (v->producer && v->producer->graph == g) snprintf(id, size, "n%zu", v->producer->index);
+    else if (host_box(v, c, n_copies)) snprintf(id, size, "v%zu", v->index);
+    else return false;
+    return true;
+}
+
 static void dot_edges(report_buf *b, const partition *p, const ir_graph *g, const report_copy *c,
                       size_t n_copies) {
     /* A copy is labelled once however many nodes of its piece read it. */
@@ -129,13 +139,7 @@ static void dot_edges(report_buf *b, const partition *p, const ir_graph *g, cons
                 /* The same value read twice by one node: one edge. */
                 bool again = false;
                 for (size_t q = 0; q < j; q++) again = again || n->inputs[q] == iv;
-                if (again) continue;
-                if (iv->producer && iv->producer->graph == g)
-                    snprintf(from_id, sizeof from_id, "n%zu", iv->producer->index);
-                else if (host_box(iv, c, n_copies))
-                    snprintf(from_id, sizeof from_id, "v%zu", iv->index);
-                else
-                    continue;
+                if (again || !edge_source(iv, g, c, n_copies, from_id, sizeof from_id)) continue;
                 const report_copy *copy = copy_into(c, n_copies, iv, i);
                 dot_edge(b, from_id, to_id, iv, copy, copy ? &labelled[copy - c] : NULL);
             }
@@ -145,12 +149,7 @@ static void dot_edges(report_buf *b, const partition *p, const ir_graph *g, cons
         const ir_value *ov = g->outputs[o];
         char from_id[32], to_id[32];
         snprintf(to_id, sizeof to_id, "o%zu", o);
-        if (ov->producer && ov->producer->graph == g)
-            snprintf(from_id, sizeof from_id, "n%zu", ov->producer->index);
-        else if (host_box(ov, c, n_copies))
-            snprintf(from_id, sizeof from_id, "v%zu", ov->index);
-        else
-            continue;
+        if (!edge_source(ov, g, c, n_copies, from_id, sizeof from_id)) continue;
         const report_copy *copy = copy_into(c, n_copies, ov, REPORT_HOST);
         dot_edge(b, from_id, to_id, ov, copy, copy ? &labelled[copy - c] : NULL);
     }

@@ -258,4 +258,10 @@ tsr_status *ir_graph_splice_node(ir_graph *g, ir_node *old, size_t first_new);
 tsr_status *ir_graph_splice_nodes(ir_graph *g, size_t n_old, ir_node *const *olds,
                                   const size_t *first_new);
 
+/* --- constants (core/constant_fold.c) -------------------------------------- */
+/* Removes every ai.onnx Constant node whose output already holds its tensor,
+ * here and in subgraphs: the output becomes a constant with no producer, as
+ * an initializer is. */
+tsr_status *ir_graph_fold_constant_nodes(ir_graph *g);
+
 #endif

@@ -629,6 +629,7 @@ static tsr_status *convert_model(load_ctx *c, const Onnx__ModelProto *mp) {
     if (!(m->graph = ir_graph_new(m, NULL, mp->graph->name))) return TSR_NO_MEMORY();
     TSR_TRY(convert_graph(c, mp->graph, m->graph, "graph"));
     TSR_TRY(ir_graph_check(m->graph));
+    TSR_TRY(ir_graph_fold_constant_nodes(m->graph));
     for (size_t i = 0; i < m->n_functions; i++) {
         tsr_status *st = ir_graph_check(m->functions[i]->body);
         if (st) return tsr_error_wrap(st, "function '%s'", m->functions[i]->name);

@@ -475,6 +475,10 @@ static Onnx__GraphProto *w_view_graph(writer *w, const struct tsr_graph *v) {
         for (size_t k = 0; k < n->n_inputs; k++) need(w, &nd, n->inputs[k]);
         need_outer_reads(w, &nd, n);
     }
+    /* An output that is a constant (a folded Constant node) is defined by
+     * its initializer. */
+    for (size_t i = 0; i < v->n_outputs; i++)
+        if (v->outputs[i]->constant && !v->outputs[i]->producer) need(w, &nd, v->outputs[i]);
     size_t n_in = v->n_inputs + nd.n_extra;
     gp->input = w_new(w, n_in, sizeof *gp->input);
     gp->initializer = w_new(w, n_in, sizeof *gp->initializer);

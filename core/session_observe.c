@@ -83,7 +83,16 @@ static void on_piece(void *user, const graph_plan *p, size_t pi, const rt_tensor
     rb_json_string(&ev, nodes.p);
     rb_printf(&ev, ",\"ops\":");
     rb_json_string(&ev, ops.p);
-    rb_printf(&ev, ",\"bytes_in\":%zu,\"bytes_out\":%zu}}", bin, bout);
+    rb_printf(&ev, ",\"bytes_in\":%zu,\"bytes_out\":%zu", bin, bout);
+    const tsr_provider *vt = prov->plugin->vt;
+    const char *impl = TSR_HAS_MEMBER(vt, tsr_provider, piece_describe) && vt->piece_describe
+                           ? vt->piece_describe(p->part.pieces[pi].compiled)
+                           : NULL;
+    if (impl && impl[0]) {
+        rb_printf(&ev, ",\"impl\":");
+        rb_json_string(&ev, impl);
+    }
+    rb_printf(&ev, "}}");
     char *text = nodes.failed || ops.failed ? NULL : rb_finish(&ev);
     if (!text || !prof_add(s, "%s", text)) s->profile_dropped++;
     free(text);

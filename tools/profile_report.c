@@ -42,6 +42,7 @@ typedef struct json_in {
 
 typedef struct event {
     char cat[32], provider[128], ops[FIELD_MAX];
+    char impl[FIELD_MAX]; /* the provider's piece_describe, ';'-separated */
     double dur_us, bytes;
 } event;
 
@@ -215,6 +216,7 @@ static bool args_member(json_in *in, const char *key, void *user, int depth) {
     event *e = user;
     if (strcmp(key, "provider") == 0) return read_string(in, e->provider, sizeof e->provider);
     if (strcmp(key, "ops") == 0) return read_string(in, e->ops, sizeof e->ops);
+    if (strcmp(key, "impl") == 0) return read_string(in, e->impl, sizeof e->impl);
     if (strcmp(key, "bytes") == 0) return read_number_member(in, &e->bytes);
     return skip_value(in, depth);
 }
@@ -307,6 +309,33 @@ static void add_piece_ops(tally *ops, event *e, size_t *cut_lists) {
     }
 }
 
+/* Counts each implementation a piece run used ("onednn: convolution
+ * brgconv:avx512_core"), so a slow library fallback (oneDNN's "ref:any")
+ * shows by name. */
+static void add_piece_impls(tally *impls, const event *e) {
+    for (const char *p = e->impl; *p;) {
+        const char *semi = strchr(p, ';');
+        size_t n = semi ? (size_t)(semi - p) : strlen(p);
+        char key[256];
+        snprintf(key, sizeof key, "%s: %.*s", e->provider, (int)(n < 200 ? n : 200), p);
+        tally_add(impls, key, 1, 0, 0, 0);
+        if (!semi) break;
+        p = semi + 1;
+    }
+}
+
+static int by_count_desc(const void *a, const void *b) {
+    double x = ((const tally_row *)a)->count, y = ((const tally_row *)b)->count;
+    return x < y ? 1 : x > y ? -1 : strcmp(((const tally_row *)a)->key, ((const tally_row *)b)->key);
+}
+
+static void print_impls(FILE *f, tally *t, size_t runs) {
+    qsort(t->rows, t->count, sizeof *t->rows, by_count_desc);
+    fprintf(f, "%-56s %10s\n", "implementation (as the provider names it)", runs ? "per run" : "count");
+    for (size_t i = 0; i < t->count; i++)
+        fprintf(f, "  %-54.54s %10.1f\n", t->rows[i].key, runs ? t->rows[i].count / (double)runs : t->rows[i].count);
+}
+
 typedef enum extra_column { NO_EXTRA, BYTES_COLUMN, FUSED_COLUMN } extra_column;
 
 static void print_table(FILE *f, const char *title, const char *count_name, tally *t,
@@ -330,7 +359,7 @@ static void print_table(FILE *f, const char *title, const char *count_name, tall
 bool profile_print_summary(FILE *f, const char *events, size_t runs) {
     const char *start = events ? events : "";
     json_in in = {start, false};
-    tally providers = {0}, ops = {0}, copies = {0};
+    tally providers = {0}, ops = {0}, copies = {0}, impls = {0};
     size_t n_pieces = 0, n_copies = 0, cut_lists = 0;
     double piece_us = 0, copy_us = 0;
     bool ok = expect(&in, '[');
@@ -352,6 +381,7 @@ bool profile_print_summary(FILE *f, const char *events, size_t runs) {
                 piece_us += e.dur_us;
                 tally_add(&providers, *e.provider ? e.provider : "(unknown)", 1, e.dur_us, 0, 0);
                 add_piece_ops(&ops, &e, &cut_lists);
+                add_piece_impls(&impls, &e);
             }
             skip_ws(&in);
             if (*in.p == ',') {
@@ -367,7 +397,7 @@ bool profile_print_summary(FILE *f, const char *events, size_t runs) {
     if (!ok) {
         fprintf(stderr, "tessera: the profile is not a JSON array of trace events (near byte %zu)\n",
                 (size_t)(in.p - start));
-    } else if (providers.failed || ops.failed || copies.failed) {
+    } else if (providers.failed || ops.failed || copies.failed || impls.failed) {
         fprintf(stderr, "tessera: out of memory summarising the profile\n");
         ok = false;
     } else {
@@ -379,6 +409,7 @@ bool profile_print_summary(FILE *f, const char *events, size_t runs) {
         print_table(f, "provider", "pieces", &providers, all, runs, NO_EXTRA);
         if (n_copies) print_table(f, "copies", "count", &copies, all, runs, BYTES_COLUMN);
         print_table(f, "op type", "nodes", &ops, all, runs, FUSED_COLUMN);
+        if (impls.count) print_impls(f, &impls, runs);
         bool any_fused = false;
         for (size_t i = 0; i < ops.count; i++) any_fused = any_fused || ops.rows[i].fused > 0;
         if (any_fused)
@@ -392,6 +423,7 @@ bool profile_print_summary(FILE *f, const char *events, size_t runs) {
     tally_free(&providers);
     tally_free(&ops);
     tally_free(&copies);
+    tally_free(&impls);
     return ok;
 }
 

@@ -83,6 +83,7 @@ typedef struct odn_step {
     odn_loop_fn loop;
     const void *loop_ctx;
     const tsr_node *node; /* for error messages */
+    char impl[64];        /* "convolution brgconv:avx512_core"; "" for a loop */
 } odn_step;
 
 struct odn_plan {
@@ -193,6 +194,10 @@ tsr_status *odn_plan_add_primitive(odn_plan *p, const_dnnl_primitive_desc_t pd, 
                                    const dnnl_exec_arg_t *args, int nargs);
 tsr_status *odn_plan_add_loop(odn_plan *p, odn_loop_fn fn, const void *ctx, dnnl_memory_t src,
                               dnnl_memory_t dst, const tsr_node *n);
+/* The same for a loop that also reads `also_read` (through its ctx): named
+ * here so the arena keeps that memory alive up to this step. */
+tsr_status *odn_plan_add_loop_with(odn_plan *p, odn_loop_fn fn, const void *ctx, dnnl_memory_t src,
+                                   dnnl_memory_t dst, dnnl_memory_t also_read, const tsr_node *n);
 /* A memory over `base`'s buffer described by `md` (same bytes, other
  * shape or strides). */
 tsr_status *odn_plan_view(odn_plan *p, dnnl_memory_t base, const dnnl_memory_desc_t *md,
@@ -269,6 +274,20 @@ tsr_status *odn_build_finish(odn_plan *p, const tsr_node *n, const void *desc, d
                              odn_value *last, int32_t rank, const int64_t *dims, dnnl_exec_arg_t *args,
                              int nargs);
 
+/* The same from a primitive descriptor the caller keeps (and destroys). */
+tsr_status *odn_build_finish_pd(odn_plan *p, const tsr_node *n, const_dnnl_primitive_desc_t pd, odn_value *last,
+                                int32_t rank, const int64_t *dims, dnnl_exec_arg_t *args, int nargs);
+
+/* oneDNN's name for the implementation `pd` picked ("jit:uni", "ref:any"). */
+const char *odn_impl_name(const_dnnl_primitive_desc_t pd);
+/* True for oneDNN's reference implementations, which are never run: they
+ * are tens to thousands of times slower than its JIT kernels. */
+bool odn_impl_is_ref(const char *impl);
+/* dnnl_primitive_desc_create, but a reference implementation counts as
+ * none: dnnl_unimplemented, nothing to destroy. */
+dnnl_status_t odn_pd_create(odn_plan *p, const void *desc, const_dnnl_primitive_attr_t attr,
+                            dnnl_primitive_desc_t *pd);
+
 /* An eltwise op as oneDNN sees it. */
 typedef struct odn_eltwise {
     dnnl_alg_kind_t alg;
@@ -280,6 +299,12 @@ int odn_eltwise_of(const tsr_node *n, odn_eltwise out[2]);
 /* Appends one eltwise primitive from src to dst (both laid out as `md`). */
 tsr_status *odn_eltwise_step(odn_plan *p, const tsr_node *n, const odn_eltwise *el, const dnnl_memory_desc_t *md,
                              dnnl_memory_t src, dnnl_memory_t dst);
+
+/* y = a OP b by broadcasting as a C loop over plain memories, for shapes
+ * oneDNN has no fast binary kernel for; da/db are a's and b's dims padded
+ * to `rank`. */
+tsr_status *odn_build_binary_loop(odn_plan *p, const tsr_node *n, odn_value *a, odn_value *b, odn_value *y,
+                                  int32_t rank, const int64_t *dims, const int64_t *da, const int64_t *db);
 
 /* Binary algorithms by op type; 0 when not binary. */
 dnnl_alg_kind_t odn_binary_alg(const char *op_type);
@@ -296,6 +321,11 @@ tsr_status *odn_fuse_post_ops(odn_plan *p, odn_value *v, int32_t rank, const int
 /* When `x` feeds exactly a Gelu written out in primitive ops, marks those
  * nodes done and sets *out to the Gelu's output. */
 bool odn_fuse_gelu(odn_plan *p, const odn_value *x, odn_value **out);
+
+/* When `x` feeds exactly `x * Sigmoid(x)` or `x * HardSigmoid(x)` (as
+ * HardSwish), marks those nodes done, sets *el to the one eltwise that
+ * computes it and *out to the Mul's output. */
+bool odn_fuse_gated_act(odn_plan *p, const odn_value *x, odn_eltwise *el, odn_value **out);
 
 /* Writes the reason a node is declined into why[size] and returns `reason`
  * (a tsr_decline_reason), for claim checks. */

@@ -75,13 +75,19 @@ tsr_status *odn_build_finish(odn_plan *p, const tsr_node *n, const void *desc, d
     dnnl_primitive_desc_t pd;
     dnnl_status_t st = dnnl_primitive_desc_create(&pd, desc, attr, p->engine, NULL);
     if (st != dnnl_success) return odn_dnnl_error(n, "primitive setup", st);
+    tsr_status *s = odn_build_finish_pd(p, n, pd, last, rank, dims, args, nargs);
+    dnnl_primitive_desc_destroy(pd);
+    return s;
+}
+
+tsr_status *odn_build_finish_pd(odn_plan *p, const tsr_node *n, const_dnnl_primitive_desc_t pd, odn_value *last,
+                                int32_t rank, const int64_t *dims, dnnl_exec_arg_t *args, int nargs) {
     const dnnl_memory_desc_t *dst_md = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
     tsr_status *s = odn_plan_define(p, last, rank, dims, dst_md, n);
     if (!s) {
         args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_DST, last->mem};
         s = odn_plan_add_primitive(p, pd, n, args, nargs);
     }
-    dnnl_primitive_desc_destroy(pd);
     return s;
 }
 
@@ -123,6 +129,30 @@ tsr_status *odn_build_eltwise(odn_plan *p, size_t index) {
     return s;
 }
 
+/* The binary primitive for these layouts, dst laid out as src0; NULL when
+ * oneDNN has only its reference kernel for them. */
+static dnnl_primitive_desc_t binary_pd(odn_plan *p, const char *op, const dnnl_memory_desc_t *md0,
+                                       const dnnl_memory_desc_t *md1, dnnl_primitive_attr_t attr) {
+    dnnl_binary_desc_t d;
+    dnnl_primitive_desc_t pd = NULL;
+    if (dnnl_binary_desc_init(&d, odn_binary_alg(op), md0, md1, md0) != dnnl_success ||
+        odn_pd_create(p, &d, attr, &pd) != dnnl_success)
+        return NULL;
+    return pd;
+}
+
+/* Whether oneDNN has a JIT kernel for the operands in plain layout (the
+ * fallback formulation below); asked before post-ops are fused, so a node
+ * it lacks one for runs as a C loop on its own. */
+static bool plain_binary_is_fast(odn_plan *p, const char *op, int32_t rank, const int64_t *da, const int64_t *db) {
+    dnnl_memory_desc_t md0, md1;
+    if (odn_plain_md(&md0, rank, da) != dnnl_success || odn_plain_md(&md1, rank, db) != dnnl_success) return false;
+    dnnl_primitive_desc_t pd = binary_pd(p, op, &md0, &md1, NULL);
+    if (!pd) return false;
+    dnnl_primitive_desc_destroy(pd);
+    return true;
+}
+
 tsr_status *odn_build_binary(odn_plan *p, size_t index) {
     const tsr_node *n = p->nodes[index];
     const char *op = odn_host->node_op_type(n);
@@ -154,7 +184,11 @@ tsr_status *odn_build_binary(odn_plan *p, size_t index) {
         memcpy(db, td, sizeof td);
         a_full = true;
     }
-    if (!a_full) return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "first operand broadcasts");
+    if (!a_full || !plain_binary_is_fast(p, op, rank, da, db)) {
+        bool is_float = (a->elem_type == 0 || a->elem_type == TSR_FLOAT) && (b->elem_type == 0 || b->elem_type == TSR_FLOAT);
+        if (!is_float) return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "no fast binary kernel for these shapes");
+        return odn_build_binary_loop(p, n, a, b, y, rank, dims, da, db);
+    }
     dnnl_post_ops_t po;
     dnnl_primitive_attr_t attr;
     if (dnnl_post_ops_create(&po) != dnnl_success) return odn_node_error(n, TSR_ERR_NO_MEMORY, "post-ops");
@@ -168,28 +202,38 @@ tsr_status *odn_build_binary(odn_plan *p, size_t index) {
     tsr_status *s = odn_fuse_post_ops(p, y, rank, dims, po, args, &nargs, &last);
     dnnl_memory_t m0 = NULL, m1 = NULL;
     dnnl_memory_desc_t md0, md1;
-    bool same_layout = a->rank == rank && b->rank == rank && dnnl_memory_desc_equal(&a->md, &b->md);
-    if (!s && same_layout && last->output_index < 0) {
-        /* both operands in one (maybe blocked) layout: keep it */
-        m0 = a->mem;
-        m1 = b->mem;
-        md0 = a->md;
-        md1 = b->md;
-    } else if (!s) {
-        s = odn_plan_plain_view(p, a, rank, da, NULL, n, &m0, &md0);
-        if (!s) s = odn_plan_plain_view(p, b, rank, db, NULL, n, &m1, &md1);
-    }
+    dnnl_primitive_desc_t pd = NULL;
     if (!s && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
         s = odn_node_error(n, TSR_ERR_PROVIDER, "post-ops");
+    if (!s && last->output_index < 0 && a->rank == rank && b->rank == rank) {
+        /* the full operand in whatever (maybe blocked) layout it has, the
+         * other in the same layout or, when it broadcasts (a squeeze-
+         * excitation scale [N,C,1,1]), plain: no reorder of the big tensor
+         * when oneDNN has a fast kernel for it */
+        m0 = a->mem;
+        md0 = a->md;
+        bool same_layout = dnnl_memory_desc_equal(&a->md, &b->md);
+        if (same_layout) {
+            m1 = b->mem;
+            md1 = b->md;
+        } else {
+            s = odn_plan_plain_view(p, b, rank, db, NULL, n, &m1, &md1);
+        }
+        if (!s) pd = binary_pd(p, op, &md0, &md1, attr);
+    }
+    if (!s && !pd) {
+        s = odn_plan_plain_view(p, a, rank, da, NULL, n, &m0, &md0);
+        if (!s) s = odn_plan_plain_view(p, b, rank, db, NULL, n, &m1, &md1);
+        if (!s && !(pd = binary_pd(p, op, &md0, &md1, attr)))
+            s = odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "oneDNN has no fast binary kernel for these shapes");
+    }
     if (!s) {
-        dnnl_binary_desc_t d;
-        dnnl_status_t st = dnnl_binary_desc_init(&d, odn_binary_alg(op), &md0, &md1, &md0);
-        if (st != dnnl_success) s = odn_dnnl_error(n, "binary setup", st);
         args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC_0, m0};
         args[1] = (dnnl_exec_arg_t){DNNL_ARG_SRC_1, m1};
         /* the output keeps the ONNX shape (its rank may exceed both inputs') */
-        if (!s) s = odn_build_finish(p, n, &d, attr, last, rank, dims, args, nargs);
+        s = odn_build_finish_pd(p, n, pd, last, rank, dims, args, nargs);
     }
+    if (pd) dnnl_primitive_desc_destroy(pd);
     dnnl_post_ops_destroy(po);
     dnnl_primitive_attr_destroy(attr);
     return s;

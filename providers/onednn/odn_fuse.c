@@ -107,6 +107,16 @@ tsr_status *odn_fuse_post_ops(odn_plan *p, odn_value *v, int32_t rank, const int
             cur = gelu_out;
             continue;
         }
+        odn_eltwise gated;
+        odn_value *gated_out;
+        if (odn_fuse_gated_act(p, cur, &gated, &gated_out)) {
+            dnnl_status_t st = dnnl_post_ops_append_eltwise(po, 1.0f, gated.alg, gated.alpha, gated.beta);
+            if (st != dnnl_success) return odn_dnnl_error(NULL, "gated activation post-op", st);
+            gated_out->rank = rank;
+            memcpy(gated_out->dims, dims, sizeof(int64_t) * (size_t)rank);
+            cur = gated_out;
+            continue;
+        }
         const tsr_node *n = odn_plan_sole_consumer(p, cur);
         if (!n) break;
         odn_value *out = odn_plan_value(p, odn_host->node_output(n, 0));

@@ -1,7 +1,10 @@
 /* A compiled piece: its values, their dnnl memories, and the steps that
  * compute them. Built once per set of input shapes. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <oneapi/dnnl/dnnl_debug.h>
 
 #include "odn.h"
 
@@ -143,11 +146,21 @@ const tsr_node *odn_plan_sole_consumer(const odn_plan *p, const odn_value *v) {
     return NULL;
 }
 
+/* A reorder of every run must have a fast kernel; one done once, on
+ * constant weights, may use oneDNN's reference reorder. */
 static tsr_status *reorder_prim(odn_plan *p, const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
-                                const tsr_node *n, dnnl_primitive_t *prim) {
+                                bool once, const tsr_node *n, dnnl_primitive_t *prim, char *impl, size_t impl_size) {
     dnnl_primitive_desc_t pd;
     dnnl_status_t st = dnnl_reorder_primitive_desc_create(&pd, from, p->engine, to, p->engine, NULL);
     if (st != dnnl_success) return odn_dnnl_error(n, "reorder setup", st);
+    const char *name = odn_impl_name(pd);
+    if (!once && odn_impl_is_ref(name)) {
+        tsr_status *s = odn_node_error(n, TSR_ERR_NOT_SUPPORTED,
+                                       "oneDNN has only its reference implementation (%s) for a reorder", name);
+        dnnl_primitive_desc_destroy(pd);
+        return s;
+    }
+    snprintf(impl, impl_size, "reorder %s", name);
     st = dnnl_primitive_create(prim, pd);
     dnnl_primitive_desc_destroy(pd);
     if (st != dnnl_success) return odn_dnnl_error(n, "reorder creation", st);
@@ -166,9 +179,10 @@ static tsr_status *reorder(odn_plan *p, dnnl_memory_t src, const dnnl_memory_des
                            dnnl_memory_t dst, const dnnl_memory_desc_t *dst_md, bool now,
                            const tsr_node *n) {
     dnnl_primitive_t prim;
-    tsr_status *s = reorder_prim(p, src_md, dst_md, n, &prim);
+    odn_step step = {.nargs = 2, .node = n};
+    tsr_status *s = reorder_prim(p, src_md, dst_md, now, n, &prim, step.impl, sizeof step.impl);
     if (s) return s;
-    odn_step step = {.prim = prim, .nargs = 2, .node = n};
+    step.prim = prim;
     step.args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, src};
     step.args[1] = (dnnl_exec_arg_t){DNNL_ARG_DST, dst};
     if (now) {
@@ -291,6 +305,13 @@ tsr_status *odn_plan_add_primitive(odn_plan *p, const_dnnl_primitive_desc_t pd, 
                                    const dnnl_exec_arg_t *args, int nargs) {
     odn_step step = {.nargs = nargs, .node = n};
     if (nargs > ODN_MAX_ARGS) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: too many arguments");
+    const char *impl = odn_impl_name(pd);
+    dnnl_primitive_kind_t kind = dnnl_undefined_primitive;
+    dnnl_primitive_desc_query(pd, dnnl_query_primitive_kind, 0, &kind);
+    if (odn_impl_is_ref(impl))
+        return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "oneDNN has only its reference implementation (%s) for this %s",
+                              impl, dnnl_prim_kind2str(kind));
+    snprintf(step.impl, sizeof step.impl, "%s %s", dnnl_prim_kind2str(kind), impl);
     memcpy(step.args, args, sizeof(dnnl_exec_arg_t) * (size_t)nargs);
     dnnl_status_t st = dnnl_primitive_create(&step.prim, pd);
     if (st != dnnl_success) return odn_dnnl_error(n, "primitive creation", st);
@@ -301,9 +322,15 @@ tsr_status *odn_plan_add_primitive(odn_plan *p, const_dnnl_primitive_desc_t pd, 
 
 tsr_status *odn_plan_add_loop(odn_plan *p, odn_loop_fn fn, const void *ctx, dnnl_memory_t src,
                               dnnl_memory_t dst, const tsr_node *n) {
-    odn_step step = {.loop = fn, .loop_ctx = ctx, .nargs = 2, .node = n};
+    return odn_plan_add_loop_with(p, fn, ctx, src, dst, NULL, n);
+}
+
+tsr_status *odn_plan_add_loop_with(odn_plan *p, odn_loop_fn fn, const void *ctx, dnnl_memory_t src,
+                                   dnnl_memory_t dst, dnnl_memory_t also_read, const tsr_node *n) {
+    odn_step step = {.loop = fn, .loop_ctx = ctx, .nargs = also_read ? 3 : 2, .node = n};
     step.args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, src};
     step.args[1] = (dnnl_exec_arg_t){DNNL_ARG_DST, dst};
+    if (also_read) step.args[2] = (dnnl_exec_arg_t){DNNL_ARG_SRC_1, also_read};
     return add_step(p, &step);
 }
 

@@ -36,6 +36,8 @@ typedef struct odn_piece {
     odn_plan_slot slots[ODN_PLAN_SLOTS];
     uint64_t runs;
     int full_runs; /* runs in a row that could have had more threads than the plan's */
+    const odn_plan *latest; /* the plan that ran (or was built) last */
+    char *description;      /* piece_describe's answer, rebuilt on each call */
 } odn_piece;
 
 static tsr_status *odn_create(const tsr_provider_config *config, void **state) {
@@ -120,6 +122,7 @@ static void odn_release(void *piece_state) {
     if (!p) return;
     for (size_t i = 0; i < ODN_PLAN_SLOTS; i++) odn_plan_free(p->slots[i].plan);
     odn_const_cache_free(p->consts); /* after the plans whose memories point into it */
+    free(p->description);
     free(p);
 }
 
@@ -149,6 +152,7 @@ static tsr_status *odn_compile(void *state, const tsr_graph *graph, void **piece
         s = odn_plan_build(p->state->engine, p->state->stream, p->state->winograd, p->consts, graph, NULL,
                            &p->slots[0].plan);
         p->slots[0].threads = threads;
+        p->latest = p->slots[0].plan;
         odn_threads_release(threads);
     }
     if (s) {
@@ -210,10 +214,32 @@ static tsr_status *odn_run(void *piece_state, tsr_run_context *ctx) {
         p->full_runs = 0;
     }
     slot->used = ++p->runs;
+    p->latest = slot->plan;
     if (inputs != stack_inputs) free(inputs);
     if (!s) s = odn_plan_run(slot->plan, ctx);
     odn_threads_release(threads);
     return s;
+}
+
+/* The oneDNN implementation of each primitive of the latest plan, in step
+ * order ("convolution brgconv:avx512_core;binary jit:uni"); C loops are
+ * named "loop". */
+static const char *odn_piece_describe(void *piece_state) {
+    odn_piece *p = piece_state;
+    const odn_plan *plan = p ? p->latest : NULL;
+    if (!plan) return NULL;
+    size_t size = 1;
+    for (size_t i = 0; i < plan->step_count; i++) size += strlen(plan->steps[i].impl) + 6;
+    char *d = realloc(p->description, size);
+    if (!d) return NULL;
+    p->description = d;
+    size_t len = 0;
+    d[0] = 0;
+    for (size_t i = 0; i < plan->step_count; i++) {
+        const char *impl = plan->steps[i].prim ? plan->steps[i].impl : "loop";
+        len += (size_t)snprintf(d + len, size - len, "%s%s", i ? ";" : "", impl);
+    }
+    return d;
 }
 
 static const tsr_provider odn_provider = {
@@ -229,6 +255,7 @@ static const tsr_provider odn_provider = {
     .compile = odn_compile,
     .run = odn_run,
     .release = odn_release,
+    .piece_describe = odn_piece_describe,
 };
 
 TSR_EXPORT tsr_status *tessera_provider_entry(tsr_provider_entry_args *args) {

@@ -109,6 +109,9 @@ bool ocl_ew_is_elementwise(const tsr_node *n) {
     if (k->arity == EW_BINARY && ni != 2) return false;
     if (k->arity == EW_VARIADIC && (ni < 1 || ni > EW_MAX_INPUTS)) return false;
     if (k->arity == EW_CLIP && (ni < 1 || ni > 3)) return false;
+    /* Before opset 7, binary ops broadcast by `axis`/`broadcast` attributes
+     * and PRelu's slope by channel, not by numpy's rules. */
+    if (k->arity == EW_BINARY && ocl_host->node_opset(n) < 7) return false;
     for (size_t i = 0; i < ni; i++) {
         if (!ocl_input_present(n, i)) {
             if (k->arity != EW_CLIP || i == 0) return false;

@@ -35,6 +35,7 @@
     X(offsetof(tsr_provider, release))                                        \
     X(offsetof(tsr_provider, mem_alloc))                                      \
     X(offsetof(tsr_provider, copy_to_host))                                   \
+    X(offsetof(tsr_provider, piece_describe))                                 \
     X(sizeof(tsr_provider_entry_args))                                        \
     X(offsetof(tsr_provider_entry_args, host))                                \
     X(offsetof(tsr_provider_entry_args, plugin_path))                         \

@@ -308,6 +308,14 @@ typedef struct tsr_provider {
                                   const void *src_host, size_t nbytes);
     tsr_status *(*copy_to_host)(void *state, int32_t device, void *dst_host,
                                 const void *src_handle, size_t nbytes);
+
+    /* Optional, appended in ABI 1 (check TSR_HAS_MEMBER(provider,
+     * tsr_provider, piece_describe)): how a compiled piece runs now, for
+     * profiles and reports — one entry per kernel or library primitive,
+     * separated by ';' (e.g. "convolution brgconv:avx512_core;binary
+     * jit:uni"). May return NULL or "" when it has nothing to say. The string
+     * is owned by the piece state and valid until its next run or release. */
+    const char *(*piece_describe)(void *piece_state);
 } tsr_provider;
 
 /* ------------------------------------------------------------------------ */

@@ -7,10 +7,17 @@
 #
 # usage: tools/bench_vs_ort.sh [--rounds N] [--runs N] [--warmup N] [--threads 1,2]
 #                              [--models DIR] [--providers LIST] [--out FILE]
-#                              [--ocl-runs N] [MODEL...]
-# When an OpenCL device is present, a second table gives -p opencl,reference
-# latency with kernel and copy time apart (--ocl-runs timed runs each).
-# MODEL is any of resnet50 mobilenetv2 bert_base mlp (default: all four).
+#                              [--ocl-runs N] [--ref-runs N] [--zoo] [--zoo-dir DIR]
+#                              [--zoo-size full|small] [MODEL...]
+# MODEL is any of resnet50 mobilenetv2 bert_base mlp, or a tools/zoo model
+# (make_zoo.py --list); --zoo adds every zoo model. Default: the four.
+# Zoo models (--zoo-size, default full) and their ort-case test cases are
+# cached in --zoo-dir; both sides get the same inputs (Tessera the case's
+# .pb files via `tessera bench CASE`, ort-bench the same seed, --dim, --fill).
+# A -p reference column (1 thread, --ref-runs timed runs, 0 to skip) shows
+# the default never loses to the yardstick. When an OpenCL device is present,
+# a last table gives -p opencl,reference latency with kernel and copy time
+# apart (--ocl-runs timed runs each).
 # Needs build/bin/tessera (or $TESSERA) built with the onednn provider.
 set -eu
 invocation="tools/bench_vs_ort.sh $*"
@@ -20,6 +27,9 @@ tessera=${TESSERA:-$root/build/bin/tessera}
 models_dir=${TESSERA_BENCH_MODELS:-${XDG_CACHE_HOME:-$HOME/.cache}/tessera-bench-models}
 rounds=3 runs=20 warmup=5 threads=1,2 providers=onednn,reference out=$root/docs/benchmarks.md
 ocl_runs=3 # OpenCL on a CPU driver is slow: fewer runs for its rows
+ref_runs=3 # the reference provider is slow: fewer runs, 1 thread, round 1 only
+zoo_dir=${TESSERA_ZOO_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tessera-zoo}
+zoo_size=full all_zoo=0
 names=""
 while [ $# -gt 0 ]; do
   case $1 in
@@ -31,20 +41,102 @@ while [ $# -gt 0 ]; do
     --providers) providers=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --ocl-runs) ocl_runs=$2; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    --ref-runs) ref_runs=$2; shift 2 ;;
+    --zoo) all_zoo=1; shift ;;
+    --zoo-dir) zoo_dir=$2; shift 2 ;;
+    --zoo-size) zoo_size=$2; shift 2 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     -*) echo "bench_vs_ort.sh: unknown option $1" >&2; exit 2 ;;
     *) names="$names $1"; shift ;;
   esac
 done
-[ -n "$names" ] || names=" resnet50 mobilenetv2 bert_base mlp"
 [ -x "$tessera" ] || { echo "bench_vs_ort.sh: no tessera at $tessera (set TESSERA=...)" >&2; exit 1; }
 [ -x "$bench/ort-bench" ] || { echo "bench_vs_ort.sh: no $bench/ort-bench" >&2; exit 1; }
+case $zoo_size in full|small) ;; *) echo "bench_vs_ort.sh: --zoo-size full or small" >&2; exit 2 ;; esac
 
-mkdir -p "$models_dir"
-missing=""
-for m in $names; do [ -f "$models_dir/$m.onnx" ] || missing="$missing $m"; done
-# shellcheck disable=SC2086
-[ -z "$missing" ] || "$bench/make_models.py" --out "$models_dir" $missing
+# Split the names: the four of make_models.py, and the zoo's.
+make_zoo=$root/tools/zoo/make_zoo.py
+zoo_all=$(/usr/bin/python3 "$make_zoo" --list 2>/dev/null | awk '{print $1}')
+four_all=" resnet50 mobilenetv2 bert_base mlp "
+four="" zoo=""
+for m in $names; do
+  case $four_all in
+    *" $m "*) four="$four $m" ;;
+    *) echo "$zoo_all" | grep -qx "$m" || { echo "bench_vs_ort.sh: no model '$m' (the four:$four_all; zoo: $(echo "$zoo_all" | tr '\n' ' '))" >&2; exit 2; }
+       zoo="$zoo $m" ;;
+  esac
+done
+if [ "$all_zoo" = 1 ]; then
+  for m in $zoo_all; do case "$zoo " in *" $m "*) ;; *) zoo="$zoo $m" ;; esac; done
+fi
+[ -n "$four$zoo" ] || four=" resnet50 mobilenetv2 bert_base mlp"
+names="$four$zoo"
+
+if [ -n "$four" ]; then
+  mkdir -p "$models_dir"
+  missing=""
+  for m in $four; do [ -f "$models_dir/$m.onnx" ] || missing="$missing $m"; done
+  # shellcheck disable=SC2086
+  [ -z "$missing" ] || "$bench/make_models.py" --out "$models_dir" $missing
+fi
+
+# zoo_args M: the --dim/--fill words of zoo model M's json, one per line.
+zoo_args() {
+  /usr/bin/python3 - "$zoo_dir/$zoo_size/models/$1.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+for k, v in sorted(m.get("dims", {}).items()):
+    print("--dim"); print("%s=%d" % (k, v))
+for k, v in sorted(m.get("fill", {}).items()):
+    print("--fill"); print("%s=%r" % (k, v))
+PY
+}
+# The zoo's models are rewritten each run (their generators may have changed;
+# the bytes are seeded) and their ort-case cases remade when a model's files
+# or arguments changed: the case's .pb inputs are what Tessera is fed.
+if [ -n "$zoo" ]; then
+  zd=$zoo_dir/$zoo_size
+  mkdir -p "$zd/models" "$zd/cases"
+  # shellcheck disable=SC2086
+  /usr/bin/python3 "$make_zoo" --out "$zd/models" --size "$zoo_size" $zoo >/dev/null
+  for m in $zoo; do
+    stamp="$(cat "$zd/models/$m".* | cksum) $(zoo_args "$m" | tr '\n' ' ')"
+    if [ ! -f "$zd/cases/$m/.stamp" ] || [ "$(cat "$zd/cases/$m/.stamp")" != "$stamp" ]; then
+      rm -rf "$zd/cases/$m"
+      # shellcheck disable=SC2046
+      "$bench/ort-case" "$zd/models/$m.onnx" "$zd/cases/$m" $(zoo_args "$m") >&2
+      echo "$stamp" >"$zd/cases/$m/.stamp"
+    fi
+  done
+fi
+
+# model_path M, tessera_model M, ort_args M: what each side is given.
+model_path() {
+  case " $zoo " in *" $1 "*) echo "$zoo_dir/$zoo_size/models/$1.onnx" ;; *) echo "$models_dir/$1.onnx" ;; esac
+}
+tessera_model() { # a zoo model runs as its case: the .pb inputs ORT's recipe made
+  case " $zoo " in *" $1 "*) echo "$zoo_dir/$zoo_size/cases/$1" ;; *) echo "$models_dir/$1.onnx" ;; esac
+}
+ort_args() {
+  case " $zoo " in *" $1 "*) zoo_args "$1" ;; esac
+}
+group() { case " $zoo " in *" $1 "*) echo zoo ;; *) echo four ;; esac; }
+# ORT's peak RSS: ort-bench reports none, so this measures the largest of
+# its processes (getrusage of the children: the node process running ORT,
+# Node.js's own ~40 MB included) and adds it to each JSON line.
+ort_bench_rss() {
+  /usr/bin/python3 - "$@" <<'PY'
+import json, resource, subprocess, sys
+p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, text=True)
+rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
+for line in p.stdout.splitlines():
+    if line.startswith("{"):
+        rec = json.loads(line)
+        rec["peak_rss_mb"] = round(rss, 1)
+        print(json.dumps(rec))
+sys.exit(p.returncode)
+PY
+}
 
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
@@ -60,15 +152,22 @@ while [ "$r" -le "$rounds" ]; do
     done
   fi
   for m in $names; do
+    model=$(model_path "$m")
+    g=$(group "$m")
+    if [ "$r" = 1 ] && [ "$ref_runs" -gt 0 ]; then
+      "$tessera" bench "$(tessera_model "$m")" -p reference --threads 1 --runs "$ref_runs" --warmup 1 --json |
+        sed "s/^{/{\"who\": \"reference\", \"group\": \"$g\", \"name\": \"$m\", \"round\": $r, /" >>"$results"
+      echo "round $r: $m on -p reference done" >&2
+    fi
     for t in $(echo "$threads" | tr ',' ' '); do
-      model=$models_dir/$m.onnx
       run_tessera() {
-        "$tessera" bench "$model" -p "$providers" --threads "$t" --runs "$runs" --warmup "$warmup" --json |
-          sed "s/^{/{\"who\": \"tessera\", \"name\": \"$m\", \"round\": $r, /" >>"$results"
+        "$tessera" bench "$(tessera_model "$m")" -p "$providers" --threads "$t" --runs "$runs" --warmup "$warmup" --json |
+          sed "s/^{/{\"who\": \"tessera\", \"group\": \"$g\", \"name\": \"$m\", \"round\": $r, /" >>"$results"
       }
       run_ort() {
-        "$bench/ort-bench" --json --threads "$t" --runs "$runs" --warmup "$warmup" "$model" |
-          sed "s/^{/{\"who\": \"ort\", \"name\": \"$m\", \"round\": $r, /" >>"$results"
+        # shellcheck disable=SC2046
+        ort_bench_rss "$bench/ort-bench" --json --threads "$t" --runs "$runs" --warmup "$warmup" $(ort_args "$m") "$model" |
+          sed "s/^{/{\"who\": \"ort\", \"group\": \"$g\", \"name\": \"$m\", \"round\": $r, /" >>"$results"
       }
       if [ $((r % 2)) -eq 1 ]; then run_tessera; run_ort; else run_ort; run_tessera; fi
       echo "round $r: $m, $t thread(s) done" >&2
@@ -85,18 +184,18 @@ trap 'rm -f "$results" "$ocl_results" "$ocl_results".*.json' EXIT
 if "$tessera" providers 2>/dev/null | awk '/^opencl /{o=1; next} /^[^ ]/{o=0} o && /device 0:/{f=1} END{exit !f}'; then
   for m in $names; do
     log=$ocl_results.$m.json
-    "$tessera" bench "$models_dir/$m.onnx" -p opencl,reference --threads 1 --runs "$ocl_runs" --warmup 1 \
+    "$tessera" bench "$(tessera_model "$m")" -p opencl,reference --threads 1 --runs "$ocl_runs" --warmup 1 \
       --json --provider-option opencl:profile=1 2>"$log" |
       sed "s|^{|{\"name\": \"$m\", \"log\": \"$log\", |" >>"$ocl_results" || true
     echo "opencl: $m done" >&2
   done
 fi
 
-cmdline="${TESSERA:+TESSERA=$TESSERA }$invocation  # rounds $rounds, runs $runs, warm-up $warmup, threads $threads, -p $providers, models:$names"
-/usr/bin/python3 - "$results" "$out" "$cmdline" "$models_dir" "$ocl_results" "$ocl_runs" <<'PY'
+cmdline="${TESSERA:+TESSERA=$TESSERA }$invocation  # rounds $rounds, runs $runs, warm-up $warmup, threads $threads, -p $providers, reference runs $ref_runs, models:$names${zoo:+ (zoo size $zoo_size)}"
+/usr/bin/python3 - "$results" "$out" "$cmdline" "$models_dir" "$ocl_results" "$ocl_runs" "$zoo_dir/$zoo_size/models" <<'PY'
 import json, os, statistics, subprocess, sys, time
-results, out, cmdline, models_dir, ocl_results, runs = sys.argv[1:7]
-rows, peaks = {}, {}
+results, out, cmdline, models_dir, ocl_results, runs, zoo_models = sys.argv[1:8]
+rows, peaks, ref, zoo = {}, {}, {}, {}
 for line in open(results):
     line = line.strip()
     if not line.startswith("{"):
@@ -105,11 +204,33 @@ for line in open(results):
     if rec["who"] == "peak":
         peaks[rec["threads"]] = max(peaks.get(rec["threads"], 0.0), rec["gflops"])
         continue
-    rows.setdefault((rec["name"], rec["threads"]), {}).setdefault(rec["who"], []).append(rec)
+    if rec["who"] == "reference":
+        ref.setdefault(rec["name"], []).append(rec)
+        continue
+    table = zoo if rec.get("group") == "zoo" else rows
+    table.setdefault((rec["name"], rec["threads"]), {}).setdefault(rec["who"], []).append(rec)
 try:
     flops = {k: v["flops"] for k, v in json.load(open(os.path.join(models_dir, "flops.json"))).items()}
 except (OSError, ValueError, KeyError):
     flops = {}
+# A zoo model's FLOPs, when its NAME.json gives them ("gflop"/"gflops" or "flops").
+for name in {n for n, _ in zoo}:
+    try:
+        meta = json.load(open(os.path.join(zoo_models, name + ".json")))
+    except (OSError, ValueError):
+        continue
+    g = meta.get("gflop", meta.get("gflops"))
+    if g is not None:
+        flops[name] = float(g) * 1e9
+    elif meta.get("flops") is not None:
+        flops[name] = float(meta["flops"])
+def ref_ms(name):
+    return f"{statistics.median(r['median_ms'] for r in ref[name]):.3f}" if name in ref else "-"
+def med(recs, key):
+    vals = [r[key] for r in recs if r.get(key) is not None]
+    return statistics.median(vals) if vals else None
+def fmt(x, spec=".0f"):
+    return "-" if x is None else format(x, spec)
 cpu = "unknown CPU"
 try:
     cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
@@ -135,13 +256,18 @@ lines = [
     "back to back, so the host's slow and fast phases mostly cancel); the column gives their",
     "median, range, and how many rounds met the issue's target ratio <= 0.9.",
     "",
-    "| model | threads | Tessera median ms | ORT median ms | ratio T/ORT | paired ratios: median [min-max], rounds <= 0.9 | Tessera min ms | ORT min ms | Tessera GFLOP/s | % peak | Tessera create ms | Tessera peak RSS MB |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    "Reference ms: `-p reference` (the naive kernels, the yardstick) at 1 thread, round 1 only;",
+    "create ms: session creation (ORT's includes its graph optimisation); peak RSS: Tessera's from",
+    "`tessera bench` (the process), ORT's the largest process of `ort-bench` (the node process",
+    "running ONNX Runtime, Node.js's own ~40 MB included), so the two are only roughly comparable.",
+    "",
+    "| model | threads | Tessera median ms | ORT median ms | ratio T/ORT | paired ratios: median [min-max], rounds <= 0.9 | Tessera min ms | ORT min ms | Tessera GFLOP/s | % peak | reference ms (1 thr) | Tessera create ms | ORT create ms | Tessera peak RSS MB | ORT peak RSS MB |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
 ]
 for (name, t), who in sorted(rows.items()):
     ts, os_ = who.get("tessera", []), who.get("ort", [])
     if not ts or not os_:
-        lines.append(f"| {name} | {t} | {'-' if not ts else ''} | {'-' if not os_ else ''} | missing | | | | | | | |")
+        lines.append(f"| {name} | {t} | {'-' if not ts else ''} | {'-' if not os_ else ''} | missing | | | | | | | | | | |")
         continue
     tm = statistics.median(r["median_ms"] for r in ts)
     om = statistics.median(r["median_ms"] for r in os_)
@@ -152,8 +278,40 @@ for (name, t), who in sorted(rows.items()):
     pr = (f"{statistics.median(paired):.3f} [{paired[0]:.3f}-{paired[-1]:.3f}], "
           f"{sum(x <= 0.9 for x in paired)} of {len(paired)}") if paired else "-"
     lines.append(f"| {name} | {t} | {tm:.3f} | {om:.3f} | {tm / om:.3f} | {pr} | {min(r['min_ms'] for r in ts):.3f} | "
-                 f"{min(r['min_ms'] for r in os_):.3f} | {gf} | {pk} | {statistics.median(r['create_ms'] for r in ts):.0f} | "
-                 f"{max(r['peak_rss_mb'] for r in ts):.0f} |")
+                 f"{min(r['min_ms'] for r in os_):.3f} | {gf} | {pk} | {ref_ms(name) if t == 1 else ''} | "
+                 f"{statistics.median(r['create_ms'] for r in ts):.0f} | {fmt(med(os_, 'create_ms'))} | "
+                 f"{max(r['peak_rss_mb'] for r in ts):.0f} | {fmt(med(os_, 'peak_rss_mb'))} |")
+if not rows:
+    lines.append("| (none of the four in this run) |" + " |" * 14)
+if zoo:
+    tlist = sorted({t for _, t in zoo})
+    lines += ["", "## Model zoo (`tools/zoo`, models written by `make_zoo.py`)", "",
+              "Both sides get the same inputs: Tessera the `.pb` files `ort-case` wrote (`tessera bench CASE`),",
+              "ONNX Runtime the same seed, `--dim` and `--fill` from the model's json. GFLOP is blank where the",
+              "model's json gives none. Ratio is Tessera's median over ORT's; % peak is Tessera's GFLOP/s at",
+              "its median over the FMA peak of this run.", ""]
+    head = ["model", "GFLOP"]
+    for t in tlist:
+        th = f"{t} thr"
+        head += [f"Tessera ms {th}", f"ORT ms {th}", f"ratio {th}", f"% peak {th}"]
+    head += ["reference ms (1 thr)", "Tessera create ms", "ORT create ms", "Tessera peak RSS MB", "ORT peak RSS MB"]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name in sorted({n for n, _ in zoo}):
+        gfl = f"{flops[name] / 1e9:.3f}" if name in flops else ""
+        cells, ts_all, os_all = [name, gfl], [], []
+        for t in tlist:
+            who = zoo.get((name, t), {})
+            ts, os_ = who.get("tessera", []), who.get("ort", [])
+            ts_all += ts
+            os_all += os_
+            tm, om = med(ts, "median_ms"), med(os_, "median_ms")
+            pk = (f"{100 * flops[name] / (tm * 1e6) / peaks[t]:.0f}%"
+                  if tm and name in flops and peaks.get(t) else "-")
+            cells += [fmt(tm, ".3f"), fmt(om, ".3f"), f"{tm / om:.3f}" if tm and om else "-", pk]
+        rss_t = max((r["peak_rss_mb"] for r in ts_all), default=None)
+        cells += [ref_ms(name), fmt(med(ts_all, "create_ms")), fmt(med(os_all, "create_ms")), fmt(rss_t),
+                  fmt(med(os_all, "peak_rss_mb"))]
+        lines.append("| " + " | ".join(cells) + " |")
 ocl = [json.loads(l) for l in open(ocl_results) if l.strip().startswith("{")]
 if ocl:
     import re

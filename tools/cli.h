@@ -126,8 +126,66 @@ void tio_format_element(char *buf, size_t size, const tsr_tensor *t, size_t inde
 /* Prints "  values: ...; min ... max ... mean ..." for a tensor. */
 void tio_print_summary(FILE *f, const tsr_tensor *t, size_t show);
 
-/* Fills a zero-initialised value deterministically (see cmd_run.c). */
-tsr_status *tio_fill_generated(tsr_value *value, uint64_t seed);
+/* What a made-up integer input is for (model_scan.c finds out). */
+typedef struct tio_int_hint {
+    int64_t index_bound; /* -1: not indices; else indices into an axis of this size (0: unknown) */
+    bool mask;           /* the input's name contains "mask" (any case) */
+} tio_int_hint;
+
+/* Fills a zero-initialised value deterministically (tensor_fill.c). */
+tsr_status *tio_fill_generated(tsr_value *value, uint64_t seed, tio_int_hint hint);
+/* Sets every element of a numeric or bool tensor to x; false (reason in
+ * `why`) when the type cannot hold x (0.5 for an int, 300 for a uint8) or is
+ * not numeric. */
+bool tio_fill_constant(tsr_value *value, double x, char *why, size_t why_size);
+
+/* For each of `names` (graph inputs), whether the model uses it as indices
+ * (Gather*, Scatter*, their input 1): -1 not, else the size of the indexed
+ * axis, 0 when unknown (the smallest when several). False, with every
+ * bound -1, when the file cannot be read as an ONNX model (model_scan.c). */
+bool ms_index_bounds(const char *model_path, size_t count, const char *const *names, int64_t *bounds);
+
+/* --- feeding a model's inputs (run, bench) ------------------------------- */
+/* -i NAME=FILE.pb / -i FILE.pb, or --fill NAME=VALUE. */
+typedef struct cli_input_spec {
+    char *name;  /* NULL for -i FILE.pb: the name stored in the file */
+    char *file;  /* NULL for --fill */
+    double fill; /* the constant, for --fill */
+} cli_input_spec;
+
+typedef struct cli_inputs_args {
+    cli_input_spec *specs;
+    size_t spec_count;
+    char *case_dir; /* --case DIR, or MODEL given as a case folder */
+    char *model;    /* the model's path, once cli_inputs_resolve_model has run */
+} cli_inputs_args;
+
+/* Consumes -i/--input, --fill and --case at argv[*i]: 1 when consumed, 0
+ * when not one of them, -1 on a usage error (message printed). */
+int cli_inputs_parse(cli_inputs_args *a, const char *cmd, int argc, char **argv, int *i);
+/* Sets a->model from the positional MODEL (may be NULL): a folder holding
+ * model.onnx is a test case (inputs from its test_data_set_0 unless --case
+ * names another); without MODEL, --case DIR's model.onnx. Returns 0 or
+ * CLI_EXIT_USAGE (message printed). */
+int cli_inputs_resolve_model(cli_inputs_args *a, const char *cmd, const char *model);
+void cli_inputs_free(cli_inputs_args *a);
+void cli_print_inputs_help(FILE *f);
+
+/* One value per session input, in session order: given (-i, --case),
+ * constant (--fill) or made up from `seed` (input k: seed + k). */
+typedef struct cli_feed {
+    size_t count;
+    const char **names; /* copies */
+    tsr_value **values;
+    tsr_tensor *views;
+    const tsr_tensor **tensors;
+} cli_feed;
+
+/* Errors (an unknown input name, a file that is not a TensorProto, a type or
+ * shape the model does not take) are printed, naming the input and file. */
+bool cli_feed_make(tsr_session *s, const cli_inputs_args *a, const cli_common *c, uint64_t seed,
+                   const char *cmd, cli_feed *out);
+void cli_feed_free(cli_feed *f);
 
 /* "a/b:c" -> "a_b:c", so an output name can be a file name. malloc'd. */
 char *tio_sanitize_name(const char *name);

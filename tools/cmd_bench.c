@@ -1,11 +1,13 @@
 /*
- * tessera bench MODEL — how fast a model runs: session-creation time, then
+ * tessera bench MODEL|CASE_DIR — how fast a model runs: session-creation time, then
  * latency over timed runs after untimed warm-ups (median, min, p90 by nearest
  * rank, as ../shared/bench/ort-bench reports them), and peak memory.
  *
  * The work is split into phases (create, make inputs, warm up, measure,
  * report) around one bench_result, so further observers — a per-piece
  * --profile, say — can hook into the measured loop without reshaping it.
+ * Inputs are `tessera run`'s (cli_inputs.c): files, a test case, constants,
+ * or made up.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -22,11 +24,12 @@
 
 static void help(FILE *f) {
     fprintf(f,
-            "usage: tessera bench MODEL [options]\n"
+            "usage: tessera bench MODEL|CASE_DIR [options]\n"
             "\n"
             "Creates a session for MODEL, runs it --warmup times untimed, then --runs\n"
-            "times timed, on made-up inputs (floats uniform in [-1,1), fixed seed).\n"
-            "Prints median, min and p90 latency, session creation time and peak RSS.\n"
+            "times timed, on the inputs below (files, a test case, constants, or made\n"
+            "up). Prints median, min and p90 latency, session creation time and peak\n"
+            "RSS. `tessera bench CASE_DIR` runs CASE_DIR/model.onnx on the case's inputs.\n"
             "\n"
             "  --runs N               timed runs (default 20)\n"
             "  --warmup N             untimed runs first (default 5)\n"
@@ -36,11 +39,13 @@ static void help(FILE *f) {
             "                         a Chrome trace to FILE and a summary per provider, op\n"
             "                         type and copy (stderr with --json); latencies then\n"
             "                         include the recording's small cost\n");
+    cli_print_inputs_help(f);
     cli_print_common_help(f, true);
 }
 
 typedef struct bench_args {
-    const char *model;
+    const char *model; /* as given (reported); inputs.model is the file */
+    cli_inputs_args inputs;
     int64_t runs, warmup;
     bool json;
     const char *profile; /* trace file, or NULL */
@@ -54,14 +59,6 @@ typedef struct bench_result {
     double median_ms, min_ms, p90_ms;
     double peak_rss_mb;
 } bench_result;
-
-typedef struct bench_inputs {
-    size_t count;
-    tsr_value **values;
-    tsr_tensor *views;
-    const tsr_tensor **tensors;
-    const char **names;
-} bench_inputs;
 
 static double now_ms(void) {
     struct timespec ts;
@@ -82,6 +79,8 @@ static int parse_args(int argc, char **argv, bench_args *a) {
         }
         int r = cli_parse_common(&a->common, argc, argv, &i, true);
         if (r < 0) return CLI_EXIT_USAGE;
+        if (r > 0) continue;
+        if ((r = cli_inputs_parse(&a->inputs, "bench", argc, argv, &i)) < 0) return CLI_EXIT_USAGE;
         if (r > 0) continue;
         if ((v = cli_option_value(argc, argv, &i, NULL, "--runs", &bad))) {
             if (!cli_parse_int64(v, &a->runs) || a->runs < 1 || a->runs > BENCH_MAX_RUNS)
@@ -108,71 +107,14 @@ static int parse_args(int argc, char **argv, bench_args *a) {
         if (a->model) return cli_usage_error("bench", "one model at a time ('%s' and '%s')", a->model, arg);
         a->model = arg;
     }
-    if (!a->model) return cli_usage_error("bench", "which model? (tessera bench MODEL)");
-    return 0;
-}
-
-static int64_t input_dim(const bench_args *a, const tsr_io_info *info, int32_t k) {
-    if (info->dims[k] >= 0) return info->dims[k];
-    const char *sym = info->dim_symbols ? info->dim_symbols[k] : NULL;
-    for (size_t i = 0; sym && i < a->common.dim_count; i++)
-        if (strcmp(a->common.dims[i].symbol, sym) == 0) return a->common.dims[i].value;
-    fprintf(stderr, "tessera: note: input '%s': dimension %d%s%s%s set to 1\n", info->name, (int)k,
-            sym ? " ('" : "", sym ? sym : "", sym ? "')" : "");
-    return 1;
-}
-
-static void free_inputs(bench_inputs *in) {
-    for (size_t i = 0; in->values && i < in->count; i++) tsr_value_free(in->values[i]);
-    free(in->values);
-    free(in->views);
-    free(in->tensors);
-    free(in->names);
-}
-
-static bool make_inputs(const bench_args *a, tsr_session *s, bench_inputs *in) {
-    in->count = tsr_session_input_count(s);
-    in->values = calloc(in->count + 1, sizeof *in->values);
-    in->views = calloc(in->count + 1, sizeof *in->views);
-    in->tensors = calloc(in->count + 1, sizeof *in->tensors);
-    in->names = calloc(in->count + 1, sizeof *in->names);
-    if (!in->values || !in->views || !in->tensors || !in->names) return false;
-    for (size_t i = 0; i < in->count; i++) {
-        tsr_io_info info = {.struct_size = sizeof info};
-        tsr_status *st = tsr_session_input_info(s, i, &info);
-        if (st) {
-            cli_report_status("input info", st);
-            return false;
-        }
-        if (info.elem_type == TSR_UNDEFINED || info.rank < 0) {
-            fprintf(stderr, "tessera: input '%s' has no known tensor type and rank\n", info.name);
-            return false;
-        }
-        int64_t dims[64];
-        if (info.rank > 64) {
-            fprintf(stderr, "tessera: input '%s' has rank %d\n", info.name, (int)info.rank);
-            return false;
-        }
-        for (int32_t k = 0; k < info.rank; k++) dims[k] = input_dim(a, &info, k);
-        in->names[i] = info.name;
-        if ((st = tsr_value_create_tensor(info.elem_type, info.rank, dims, &in->values[i])) ||
-            (st = tio_fill_generated(in->values[i], BENCH_SEED + i))) {
-            cli_report_status("making an input", st);
-            return false;
-        }
-        in->views[i].struct_size = sizeof in->views[i];
-        if ((st = tsr_value_tensor(in->values[i], &in->views[i]))) {
-            cli_report_status("input tensor", st);
-            return false;
-        }
-        in->tensors[i] = &in->views[i];
-    }
-    return true;
+    int rc = cli_inputs_resolve_model(&a->inputs, "bench", a->model);
+    if (!a->model) a->model = a->inputs.case_dir;
+    return rc;
 }
 
 /* One run; the outputs are freed at once (their allocation is part of the
  * cost an application pays too). */
-static bool run_once(tsr_session *s, const bench_inputs *in, tsr_value **outs, size_t nout) {
+static bool run_once(tsr_session *s, const cli_feed *in, tsr_value **outs, size_t nout) {
     tsr_status *st = tsr_session_run(s, in->count, in->names, in->tensors, nout, NULL, outs);
     for (size_t j = 0; j < nout; j++) {
         tsr_value_free(outs[j]);
@@ -234,13 +176,14 @@ int cmd_bench(int argc, char **argv) {
     bench_args a = {0};
     int rc = parse_args(argc, argv, &a);
     if (rc) {
+        cli_inputs_free(&a.inputs);
         cli_common_free(&a.common);
         return rc < 0 ? CLI_EXIT_OK : rc;
     }
     rc = CLI_EXIT_FAIL;
     tsr_session_options *opts = NULL;
     tsr_session *s = NULL;
-    bench_inputs in = {0};
+    cli_feed in = {0};
     bench_result r = {0};
     tsr_value **outs = NULL;
     tsr_status *st;
@@ -253,14 +196,14 @@ int cmd_bench(int argc, char **argv) {
         goto done;
     }
     double t0 = now_ms();
-    if ((st = tsr_session_create(opts, a.model, &s))) {
+    if ((st = tsr_session_create(opts, a.inputs.model, &s))) {
         char what[1100];
-        snprintf(what, sizeof what, "loading %s", a.model);
+        snprintf(what, sizeof what, "loading %s", a.inputs.model);
         cli_report_status(what, st);
         goto done;
     }
     r.create_ms = now_ms() - t0;
-    if (!make_inputs(&a, s, &in)) goto done;
+    if (!cli_feed_make(s, &a.inputs, &a.common, BENCH_SEED, "bench", &in)) goto done;
     size_t nout = tsr_session_output_count(s);
     outs = calloc(nout + 1, sizeof *outs);
     r.run_ms = calloc((size_t)a.runs, sizeof *r.run_ms);
@@ -288,9 +231,10 @@ int cmd_bench(int argc, char **argv) {
 done:
     free(outs);
     free(r.run_ms);
-    free_inputs(&in);
+    cli_feed_free(&in);
     tsr_session_free(s);
     tsr_session_options_free(opts);
+    cli_inputs_free(&a.inputs);
     cli_common_free(&a.common);
     return rc;
 }

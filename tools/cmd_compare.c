@@ -504,7 +504,7 @@ int cmd_compare(int argc, char **argv) {
     for (size_t s = 0; s < a.set_count; s++) {
         provider_set *ps = &a.sets[s];
         if (!open_set(&a, ps, false, &plain)) goto done;
-        if (s == 0 && (!cmpx_inputs_make(plain, a.inputs, a.input_count, &a.common, &in) ||
+        if (s == 0 && (!cmpx_inputs_make(plain, a.model, a.inputs, a.input_count, &a.common, &in) ||
                        !output_names(plain, &outs)))
             goto done;
         if (!run_session(ps, plain, &in, &outs, outs.count, &ps->outputs)) goto done;

@@ -164,8 +164,8 @@ typedef struct cmpx_inputs {
 
 /* Loads the given inputs and generates the rest as `tessera run` does (the
  * same seed, so the same data). Errors are printed. */
-bool cmpx_inputs_make(tsr_session *s, const cmpx_input_spec *given, size_t given_count,
-                      const cli_common *common, cmpx_inputs *out);
+bool cmpx_inputs_make(tsr_session *s, const char *model, const cmpx_input_spec *given,
+                      size_t given_count, const cli_common *common, cmpx_inputs *out);
 void cmpx_inputs_free(cmpx_inputs *in);
 
 /* --- JSON text ----------------------------------------------------------- */

@@ -1,8 +1,8 @@
 /*
  * Tensors for the command line: files, element decoding (every ONNX element
  * type, including the packed and 8-bit float ones, decoded to double or
- * int64 so comparison and summaries need one code path), text formatting,
- * and the deterministic inputs `tessera run` makes up.
+ * int64 so comparison and summaries need one code path) and text
+ * formatting. Making tensors (made-up inputs, constants) is tensor_fill.c.
  *
  * The decoders are written here, not borrowed from the library, because
  * the command may use only the public API — and an independent decoder is
@@ -312,119 +312,4 @@ void tio_print_summary(FILE *f, const tsr_tensor *t, size_t show) {
     if (nans) fprintf(f, "  nan: %zu", nans);
     if (infs) fprintf(f, "  inf: %zu", infs);
     fputc('\n', f);
-}
-
-/* --- generated inputs ---------------------------------------------------- */
-/* splitmix64: tiny, good enough, and the same on every platform, so a
- * generated input is reproducible across machines. */
-static uint64_t next_random(uint64_t *state) {
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* Uniform in [-1, 1). */
-static double random_unit(uint64_t *state) {
-    return (double)(next_random(state) >> 11) * 0x1p-52 - 1.0;
-}
-
-/* Round-to-nearest-even float -> IEEE half. */
-static uint16_t float_to_half(float f) {
-    uint32_t x;
-    memcpy(&x, &f, sizeof x);
-    uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
-    int32_t e = (int32_t)((x >> 23) & 0xff) - 127 + 15;
-    uint32_t m = x & 0x7fffff;
-    if (((x >> 23) & 0xff) == 0xff) return sign | 0x7c00 | (m ? 0x200 : 0);
-    if (e >= 31) return sign | 0x7c00;
-    if (e <= 0) {
-        if (e < -10) return sign;
-        m |= 0x800000;
-        uint32_t shift = (uint32_t)(14 - e);
-        uint32_t h = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (h & 1))) h++;
-        return sign | (uint16_t)h;
-    }
-    uint32_t h = ((uint32_t)e << 10) | (m >> 13), rem = m & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++; /* may carry into the exponent: right */
-    return sign | (uint16_t)h;
-}
-
-static uint16_t float_to_bf16(float f) {
-    uint32_t x;
-    memcpy(&x, &f, sizeof x);
-    if ((x & 0x7fffffff) > 0x7f800000) return (uint16_t)((x >> 16) | 0x40);
-    x += 0x7fff + ((x >> 16) & 1);
-    return (uint16_t)(x >> 16);
-}
-
-/*
- * What the inputs look like: floats uniform in [-1, 1) (small enough that
- * exp/pow don't overflow), integers in 0..3 (non-negative and small, so an
- * index or a count is usually valid), bools alternating false/true, strings
- * "s0", "s1", .... The 8-bit and 4-bit floats get codes whose magnitude is
- * below 1 in every variant and never a NaN pattern.
- */
-tsr_status *tio_fill_generated(tsr_value *value, uint64_t seed) {
-    tsr_tensor t = {.struct_size = sizeof t};
-    tsr_status *st = tsr_value_tensor(value, &t);
-    if (st) return st;
-    size_t n = tio_element_count(t.rank, t.dims);
-    uint64_t state = seed;
-    uint8_t *b = t.data;
-    if (t.elem_type == TSR_STRING) {
-        for (size_t i = 0; i < n; i++) {
-            char s[32];
-            int len = snprintf(s, sizeof s, "s%zu", i);
-            if ((st = tsr_value_set_string(value, i, s, (size_t)len))) return st;
-        }
-        return NULL;
-    }
-    if (n == 0 || !b) return NULL;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t r = next_random(&state);
-        switch (t.elem_type) {
-        case TSR_FLOAT: ((float *)b)[i] = (float)random_unit(&state); break;
-        case TSR_DOUBLE: ((double *)b)[i] = random_unit(&state); break;
-        case TSR_COMPLEX64:
-            ((float *)b)[2 * i] = (float)random_unit(&state);
-            ((float *)b)[2 * i + 1] = (float)random_unit(&state);
-            break;
-        case TSR_COMPLEX128:
-            ((double *)b)[2 * i] = random_unit(&state);
-            ((double *)b)[2 * i + 1] = random_unit(&state);
-            break;
-        case TSR_FLOAT16: ((uint16_t *)b)[i] = float_to_half((float)random_unit(&state)); break;
-        case TSR_BFLOAT16: ((uint16_t *)b)[i] = float_to_bf16((float)random_unit(&state)); break;
-        case TSR_FLOAT8E4M3FN: case TSR_FLOAT8E4M3FNUZ:
-        case TSR_FLOAT8E5M2: case TSR_FLOAT8E5M2FNUZ: {
-            /* Below 0x38 the exponent field is under every variant's bias;
-             * a zero magnitude stays unsigned (0x80 is NaN in fnuz). */
-            uint8_t mag = (uint8_t)(r % 0x38);
-            b[i] = (uint8_t)(mag | ((mag && (r >> 32) & 1) ? 0x80 : 0));
-            break;
-        }
-        case TSR_FLOAT8E8M0: b[i] = (uint8_t)(127 - r % 8); break;
-        case TSR_FLOAT4E2M1: /* codes 0..2: 0, 0.5, 1; a sign bit */
-        case TSR_INT4: case TSR_UINT4: {
-            unsigned v = t.elem_type == TSR_FLOAT4E2M1 ? (unsigned)(r % 3) | (unsigned)((r >> 32) & 8)
-                                                       : (unsigned)(r % 4);
-            b[i / 2] = (uint8_t)((b[i / 2] & ~(0xfu << (4 * (i % 2)))) | (v << (4 * (i % 2))));
-            break;
-        }
-        case TSR_INT2: case TSR_UINT2: {
-            unsigned v = (unsigned)(r % 2);
-            b[i / 4] = (uint8_t)((b[i / 4] & ~(0x3u << (2 * (i % 4)))) | (v << (2 * (i % 4))));
-            break;
-        }
-        case TSR_BOOL: b[i] = (uint8_t)(i & 1); break;
-        case TSR_INT8: case TSR_UINT8: b[i] = (uint8_t)(r % 4); break;
-        case TSR_INT16: case TSR_UINT16: ((uint16_t *)b)[i] = (uint16_t)(r % 4); break;
-        case TSR_INT32: case TSR_UINT32: ((uint32_t *)b)[i] = (uint32_t)(r % 4); break;
-        case TSR_INT64: case TSR_UINT64: ((uint64_t *)b)[i] = r % 4; break;
-        default: return NULL; /* unknown: leave the zeros */
-        }
-    }
-    return NULL;
 }

@@ -87,6 +87,7 @@ typedef struct odn_step {
 } odn_step;
 
 struct odn_plan {
+    bool fuse; /* absorb following nodes as post-ops (off when that left oneDNN without a fast kernel) */
     dnnl_engine_t engine;
     dnnl_stream_t stream;
     bool winograd; /* 3x3 stride-1 convolutions may use Winograd */
@@ -283,6 +284,8 @@ const char *odn_impl_name(const_dnnl_primitive_desc_t pd);
 /* True for oneDNN's reference implementations, which are never run: they
  * are tens to thousands of times slower than its JIT kernels. */
 bool odn_impl_is_ref(const char *impl);
+/* "2x3x4 strides 12:4:1" (dims, then strides of a blocked layout), for messages. */
+void odn_md_text(const dnnl_memory_desc_t *md, char *buf, size_t size);
 /* dnnl_primitive_desc_create, but a reference implementation counts as
  * none: dnnl_unimplemented, nothing to destroy. */
 dnnl_status_t odn_pd_create(odn_plan *p, const void *desc, const_dnnl_primitive_attr_t attr,
@@ -306,6 +309,20 @@ tsr_status *odn_eltwise_step(odn_plan *p, const tsr_node *n, const odn_eltwise *
 tsr_status *odn_build_binary_loop(odn_plan *p, const tsr_node *n, odn_value *a, odn_value *b, odn_value *y,
                                   int32_t rank, const int64_t *dims, const int64_t *da, const int64_t *db);
 
+/* C-loop steps over plain float32 memories for what oneDNN has only a
+ * reference kernel for (odn_loops.c). */
+bool odn_eltwise_loop_known(dnnl_alg_kind_t alg);
+tsr_status *odn_eltwise_loop(odn_plan *p, const tsr_node *n, const odn_eltwise *el, int64_t count, dnnl_memory_t src,
+                             dnnl_memory_t dst);
+/* softmax (or log-softmax) over the middle of [outer, axis, inner] */
+tsr_status *odn_softmax_loop(odn_plan *p, const tsr_node *n, int64_t outer, int64_t axis, int64_t inner, bool log,
+                             dnnl_memory_t src, dnnl_memory_t dst);
+/* Reduce* of `alg` (oneDNN's reduction algorithms; power for the norms)
+ * over the flagged dims of a plain [dims] input into the plain kept-dims
+ * output */
+tsr_status *odn_reduce_loop(odn_plan *p, const tsr_node *n, dnnl_alg_kind_t alg, float power, int32_t rank,
+                            const int64_t *dims, const bool *reduce, dnnl_memory_t src, dnnl_memory_t dst);
+
 /* Binary algorithms by op type; 0 when not binary. */
 dnnl_alg_kind_t odn_binary_alg(const char *op_type);
 
@@ -321,6 +338,11 @@ tsr_status *odn_fuse_post_ops(odn_plan *p, odn_value *v, int32_t rank, const int
 /* When `x` feeds exactly a Gelu written out in primitive ops, marks those
  * nodes done and sets *out to the Gelu's output. */
 bool odn_fuse_gelu(odn_plan *p, const odn_value *x, odn_value **out);
+
+/* When ReduceMean node `index` starts a LayerNorm written out in primitive
+ * ops, builds it as one layer normalization, marks its nodes done and sets
+ * *handled; else leaves everything as it was. */
+tsr_status *odn_fuse_layernorm(odn_plan *p, size_t index, bool *handled);
 
 /* When `x` feeds exactly `x * Sigmoid(x)` or `x * HardSigmoid(x)` (as
  * HardSwish), marks those nodes done, sets *el to the one eltwise that

@@ -8,6 +8,9 @@ tsr_status *odn_build_node(odn_plan *p, size_t index) {
     const char *op = odn_host->node_op_type(n);
     odn_eltwise el[2];
     p->done[index] = true;
+    bool handled;
+    tsr_status *qs = odn_qdq_build(p, index, &handled); /* QDQ: odn_build_qdq.c */
+    if (qs || handled) return qs;
     if ((strcmp(op, "MatMul") == 0 || strcmp(op, "Gemm") == 0) && odn_host->node_output_count(n) &&
         odn_host->value_elem_type(odn_host->node_output(n, 0)) == TSR_BFLOAT16)
         return odn_build_bf16(p, index);
@@ -26,6 +29,10 @@ tsr_status *odn_build_node(odn_plan *p, size_t index) {
     if (strcmp(op, "Transpose") == 0) return odn_build_transpose(p, index);
     if (strcmp(op, "Erf") == 0) return odn_build_erf(p, index);
     if (strcmp(op, "Concat") == 0) return odn_build_concat(p, index);
+    if (strcmp(op, "ReduceMean") == 0) {
+        tsr_status *ls = odn_fuse_layernorm(p, index, &handled);
+        if (ls || handled) return ls;
+    }
     if (odn_reduce_known(op)) return odn_build_reduce(p, index);
     if (odn_logsum_known(op)) return odn_build_logsum(p, index);
     if (strcmp(op, "LRN") == 0) return odn_build_lrn(p, index);

@@ -104,6 +104,20 @@ tsr_status *odn_eltwise_step(odn_plan *p, const tsr_node *n, const odn_eltwise *
     return s;
 }
 
+/* Whether oneDNN has a JIT kernel for each of the eltwise steps on `md`. */
+static bool eltwise_is_fast(odn_plan *p, const odn_eltwise *el, int count, const dnnl_memory_desc_t *md) {
+    for (int i = 0; i < count; i++) {
+        dnnl_eltwise_desc_t d;
+        dnnl_primitive_desc_t pd = NULL;
+        if (dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, el[i].alg, md, el[i].alpha, el[i].beta) !=
+                dnnl_success ||
+            odn_pd_create(p, &d, NULL, &pd) != dnnl_success)
+            return false;
+        dnnl_primitive_desc_destroy(pd);
+    }
+    return true;
+}
+
 /* A unary op on its own. No post-ops here: oneDNN 2.6's reference eltwise
  * (picked for tiny tensors) drops them, so a second op (HardSigmoid's clip)
  * runs as a second, in-place primitive. */
@@ -123,6 +137,18 @@ tsr_status *odn_build_eltwise(odn_plan *p, size_t index) {
         s = odn_plan_plain_mem(p, x, n, &src);
         if (s) return s;
         dnnl_memory_get_memory_desc(src, &md);
+    }
+    if (!eltwise_is_fast(p, el, count, md)) {
+        /* oneDNN has only its reference kernel here (a padded blocked
+         * layout, a tiny tensor): a C loop over plain memories */
+        for (int i = 0; i < count; i++)
+            if (!odn_eltwise_loop_known(el[i].alg))
+                return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "no fast kernel for this unary op here");
+        s = odn_plan_plain_mem(p, x, n, &src);
+        if (!s) s = odn_plan_define(p, y, x->rank, x->dims, NULL, n);
+        for (int i = 0; !s && i < count; i++)
+            s = odn_eltwise_loop(p, n, &el[i], odn_numel(x->rank, x->dims), i == 0 ? src : y->mem, y->mem);
+        return s;
     }
     s = odn_plan_define(p, y, x->rank, x->dims, md, n);
     for (int i = 0; !s && i < count; i++) s = odn_eltwise_step(p, n, &el[i], md, i == 0 ? src : y->mem, y->mem);

@@ -1,7 +1,7 @@
 /* MaxPool, AveragePool and their global forms as oneDNN pooling. */
 #include <string.h>
 
-#include "odn.h"
+#include "odn_quant.h"
 
 /* Window geometry for spatial dim i: pads, output size. ceil_mode grows the
  * right pad so the last partial window exists, as ONNX counts it. */
@@ -62,9 +62,12 @@ static tsr_status *geometry(const tsr_node *n, const odn_value *x, bool global, 
 
 tsr_status *odn_build_pool(odn_plan *p, size_t index) {
     const tsr_node *n = p->nodes[index];
+    return odn_build_pool_values(p, n, odn_plan_value(p, odn_host->node_input(n, 0)),
+                                 odn_plan_value(p, odn_host->node_output(n, 0)));
+}
+
+tsr_status *odn_build_pool_values(odn_plan *p, const tsr_node *n, odn_value *x, odn_value *y) {
     const char *op = odn_host->node_op_type(n);
-    odn_value *x = odn_plan_value(p, odn_host->node_input(n, 0));
-    odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
     if (!x || !y || !x->produced) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: pool inputs");
     if (x->rank < 3 || x->rank > 5) return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "rank %d", (int)x->rank);
     bool global = strncmp(op, "Global", 6) == 0;
@@ -87,14 +90,41 @@ tsr_status *odn_build_pool(odn_plan *p, size_t index) {
     dnnl_memory_desc_t dst_md;
     dnnl_dims_t dd;
     for (int32_t i = 0; i < x->rank; i++) dd[i] = out_dims[i];
-    dnnl_status_t st = dnnl_memory_desc_init_by_tag(&dst_md, x->rank, dd, dnnl_f32, dnnl_format_tag_any);
+    /* f32, or the integers of a QDQ MaxPool (odn_fuse_qdq.c) */
+    dnnl_data_type_t dt = odn_dnnl_type(y->elem_type) == dnnl_data_type_undef ? dnnl_f32 : odn_dnnl_type(y->elem_type);
+    dnnl_status_t st = dnnl_memory_desc_init_by_tag(&dst_md, x->rank, dd, dt, dnnl_format_tag_any);
     if (st != dnnl_success) return odn_dnnl_error(n, "pool layout", st);
-    if (y->output_index >= 0 && (st = odn_plain_md(&dst_md, x->rank, out_dims)) != dnnl_success)
+    if (y->output_index >= 0 && (st = odn_plain_md_typed(&dst_md, x->rank, out_dims, dt)) != dnnl_success)
         return odn_dnnl_error(n, "pool layout", st);
     dnnl_pooling_v2_desc_t d;
     st = dnnl_pooling_v2_forward_desc_init(&d, dnnl_forward_inference, alg, src_md, &dst_md, g.strides, g.kernel,
                                            g.dilation, g.pad_l, g.pad_r);
     if (st != dnnl_success) return odn_dnnl_error(n, "pooling setup", st);
+    dnnl_primitive_desc_t pd = NULL;
+    if (odn_pd_create(p, &d, NULL, &pd) != dnnl_success) {
+        /* only a reference kernel for this layout (a 1x1 window over a
+         * batch in NHWC, say): the plain layout has a JIT one */
+        s = odn_plan_plain_mem(p, x, n, &src);
+        if (s) return s;
+        dnnl_memory_get_memory_desc(src, &src_md);
+        st = odn_plain_md_typed(&dst_md, x->rank, out_dims, dt);
+        if (st == dnnl_success)
+            st = dnnl_pooling_v2_forward_desc_init(&d, dnnl_forward_inference, alg, src_md, &dst_md, g.strides,
+                                                   g.kernel, g.dilation, g.pad_l, g.pad_r);
+        if (st == dnnl_success) st = odn_pd_create(p, &d, NULL, &pd);
+        if (st != dnnl_success && global && dt == dnnl_f32) {
+            /* a global pooling is a reduction over the spatial dims */
+            bool reduce[ODN_MAX_RANK] = {false, false, true, true, true};
+            dnnl_memory_t dst;
+            s = odn_plan_define(p, y, x->rank, out_dims, NULL, n);
+            if (!s) s = odn_plan_plain_mem(p, y, n, &dst);
+            return s ? s : odn_reduce_loop(p, n, is_max ? dnnl_reduction_max : dnnl_reduction_mean, 0, x->rank,
+                                           x->dims, reduce, src, dst);
+        }
+        if (st != dnnl_success) return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "no fast pooling kernel for this shape");
+    }
     dnnl_exec_arg_t args[ODN_MAX_ARGS] = {{DNNL_ARG_SRC, src}};
-    return odn_build_finish(p, n, &d, NULL, y, x->rank, out_dims, args, 1);
+    s = odn_build_finish_pd(p, n, pd, y, x->rank, out_dims, args, 1);
+    dnnl_primitive_desc_destroy(pd);
+    return s;
 }

@@ -90,7 +90,12 @@ tsr_status *odn_build_reduce(odn_plan *p, size_t index) {
     if (shrinks) {
         dnnl_reduction_desc_t d;
         st = dnnl_reduction_desc_init(&d, k->alg, &src_md, &dst_md, k->p, 0.0f);
-        if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &d, NULL, p->engine, NULL);
+        if (st == dnnl_success && odn_pd_create(p, &d, NULL, &pd) != dnnl_success) {
+            /* oneDNN 2.6 has only its reference kernel for this axis set */
+            bool reduce[ODN_MAX_RANK];
+            odn_reduce_axes(n, io.x->rank, reduce);
+            return odn_reduce_loop(p, n, k->alg, k->p, io.x->rank, io.x->dims, reduce, src, dst);
+        }
     } else {
         /* oneDNN refuses a reduction that reduces nothing: the result is the
          * input (or |x|, x^2) */

@@ -150,37 +150,16 @@ static int check_binary(const tsr_node *n, const char *op, char *why, size_t siz
     claim_dim da[ODN_MAX_RANK], db[ODN_MAX_RANK];
     if (!shape_of(n, 0, &ra, da) || !shape_of(n, 1, &rb, db))
         return odn_decline(why, size, TSR_DECLINE_SHAPE, "operand ranks unknown before run time");
-    /* Which operand spans the output must hold for every run-time shape:
-     * the plan is built when the sizes are known, but the claim is made
-     * once. A symbolic size (e.g. "batch") equals only the same symbol; next
-     * to a known 1 it spans the output; next to another size it might be 1,
-     * so only the other side is sure to span. */
-    int32_t r = ra > rb ? ra : rb;
-    bool a_full = true, b_full = true; /* equal to the output once padded with leading 1s */
-    for (int32_t i = 0; i < r; i++) {
+    /* Any broadcast of float operands runs: as a oneDNN binary where it has
+     * a JIT kernel for the run-time shapes, else as a C loop
+     * (odn_binary_loop.c), so symbolic dims only need to broadcast. */
+    for (int32_t i = 0; i < (ra > rb ? ra : rb); i++) {
         claim_dim one = {1, NULL};
         claim_dim x = i < ra ? da[ra - 1 - i] : one, y = i < rb ? db[rb - 1 - i] : one;
         if (x.size == 0 || y.size == 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "empty tensor");
-        if (x.size >= 0 && y.size >= 0) {
-            if (x.size != y.size && x.size != 1 && y.size != 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "shapes do not broadcast");
-            int64_t o = x.size > y.size ? x.size : y.size;
-            a_full = a_full && x.size == o;
-            b_full = b_full && y.size == o;
-        } else if (x.size < 0 && y.size < 0) {
-            if (!x.symbol || !y.symbol || strcmp(x.symbol, y.symbol) != 0)
-                return odn_decline(why, size, TSR_DECLINE_SHAPE, "operand dims unknown before run time and not the same symbol");
-        } else if (x.size < 0) {
-            if (y.size == 1) b_full = false;
-            else a_full = false;
-        } else {
-            if (x.size == 1) a_full = false;
-            else b_full = false;
-        }
+        if (x.size >= 0 && y.size >= 0 && x.size != y.size && x.size != 1 && y.size != 1)
+            return odn_decline(why, size, TSR_DECLINE_SHAPE, "shapes do not broadcast");
     }
-    bool commutes = is(op, "Add") || is(op, "Mul") || is(op, "Max") || is(op, "Min");
-    if (!a_full && !(commutes && b_full))
-        return odn_decline(why, size, TSR_DECLINE_SHAPE, "first operand broadcasts, which oneDNN binary cannot do%s",
-                       commutes ? " when the second broadcasts too" : " for a non-commutative op");
     return 0;
 }
 
@@ -241,6 +220,7 @@ int odn_claim_check(const tsr_node *n, char *why, size_t size) {
      * (odn_claim_quant.c) */
     if (is(op, "MatMulInteger") || is(op, "QLinearMatMul")) return odn_quant_check(n, why, size);
     if (is(op, "ConvInteger") || is(op, "QLinearConv")) return odn_qconv_check(n, why, size);
+    if (is(op, "QuantizeLinear") || is(op, "DequantizeLinear")) return odn_qdq_check(n, why, size);
     if (!known) return odn_decline(why, size, TSR_DECLINE_OP, "%s is not mapped to oneDNN", op);
     /* bfloat16 MatMul/Gemm: their own builder (odn_build_bf16.c) */
     if ((is(op, "MatMul") || is(op, "Gemm")) && present(n, 0) &&

@@ -97,7 +97,7 @@ tsr_status *odn_fuse_post_ops(odn_plan *p, odn_value *v, int32_t rank, const int
                               odn_value **last) {
     odn_value *cur = v;
     p->sum_into = NULL;
-    for (;;) {
+    for (; p->fuse;) {
         odn_value *gelu_out;
         if (odn_fuse_gelu(p, cur, &gelu_out)) {
             dnnl_status_t st = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_gelu_erf, 0.0f, 0.0f);

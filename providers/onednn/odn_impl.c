@@ -5,6 +5,7 @@
  * reference provider. A builder that meets one tries another formulation,
  * and a plan that still needs one fails to build (so the piece goes to
  * another provider) instead of running it. */
+#include <stdio.h>
 #include <string.h>
 
 #include "odn.h"
@@ -30,4 +31,21 @@ dnnl_status_t odn_pd_create(odn_plan *p, const void *desc, const_dnnl_primitive_
         return dnnl_unimplemented;
     }
     return dnnl_success;
+}
+
+void odn_md_text(const dnnl_memory_desc_t *md, char *buf, size_t size) {
+    size_t len = 0;
+    buf[0] = 0;
+    if (!md || md->ndims <= 0) {
+        snprintf(buf, size, "none");
+        return;
+    }
+    for (int i = 0; i < md->ndims && len < size; i++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%lld", i ? "x" : "", (long long)md->dims[i]);
+    if (md->format_kind != dnnl_blocked || len >= size) return;
+    const dnnl_blocking_desc_t *b = &md->format_desc.blocking;
+    len += (size_t)snprintf(buf + len, size - len, " strides ");
+    for (int i = 0; i < md->ndims && len < size; i++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%lld", i ? ":" : "", (long long)b->strides[i]);
+    if (b->inner_nblks && len < size) snprintf(buf + len, size - len, " blocked by %lld", (long long)b->inner_blks[0]);
 }

@@ -308,9 +308,13 @@ tsr_status *odn_plan_add_primitive(odn_plan *p, const_dnnl_primitive_desc_t pd, 
     const char *impl = odn_impl_name(pd);
     dnnl_primitive_kind_t kind = dnnl_undefined_primitive;
     dnnl_primitive_desc_query(pd, dnnl_query_primitive_kind, 0, &kind);
-    if (odn_impl_is_ref(impl))
-        return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "oneDNN has only its reference implementation (%s) for this %s",
-                              impl, dnnl_prim_kind2str(kind));
+    if (odn_impl_is_ref(impl)) {
+        char src[160];
+        odn_md_text(dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), src, sizeof src);
+        return odn_node_error(n, TSR_ERR_NOT_SUPPORTED,
+                              "oneDNN has only its reference implementation (%s) for this %s (source %s)", impl,
+                              dnnl_prim_kind2str(kind), src);
+    }
     snprintf(step.impl, sizeof step.impl, "%s %s", dnnl_prim_kind2str(kind), impl);
     memcpy(step.args, args, sizeof(dnnl_exec_arg_t) * (size_t)nargs);
     dnnl_status_t st = dnnl_primitive_create(&step.prim, pd);
@@ -426,10 +430,11 @@ static tsr_status *collect_values(odn_plan *p, const tsr_tensor *const *inputs) 
     return NULL;
 }
 
-tsr_status *odn_plan_build(dnnl_engine_t engine, dnnl_stream_t stream, bool winograd, odn_const_cache *consts,
-                           const tsr_graph *piece, const tsr_tensor *const *inputs, odn_plan **out) {
+static tsr_status *plan_build(dnnl_engine_t engine, dnnl_stream_t stream, bool winograd, odn_const_cache *consts,
+                              const tsr_graph *piece, const tsr_tensor *const *inputs, bool fuse, odn_plan **out) {
     odn_plan *p = calloc(1, sizeof *p);
     if (!p) return no_memory();
+    p->fuse = fuse;
     p->engine = engine;
     p->stream = stream;
     p->winograd = winograd;
@@ -455,6 +460,22 @@ tsr_status *odn_plan_build(dnnl_engine_t engine, dnnl_stream_t stream, bool wino
         return s;
     }
     *out = p;
+    return NULL;
+}
+
+/* A post-op can turn a primitive oneDNN has a JIT kernel for into one it
+ * has only a reference kernel for (a broadcast binary post-op, say): a plan
+ * that fails so is built again with each node its own primitive. */
+tsr_status *odn_plan_build(dnnl_engine_t engine, dnnl_stream_t stream, bool winograd, odn_const_cache *consts,
+                           const tsr_graph *piece, const tsr_tensor *const *inputs, odn_plan **out) {
+    tsr_status *s = plan_build(engine, stream, winograd, consts, piece, inputs, true, out);
+    if (!s || odn_host->status_code(s) != TSR_ERR_NOT_SUPPORTED) return s;
+    tsr_status *unfused = plan_build(engine, stream, winograd, consts, piece, inputs, false, out);
+    if (unfused) {
+        odn_host->status_free(s);
+        return unfused;
+    }
+    odn_host->status_free(s);
     return NULL;
 }
 

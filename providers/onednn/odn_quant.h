@@ -37,4 +37,21 @@ tsr_status *odn_q_input(odn_plan *p, const tsr_node *n, size_t k, dnnl_memory_t 
 /* A one-element s32 memory the plan owns (a runtime zero point). */
 tsr_status *odn_q_s32_scalar(odn_plan *p, const tsr_node *n, dnnl_memory_t *m);
 
+/* QDQ (odn_claim_qdq.c, odn_build_qdq.c, odn_fuse_qdq.c): the claim check
+ * of QuantizeLinear/DequantizeLinear; the hook odn_build_node calls first
+ * for every node (sets *handled when it built the node); whether node `n`
+ * is a Conv/MatMul/Gemm/Add between DequantizeLinear and QuantizeLinear
+ * that odn_qdq_fuse turns into one int8 primitive (*handled false, nothing
+ * added, when oneDNN has no such primitive); the node writing a value; the
+ * float outputs of deferred DequantizeLinear nodes that `n` reads. */
+int odn_qdq_check(const tsr_node *n, char *why, size_t size);
+tsr_status *odn_qdq_build(odn_plan *p, size_t index, bool *handled);
+bool odn_qdq_fusable(odn_plan *p, const tsr_node *n);
+tsr_status *odn_qdq_fuse(odn_plan *p, size_t index, bool *handled);
+int odn_qdq_producer(const odn_plan *p, const tsr_value_info *vi);
+tsr_status *odn_qdq_materialize_inputs(odn_plan *p, const tsr_node *n);
+/* Pooling node `n` from x to y (odn_build_pool.c; y's element type: f32,
+ * or u8/s8 for a QDQ MaxPool). */
+tsr_status *odn_build_pool_values(odn_plan *p, const tsr_node *n, odn_value *x, odn_value *y);
+
 #endif

@@ -1,0 +1,179 @@
+/* C loops for the unary, softmax and reduction steps oneDNN 2.6 offers only
+ * its reference kernel for (a softmax over a middle axis, a reduction over
+ * a middle axis, an eltwise on a padded blocked layout or a tiny tensor):
+ * plain float32 in and out, the same formulas as oneDNN's JIT kernels'
+ * definitions, outer rows shared among the run's OpenMP threads. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "odn.h"
+
+/* --- eltwise ---------------------------------------------------------------- */
+typedef struct eltwise_loop {
+    odn_eltwise el;
+    int64_t count;
+} eltwise_loop;
+
+static float eltwise_at(const odn_eltwise *e, float x) {
+    float a = e->alpha, b = e->beta;
+    switch (e->alg) {
+    case dnnl_eltwise_relu: return x > 0 ? x : a * x;
+    case dnnl_eltwise_elu: return x > 0 ? x : a * expm1f(x);
+    case dnnl_eltwise_logistic: return 1.0f / (1.0f + expf(-x));
+    case dnnl_eltwise_tanh: return tanhf(x);
+    case dnnl_eltwise_log: return logf(x);
+    case dnnl_eltwise_sqrt: return sqrtf(x);
+    case dnnl_eltwise_abs: return fabsf(x);
+    case dnnl_eltwise_square: return x * x;
+    case dnnl_eltwise_linear: return a * x + b;
+    case dnnl_eltwise_clip_v2: return x < a ? a : x > b ? b : x;
+    case dnnl_eltwise_pow: return a * powf(x, b);
+    case dnnl_eltwise_swish: return x / (1.0f + expf(-a * x));
+    case dnnl_eltwise_hardswish: {
+        float g = x / 6.0f + 0.5f;
+        return x * (g < 0 ? 0 : g > 1 ? 1 : g);
+    }
+    case dnnl_eltwise_gelu_erf: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    case dnnl_eltwise_gelu_tanh:
+        return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+    default: return NAN;
+    }
+}
+
+bool odn_eltwise_loop_known(dnnl_alg_kind_t alg) {
+    odn_eltwise e = {alg, 0, 0};
+    return !isnan(eltwise_at(&e, 1.0f)) || alg == dnnl_eltwise_log;
+}
+
+static tsr_status *run_eltwise(const void *ctx, dnnl_memory_t src, dnnl_memory_t dst) {
+    const eltwise_loop *l = ctx;
+    void *px = NULL, *py = NULL;
+    dnnl_memory_get_data_handle(src, &px);
+    dnnl_memory_get_data_handle(dst, &py);
+    const float *x = px;
+    float *y = py;
+#pragma omp parallel for if (l->count > 65536) schedule(static)
+    for (int64_t i = 0; i < l->count; i++) y[i] = eltwise_at(&l->el, x[i]);
+    return NULL;
+}
+
+tsr_status *odn_eltwise_loop(odn_plan *p, const tsr_node *n, const odn_eltwise *el, int64_t count, dnnl_memory_t src,
+                             dnnl_memory_t dst) {
+    eltwise_loop *l = odn_plan_alloc(p, sizeof *l);
+    if (!l) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
+    l->el = *el;
+    l->count = count;
+    return odn_plan_add_loop(p, run_eltwise, l, src, dst, n);
+}
+
+/* --- softmax over any axis -------------------------------------------------- */
+typedef struct softmax_loop {
+    int64_t outer, axis, inner;
+    bool log;
+} softmax_loop;
+
+static tsr_status *run_softmax(const void *ctx, dnnl_memory_t src, dnnl_memory_t dst) {
+    const softmax_loop *l = ctx;
+    void *px = NULL, *py = NULL;
+    dnnl_memory_get_data_handle(src, &px);
+    dnnl_memory_get_data_handle(dst, &py);
+    const float *x = px;
+    float *y = py;
+    int64_t lanes = l->outer * l->inner;
+#pragma omp parallel for if (lanes * l->axis > 32768) schedule(static)
+    for (int64_t k = 0; k < lanes; k++) {
+        int64_t o = k / l->inner, in = k % l->inner;
+        const float *xs = x + o * l->axis * l->inner + in;
+        float *ys = y + o * l->axis * l->inner + in;
+        float m = -INFINITY;
+        for (int64_t j = 0; j < l->axis; j++) m = xs[j * l->inner] > m ? xs[j * l->inner] : m;
+        double sum = 0;
+        for (int64_t j = 0; j < l->axis; j++) sum += exp((double)(xs[j * l->inner] - m));
+        float ls = (float)log(sum);
+        for (int64_t j = 0; j < l->axis; j++) {
+            float t = xs[j * l->inner] - m;
+            ys[j * l->inner] = l->log ? t - ls : (float)(exp((double)t) / sum);
+        }
+    }
+    return NULL;
+}
+
+tsr_status *odn_softmax_loop(odn_plan *p, const tsr_node *n, int64_t outer, int64_t axis, int64_t inner, bool log,
+                             dnnl_memory_t src, dnnl_memory_t dst) {
+    softmax_loop *l = odn_plan_alloc(p, sizeof *l);
+    if (!l) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
+    *l = (softmax_loop){outer, axis, inner, log};
+    return odn_plan_add_loop(p, run_softmax, l, src, dst, n);
+}
+
+/* --- reductions ------------------------------------------------------------- */
+typedef struct reduce_loop {
+    dnnl_alg_kind_t alg;
+    float p;
+    int32_t rank;
+    int64_t dims[ODN_MAX_RANK];
+    bool reduce[ODN_MAX_RANK];
+} reduce_loop;
+
+static tsr_status *run_reduce(const void *ctx, dnnl_memory_t src, dnnl_memory_t dst) {
+    const reduce_loop *l = ctx;
+    void *px = NULL, *py = NULL;
+    dnnl_memory_get_data_handle(src, &px);
+    dnnl_memory_get_data_handle(dst, &py);
+    const float *x = px;
+    float *y = py;
+    /* output index of every input element: strides of the kept dims */
+    int64_t ostride[ODN_MAX_RANK], out_count = 1, in_count = 1, reduced = 1;
+    for (int32_t d = l->rank - 1; d >= 0; d--) {
+        ostride[d] = l->reduce[d] ? 0 : out_count;
+        if (!l->reduce[d]) out_count *= l->dims[d];
+        else reduced *= l->dims[d];
+        in_count *= l->dims[d];
+    }
+    double *acc = malloc((size_t)out_count * sizeof *acc);
+    if (!acc) return odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
+    double init = l->alg == dnnl_reduction_mul   ? 1.0
+                  : l->alg == dnnl_reduction_max ? -INFINITY
+                  : l->alg == dnnl_reduction_min ? INFINITY
+                                                 : 0.0;
+    for (int64_t i = 0; i < out_count; i++) acc[i] = init;
+    int64_t idx[ODN_MAX_RANK] = {0}, o = 0;
+    for (int64_t i = 0; i < in_count; i++) {
+        double v = x[i];
+        switch (l->alg) {
+        case dnnl_reduction_mul: acc[o] *= v; break;
+        case dnnl_reduction_max: acc[o] = v != v || v > acc[o] ? v : acc[o]; break; /* NaN propagates, as in ONNX */
+        case dnnl_reduction_min: acc[o] = v != v || v < acc[o] ? v : acc[o]; break;
+        case dnnl_reduction_norm_lp_sum:
+        case dnnl_reduction_norm_lp_power_p_sum: acc[o] += l->p == 1 ? fabs(v) : v * v; break;
+        default: acc[o] += v; break;
+        }
+        for (int32_t d = l->rank - 1; d >= 0; d--) { /* next index, odometer style */
+            o += ostride[d];
+            if (++idx[d] < l->dims[d]) break;
+            o -= ostride[d] * l->dims[d];
+            idx[d] = 0;
+        }
+    }
+    for (int64_t i = 0; i < out_count; i++) {
+        double a = acc[i];
+        if (l->alg == dnnl_reduction_mean) a /= (double)reduced;
+        else if (l->alg == dnnl_reduction_norm_lp_sum && l->p == 2) a = sqrt(a);
+        y[i] = (float)a;
+    }
+    free(acc);
+    return NULL;
+}
+
+tsr_status *odn_reduce_loop(odn_plan *p, const tsr_node *n, dnnl_alg_kind_t alg, float power, int32_t rank,
+                            const int64_t *dims, const bool *reduce, dnnl_memory_t src, dnnl_memory_t dst) {
+    reduce_loop *l = odn_plan_alloc(p, sizeof *l);
+    if (!l) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
+    l->alg = alg;
+    l->p = power;
+    l->rank = rank;
+    memcpy(l->dims, dims, sizeof(int64_t) * (size_t)rank);
+    memcpy(l->reduce, reduce, sizeof(bool) * (size_t)rank);
+    return odn_plan_add_loop(p, run_reduce, l, src, dst, n);
+}

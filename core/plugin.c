@@ -241,6 +241,7 @@ tsr_status *provider_create(tsr_plugin *plugin, const tsr_provider_config *confi
             return tsr_error_wrap(ds, "provider '%s': device 0", plugin->vt->name);
         }
         p->memory_kind = info.memory_kind;
+        p->device_kind = info.kind;
     }
     *out = p;
     return NULL;

@@ -42,6 +42,7 @@ typedef struct provider_inst {
     const char *name; /* plugin's name */
     size_t n_devices;
     int32_t memory_kind; /* of device 0 */
+    int32_t device_kind; /* of device 0 (tsr_device_kind) */
 } provider_inst;
 
 tsr_status *provider_create(tsr_plugin *plugin, const tsr_provider_config *config,

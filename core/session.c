@@ -74,6 +74,33 @@ static tsr_status *add_provider(tsr_session *s, const tsr_session_options *o, co
 }
 
 /* No providers named: every plugin found, accelerated first, reference last. */
+/* In the default list, a provider whose device is the host CPU seen
+ * through device memory (an OpenCL CPU driver such as PoCL) goes after the
+ * reference provider: it computes on the same cores as the host providers,
+ * and every value it touches must be copied in and out, so it only loses
+ * time against them. Listed explicitly (-p), it keeps its place. */
+static void demote_emulated_devices(tsr_session *s) {
+    size_t ref = 0;
+    while (ref < s->n_provs && strcmp(s->provs[ref]->name, "reference") != 0) ref++;
+    if (ref == s->n_provs) return;
+    for (size_t i = 0; i < ref;) {
+        const provider_inst *p = s->provs[i];
+        if (!(p->memory_kind == TSR_MEMORY_DEVICE && p->device_kind == TSR_DEVICE_CPU)) {
+            i++;
+            continue;
+        }
+        tsr_plugin *pl = s->plugins[i];
+        provider_inst *pi = s->provs[i];
+        for (size_t k = i; k < ref; k++) {
+            s->plugins[k] = s->plugins[k + 1];
+            s->provs[k] = s->provs[k + 1];
+        }
+        s->plugins[ref] = pl;
+        s->provs[ref] = pi;
+        ref--;
+    }
+}
+
 static tsr_status *add_all_providers(tsr_session *s, const tsr_session_options *o, bool *used) {
     char **paths;
     size_t n;
@@ -94,6 +121,7 @@ static tsr_status *add_all_providers(tsr_session *s, const tsr_session_options *
     }
     for (size_t i = 0; i < n; i++) free(paths[i]);
     free(paths);
+    if (!st) demote_emulated_devices(s);
     if (!st && s->n_provs == 0)
         st = tsr_error(TSR_ERR_PROVIDER, "no provider plugins found (set TESSERA_PROVIDER_PATH)");
     return st;
@@ -186,6 +214,8 @@ static tsr_status *session_finish(tsr_session *s, const tsr_session_options *o) 
     /* Gradient nodes become backward graphs before anything is inferred. */
     TSR_TRY(gradient_expand(s->model->graph));
     TSR_TRY(ir_infer_shapes(s->model->graph));
+    /* observing every value keeps each Pad's output too */
+    if (!o->observe_all) TSR_TRY(ir_graph_fold_pads(s->model->graph));
     bool *used = calloc(o->n_options + 1, 1);
     if (!used) return TSR_NO_MEMORY();
     tsr_status *st = NULL;

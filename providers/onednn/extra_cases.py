@@ -423,6 +423,30 @@ def resize_case(out_dir, name, shape, mode, scales=None, sizes=None, **attrs):
     save_case(out_dir, name, [node], [("X", x)], [("Y", y.astype(np.float32))], inits)
 
 
+def loop_resize_cases(out_dir):
+    """Resize mappings oneDNN's resampling lacks, which run as the
+    provider's C loop (odn_resize_loop.c); expected from ONNX's own
+    interpolate_nd."""
+    resize_case(out_dir, "odn_resize_loop_linear_asymmetric", (1, 2, 3, 4), "linear", scales=[1, 1, 2, 2],
+                coordinate_transformation_mode="asymmetric")
+    resize_case(out_dir, "odn_resize_loop_linear_align_corners", (1, 1, 4, 4), "linear", scales=[1, 1, 1.5, 2.5],
+                coordinate_transformation_mode="align_corners")
+    resize_case(out_dir, "odn_resize_loop_nearest_floor_align", (1, 2, 3, 4), "nearest", sizes=[1, 2, 5, 7],
+                coordinate_transformation_mode="align_corners", nearest_mode="floor")
+    resize_case(out_dir, "odn_resize_loop_nearest_asym_fraction", (2, 1, 5, 6), "nearest", scales=[1, 1, 0.6, 1.7],
+                coordinate_transformation_mode="asymmetric")
+    resize_case(out_dir, "odn_resize_loop_nearest_ceil", (1, 3, 3, 2), "nearest", scales=[1, 1, 2.5, 3],
+                nearest_mode="ceil")
+    resize_case(out_dir, "odn_resize_loop_linear_down_fraction", (1, 2, 7, 9), "linear", scales=[1, 1, 0.6, 0.7])
+    # Upsample-9: linear maps asymmetrically
+    x = rng.standard_normal((1, 2, 3, 5)).astype(np.float32)
+    y = interpolate_nd(x, linear_coeffs, scale_factors=np.array([1, 1, 2, 3], dtype=np.float32),
+                       coordinate_transformation_mode="asymmetric")
+    save_typed_case(out_dir, "odn_upsample9_linear", [helper.make_node("Upsample", ["X", "scales"], ["Y"], mode="linear")],
+                    [("X", x)], [("Y", y.astype(np.float32))], [("scales", np.array([1, 1, 2, 3], dtype=np.float32))],
+                    opset=9)
+
+
 def conv1x1(x, w):
     return np.einsum("oc,nc...->no...", w, x)
 
@@ -488,6 +512,7 @@ def main(out_dir):
     save_case(out_dir, "odn_reduce_log_sum_exp_extremes",
               [helper.make_node("ReduceLogSumExp", ["X", "axes"], ["Y"], keepdims=1)],
               [("X", x)], [("Y", y.astype(np.float32))], [("axes", np.array([1], dtype=np.int64))])
+    loop_resize_cases(out_dir)
     # the provider claims int8 only with VNNI and bf16 only with native bf16
     # (odn_int8_exact, odn_bf16_native): elsewhere these cases would not be
     # claimed, and the check requires every extra case to be

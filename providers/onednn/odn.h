@@ -68,6 +68,7 @@ typedef struct odn_value {
     dnnl_memory_t mem;
     dnnl_memory_t plain_mem; /* plain copy for consumers that need one, or NULL */
     int32_t elem_type; /* TSR_* type the value holds (0: unknown, taken as float) */
+    bool f16; /* float16 in the model, held as float32 in the plan (odn_f16.c) */
 } odn_value;
 
 typedef struct odn_plan odn_plan;
@@ -208,6 +209,9 @@ tsr_status *odn_plan_view(odn_plan *p, dnnl_memory_t base, const dnnl_memory_des
 tsr_status *odn_plan_plain_view(odn_plan *p, odn_value *v, int32_t rank, const int64_t *dims,
                                 const int64_t *strides, const tsr_node *n, dnnl_memory_t *out,
                                 dnnl_memory_desc_t *md_out);
+/* A memory for an intermediate in layout `md`, its buffer placed in the
+ * plan's arena by odn_arena_place. */
+tsr_status *odn_plan_arena_mem(odn_plan *p, const dnnl_memory_desc_t *md, const tsr_node *n, dnnl_memory_t *out);
 /* A buffer the plan owns (freed with it); NULL on overflow or no memory. */
 void *odn_plan_alloc(odn_plan *p, size_t nbytes);
 /* A dnnl memory on `handle` (or allocated) that the plan destroys. */
@@ -221,6 +225,30 @@ dnnl_status_t odn_plain_md_typed(dnnl_memory_desc_t *md, int32_t rank, const int
 dnnl_data_type_t odn_dnnl_type(int32_t tsr_type);
 /* Element count, or -1 when it overflows. */
 int64_t odn_numel(int32_t rank, const int64_t *dims);
+
+/* --- float16 (odn_f16.c) -------------------------------------------------- */
+/* Float16 values are computed in float32: converted from float16 where
+ * they enter a piece (constants once, at build; inputs by a step of every
+ * run), rounded back (to nearest even) where they leave it. */
+/* True when `vi` (of model type `type`) is float16 and is held as float32
+ * in plan `p`: every reader in the piece is a float op (not a quantization
+ * op, which reads float16 scales as such). */
+bool odn_f16_promoted(const odn_plan *p, const tsr_value_info *vi, int32_t type);
+/* Fails (TSR_ERR_NOT_SUPPORTED, so the piece goes to another provider)
+ * when a float op of the piece reads a float16 value that stays float16
+ * because a quantization op reads it too. */
+tsr_status *odn_f16_check(const odn_plan *p);
+/* Sets up promoted piece input `v` (input `index`; `t` the constant or the
+ * input tensor, or NULL): a float32 memory, and for a run-time input a
+ * float16 boundary memory and the conversion step. */
+tsr_status *odn_f16_input(odn_plan *p, odn_value *v, size_t index, const tsr_tensor *t);
+/* The float16 boundary memory of promoted piece output `v`, after a step
+ * rounding its float32 data into it. */
+tsr_status *odn_f16_output(odn_plan *p, odn_value *v, dnnl_memory_t *out);
+/* Element-wise conversions (F16C where the CPU has it; round to nearest
+ * even; NaN stays NaN, overflow becomes infinity). */
+void odn_f16_to_f32(const uint16_t *src, float *dst, int64_t count);
+void odn_f32_to_f16(const float *src, uint16_t *dst, int64_t count);
 
 /* --- builders ------------------------------------------------------------ */
 /* Turns node `index` (and any following nodes it absorbs) into steps. */
@@ -238,6 +266,14 @@ tsr_status *odn_build_reshape(odn_plan *p, size_t index); /* Reshape, Flatten, I
 tsr_status *odn_build_transpose(odn_plan *p, size_t index);
 tsr_status *odn_build_erf(odn_plan *p, size_t index);
 tsr_status *odn_build_concat(odn_plan *p, size_t index);
+tsr_status *odn_build_split(odn_plan *p, size_t index);
+/* 0 when Split node `n` on a rank-`rank` input (axis length `axis_dim`, -1
+ * when unknown) is one we build; else a tsr_decline_reason with `why`. */
+int odn_split_check(const tsr_node *n, int32_t rank, int64_t axis_dim, char *why, size_t size);
+/* The format tag of v's layout among plain, channels-last and nChw16c
+ * (odn_layout.c), or dnnl_format_tag_undef. */
+dnnl_format_tag_t odn_layout_tag(const odn_value *v);
+bool odn_layout_is_blocked(dnnl_format_tag_t tag);
 tsr_status *odn_build_deconv(odn_plan *p, size_t index);
 tsr_status *odn_build_reduce(odn_plan *p, size_t index);
 /* Reduce* ops we map, and their axes as per-dim flags (false when the axes
@@ -265,6 +301,14 @@ int odn_quant_check(const tsr_node *n, char *why, size_t size);
 /* 0 when Resize node `n` on an input of shape `in_dims` is one oneDNN's
  * resampling computes exactly (then out_dims and *linear are set); otherwise
  * a tsr_decline_reason with `why` naming the attribute. */
+/* Resize/Upsample of a 4-D input as a C loop (odn_resize_loop.c) for the
+ * mappings oneDNN's resampling lacks; the check says which it takes. */
+int odn_resize_loop_check(const tsr_node *n, int32_t rank, char *why, size_t size);
+bool odn_resize_shape(const tsr_node *n, const int64_t *in, int64_t *out, double *scales);
+tsr_status *odn_resize_loop(odn_plan *p, const tsr_node *n, odn_value *x, odn_value *y);
+/* The same for Upsample (opsets 7-9): nearest by integer spatial factors. */
+int odn_upsample_check(const tsr_node *n, int32_t rank, const int64_t *in_dims, int64_t *out_dims, char *why,
+                       size_t size);
 int odn_resize_check(const tsr_node *n, int32_t rank, const int64_t *in_dims, int64_t *out_dims, bool *linear,
                      char *why, size_t size);
 
@@ -326,6 +370,14 @@ tsr_status *odn_reduce_loop(odn_plan *p, const tsr_node *n, dnnl_alg_kind_t alg,
 /* Binary algorithms by op type; 0 when not binary. */
 dnnl_alg_kind_t odn_binary_alg(const char *op_type);
 
+/* LSTM, GRU, RNN on oneDNN's RNN primitive (odn_build_rnn.c) and their
+ * claim check (odn_claim_rnn.c: 0, or a tsr_decline_reason with `why`). */
+tsr_status *odn_build_rnn(odn_plan *p, size_t index);
+int odn_rnn_check(const tsr_node *n, char *why, size_t size);
+/* True for an RNN primitive whose kernels are JIT ones although oneDNN 2.6
+ * names its non-brgemm RNN implementation "ref" (see odn_build_rnn.c). */
+bool odn_rnn_impl_ok(const_dnnl_primitive_desc_t pd);
+
 /* --- fusion -------------------------------------------------------------- */
 /* Given the node at `index` whose output `v` a primitive is about to produce
  * with `rank`/`dims`, absorbs following single-consumer eltwise and binary
@@ -338,6 +390,8 @@ tsr_status *odn_fuse_post_ops(odn_plan *p, odn_value *v, int32_t rank, const int
 /* When `x` feeds exactly a Gelu written out in primitive ops, marks those
  * nodes done and sets *out to the Gelu's output. */
 bool odn_fuse_gelu(odn_plan *p, const odn_value *x, odn_value **out);
+/* The same for the tanh approximation written out (gelu_tanh). */
+bool odn_fuse_gelu_tanh(odn_plan *p, const odn_value *x, odn_value **out);
 
 /* When ReduceMean node `index` starts a LayerNorm written out in primitive
  * ops, builds it as one layer normalization, marks its nodes done and sets
@@ -348,6 +402,9 @@ tsr_status *odn_fuse_layernorm(odn_plan *p, size_t index, bool *handled);
  * HardSwish), marks those nodes done, sets *el to the one eltwise that
  * computes it and *out to the Mul's output. */
 bool odn_fuse_gated_act(odn_plan *p, const odn_value *x, odn_eltwise *el, odn_value **out);
+/* When node `index` starts one of those activations on a value no
+ * primitive absorbed it into, builds it as one eltwise step (*handled). */
+tsr_status *odn_build_written_act(odn_plan *p, size_t index, bool *handled);
 
 /* Writes the reason a node is declined into why[size] and returns `reason`
  * (a tsr_decline_reason), for claim checks. */

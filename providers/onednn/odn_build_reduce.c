@@ -75,10 +75,57 @@ tsr_status *odn_reduce_setup(odn_plan *p, const tsr_node *n, odn_reduce_io *io) 
     return s;
 }
 
+/* ReduceMean over every spatial dim with keepdims, as tf2onnx writes a
+ * squeeze-excitation's global pooling: a global average pooling, which
+ * reads the (blocked) layout the producing convolution wrote, where a
+ * reduction needs the plain one and two reorders. *done false when it does
+ * not apply or oneDNN has no fast pooling kernel for it. */
+static tsr_status *spatial_mean_as_pool(odn_plan *p, const tsr_node *n, bool *done) {
+    *done = false;
+    odn_value *x = odn_plan_value(p, odn_host->node_input(n, 0));
+    odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
+    if (!x || !y || !x->produced || !x->mem || x->rank < 3 || x->rank > 5 || y->output_index >= 0 ||
+        !odn_attr_int(n, "keepdims", 1) || (x->elem_type && x->elem_type != TSR_FLOAT))
+        return NULL;
+    bool reduce[ODN_MAX_RANK];
+    if (!odn_reduce_axes(n, x->rank, reduce) || reduce[0] || reduce[1]) return NULL;
+    dnnl_dims_t kernel, strides, zero, yd;
+    int32_t sp = x->rank - 2;
+    for (int32_t d = 0; d < x->rank; d++) {
+        if (d >= 2 && !reduce[d]) return NULL;
+        yd[d] = d < 2 ? x->dims[d] : 1;
+    }
+    for (int32_t i = 0; i < sp; i++) {
+        kernel[i] = x->dims[2 + i];
+        strides[i] = 1;
+        zero[i] = 0;
+    }
+    dnnl_memory_desc_t dst_md;
+    dnnl_pooling_v2_desc_t d;
+    dnnl_primitive_desc_t pd = NULL;
+    if (dnnl_memory_desc_init_by_tag(&dst_md, x->rank, yd, dnnl_f32, dnnl_format_tag_any) != dnnl_success ||
+        dnnl_pooling_v2_forward_desc_init(&d, dnnl_forward_inference, dnnl_pooling_avg_exclude_padding, &x->md,
+                                          &dst_md, strides, kernel, zero, zero, zero) != dnnl_success ||
+        odn_pd_create(p, &d, NULL, &pd) != dnnl_success)
+        return NULL;
+    *done = true;
+    int64_t out[ODN_MAX_RANK];
+    for (int32_t i = 0; i < x->rank; i++) out[i] = yd[i];
+    dnnl_exec_arg_t args[ODN_MAX_ARGS] = {{DNNL_ARG_SRC, x->mem}};
+    tsr_status *s = odn_build_finish_pd(p, n, pd, y, x->rank, out, args, 1);
+    dnnl_primitive_desc_destroy(pd);
+    return s;
+}
+
 tsr_status *odn_build_reduce(odn_plan *p, size_t index) {
     const tsr_node *n = p->nodes[index];
     const reduce_kind *k = kind_of(odn_host->node_op_type(n));
     if (!k) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: reduce kind");
+    if (k->alg == dnnl_reduction_mean) {
+        bool pooled;
+        tsr_status *ps = spatial_mean_as_pool(p, n, &pooled);
+        if (ps || pooled) return ps;
+    }
     odn_reduce_io io;
     tsr_status *s = odn_reduce_setup(p, n, &io);
     if (s) return s;

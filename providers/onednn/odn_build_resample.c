@@ -78,11 +78,18 @@ int odn_resize_check(const tsr_node *n, int32_t rank, const int64_t *in_dims, in
     if (*linear && odn_attr_int(n, "antialias", 0) != 0) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "antialias");
     bool pytorch = odn_attr_string_is(n, "coordinate_transformation_mode", "pytorch_half_pixel", false);
     bool symmetric = odn_attr_string_is(n, "coordinate_transformation_mode", "half_pixel_symmetric", false);
-    if (!odn_attr_string_is(n, "coordinate_transformation_mode", "half_pixel", true) && !pytorch && !symmetric)
+    /* asymmetric with floor (what exporters write for nearest upsampling,
+     * Upsample's own mapping): floor(y / k) for an integer factor k, which
+     * is what oneDNN's roundf((y + 0.5) / k - 0.5) gives too */
+    bool asym_floor = nearest && odn_attr_string_is(n, "coordinate_transformation_mode", "asymmetric", false) &&
+                      odn_attr_string_is(n, "nearest_mode", "floor", false);
+    if (!odn_attr_string_is(n, "coordinate_transformation_mode", "half_pixel", true) && !pytorch && !symmetric &&
+        !asym_floor)
         return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE,
-                       "coordinate_transformation_mode other than half_pixel, pytorch_half_pixel or half_pixel_symmetric");
+                       "coordinate_transformation_mode other than half_pixel, pytorch_half_pixel or half_pixel_symmetric "
+                       "(or asymmetric nearest with floor)");
     bool prefer_ceil = odn_attr_string_is(n, "nearest_mode", "round_prefer_ceil", false);
-    if (nearest && !prefer_ceil && !odn_attr_string_is(n, "nearest_mode", "round_prefer_floor", true))
+    if (nearest && !asym_floor && !prefer_ceil && !odn_attr_string_is(n, "nearest_mode", "round_prefer_floor", true))
         return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "nearest_mode floor or ceil (oneDNN rounds to nearest)");
     if (rank < 3 || rank > 5) return odn_decline(why, size, TSR_DECLINE_SHAPE, "rank %d: oneDNN resamples 1-3 spatial dims", (int)rank);
 
@@ -143,6 +150,12 @@ int odn_resize_check(const tsr_node *n, int32_t rank, const int64_t *in_dims, in
             return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "scales gives axis %d a fractional size %g (oneDNN maps by out/in)",
                            (int)d, scale[d] * (double)in);
         if (pytorch && out == 1) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "pytorch_half_pixel to a length-1 axis");
+        if (asym_floor) {
+            if (out % in != 0)
+                return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "asymmetric nearest by a factor %g that is not an integer",
+                                   scale[d]);
+            continue; /* no ties */
+        }
         int64_t tie;
         if (nearest && has_tie(in, out, &tie)) {
             int64_t q = in / gcd64(in, out);
@@ -156,6 +169,40 @@ int odn_resize_check(const tsr_node *n, int32_t rank, const int64_t *in_dims, in
     return 0;
 }
 
+int odn_upsample_check(const tsr_node *n, int32_t rank, const int64_t *in_dims, int64_t *out_dims, char *why,
+                       size_t size) {
+    if (!odn_attr_string_is(n, "mode", "nearest", true))
+        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "Upsample mode other than nearest (it maps linear asymmetrically)");
+    if (rank < 3 || rank > 5) return odn_decline(why, size, TSR_DECLINE_SHAPE, "rank %d: oneDNN resamples 1-3 spatial dims", (int)rank);
+    const float *scales = NULL;
+    size_t count = 0;
+    float attr[ODN_MAX_RANK];
+    if (odn_host->node_opset(n) >= 9) {
+        bool absent, dynamic;
+        const tsr_tensor *t = const_input(n, 1, &absent, &dynamic);
+        if (!t || t->elem_type != TSR_FLOAT || t->rank != 1) return odn_decline(why, size, TSR_DECLINE_OTHER, "scales not a constant float vector");
+        scales = t->data;
+        count = (size_t)t->dims[0];
+    } else {
+        size_t c = 0;
+        const tsr_attr *a = odn_host->node_attr_find(n, "scales");
+        if (!a || odn_host->attr_type(a) != TSR_ATTR_FLOATS || (c = odn_host->attr_list_size(a)) > ODN_MAX_RANK)
+            return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "scales attribute missing");
+        memcpy(attr, odn_host->attr_floats(a), c * sizeof(float));
+        scales = attr;
+        count = c;
+    }
+    if (count != (size_t)rank) return odn_decline(why, size, TSR_DECLINE_OTHER, "scales has %zu values for rank %d", count, (int)rank);
+    for (int32_t d = 0; d < rank; d++) {
+        float f = scales[d];
+        if (!(f >= 1.0f) || f != floorf(f) || f > 1024.0f || (d < 2 && f != 1.0f))
+            return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "scale %g on axis %d is not an integer upsampling of a spatial axis",
+                               (double)f, (int)d);
+        out_dims[d] = in_dims[d] * (int64_t)f;
+    }
+    return 0;
+}
+
 tsr_status *odn_build_resize(odn_plan *p, size_t index) {
     const tsr_node *n = p->nodes[index];
     odn_value *x = odn_plan_value(p, odn_host->node_input(n, 0));
@@ -164,8 +211,13 @@ tsr_status *odn_build_resize(odn_plan *p, size_t index) {
     int64_t out_dims[ODN_MAX_RANK];
     bool linear;
     char why[256];
-    if (odn_resize_check(n, x->rank, x->dims, out_dims, &linear, why, sizeof why))
+    bool upsample = strcmp(odn_host->node_op_type(n), "Upsample") == 0;
+    linear = false;
+    if (upsample ? odn_upsample_check(n, x->rank, x->dims, out_dims, why, sizeof why)
+                 : odn_resize_check(n, x->rank, x->dims, out_dims, &linear, why, sizeof why)) {
+        if (odn_resize_loop_check(n, x->rank, why, sizeof why) == 0) return odn_resize_loop(p, n, x, y);
         return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "%s", why);
+    }
     dnnl_memory_t src = x->mem;
     const dnnl_memory_desc_t *src_md = &x->md;
     dnnl_memory_desc_t dst_md;

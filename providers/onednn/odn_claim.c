@@ -1,6 +1,7 @@
 /* Which nodes the oneDNN provider takes. Every decline says why; nothing is
  * claimed that the builders cannot compute to the reference's tolerance. */
 #include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -163,6 +164,37 @@ static int check_binary(const tsr_node *n, const char *op, char *why, size_t siz
     return 0;
 }
 
+/* Whether the C loop (odn_resize_loop.c) computes this Resize/Upsample
+ * whatever the run-time sizes: a mapping it has, constant scales or sizes
+ * of 4 values leaving N and C alone. */
+static bool resize_loop_takes(const tsr_node *n, int32_t rank) {
+    char why[160];
+    bool upsample = is(odn_host->node_op_type(n), "Upsample");
+    if ((!upsample && odn_host->node_opset(n) < 11) || odn_resize_loop_check(n, rank, why, sizeof why)) return false;
+    /* sizes name N and C too: they must be the input's (known by now, or
+     * the check fails); scales must leave them at 1 */
+    int64_t in[4], out[4];
+    double scales[4];
+    for (int d = 0; d < 4; d++) {
+        int64_t v = odn_host->value_dim(odn_host->node_input(n, 0), d);
+        in[d] = v > 0 ? v : 7;
+    }
+    return odn_resize_shape(n, in, out, scales) && out[0] == in[0] && out[1] == in[1];
+}
+
+/* Resize with constant scales (no sizes) whose every value is an integer >= 1. */
+static bool integral_scales(const tsr_node *n) {
+    if (odn_host->node_input_count(n) < 3 || !present(n, 2) || (odn_host->node_input_count(n) > 3 && present(n, 3)))
+        return false;
+    const tsr_tensor *t = odn_host->value_constant(odn_host->node_input(n, 2));
+    if (!t || t->elem_type != TSR_FLOAT || t->rank != 1) return false;
+    for (int64_t i = 0; i < t->dims[0]; i++) {
+        float f = ((const float *)t->data)[i];
+        if (!(f >= 1.0f) || f != floorf(f)) return false;
+    }
+    return true;
+}
+
 static int check_clip(const tsr_node *n, char *why, size_t size) {
     float lo = -FLT_MAX, hi = FLT_MAX;
     if (odn_host->node_opset(n) < 11) {
@@ -182,16 +214,22 @@ static int check_clip(const tsr_node *n, char *why, size_t size) {
     return 0;
 }
 
+/* float32, or float16 computed in float32 (odn_f16.c); one of them for
+ * every float operand and output of the node */
 static int check_types(const tsr_node *n, char *why, size_t size) {
     const char *op = odn_host->node_op_type(n);
+    int32_t ft = 0; /* the node's float type, from its first float operand */
     for (size_t k = 0; k < odn_host->node_input_count(n); k++) {
         const tsr_value_info *v = odn_host->node_input(n, k);
         /* shape, axes, roi, scales and sizes operands are read at build time */
         if (!v || (k == 1 && (is(op, "Reshape") || odn_reduce_known(op) || odn_logsum_known(op))) ||
-            (k >= 1 && is(op, "Resize")))
+            (k >= 1 && (is(op, "Resize") || is(op, "Upsample") || is(op, "Split"))))
             continue;
         int32_t t = odn_host->value_elem_type(v);
-        if (t != TSR_FLOAT) return odn_decline(why, size, TSR_DECLINE_TYPE, "input %zu is not float32 (type %d)", k, (int)t);
+        if (t != TSR_FLOAT && t != TSR_FLOAT16)
+            return odn_decline(why, size, TSR_DECLINE_TYPE, "input %zu is not float32 or float16 (type %d)", k, (int)t);
+        if (ft && t != ft) return odn_decline(why, size, TSR_DECLINE_TYPE, "input %zu mixes float16 and float32", k);
+        ft = t;
         if (k == 0 && odn_host->value_rank(v) < 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown");
         if (odn_host->value_rank(v) > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "rank above %d", ODN_MAX_RANK);
         for (int32_t d = 0; d < odn_host->value_rank(v); d++)
@@ -199,8 +237,9 @@ static int check_types(const tsr_node *n, char *why, size_t size) {
     }
     for (size_t k = 0; k < odn_host->node_output_count(n); k++) {
         const tsr_value_info *v = odn_host->node_output(n, k);
-        if (v && odn_host->value_elem_type(v) != TSR_FLOAT)
-            return odn_decline(why, size, TSR_DECLINE_TYPE, "%s output %zu is not float32", op, k);
+        if (v && odn_host->value_elem_type(v) != (ft ? ft : TSR_FLOAT))
+            return odn_decline(why, size, TSR_DECLINE_TYPE, "%s output %zu is not %s like its inputs", op, k,
+                               ft == TSR_FLOAT16 ? "float16" : "float32");
     }
     return 0;
 }
@@ -214,13 +253,14 @@ int odn_claim_check(const tsr_node *n, char *why, size_t size) {
                  is(op, "AveragePool") || is(op, "GlobalAveragePool") || is(op, "GlobalMaxPool") ||
                  is(op, "BatchNormalization") || is(op, "Softmax") || is(op, "LogSoftmax") ||
                  is(op, "LayerNormalization") || is(op, "Reshape") || is(op, "Flatten") ||
-                 is(op, "Identity") || is(op, "Transpose") || is(op, "Erf") || is(op, "Concat") || odn_reduce_known(op) || odn_logsum_known(op) || is(op, "LRN") || is(op, "Resize") ||
+                 is(op, "Identity") || is(op, "Transpose") || is(op, "Erf") || is(op, "Concat") || odn_reduce_known(op) || odn_logsum_known(op) || is(op, "LRN") || is(op, "Resize") || is(op, "Upsample") || is(op, "Split") ||
                  odn_binary_alg(op) || odn_eltwise_of(n, el) > 0;
     /* int8: oneDNN's int8 matmul and convolution, with their own checks
      * (odn_claim_quant.c) */
     if (is(op, "MatMulInteger") || is(op, "QLinearMatMul")) return odn_quant_check(n, why, size);
     if (is(op, "ConvInteger") || is(op, "QLinearConv")) return odn_qconv_check(n, why, size);
     if (is(op, "QuantizeLinear") || is(op, "DequantizeLinear")) return odn_qdq_check(n, why, size);
+    if (is(op, "LSTM") || is(op, "GRU") || is(op, "RNN")) return odn_rnn_check(n, why, size); /* odn_claim_rnn.c */
     if (!known) return odn_decline(why, size, TSR_DECLINE_OP, "%s is not mapped to oneDNN", op);
     /* bfloat16 MatMul/Gemm: their own builder (odn_build_bf16.c) */
     if ((is(op, "MatMul") || is(op, "Gemm")) && present(n, 0) &&
@@ -282,10 +322,30 @@ int odn_claim_check(const tsr_node *n, char *why, size_t size) {
          * on it); the others decide the mapping */
         for (int32_t d = 0; d < rk; d++) {
             dx[d] = odn_host->value_dim(odn_host->node_input(n, 0), d);
+            /* an unknown spatial size is fine when the factor is an integer:
+             * then no output falls between two inputs, whatever the size
+             * (checked as size 1, which a tie would show for too) */
+            if (d >= 2 && dx[d] < 0 && integral_scales(n)) dx[d] = 1;
             if (d > 0 && dx[d] < 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input dim %d unknown before run time", (int)d);
         }
         dx[0] = dx[0] > 0 ? dx[0] : 1;
-        return odn_resize_check(n, rk, dx, out, &linear, why, size);
+        int r = odn_resize_check(n, rk, dx, out, &linear, why, size);
+        return r && resize_loop_takes(n, rk) ? 0 : r;
+    }
+    if (is(op, "Split")) {
+        int32_t rk = in_rank(n, 0);
+        int64_t axis = odn_attr_int(n, "axis", 0);
+        int64_t dim = rk > 0 && axis >= -rk && axis < rk ? odn_host->value_dim(odn_host->node_input(n, 0), (int32_t)(axis < 0 ? axis + rk : axis)) : -1;
+        return odn_split_check(n, rk, dim, why, size);
+    }
+    if (is(op, "Upsample")) {
+        /* integer factors: the mapping holds whatever the run-time sizes */
+        int32_t rk = in_rank(n, 0);
+        int64_t dx[ODN_MAX_RANK], out[ODN_MAX_RANK];
+        if (rk < 1 || rk > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or above %d", ODN_MAX_RANK);
+        for (int32_t d = 0; d < rk; d++) dx[d] = 1;
+        int r = odn_upsample_check(n, rk, dx, out, why, size);
+        return r && resize_loop_takes(n, rk) ? 0 : r;
     }
     if (is(op, "Concat")) {
         size_t count = odn_host->node_input_count(n);

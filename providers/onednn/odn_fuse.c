@@ -99,8 +99,10 @@ tsr_status *odn_fuse_post_ops(odn_plan *p, odn_value *v, int32_t rank, const int
     p->sum_into = NULL;
     for (; p->fuse;) {
         odn_value *gelu_out;
-        if (odn_fuse_gelu(p, cur, &gelu_out)) {
-            dnnl_status_t st = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_gelu_erf, 0.0f, 0.0f);
+        bool gelu_erf = odn_fuse_gelu(p, cur, &gelu_out);
+        if (gelu_erf || odn_fuse_gelu_tanh(p, cur, &gelu_out)) {
+            dnnl_status_t st = dnnl_post_ops_append_eltwise(po, 1.0f, gelu_erf ? dnnl_eltwise_gelu_erf : dnnl_eltwise_gelu_tanh,
+                                                            0.0f, 0.0f);
             if (st != dnnl_success) return odn_dnnl_error(NULL, "gelu post-op", st);
             gelu_out->rank = rank;
             memcpy(gelu_out->dims, dims, sizeof(int64_t) * (size_t)rank);

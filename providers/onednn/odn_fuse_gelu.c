@@ -61,3 +61,53 @@ bool odn_fuse_gelu(odn_plan *p, const odn_value *x, odn_value **out) {
     *out = odn_plan_value(p, odn_host->node_output(half, 0));
     return *out != NULL;
 }
+
+/* The tanh form (GPT-2's gelu_new, BERT-TF's), as torch exports it:
+ *     0.5 * x * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * Pow(x, 3))))
+ * with the half taken first (Mul(x, 0.5) times the bracket) or last;
+ * operands of Add and Mul in either order. One gelu_tanh post-op. */
+static const tsr_node *only_reader(const odn_plan *p, const tsr_node *n) {
+    odn_value *v = odn_plan_value((odn_plan *)p, odn_host->node_output(n, 0));
+    return v ? odn_plan_sole_consumer(p, v) : NULL;
+}
+
+static odn_value *output_of(const odn_plan *p, const tsr_node *n) {
+    return odn_plan_value((odn_plan *)p, odn_host->node_output(n, 0));
+}
+
+bool odn_fuse_gelu_tanh(odn_plan *p, const odn_value *x, odn_value **out) {
+    if (x->output_index >= 0 || (x->consumers != 3 && x->consumers != 2)) return false;
+    const tsr_node *half = NULL, *cube = NULL, *inner_add = NULL, *outer_mul = NULL;
+    for (size_t i = 0; i < p->node_count; i++) {
+        const tsr_node *n = p->nodes[i];
+        if (p->done[i] || !reads(n, x)) continue;
+        if (is_op(n, "Pow") && odn_host->node_input(n, 0) == x->info && scalar(p, n, 1) == 3.0f) cube = n;
+        else if (is_op(n, "Mul") && near(other_scalar(p, n, x), 0.5)) half = n;
+        else if (is_op(n, "Add")) inner_add = n;
+        else if (is_op(n, "Mul")) outer_mul = n; /* x * bracket, halved after */
+        else return false;
+    }
+    if (!cube || !inner_add || !!half == !!outer_mul) return false;
+    const tsr_node *k = only_reader(p, cube);
+    if (!is_op(k, "Mul") || !near(other_scalar(p, k, output_of(p, cube)), 0.044715)) return false;
+    if (only_reader(p, k) != inner_add) return false;
+    const tsr_node *scale = only_reader(p, inner_add);
+    if (!is_op(scale, "Mul") || !near(other_scalar(p, scale, output_of(p, inner_add)), 0.7978845608028654)) return false;
+    const tsr_node *th = only_reader(p, scale);
+    if (!is_op(th, "Tanh")) return false;
+    const tsr_node *one = only_reader(p, th);
+    if (!is_op(one, "Add") || !near(other_scalar(p, one, output_of(p, th)), 1.0)) return false;
+    const tsr_node *prod = only_reader(p, one), *last;
+    if (half) {
+        if (!is_op(prod, "Mul") || only_reader(p, half) != prod) return false;
+        last = prod;
+    } else {
+        if (prod != outer_mul) return false;
+        last = only_reader(p, prod);
+        if (!is_op(last, "Mul") || !near(other_scalar(p, last, output_of(p, prod)), 0.5)) return false;
+    }
+    const tsr_node *all[] = {cube, k, inner_add, scale, th, one, prod, half ? half : last};
+    for (size_t i = 0; i < 8; i++) p->done[odn_plan_node_index(p, all[i])] = true;
+    *out = output_of(p, last);
+    return *out != NULL;
+}

@@ -110,6 +110,10 @@ static tsr_status *new_arena_mem(odn_plan *p, const dnnl_memory_desc_t *md, cons
     return s;
 }
 
+tsr_status *odn_plan_arena_mem(odn_plan *p, const dnnl_memory_desc_t *md, const tsr_node *n, dnnl_memory_t *out) {
+    return new_arena_mem(p, md, n, out);
+}
+
 odn_value *odn_plan_value(odn_plan *p, const tsr_value_info *vi) {
     if (!vi) return NULL;
     for (size_t i = 0; i < p->value_count; i++)
@@ -125,6 +129,10 @@ static odn_value *add_value(odn_plan *p, const tsr_value_info *vi) {
     memset(v, 0, sizeof *v);
     v->info = vi;
     v->elem_type = vi ? odn_host->value_elem_type(vi) : 0;
+    if (odn_f16_promoted(p, vi, v->elem_type)) { /* float16 computed in float32: odn_f16.c */
+        v->f16 = true;
+        v->elem_type = TSR_FLOAT;
+    }
     v->input_index = -1;
     v->output_index = -1;
     return v;
@@ -296,8 +304,9 @@ tsr_status *odn_plan_define(odn_plan *p, odn_value *v, int32_t rank, const int64
         v->md = *md;
     }
     v->produced = true;
-    /* a piece output's memory takes the output tensor's buffer at run time */
-    if (v->output_index >= 0) return odn_plan_new_mem(p, &v->md, DNNL_MEMORY_NONE, n, &v->mem);
+    /* a piece output's memory takes the output tensor's buffer at run time
+     * (a float16 one's is converted into it: odn_f16_output) */
+    if (v->output_index >= 0 && !v->f16) return odn_plan_new_mem(p, &v->md, DNNL_MEMORY_NONE, n, &v->mem);
     return new_arena_mem(p, &v->md, n, &v->mem);
 }
 
@@ -308,7 +317,7 @@ tsr_status *odn_plan_add_primitive(odn_plan *p, const_dnnl_primitive_desc_t pd, 
     const char *impl = odn_impl_name(pd);
     dnnl_primitive_kind_t kind = dnnl_undefined_primitive;
     dnnl_primitive_desc_query(pd, dnnl_query_primitive_kind, 0, &kind);
-    if (odn_impl_is_ref(impl)) {
+    if (odn_impl_is_ref(impl) && !odn_rnn_impl_ok(pd)) {
         char src[160];
         odn_md_text(dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), src, sizeof src);
         return odn_node_error(n, TSR_ERR_NOT_SUPPORTED,
@@ -393,6 +402,11 @@ static tsr_status *collect_values(odn_plan *p, const tsr_tensor *const *inputs) 
         int32_t type = t ? t->elem_type : odn_host->value_elem_type(vi);
         v->elem_type = type;
         v->produced = true;
+        if (odn_f16_promoted(p, vi, type)) { /* float32 inside, float16 at the boundary */
+            tsr_status *s = odn_f16_input(p, v, i, t);
+            if (s) return s;
+            continue;
+        }
         /* int64 shape, axes or sizes inputs are read directly at build time;
          * float, 8-bit, int32, f16 and bf16 ones get memories */
         dnnl_data_type_t dt = odn_dnnl_type(type);
@@ -446,12 +460,14 @@ static tsr_status *plan_build(dnnl_engine_t engine, dnnl_stream_t stream, bool w
     tsr_status *s = (!p->nodes || !p->done) ? no_memory() : NULL;
     for (size_t i = 0; !s && i < p->node_count; i++) p->nodes[i] = odn_host->graph_node(piece, i);
     if (!s) s = collect_values(p, inputs);
+    if (!s) s = odn_f16_check(p);
     for (size_t i = 0; !s && i < p->node_count; i++)
         if (!p->done[i]) s = odn_build_node(p, i);
     for (size_t i = 0; !s && i < odn_host->graph_output_count(piece); i++) {
         odn_value *v = odn_plan_value(p, odn_host->graph_output(piece, i));
         if (!v->produced) s = odn_node_error(NULL, TSR_ERR_PROVIDER, "piece output '%s' never computed",
                                              odn_host->value_name(v->info));
+        else if (v->f16) s = odn_f16_output(p, v, &p->output_mems[i]);
         else p->output_mems[i] = v->mem;
     }
     if (!s) s = odn_arena_place(p);
@@ -499,8 +515,10 @@ tsr_status *odn_plan_run(odn_plan *p, tsr_run_context *ctx) {
     }
     for (size_t i = 0; i < n_out; i++) {
         odn_value *v = odn_plan_value(p, odn_host->graph_output(p->piece, i));
+        const dnnl_memory_desc_t *omd; /* v's own, or float16 around a promoted v */
+        dnnl_memory_get_memory_desc(p->output_mems[i], &omd);
         tsr_tensor *t;
-        tsr_status *s = odn_host->run_alloc_output(ctx, i, tsr_type_of(v->md.data_type), v->rank, v->dims, &t);
+        tsr_status *s = odn_host->run_alloc_output(ctx, i, tsr_type_of(omd->data_type), v->rank, v->dims, &t);
         if (s) return s;
         dnnl_status_t st = dnnl_memory_set_data_handle_v2(p->output_mems[i], t->data, p->stream);
         if (st != dnnl_success) return odn_dnnl_error(NULL, "binding an output", st);

@@ -5,12 +5,15 @@
 # With python3, onnx and numpy it also runs (see the scripts' headers)
 # const_cases.py's variants of the Resize and ReduceLogSum* cases, whose
 # scales/sizes/axes the suite feeds as inputs (so nothing is claimed), and
-# extra_cases.py's, extra_cases_lrn.py's and dynamic_cases.py's (symbolic
-# dims, data sets of several sizes in one session) cases, each of which
-# onednn must claim whole, and qdq_cases.py's QDQ models (int8 fusion), which
+# extra_cases.py's, extra_cases_lrn.py's, dynamic_cases.py's (symbolic
+# dims, data sets of several sizes in one session) and rnn_cases.py's
+# (LSTM/GRU/RNN) cases and the suite's LSTM/GRU/RNN cases with W, R, B as
+# initializers (const_cases.py), each of which onednn must claim whole, and qdq_cases.py's QDQ models (int8 fusion), which
 # must be claimed whole and pass within one output quantization step
 # (--rtol 0 --atol QDQ_ATOL: the int8 path and the float graph may round a
-# value that lies within float error of a boundary to neighbouring steps).
+# value that lies within float error of a boundary to neighbouring steps),
+# and f16_cases.py's float16 models, which must be claimed whole and pass
+# within its RTOL/ATOL (one float16 rounding per piece output).
 # usage: run_claimed_ops.sh TESSERA SUITE_DIR [PROVIDER_SO]
 set -u
 tessera=$1 suite=$2 provider=${3:-onednn}
@@ -18,7 +21,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 ops='conv gemm matmul maxpool averagepool globalaveragepool globalmaxpool
 batchnorm relu leakyrelu elu sigmoid tanh exp log sqrt abs neg clip hardsigmoid hardswish gelu
 add sub mul div max min softmax logsoftmax layer_norm reshape flatten identity transpose erf concat pow reduce
-lrn resize qlinearmatmul qlinearconv quantizelinear dequantizelinear'
+lrn resize qlinearmatmul qlinearconv quantizelinear dequantizelinear lstm gru rnn simple_rnn'
 cases=""
 for op in $ops; do
   for d in "$suite"/node/test_"$op"*; do
@@ -36,8 +39,19 @@ if [ -n "$py" ] && "$py" -c 'import onnx, numpy' 2>/dev/null; then
   extra=$("$py" "$here/extra_cases.py" "$work/extra") || { echo "extra_cases.py failed"; exit 1; }
   extra_lrn=$("$py" "$here/extra_cases_lrn.py" "$work/extra_lrn") || { echo "extra_cases_lrn.py failed"; exit 1; }
   extra_dyn=$("$py" "$here/dynamic_cases.py" "$work/extra_dyn") || { echo "dynamic_cases.py failed"; exit 1; }
-  extra="$extra $extra_lrn $extra_dyn"
+  extra_rnn=$("$py" "$here/rnn_cases.py" "$work/extra_rnn") || { echo "rnn_cases.py failed"; exit 1; }
+  # the suite's LSTM/GRU/RNN cases feed W, R and B as inputs (declined: the
+  # weights are converted once); with them as initializers onednn takes them
+  rnn_dirs=$(for d in "$suite"/node/test_lstm_* "$suite"/node/test_gru_* "$suite"/node/test_rnn_* \
+                      "$suite"/node/test_simple_rnn_*; do [ -d "$d" ] && echo "$d"; done)
+  const_rnn=""
+  if [ -n "$rnn_dirs" ]; then
+    # shellcheck disable=SC2086
+    const_rnn=$("$py" "$here/const_cases.py" "$work/const_rnn" $rnn_dirs) || { echo "const_cases.py (rnn) failed"; exit 1; }
+  fi
+  extra="$extra $extra_lrn $extra_dyn $extra_rnn $const_rnn"
   qdq=$("$py" "$here/qdq_cases.py" "$work/qdq") || { echo "qdq_cases.py failed"; exit 1; }
+  f16=$("$py" "$here/f16_cases.py" "$work/f16") || { echo "f16_cases.py failed"; exit 1; }
   # shellcheck disable=SC2086
   const=$("$py" "$here/const_cases.py" --f32 "$work/const" \
           $(for d in "$suite"/node/test_resize_* "$suite"/node/test_reduce_log_sum*; do
@@ -63,15 +77,29 @@ if [ -n "${qdq:-}" ]; then
   qdq_fail=$(grep -v '^PASS ' "$work/qdq.txt" | grep -v ' passed, ' || true)
   echo "qdq cases (atol $qdq_atol): $(grep -c '^PASS ' "$work/qdq.txt") of $(echo $qdq | wc -w) passed"
 fi
+# float16 cases (computed in float32, one rounding per piece output) within
+# f16_cases.py's tolerances; f16_rounding, exact in float32, bit for bit
+f16_fail=""
+if [ -n "${f16:-}" ]; then
+  f16_tol=$("$py" -B -c 'import sys; sys.path.insert(0, sys.argv[1]); import f16_cases as f; print("--rtol", f.RTOL, "--atol", f.ATOL)' "$here")
+  # shellcheck disable=SC2086
+  "$tessera" test -p "$provider",reference $f16_tol $f16 >"$work/f16.txt" 2>/dev/null
+  "$tessera" test -p "$provider",reference --rtol 0 --atol 0 "$work/f16/f16_rounding" >>"$work/f16.txt" 2>/dev/null
+  f16_want=$(($(echo $f16 | wc -w) + 1))
+  f16_got=$(grep -c '^PASS ' "$work/f16.txt")
+  echo "float16 cases ($f16_tol; f16_rounding also exactly): $f16_got of $f16_want passed"
+  [ "$f16_got" = "$f16_want" ] || f16_fail=$(grep -v '^PASS ' "$work/f16.txt" | grep -v ' passed, '; echo "$f16_got of $f16_want passed")
+fi
 # the extra cases exist to exercise the provider: each must be claimed whole
 unclaimed=""
-for c in $extra ${qdq:-}; do
+for c in $extra ${qdq:-} ${f16:-}; do
   "$tessera" partition "$c/model.onnx" -p "$provider",reference 2>/dev/null | grep -q '^total:.* reference 0, core 0' ||
     unclaimed="$unclaimed $(basename "$c")"
 done
 [ -z "$unclaimed" ] || echo "extra cases not claimed whole by $provider:$unclaimed"
 [ -z "$qdq_fail" ] || { echo "qdq cases failing with $provider,reference:"; echo "$qdq_fail"; }
-if [ -n "$lost" ] || [ -n "$unclaimed" ] || [ -n "$qdq_fail" ]; then
+[ -z "$f16_fail" ] || { echo "float16 cases failing with $provider,reference:"; echo "$f16_fail"; }
+if [ -n "$lost" ] || [ -n "$unclaimed" ] || [ -n "$qdq_fail" ] || [ -n "$f16_fail" ]; then
   [ -z "$lost" ] || echo "passing with reference but not with $provider,reference:"
   for c in $lost; do grep "^[A-Z]* $c[: ]" "$work/odn.txt" || echo "  $c"; done
   exit 1

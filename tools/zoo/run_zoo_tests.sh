@@ -45,12 +45,46 @@ fi
 
 # --- per-model extra checks --------------------------------------------------
 # extra_checks NAME SET CASE_DIR: runs after a case PASSes on a provider set
-# (SET is the -p value, "" for the default). Print a one-line reason and
-# return non-zero to turn the PASS into a FAIL. Hook for later checks, e.g.
-# that the oneDNN provider ran no "ref" primitive on NAME.
+# (SET is the -p value, "" for the default). Prints a one-line reason and
+# returns non-zero to turn the PASS into a FAIL.
+# Where the oneDNN provider takes part: one profiled run must show no oneDNN
+# reference implementation among the primitives its pieces ran (the
+# provider's piece_describe, "impl" in the profile), and no piece it claimed
+# may have failed to compile (it would have run elsewhere, silently slower).
+# oneDNN 2.6's "ref" RNN is the one exception: its matrix products are JIT
+# sgemm calls and its gate math JIT kernels (docs/onednn.md, "Recurrent ops").
 extra_checks() {
   local name=$1 set=$2 case_dir=$3
-  : "$name" "$set" "$case_dir"
+  case $set in reference|opencl,reference) return 0 ;; esac
+  local args=() prof log
+  [ -n "$set" ] && args=(-p "$set")
+  prof=$(mktemp) log=$(mktemp)
+  if ! "$tessera" bench "$case_dir" "${args[@]}" --runs 1 --warmup 0 --json --profile "$prof" >/dev/null 2>"$log"; then
+    echo "profiled run failed: $(tail -n 1 "$log")"
+    rm -f "$prof" "$log"
+    return 1
+  fi
+  local bad
+  bad=$("$py" - "$prof" <<'PY'
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+bad = set()
+for e in events:
+    a = e.get("args", {})
+    if a.get("provider") != "onednn":
+        continue
+    for impl in filter(None, a.get("impl", "").split(";")):
+        kind, _, name = impl.partition(" ")
+        if (name.startswith("ref") or ":ref" in name) and kind != "rnn":
+            bad.add(impl)
+print("; ".join(sorted(bad)))
+PY
+)
+  local failed_compile
+  failed_compile=$(grep -m1 "onednn: piece .* failed to compile" "$log" || true)
+  rm -f "$prof" "$log"
+  if [ -n "$bad" ]; then echo "onednn ran a reference implementation: $bad"; return 1; fi
+  if [ -n "$failed_compile" ]; then echo "$failed_compile"; return 1; fi
   return 0
 }
 

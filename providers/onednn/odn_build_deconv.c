@@ -61,32 +61,73 @@ tsr_status *odn_build_deconv(odn_plan *p, size_t index) {
         wstr[o++] = ks;
     }
     bd[0] = m;
+    /* following eltwise and binary nodes as post-ops; the result is then
+     * the last absorbed node's output */
+    dnnl_post_ops_t po;
+    dnnl_primitive_attr_t attr;
+    if (dnnl_post_ops_create(&po) != dnnl_success) return odn_node_error(n, TSR_ERR_NO_MEMORY, "post-ops");
+    if (dnnl_primitive_attr_create(&attr) != dnnl_success) {
+        dnnl_post_ops_destroy(po);
+        return odn_node_error(n, TSR_ERR_NO_MEMORY, "attributes");
+    }
+    dnnl_exec_arg_t args[ODN_MAX_ARGS];
+    int nargs = 4; /* SRC, WEIGHTS, BIAS, DST come first */
+    odn_value *last = y;
+    tsr_status *e = odn_fuse_post_ops(p, y, r, out, po, args, &nargs, &last);
+    if (!e && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success) e = odn_node_error(n, TSR_ERR_PROVIDER, "post-ops");
+    dnnl_post_ops_destroy(po);
+    if (e) {
+        dnnl_primitive_attr_destroy(attr);
+        return e;
+    }
+    /* oneDNN 2.6's deconvolution runs 2-3x faster on channels-last than on
+     * the nChw16c it picks for "any" (whose 16-channel blocks also waste
+     * most of the work on the 1-channel map a detector head ends with) */
+    dnnl_format_tag_t act_tag = r == 4 ? dnnl_acdb : r == 5 ? dnnl_acdeb : dnnl_acb;
     dnnl_memory_desc_t src_any, w_any, w_view_md, dst_md, b_md;
-    dnnl_status_t st = dnnl_memory_desc_init_by_tag(&src_any, r, xd, dnnl_f32, dnnl_format_tag_any);
+    dnnl_status_t st = dnnl_memory_desc_init_by_tag(&src_any, r, xd, dnnl_f32, act_tag);
     if (st == dnnl_success) st = dnnl_memory_desc_init_by_tag(&w_any, wr, wd, dnnl_f32, dnnl_format_tag_any);
     if (st == dnnl_success) st = dnnl_memory_desc_init_by_strides(&w_view_md, wr, wd, dnnl_f32, wstr);
     if (st == dnnl_success) st = dnnl_memory_desc_init_by_tag(&b_md, 1, bd, dnnl_f32, dnnl_a);
-    if (st == dnnl_success)
-        st = y->output_index >= 0 ? odn_plain_md(&dst_md, r, out)
-                                  : dnnl_memory_desc_init_by_tag(&dst_md, r, yd, dnnl_f32, dnnl_format_tag_any);
+    /* a piece output is plain: computed channels-last into a temporary and
+     * reordered there (a plain destination leaves oneDNN only im2col) */
+    if (st == dnnl_success) st = dnnl_memory_desc_init_by_tag(&dst_md, r, yd, dnnl_f32, act_tag);
     dnnl_deconvolution_desc_t dd;
+    dnnl_primitive_desc_t pd = NULL;
     if (st == dnnl_success)
         st = dnnl_dilated_deconvolution_forward_desc_init(&dd, dnnl_forward_inference, dnnl_deconvolution_direct,
                                                           &src_any, &w_any, b ? &b_md : NULL, &dst_md, str, dil, pl, pr);
-    dnnl_primitive_desc_t pd = NULL;
-    if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &dd, NULL, p->engine, NULL);
+    if (st == dnnl_success && odn_pd_create(p, &dd, attr, &pd) != dnnl_success) {
+        /* no fast kernel for channels-last here: let oneDNN choose */
+        st = dnnl_memory_desc_init_by_tag(&src_any, r, xd, dnnl_f32, dnnl_format_tag_any);
+        if (st == dnnl_success) st = dnnl_memory_desc_init_by_tag(&dst_md, r, yd, dnnl_f32, dnnl_format_tag_any);
+        if (st == dnnl_success)
+            st = dnnl_dilated_deconvolution_forward_desc_init(&dd, dnnl_forward_inference, dnnl_deconvolution_direct,
+                                                              &src_any, &w_any, b ? &b_md : NULL, &dst_md, str, dil,
+                                                              pl, pr);
+        if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &dd, attr, p->engine, NULL);
+    }
+    dnnl_primitive_attr_destroy(attr);
     if (st != dnnl_success) return odn_dnnl_error(n, "deconvolution setup", st);
     dnnl_memory_t src_mem, w_mem;
     odn_value wv = *w;
-    tsr_status *e = odn_plan_mem_as(p, x, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), n, &src_mem);
+    e = odn_plan_mem_as(p, x, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), n, &src_mem);
     if (!e) e = odn_plan_view(p, w->mem, &w_view_md, n, &wv.mem);
     wv.md = w_view_md;
     if (!e) e = odn_plan_mem_as(p, &wv, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), n, &w_mem);
-    if (!e) e = odn_plan_define(p, y, r, out, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), n);
+    const dnnl_memory_desc_t *chosen = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    bool via_temp = last->output_index >= 0;
+    odn_value temp = {.info = last->info, .input_index = -1, .output_index = -1};
+    if (!e) e = odn_plan_define(p, last, r, out, chosen, n);
+    if (!e && via_temp) e = odn_plan_define(p, &temp, r, out, chosen, n);
     if (!e) {
-        dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_DST, y->mem},
-                                   {DNNL_ARG_BIAS, b ? b->mem : NULL}};
-        e = odn_plan_add_primitive(p, pd, n, args, b ? 4 : 3);
+        args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, src_mem};
+        args[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, w_mem};
+        args[2] = (dnnl_exec_arg_t){DNNL_ARG_DST, via_temp ? temp.mem : last->mem};
+        args[3] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, b ? b->mem : NULL};
+        if (!b) args[3] = args[--nargs]; /* no bias: the last post-op argument takes its slot */
+        e = odn_plan_add_primitive(p, pd, n, args, nargs);
+        if (!e && via_temp) e = odn_plan_add_reorder(p, temp.mem, &temp.md, last->mem, &last->md, n);
     }
     dnnl_primitive_desc_destroy(pd);
     return e;

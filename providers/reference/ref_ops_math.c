@@ -245,6 +245,26 @@ static tsr_status *bin_exec(ref_ctx *c, int op, const tsr_tensor *a, const tsr_t
         return NULL;
     }
 
+    if (ta == TSR_INT64 && tb == TSR_INT64 && to == TSR_INT64 && o->rank > 0) {
+        /* index arithmetic (exporters' frame indices, shape maths): rows
+         * with a typed inner loop instead of a load/store per element */
+        const int64_t *pa = a->data, *pb = b->data;
+        int64_t *po = o->data;
+        const tsr_tensor *ins[2] = {a, b};
+        m_iter it;
+        m_iter_init(&it, o->rank, o->dims, 2, ins);
+        int64_t inner = o->dims[o->rank - 1];
+        int64_t sa = it.st[0][o->rank - 1], sb = it.st[1][o->rank - 1];
+        it.rank = o->rank - 1;
+        for (uint64_t r = 0; r < n / (uint64_t)inner; r++) {
+            const int64_t *ra = pa + it.off[0], *rb = pb + it.off[1];
+            int64_t *ro = po + r * (uint64_t)inner;
+            for (int64_t i = 0; i < inner; i++) ro[i] = bi64(op, ra[i * sa], rb[i * sb]);
+            m_iter_next(&it);
+        }
+        return NULL;
+    }
+
     const tsr_tensor *ins[2] = {a, b};
     m_iter it;
     m_iter_init(&it, o->rank, o->dims, 2, ins);

@@ -75,8 +75,14 @@ void partition_free(partition *p);
  * `prov`, skipping a (node, provider) pair already there. */
 tsr_status *partition_keep_declines(partition *out, struct tsr_claim_sink *sink, size_t prov);
 
+/* How compiled piece `pc` runs, as its provider describes it
+ * (piece_describe: kernels or library primitives, ';'-separated); NULL when
+ * the provider says nothing or the piece is built at its first run. Valid
+ * until the piece next runs. */
+const char *partition_piece_impl(const piece *pc, const provider_inst *prov);
+
 /* A readable table: piece, provider, node count, ops, inputs/outputs; then
- * declines. malloc'd. */
+ * each piece's implementations, then declines. malloc'd. */
 char *partition_text(const partition *p, const ir_graph *g, provider_inst *const *provs,
                      size_t n_provs);
 /* The same as JSON (docs/partition.schema.json): providers with devices,

@@ -10,6 +10,58 @@
 #include "session.h"
 #include "status.h"
 
+const char *partition_piece_impl(const piece *pc, const provider_inst *prov) {
+    const tsr_provider *vt = prov->plugin->vt;
+    if (!pc->compiled || !TSR_HAS_MEMBER(vt, tsr_provider, piece_describe) || !vt->piece_describe) return NULL;
+    const char *d = vt->piece_describe(pc->compiled);
+    return d && d[0] ? d : NULL;
+}
+
+/* Each piece's implementations as its provider names them, each distinct
+ * one once with its count: "piece 0 onednn: convolution
+ * brgconv:avx512_core x12, binary jit:uni x3". */
+static void impls_text(report_buf *b, const partition *p, provider_inst *const *provs) {
+    bool any = false;
+    for (size_t i = 0; i < p->n_pieces; i++) {
+        const char *d = partition_piece_impl(&p->pieces[i], provs[p->pieces[i].prov_index]);
+        if (!d) continue;
+        if (!any) rb_printf(b, "implementations:\n");
+        any = true;
+        rb_printf(b, "  piece %zu %s:", i, provs[p->pieces[i].prov_index]->name);
+        size_t n = 1;
+        for (const char *c = d; *c; c++) n += *c == ';';
+        const char **at = malloc(n * sizeof *at);
+        size_t *len = malloc(n * sizeof *len);
+        if (!at || !len) {
+            b->failed = true;
+            free(at);
+            free(len);
+            return;
+        }
+        size_t k = 0;
+        for (const char *e = d;; k++) {
+            const char *semi = strchr(e, ';');
+            at[k] = e;
+            len[k] = semi ? (size_t)(semi - e) : strlen(e);
+            if (!semi) break;
+            e = semi + 1;
+        }
+        for (size_t x = 0, shown = 0; x <= k; x++) {
+            size_t count = 0, first = x;
+            for (size_t y = 0; y <= k; y++)
+                if (len[y] == len[x] && strncmp(at[y], at[x], len[x]) == 0) {
+                    if (y < first) first = y;
+                    count++;
+                }
+            if (first != x) continue; /* shown with its first appearance */
+            rb_printf(b, "%s %.*s x%zu", shown++ ? "," : "", (int)len[x], at[x], count);
+        }
+        rb_printf(b, "\n");
+        free(at);
+        free(len);
+    }
+}
+
 /* Where pieces on different memories meet: the copies each run makes
  * (constants are copied to a device once per session). */
 static void copies_text(report_buf *b, const partition *p, provider_inst *const *provs) {
@@ -74,6 +126,7 @@ char *partition_text(const partition *p, const ir_graph *g, provider_inst *const
         rb_printf(&b, "; fallback %s", provs[p->policy.fallback]->name);
     rb_printf(&b, "\n");
     copies_text(&b, p, provs);
+    impls_text(&b, p, provs);
     if (p->n_expanded) rb_printf(&b, "expanded:\n");
     for (size_t i = 0; i < p->n_expanded; i++) {
         const expansion *e = &p->expanded[i];

@@ -115,6 +115,11 @@ static void json_pieces(report_buf *b, const partition *p, provider_inst *const 
         json_names(b, v->inputs, v->n_inputs);
         rb_printf(b, ",\"outputs\":");
         json_names(b, v->outputs, v->n_outputs);
+        const char *impl = partition_piece_impl(pc, provs[pc->prov_index]);
+        if (impl) {
+            rb_printf(b, ",\"impl\":");
+            rb_json_string(b, impl);
+        }
         rb_printf(b, "}");
     }
     rb_printf(b, "\n]");

@@ -98,19 +98,25 @@ static bool winograd_shape(int32_t r, const dnnl_dims_t wd, int wr, int64_t grou
  * as fast in that layout (measured per ResNet-50 shape). */
 static bool piece_prefers_blocked(odn_plan *p) {
     if (!p->winograd) return false;
+    bool wino = false;
     for (size_t i = 0; i < p->node_count; i++) {
         const tsr_node *n = p->nodes[i];
         if (strcmp(odn_host->node_op_type(n), "Conv") != 0 || odn_host->node_input_count(n) < 2) continue;
         const odn_value *w = odn_plan_value(p, odn_host->node_input(n, 1));
-        if (!w || w->rank != 4 || w->dims[2] != 3 || w->dims[3] != 3 || odn_attr_int(n, "group", 1) != 1) continue;
+        /* a channel count that is not whole 16-blocks cannot stay nChw16c:
+         * such a piece would flip between layouts at every such layer (a
+         * first layer of <= 8 input channels reads NCHW directly) */
+        int64_t group = odn_attr_int(n, "group", 1), cin = w && w->rank == 4 ? w->dims[1] * group : 0;
+        if (w && w->rank == 4 && (w->dims[0] % 16 != 0 || (cin > 8 && cin % 16 != 0))) return false;
+        if (wino || !w || w->rank != 4 || w->dims[2] != 3 || w->dims[3] != 3 || group != 1) continue;
         size_t cs = 0, cd = 0;
         const int64_t *st = odn_attr_ints(n, "strides", &cs), *dl = odn_attr_ints(n, "dilations", &cd);
         bool unit = true;
         for (size_t k = 0; k < cs; k++) unit = unit && st[k] == 1;
         for (size_t k = 0; k < cd; k++) unit = unit && dl[k] == 1;
-        if (unit) return true;
+        wino = wino || unit;
     }
-    return false;
+    return wino;
 }
 
 /* Outside such pieces nChw16c is still worth keeping where it costs no

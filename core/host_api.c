@@ -252,11 +252,11 @@ static tsr_status *h_run_alloc_output(tsr_run_context *cx, size_t index, int32_t
     rt_tensor *slot;
     bool device = c->prov && c->prov->memory_kind == TSR_MEMORY_DEVICE;
     if (index == (size_t)-1) {
-        rt_tensor *s = realloc(c->scratch, sizeof *s * (c->n_scratch + 1));
+        rt_tensor **s = realloc(c->scratch, sizeof *s * (c->n_scratch + 1));
         if (!s) return TSR_NO_MEMORY();
         c->scratch = s;
-        slot = &s[c->n_scratch++];
-        memset(slot, 0, sizeof *slot);
+        if (!(slot = calloc(1, sizeof *slot))) return TSR_NO_MEMORY();
+        s[c->n_scratch++] = slot;
     } else if (index >= c->n_outputs) {
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "output index %zu out of range (%zu outputs)",
                          index, c->n_outputs);
@@ -276,7 +276,10 @@ static tsr_status *h_run_alloc_output(tsr_run_context *cx, size_t index, int32_t
 }
 
 void run_context_end(struct tsr_run_context *ctx) {
-    for (size_t i = 0; i < ctx->n_scratch; i++) rt_tensor_release(&ctx->scratch[i]);
+    for (size_t i = 0; i < ctx->n_scratch; i++) {
+        rt_tensor_release(ctx->scratch[i]);
+        free(ctx->scratch[i]);
+    }
     free(ctx->scratch);
     ctx->scratch = NULL;
     ctx->n_scratch = 0;

@@ -61,8 +61,8 @@ struct tsr_run_context {
     size_t n_outputs;
     rt_tensor *outputs;              /* n_outputs slots, filled by run_alloc_output */
     provider_inst *prov;             /* whose memory outputs go to */
-    rt_tensor *scratch;
-    size_t n_scratch;
+    rt_tensor **scratch;             /* one allocation each: a kernel keeps pointers */
+    size_t n_scratch;                /* to earlier ones while it allocates more */
     const tsr_value *const *in_values; /* n_inputs entries or NULL: non-tensor inputs */
     tsr_value **wrappers;              /* lazily made TENSOR views for run_input_value */
 };

@@ -15,6 +15,9 @@
 
 static bool is_op(const ir_node *n, const char *op) { return strcmp(n->op_type, op) == 0 && n->domain[0] == 0; }
 
+/* a string attribute equal to s (a malformed one of another type is not) */
+static bool attr_is(const ir_attr *a, const char *s) { return a->type == TSR_ATTR_STRING && a->s && strcmp(a->s, s) == 0; }
+
 /* Readers of v in g: node inputs, graph outputs and subgraph captures. */
 static size_t readers(const ir_graph *g, const ir_value *v, const ir_node **only) {
     size_t count = 0;
@@ -42,12 +45,13 @@ static size_t readers(const ir_graph *g, const ir_value *v, const ir_node **only
  * spatial dims only; NULL otherwise. */
 static const int64_t *zero_spatial_pads(const ir_node *pad, int32_t rank) {
     const ir_attr *mode = ir_node_attr(pad, "mode");
-    if (mode && strcmp(mode->s, "constant") != 0) return NULL;
+    if (mode && !attr_is(mode, "constant")) return NULL;
     const int64_t *pads = NULL;
     size_t count = 0;
     if (pad->opset < 11) {
         const ir_attr *a = ir_node_attr(pad, "pads"), *value = ir_node_attr(pad, "value");
-        if (!a || (value && value->f != 0.0f)) return NULL;
+        if (!a || a->type != TSR_ATTR_INTS || (value && (value->type != TSR_ATTR_FLOAT || value->f != 0.0f)))
+            return NULL;
         pads = a->ints;
         count = a->count;
     } else {
@@ -75,10 +79,12 @@ static const int64_t *zero_spatial_pads(const ir_node *pad, int32_t rank) {
  * is not explicit (auto_pad) or its attribute is malformed. */
 static bool widen_conv_pads(ir_node *conv, const int64_t *pads, int32_t rank) {
     const ir_attr *auto_pad = ir_node_attr(conv, "auto_pad");
-    if (auto_pad && strcmp(auto_pad->s, "NOTSET") != 0) return false;
+    if (auto_pad && !attr_is(auto_pad, "NOTSET")) return false;
     int32_t sp = rank - 2;
     ir_attr *a = (ir_attr *)ir_node_attr(conv, "pads");
     if (a && (a->type != TSR_ATTR_INTS || a->count != 2 * (size_t)sp)) return false;
+    for (int32_t i = 0; a && i < sp; i++) /* the sums must not overflow (pads are >= 0) */
+        if (a->ints[i] > INT64_MAX - pads[2 + i] || a->ints[sp + i] > INT64_MAX - pads[rank + 2 + i]) return false;
     if (!a) {
         ir_attr *grown = realloc(conv->attrs, (conv->n_attrs + 1) * sizeof *grown);
         if (!grown) return false;
@@ -116,6 +122,8 @@ tsr_status *ir_graph_fold_pads(ir_graph *g) {
         const int64_t *pads = zero_spatial_pads(pad, rank);
         if (!pads || !widen_conv_pads((ir_node *)reader, pads, rank)) continue;
         ((ir_node *)reader)->inputs[0] = x;
+        y->producer = NULL; /* the Pad is freed below; y is read by nothing now */
+        y->producer_output = 0;
         olds[count++] = pad;
     }
     tsr_status *st = NULL;

@@ -205,7 +205,7 @@ static tsr_status *order_pieces(partition *p, const ir_graph *g) {
         done[pick] = true;
         sorted[taken++] = p->pieces[pick];
     }
-    memcpy(p->pieces, sorted, sizeof(piece) * n);
+    if (n) memcpy(p->pieces, sorted, sizeof(piece) * n); /* no pieces: a graph of folded Constants */
 out:
     free(owner);
     free(indeg);

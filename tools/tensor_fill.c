@@ -2,6 +2,7 @@
  * Making tensor contents: the deterministic inputs `tessera run`, `bench`
  * and `compare` make up for inputs not given, and constants (--fill).
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +176,12 @@ static bool store_constant(const tsr_tensor *t, size_t i, double x, char *why, s
         default: ((uint64_t *)d)[i] = (uint64_t)x; break;
         }
         return true;
+    }
+    /* double -> float out of range is undefined; float16 would round to inf */
+    double fmax = et == TSR_FLOAT16 ? 65504.0 : et == TSR_DOUBLE || et == TSR_COMPLEX128 ? INFINITY : FLT_MAX;
+    if (fabs(x) > fmax) {
+        cli_format(why, why_size, "%g does not fit %s", x, tsr_elem_type_name(et));
+        return false;
     }
     switch (et) {
     case TSR_FLOAT: ((float *)d)[i] = (float)x; return true;

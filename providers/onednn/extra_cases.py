@@ -447,6 +447,46 @@ def loop_resize_cases(out_dir):
                     opset=9)
 
 
+def deconv_tiles_ref(x, w, b):
+    """ConvTranspose with kernel == stride, no pads: each input pixel writes
+    its own kh x kw tile, y[n,m,h*kh+i,w*kw+j] = sum_c x[n,c,h,w] W[c,m,i,j] + b[m]."""
+    n, c, h, wd = x.shape
+    _, m, kh, kw = w.shape
+    t = np.einsum("nchw,cmij->nmhiwj", x.astype(np.float64), w.astype(np.float64))
+    y = t.reshape(n, m, h * kh, wd * kw)
+    return y + (0 if b is None else b.astype(np.float64).reshape(1, m, 1, 1))
+
+
+def deconv_tile_cases(out_dir):
+    """The tiled ConvTranspose path (odn_build_deconv_tiles.c): bias or
+    not, square and non-square tiles, one output channel, a fused Relu,
+    inside a piece (after a Conv) and as the piece output."""
+    for name, shape, m, k, bias, relu in (("odn_deconv_tiles_2x2_bias", (2, 5, 3, 4), 7, (2, 2), True, False),
+                                          ("odn_deconv_tiles_2x3_relu", (1, 4, 2, 3), 3, (2, 3), False, True),
+                                          ("odn_deconv_tiles_1ch", (1, 6, 4, 4), 1, (2, 2), True, True)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        w = rng.standard_normal((shape[1], m) + k).astype(np.float32)
+        b = rng.standard_normal(m).astype(np.float32) if bias else None
+        y = deconv_tiles_ref(x, w, b)
+        ins = ["X", "W"] + (["B"] if bias else [])
+        nodes = [helper.make_node("ConvTranspose", ins, ["D" if relu else "Y"], kernel_shape=list(k), strides=list(k))]
+        if relu:
+            nodes.append(helper.make_node("Relu", ["D"], ["Y"]))
+            y = np.maximum(y, 0)
+        inits = [("W", w)] + ([("B", b)] if bias else [])
+        save_case(out_dir, name, nodes, [("X", x)], [("Y", y.astype(np.float32))], inits)
+    # after a Conv (NHWC or blocked input inside the piece), tile 2x2
+    x = rng.standard_normal((1, 3, 5, 6)).astype(np.float32)
+    wc = rng.standard_normal((16, 3)).astype(np.float32)
+    wd = rng.standard_normal((16, 8, 2, 2)).astype(np.float32)
+    c = conv1x1(x.astype(np.float64), wc.astype(np.float64))
+    y = deconv_tiles_ref(c, wd, None)
+    save_case(out_dir, "odn_deconv_tiles_after_conv",
+              [helper.make_node("Conv", ["X", "WC"], ["C"]),
+               helper.make_node("ConvTranspose", ["C", "WD"], ["Y"], kernel_shape=[2, 2], strides=[2, 2])],
+              [("X", x)], [("Y", y.astype(np.float32))], [("WC", wc.reshape(16, 3, 1, 1)), ("WD", wd)])
+
+
 def conv1x1(x, w):
     return np.einsum("oc,nc...->no...", w, x)
 
@@ -513,6 +553,7 @@ def main(out_dir):
               [helper.make_node("ReduceLogSumExp", ["X", "axes"], ["Y"], keepdims=1)],
               [("X", x)], [("Y", y.astype(np.float32))], [("axes", np.array([1], dtype=np.int64))])
     loop_resize_cases(out_dir)
+    deconv_tile_cases(out_dir)
     # the provider claims int8 only with VNNI and bf16 only with native bf16
     # (odn_int8_exact, odn_bf16_native): elsewhere these cases would not be
     # claimed, and the check requires every extra case to be

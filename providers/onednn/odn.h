@@ -50,8 +50,20 @@ tsr_status *odn_dnnl_error(const tsr_node *n, const char *what, dnnl_status_t st
  * with `why` filled. */
 int odn_claim_check(const tsr_node *n, char *why, size_t why_size);
 
-/* Claims the nodes marked in `claimed` as convex pieces of connected nodes. */
-tsr_status *odn_group_claims(const tsr_graph *graph, const bool *claimed, tsr_claim_sink *sink);
+/* The groups the last full claim formed, by node. Placement asks again
+ * offering only the nodes the survey claimed: that offer hides the nodes
+ * between them (Shape -> Concat feeding a Reshape), so grouping it afresh
+ * could not see the paths through them; it reuses these groups instead. */
+typedef struct odn_group_memo {
+    const tsr_node **nodes; /* sorted by address */
+    int *group;             /* per node: its group, or -1 when not claimed */
+    size_t count;
+} odn_group_memo;
+void odn_group_memo_clear(odn_group_memo *m);
+/* Claims the nodes marked in `claimed` as convex pieces of connected nodes,
+ * remembering the groups in `memo` (or, when every offered node is in it
+ * already, keeping its groups). */
+tsr_status *odn_group_claims(const tsr_graph *graph, const bool *claimed, odn_group_memo *memo, tsr_claim_sink *sink);
 
 /* --- plans ------------------------------------------------------------- */
 typedef struct odn_value {
@@ -69,6 +81,8 @@ typedef struct odn_value {
     dnnl_memory_t plain_mem; /* plain copy for consumers that need one, or NULL */
     int32_t elem_type; /* TSR_* type the value holds (0: unknown, taken as float) */
     bool f16; /* float16 in the model, held as float32 in the plan (odn_f16.c) */
+    const int64_t *i64; /* a value input's int64 data, copied when the plan was built; else NULL */
+    int64_t i64_count;
 } odn_value;
 
 typedef struct odn_plan odn_plan;
@@ -106,6 +120,10 @@ struct odn_plan {
     dnnl_memory_t *output_mems; /* one per piece output */
     int64_t *input_dims;        /* the input shapes the plan was built for */
     int32_t *input_ranks;
+    /* per piece input: the data of a value input (odn_is_value_input) the
+     * plan was built for, a copy the plan owns; NULL for other inputs */
+    const int64_t **input_values;
+    int64_t *input_value_counts;
     /* owned buffers (folded weights etc.) freed with the plan */
     void **buffers;
     size_t buffer_count, buffer_cap;
@@ -122,6 +140,9 @@ struct odn_plan {
     /* set by a builder before odn_fuse_post_ops: the primitive computes in
      * a 2-D frame [rows, last dim], so binary operands are viewed that way */
     bool fuse_collapse_2d;
+    /* set by a builder before odn_fuse_post_ops: absorb unary ops only (the
+     * primitive's frame has no place for a broadcast operand) */
+    bool fuse_no_binary;
     /* intermediates placed in one shared buffer by odn_arena_place */
     dnnl_memory_t *arena_mems;
     size_t arena_count, arena_cap;
@@ -137,7 +158,18 @@ struct odn_plan {
 tsr_status *odn_plan_build(dnnl_engine_t engine, dnnl_stream_t stream, bool winograd, odn_const_cache *consts,
                            const tsr_graph *piece, const tsr_tensor *const *inputs, odn_plan **out);
 void odn_plan_free(odn_plan *p);
-/* True when the inputs have the shapes the plan was built for. */
+/* Value inputs: non-constant int64 piece inputs (a Reshape's shape computed
+ * at run time by Shape/Gather/Concat on another provider) of at most
+ * ODN_MAX_VALUE_ELEMS elements. The plan reads their data on the host when
+ * it is built, so a piece with one always builds at its first run, and a
+ * plan is built for their values as well as for the input shapes. */
+#define ODN_MAX_VALUE_ELEMS 16
+bool odn_is_value_input(const tsr_value_info *vi);
+/* The int64 data `vi` has while the plan is built: its constant's, or the
+ * value input's; NULL (count 0) when it has none or is not int64. */
+const int64_t *odn_plan_i64(odn_plan *p, const tsr_value_info *vi, int64_t *count);
+/* True when the inputs have the shapes the plan was built for, and value
+ * inputs the same data. */
 bool odn_plan_matches(const odn_plan *p, const tsr_tensor *const *inputs, size_t count);
 tsr_status *odn_plan_run(odn_plan *p, tsr_run_context *ctx);
 
@@ -275,6 +307,9 @@ int odn_split_check(const tsr_node *n, int32_t rank, int64_t axis_dim, char *why
 dnnl_format_tag_t odn_layout_tag(const odn_value *v);
 bool odn_layout_is_blocked(dnnl_format_tag_t tag);
 tsr_status *odn_build_deconv(odn_plan *p, size_t index);
+/* ConvTranspose with kernel == stride as one batched matmul into the NHWC
+ * output (odn_build_deconv_tiles.c); *handled false when it does not apply. */
+tsr_status *odn_build_deconv_tiles(odn_plan *p, size_t index, bool *handled);
 tsr_status *odn_build_reduce(odn_plan *p, size_t index);
 /* Reduce* ops we map, and their axes as per-dim flags (false when the axes
  * are not constant or out of range). */

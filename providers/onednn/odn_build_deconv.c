@@ -9,6 +9,9 @@
 
 tsr_status *odn_build_deconv(odn_plan *p, size_t index) {
     const tsr_node *n = p->nodes[index];
+    bool tiled;
+    tsr_status *ts = odn_build_deconv_tiles(p, index, &tiled);
+    if (ts || tiled) return ts;
     odn_value *x = odn_plan_value(p, odn_host->node_input(n, 0));
     odn_value *w = odn_plan_value(p, odn_host->node_input(n, 1));
     odn_value *b = odn_host->node_input_count(n) > 2 ? odn_plan_value(p, odn_host->node_input(n, 2)) : NULL;
@@ -118,7 +121,7 @@ tsr_status *odn_build_deconv(odn_plan *p, size_t index) {
     const dnnl_memory_desc_t *chosen = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
     bool via_temp = last->output_index >= 0;
     odn_value temp = {.info = last->info, .input_index = -1, .output_index = -1};
-    if (!e) e = odn_plan_define(p, last, r, out, chosen, n);
+    if (!e) e = odn_plan_define(p, last, r, out, via_temp ? NULL : chosen, n);
     if (!e && via_temp) e = odn_plan_define(p, &temp, r, out, chosen, n);
     if (!e) {
         args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, src_mem};

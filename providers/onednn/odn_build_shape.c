@@ -1,5 +1,6 @@
-/* Ops that only move data: Reshape, Flatten and Identity are views of their
- * input's plain buffer (no copy); Transpose is a view with permuted strides,
+/* Ops that only move data: Reshape (to a constant shape or one computed at
+ * run time, read when the plan is built), Flatten and Identity are views of
+ * their input's plain buffer (no copy); Transpose is a view with permuted strides,
  * turned into a real copy only by a consumer that needs plain data. Erf,
  * which oneDNN lacks, is a C loop (when not fused into a Gelu post-op). */
 #include <math.h>
@@ -58,13 +59,16 @@ tsr_status *odn_build_reshape(odn_plan *p, size_t index) {
         dims[1] = odn_numel(x->rank - (int32_t)axis, x->dims + axis);
         rank = 2;
     } else if (strcmp(op, "Reshape") == 0) {
-        const tsr_tensor *t = odn_host->value_constant(odn_host->node_input(n, 1));
-        if (!t || t->elem_type != TSR_INT64 || t->rank != 1 || t->dims[0] > ODN_MAX_RANK ||
-            t->nbytes < (size_t)t->dims[0] * sizeof(int64_t))
-            return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "shape must be a constant 1-D int64 of at most %d values", ODN_MAX_RANK);
-        const int64_t *want = t->data;
+        /* a constant, or a value input read when the plan is built */
+        const tsr_value_info *sv = odn_host->node_input_count(n) > 1 ? odn_host->node_input(n, 1) : NULL;
+        odn_value *shape = odn_plan_value(p, sv);
+        int64_t count;
+        const int64_t *want = odn_plan_i64(p, sv, &count);
+        if (!want || (shape && shape->rank != 1) || count > ODN_MAX_RANK)
+            return odn_node_error(n, TSR_ERR_NOT_SUPPORTED,
+                                  "shape must be a 1-D int64 of at most %d values, constant or a piece input", ODN_MAX_RANK);
         bool allowzero = odn_attr_int(n, "allowzero", 0) != 0;
-        rank = (int32_t)t->dims[0];
+        rank = (int32_t)count;
         int infer = -1;
         int64_t known = 1;
         for (int32_t i = 0; i < rank; i++) {

@@ -24,7 +24,7 @@ static bool split_sizes(const tsr_node *n, int64_t total, size_t outs, int64_t *
     if (given) {
         if (count != outs) return false;
         for (size_t i = 0; i < outs; i++) {
-            if (given[i] < 0) return false;
+            if (given[i] < 0 || given[i] > total) return false; /* and the sum cannot overflow */
             sizes[i] = given[i];
             sum += given[i];
         }

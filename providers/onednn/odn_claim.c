@@ -287,8 +287,18 @@ int odn_claim_check(const tsr_node *n, char *why, size_t size) {
     if (is(op, "Reshape")) {
         const tsr_value_info *shape = present(n, 1) ? odn_host->node_input(n, 1) : NULL;
         const tsr_tensor *t = shape ? odn_host->value_constant(shape) : NULL;
-        if (!t || t->elem_type != TSR_INT64 || t->rank != 1 || t->dims[0] > ODN_MAX_RANK)
-            return odn_decline(why, size, TSR_DECLINE_OTHER, "shape is not a constant 1-D int64 of at most %d values", ODN_MAX_RANK);
+        if (t) {
+            if (t->elem_type != TSR_INT64 || t->rank != 1 || t->dims[0] > ODN_MAX_RANK)
+                return odn_decline(why, size, TSR_DECLINE_OTHER, "shape is not a 1-D int64 of at most %d values", ODN_MAX_RANK);
+            return 0;
+        }
+        /* a shape computed at run time (Shape -> Gather -> Concat on
+         * another provider: no claimed op makes int64) is a piece input the
+         * plan reads when it is built, and is built again for other values */
+        int64_t len = shape && odn_host->value_rank(shape) == 1 ? odn_host->value_dim(shape, 0) : -1;
+        if (!shape || odn_host->value_elem_type(shape) != TSR_INT64 || len < 0 || len > ODN_MAX_RANK)
+            return odn_decline(why, size, TSR_DECLINE_OTHER,
+                               "shape is not a 1-D int64 of known length at most %d", ODN_MAX_RANK);
         return 0;
     }
     if (is(op, "Identity") || is(op, "Flatten") || is(op, "Transpose") || is(op, "Erf")) {

@@ -36,6 +36,7 @@ static tsr_status *absorb_binary(odn_plan *p, odn_value *cur, const tsr_node *n,
                                  const int64_t *dims, dnnl_post_ops_t po, dnnl_exec_arg_t *args,
                                  int *nargs, bool *absorbed) {
     *absorbed = false;
+    if (p->fuse_no_binary) return NULL;
     const char *op = odn_host->node_op_type(n);
     odn_value *a = odn_plan_value(p, odn_host->node_input(n, 0));
     odn_value *b = odn_plan_value(p, odn_host->node_input(n, 1));
@@ -151,5 +152,6 @@ tsr_status *odn_fuse_post_ops(odn_plan *p, odn_value *v, int32_t rank, const int
     *last = cur;
     p->prefer_sum = false;
     p->fuse_collapse_2d = false;
+    p->fuse_no_binary = false;
     return NULL;
 }

@@ -68,7 +68,77 @@ static double group_cost(const tsr_node *const *members, size_t count) {
     return t;
 }
 
-tsr_status *odn_group_claims(const tsr_graph *graph, const bool *claimed, tsr_claim_sink *sink) {
+void odn_group_memo_clear(odn_group_memo *m) {
+    free(m->nodes);
+    free(m->group);
+    m->nodes = NULL;
+    m->group = NULL;
+    m->count = 0;
+}
+
+typedef struct memo_entry {
+    const tsr_node *node;
+    int group;
+} memo_entry;
+
+static int by_node(const void *a, const void *b) {
+    uintptr_t x = (uintptr_t)((const memo_entry *)a)->node, y = (uintptr_t)((const memo_entry *)b)->node;
+    return x < y ? -1 : x > y;
+}
+
+static int by_address(const void *key, const void *elem) {
+    uintptr_t x = (uintptr_t)key, y = (uintptr_t)*(const tsr_node *const *)elem;
+    return x < y ? -1 : x > y;
+}
+
+/* The memo's group of `n`, -2 when `n` is not in it. */
+static int memo_group(const odn_group_memo *m, const tsr_node *n) {
+    const tsr_node **hit = m->count ? bsearch(n, m->nodes, m->count, sizeof *m->nodes, by_address) : NULL;
+    return hit ? m->group[hit - m->nodes] : -2;
+}
+
+/* Keeps the groups of the n nodes of `graph` (sorted by address). */
+static void memo_save(odn_group_memo *m, const tsr_graph *graph, const int *group, size_t n) {
+    odn_group_memo_clear(m);
+    memo_entry *e = malloc((n + 1) * sizeof *e);
+    m->nodes = malloc((n + 1) * sizeof *m->nodes);
+    m->group = malloc((n + 1) * sizeof *m->group);
+    if (!e || !m->nodes || !m->group) { /* no memo: a later offer groups afresh */
+        free(e);
+        odn_group_memo_clear(m);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) e[i] = (memo_entry){odn_host->graph_node(graph, i), group[i]};
+    qsort(e, n, sizeof *e, by_node);
+    for (size_t i = 0; i < n; i++) {
+        m->nodes[i] = e[i].node;
+        m->group[i] = e[i].group;
+    }
+    m->count = n;
+    free(e);
+}
+
+/* When every offered node was offered last time, the groups then (seen
+ * with every node between them) for the nodes claimed now; a node claimed
+ * now but not then gets a group of its own. False when the offer has a new
+ * node. */
+static bool groups_from_memo(const odn_group_memo *m, const tsr_graph *graph, const bool *claimed, int *group,
+                             int *groups) {
+    size_t n = odn_host->graph_node_count(graph);
+    int top = -1;
+    for (size_t v = 0; v < n; v++) {
+        int gid = memo_group(m, odn_host->graph_node(graph, v));
+        if (gid == -2) return false;
+        group[v] = claimed[v] ? gid : -1;
+        if (group[v] > top) top = group[v];
+    }
+    for (size_t v = 0; v < n; v++)
+        if (claimed[v] && group[v] < 0) group[v] = ++top;
+    *groups = top + 1;
+    return true;
+}
+
+tsr_status *odn_group_claims(const tsr_graph *graph, const bool *claimed, odn_group_memo *memo, tsr_claim_sink *sink) {
     grouping g = {.n = odn_host->graph_node_count(graph)};
     if (g.n == 0) return NULL;
     bool big = g.n > ODN_GROUP_MAX_NODES;
@@ -83,6 +153,7 @@ tsr_status *odn_group_claims(const tsr_graph *graph, const bool *claimed, tsr_cl
         goto done;
     }
     int groups = 0;
+    if (memo && groups_from_memo(memo, graph, claimed, g.group, &groups)) goto claim;
     for (size_t v = 0; v < g.n; v++) {
         const tsr_node *n = odn_host->graph_node(graph, v);
         g.group[v] = -1;
@@ -124,6 +195,8 @@ tsr_status *odn_group_claims(const tsr_graph *graph, const bool *claimed, tsr_cl
             if (g.group[p] >= 0 && g.group[p] != g.group[v]) add(&g, v, g.group[p]);
         }
     }
+    if (memo) memo_save(memo, graph, g.group, g.n);
+claim:
     for (int grp = 0; grp < groups && !s; grp++) {
         size_t count = 0;
         for (size_t v = 0; v < g.n; v++)

@@ -366,7 +366,56 @@ void odn_plan_free(odn_plan *p) {
     free(p->output_mems);
     free(p->input_dims);
     free(p->input_ranks);
+    free(p->input_values);
+    free(p->input_value_counts);
     free(p);
+}
+
+bool odn_is_value_input(const tsr_value_info *vi) {
+    return vi && !odn_host->value_constant(vi) && odn_host->value_elem_type(vi) == TSR_INT64;
+}
+
+/* Copies value input `v` (piece input `index`, tensor `t`) into the plan:
+ * its data decides what the plan computes (a Reshape's target shape). */
+static tsr_status *value_input(odn_plan *p, odn_value *v, size_t index, const tsr_tensor *t) {
+    const char *name = odn_host->value_name(v->info);
+    if (!t)
+        return odn_node_error(NULL, TSR_ERR_NOT_SUPPORTED,
+                              "input '%s' is an int64 value known only at run time: the plan is built then", name);
+    int64_t count = odn_numel(v->rank, v->dims);
+    if (t->elem_type != TSR_INT64 || count < 0 || count > ODN_MAX_VALUE_ELEMS)
+        return odn_node_error(NULL, TSR_ERR_NOT_SUPPORTED,
+                              "input '%s' (a run-time value the plan is built for) is not int64 of at most %d elements",
+                              name, ODN_MAX_VALUE_ELEMS);
+    if (count > 0 && (!t->data || t->nbytes < (size_t)count * sizeof(int64_t)))
+        return odn_node_error(NULL, TSR_ERR_INVALID_ARGUMENT, "input '%s' holds fewer bytes than its shape", name);
+    if (t->memory_kind != TSR_MEMORY_HOST)
+        return odn_node_error(NULL, TSR_ERR_NOT_SUPPORTED, "input '%s' (a run-time int64 value) is not in host memory",
+                              name);
+    int64_t *copy = odn_plan_alloc(p, (size_t)count * sizeof(int64_t));
+    if (!copy) return no_memory();
+    if (count > 0) memcpy(copy, t->data, (size_t)count * sizeof(int64_t));
+    v->i64 = copy;
+    v->i64_count = count;
+    p->input_values[index] = copy;
+    p->input_value_counts[index] = count;
+    return NULL;
+}
+
+const int64_t *odn_plan_i64(odn_plan *p, const tsr_value_info *vi, int64_t *count) {
+    *count = 0;
+    const tsr_tensor *t = vi ? odn_host->value_constant(vi) : NULL;
+    if (t) {
+        if (t->elem_type != TSR_INT64) return NULL;
+        int64_t c = odn_numel(t->rank, t->dims);
+        if (c < 0 || (c > 0 && (!t->data || t->nbytes < (size_t)c * sizeof(int64_t)))) return NULL;
+        *count = c;
+        return t->data;
+    }
+    odn_value *v = odn_plan_value(p, vi);
+    if (!v || !v->i64) return NULL;
+    *count = v->i64_count;
+    return v->i64;
 }
 
 /* Registers every value the piece touches and counts its readers. */
@@ -377,7 +426,11 @@ static tsr_status *collect_values(odn_plan *p, const tsr_tensor *const *inputs) 
     p->output_mems = calloc(n_out + 1, sizeof(dnnl_memory_t));
     p->input_dims = calloc(n_in * ODN_MAX_RANK + 1, sizeof(int64_t));
     p->input_ranks = calloc(n_in + 1, sizeof(int32_t));
-    if (!p->input_mems || !p->output_mems || !p->input_dims || !p->input_ranks) return no_memory();
+    p->input_values = calloc(n_in + 1, sizeof(int64_t *));
+    p->input_value_counts = calloc(n_in + 1, sizeof(int64_t));
+    if (!p->input_mems || !p->output_mems || !p->input_dims || !p->input_ranks || !p->input_values ||
+        !p->input_value_counts)
+        return no_memory();
     for (size_t i = 0; i < n_in; i++) {
         const tsr_value_info *vi = odn_host->graph_input(g, i);
         odn_value *v = add_value(p, vi);
@@ -402,6 +455,11 @@ static tsr_status *collect_values(odn_plan *p, const tsr_tensor *const *inputs) 
         int32_t type = t ? t->elem_type : odn_host->value_elem_type(vi);
         v->elem_type = type;
         v->produced = true;
+        if (odn_is_value_input(vi)) {
+            tsr_status *s = value_input(p, v, i, t);
+            if (s) return s;
+            continue;
+        }
         if (odn_f16_promoted(p, vi, type)) { /* float32 inside, float16 at the boundary */
             tsr_status *s = odn_f16_input(p, v, i, t);
             if (s) return s;
@@ -501,6 +559,12 @@ bool odn_plan_matches(const odn_plan *p, const tsr_tensor *const *inputs, size_t
         if (inputs[i]->rank != p->input_ranks[i]) return false;
         for (int32_t d = 0; d < inputs[i]->rank; d++)
             if (inputs[i]->dims[d] != p->input_dims[i * ODN_MAX_RANK + (size_t)d]) return false;
+        /* a value input: the same data (same shape, so the same count) */
+        const int64_t *want = p->input_values[i];
+        size_t bytes = (size_t)p->input_value_counts[i] * sizeof(int64_t);
+        if (want && (inputs[i]->elem_type != TSR_INT64 || (bytes && (!inputs[i]->data || inputs[i]->nbytes < bytes ||
+                                                                     memcmp(inputs[i]->data, want, bytes) != 0))))
+            return false;
     }
     return true;
 }

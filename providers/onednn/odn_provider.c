@@ -15,9 +15,10 @@ typedef struct odn_state {
     dnnl_stream_t stream;
     int threads; /* threads a run wants: intra_op_threads, else OpenMP's default */
     bool winograd; /* option winograd=0|1 (default 1) */
+    odn_group_memo groups; /* the last claim's groups (odn_group.c) */
 } odn_state;
 
-/* A plan per input-shape set, so inputs that alternate between sizes
+/* A plan per input-shape set (and value inputs' data), so inputs that alternate between sizes
  * (dynamic batch, sequence lengths) do not rebuild every run; the least
  * recently used goes when all are taken. The plans share the reordered
  * weights (consts), so another slot costs its intermediates only. */
@@ -72,6 +73,7 @@ static void odn_destroy(void *state) {
     if (!s) return;
     dnnl_stream_destroy(s->stream);
     dnnl_engine_destroy(s->engine);
+    odn_group_memo_clear(&s->groups);
     free(s);
 }
 
@@ -96,7 +98,7 @@ static tsr_status *odn_device_info(void *state, size_t index, tsr_device_info *i
 }
 
 static tsr_status *odn_claim(void *state, const tsr_graph *graph, tsr_claim_sink *sink) {
-    (void)state;
+    odn_state *st = state;
     size_t n = odn_host->graph_node_count(graph);
     bool *claimed = calloc(n + 1, sizeof *claimed);
     if (!claimed) return odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
@@ -107,7 +109,7 @@ static tsr_status *odn_claim(void *state, const tsr_graph *graph, tsr_claim_sink
         if (reason) odn_host->decline_node(sink, node, reason, why);
         else claimed[i] = true;
     }
-    tsr_status *s = odn_group_claims(graph, claimed, sink);
+    tsr_status *s = odn_group_claims(graph, claimed, &st->groups, sink);
     free(claimed);
     return s;
 }
@@ -126,9 +128,12 @@ static void odn_release(void *piece_state) {
     free(p);
 }
 
+/* True when the plan can be built before any run: every input shape is
+ * known and no input is a value input, whose data the plan is built for. */
 static bool input_shapes_known(const tsr_graph *graph) {
     for (size_t i = 0; i < odn_host->graph_input_count(graph); i++) {
         const tsr_value_info *v = odn_host->graph_input(graph, i);
+        if (odn_is_value_input(v)) return false;
         int32_t rank = odn_host->value_rank(v);
         if (rank < 0) return false;
         for (int32_t d = 0; d < rank; d++)

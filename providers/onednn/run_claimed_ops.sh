@@ -13,7 +13,9 @@
 # (--rtol 0 --atol QDQ_ATOL: the int8 path and the float graph may round a
 # value that lies within float error of a boundary to neighbouring steps),
 # and f16_cases.py's float16 models, which must be claimed whole and pass
-# within its RTOL/ATOL (one float16 rounding per piece output).
+# within its RTOL/ATOL (one float16 rounding per piece output), and
+# shape_cases.py's Reshapes to shapes computed at run time (onednn must
+# claim each Reshape it names; the int64 shape arithmetic is not ours).
 # usage: run_claimed_ops.sh TESSERA SUITE_DIR [PROVIDER_SO]
 set -u
 tessera=$1 suite=$2 provider=${3:-onednn}
@@ -52,12 +54,13 @@ if [ -n "$py" ] && "$py" -c 'import onnx, numpy' 2>/dev/null; then
   extra="$extra $extra_lrn $extra_dyn $extra_rnn $const_rnn"
   qdq=$("$py" "$here/qdq_cases.py" "$work/qdq") || { echo "qdq_cases.py failed"; exit 1; }
   f16=$("$py" "$here/f16_cases.py" "$work/f16") || { echo "f16_cases.py failed"; exit 1; }
+  shape=$("$py" "$here/shape_cases.py" "$work/shape") || { echo "shape_cases.py failed"; exit 1; }
   # shellcheck disable=SC2086
   const=$("$py" "$here/const_cases.py" --f32 "$work/const" \
           $(for d in "$suite"/node/test_resize_* "$suite"/node/test_reduce_log_sum*; do
               case "$d" in *expanded*) ;; *) [ -d "$d" ] && echo "$d" ;; esac; done)) ||
     { echo "const_cases.py failed"; exit 1; }
-  cases="$cases $extra $const"
+  cases="$cases $extra $const $shape"
 else
   echo "no python3 with onnx and numpy: constant-operand and extra cases skipped"
 fi
@@ -95,6 +98,18 @@ unclaimed=""
 for c in $extra ${qdq:-} ${f16:-}; do
   "$tessera" partition "$c/model.onnx" -p "$provider",reference 2>/dev/null | grep -q '^total:.* reference 0, core 0' ||
     unclaimed="$unclaimed $(basename "$c")"
+done
+# shape_cases.py's shape arithmetic stays on the reference provider, but
+# every Reshape it names (target shape computed at run time) must be ours
+for c in ${shape:-}; do
+  "$tessera" partition "$c/model.onnx" -p "$provider",reference --format json 2>/dev/null |
+    "$py" -B -c '
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import shape_cases
+ours = {n for p in json.load(sys.stdin)["pieces"] if p["provider"] not in ("reference", "core") for n in p["nodes"]}
+sys.exit(0 if set(shape_cases.RESHAPES[sys.argv[2]]) <= ours else 1)' "$here" "$(basename "$c")" ||
+    unclaimed="$unclaimed $(basename "$c")(Reshape)"
 done
 [ -z "$unclaimed" ] || echo "extra cases not claimed whole by $provider:$unclaimed"
 [ -z "$qdq_fail" ] || { echo "qdq cases failing with $provider,reference:"; echo "$qdq_fail"; }

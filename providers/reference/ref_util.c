@@ -63,13 +63,13 @@ const char *ref_attr_str(ref_ctx *c, const char *name, const char *dflt) {
 size_t ref_attr_ints(ref_ctx *c, const char *name, const int64_t **out) {
     const tsr_attr *a = c->host->node_attr_find(c->node, name);
     *out = a ? c->host->attr_ints(a) : NULL;
-    return a ? c->host->attr_list_size(a) : 0;
+    return *out ? c->host->attr_list_size(a) : 0; /* an attribute of another type: none */
 }
 
 size_t ref_attr_floats(ref_ctx *c, const char *name, const float **out) {
     const tsr_attr *a = c->host->node_attr_find(c->node, name);
     *out = a ? c->host->attr_floats(a) : NULL;
-    return a ? c->host->attr_list_size(a) : 0;
+    return *out ? c->host->attr_list_size(a) : 0; /* an attribute of another type: none */
 }
 
 const tsr_tensor *ref_attr_tensor(ref_ctx *c, const char *name) {

@@ -68,6 +68,14 @@ def main():
         sized = mod.META.get("dims_" + a.size)
         if sized:
             meta["dims"] = dict(meta.get("dims", {}), **sized)
+        import onnx
+        from flops import model_flops
+        try:
+            gflop = model_flops(onnx.load(path, load_external_data=False), meta.get("dims", {})) / 1e9
+            if gflop > 0:  # 0: shape inference could not follow the dynamic shapes
+                meta["gflop"] = round(gflop, 6)
+        except Exception as e:  # shapes the inference cannot follow: no figure, said so
+            print("make_zoo.py: no FLOP count for %s: %s" % (n, e), file=sys.stderr)
         with open(os.path.join(a.out, n + ".json"), "w") as f:
             json.dump(meta, f, sort_keys=True)
         print(path)

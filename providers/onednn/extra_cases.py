@@ -554,6 +554,23 @@ def main(out_dir):
               [("X", x)], [("Y", y.astype(np.float32))], [("axes", np.array([1], dtype=np.int64))])
     loop_resize_cases(out_dir)
     deconv_tile_cases(out_dir)
+    # Concat as copies of contiguous runs: two convolutions' nChw16c outputs
+    # (16 + 32 channels, batch 2) along C, and plain inputs along axis 2
+    x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    w1 = rng.standard_normal((16, 3)).astype(np.float32)
+    w2 = rng.standard_normal((32, 3)).astype(np.float32)
+    c1, c2 = conv1x1(x.astype(np.float64), w1.astype(np.float64)), conv1x1(x.astype(np.float64), w2.astype(np.float64))
+    save_case(out_dir, "odn_concat_runs_blocked",
+              [helper.make_node("Conv", ["X", "W1"], ["C1"]), helper.make_node("Conv", ["X", "W2"], ["C2"]),
+               helper.make_node("Concat", ["C1", "C2"], ["K"], axis=1), helper.make_node("Relu", ["K"], ["Y"])],
+              [("X", x)], [("Y", np.maximum(np.concatenate([c1, c2], axis=1), 0).astype(np.float32))],
+              [("W1", w1.reshape(16, 3, 1, 1)), ("W2", w2.reshape(32, 3, 1, 1))])
+    a = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    b = rng.standard_normal((2, 3, 2)).astype(np.float32)
+    save_case(out_dir, "odn_concat_runs_plain_axis2",
+              [helper.make_node("Relu", ["A"], ["RA"]), helper.make_node("Relu", ["B"], ["RB"]),
+               helper.make_node("Concat", ["RA", "RB"], ["Y"], axis=2)],
+              [("A", a), ("B", b)], [("Y", np.concatenate([np.maximum(a, 0), np.maximum(b, 0)], axis=2))])
     # the provider claims int8 only with VNNI and bf16 only with native bf16
     # (odn_int8_exact, odn_bf16_native): elsewhere these cases would not be
     # claimed, and the check requires every extra case to be

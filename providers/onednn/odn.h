@@ -228,6 +228,11 @@ tsr_status *odn_plan_add_primitive(odn_plan *p, const_dnnl_primitive_desc_t pd, 
                                    const dnnl_exec_arg_t *args, int nargs);
 tsr_status *odn_plan_add_loop(odn_plan *p, odn_loop_fn fn, const void *ctx, dnnl_memory_t src,
                               dnnl_memory_t dst, const tsr_node *n);
+/* A loop step with every memory it touches in args (for the arena's
+ * lifetimes): args[0] is passed as its src, args[1] as its dst, the rest
+ * it reaches through ctx. */
+tsr_status *odn_plan_add_loop_args(odn_plan *p, odn_loop_fn fn, const void *ctx, const dnnl_exec_arg_t *args,
+                                   int nargs, const tsr_node *n);
 /* The same for a loop that also reads `also_read` (through its ctx): named
  * here so the arena keeps that memory alive up to this step. */
 tsr_status *odn_plan_add_loop_with(odn_plan *p, odn_loop_fn fn, const void *ctx, dnnl_memory_t src,

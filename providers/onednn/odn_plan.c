@@ -338,6 +338,14 @@ tsr_status *odn_plan_add_loop(odn_plan *p, odn_loop_fn fn, const void *ctx, dnnl
     return odn_plan_add_loop_with(p, fn, ctx, src, dst, NULL, n);
 }
 
+tsr_status *odn_plan_add_loop_args(odn_plan *p, odn_loop_fn fn, const void *ctx, const dnnl_exec_arg_t *args,
+                                   int nargs, const tsr_node *n) {
+    if (nargs < 2 || nargs > ODN_MAX_ARGS) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: loop arguments");
+    odn_step step = {.loop = fn, .loop_ctx = ctx, .nargs = nargs, .node = n};
+    memcpy(step.args, args, sizeof(dnnl_exec_arg_t) * (size_t)nargs);
+    return add_step(p, &step);
+}
+
 tsr_status *odn_plan_add_loop_with(odn_plan *p, odn_loop_fn fn, const void *ctx, dnnl_memory_t src,
                                    dnnl_memory_t dst, dnnl_memory_t also_read, const tsr_node *n) {
     odn_step step = {.loop = fn, .loop_ctx = ctx, .nargs = also_read ? 3 : 2, .node = n};

@@ -875,11 +875,22 @@ static tsr_status *k_where(ref_ctx *c) {
                        (int)x->elem_type);
     char *po = o->data;
     const char *px = x->data, *py = y->data;
-    if (es == 4) {
-        for (uint64_t i = 0; i < n; i++, m_iter_next(&it))
-            ((uint32_t *)(void *)po)[i] = pc[it.off[0]]
-                                              ? ((const uint32_t *)(const void *)px)[it.off[1]]
-                                              : ((const uint32_t *)(const void *)py)[it.off[2]];
+    if (n == 0) return NULL;
+    if (es == 4 && rank > 0) {
+        /* by rows, the last axis an inner loop (an attention mask picks
+         * among 200,000 scores a layer) */
+        int64_t inner = dims[rank - 1];
+        int64_t sc = it.st[0][rank - 1], sx = it.st[1][rank - 1], sy = it.st[2][rank - 1];
+        it.rank = rank - 1;
+        const uint32_t *wx = (const void *)px, *wy = (const void *)py;
+        uint32_t *wo = (void *)po;
+        for (uint64_t r = 0; r < n / (uint64_t)inner; r++) {
+            const uint8_t *rc = pc + it.off[0];
+            const uint32_t *rx = wx + it.off[1], *ry = wy + it.off[2];
+            uint32_t *ro = wo + r * (uint64_t)inner;
+            for (int64_t i = 0; i < inner; i++) ro[i] = rc[i * sc] ? rx[i * sx] : ry[i * sy];
+            m_iter_next(&it);
+        }
         return NULL;
     }
     for (uint64_t i = 0; i < n; i++, m_iter_next(&it)) {

@@ -419,6 +419,9 @@ int odn_rnn_check(const tsr_node *n, char *why, size_t size);
 bool odn_rnn_impl_ok(const_dnnl_primitive_desc_t pd);
 
 /* --- fusion -------------------------------------------------------------- */
+/* An empty post-op list and primitive attributes for a builder to fill;
+ * the caller destroys both. */
+tsr_status *odn_post_ops_new(const tsr_node *n, dnnl_post_ops_t *po, dnnl_primitive_attr_t *attr);
 /* Given the node at `index` whose output `v` a primitive is about to produce
  * with `rank`/`dims`, absorbs following single-consumer eltwise and binary
  * nodes into `po` (adding their extra operands to `args`). Returns the value

@@ -68,11 +68,8 @@ tsr_status *odn_build_deconv(odn_plan *p, size_t index) {
      * the last absorbed node's output */
     dnnl_post_ops_t po;
     dnnl_primitive_attr_t attr;
-    if (dnnl_post_ops_create(&po) != dnnl_success) return odn_node_error(n, TSR_ERR_NO_MEMORY, "post-ops");
-    if (dnnl_primitive_attr_create(&attr) != dnnl_success) {
-        dnnl_post_ops_destroy(po);
-        return odn_node_error(n, TSR_ERR_NO_MEMORY, "attributes");
-    }
+    tsr_status *ps = odn_post_ops_new(n, &po, &attr);
+    if (ps) return ps;
     dnnl_exec_arg_t args[ODN_MAX_ARGS];
     int nargs = 4; /* SRC, WEIGHTS, BIAS, DST come first */
     odn_value *last = y;

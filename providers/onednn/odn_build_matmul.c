@@ -6,15 +6,6 @@
 
 #include "odn.h"
 
-static tsr_status *new_attr(const tsr_node *n, dnnl_post_ops_t *po, dnnl_primitive_attr_t *attr) {
-    if (dnnl_post_ops_create(po) != dnnl_success) return odn_node_error(n, TSR_ERR_NO_MEMORY, "post-ops");
-    if (dnnl_primitive_attr_create(attr) != dnnl_success) {
-        dnnl_post_ops_destroy(*po);
-        return odn_node_error(n, TSR_ERR_NO_MEMORY, "attributes");
-    }
-    return NULL;
-}
-
 /* When the result's only reader is a Transpose, a dst layout whose strides
  * make that Transpose's output plain: the matmul then writes the transposed
  * tensor directly and the Transpose (and a Reshape after it) cost nothing. */
@@ -179,7 +170,7 @@ tsr_status *odn_build_matmul(odn_plan *p, size_t index) {
 
     dnnl_post_ops_t po;
     dnnl_primitive_attr_t attr;
-    tsr_status *s = new_attr(n, &po, &attr);
+    tsr_status *s = odn_post_ops_new(n, &po, &attr);
     if (s) return s;
     dnnl_exec_arg_t args[ODN_MAX_ARGS];
     int nargs = 2;
@@ -247,7 +238,7 @@ tsr_status *odn_build_gemm(odn_plan *p, size_t index) {
     }
     dnnl_post_ops_t po;
     dnnl_primitive_attr_t attr;
-    tsr_status *s = new_attr(n, &po, &attr);
+    tsr_status *s = odn_post_ops_new(n, &po, &attr);
     if (s) return s;
     dnnl_exec_arg_t args[ODN_MAX_ARGS];
     int nargs = 2;

@@ -155,3 +155,12 @@ tsr_status *odn_fuse_post_ops(odn_plan *p, odn_value *v, int32_t rank, const int
     p->fuse_no_binary = false;
     return NULL;
 }
+
+tsr_status *odn_post_ops_new(const tsr_node *n, dnnl_post_ops_t *po, dnnl_primitive_attr_t *attr) {
+    if (dnnl_post_ops_create(po) != dnnl_success) return odn_node_error(n, TSR_ERR_NO_MEMORY, "post-ops");
+    if (dnnl_primitive_attr_create(attr) != dnnl_success) {
+        dnnl_post_ops_destroy(*po);
+        return odn_node_error(n, TSR_ERR_NO_MEMORY, "attributes");
+    }
+    return NULL;
+}

@@ -46,6 +46,27 @@ static const char *pad_check(const tsr_node *n, int32_t *reason, char *buf, size
         *reason = TSR_DECLINE_OTHER;
         return "axes input not supported";
     }
+    /* negative pads (cropping) have no kernel: decline where they show now
+     * rather than fail the run */
+    int64_t attr[MAX_PADS];
+    const int64_t *pads = NULL;
+    size_t np = 0;
+    if (ocl_host->node_opset(n) < 11) {
+        int k = ocl_attr_ints(n, "pads", attr, MAX_PADS);
+        pads = attr;
+        np = k > 0 ? (size_t)k : 0;
+    } else if (ocl_input_present(n, 1)) {
+        const tsr_tensor *t = ocl_host->value_constant(ocl_host->node_input(n, 1));
+        if (t && t->elem_type == TSR_INT64 && t->rank == 1) {
+            pads = t->data;
+            np = (size_t)t->dims[0];
+        }
+    }
+    for (size_t i = 0; pads && i < np; i++)
+        if (pads[i] < 0) {
+            *reason = TSR_DECLINE_ATTRIBUTE;
+            return "negative pads (cropping)";
+        }
     return NULL;
 }
 

@@ -18,27 +18,39 @@ static bool is_op(const ir_node *n, const char *op) { return strcmp(n->op_type, 
 /* a string attribute equal to s (a malformed one of another type is not) */
 static bool attr_is(const ir_attr *a, const char *s) { return a->type == TSR_ATTR_STRING && a->s && strcmp(a->s, s) == 0; }
 
-/* Readers of v in g: node inputs, graph outputs and subgraph captures. */
-static size_t readers(const ir_graph *g, const ir_value *v, const ir_node **only) {
-    size_t count = 0;
-    for (size_t i = 0; i < g->n_outputs; i++) count += g->outputs[i] == v;
+/* Readers of each value of g (by index): node inputs, graph outputs and
+ * subgraph captures, counted in one pass over the graph; last[i] is a node
+ * reading value i through an input. */
+typedef struct reader_table {
+    size_t *count;
+    const ir_node **last;
+} reader_table;
+
+static void count_value(const ir_graph *g, reader_table *t, const ir_value *v, const ir_node *n) {
+    if (!v || v->index >= g->n_values || g->values[v->index] != v) return; /* another graph's */
+    t->count[v->index]++;
+    if (n) t->last[v->index] = n;
+}
+
+static bool readers_of(const ir_graph *g, reader_table *t) {
+    t->count = calloc(g->n_values + 1, sizeof *t->count);
+    t->last = calloc(g->n_values + 1, sizeof *t->last);
+    if (!t->count || !t->last) return false;
+    for (size_t i = 0; i < g->n_outputs; i++) count_value(g, t, g->outputs[i], NULL);
     for (size_t i = 0; i < g->n_nodes; i++) {
         const ir_node *n = g->nodes[i];
-        for (size_t k = 0; k < n->n_inputs; k++)
-            if (n->inputs[k] == v) {
-                count++;
-                *only = n;
-            }
+        for (size_t k = 0; k < n->n_inputs; k++) count_value(g, t, n->inputs[k], n);
         for (size_t a = 0; a < n->n_attrs; a++) {
             const ir_attr *at = &n->attrs[a];
             size_t gs = at->g ? 1 : at->graphs ? at->count : 0;
             for (size_t j = 0; j < gs; j++) {
                 const ir_graph *sg = at->g ? at->g : at->graphs[j];
-                for (size_t x = 0; sg && x < sg->n_values; x++) count += sg->values[x]->is_outer && sg->values[x]->outer == v;
+                for (size_t x = 0; sg && x < sg->n_values; x++)
+                    if (sg->values[x]->is_outer) count_value(g, t, sg->values[x]->outer, NULL);
             }
         }
     }
-    return count;
+    return true;
 }
 
 /* The Pad's pads (2*rank values) when it is a constant zero pad of the
@@ -109,7 +121,13 @@ static bool widen_conv_pads(ir_node *conv, const int64_t *pads, int32_t rank) {
 tsr_status *ir_graph_fold_pads(ir_graph *g) {
     size_t count = 0;
     ir_node **olds = malloc((g->n_nodes + 1) * sizeof *olds);
-    if (!olds) return TSR_NO_MEMORY();
+    reader_table t = {0};
+    if (!olds || !readers_of(g, &t)) {
+        free(olds);
+        free(t.count);
+        free(t.last);
+        return TSR_NO_MEMORY();
+    }
     for (size_t i = 0; i < g->n_nodes; i++) {
         ir_node *pad = g->nodes[i];
         if (!is_op(pad, "Pad") || pad->n_inputs < 1 || !pad->inputs[0] || pad->n_outputs != 1 || !pad->outputs[0])
@@ -117,8 +135,9 @@ tsr_status *ir_graph_fold_pads(ir_graph *g) {
         ir_value *x = pad->inputs[0], *y = pad->outputs[0];
         int32_t rank = x->type.rank;
         if (rank < 3 || rank != y->type.rank) continue;
-        const ir_node *reader = NULL;
-        if (readers(g, y, &reader) != 1 || !reader || !is_op(reader, "Conv") || reader->inputs[0] != y) continue;
+        /* y is g's own (a node output), so its index is into g */
+        const ir_node *reader = t.last[y->index];
+        if (t.count[y->index] != 1 || !reader || !is_op(reader, "Conv") || reader->inputs[0] != y) continue;
         const int64_t *pads = zero_spatial_pads(pad, rank);
         if (!pads || !widen_conv_pads((ir_node *)reader, pads, rank)) continue;
         ((ir_node *)reader)->inputs[0] = x;
@@ -135,5 +154,7 @@ tsr_status *ir_graph_fold_pads(ir_graph *g) {
         free(first_new);
     }
     free(olds);
+    free(t.count);
+    free(t.last);
     return st;
 }

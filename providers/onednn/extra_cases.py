@@ -447,6 +447,30 @@ def loop_resize_cases(out_dir):
                     opset=9)
 
 
+def loop_cases(out_dir):
+    """Shapes oneDNN 2.6 has only reference kernels for, which the provider
+    runs as C loops (odn_loops.c, odn_binary_loop.c): reductions and softmax
+    over middle axes, global pooling of a 1x1 map with a batch, a broadcast
+    whose first operand is the smaller."""
+    x = rng.standard_normal((2, 8, 16)).astype(np.float32)
+    save_case(out_dir, "odn_loop_reduce_mean_mid", [helper.make_node("ReduceMean", ["X"], ["Y"], axes=[1])],
+              [("X", x)], [("Y", x.astype(np.float64).mean(axis=1, keepdims=True))])
+    x = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    save_case(out_dir, "odn_loop_reduce_sum_outer", [helper.make_node("ReduceSum", ["X", "axes"], ["Y"], keepdims=0)],
+              [("X", x)], [("Y", x.astype(np.float64).sum(axis=(0, 2)))], [("axes", np.array([0, 2], dtype=np.int64))])
+    x = rng.standard_normal((2, 5, 3)).astype(np.float32)
+    e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    save_case(out_dir, "odn_loop_softmax_mid", [helper.make_node("Softmax", ["X"], ["Y"], axis=1)],
+              [("X", x)], [("Y", e / e.sum(axis=1, keepdims=True))])
+    x = rng.standard_normal((2, 7, 1, 1)).astype(np.float32)
+    save_case(out_dir, "odn_loop_global_pool_1x1", [helper.make_node("GlobalAveragePool", ["X"], ["Y"])],
+              [("X", x)], [("Y", x)])
+    a = rng.standard_normal((2, 1, 4)).astype(np.float32)
+    b = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    save_case(out_dir, "odn_loop_sub_first_broadcasts", [helper.make_node("Sub", ["A", "B"], ["Y"])],
+              [("A", a), ("B", b)], [("Y", a.astype(np.float64) - b)])
+
+
 def deconv_tiles_ref(x, w, b):
     """ConvTranspose with kernel == stride, no pads: each input pixel writes
     its own kh x kw tile, y[n,m,h*kh+i,w*kw+j] = sum_c x[n,c,h,w] W[c,m,i,j] + b[m]."""
@@ -554,6 +578,7 @@ def main(out_dir):
               [("X", x)], [("Y", y.astype(np.float32))], [("axes", np.array([1], dtype=np.int64))])
     loop_resize_cases(out_dir)
     deconv_tile_cases(out_dir)
+    loop_cases(out_dir)
     # Concat as copies of contiguous runs: two convolutions' nChw16c outputs
     # (16 + 32 channels, batch 2) along C, and plain inputs along axis 2
     x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)

@@ -4,7 +4,6 @@
  * plain float32 in and out, the same formulas as oneDNN's JIT kernels'
  * definitions, outer rows shared among the run's OpenMP threads. */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "odn.h"
@@ -114,6 +113,7 @@ typedef struct reduce_loop {
     int32_t rank;
     int64_t dims[ODN_MAX_RANK];
     bool reduce[ODN_MAX_RANK];
+    double *acc; /* one accumulator per output element, the plan's */
 } reduce_loop;
 
 static tsr_status *run_reduce(const void *ctx, dnnl_memory_t src, dnnl_memory_t dst) {
@@ -131,8 +131,7 @@ static tsr_status *run_reduce(const void *ctx, dnnl_memory_t src, dnnl_memory_t 
         else reduced *= l->dims[d];
         in_count *= l->dims[d];
     }
-    double *acc = malloc((size_t)out_count * sizeof *acc);
-    if (!acc) return odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
+    double *acc = l->acc;
     double init = l->alg == dnnl_reduction_mul   ? 1.0
                   : l->alg == dnnl_reduction_max ? -INFINITY
                   : l->alg == dnnl_reduction_min ? INFINITY
@@ -162,7 +161,6 @@ static tsr_status *run_reduce(const void *ctx, dnnl_memory_t src, dnnl_memory_t 
         else if (l->alg == dnnl_reduction_norm_lp_sum && l->p == 2) a = sqrt(a);
         y[i] = (float)a;
     }
-    free(acc);
     return NULL;
 }
 
@@ -175,5 +173,8 @@ tsr_status *odn_reduce_loop(odn_plan *p, const tsr_node *n, dnnl_alg_kind_t alg,
     l->rank = rank;
     memcpy(l->dims, dims, sizeof(int64_t) * (size_t)rank);
     memcpy(l->reduce, reduce, sizeof(bool) * (size_t)rank);
+    size_t outs = 1;
+    for (int32_t d = 0; d < rank; d++) outs *= reduce[d] ? 1 : (size_t)dims[d];
+    if (!(l->acc = odn_plan_alloc(p, outs * sizeof *l->acc))) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
     return odn_plan_add_loop(p, run_reduce, l, src, dst, n);
 }

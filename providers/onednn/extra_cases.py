@@ -453,8 +453,9 @@ def loop_cases(out_dir):
     over middle axes, global pooling of a 1x1 map with a batch, a broadcast
     whose first operand is the smaller."""
     x = rng.standard_normal((2, 8, 16)).astype(np.float32)
-    save_case(out_dir, "odn_loop_reduce_mean_mid", [helper.make_node("ReduceMean", ["X"], ["Y"], axes=[1])],
-              [("X", x)], [("Y", x.astype(np.float64).mean(axis=1, keepdims=True))])
+    save_case(out_dir, "odn_loop_reduce_mean_mid", [helper.make_node("ReduceMean", ["X", "axes"], ["Y"])],
+              [("X", x)], [("Y", x.astype(np.float64).mean(axis=1, keepdims=True))],
+              [("axes", np.array([1], dtype=np.int64))])
     x = rng.standard_normal((3, 4, 5)).astype(np.float32)
     save_case(out_dir, "odn_loop_reduce_sum_outer", [helper.make_node("ReduceSum", ["X", "axes"], ["Y"], keepdims=0)],
               [("X", x)], [("Y", x.astype(np.float64).sum(axis=(0, 2)))], [("axes", np.array([0, 2], dtype=np.int64))])

@@ -387,6 +387,13 @@ int odn_eltwise_of(const tsr_node *n, odn_eltwise out[2]);
 tsr_status *odn_eltwise_step(odn_plan *p, const tsr_node *n, const odn_eltwise *el, const dnnl_memory_desc_t *md,
                              dnnl_memory_t src, dnnl_memory_t dst);
 
+/* Winograd with the activation run after it (odn_conv_wino.c): true when
+ * every post-op in `po` is an unscaled eltwise (at most ODN_WINO_TAIL_MAX),
+ * copied to `tail`; and whether oneDNN has a JIT kernel for each on `md`. */
+#define ODN_WINO_TAIL_MAX 4
+bool odn_conv_wino_tail(const_dnnl_post_ops_t po, odn_eltwise *tail, int *count);
+bool odn_conv_wino_tail_fast(odn_plan *p, const odn_eltwise *tail, int count, const dnnl_memory_desc_t *md);
+
 /* y = a OP b by broadcasting as a C loop over plain memories, for shapes
  * oneDNN has no fast binary kernel for; da/db are a's and b's dims padded
  * to `rank`. */

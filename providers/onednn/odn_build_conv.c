@@ -83,10 +83,13 @@ static bool fold_batchnorm(odn_plan *p, const tsr_node *bn, const odn_value *w, 
 }
 
 /* True for a convolution oneDNN may run as Winograd: 3x3, stride 1,
- * undilated, ungrouped, 2-D. */
+ * undilated, ungrouped, 2-D, at least 64 channels in and out. Below that
+ * oneDNN 2.6's Winograd kernel is slower than its direct one (32 channels
+ * at 160x160: 9.8 ms direct, 11.2 ms Winograd for four layers; 16
+ * channels: 40% of the direct kernel's speed), though it offers itself. */
 static bool winograd_shape(int32_t r, const dnnl_dims_t wd, int wr, int64_t group, const conv_geom *g) {
     return r == 4 && wd[wr - 1] == 3 && wd[wr - 2] == 3 && group == 1 && g->strides[0] == 1 && g->strides[1] == 1 &&
-           g->dilation[0] == 0 && g->dilation[1] == 0;
+           g->dilation[0] == 0 && g->dilation[1] == 0 && wd[0] >= 64 && wd[1] >= 64;
 }
 
 /* oneDNN 2.6's Winograd kernels read and write only nChw16c, while its
@@ -108,7 +111,9 @@ static bool piece_prefers_blocked(odn_plan *p) {
          * first layer of <= 8 input channels reads NCHW directly) */
         int64_t group = odn_attr_int(n, "group", 1), cin = w && w->rank == 4 ? w->dims[1] * group : 0;
         if (w && w->rank == 4 && (w->dims[0] % 16 != 0 || (cin > 8 && cin % 16 != 0))) return false;
-        if (wino || !w || w->rank != 4 || w->dims[2] != 3 || w->dims[3] != 3 || group != 1) continue;
+        if (wino || !w || w->rank != 4 || w->dims[2] != 3 || w->dims[3] != 3 || group != 1 ||
+            w->dims[0] < 64 || w->dims[1] < 64)
+            continue;
         size_t cs = 0, cd = 0;
         const int64_t *st = odn_attr_ints(n, "strides", &cs), *dl = odn_attr_ints(n, "dilations", &cd);
         bool unit = true;
@@ -264,6 +269,8 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
     dnnl_primitive_desc_t pd = NULL;
     bool via_temp = false;
     odn_value temp;
+    odn_eltwise tail[ODN_WINO_TAIL_MAX];
+    int tail_count = 0;
     if (!s) {
         /* 3x3, stride 1, undilated, ungrouped: Winograd when oneDNN has it
          * for this CPU (about 15% off ResNet-50 here, within the reference's
@@ -271,11 +278,35 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
         bool wino = winograd_shape(r, wd, wr, group, &g) && p->winograd;
         /* a piece output stays plain: no blocked attempt; a sum post-op's
          * dst is the residual's layout */
-        if (last->output_index < 0 && (piece_prefers_blocked(p) || keeps_blocked(x, r, xd)))
+        bool blocked = last->output_index < 0 && (piece_prefers_blocked(p) || keeps_blocked(x, r, xd));
+        if (blocked)
             pd = blocked_pd(p, wino, x, r, xd, yd, &w_any, has_bias ? &b_md : NULL, sum_into ? &dst_md : NULL, &g,
                             attr);
         if (!pd) st = conv_pd(p, wino, &src_any, &w_any, has_bias ? &b_md : NULL, &dst_md, &g, attr, &pd);
         if (st != dnnl_success) s = odn_dnnl_error(n, "convolution setup", st);
+        /* Winograd refused only for its post-ops: Winograd bare, then the
+         * activation in place */
+        if (!s && wino && !sum_into && nargs == 3 && !strstr(odn_impl_name(pd), "wino") &&
+            odn_conv_wino_tail(po, tail, &tail_count)) {
+            dnnl_primitive_attr_t bare = NULL;
+            dnnl_primitive_desc_t alt = NULL;
+            if (dnnl_primitive_attr_create(&bare) == dnnl_success) {
+                if (blocked)
+                    alt = blocked_pd(p, true, x, r, xd, yd, &w_any, has_bias ? &b_md : NULL, NULL, &g, bare);
+                if (!alt && conv_pd(p, true, &src_any, &w_any, has_bias ? &b_md : NULL, &dst_md, &g, bare, &alt) !=
+                                dnnl_success)
+                    alt = NULL;
+                dnnl_primitive_attr_destroy(bare);
+            }
+            if (alt && strstr(odn_impl_name(alt), "wino") &&
+                odn_conv_wino_tail_fast(p, tail, tail_count, dnnl_primitive_desc_query_md(alt, dnnl_query_dst_md, 0))) {
+                dnnl_primitive_desc_destroy(pd);
+                pd = alt;
+            } else {
+                if (alt) dnnl_primitive_desc_destroy(alt);
+                tail_count = 0;
+            }
+        }
         /* A plain (NCHW) destination, as a piece output has, leaves oneDNN
          * 2.6 only its im2col "gemm:jit" kernel for many shapes, 10-100x
          * slower than its direct ones: compute in the layout oneDNN picks
@@ -348,6 +379,7 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
         }
         args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_DST, via_temp ? temp.mem : last->mem};
         s = odn_plan_add_primitive(p, pd, n, args, nargs);
+        for (int i = 0; !s && i < tail_count; i++) s = odn_eltwise_step(p, n, &tail[i], &last->md, last->mem, last->mem);
         if (!s && via_temp) s = odn_plan_add_reorder(p, temp.mem, &temp.md, last->mem, &last->md, n);
     }
     if (pd) dnnl_primitive_desc_destroy(pd);

@@ -1,0 +1,98 @@
+#!/usr/bin/python3
+"""Backend-style cases for convolution paths of the oneDNN provider that the
+suite does not reach: a 3x3 convolution of 64 channels followed by SiLU or
+HardSwish inside a piece (odn_conv_wino.c runs it as Winograd with the
+activation after it, where the CPU has Winograd), and a spatial ReduceMean
+after a convolution, with and without keepdims and as a piece output or
+before a MatMul (odn_build_reduce.c runs it as global pooling).
+Expected values are computed in float64 numpy from the ONNX formulas.
+usage: conv_cases.py OUT_DIR (prints the case dirs)
+"""
+import os
+import sys
+
+import numpy as np
+from onnx import helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from extra_cases import save_typed_case  # noqa: E402
+
+rng = np.random.default_rng(20261203)
+
+
+def conv3x3(x, w, b):
+    """Conv with pads 1, stride 1: x [N,C,H,W], w [M,C,3,3], b [M]."""
+    n, c, h, wd = x.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    y = np.zeros((n, w.shape[0], h, wd))
+    for i in range(3):
+        for j in range(3):
+            y += np.einsum("mc,nchw->nmhw", w[:, :, i, j], xp[:, :, i:i + h, j:j + wd])
+    return y + b.reshape(1, -1, 1, 1)
+
+
+def conv1x1(x, w):
+    return np.einsum("oc,nc...->no...", w, x)
+
+
+def silu(x):
+    return x / (1.0 + np.exp(-x))
+
+
+def hardswish(x):
+    return x * np.clip(x / 6.0 + 0.5, 0.0, 1.0)
+
+
+def wino_cases(out_dir):
+    for name, act, opset in (("odn_conv3x3_silu_chain", "silu", 13), ("odn_conv3x3_hardswish_chain", "hardswish", 14)):
+        x = rng.standard_normal((1, 64, 10, 12)).astype(np.float32)
+        w1 = (rng.standard_normal((64, 64, 3, 3)) * 0.05).astype(np.float32)
+        b1 = (rng.standard_normal(64) * 0.1).astype(np.float32)
+        w2 = (rng.standard_normal((64, 64, 3, 3)) * 0.05).astype(np.float32)
+        b2 = np.zeros(64, np.float32)
+        c = conv3x3(x.astype(np.float64), w1.astype(np.float64), b1.astype(np.float64))
+        a = silu(c) if act == "silu" else hardswish(c)
+        y = conv3x3(a, w2.astype(np.float64), b2.astype(np.float64))
+        nodes = [helper.make_node("Conv", ["X", "W1", "B1"], ["C"], pads=[1, 1, 1, 1])]
+        if act == "silu":
+            nodes += [helper.make_node("Sigmoid", ["C"], ["S"]), helper.make_node("Mul", ["C", "S"], ["A"])]
+        else:
+            nodes += [helper.make_node("HardSwish", ["C"], ["A"])]
+        nodes += [helper.make_node("Conv", ["A", "W2", "B2"], ["Y"], pads=[1, 1, 1, 1])]
+        save_typed_case(out_dir, name, nodes, [("X", x)], [("Y", y.astype(np.float32))],
+                        [("W1", w1), ("B1", b1), ("W2", w2), ("B2", b2)], opset=opset)
+
+
+def mean_pool_cases(out_dir):
+    for name, shape, keep, head in (("odn_conv_mean_pool_keepdims0", (2, 32, 5, 5), 0, False),
+                                    ("odn_conv_mean_pool_keepdims1_out", (1, 16, 7, 6), 1, False),
+                                    ("odn_conv_mean_pool_head_matmul", (2, 24, 4, 4), 0, True)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        wc = rng.standard_normal((shape[1], shape[1])).astype(np.float32)
+        c = conv1x1(x.astype(np.float64), wc.astype(np.float64))
+        m = c.mean(axis=(2, 3), keepdims=bool(keep))
+        nodes = [helper.make_node("Conv", ["X", "WC"], ["C"]),
+                 helper.make_node("ReduceMean", ["C"], ["M" if head else "Y"], axes=[2, 3], keepdims=keep)]
+        inits = [("WC", wc.reshape(shape[1], shape[1], 1, 1).copy())]
+        y = m
+        if head:
+            wm = rng.standard_normal((shape[1], 5)).astype(np.float32)
+            nodes.append(helper.make_node("MatMul", ["M", "WM"], ["Y"]))
+            inits.append(("WM", wm))
+            y = m @ wm.astype(np.float64)
+        # opset 13: axes as the attribute tf2onnx and PyTorch write
+        save_typed_case(out_dir, name, nodes, [("X", x)], [("Y", y.astype(np.float32))], inits, opset=13)
+
+
+def main(out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    wino_cases(out_dir)
+    mean_pool_cases(out_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.stderr.write(__doc__)
+        sys.exit(2)
+    sys.exit(main(sys.argv[1]))

@@ -108,7 +108,7 @@ static tsr_status *external_open(const Onnx__TensorProto *tp, const char *base_d
     int f = -1;
     struct stat sb;
     if (!st) {
-        f = open(real_file, O_RDONLY | O_CLOEXEC);
+        f = open(real_file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
         if (f < 0)
             st = tsr_error(TSR_ERR_IO, "external data '%s': %s", location, strerror(errno));
         else if (fstat(f, &sb) != 0 || !S_ISREG(sb.st_mode))

@@ -480,6 +480,16 @@ static void test_external_data(void) {
     tsr_status_free(st);
     free(b);
 
+    /* FIFOs, as the model and as its external data: refused at once (an
+     * open waiting for a writer would hang the load) */
+    CU_ASSERT_EQUAL(mkfifo(in_tmp("fifo.onnx"), 0600), 0);
+    expect_error_at(in_tmp("fifo.onnx"), TSR_ERR_IO, "is not a regular file");
+    unlink(in_tmp("fifo.onnx"));
+    unlink(in_tmp("weights.bin"));
+    CU_ASSERT_EQUAL(mkfifo(in_tmp("weights.bin"), 0600), 0);
+    expect_error_at(in_tmp("ext_valid.onnx"), TSR_ERR_INVALID_MODEL,
+                    "external data 'weights.bin' is not a regular file");
+
     for (size_t i = 0; i < 6; i++) unlink(in_tmp(models[i]));
     unlink(in_tmp("weights.bin"));
     unlink(in_tmp("link.bin"));

@@ -73,6 +73,10 @@ typedef struct odn_value {
     int input_index;  /* position among the piece's inputs, or -1 */
     int output_index; /* position among the piece's outputs, or -1 */
     const tsr_tensor *constant; /* initializer data, or NULL */
+    /* a view of constant data (a Transpose of an initializer, as a tied
+     * LM head reads its embedding): those bytes, keying a once-only reorder
+     * of the view; NULL otherwise */
+    const void *const_view;
     int consumers;    /* nodes of the piece reading it */
     bool produced;    /* computed by a step already (or an input) */
     bool is_view;     /* mem shares another value's buffer */

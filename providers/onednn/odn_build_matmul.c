@@ -46,7 +46,8 @@ static tsr_status *finish_matmul(odn_plan *p, const tsr_node *n, dnnl_memory_t a
     }
     dnnl_memory_desc_t w_any, dst_md;
     dnnl_status_t st = dnnl_success;
-    if (bv->constant) st = dnnl_memory_desc_init_by_tag(&w_any, r, wd, dnnl_f32, dnnl_format_tag_any);
+    const void *const_key = bv->constant ? bv->constant->data : bv->const_view;
+    if (const_key) st = dnnl_memory_desc_init_by_tag(&w_any, r, wd, dnnl_f32, dnnl_format_tag_any);
     else w_any = *b_md;
     bool plain_dst = last->output_index >= 0 || r != onnx_rank;
     if (st == dnnl_success)
@@ -62,8 +63,8 @@ static tsr_status *finish_matmul(odn_plan *p, const tsr_node *n, dnnl_memory_t a
     tsr_status *s = NULL;
     dnnl_memory_t w_mem = b_mem;
     const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    if (bv->constant && !dnnl_memory_desc_equal(want, b_md))
-        s = odn_arena_const_as_keyed(p, bv->constant->data, NULL, b_mem, b_md, want, n, &w_mem);
+    if (const_key && !dnnl_memory_desc_equal(want, b_md))
+        s = odn_arena_const_as_keyed(p, const_key, NULL, b_mem, b_md, want, n, &w_mem);
     dnnl_memory_t dst = NULL;
     if (!s) s = odn_plan_define(p, last, onnx_rank, onnx_dims,
                                 r == onnx_rank ? dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0) : NULL, n);
@@ -179,7 +180,7 @@ tsr_status *odn_build_matmul(odn_plan *p, size_t index) {
      * single 2-D matmul over all rows; oneDNN then picks a blocked weight
      * layout, which it does not for weights with batch dims. */
     const tsr_node *next = odn_plan_sole_consumer(p, y);
-    bool collapse = same_rank && a->rank >= 3 && b->rank == 2 && b->constant &&
+    bool collapse = same_rank && a->rank >= 3 && b->rank == 2 && (b->constant || b->const_view) &&
                     !(next && strcmp(odn_host->node_op_type(next), "Transpose") == 0);
     p->fuse_collapse_2d = collapse;
     odn_value *bias = NULL, *biased = y;
@@ -195,7 +196,7 @@ tsr_status *odn_build_matmul(odn_plan *p, size_t index) {
         int64_t a2[2] = {rows, k}, b2[2] = {k, nn}, out2[2] = {rows, nn};
         int64_t bias2[2] = {1, nn};
         if (!s) s = odn_plan_plain_view(p, a, 2, a2, NULL, n, &am, &amd);
-        if (!s) s = odn_plan_plain_view(p, b, 2, b2, NULL, n, &bm, &bmd);
+        if (!s) s = b->const_view ? operand(p, b, 2, b2, n, &bm, &bmd) : odn_plan_plain_view(p, b, 2, b2, NULL, n, &bm, &bmd);
         if (!s && bias) s = odn_plan_plain_view(p, bias, 2, bias2, NULL, n, &bias_mem, &bias_md);
         if (!s) s = finish_matmul(p, n, am, &amd, b, bm, &bmd, bias_mem, bias ? &bias_md : NULL, attr, last, 2, out2, r,
                                   out, args, nargs);

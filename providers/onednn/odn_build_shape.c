@@ -135,7 +135,9 @@ tsr_status *odn_build_transpose(odn_plan *p, size_t index) {
     }
     if (dnnl_memory_desc_init_by_strides(&md, x->rank, d, dnnl_f32, ds) != dnnl_success)
         return odn_node_error(n, TSR_ERR_PROVIDER, "transpose layout");
-    return define_view(p, y, x->rank, dims, &md, base, n);
+    st = define_view(p, y, x->rank, dims, &md, base, n);
+    if (!st && y->is_view && base == x->mem) y->const_view = x->constant ? x->constant->data : x->const_view;
+    return st;
 }
 
 static tsr_status *erf_loop(const void *ctx, dnnl_memory_t src, dnnl_memory_t dst) {

@@ -42,7 +42,7 @@ if [ -n "$py" ] && "$py" -c 'import onnx, numpy' 2>/dev/null; then
   extra_lrn=$("$py" "$here/extra_cases_lrn.py" "$work/extra_lrn") || { echo "extra_cases_lrn.py failed"; exit 1; }
   extra_dyn=$("$py" "$here/dynamic_cases.py" "$work/extra_dyn") || { echo "dynamic_cases.py failed"; exit 1; }
   extra_rnn=$("$py" "$here/rnn_cases.py" "$work/extra_rnn") || { echo "rnn_cases.py failed"; exit 1; }
-  extra_conv=$("$py" "$here/conv_cases.py" "$work/extra_conv") || { echo "conv_cases.py failed"; exit 1; }
+  extra_layout=$("$py" "$here/layout_cases.py" "$work/extra_layout") || { echo "layout_cases.py failed"; exit 1; }
   # the suite's LSTM/GRU/RNN cases feed W, R and B as inputs (declined: the
   # weights are converted once); with them as initializers onednn takes them
   rnn_dirs=$(for d in "$suite"/node/test_lstm_* "$suite"/node/test_gru_* "$suite"/node/test_rnn_* \
@@ -52,7 +52,7 @@ if [ -n "$py" ] && "$py" -c 'import onnx, numpy' 2>/dev/null; then
     # shellcheck disable=SC2086
     const_rnn=$("$py" "$here/const_cases.py" "$work/const_rnn" $rnn_dirs) || { echo "const_cases.py (rnn) failed"; exit 1; }
   fi
-  extra="$extra $extra_lrn $extra_dyn $extra_rnn $extra_conv $const_rnn"
+  extra="$extra $extra_lrn $extra_dyn $extra_rnn $extra_layout $const_rnn"
   qdq=$("$py" "$here/qdq_cases.py" "$work/qdq") || { echo "qdq_cases.py failed"; exit 1; }
   f16=$("$py" "$here/f16_cases.py" "$work/f16") || { echo "f16_cases.py failed"; exit 1; }
   shape=$("$py" "$here/shape_cases.py" "$work/shape") || { echo "shape_cases.py failed"; exit 1; }

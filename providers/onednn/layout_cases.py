@@ -1,12 +1,15 @@
 #!/usr/bin/python3
-"""Backend-style cases for convolution paths of the oneDNN provider that the
-suite does not reach: a 3x3 convolution of 64 channels followed by SiLU or
-HardSwish inside a piece (odn_conv_wino.c runs it as Winograd with the
-activation after it, where the CPU has Winograd), and a spatial ReduceMean
-after a convolution, with and without keepdims and as a piece output or
-before a MatMul (odn_build_reduce.c runs it as global pooling).
-Expected values are computed in float64 numpy from the ONNX formulas.
-usage: conv_cases.py OUT_DIR (prints the case dirs)
+"""Backend-style cases for paths of the oneDNN provider that depend on
+layouts and constants, which the suite does not reach: a 3x3 convolution of
+64 channels followed by SiLU or HardSwish inside a piece (odn_conv_wino.c
+runs it as Winograd with the activation after it, where the CPU has
+Winograd); a spatial ReduceMean after a convolution, with and without
+keepdims and as a piece output or before a MatMul (odn_build_reduce.c runs
+it as global pooling); a MatMul by the Transpose of an initializer, as a
+tied LM head does (the transposed view is reordered
+once, as constant weights). Expected values are computed in float64 numpy
+from the ONNX formulas.
+usage: layout_cases.py OUT_DIR (prints the case dirs)
 """
 import os
 import sys
@@ -84,10 +87,23 @@ def mean_pool_cases(out_dir):
         save_typed_case(out_dir, name, nodes, [("X", x)], [("Y", y.astype(np.float32))], inits, opset=13)
 
 
+def tied_head_cases(out_dir):
+    for name, shape in (("odn_tied_head_rank3", (2, 5, 8)), ("odn_tied_head_rank2", (6, 8))):
+        emb = rng.standard_normal((12, 8)).astype(np.float32)
+        x = rng.standard_normal(shape).astype(np.float32)
+        nodes = [helper.make_node("Transpose", ["E"], ["ET"], perm=[1, 0]),
+                 helper.make_node("MatMul", ["X", "ET"], ["L"]),
+                 helper.make_node("Relu", ["L"], ["Y"])]
+        y = np.maximum(x.astype(np.float64) @ emb.T.astype(np.float64), 0)
+        save_typed_case(out_dir, name, nodes, [("X", x)],
+                        [("Y", y.astype(np.float32))], [("E", emb)], opset=13)
+
+
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     wino_cases(out_dir)
     mean_pool_cases(out_dir)
+    tied_head_cases(out_dir)
     return 0
 
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ir.h"
+#include "op_arity.h"
 #include "status.h"
 
 static void label_of(char *buf, size_t size, const ir_node *n) {
@@ -67,6 +68,12 @@ static tsr_status *check_node(const ir_graph *g, const scope *s, ir_node *n, siz
         return node_err(n, i, n->domain && *n->domain ? "domain '%s' has no opset import"
                                                      : "domain '%s' (ai.onnx) has no opset import",
                         n->domain ? n->domain : "");
+    tsr_status *arity = op_arity_check(n);
+    if (arity) {
+        char nl[160];
+        label_of(nl, sizeof nl, n);
+        return tsr_error_wrap(arity, "graph.node[%zu] %s", i, nl);
+    }
     for (size_t j = 0; j < n->n_outputs; j++) {
         const ir_value *v = n->outputs[j];
         if (!v) continue;

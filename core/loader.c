@@ -69,7 +69,11 @@ static tsr_status *convert_shape(const Onnx__TensorShapeProto *sp, ir_type *t) {
     for (size_t i = 0; i < sp->n_dim; i++) {
         const Onnx__TensorShapeProto__Dimension *d = sp->dim[i];
         t->dims[i].value = TSR_DIM_UNKNOWN;
-        /* Some exporters write -1 for "unknown"; read it as that. */
+        /* Some exporters write -1 for "unknown"; read it as that. Other
+         * negative sizes are nonsense, not a size to guess. */
+        if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value < -1)
+            return tsr_error(TSR_ERR_INVALID_MODEL, "dim %zu is %lld (a size is >= 0, or -1 for unknown)", i,
+                             (long long)d->dim_value);
         if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
             d->dim_value >= 0)
             t->dims[i].value = d->dim_value;

@@ -133,6 +133,20 @@ def faults():
     ok = helper.make_graph([helper.make_node("Neg", ["x"], ["y"], name="neg")],
                            "extra_opset", x, [vi("y", [2])])
     save("extra_opset.onnx", ok, opsets(("com.unused", 3)))
+    # Arity: Relu with two inputs, with three outputs; Conv with none (each
+    # crashed a provider's claim check once); a negative dim that is not -1
+    two = helper.make_graph([helper.make_node("Relu", ["x", "x"], ["y"], name="relu2")],
+                            "relu_two_inputs", x, [vi("y", [2])])
+    save("arity_relu_two_inputs.onnx", two)
+    three = helper.make_graph([helper.make_node("Relu", ["x"], ["y", "u", "v"], name="relu3")],
+                              "relu_three_outputs", x, [vi("y", [2])])
+    save("arity_relu_three_outputs.onnx", three)
+    none = helper.make_graph([helper.make_node("Conv", [], ["y"], name="conv0")],
+                             "conv_no_inputs", x, [vi("y", [2])])
+    save("arity_conv_no_inputs.onnx", none)
+    neg = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                            "negative_input_dim", [vi("x", [2, -5])], [vi("y", [2, -1])])
+    save("negative_input_dim.onnx", neg)
 
     def nested(depth):
         body = helper.make_graph([helper.make_node("Identity", ["x"], ["o"], name="leaf")],

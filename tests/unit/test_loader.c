@@ -334,6 +334,14 @@ static void test_graph_faults(void) {
                  "graph.node[1] 'second': output 'y' is also produced by graph.node[0] 'first'");
     expect_error("missing_opset.onnx", TSR_ERR_INVALID_MODEL,
                  "graph.node[0] 'frob': domain 'com.example' has no opset import");
+    expect_error("arity_relu_two_inputs.onnx", TSR_ERR_INVALID_MODEL,
+                 "graph.node[0] 'relu2': Relu (opset 17) takes 1 input, not 2");
+    expect_error("arity_relu_three_outputs.onnx", TSR_ERR_INVALID_MODEL,
+                 "graph.node[0] 'relu3': Relu (opset 17) has 1 output, not 3");
+    expect_error("arity_conv_no_inputs.onnx", TSR_ERR_INVALID_MODEL,
+                 "graph.node[0] 'conv0': Conv (opset 17) takes 2 to 3 inputs, not 0");
+    expect_error("negative_input_dim.onnx", TSR_ERR_INVALID_MODEL,
+                 "graph.input[0] 'x': dim 1 is -5 (a size is >= 0, or -1 for unknown)");
     ir_model *m = load_ok("extra_opset.onnx");
     CU_ASSERT_PTR_NOT_NULL(m);
     CU_ASSERT_EQUAL(ir_model_opset(m, "com.unused"), 3);

@@ -16,6 +16,11 @@
 #define IR_MAX_GRAPH_DEPTH 64
 /* Largest rank accepted anywhere. */
 #define IR_MAX_RANK 64
+/* Most elements a tensor may have: 2^56, so element count times the widest
+ * element (16 bytes) fits a signed 64-bit size. Larger known shapes are
+ * refused where they are declared or inferred, before any provider plans
+ * (oneDNN computed with such dims in 32-bit and trapped). */
+#define IR_MAX_ELEMENTS ((int64_t)1 << 56)
 
 typedef struct ir_graph ir_graph;
 typedef struct ir_node ir_node;

@@ -81,6 +81,13 @@ static tsr_status *convert_shape(const Onnx__TensorShapeProto *sp, ir_type *t) {
                  d->dim_param && *d->dim_param && !(t->dims[i].symbol = strdup(d->dim_param)))
             return TSR_NO_MEMORY();
     }
+    int64_t count = 1;
+    for (size_t i = 0; i < sp->n_dim; i++) {
+        int64_t v = t->dims[i].value;
+        if (v == 0) return NULL;
+        if (v > 0 && (v > IR_MAX_ELEMENTS / count || (count *= v) > IR_MAX_ELEMENTS))
+            return tsr_error(TSR_ERR_INVALID_MODEL, "its known dims make more than 2^56 elements");
+    }
     return NULL;
 }
 

@@ -1,6 +1,7 @@
 /* Creating a session: load, infer shapes, load providers, partition,
  * compile pieces (handing a failed piece to the next provider), plan. */
 #include "session.h"
+#include "host_block_cache.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,4 +297,6 @@ void tsr_session_free(tsr_session *s) {
     session_observe_free(s);
     ir_model_free(s->model);
     free(s);
+    /* the buffers its runs left for the next run (others' runs refill it) */
+    host_block_trim();
 }

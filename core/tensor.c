@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host_block_cache.h"
 #include "ir.h"
 #include "status.h"
 #include "tessera/tessera.h"
@@ -83,7 +84,7 @@ tsr_status *ir_tensor_new(int32_t elem_type, int32_t rank, const int64_t *dims, 
         memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
     }
     if (nbytes > 0) {
-        t->data = calloc(1, nbytes);
+        t->data = host_block_alloc(nbytes);
         if (!t->data) { free(t->dims); free(t); return tsr_error(TSR_ERR_NO_MEMORY, "out of memory allocating %zu bytes", nbytes); }
     }
     t->nbytes = nbytes;
@@ -136,7 +137,7 @@ void ir_tensor_free(ir_tensor *t) {
         tsr_string *s = t->data;
         for (size_t i = 0; i < t->nbytes / sizeof(tsr_string); i++) free((void *)s[i].data);
     }
-    free(t->data);
+    host_block_free(t->data, t->nbytes);
     free(t->dims);
     free(t->name);
     free(t);

@@ -83,13 +83,16 @@ static bool fold_batchnorm(odn_plan *p, const tsr_node *bn, const odn_value *w, 
 }
 
 /* True for a convolution oneDNN may run as Winograd: 3x3, stride 1,
- * undilated, ungrouped, 2-D, at least 64 channels in and out. Below that
- * oneDNN 2.6's Winograd kernel is slower than its direct one (32 channels
- * at 160x160: 9.8 ms direct, 11.2 ms Winograd for four layers; 16
- * channels: 40% of the direct kernel's speed), though it offers itself. */
-static bool winograd_shape(int32_t r, const dnnl_dims_t wd, int wr, int64_t group, const conv_geom *g) {
+ * undilated, ungrouped, 2-D, at least 64 channels in and out and a map of
+ * at least 4x4. Outside that oneDNN 2.6's Winograd kernel is slower than
+ * its direct one, though it offers itself: 32 channels at 160x160, 9.8 ms
+ * direct and 11.2 ms Winograd for four layers; 16 channels, 40% of the
+ * direct kernel's speed; a 1x40 map (a text recognizer's row), 6x slower,
+ * its 2x2 output tiles half empty and the padded taps computed. */
+static bool winograd_shape(int32_t r, const dnnl_dims_t xd, const dnnl_dims_t wd, int wr, int64_t group,
+                           const conv_geom *g) {
     return r == 4 && wd[wr - 1] == 3 && wd[wr - 2] == 3 && group == 1 && g->strides[0] == 1 && g->strides[1] == 1 &&
-           g->dilation[0] == 0 && g->dilation[1] == 0 && wd[0] >= 64 && wd[1] >= 64;
+           g->dilation[0] == 0 && g->dilation[1] == 0 && wd[0] >= 64 && wd[1] >= 64 && xd[2] >= 4 && xd[3] >= 4;
 }
 
 /* oneDNN 2.6's Winograd kernels read and write only nChw16c, while its
@@ -275,7 +278,7 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
         /* 3x3, stride 1, undilated, ungrouped: Winograd when oneDNN has it
          * for this CPU (about 15% off ResNet-50 here, within the reference's
          * tolerance), else (or if it refuses) direct. */
-        bool wino = winograd_shape(r, wd, wr, group, &g) && p->winograd;
+        bool wino = winograd_shape(r, xd, wd, wr, group, &g) && p->winograd;
         /* a piece output stays plain: no blocked attempt; a sum post-op's
          * dst is the residual's layout */
         bool blocked = last->output_index < 0 && (piece_prefers_blocked(p) || keeps_blocked(x, r, xd));

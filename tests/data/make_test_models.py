@@ -147,6 +147,9 @@ def faults():
     neg = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")],
                             "negative_input_dim", [vi("x", [2, -5])], [vi("y", [2, -1])])
     save("negative_input_dim.onnx", neg)
+    huge = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                             "huge_input_dims", [vi("x", [2 ** 40, "n", 2 ** 20])], [vi("y", [2 ** 40, "n", 2 ** 20])])
+    save("huge_input_dims.onnx", huge)
 
     def nested(depth):
         body = helper.make_graph([helper.make_node("Identity", ["x"], ["o"], name="leaf")],

@@ -342,6 +342,8 @@ static void test_graph_faults(void) {
                  "graph.node[0] 'conv0': Conv (opset 17) takes 2 to 3 inputs, not 0");
     expect_error("negative_input_dim.onnx", TSR_ERR_INVALID_MODEL,
                  "graph.input[0] 'x': dim 1 is -5 (a size is >= 0, or -1 for unknown)");
+    expect_error("huge_input_dims.onnx", TSR_ERR_INVALID_MODEL,
+                 "graph.input[0] 'x': its known dims make more than 2^56 elements");
     ir_model *m = load_ok("extra_opset.onnx");
     CU_ASSERT_PTR_NOT_NULL(m);
     CU_ASSERT_EQUAL(ir_model_opset(m, "com.unused"), 3);

@@ -1,0 +1,78 @@
+/* Large host tensor buffers freed during a run, kept for the next run.
+ *
+ * A session run allocates every intermediate a host provider writes and
+ * frees it when its last reader is done, so the same sizes come back each
+ * run. glibc serves blocks of 128 KiB and more from fresh mmap()s (or trims
+ * them off the heap on free), and each run then paid the kernel zeroing
+ * every page again: a keyword-spotting model's 0.48 ms run took 0.68 ms.
+ * This keeps a bounded number of such blocks (best fit, at most 25% larger
+ * than asked) and hands them back zeroed, as calloc would. */
+#include "host_block_cache.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CACHE_SLOTS 64
+#define CACHE_MIN_BYTES ((size_t)64 << 10)
+#define CACHE_MAX_BLOCK ((size_t)64 << 20)
+#define CACHE_MAX_TOTAL ((size_t)256 << 20)
+
+static struct {
+    pthread_mutex_t mu;
+    size_t count, total;
+    struct {
+        void *p;
+        size_t bytes;
+    } slot[CACHE_SLOTS];
+} cache = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+void *host_block_alloc(size_t bytes) {
+    if (bytes >= CACHE_MIN_BYTES && bytes <= CACHE_MAX_BLOCK) {
+        void *p = NULL;
+        pthread_mutex_lock(&cache.mu);
+        size_t best = CACHE_SLOTS;
+        for (size_t i = 0; i < cache.count; i++) {
+            size_t b = cache.slot[i].bytes;
+            if (b >= bytes && b - bytes <= bytes / 4 && (best == CACHE_SLOTS || b < cache.slot[best].bytes))
+                best = i;
+        }
+        if (best < CACHE_SLOTS) {
+            p = cache.slot[best].p;
+            cache.total -= cache.slot[best].bytes;
+            cache.slot[best] = cache.slot[--cache.count];
+        }
+        pthread_mutex_unlock(&cache.mu);
+        if (p) {
+            memset(p, 0, bytes);
+            return p;
+        }
+    }
+    return calloc(1, bytes);
+}
+
+void host_block_free(void *p, size_t bytes) {
+    if (!p) return;
+    if (bytes >= CACHE_MIN_BYTES && bytes <= CACHE_MAX_BLOCK) {
+        bool kept = false;
+        pthread_mutex_lock(&cache.mu);
+        if (cache.count < CACHE_SLOTS && cache.total + bytes <= CACHE_MAX_TOTAL) {
+            cache.slot[cache.count].p = p;
+            cache.slot[cache.count].bytes = bytes;
+            cache.count++;
+            cache.total += bytes;
+            kept = true;
+        }
+        pthread_mutex_unlock(&cache.mu);
+        if (kept) return;
+    }
+    free(p);
+}
+
+void host_block_trim(void) {
+    pthread_mutex_lock(&cache.mu);
+    for (size_t i = 0; i < cache.count; i++) free(cache.slot[i].p);
+    cache.count = 0;
+    cache.total = 0;
+    pthread_mutex_unlock(&cache.mu);
+}

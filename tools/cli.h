@@ -95,7 +95,13 @@ bool cli_parse_double(const char *s, double *out);
 
 /* --- tensors ------------------------------------------------------------- */
 /* Whole file into a malloc'd buffer. Returns false and sets errno on failure. */
+/* Files the command reads whole (models, TensorProto inputs, test data)
+ * are regular files of at most this many bytes (16 GiB); anything else
+ * fails with errno EINVAL (not a regular file) or EFBIG. */
+#define TIO_MAX_FILE_BYTES ((uint64_t)16 << 30)
 bool tio_read_file(const char *path, void **bytes, size_t *size);
+/* Why tio_read_file failed, from its errno. */
+const char *tio_file_error(int errnum);
 bool tio_write_file(const char *path, const void *bytes, size_t size);
 /* mkdir -p. */
 bool tio_make_dirs(const char *path);

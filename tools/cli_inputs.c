@@ -139,14 +139,8 @@ void cli_print_inputs_help(FILE *f) {
 static bool load_pb(const char *cmd, const char *file, tsr_value **out, char **name) {
     void *bytes;
     size_t size;
-    /* only a regular file: a FIFO would block in open, /dev/zero never end */
-    struct stat sb;
-    if (stat(file, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)) {
-        fprintf(stderr, "tessera %s: cannot read %s: not a regular file\n", cmd, file);
-        return false;
-    }
     if (!tio_read_file(file, &bytes, &size)) {
-        fprintf(stderr, "tessera %s: cannot read %s: %s\n", cmd, file, strerror(errno));
+        fprintf(stderr, "tessera %s: cannot read %s: %s\n", cmd, file, tio_file_error(errno));
         return false;
     }
     tsr_status *st = tsr_value_from_onnx_tensor(bytes, size, out, name);

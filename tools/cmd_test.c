@@ -205,7 +205,7 @@ static result_kind load_pb(const char *dir, const char *prefix, size_t k, int32_
     void *bytes = NULL;
     size_t n = 0;
     if (!path || !tio_read_file(path, &bytes, &n)) {
-        snprintf(reason, size, "cannot read %s: %s", file, strerror(errno));
+        snprintf(reason, size, "cannot read %s: %s", file, tio_file_error(errno));
         free(path);
         return R_FAIL;
     }

@@ -186,7 +186,7 @@ bool cmpx_model_load(const char *path, cmpx_model *out, char *err, size_t err_si
     void *bytes;
     size_t size;
     if (!tio_read_file(path, &bytes, &size)) {
-        snprintf(err, err_size, "cannot read %s: %s", path, strerror(errno));
+        snprintf(err, err_size, "cannot read %s: %s", path, tio_file_error(errno));
         return false;
     }
     pb_reader r = {bytes, (const uint8_t *)bytes + size, bytes};

@@ -131,6 +131,15 @@ expect 1 "-i of the wrong shape" -- "$tessera" run "$w/m.onnx" -p reference -i "
 grep_out "input 'x' has shape \[\?,3\] in the model .*the file holds \[1,4\]" "names both shapes"
 expect 1 "-i of a missing file" -- "$tessera" bench "$w/m.onnx" -p reference -i "x=$w/nosuch.pb"
 grep_out "cannot read .*nosuch.pb: No such file" "names the missing file"
+# special files: refused before reading (a FIFO would block in open,
+# /dev/zero would grow a buffer without end); a model that is a FIFO too
+mkfifo "$w/fifo.pb" "$w/fifo.onnx"
+expect 1 "-i of a FIFO" -- timeout 20 "$tessera" run "$w/m.onnx" -p reference -i "x=$w/fifo.pb"
+grep_out "cannot read .*fifo.pb: not a regular file" "refuses the FIFO"
+expect 1 "-i of /dev/zero" -- timeout 20 "$tessera" run "$w/m.onnx" -p reference -i "x=/dev/zero"
+grep_out "cannot read /dev/zero: not a regular file" "refuses /dev/zero"
+expect 1 "a FIFO as the model" -- timeout 20 "$tessera" run "$w/fifo.onnx" -p reference
+grep_out "fifo.onnx' is not a regular file" "refuses the FIFO model"
 expect 1 "-i of a file that is not a TensorProto" -- "$tessera" bench "$w/m.onnx" -p reference -i "x=$w/garbage.pb"
 grep_out "garbage.pb is not a readable TensorProto" "names the unreadable file"
 expect 1 "the same input twice" -- "$tessera" bench "$w/m.onnx" -p reference -i "$w/x.pb" --fill x=1

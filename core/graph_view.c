@@ -57,74 +57,172 @@ static void mark_outer_reads(const ir_graph *g, const ir_node *n, bool *used) {
     }
 }
 
-static bool push_unique(ir_value ***arr, size_t *n, ir_value *v) {
-    for (size_t i = 0; i < *n; i++)
-        if ((*arr)[i] == v) return true;
-    ir_value **a = realloc(*arr, sizeof *a * (*n + 1));
-    if (!a) return false;
-    *arr = a;
-    a[(*n)++] = v;
+static bool push(ir_value ***arr, size_t *n, size_t *cap, ir_value *v) {
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 8;
+        ir_value **a = realloc(*arr, sizeof *a * c);
+        if (!a) return false;
+        *arr = a;
+        *cap = c;
+    }
+    (*arr)[(*n)++] = v;
     return true;
 }
 
-tsr_status *host_graph_view_nodes(ir_graph *g, ir_node *const *nodes, size_t n,
-                                  struct tsr_graph **out) {
-    struct tsr_graph *v = calloc(1, sizeof *v);
-    bool *in_set = calloc(g->n_nodes + 1, 1);
-    bool *used_outside = calloc(g->n_values + 1, 1);
+static bool has_graphs(const ir_node *n) {
+    for (size_t a = 0; a < n->n_attrs; a++)
+        if (n->attrs[a].g || n->attrs[a].graphs) return true;
+    return false;
+}
+
+/* Values of g a node's subgraphs read (each once), appended to `list`;
+ * `mark` (zero on entry, left zero) dedupes. */
+static tsr_status *outer_reads_of(const ir_graph *g, const ir_node *n, bool *mark, ir_value ***list, size_t *count,
+                                  size_t *cap) {
+    bool *reads = calloc(g->n_values + 1, 1);
+    if (!reads) return TSR_NO_MEMORY();
+    mark_outer_reads(g, n, reads);
     tsr_status *s = NULL;
-    if (!v || !in_set || !used_outside || !(v->nodes = malloc(sizeof(ir_node *) * (n + 1)))) {
-        s = TSR_NO_MEMORY();
-        goto done;
+    for (size_t vi = 0; vi < g->n_values && !s; vi++)
+        if (reads[vi] && !mark[vi]) {
+            mark[vi] = true;
+            if (!push(list, count, cap, g->values[vi])) s = TSR_NO_MEMORY();
+        }
+    for (size_t k = 0; k < *count; k++) mark[(*list)[k]->index] = false;
+    free(reads);
+    return s;
+}
+
+void graph_readers_free(graph_readers *r) {
+    if (!r) return;
+    free(r->total);
+    free(r->inside);
+    free(r->in_set);
+    free(r->seen);
+    free(r);
+}
+
+tsr_status *graph_readers_new(const ir_graph *g, graph_readers **out) {
+    graph_readers *r = calloc(1, sizeof *r);
+    if (!r) return TSR_NO_MEMORY();
+    r->g = g;
+    r->total = calloc(g->n_values + 1, sizeof *r->total);
+    r->inside = calloc(g->n_values + 1, sizeof *r->inside);
+    r->in_set = calloc(g->n_nodes + 1, 1);
+    r->seen = calloc(g->n_values + 1, 1);
+    tsr_status *s = r->total && r->inside && r->in_set && r->seen ? NULL : TSR_NO_MEMORY();
+    ir_value **list = NULL;
+    size_t count = 0, cap = 0;
+    for (size_t i = 0; i < g->n_nodes && !s; i++) {
+        const ir_node *n = g->nodes[i];
+        for (size_t k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k]) r->total[n->inputs[k]->index]++;
+        if (!has_graphs(n)) continue;
+        count = 0;
+        s = outer_reads_of(g, n, r->seen, &list, &count, &cap);
+        for (size_t k = 0; k < count && !s; k++) r->total[list[k]->index]++;
     }
-    v->ir = g;
+    free(list);
+    /* g's outputs are read from outside every set */
+    for (size_t i = 0; i < g->n_outputs && !s; i++)
+        if (g->outputs[i]) r->total[g->outputs[i]->index]++;
+    if (s) {
+        graph_readers_free(r);
+        return s;
+    }
+    *out = r;
+    return NULL;
+}
+
+/* A value of the set is used outside when it has more readers in g than in
+ * the set (a subgraph's reads count once per node holding it), is a graph
+ * output or is kept observable. Everything here is O(set), given the
+ * readers counted once for the graph: a partition of a 100,000-node chain
+ * into single-node pieces was quadratic. */
+tsr_status *host_graph_view_nodes_counted(graph_readers *r, ir_node *const *nodes, size_t n,
+                                          struct tsr_graph **out) {
+    const ir_graph *g = r->g;
+    struct tsr_graph *v = calloc(1, sizeof *v);
+    tsr_status *s = NULL;
+    ir_value **sub = NULL, **touched = NULL;
+    size_t n_sub = 0, sub_cap = 0, n_touched = 0, touched_cap = 0, in_cap = 0, out_cap = 0;
+    if (!v || !(v->nodes = malloc(sizeof(ir_node *) * (n + 1)))) {
+        free(v);
+        return TSR_NO_MEMORY();
+    }
+    v->ir = (ir_graph *)g;
     memcpy(v->nodes, nodes, sizeof(ir_node *) * n);
     v->n_nodes = n;
-    for (size_t i = 0; i < n; i++) in_set[nodes[i]->index] = true;
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        const ir_node *o = g->nodes[i];
-        if (in_set[o->index]) continue;
-        for (size_t k = 0; k < o->n_inputs; k++)
-            if (o->inputs[k]) used_outside[o->inputs[k]->index] = true;
-        mark_outer_reads(g, o, used_outside);
-    }
-    for (size_t i = 0; i < g->n_outputs; i++) used_outside[g->outputs[i]->index] = true;
+    for (size_t i = 0; i < n; i++) r->in_set[nodes[i]->index] = true;
+    /* readers inside the set */
     for (size_t i = 0; i < n && !s; i++) {
         const ir_node *nd = nodes[i];
         for (size_t k = 0; k < nd->n_inputs && !s; k++) {
             ir_value *iv = nd->inputs[k];
-            if (!iv || (iv->producer && iv->producer->graph == g && in_set[iv->producer->index]))
-                continue;
-            if (!push_unique(&v->inputs, &v->n_inputs, iv)) s = TSR_NO_MEMORY();
+            if (!iv) continue;
+            if (r->inside[iv->index]++ == 0 && !push(&touched, &n_touched, &touched_cap, iv)) s = TSR_NO_MEMORY();
         }
-        /* What its subgraphs read from g is an input too (implicit). */
-        bool has_graphs = false;
-        for (size_t a = 0; a < nd->n_attrs; a++) has_graphs |= nd->attrs[a].g || nd->attrs[a].graphs;
-        if (has_graphs && !s) {
-            bool *reads = calloc(g->n_values + 1, 1);
-            if (!reads) s = TSR_NO_MEMORY();
-            else mark_outer_reads(g, nd, reads);
-            for (size_t vi = 0; reads && vi < g->n_values && !s; vi++) {
-                ir_value *iv = g->values[vi];
-                if (!reads[vi] || (iv->producer && iv->producer->graph == g && in_set[iv->producer->index]))
-                    continue;
-                if (!push_unique(&v->inputs, &v->n_inputs, iv)) s = TSR_NO_MEMORY();
-            }
-            free(reads);
-        }
-        for (size_t k = 0; k < nd->n_outputs && !s; k++) {
-            ir_value *ov = nd->outputs[k];
-            if (ov && (used_outside[ov->index] || ov->observed) && !push_unique(&v->outputs, &v->n_outputs, ov))
+        if (s || !has_graphs(nd)) continue;
+        n_sub = 0;
+        s = outer_reads_of(g, nd, r->seen, &sub, &n_sub, &sub_cap);
+        for (size_t k = 0; k < n_sub && !s; k++)
+            if (r->inside[sub[k]->index]++ == 0 && !push(&touched, &n_touched, &touched_cap, sub[k]))
                 s = TSR_NO_MEMORY();
+    }
+    /* inputs: read by the set, produced outside it (each once) */
+    for (size_t i = 0; i < n && !s; i++) {
+        const ir_node *nd = nodes[i];
+        for (size_t k = 0; k < nd->n_inputs && !s; k++) {
+            ir_value *iv = nd->inputs[k];
+            if (!iv || r->seen[iv->index] ||
+                (iv->producer && iv->producer->graph == g && r->in_set[iv->producer->index]))
+                continue;
+            r->seen[iv->index] = true;
+            if (!push(&v->inputs, &v->n_inputs, &in_cap, iv)) s = TSR_NO_MEMORY();
+        }
+        /* what its subgraphs read from g is an input too (implicit) */
+        if (s || !has_graphs(nd)) continue;
+        n_sub = 0;
+        s = outer_reads_of(g, nd, r->seen, &sub, &n_sub, &sub_cap);
+        for (size_t k = 0; k < n_sub && !s; k++) {
+            ir_value *iv = sub[k];
+            if (r->seen[iv->index] || (iv->producer && iv->producer->graph == g && r->in_set[iv->producer->index]))
+                continue;
+            r->seen[iv->index] = true;
+            if (!push(&v->inputs, &v->n_inputs, &in_cap, iv)) s = TSR_NO_MEMORY();
         }
     }
-done:
-    free(in_set);
-    free(used_outside);
+    for (size_t k = 0; k < v->n_inputs; k++) r->seen[v->inputs[k]->index] = false;
+    /* outputs: produced by the set, needed outside it */
+    for (size_t i = 0; i < n && !s; i++) {
+        const ir_node *nd = nodes[i];
+        for (size_t k = 0; k < nd->n_outputs && !s; k++) {
+            ir_value *ov = nd->outputs[k];
+            if (!ov || r->seen[ov->index]) continue;
+            if ((r->total[ov->index] > r->inside[ov->index] || ov->is_graph_output || ov->observed)) {
+                r->seen[ov->index] = true;
+                if (!push(&v->outputs, &v->n_outputs, &out_cap, ov)) s = TSR_NO_MEMORY();
+            }
+        }
+    }
+    for (size_t k = 0; k < v->n_outputs; k++) r->seen[v->outputs[k]->index] = false;
+    for (size_t k = 0; k < n_touched; k++) r->inside[touched[k]->index] = 0;
+    for (size_t i = 0; i < n; i++) r->in_set[nodes[i]->index] = false;
+    free(touched);
+    free(sub);
     if (s) {
         host_graph_view_free(v);
         return s;
     }
     *out = v;
     return NULL;
+}
+
+tsr_status *host_graph_view_nodes(ir_graph *g, ir_node *const *nodes, size_t n,
+                                  struct tsr_graph **out) {
+    graph_readers *r;
+    TSR_TRY(graph_readers_new(g, &r));
+    tsr_status *s = host_graph_view_nodes_counted(r, nodes, n, out);
+    graph_readers_free(r);
+    return s;
 }

@@ -28,6 +28,22 @@ tsr_status *host_graph_view_whole(ir_graph *g, struct tsr_graph **out);
 tsr_status *host_graph_view_nodes(ir_graph *g, ir_node *const *nodes, size_t n,
                                   struct tsr_graph **out);
 void host_graph_view_free(struct tsr_graph *v);
+/* How many nodes of g read each value (a node's subgraphs count once), and
+ * scratch kept zeroed between uses: built once, it makes each
+ * host_graph_view_nodes_counted O(set) instead of O(graph). Valid while g
+ * does not change. */
+typedef struct graph_readers {
+    const ir_graph *g;
+    uint32_t *total;  /* by value index */
+    uint32_t *inside; /* scratch, by value index */
+    bool *in_set;     /* scratch, by node index */
+    bool *seen;       /* scratch, by value index */
+} graph_readers;
+tsr_status *graph_readers_new(const ir_graph *g, graph_readers **out);
+void graph_readers_free(graph_readers *r);
+/* host_graph_view_nodes with the readers counted once for g. */
+tsr_status *host_graph_view_nodes_counted(graph_readers *r, ir_node *const *nodes, size_t n,
+                                          struct tsr_graph **out);
 
 typedef struct claim_entry {
     ir_node **nodes;

@@ -11,8 +11,47 @@ static ir_value *io_value(const tsr_session *s, size_t k) {
     return k < s->n_inputs ? s->inputs[k] : s->model->graph->outputs[k - s->n_inputs];
 }
 
+static int io_name_cmp(const void *a, const void *b) {
+    const io_name *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+static size_t find_name(const io_name *sorted, size_t n, const char *name) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) { /* first entry >= name: the lowest index among equals */
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(sorted[mid].name, name) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && strcmp(sorted[lo].name, name) == 0 ? sorted[lo].index : SIZE_MAX;
+}
+
+size_t session_input_index(const tsr_session *s, const char *name) {
+    return find_name(s->inputs_by_name, s->n_inputs, name);
+}
+
+size_t session_output_index(const tsr_session *s, const char *name) {
+    return find_name(s->outputs_by_name, s->model->graph->n_outputs, name);
+}
+
+static tsr_status *sort_names(ir_value *const *values, size_t n, bool skip_constants, io_name **out,
+                              size_t *count) {
+    io_name *a = malloc(sizeof *a * (n + 1));
+    if (!a) return TSR_NO_MEMORY();
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!skip_constants || !values[i]->constant) a[m++] = (io_name){values[i]->name, i};
+    qsort(a, m, sizeof *a, io_name_cmp);
+    *out = a;
+    if (count) *count = m;
+    return NULL;
+}
+
 tsr_status *session_io_build(tsr_session *s) {
     ir_graph *g = s->model->graph;
+    TSR_TRY(sort_names(g->inputs, g->n_inputs, true, &s->inputs_by_name, NULL));
+    TSR_TRY(sort_names(g->outputs, g->n_outputs, false, &s->outputs_by_name, NULL));
     s->inputs = malloc(sizeof(ir_value *) * (g->n_inputs + 1));
     if (!s->inputs) return TSR_NO_MEMORY();
     for (size_t i = 0; i < g->n_inputs; i++)
@@ -42,6 +81,8 @@ void session_io_free(tsr_session *s) {
     free(s->io_dims);
     free(s->io_syms);
     free(s->inputs);
+    free(s->inputs_by_name);
+    free(s->outputs_by_name);
     free(s->shape_sig);
 }
 
@@ -193,9 +234,9 @@ static tsr_status *session_run(tsr_session *s, size_t input_count, const char *c
     tsr_status *st = NULL;
     if (!bound || !outs) st = TSR_NO_MEMORY();
     for (size_t i = 0; i < input_count && !st; i++) {
-        size_t k = 0;
-        while (k < g->n_inputs && (g->inputs[k]->constant || strcmp(g->inputs[k]->name, input_names[i]) != 0)) k++;
-        if (k == g->n_inputs) st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "the model has no input '%s'", input_names[i]);
+        size_t k = input_names[i] ? session_input_index(s, input_names[i]) : SIZE_MAX;
+        if (!input_names[i]) st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "input name %zu is NULL", i);
+        else if (k == SIZE_MAX) st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "the model has no input '%s'", input_names[i]);
         else if (rt_present(&bound[k])) st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' given twice", input_names[i]);
         else if (values && !(st = check_value(g->inputs[k], values[i]))) rt_tensor_borrow_value(&bound[k], values[i]);
         else if (!values && !(st = check_input(g->inputs[k], tensors[i]))) rt_tensor_borrow(&bound[k], tensors[i]);
@@ -216,8 +257,12 @@ static tsr_status *session_run(tsr_session *s, size_t input_count, const char *c
             pick[j] = j;
             continue;
         }
-        size_t k = 0;
-        while (k < g->n_outputs && strcmp(g->outputs[k]->name, output_names[j]) != 0) k++;
+        if (!output_names[j]) {
+            st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "output name %zu is NULL", j);
+            break;
+        }
+        size_t k = session_output_index(s, output_names[j]);
+        if (k == SIZE_MAX) k = g->n_outputs;
         pick[j] = k;
         if (k < g->n_outputs) continue;
         /* Not a graph output: an observed intermediate value, if kept. */
@@ -226,7 +271,8 @@ static tsr_status *session_run(tsr_session *s, size_t input_count, const char *c
         else if (v) st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "'%s' is not a graph output; create the session with observe_all to read it", output_names[j]);
         else st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "the model has no output '%s'", output_names[j]);
     }
-    run_observer ro = {s, output_count, wanted, got, NULL};
+    run_observer ro = {s, output_count, wanted, false, got, NULL};
+    for (size_t j = 0; j < output_count && wanted && !ro.any_wanted; j++) ro.any_wanted = wanted[j] != NULL;
     exec_hooks hooks;
     run_observer_hooks(&ro, &hooks);
     if (!st) st = reinfer_if_new_shapes(s, bound);
@@ -234,7 +280,9 @@ static tsr_status *session_run(tsr_session *s, size_t input_count, const char *c
     if (!st && ro.error) st = ro.error;
     else tsr_status_free(ro.error);
     tsr_value **made = calloc(output_count + 1, sizeof *made);
-    if (!st && !made) st = TSR_NO_MEMORY();
+    /* first[k]: 1 + the first request of graph output k */
+    size_t *first = calloc(g->n_outputs + 1, sizeof *first);
+    if (!st && (!made || !first)) st = TSR_NO_MEMORY();
     for (size_t j = 0; j < output_count && !st; j++) {
         if (wanted[j]) {
             st = rt_present(&got[j]) ? output_value(&got[j], &made[j])
@@ -243,10 +291,11 @@ static tsr_status *session_run(tsr_session *s, size_t input_count, const char *c
         }
         rt_tensor *o = &outs[pick[j]];
         /* The same output asked for twice: later ones copy the first. */
-        size_t q = 0;
-        while (q < j && (wanted[q] || pick[q] != pick[j])) q++;
-        st = q < j ? value_clone(made[q], &made[j]) : output_value(o, &made[j]);
+        size_t q = first[pick[j]];
+        if (!q) first[pick[j]] = j + 1;
+        st = q ? value_clone(made[q - 1], &made[j]) : output_value(o, &made[j]);
     }
+    free(first);
     if (!st) {
         for (size_t j = 0; j < output_count; j++) outputs[j] = made[j];
     } else if (made) {

@@ -55,8 +55,10 @@ static void on_piece(void *user, const graph_plan *p, size_t pi, const rt_tensor
     run_observer *ro = user;
     tsr_session *s = ro->s;
     const struct tsr_graph *v = p->part.pieces[pi].view;
-    /* Values asked for by name: copy them out as their piece finishes. */
-    for (size_t w = 0; w < ro->n_wanted && !ro->error; w++) {
+    /* Values asked for by name (observed intermediates, rare): copy them
+     * out as their piece finishes. Skipped whole when none is asked for:
+     * the scan is pieces x outputs, quadratic on 100,000-output graphs. */
+    for (size_t w = 0; w < ro->n_wanted && ro->any_wanted && !ro->error; w++) {
         if (!ro->wanted[w] || rt_present(&ro->got[w])) continue;
         for (size_t k = 0; k < v->n_outputs; k++)
             if (v->outputs[k] == ro->wanted[w])

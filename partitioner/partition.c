@@ -72,14 +72,14 @@ static bool set_is_convex(const ir_graph *g, const bool *in_set) {
     return convex;
 }
 
-static tsr_status *add_piece(partition *p, ir_graph *g, ir_node *const *nodes, size_t n,
+static tsr_status *add_piece(partition *p, graph_readers *readers, ir_node *const *nodes, size_t n,
                              size_t prov, double cost) {
     piece *np = realloc(p->pieces, sizeof *np * (p->n_pieces + 1));
     if (!np) return TSR_NO_MEMORY();
     p->pieces = np;
     piece *pc = &np[p->n_pieces];
     memset(pc, 0, sizeof *pc);
-    TSR_TRY(host_graph_view_nodes(g, nodes, n, &pc->view));
+    TSR_TRY(host_graph_view_nodes_counted(readers, nodes, n, &pc->view));
     pc->prov_index = prov;
     pc->cost = cost;
     p->n_pieces++;
@@ -92,9 +92,13 @@ static tsr_status *add_piece(partition *p, ir_graph *g, ir_node *const *nodes, s
  * The rest is convex: a path leaving it and coming back would have made
  * its re-entry node part of R. in_set marks the set on entry and is
  * cleared for the nodes placed. */
-static tsr_status *add_convex_pieces(partition *out, ir_graph *g, ir_node *const *nodes,
+static tsr_status *add_convex_pieces(partition *out, ir_graph *g, graph_readers *readers, ir_node *const *nodes,
                                      size_t n, bool *in_set, size_t prov, double cost,
                                      const char *prov_name) {
+    if (n == 1) { /* the common case, without O(graph) scratch */
+        in_set[nodes[0]->index] = false;
+        return add_piece(out, readers, nodes, 1, prov, cost);
+    }
     ir_node **cur = malloc(sizeof *cur * (n + 1));
     ir_node **rest = malloc(sizeof *rest * (n + 1));
     bool *reached = calloc(g->n_nodes + 1, 1);
@@ -108,7 +112,7 @@ static tsr_status *add_convex_pieces(partition *out, ir_graph *g, ir_node *const
     size_t m = n;
     while (m && !s) {
         if (m == 1 || set_is_convex(g, in_set)) {
-            s = add_piece(out, g, cur, m, prov, m == n ? cost : -1.0);
+            s = add_piece(out, readers, cur, m, prov, m == n ? cost : -1.0);
             break;
         }
         memset(reached, 0, g->n_nodes + 1);
@@ -151,11 +155,11 @@ static tsr_status *add_convex_pieces(partition *out, ir_graph *g, ir_node *const
         host_log(TSR_LOG_WARNING, prov_name, msg);
         for (size_t k = 0; k < n_rest; k++) in_set[rest[k]->index] = false;
         if (!n_rest || !n_r) { /* cannot happen (see above); stay safe */
-            for (size_t k = 0; k < n_rest && !s; k++) s = add_piece(out, g, &rest[k], 1, prov, -1.0);
-            for (size_t k = 0; k < n_r && !s; k++) s = add_piece(out, g, &cur[k], 1, prov, -1.0);
+            for (size_t k = 0; k < n_rest && !s; k++) s = add_piece(out, readers, &rest[k], 1, prov, -1.0);
+            for (size_t k = 0; k < n_r && !s; k++) s = add_piece(out, readers, &cur[k], 1, prov, -1.0);
             break;
         }
-        s = add_piece(out, g, rest, n_rest, prov, -1.0);
+        s = add_piece(out, readers, rest, n_rest, prov, -1.0);
         m = n_r;
     }
 out:
@@ -167,49 +171,104 @@ out:
     return s;
 }
 
-/* Orders pieces so each runs after the pieces it reads from. */
+static void heap_push(size_t *h, size_t *n, size_t v) {
+    size_t i = (*n)++;
+    h[i] = v;
+    while (i && h[(i - 1) / 2] > h[i]) {
+        size_t p = (i - 1) / 2, t = h[p];
+        h[p] = h[i];
+        h[i] = t;
+        i = p;
+    }
+}
+
+static size_t heap_pop(size_t *h, size_t *n) {
+    size_t top = h[0];
+    h[0] = h[--(*n)];
+    for (size_t i = 0;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < *n && h[l] < h[m]) m = l;
+        if (r < *n && h[r] < h[m]) m = r;
+        if (m == i) break;
+        size_t t = h[m];
+        h[m] = h[i];
+        h[i] = t;
+        i = m;
+    }
+    return top;
+}
+
+/* Orders pieces so each runs after the pieces it reads from: always the
+ * first piece (in claim order) whose producers have all been taken, found
+ * with a heap over the ready ones, O(edges log pieces). */
 static tsr_status *order_pieces(partition *p, const ir_graph *g) {
     size_t n = p->n_pieces;
     size_t *owner = malloc(sizeof(size_t) * (g->n_nodes + 1));
     size_t *indeg = calloc(n + 1, sizeof(size_t));
-    bool *done = calloc(n + 1, 1);
+    size_t *first = malloc(sizeof(size_t) * (n + 1)); /* dependents of each piece: CSR */
+    size_t *heap = malloc(sizeof(size_t) * (n + 1));
     piece *sorted = malloc(sizeof(piece) * (n + 1));
+    size_t *dep = NULL, n_edges = 0;
     tsr_status *s = NULL;
-    if (!owner || !indeg || !done || !sorted) {
+    if (!owner || !indeg || !first || !heap || !sorted) {
         s = TSR_NO_MEMORY();
         goto out;
     }
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < p->pieces[i].view->n_nodes; k++)
             owner[p->pieces[i].view->nodes[k]->index] = i;
-    /* Repeatedly take the first piece none of whose inputs come from a piece
-     * not yet taken: O(pieces^2 * inputs), fine for the graphs we meet. */
-    size_t taken = 0;
-    while (taken < n) {
-        size_t pick = n;
-        for (size_t i = 0; i < n && pick == n; i++) {
-            if (done[i]) continue;
-            bool ready = true;
-            const struct tsr_graph *v = p->pieces[i].view;
-            for (size_t k = 0; k < v->n_inputs && ready; k++) {
-                const ir_value *iv = v->inputs[k];
-                if (iv->producer && iv->producer->graph == g && !done[owner[iv->producer->index]])
-                    ready = false;
-            }
-            if (ready) pick = i;
+    /* edges producer piece -> reader piece, once per input value */
+    for (size_t i = 0; i < n; i++) n_edges += p->pieces[i].view->n_inputs;
+    if (!(dep = malloc(sizeof(size_t) * (n_edges + 1)))) {
+        s = TSR_NO_MEMORY();
+        goto out;
+    }
+    memset(first, 0, sizeof(size_t) * (n + 1));
+    for (size_t i = 0; i < n; i++) {
+        const struct tsr_graph *v = p->pieces[i].view;
+        for (size_t k = 0; k < v->n_inputs; k++) {
+            const ir_value *iv = v->inputs[k];
+            if (iv->producer && iv->producer->graph == g) first[owner[iv->producer->index]]++;
         }
-        if (pick == n) {
-            s = tsr_error(TSR_ERR_RUNTIME, "pieces form a cycle");
-            goto out;
+    }
+    size_t acc = 0;
+    for (size_t i = 0; i <= n; i++) {
+        size_t c = i < n ? first[i] : 0;
+        first[i] = acc;
+        acc += c;
+    }
+    size_t *fill = indeg; /* reused as fill cursors, then cleared */
+    for (size_t i = 0; i < n; i++) {
+        const struct tsr_graph *v = p->pieces[i].view;
+        for (size_t k = 0; k < v->n_inputs; k++) {
+            const ir_value *iv = v->inputs[k];
+            if (!iv->producer || iv->producer->graph != g) continue;
+            size_t from = owner[iv->producer->index];
+            dep[first[from] + fill[from]++] = i;
         }
-        done[pick] = true;
+    }
+    memset(indeg, 0, sizeof(size_t) * (n + 1));
+    for (size_t e = 0; e < acc; e++) indeg[dep[e]]++;
+    size_t n_heap = 0, taken = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!indeg[i]) heap_push(heap, &n_heap, i);
+    while (n_heap) {
+        size_t pick = heap_pop(heap, &n_heap);
         sorted[taken++] = p->pieces[pick];
+        for (size_t e = first[pick]; e < first[pick + 1]; e++)
+            if (--indeg[dep[e]] == 0) heap_push(heap, &n_heap, dep[e]);
+    }
+    if (taken < n) {
+        s = tsr_error(TSR_ERR_RUNTIME, "pieces form a cycle");
+        goto out;
     }
     if (n) memcpy(p->pieces, sorted, sizeof(piece) * n); /* no pieces: a graph of folded Constants */
 out:
     free(owner);
     free(indeg);
-    free(done);
+    free(first);
+    free(heap);
+    free(dep);
     free(sorted);
     return s;
 }
@@ -254,11 +313,13 @@ static tsr_status *claim_round(ir_graph *g, provider_inst *const *provs, size_t 
                                const bool *allowed, partition *out, bool *assigned) {
     bool *in_set = calloc(g->n_nodes + 1, 1);
     ir_node **pending = malloc(sizeof(ir_node *) * (g->n_nodes + 1));
+    graph_readers *readers = NULL;
     tsr_status *s = NULL;
     if (!in_set || !pending) {
         s = TSR_NO_MEMORY();
         goto done;
     }
+    if ((s = graph_readers_new(g, &readers))) goto done;
     for (size_t pi = 0; pi < n_provs && !s; pi++) {
         size_t np = 0;
         for (size_t i = 0; i < g->n_nodes; i++)
@@ -281,13 +342,14 @@ static tsr_status *claim_round(ir_graph *g, provider_inst *const *provs, size_t 
                     ok = false;
             if (!ok) continue;
             for (size_t k = 0; k < ce->n; k++) in_set[ce->nodes[k]->index] = true;
-            s = add_convex_pieces(out, g, ce->nodes, ce->n, in_set, pi, ce->cost, pv->name);
+            s = add_convex_pieces(out, g, readers, ce->nodes, ce->n, in_set, pi, ce->cost, pv->name);
             for (size_t k = 0; k < ce->n && !s; k++) assigned[ce->nodes[k]->index] = true;
         }
         if (!s) s = partition_keep_declines(out, &sink, pi);
         claim_sink_clear(&sink);
     }
 done:
+    graph_readers_free(readers);
     free(in_set);
     free(pending);
     return s;

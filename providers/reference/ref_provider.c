@@ -139,15 +139,33 @@ static tsr_status *ref_claim(void *state, const tsr_graph *graph, tsr_claim_sink
     return NULL;
 }
 
-/* Position of `v` among the piece's inputs (or outputs); -1 when absent. */
-static int piece_index(const tsr_graph *piece, const tsr_value_info *v, bool output) {
-    if (!v) return -1;
+typedef struct value_pos {
+    const tsr_value_info *v;
+    int index;
+} value_pos;
+
+static int value_pos_cmp(const void *a, const void *b) {
+    uintptr_t x = (uintptr_t)((const value_pos *)a)->v, y = (uintptr_t)((const value_pos *)b)->v;
+    return (x > y) - (x < y);
+}
+
+/* map[i] = position of the node's i-th input (or output) among the piece's,
+ * -1 when absent; by a sorted copy of the piece's list, so a Concat of
+ * 100,000 inputs costs n log n, not n^2. False when out of memory. */
+static bool map_positions(const tsr_graph *piece, const tsr_node *node, bool output, size_t count, int *map) {
     size_t n = output ? host->graph_output_count(piece) : host->graph_input_count(piece);
-    for (size_t i = 0; i < n; i++) {
-        const tsr_value_info *p = output ? host->graph_output(piece, i) : host->graph_input(piece, i);
-        if (p == v) return (int)i;
+    value_pos *sorted = malloc(sizeof *sorted * (n + 1));
+    if (!sorted) return false;
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = (value_pos){output ? host->graph_output(piece, i) : host->graph_input(piece, i), (int)i};
+    qsort(sorted, n, sizeof *sorted, value_pos_cmp);
+    for (size_t i = 0; i < count; i++) {
+        value_pos key = {output ? host->node_output(node, i) : host->node_input(node, i), -1};
+        const value_pos *hit = key.v ? bsearch(&key, sorted, n, sizeof *sorted, value_pos_cmp) : NULL;
+        map[i] = hit ? hit->index : -1;
     }
-    return -1;
+    free(sorted);
+    return true;
 }
 
 static void ref_release(void *piece_state) {
@@ -178,10 +196,11 @@ static tsr_status *ref_compile(void *state, const tsr_graph *piece, void **piece
         return host->status_new(no_kernel ? TSR_ERR_NOT_SUPPORTED : TSR_ERR_NO_MEMORY,
                                 no_kernel ? "no kernel for this node" : "out of memory");
     }
-    for (size_t i = 0; i < p->n_in; i++)
-        p->in_map[i] = piece_index(piece, host->node_input(p->node, i), false);
-    for (size_t i = 0; i < p->n_out; i++)
-        p->out_map[i] = piece_index(piece, host->node_output(p->node, i), true);
+    if (!map_positions(piece, p->node, false, p->n_in, p->in_map) ||
+        !map_positions(piece, p->node, true, p->n_out, p->out_map)) {
+        ref_release(p);
+        return host->status_new(TSR_ERR_NO_MEMORY, "out of memory");
+    }
     *piece_state = p;
     return NULL;
 }

@@ -87,10 +87,23 @@ typedef struct odn_value {
     bool f16; /* float16 in the model, held as float32 in the plan (odn_f16.c) */
     const int64_t *i64; /* a value input's int64 data, copied when the plan was built; else NULL */
     int64_t i64_count;
+    int producer; /* index of the piece node writing it, or -1 */
+    int reader;   /* index of the first piece node reading it, or -1 */
 } odn_value;
 
 typedef struct odn_plan odn_plan;
 typedef struct odn_const_cache odn_const_cache;
+
+/* A hash table from pointers to indices (odn_plan_index.c); putting a key
+ * already there keeps the first index. */
+typedef struct odn_index {
+    const void **keys; /* NULL: empty slot */
+    size_t *vals;
+    size_t cap, count;
+} odn_index;
+bool odn_index_put(odn_index *x, const void *key, size_t val);
+bool odn_index_get(const odn_index *x, const void *key, size_t *val);
+void odn_index_free(odn_index *x);
 
 /* A step that is not a oneDNN primitive: a C loop over plain memories. */
 typedef tsr_status *(*odn_loop_fn)(const void *ctx, dnnl_memory_t src, dnnl_memory_t dst);
@@ -117,6 +130,8 @@ struct odn_plan {
     bool *done; /* node already turned into a step (itself or fused) */
     odn_value *values;
     size_t value_count, value_cap;
+    odn_index value_index; /* value info -> position in values */
+    odn_index node_index;  /* node -> position in nodes */
     odn_step *steps;
     size_t step_count, step_cap;
     /* memories whose handle is set at run time from an input or output */

@@ -17,14 +17,11 @@ typedef struct arena_slot {
     bool used;
 } arena_slot;
 
-/* The memory a view ultimately shares its buffer with. */
-static dnnl_memory_t root_of(const odn_plan *p, dnnl_memory_t m) {
-    for (size_t hops = 0; hops <= p->view_count; hops++) {
-        size_t i = 0;
-        while (i < p->view_count && p->view_mems[i] != m) i++;
-        if (i == p->view_count) return m;
-        m = p->view_bases[i];
-    }
+/* The memory a view ultimately shares its buffer with (views by their
+ * memory in `views`, mapping to positions in view_bases). */
+static dnnl_memory_t root_of(const odn_plan *p, const odn_index *views, dnnl_memory_t m) {
+    size_t i;
+    for (size_t hops = 0; hops <= p->view_count && odn_index_get(views, m, &i); hops++) m = p->view_bases[i];
     return m;
 }
 
@@ -33,53 +30,110 @@ static int by_size_desc(const void *a, const void *b) {
     return (x->size < y->size) - (x->size > y->size);
 }
 
+static int by_offset(const void *a, const void *b) {
+    const arena_slot *x = *(const arena_slot *const *)a, *y = *(const arena_slot *const *)b;
+    return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+/* Per step, the placed slots alive at it: the slots a new one may clash
+ * with are found through its own steps, not by scanning every placed slot
+ * (quadratic on a 20,000-step plan). */
+typedef struct live_lists {
+    size_t **at; /* at[step]: slot positions */
+    size_t *n, *cap;
+} live_lists;
+
+static bool live_add(live_lists *l, size_t step, size_t slot) {
+    if (l->n[step] == l->cap[step]) {
+        size_t c = l->cap[step] ? l->cap[step] * 2 : 4;
+        size_t *a = realloc(l->at[step], c * sizeof *a);
+        if (!a) return false;
+        l->at[step] = a;
+        l->cap[step] = c;
+    }
+    l->at[step][l->n[step]++] = slot;
+    return true;
+}
+
+/* The lowest offset at which slot i clears every placed slot alive during
+ * its steps (those in `cand`, gathered once each by `stamp`): bumping past
+ * each clash in order of offset finds it in one pass. */
+static size_t lowest_offset(arena_slot *slots, size_t i, const live_lists *l, unsigned *stamp, arena_slot **cand) {
+    size_t m = 0;
+    for (size_t t = slots[i].first; t <= slots[i].last; t++)
+        for (size_t k = 0; k < l->n[t]; k++) {
+            size_t j = l->at[t][k];
+            if (stamp[j] == i + 1) continue;
+            stamp[j] = (unsigned)(i + 1);
+            cand[m++] = &slots[j];
+        }
+    qsort(cand, m, sizeof *cand, by_offset);
+    size_t offset = 0;
+    for (size_t k = 0; k < m; k++)
+        if (offset < cand[k]->offset + cand[k]->size && cand[k]->offset < offset + slots[i].size)
+            offset = cand[k]->offset + cand[k]->size;
+    return offset;
+}
+
+/* Biggest first, each at the lowest offset clear of every placed slot
+ * whose life overlaps; returns the bytes needed, or SIZE_MAX when out of
+ * memory. */
+static size_t place_slots(arena_slot *slots, size_t n, size_t steps) {
+    live_lists l = {calloc(steps + 1, sizeof *l.at), calloc(steps + 1, sizeof *l.n), calloc(steps + 1, sizeof *l.cap)};
+    unsigned *stamp = calloc(n + 1, sizeof *stamp);
+    arena_slot **cand = malloc((n + 1) * sizeof *cand);
+    size_t total = l.at && l.n && l.cap && stamp && cand ? 0 : SIZE_MAX;
+    for (size_t i = 0; i < n && total != SIZE_MAX; i++) {
+        if (!slots[i].used) continue;
+        slots[i].offset = lowest_offset(slots, i, &l, stamp, cand);
+        if (slots[i].offset + slots[i].size > total) total = slots[i].offset + slots[i].size;
+        for (size_t t = slots[i].first; t <= slots[i].last && total != SIZE_MAX; t++)
+            if (!live_add(&l, t, i)) total = SIZE_MAX;
+    }
+    for (size_t t = 0; l.at && t <= steps; t++) free(l.at[t]);
+    free(l.at);
+    free(l.n);
+    free(l.cap);
+    free(stamp);
+    free(cand);
+    return total;
+}
+
 tsr_status *odn_arena_place(odn_plan *p) {
     size_t n = p->arena_count;
     if (n == 0) return NULL;
     arena_slot *slots = calloc(n, sizeof *slots);
-    if (!slots) return odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
-    for (size_t i = 0; i < n; i++) {
+    odn_index views = {0}, by_mem = {0};
+    tsr_status *st = slots ? NULL : odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
+    for (size_t i = 0; !st && i < p->view_count; i++)
+        if (!odn_index_put(&views, p->view_mems[i], i)) st = odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
+    for (size_t i = 0; !st && i < n; i++) {
         const dnnl_memory_desc_t *md;
         dnnl_memory_get_memory_desc(p->arena_mems[i], &md);
         slots[i].mem = p->arena_mems[i];
         slots[i].size = (dnnl_memory_desc_get_size(md) + ODN_ARENA_ALIGN - 1) / ODN_ARENA_ALIGN * ODN_ARENA_ALIGN;
+        if (!odn_index_put(&by_mem, slots[i].mem, i)) st = odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
     }
-    for (size_t s = 0; s < p->step_count; s++) {
+    for (size_t s = 0; !st && s < p->step_count; s++) {
         for (int a = 0; a < p->steps[s].nargs; a++) {
-            dnnl_memory_t root = p->steps[s].args[a].memory ? root_of(p, p->steps[s].args[a].memory) : NULL;
-            for (size_t i = 0; root && i < n; i++) {
-                if (slots[i].mem != root) continue;
-                if (!slots[i].used) slots[i].first = s;
-                slots[i].last = s;
-                slots[i].used = true;
-            }
+            dnnl_memory_t root = p->steps[s].args[a].memory ? root_of(p, &views, p->steps[s].args[a].memory) : NULL;
+            size_t i;
+            if (!root || !odn_index_get(&by_mem, root, &i)) continue;
+            if (!slots[i].used) slots[i].first = s;
+            slots[i].last = s;
+            slots[i].used = true;
         }
     }
-    qsort(slots, n, sizeof *slots, by_size_desc);
-    /* biggest first, each at the lowest offset clear of every placed slot
-     * whose life overlaps */
+    odn_index_free(&views);
+    odn_index_free(&by_mem);
     size_t total = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t offset = 0;
-        bool moved = true;
-        while (moved) {
-            moved = false;
-            for (size_t j = 0; j < i; j++) {
-                bool overlap_time = slots[j].used && slots[i].used && slots[j].first <= slots[i].last &&
-                                    slots[i].first <= slots[j].last;
-                bool overlap_bytes = offset < slots[j].offset + slots[j].size && slots[j].offset < offset + slots[i].size;
-                if (overlap_time && overlap_bytes) {
-                    offset = slots[j].offset + slots[j].size;
-                    moved = true;
-                }
-            }
-        }
-        slots[i].offset = offset;
-        if (slots[i].used && offset + slots[i].size > total) total = offset + slots[i].size;
+    if (!st) {
+        qsort(slots, n, sizeof *slots, by_size_desc);
+        total = place_slots(slots, n, p->step_count);
+        if (total == SIZE_MAX) st = odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
     }
-    char *base = total ? odn_plan_alloc(p, total) : NULL;
-    tsr_status *st = NULL;
-    if (total && !base) st = odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory for intermediates");
+    char *base = !st && total ? odn_plan_alloc(p, total) : NULL;
+    if (!st && total && !base) st = odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory for intermediates");
     for (size_t i = 0; !st && i < n; i++) {
         if (!slots[i].used) continue; /* never touched: stays without a buffer */
         if (dnnl_memory_set_data_handle_v2(slots[i].mem, base + slots[i].offset, p->stream) != dnnl_success)

@@ -130,6 +130,9 @@ static tsr_status *build_standalone(odn_plan *p, const tsr_node *n) {
 
 /* Index of the node writing `vi`, or -1. */
 int odn_qdq_producer(const odn_plan *p, const tsr_value_info *vi) {
+    size_t at;
+    /* every node output was indexed with its producer when the plan began */
+    if (vi && odn_index_get(&p->value_index, vi, &at)) return p->values[at].producer;
     for (size_t i = 0; vi && i < p->node_count; i++)
         for (size_t k = 0; k < odn_host->node_output_count(p->nodes[i]); k++)
             if (odn_host->node_output(p->nodes[i], k) == vi) return (int)i;

@@ -11,7 +11,7 @@
 
 #include "odn.h"
 
-#define ODN_GROUP_MAX_NODES 20000 /* left[] is nodes^2/8 bytes */
+#define ODN_GROUP_MAX_NODES 20000 /* left[] is nodes^2/8 bytes; bigger graphs group linearly */
 
 typedef struct grouping {
     size_t n, words;
@@ -44,14 +44,48 @@ static void merge(grouping *g, size_t limit, int a, int b) {
     }
 }
 
-/* Index of the node producing `v` among the first `limit` nodes, or -1. */
-static int producer(const tsr_graph *graph, size_t limit, const tsr_value_info *v) {
-    for (size_t i = limit; i-- > 0;) {
-        const tsr_node *n = odn_host->graph_node(graph, i);
-        for (size_t k = 0; k < odn_host->node_output_count(n); k++)
-            if (odn_host->node_output(n, k) == v) return (int)i;
+/* Index of the node producing `v` among the first `limit` nodes, or -1
+ * (by the index of every node output, built once). */
+static int producer(const odn_index *producers, size_t limit, const tsr_value_info *v) {
+    size_t i;
+    return odn_index_get(producers, v, &i) && i < limit ? (int)i : -1;
+}
+
+/* Every node output of `graph` -> the index of its node. */
+static bool index_producers(const tsr_graph *graph, size_t n, odn_index *out) {
+    for (size_t i = 0; i < n; i++) {
+        const tsr_node *nd = odn_host->graph_node(graph, i);
+        for (size_t k = 0; k < odn_host->node_output_count(nd); k++) {
+            const tsr_value_info *v = odn_host->node_output(nd, k);
+            if (v && !odn_index_put(out, v, i)) return false;
+        }
     }
-    return -1;
+    return true;
+}
+
+/* Too many nodes for path bitsets: a claimed node joins a group only when
+ * every node-produced input it has comes from that one group (no path can
+ * then leave the group and re-enter at it; the groups grow in topological
+ * order, so each stays convex). Linear; chains still fuse whole. */
+static int big_graph_groups(const tsr_graph *graph, const odn_index *producers, const bool *claimed, int *group) {
+    size_t n = odn_host->graph_node_count(graph);
+    int groups = 0;
+    for (size_t v = 0; v < n; v++) {
+        group[v] = -1;
+        if (!claimed[v]) continue;
+        const tsr_node *nd = odn_host->graph_node(graph, v);
+        int joined = -1;
+        bool single = true;
+        for (size_t k = 0; k < odn_host->node_input_count(nd) && single; k++) {
+            const tsr_value_info *in = odn_host->node_input(nd, k);
+            int p = in ? producer(producers, v, in) : -1;
+            if (p < 0) continue;
+            if (group[p] < 0 || (joined >= 0 && group[p] != joined)) single = false;
+            else joined = group[p];
+        }
+        group[v] = single && joined >= 0 ? joined : groups++;
+    }
+    return groups;
 }
 
 /* Seconds a fused piece takes: a primitive's fixed overhead per node and
@@ -147,6 +181,8 @@ tsr_status *odn_group_claims(const tsr_graph *graph, const bool *claimed, odn_gr
     g.group = malloc(g.n * sizeof(int));
     int *prods = NULL;
     const tsr_node **members = calloc(g.n, sizeof *members);
+    size_t *start = NULL;
+    odn_index producers = {0};
     tsr_status *s = NULL;
     if ((!big && !g.left) || !g.group || !members) {
         s = odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
@@ -154,13 +190,18 @@ tsr_status *odn_group_claims(const tsr_graph *graph, const bool *claimed, odn_gr
     }
     int groups = 0;
     if (memo && groups_from_memo(memo, graph, claimed, g.group, &groups)) goto claim;
+    if (!index_producers(graph, g.n, &producers)) {
+        s = odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
+        goto done;
+    }
+    if (big) {
+        groups = big_graph_groups(graph, &producers, claimed, g.group);
+        if (memo) memo_save(memo, graph, g.group, g.n);
+        goto claim;
+    }
     for (size_t v = 0; v < g.n; v++) {
         const tsr_node *n = odn_host->graph_node(graph, v);
         g.group[v] = -1;
-        if (big) { /* too many nodes to track paths: one node per piece */
-            if (claimed[v]) g.group[v] = groups++;
-            continue;
-        }
         size_t np = odn_host->node_input_count(n);
         free(prods);
         prods = malloc((np + 1) * sizeof(int));
@@ -170,7 +211,7 @@ tsr_status *odn_group_claims(const tsr_graph *graph, const bool *claimed, odn_gr
         }
         for (size_t k = 0; k < np; k++) {
             const tsr_value_info *in = odn_host->node_input(n, k);
-            prods[k] = in ? producer(graph, v, in) : -1;
+            prods[k] = in ? producer(&producers, v, in) : -1;
         }
         if (claimed[v]) {
             /* producers' groups no path has left on its way here; the first
@@ -197,13 +238,25 @@ tsr_status *odn_group_claims(const tsr_graph *graph, const bool *claimed, odn_gr
     }
     if (memo) memo_save(memo, graph, g.group, g.n);
 claim:
+    /* members of each group in node order: a counting sort by group */
+    start = calloc((size_t)groups + 2, sizeof *start);
+    if (!start) {
+        s = odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
+        goto done;
+    }
+    for (size_t v = 0; v < g.n; v++)
+        if (g.group[v] >= 0) start[g.group[v] + 1]++;
+    for (int grp = 0; grp < groups; grp++) start[grp + 1] += start[grp];
+    for (size_t v = 0; v < g.n; v++)
+        if (g.group[v] >= 0) members[start[g.group[v]]++] = odn_host->graph_node(graph, v);
+    /* start[grp] is now the end of grp, which begins at the end of grp - 1 */
     for (int grp = 0; grp < groups && !s; grp++) {
-        size_t count = 0;
-        for (size_t v = 0; v < g.n; v++)
-            if (g.group[v] == grp) members[count++] = odn_host->graph_node(graph, v);
-        if (count) s = odn_host->claim_piece(sink, members, count, group_cost(members, count));
+        size_t begin = grp ? start[grp - 1] : 0, count = start[grp] - begin;
+        if (count) s = odn_host->claim_piece(sink, members + begin, count, group_cost(members + begin, count));
     }
 done:
+    odn_index_free(&producers);
+    free(start);
     free(prods);
     free(members);
     free(g.left);

@@ -115,19 +115,20 @@ tsr_status *odn_plan_arena_mem(odn_plan *p, const dnnl_memory_desc_t *md, const 
 }
 
 odn_value *odn_plan_value(odn_plan *p, const tsr_value_info *vi) {
-    if (!vi) return NULL;
-    for (size_t i = 0; i < p->value_count; i++)
-        if (p->values[i].info == vi) return &p->values[i];
-    return NULL;
+    size_t i;
+    return vi && odn_index_get(&p->value_index, vi, &i) ? &p->values[i] : NULL;
 }
 
 static odn_value *add_value(odn_plan *p, const tsr_value_info *vi) {
     odn_value *v = odn_plan_value(p, vi);
     if (v) return v;
     if (!grow((void **)&p->values, &p->value_cap, p->value_count + 1, sizeof(odn_value))) return NULL;
+    if (vi && !odn_index_put(&p->value_index, vi, p->value_count)) return NULL;
     v = &p->values[p->value_count++];
     memset(v, 0, sizeof *v);
     v->info = vi;
+    v->producer = -1;
+    v->reader = -1;
     v->elem_type = vi ? odn_host->value_elem_type(vi) : 0;
     if (odn_f16_promoted(p, vi, v->elem_type)) { /* float16 computed in float32: odn_f16.c */
         v->f16 = true;
@@ -139,19 +140,13 @@ static odn_value *add_value(odn_plan *p, const tsr_value_info *vi) {
 }
 
 int odn_plan_node_index(const odn_plan *p, const tsr_node *n) {
-    for (size_t i = 0; i < p->node_count; i++)
-        if (p->nodes[i] == n) return (int)i;
-    return -1;
+    size_t i;
+    return odn_index_get(&p->node_index, n, &i) ? (int)i : -1;
 }
 
 const tsr_node *odn_plan_sole_consumer(const odn_plan *p, const odn_value *v) {
-    if (v->output_index >= 0 || v->consumers != 1) return NULL;
-    for (size_t i = 0; i < p->node_count; i++) {
-        const tsr_node *n = p->nodes[i];
-        for (size_t k = 0; k < odn_host->node_input_count(n); k++)
-            if (odn_host->node_input(n, k) == v->info) return p->done[i] ? NULL : n;
-    }
-    return NULL;
+    if (v->output_index >= 0 || v->consumers != 1 || v->reader < 0) return NULL;
+    return p->done[v->reader] ? NULL : p->nodes[v->reader];
 }
 
 /* A reorder of every run must have a fast kernel; one done once, on
@@ -361,6 +356,8 @@ void odn_plan_free(odn_plan *p) {
         if (p->steps[i].prim) dnnl_primitive_destroy(p->steps[i].prim);
     for (size_t i = 0; i < p->mem_count; i++) dnnl_memory_destroy(p->mems[i]);
     for (size_t i = 0; i < p->buffer_count; i++) free(p->buffers[i]);
+    odn_index_free(&p->value_index);
+    odn_index_free(&p->node_index);
     free(p->steps);
     free(p->mems);
     free(p->view_mems);
@@ -492,7 +489,9 @@ static tsr_status *collect_values(odn_plan *p, const tsr_tensor *const *inputs) 
         const tsr_node *n = p->nodes[i];
         for (size_t k = 0; k < odn_host->node_output_count(n); k++) {
             const tsr_value_info *vi = odn_host->node_output(n, k);
-            if (vi && !add_value(p, vi)) return no_memory();
+            odn_value *v = vi ? add_value(p, vi) : NULL;
+            if (vi && !v) return no_memory();
+            if (v) v->producer = (int)i;
         }
     }
     for (size_t i = 0; i < n_out; i++) {
@@ -504,6 +503,7 @@ static tsr_status *collect_values(odn_plan *p, const tsr_tensor *const *inputs) 
         const tsr_node *n = p->nodes[i];
         for (size_t k = 0; k < odn_host->node_input_count(n); k++) {
             odn_value *v = odn_plan_value(p, odn_host->node_input(n, k));
+            if (v && v->reader < 0) v->reader = (int)i;
             if (v) v->consumers++;
         }
     }
@@ -524,7 +524,10 @@ static tsr_status *plan_build(dnnl_engine_t engine, dnnl_stream_t stream, bool w
     p->nodes = calloc(p->node_count + 1, sizeof *p->nodes);
     p->done = calloc(p->node_count + 1, sizeof *p->done);
     tsr_status *s = (!p->nodes || !p->done) ? no_memory() : NULL;
-    for (size_t i = 0; !s && i < p->node_count; i++) p->nodes[i] = odn_host->graph_node(piece, i);
+    for (size_t i = 0; !s && i < p->node_count; i++) {
+        p->nodes[i] = odn_host->graph_node(piece, i);
+        if (!odn_index_put(&p->node_index, p->nodes[i], i)) s = no_memory();
+    }
     if (!s) s = collect_values(p, inputs);
     if (!s) s = odn_f16_check(p);
     for (size_t i = 0; !s && i < p->node_count; i++)

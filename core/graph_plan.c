@@ -148,6 +148,7 @@ tsr_status *graph_plan_build(ir_graph *g, provider_inst *const *provs, size_t n_
                              const plan_rules *rules, graph_plan *out) {
     memset(out, 0, sizeof *out);
     out->g = g;
+    out->max_tensor_bytes = rules ? rules->max_tensor_bytes : 0;
     TSR_TRY(partition_and_compile(g, provs, n_provs, rules, &out->part));
     out->last_use = malloc(sizeof(size_t) * (g->n_values + 1));
     if (!out->last_use) {

@@ -23,6 +23,7 @@ typedef struct graph_plan {
     /* Weights go to a device once per session, not once per run. */
     const_copy **consts; /* each allocated alone: pieces hold pointers into them */
     size_t n_consts;
+    uint64_t max_tensor_bytes; /* from the rules it was built with */
 } graph_plan;
 
 /* A node (by name or origin) or op type pinned to one provider. */
@@ -37,6 +38,7 @@ typedef struct plan_rules {
     const pin_rule *pins;
     size_t n_pins;
     placement_policy policy;
+    uint64_t max_tensor_bytes; /* the session's "tensor_bytes" limit */
 } plan_rules;
 
 /* Partitions g over provs (in priority order) and compiles every piece; a

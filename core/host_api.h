@@ -81,6 +81,7 @@ struct tsr_run_context {
     size_t n_scratch;                /* to earlier ones while it allocates more */
     const tsr_value *const *in_values; /* n_inputs entries or NULL: non-tensor inputs */
     tsr_value **wrappers;              /* lazily made TENSOR views for run_input_value */
+    uint64_t max_tensor_bytes;         /* 0: no limit */
 };
 
 /* Frees scratch tensors and value wrappers a run made. */

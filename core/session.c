@@ -231,7 +231,7 @@ static tsr_status *session_finish(tsr_session *s, const tsr_session_options *o) 
     free(used);
     if (!st) st = add_core_provider(s, o);
     if (!st) st = resolve_pins(s, o);
-    s->rules = (plan_rules){s->pins, s->n_pins, placement_default()};
+    s->rules = (plan_rules){s->pins, s->n_pins, placement_default(), o->max_tensor_bytes};
     s->rules.policy.kind = o->policy == TSR_POLICY_COST    ? PLACE_COST
                            : o->policy == TSR_POLICY_FIRST ? PLACE_FIRST
                                                            : PLACE_ORDER;

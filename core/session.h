@@ -19,6 +19,9 @@ typedef struct dim_setting {
     int64_t value;
 } dim_setting;
 
+/* The default "tensor_bytes" limit: 16 GiB. */
+#define TSR_DEFAULT_MAX_TENSOR_BYTES ((uint64_t)16 << 30)
+
 struct tsr_session_options {
     char **providers;
     size_t n_providers;
@@ -34,6 +37,7 @@ struct tsr_session_options {
     size_t n_assigns;
     int32_t policy;  /* tsr_policy */
     char *fallback;  /* provider name, or NULL */
+    uint64_t max_tensor_bytes; /* limit "tensor_bytes" */
 };
 
 

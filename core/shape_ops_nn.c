@@ -44,10 +44,16 @@ static tsr_status *read_window(const ir_node *n, window *w) {
             return si_err(n, "%zu pads for %d spatial axes", cnt, (int)w->k);
         for (int32_t i = 0; i < 2 * w->k; i++) w->pads[i] = v[i];
     }
+    /* Bounded so the window arithmetic below cannot overflow: no real
+     * model comes near 2^31 for any of them. */
+    const int64_t lim = INT64_C(1) << 31;
     for (int32_t i = 0; i < w->k; i++) {
-        if (w->strides[i] < 1) return si_err(n, "stride %lld", (long long)w->strides[i]);
-        if (w->dilations[i] < 1) return si_err(n, "dilation %lld", (long long)w->dilations[i]);
+        if (w->strides[i] < 1 || w->strides[i] > lim) return si_err(n, "stride %lld", (long long)w->strides[i]);
+        if (w->dilations[i] < 1 || w->dilations[i] > lim)
+            return si_err(n, "dilation %lld", (long long)w->dilations[i]);
     }
+    for (int32_t i = 0; i < 2 * w->k; i++)
+        if (w->pads[i] < -lim || w->pads[i] > lim) return si_err(n, "pad %lld", (long long)w->pads[i]);
     w->auto_pad = si_attr_str(n, "auto_pad", "NOTSET");
     w->ceil_mode = si_attr_int(n, "ceil_mode", 0) != 0;
     return NULL;
@@ -66,6 +72,8 @@ static tsr_status *window_out(const ir_node *n, const window *w, int32_t i, si_d
         return NULL;
     }
     if (!si_is_known(w->kernel[i])) return NULL;
+    if (w->kernel[i].value < 1 || w->kernel[i].value > (INT64_C(1) << 31))
+        return si_err(n, "kernel size %lld on spatial axis %d", (long long)w->kernel[i].value, (int)i);
     int64_t eff = (w->kernel[i].value - 1) * w->dilations[i] + 1;
     int64_t pb = 0, pe = 0;
     if (strcmp(w->auto_pad, "VALID") != 0) {
@@ -103,8 +111,10 @@ static tsr_status *conv_like(si_ctx *c, const ir_node *n, size_t xi, size_t wi, 
     if (x.rank < 0) si_shape_rank(&x, rank);
     if (w.rank < 0) si_shape_rank(&w, rank);
     int64_t group = si_attr_int(n, "group", 1);
-    if (group < 1) return si_err(n, "group %lld", (long long)group);
-    if (si_is_known(x.dims[1]) && si_is_known(w.dims[1]) && x.dims[1].value != w.dims[1].value * group)
+    if (group < 1 || group > (INT64_C(1) << 31)) return si_err(n, "group %lld", (long long)group);
+    /* weight dims are < 2^56 (IR_MAX_ELEMENTS), group <= 2^31: no overflow */
+    if (si_is_known(x.dims[1]) && si_is_known(w.dims[1]) && w.dims[1].value <= IR_MAX_ELEMENTS &&
+        x.dims[1].value != w.dims[1].value * group)
         return si_err(n, "input has %lld channels, weights expect %lld (%lld x group %lld)",
                       (long long)x.dims[1].value, (long long)(w.dims[1].value * group),
                       (long long)w.dims[1].value, (long long)group);
@@ -173,15 +183,23 @@ static tsr_status *rule_conv_transpose(si_ctx *c, const ir_node *n) {
         si_dim in = x.dims[i + 2];
         out.dims[i + 2] = si_unknown();
         if (!si_is_known(in)) continue;
+        /* in, strides, dilations and pads are bounded (< 2^56, <= 2^31);
+         * kernel and output_padding are checked here, the sum in 128 bits */
         if (same) {
             out.dims[i + 2] = si_known(in.value * win.strides[i]);
             continue;
         }
         if (!si_is_known(win.kernel[i])) continue;
+        int64_t k = win.kernel[i].value, pad_out = op ? op[i] : 0;
+        if (k < 1 || k > (INT64_C(1) << 31) || pad_out < 0 || pad_out > (INT64_C(1) << 31))
+            return si_err(n, "kernel %lld, output_padding %lld on spatial axis %d", (long long)k, (long long)pad_out,
+                          (int)i);
         int64_t pads = strcmp(win.auto_pad, "VALID") ? win.pads[i] + win.pads[i + win.k] : 0;
-        int64_t o = win.strides[i] * (in.value - 1) + (op ? op[i] : 0) +
-                    (win.kernel[i].value - 1) * win.dilations[i] + 1 - pads;
-        if (o < 0) return si_err(n, "spatial axis %d would have length %lld", (int)i, (long long)o);
+        __int128 wide = (__int128)win.strides[i] * (in.value - 1) + pad_out + (__int128)(k - 1) * win.dilations[i] + 1 -
+                        pads;
+        if (wide < 0 || wide > IR_MAX_ELEMENTS)
+            return si_err(n, "spatial axis %d would have length %s", (int)i, wide < 0 ? "below 0" : "above 2^56");
+        int64_t o = (int64_t)wide;
         out.dims[i + 2] = si_known(o);
     }
     return si_set_out(c, n, 0, elem, &out);

@@ -414,7 +414,7 @@ static tsr_status *rule_gather_nd(si_ctx *c, const ir_node *n) {
     if (x.rank < 0 || idx.rank < 1 || !si_is_known(idx.dims[idx.rank - 1]))
         return si_set_out(c, n, 0, elem, NULL);
     int64_t k = idx.dims[idx.rank - 1].value;
-    if (b < 0 || b + k > x.rank) return si_err(n, "indices of depth %lld beyond data of rank %d", (long long)k, (int)x.rank);
+    if (b < 0 || b > x.rank || k > x.rank - b) return si_err(n, "indices of depth %lld beyond data of rank %d", (long long)k, (int)x.rank);
     out.rank = 0;
     for (int32_t i = 0; i < idx.rank - 1; i++) out.dims[out.rank++] = idx.dims[i];
     for (int64_t i = b + k; i < x.rank && out.rank < IR_MAX_RANK; i++) out.dims[out.rank++] = x.dims[i];
@@ -600,6 +600,11 @@ static tsr_status *rule_pad(si_ctx *c, const ir_node *n) {
     for (size_t i = 0; i < na; i++) {
         int32_t a;
         if (!si_axis(axes[i], x.rank, &a)) return si_err(n, "axis %lld out of range for rank %d", (long long)axes[i], (int)x.rank);
+        /* no tensor has 2^56 elements (IR_MAX_ELEMENTS): larger pads are
+         * refused before the sums below could overflow */
+        if (pads[i] > IR_MAX_ELEMENTS || pads[i] < -IR_MAX_ELEMENTS || pads[i + na] > IR_MAX_ELEMENTS ||
+            pads[i + na] < -IR_MAX_ELEMENTS)
+            return si_err(n, "pads of %lld and %lld on axis %d", (long long)pads[i], (long long)pads[i + na], (int)a);
         int64_t add = pads[i] + pads[i + na];
         si_dim d = x.dims[a];
         if (si_is_known(d)) {
@@ -853,7 +858,7 @@ static tsr_status *rule_depth_space(si_ctx *c, const ir_node *n) {
     int64_t b = si_attr_int(n, "blocksize", 0);
     if (x.rank < 0) return si_set_out(c, n, 0, elem, NULL);
     if (x.rank != 4) return si_err(n, "input of rank %d; need 4", (int)x.rank);
-    if (b < 1) return si_err(n, "blocksize %lld", (long long)b);
+    if (b < 1 || b > (INT64_C(1) << 31)) return si_err(n, "blocksize %lld", (long long)b); /* b * b must not overflow */
     bool to_space = !strcmp(n->op_type, "DepthToSpace");
     si_dim *ch = &x.dims[1];
     if (to_space) {

@@ -83,8 +83,10 @@ tsr_status *ir_tensor_new(int32_t elem_type, int32_t rank, const int64_t *dims, 
         if (!t->dims) { free(t); return TSR_NO_MEMORY(); }
         memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
     }
-    if (nbytes > 0) {
-        t->data = host_block_alloc(nbytes);
+    /* an empty tensor still gets a (1-byte) buffer: kernels may form
+     * data + 0, which is undefined on a null pointer */
+    {
+        t->data = nbytes > 0 ? host_block_alloc(nbytes) : calloc(1, 1);
         if (!t->data) { free(t->dims); free(t); return tsr_error(TSR_ERR_NO_MEMORY, "out of memory allocating %zu bytes", nbytes); }
     }
     t->nbytes = nbytes;

@@ -46,6 +46,8 @@ typedef struct cli_common {
     size_t assign_count;
     int32_t policy;  /* tsr_policy; -1: not given */
     char *fallback;  /* --fallback PROVIDER, or NULL */
+    cli_dim *limits; /* --limit NAME=VALUE (symbol = the limit's name) */
+    size_t limit_count;
 } cli_common;
 
 void cli_common_init(cli_common *c);

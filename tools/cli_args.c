@@ -49,6 +49,8 @@ void cli_common_free(cli_common *c) {
     }
     free(c->assigns);
     free(c->fallback);
+    for (size_t i = 0; i < c->limit_count; i++) free(c->limits[i].symbol);
+    free(c->limits);
     cli_common_init(c);
 }
 
@@ -197,6 +199,19 @@ static int add_dim(cli_common *c, const char *spec) {
     return 1;
 }
 
+static int add_limit(cli_common *c, const char *spec) {
+    const char *eq = strchr(spec, '=');
+    int64_t v;
+    if (!eq || eq == spec || !cli_parse_int64(eq + 1, &v) || v <= 0) {
+        fprintf(stderr, "tessera: --limit wants NAME=VALUE with VALUE > 0, not '%s'\n", spec);
+        return -1;
+    }
+    c->limits = xgrow(c->limits, c->limit_count, sizeof *c->limits);
+    c->limits[c->limit_count].symbol = xstrndup(spec, (size_t)(eq - spec));
+    c->limits[c->limit_count++].value = v;
+    return 1;
+}
+
 static int parse_log_level(const char *s, int32_t *out) {
     for (int32_t i = 0; i < (int32_t)(sizeof log_level_names / sizeof log_level_names[0]); i++) {
         if (strcmp(s, log_level_names[i]) == 0) {
@@ -277,6 +292,8 @@ int cli_parse_common(cli_common *c, int argc, char **argv, int *i, bool accept_d
         return 1;
     }
     if (bad) return -1;
+    if ((v = cli_option_value(argc, argv, i, NULL, "--limit", &bad))) return add_limit(c, v);
+    if (bad) return -1;
     if (accept_dim) {
         if ((v = cli_option_value(argc, argv, i, NULL, "--dim", &bad))) return add_dim(c, v);
         if (bad) return -1;
@@ -303,7 +320,9 @@ void cli_print_common_help(FILE *f, bool with_dim) {
             "  --log-level LEVEL      error, warning, info or debug\n"
             "  --assign NODE_OR_OP=PROVIDER\n"
             "                         run that node (by name) or op type on that provider\n"
-            "                         only (repeatable)\n");
+            "                         only (repeatable)\n"
+            "  --limit NAME=VALUE     a resource limit: tensor_bytes, the largest tensor a\n"
+            "                         run may allocate (default 16 GiB; repeatable)\n");
     if (with_dim)
         fprintf(f, "  --dim NAME=VALUE       fix a symbolic dimension (repeatable)\n");
 }
@@ -326,6 +345,8 @@ tsr_status *cli_make_session_options(const cli_common *c, tsr_session_options **
         st = tsr_session_options_assign(o, c->assigns[i].key, c->assigns[i].value);
     if (!st && c->policy >= 0) st = tsr_session_options_set_policy(o, c->policy);
     if (!st && c->fallback) st = tsr_session_options_set_fallback(o, c->fallback);
+    for (size_t i = 0; !st && i < c->limit_count; i++)
+        st = tsr_session_options_set_limit(o, c->limits[i].symbol, c->limits[i].value);
     if (st) {
         tsr_session_options_free(o);
         return st;

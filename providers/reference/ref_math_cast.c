@@ -282,7 +282,7 @@ static int format_float(char *out, size_t size, double v, int32_t t) {
 static bool parse_string(const tsr_string *s, num *out) {
     char buf[128];
     size_t n = s->size < sizeof buf - 1 ? s->size : sizeof buf - 1;
-    memcpy(buf, s->data, n);
+    if (n) memcpy(buf, s->data, n); /* an empty string may have no data */
     buf[n] = 0;
     char *end;
     errno = 0;

@@ -846,6 +846,8 @@ static tsr_status *k_where(ref_ctx *c) {
     const tsr_tensor *cond = ref_in(c, 0), *x = ref_in(c, 1), *y = ref_in(c, 2);
     if (x->elem_type != y->elem_type)
         return ref_err(c, TSR_ERR_INVALID_MODEL, "X and Y have different element types");
+    if (cond->elem_type != TSR_BOOL) /* read a byte per element below */
+        return ref_err(c, TSR_ERR_INVALID_MODEL, "condition has element type %d, not bool", (int)cond->elem_type);
     int32_t r1, rank;
     int64_t d1[REF_MAX_RANK], dims[REF_MAX_RANK];
     if (!ref_broadcast_shape(cond->rank, cond->dims, x->rank, x->dims, &r1, d1))

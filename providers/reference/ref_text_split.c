@@ -34,6 +34,7 @@ static size_t find(const char *s, size_t n, size_t from, const char *d, size_t d
  * to Y's elements from `base` on. */
 static tsr_status *split_one(ref_ctx *c, const splitter *sp, const char *s, size_t n,
                              tsr_tensor *Y, size_t base, int64_t *count) {
+    if (!s) s = ""; /* an empty string element may have no data (n is 0) */
     int64_t k = 0;
     tsr_status *st = NULL;
 #define EMIT(from, to)                                                                      \

@@ -213,8 +213,10 @@ void ref_store(int32_t t, void *data, size_t i, double v) {
     case TSR_BFLOAT16: ((uint16_t *)data)[i] = ref_float_to_bf16((float)v); break;
     case TSR_BOOL: ((uint8_t *)data)[i] = v != 0.0; break;
     default:
+        /* out of int64's range the C conversion is undefined: saturate */
         if (isnan(v)) v = 0;
-        ref_store_i64(t, data, i, (int64_t)v);
+        ref_store_i64(t, data, i,
+                      v >= 9223372036854775807.0 ? INT64_MAX : v <= -9223372036854775808.0 ? INT64_MIN : (int64_t)v);
         break;
     }
 }

@@ -156,6 +156,27 @@ expect 2 "a folder without model.onnx" -- "$tessera" bench "$w/no_model"
 grep_out "without a model.onnx" "says what is missing"
 expect 2 "bench with neither MODEL nor --case" -- "$tessera" bench --runs 2
 
+# --limit tensor_bytes: an Expand to [2048,2048] floats (16 MiB) runs by
+# default and fails, naming the limit and the node, under a 1 MiB limit
+"$py" - "$w" <<'PY'
+import sys
+import numpy as np
+from onnx import helper, numpy_helper, save, TensorProto as T
+g = helper.make_graph([helper.make_node("Expand", ["x", "shape"], ["y"], name="grow")], "grow",
+                      [helper.make_tensor_value_info("x", T.FLOAT, [1])],
+                      [helper.make_tensor_value_info("y", T.FLOAT, [2048, 2048])],
+                      [numpy_helper.from_array(np.array([2048, 2048], np.int64), "shape")])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1] + "/grow.onnx")
+PY
+expect 0 "a 16 MiB tensor under the default limit" -- "$tessera" run "$w/grow.onnx" -p reference
+expect 1 "a 16 MiB tensor over --limit tensor_bytes" -- "$tessera" run "$w/grow.onnx" -p reference \
+  --limit tensor_bytes=1048576
+grep_out "16777216 bytes exceeds the session's tensor_bytes limit \(1048576\)" "names the limit and the size"
+grep_out "node 'grow' \(Expand\)" "names the node"
+expect 1 "an unknown limit" -- "$tessera" run "$w/grow.onnx" -p reference --limit model_bytes=5
+grep_out "no limit named 'model_bytes'" "says which names exist"
+expect 2 "a limit of 0" -- "$tessera" run "$w/grow.onnx" --limit tensor_bytes=0
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"
   exit 1

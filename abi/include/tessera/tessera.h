@@ -305,6 +305,16 @@ TSR_EXPORT tsr_status *tsr_session_assignment_json(const tsr_session *session, c
  * as host boxes. *out is malloc'd; the caller frees it with free(). */
 TSR_EXPORT tsr_status *tsr_session_assignment_dot(const tsr_session *session, char **out);
 
+/* --- resource limits (appended after 0.2) --- */
+/* Sets resource limit `name` to `value` (> 0). A run that would exceed a
+ * limit fails with TSR_ERR_NO_MEMORY and a message naming the limit, the
+ * size asked for and the node asking, instead of being killed for memory.
+ *   "tensor_bytes"  the largest tensor a run may allocate, in host or
+ *                   device memory (default 16 GiB)
+ * An unknown name or a value <= 0 is TSR_ERR_INVALID_ARGUMENT. */
+TSR_EXPORT tsr_status *tsr_session_options_set_limit(tsr_session_options *options, const char *name,
+                                                    int64_t value);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,15 +12,16 @@
 # for onnx_text. The growing corpus stays in build-fuzz/corpus/TARGET, and a
 # crashing input is written to build-fuzz/crashes/TARGET/ (exit status 1).
 # Limits: 2 GiB RSS, 512 MiB per allocation, 10 s per input — exceeding one
-# is a finding, like a crash. With FUZZ_SEED set, libFuzzer's -seed is fixed
-# (CI uses it, so its short runs are repeatable).
+# is a finding, like a crash. With FUZZ_SEED set, libFuzzer's -seed is fixed,
+# and with FUZZ_RUNS it stops after that many inputs (CI sets both, so its
+# short runs are repeatable); SECONDS still bounds the run.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 target=${1:-}
 seconds=${2:-}
 shift 2 2>/dev/null || true
 case "$target" in model | tensor | onnx_text | session | all) ;; *)
-  sed -n '2,17p' "$0" >&2
+  sed -n '2,18p' "$0" >&2
   exit 2 ;;
 esac
 [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "fuzz.sh: SECONDS must be a number" >&2; exit 2; }
@@ -61,6 +62,7 @@ run_one() {
   fi
   local extra=()
   [ -n "${FUZZ_SEED:-}" ] && extra+=(-seed="$FUZZ_SEED")
+  [ -n "${FUZZ_RUNS:-}" ] && extra+=(-runs="$FUZZ_RUNS")
   echo "fuzz_$t: ${seconds}s"
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
     "$build/bin/fuzz_$t" "$corpus" "$seeds" -max_total_time="$seconds" -rss_limit_mb=2048 \

@@ -6,7 +6,8 @@ PKGS=(build-essential cmake pkg-config
       ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
       libdnnl-dev libcunit1-dev libpcre2-dev
       libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev
-      python3 python3-onnx python3-numpy python3-jsonschema)
+      python3 python3-onnx python3-numpy python3-jsonschema
+      clang)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

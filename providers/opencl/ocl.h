@@ -31,6 +31,14 @@ typedef struct ocl_program_entry {
     cl_program program;
 } ocl_program_entry;
 
+/* A kernel of a program, made once and shared by every step that runs it
+ * (ocl_kernel_from). */
+typedef struct ocl_kernel_entry {
+    cl_program program;
+    char name[64];
+    cl_kernel kernel; /* the cache's reference */
+} ocl_kernel_entry;
+
 /* Host memory that outlives every write from it: a constant some compiled
  * piece reads (value_constant data lives until that piece is released). */
 typedef struct ocl_const_range {
@@ -64,6 +72,8 @@ typedef struct ocl_state {
     cl_command_queue queue;
     ocl_program_entry *programs;
     size_t n_programs;
+    ocl_kernel_entry *shared_kernels;
+    size_t n_shared, cap_shared;
     bool disk_cache;    /* option cache=0 turns the on-disk cache off */
     bool cpu_kernels;   /* option cpu_kernels=0: the GPU-shaped GEMM and conv kernels on CPUs too */
     /* option profile=1: kernel time from events, copy time from the clock;
@@ -83,6 +93,9 @@ typedef struct ocl_state {
     uint64_t uploads_const, uploads_staged, uploads_blocking;
     ocl_const_range *consts;
     size_t n_consts, cap_consts;
+    /* consts sorted by begin: [i] is the furthest end among consts[0..i];
+     * NULL when stale (ocl_transfer.c) */
+    const char **consts_reach;
     ocl_staging *staging;
     size_t n_staging, cap_staging;
     /* true while commands may be queued that no blocking call waited for */
@@ -108,7 +121,12 @@ tsr_status *ocl_device_select(const ocl_device_desc *devs, size_t n, const char 
 tsr_status *ocl_program_get(ocl_state *st, const char *prefix, const char *const *source_names,
                             size_t n_names, const char *extra, const char *options,
                             cl_program *out);
-tsr_status *ocl_kernel_from(cl_program prog, const char *kernel_name, cl_kernel *out);
+/* A reference (the caller releases it) to the session's one kernel object
+ * named `kernel_name` of `prog`: steps running the same kernel share it,
+ * so each launch sets all of its arguments (OpenCL takes their values at
+ * enqueue, so a launch queued before is unaffected). */
+tsr_status *ocl_kernel_from(ocl_state *st, cl_program prog, const char *kernel_name,
+                            cl_kernel *out);
 tsr_status *ocl_kernel_create(ocl_state *st, const char *source_name, const char *options,
                               const char *kernel_name, cl_kernel *out);
 void ocl_programs_release(ocl_state *st);

@@ -10,25 +10,20 @@
  * output goes nowhere else, and nothing in the reader's group can reach the
  * view, which runs before it. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "ocl_group.h"
 
-static bool is_graph_output(const tsr_graph *graph, const char *name) {
-    size_t no = ocl_host->graph_output_count(graph);
-    for (size_t i = 0; i < no; i++)
-        if (!strcmp(ocl_host->value_name(ocl_host->graph_output(graph, i)), name)) return true;
-    return false;
-}
-
-/* The node a view's output goes to, when it is the only reader and we run
- * it; else SIZE_MAX. */
-static size_t view_reader(const tsr_graph *graph, const tsr_node *const *nodes, size_t n, size_t i,
+/* The node a view's output goes to, when it is the only reader, the value
+ * is not a graph output (`outputs`, sorted) and we run the reader; else
+ * SIZE_MAX. */
+static size_t view_reader(const ocl_nodes *l, const ocl_names *outputs, size_t i,
                           const bool *supported) {
-    if (!ocl_is_view(nodes[i]) || ocl_host->node_output_count(nodes[i]) != 1) return SIZE_MAX;
-    const tsr_value_info *o = ocl_host->node_output(nodes[i], 0);
-    if (!o || is_graph_output(graph, ocl_host->value_name(o))) return SIZE_MAX;
-    size_t j = ocl_sole_consumer(nodes, n, i, ocl_host->value_name(o));
+    const tsr_node *node = l->at[i];
+    if (!ocl_is_view(node) || ocl_host->node_output_count(node) != 1) return SIZE_MAX;
+    const tsr_value_info *o = ocl_host->node_output(node, 0);
+    size_t first;
+    if (!o || ocl_names_find(outputs, ocl_host->value_name(o), &first)) return SIZE_MAX;
+    size_t j = ocl_sole_consumer(l, i, ocl_host->value_name(o));
     return j != SIZE_MAX && supported[j] ? j : SIZE_MAX;
 }
 
@@ -68,20 +63,24 @@ tsr_status *ocl_claim(void *state, const tsr_graph *graph, tsr_claim_sink *sink)
                                    "no OpenCL platform or device found");
         return NULL;
     }
-    const tsr_node **nodes = calloc(n + 1, sizeof *nodes);
+    /* Built once: who reads each value, and the graph's outputs, by name. */
+    ocl_nodes l;
+    ocl_names outputs = {0};
+    tsr_status *s = ocl_nodes_init(&l, graph);
+    if (!s) s = ocl_names_of_outputs(&outputs, graph);
+    const tsr_node *const *nodes = l.at;
     bool *supported = calloc(n + 1, sizeof *supported);
     bool *taken = calloc(n + 1, sizeof *taken);
     size_t *group_of = calloc(n + 1, sizeof *group_of);   /* node -> group (its first node) */
     size_t *piece_of = calloc(n + 1, sizeof *piece_of);   /* group -> merged group */
     size_t *lone = calloc(n + 1, sizeof *lone);           /* group -> 1 when a single node */
     const tsr_node **members = calloc(n + 1, sizeof *members);
-    tsr_status *s = NULL;
-    if (!nodes || !supported || !taken || !group_of || !piece_of || !lone || !members) {
+    if (s) goto done;
+    if (!supported || !taken || !group_of || !piece_of || !lone || !members) {
         s = ocl_error(TSR_ERR_NO_MEMORY, "opencl: out of memory");
         goto done;
     }
     for (size_t i = 0; i < n; i++) {
-        nodes[i] = ocl_host->graph_node(graph, i);
         group_of[i] = piece_of[i] = i;
         int32_t reason = TSR_DECLINE_OTHER;
         const char *why = NULL;
@@ -92,7 +91,7 @@ tsr_status *ocl_claim(void *state, const tsr_graph *graph, tsr_claim_sink *sink)
     for (size_t i = 0; i < n; i++) {
         if (!supported[i] || taken[i]) continue;
         ocl_group g;
-        ocl_group_from(nodes, n, i, supported, taken, NULL, NULL, &g);
+        ocl_group_from(&l, i, supported, taken, NULL, NULL, &g);
         for (size_t k = 0; k < g.count; k++) {
             taken[g.members[k]] = true;
             group_of[g.members[k]] = i;
@@ -103,7 +102,7 @@ tsr_status *ocl_claim(void *state, const tsr_graph *graph, tsr_claim_sink *sink)
      * follows its last one into the reader. */
     for (size_t i = n; i-- > 0;) {
         if (!supported[i] || group_of[i] != i || !lone[i]) continue;
-        size_t j = view_reader(graph, nodes, n, i, supported);
+        size_t j = view_reader(&l, &outputs, i, supported);
         if (j != SIZE_MAX) piece_of[i] = find(piece_of, group_of[j]);
     }
     /* Bucket the nodes by piece (in node order, so topological), then claim
@@ -129,7 +128,8 @@ tsr_status *ocl_claim(void *state, const tsr_graph *graph, tsr_claim_sink *sink)
         start = lone[i];
     }
 done:
-    free(nodes);
+    ocl_nodes_free(&l);
+    ocl_names_free(&outputs);
     free(supported);
     free(taken);
     free(group_of);

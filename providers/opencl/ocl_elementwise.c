@@ -177,13 +177,15 @@ typedef struct ew_term {
 
 typedef struct ew_group {
     ocl_state *st;
-    size_t n_terms;
-    ew_term terms[EW_MAX_NODES];
     size_t n_inputs;
     cl_kernel kernel;       /* built for `kernel_mask`, `kernel_scalar` */
     uint32_t kernel_mask;   /* bit i: input i has the output's shape */
     uint32_t kernel_scalar; /* bit i: input i is one element, read once */
     int32_t kernel_rank;
+    size_t n_terms;
+    /* as many as the group has nodes: room for EW_MAX_NODES in every group
+     * made 100,000 one-node pieces take 600 MiB */
+    ew_term terms[];
 } ew_group;
 
 static void group_free(void *p) {
@@ -267,9 +269,8 @@ static tsr_status *build_kernel(ew_group *g, uint32_t mask, uint32_t scalar, int
     tsr_status *s = ocl_program_get(g->st, NULL, &name, 1, src, "", &prog);
     free(src);
     if (s) return s;
-    cl_int err;
-    cl_kernel k = clCreateKernel(prog, "ew_fused", &err);
-    if (!k) return ocl_cl_error(err, "clCreateKernel(ew_fused)");
+    cl_kernel k;
+    if ((s = ocl_kernel_from(g->st, prog, "ew_fused", &k))) return s;
     if (g->kernel) clReleaseKernel(g->kernel);
     g->kernel = k;
     g->kernel_mask = mask;
@@ -358,7 +359,7 @@ tsr_status *ocl_ew_group_step(ocl_state *st, const tsr_node *const *nodes, size_
                               ocl_step *step) {
     if (count == 0 || count > EW_MAX_NODES)
         return ocl_error(TSR_ERR_NOT_SUPPORTED, "opencl: elementwise group of %zu nodes", count);
-    ew_group *g = calloc(1, sizeof *g);
+    ew_group *g = calloc(1, sizeof *g + count * sizeof g->terms[0]);
     const char **in_names = calloc(EW_MAX_INPUTS, sizeof *in_names);
     const char **out_names = calloc(1, sizeof *out_names);
     if (!g || !in_names || !out_names) {

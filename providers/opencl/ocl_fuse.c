@@ -12,12 +12,10 @@ void ocl_step_free(ocl_step *s) {
     memset(s, 0, sizeof *s);
 }
 
+/* `arg`: the piece's outputs, a sorted ocl_names. */
 static bool piece_output(const char *name, void *arg) {
-    const tsr_graph *g = arg;
-    size_t n = ocl_host->graph_output_count(g);
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(ocl_host->value_name(ocl_host->graph_output(g, i)), name) == 0) return true;
-    return false;
+    size_t first;
+    return ocl_names_find(arg, name, &first) > 0;
 }
 
 /* A step for one node through its op table entry. */
@@ -44,64 +42,114 @@ static tsr_status *single_step(ocl_state *st, const tsr_node *n, ocl_step *step)
     return s;
 }
 
-static bool step_makes(const ocl_step *s, const char *name) {
-    for (size_t o = 0; o < s->n_out; o++)
-        if (s->out_names[o] && strcmp(s->out_names[o], name) == 0) return true;
-    return false;
+/* (name, step) for every named input (or output) of the steps, sorted. */
+static bool step_names(const ocl_step *steps, size_t n, bool outputs, ocl_names *t) {
+    for (size_t i = 0; i < n; i++) {
+        size_t count = outputs ? steps[i].n_out : steps[i].n_in;
+        const char *const *names = outputs ? steps[i].out_names : steps[i].in_names;
+        for (size_t k = 0; k < count; k++)
+            if (names[k] && !ocl_names_add(t, names[k], i)) return false;
+    }
+    ocl_names_sort(t);
+    return true;
+}
+
+/* A binary min-heap of step indices: the ready step that comes first. */
+static void heap_push(size_t *h, size_t *n, size_t v) {
+    size_t i = (*n)++;
+    for (; i && h[(i - 1) / 2] > v; i = (i - 1) / 2) h[i] = h[(i - 1) / 2];
+    h[i] = v;
+}
+
+static size_t heap_pop(size_t *h, size_t *n) {
+    size_t top = h[0], last = h[--*n], i = 0;
+    for (size_t c; (c = 2 * i + 1) < *n; i = c) {
+        if (c + 1 < *n && h[c + 1] < h[c]) c++;
+        if (h[c] >= last) break;
+        h[i] = h[c];
+    }
+    h[i] = last;
+    return top;
+}
+
+/* waits[i] = how many (input of step i, other step making it) pairs there
+ * are; step i is ready when all those makers have run. */
+static void count_waits(const ocl_step *steps, size_t n, const ocl_names *makers, size_t *waits) {
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < steps[i].n_in; k++) {
+            size_t first, c = ocl_names_find(makers, steps[i].in_names[k], &first);
+            for (size_t m = first; m < first + c; m++) waits[i] += makers->refs[m].index != i;
+        }
+}
+
+/* Step `done` ran: its readers wait for one pair less per value it makes. */
+static void release_readers(const ocl_step *done, size_t index, const ocl_names *readers,
+                            size_t *waits, size_t *heap, size_t *nh) {
+    for (size_t o = 0; o < done->n_out; o++) {
+        size_t first, c = ocl_names_find(readers, done->out_names[o], &first);
+        for (size_t r = first; r < first + c; r++) {
+            size_t i = readers->refs[r].index;
+            if (i != index && --waits[i] == 0) heap_push(heap, nh, i);
+        }
+    }
 }
 
 /* Steps are made at their group's first node, but a fused group may read
  * a node that comes later in node order (a view of another piece input
  * that joined this piece); order the steps so each runs after the steps
- * it reads from. Stable: already ordered steps keep their order. */
+ * it reads from. Stable: of the ready steps, the first in the current order
+ * runs next, so already ordered steps keep their order. Kahn's algorithm
+ * with a heap and name tables (n log n); a scan of every step for every
+ * input was cubic in big pieces. */
 static bool order_steps(ocl_step *steps, size_t n) {
+    ocl_names makers = {0}, readers = {0};
     ocl_step *sorted = malloc(sizeof *sorted * (n + 1));
-    bool *done = calloc(n + 1, sizeof *done);
-    bool ok = sorted && done;
-    for (size_t taken = 0; ok && taken < n;) {
-        size_t pick = n;
-        for (size_t i = 0; i < n && pick == n; i++) {
-            if (done[i]) continue;
-            bool ready = true;
-            for (size_t k = 0; k < steps[i].n_in && ready; k++) {
-                const char *in = steps[i].in_names[k];
-                for (size_t j = 0; in && j < n && ready; j++)
-                    if (!done[j] && j != i && step_makes(&steps[j], in)) ready = false;
-            }
-            if (ready) pick = i;
-        }
-        if (pick == n) ok = false; /* a cycle: leave the order alone */
-        else {
-            done[pick] = true;
+    size_t *waits = calloc(n + 1, sizeof *waits);
+    size_t *heap = malloc(sizeof *heap * (n + 1)), nh = 0, taken = 0;
+    bool ok = sorted && waits && heap && step_names(steps, n, true, &makers) &&
+              step_names(steps, n, false, &readers);
+    if (ok) {
+        count_waits(steps, n, &makers, waits);
+        for (size_t i = 0; i < n; i++)
+            if (!waits[i]) heap_push(heap, &nh, i);
+        while (nh) {
+            size_t pick = heap_pop(heap, &nh);
             sorted[taken++] = steps[pick];
+            release_readers(&steps[pick], pick, &readers, waits, heap, &nh);
         }
+        ok = taken == n; /* else a cycle: leave the order alone */
     }
     if (ok) memcpy(steps, sorted, sizeof *steps * n);
+    ocl_names_free(&makers);
+    ocl_names_free(&readers);
     free(sorted);
-    free(done);
+    free(waits);
+    free(heap);
     return ok;
 }
 
 tsr_status *ocl_fuse_steps(ocl_state *st, const tsr_graph *graph, ocl_step **out, size_t *n_out) {
-    size_t n = ocl_host->graph_node_count(graph);
-    const tsr_node **nodes = calloc(n + 1, sizeof *nodes);
+    /* Built once: who reads each value, and the piece's outputs, by name. */
+    ocl_nodes l;
+    ocl_names outputs = {0};
+    tsr_status *s = ocl_nodes_init(&l, graph);
+    if (!s) s = ocl_names_of_outputs(&outputs, graph);
+    size_t n = l.n;
+    const tsr_node *const *nodes = l.at;
     bool *supported = calloc(n + 1, sizeof *supported);
     bool *taken = calloc(n + 1, sizeof *taken);
     ocl_step *steps = calloc(n + 1, sizeof *steps);
     size_t ns = 0;
-    tsr_status *s = NULL;
-    if (!nodes || !supported || !taken || !steps) {
+    if (s) goto done;
+    if (!supported || !taken || !steps) {
         s = ocl_error(TSR_ERR_NO_MEMORY, "opencl: out of memory");
         goto done;
     }
-    for (size_t i = 0; i < n; i++) {
-        nodes[i] = ocl_host->graph_node(graph, i);
-        supported[i] = true;
-    }
+    for (size_t i = 0; i < n; i++) supported[i] = true;
     for (size_t i = 0; i < n && !s; i++) {
         if (taken[i]) continue;
         ocl_group g;
-        ocl_group_from(nodes, n, i, supported, taken, piece_output, (void *)graph, &g);
+        ocl_group_from(&l, i, supported, taken, piece_output, &outputs, &g);
         const tsr_node *members[OCL_GROUP_MAX];
         for (size_t k = 0; k < g.count; k++) {
             members[k] = nodes[g.members[k]];
@@ -128,7 +176,8 @@ done:
         steps = NULL;
         ns = 0;
     }
-    free(nodes);
+    ocl_nodes_free(&l);
+    ocl_names_free(&outputs);
     free(supported);
     free(taken);
     *out = steps;

@@ -1,4 +1,5 @@
 /* Grouping nodes for fusion (see ocl_group.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ocl_fuse.h"
@@ -40,19 +41,41 @@ bool ocl_is_view(const tsr_node *n) {
     return false;
 }
 
-size_t ocl_sole_consumer(const tsr_node *const *nodes, size_t n, size_t from, const char *name) {
-    size_t found = SIZE_MAX;
-    for (size_t j = from + 1; j < n; j++) {
-        size_t ni = ocl_host->node_input_count(nodes[j]);
+tsr_status *ocl_nodes_init(ocl_nodes *l, const tsr_graph *graph) {
+    memset(l, 0, sizeof *l);
+    l->n = ocl_host->graph_node_count(graph);
+    l->at = calloc(l->n + 1, sizeof *l->at);
+    if (!l->at) return ocl_error(TSR_ERR_NO_MEMORY, "opencl: out of memory");
+    for (size_t j = 0; j < l->n; j++) {
+        l->at[j] = ocl_host->graph_node(graph, j);
+        size_t ni = ocl_host->node_input_count(l->at[j]);
         for (size_t k = 0; k < ni; k++) {
-            const tsr_value_info *v = ocl_host->node_input(nodes[j], k);
-            if (v && strcmp(ocl_host->value_name(v), name) == 0) {
-                if (found != SIZE_MAX) return SIZE_MAX;
-                found = j;
+            const tsr_value_info *v = ocl_host->node_input(l->at[j], k);
+            if (v && !ocl_names_add(&l->readers, ocl_host->value_name(v), j)) {
+                ocl_nodes_free(l);
+                return ocl_error(TSR_ERR_NO_MEMORY, "opencl: out of memory (readers)");
             }
         }
     }
-    return found;
+    ocl_names_sort(&l->readers);
+    return NULL;
+}
+
+void ocl_nodes_free(ocl_nodes *l) {
+    free(l->at);
+    ocl_names_free(&l->readers);
+    memset(l, 0, sizeof *l);
+}
+
+/* A value's reads are sorted by reading node (twice for a node reading it
+ * twice), so only the last two matter: exactly one read comes after `from`
+ * when the last does and the one before it does not. */
+size_t ocl_sole_consumer(const ocl_nodes *l, size_t from, const char *name) {
+    size_t first, count = ocl_names_find(&l->readers, name, &first);
+    if (!count) return SIZE_MAX;
+    const ocl_name_ref *last = &l->readers.refs[first + count - 1];
+    if (last->index <= from || (count > 1 && last[-1].index > from)) return SIZE_MAX;
+    return last->index;
 }
 
 /* BatchNormalization that folds into the conv before it: inference form,
@@ -100,9 +123,9 @@ bool ocl_bias_foldable(const tsr_node *mm, const tsr_node *add, const char *mm_o
     return true;
 }
 
-void ocl_group_from(const tsr_node *const *nodes, size_t n, size_t start, const bool *supported,
-                    const bool *taken, bool (*is_boundary)(const char *name, void *arg),
-                    void *arg, ocl_group *g) {
+void ocl_group_from(const ocl_nodes *l, size_t start, const bool *supported, const bool *taken,
+                    bool (*is_boundary)(const char *name, void *arg), void *arg, ocl_group *g) {
+    const tsr_node *const *nodes = l->at;
     memset(g, 0, sizeof *g);
     g->count = 1;
     g->members[0] = start;
@@ -116,7 +139,7 @@ void ocl_group_from(const tsr_node *const *nodes, size_t n, size_t start, const 
     while (g->count < OCL_GROUP_MAX) {
         const char *name = out0(nodes[cur]);
         if (!name || (is_boundary && is_boundary(name, arg))) break;
-        size_t j = ocl_sole_consumer(nodes, n, cur, name);
+        size_t j = ocl_sole_consumer(l, cur, name);
         if (j == SIZE_MAX || !supported[j] || taken[j]) break;
         const tsr_node *next = nodes[j];
         if (g->kind == OCL_GROUP_ANCHOR) {

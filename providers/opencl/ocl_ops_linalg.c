@@ -107,14 +107,14 @@ static tsr_status *build_kernels(ocl_lin *l, const char *define) {
     bool cpu = l->st->cpu_kernels && l->st->devices[l->st->active].kind == TSR_DEVICE_CPU;
     cl_program prog;
     tsr_status *s = ocl_program_get(l->st, define, names, cpu ? 4 : 2, NULL, "", &prog);
-    if (!s) s = ocl_kernel_from(prog, "gemm_tiled", &l->gemm);
-    if (!s) s = ocl_kernel_from(prog, "gemm_reg", &l->gemm_big);
-    if (!s && cpu) s = ocl_kernel_from(prog, "gemm_cpu_n", &l->gemm_cpu_n);
-    if (!s && cpu) s = ocl_kernel_from(prog, "gemm_cpu_t", &l->gemm_cpu_t);
-    if (!s && l->kind == OCL_LIN_CONV) s = ocl_kernel_from(prog, "im2col", &l->im2col);
-    if (!s && l->kind == OCL_LIN_CONV) s = ocl_kernel_from(prog, "conv_direct", &l->direct);
+    if (!s) s = ocl_kernel_from(l->st, prog, "gemm_tiled", &l->gemm);
+    if (!s) s = ocl_kernel_from(l->st, prog, "gemm_reg", &l->gemm_big);
+    if (!s && cpu) s = ocl_kernel_from(l->st, prog, "gemm_cpu_n", &l->gemm_cpu_n);
+    if (!s && cpu) s = ocl_kernel_from(l->st, prog, "gemm_cpu_t", &l->gemm_cpu_t);
+    if (!s && l->kind == OCL_LIN_CONV) s = ocl_kernel_from(l->st, prog, "im2col", &l->im2col);
+    if (!s && l->kind == OCL_LIN_CONV) s = ocl_kernel_from(l->st, prog, "conv_direct", &l->direct);
     if (!s && cpu && l->kind == OCL_LIN_CONV)
-        s = ocl_kernel_from(prog, "conv_direct_rows", &l->direct_rows);
+        s = ocl_kernel_from(l->st, prog, "conv_direct_rows", &l->direct_rows);
     return s;
 }
 

@@ -12,22 +12,36 @@
 #include <string.h>
 
 #include "ocl_fuse.h"
+#include "ocl_names.h"
 #include "ocl_piece.h"
 
 typedef struct piece_value {
     const char *name;
+    size_t out_index; /* among the piece's outputs; SIZE_MAX when it stays inside */
     ocl_tensor t;
     bool present;
     bool owned; /* holds a reference this run releases (see above) */
 } piece_value;
 
+/* Which slot of a run's value array each value uses, worked out once at
+ * compile: finding values by name at run time was a scan of every value
+ * for every step input and output, quadratic in big pieces. */
+typedef struct piece_slots {
+    piece_value *proto; /* what a run's slots start as: names and output indices */
+    size_t n;
+    size_t *of_input;   /* piece input i -> slot */
+    size_t *of_step;    /* each step's inputs, then outputs -> slot (SIZE_MAX: none) */
+    size_t *step_base;  /* where step k's entries start in of_step */
+    size_t scratch;     /* the slot "" of omitted outputs; SIZE_MAX when none */
+} piece_slots;
+
 struct ocl_exec {
     ocl_state *st;
     const ocl_step *step;
     tsr_run_context *ctx;
-    const tsr_graph *graph;
     piece_value *vals;
-    size_t n_vals;
+    const size_t *in_slot, *out_slot; /* this step's, from piece_slots */
+    size_t scratch;
 };
 
 typedef struct ocl_piece {
@@ -35,15 +49,10 @@ typedef struct ocl_piece {
     const tsr_graph *graph;
     ocl_step *steps;
     size_t n_steps;
+    piece_slots slots;
 } ocl_piece;
 
 /* --- the exec interface the ops use --------------------------------------- */
-
-static piece_value *value_find(ocl_exec *x, const char *name) {
-    for (size_t i = 0; i < x->n_vals; i++)
-        if (strcmp(x->vals[i].name, name) == 0) return &x->vals[i];
-    return NULL;
-}
 
 size_t ocl_exec_input_count(const ocl_exec *x) { return x->step->n_in; }
 ocl_state *ocl_exec_state(const ocl_exec *x) { return x->st; }
@@ -51,8 +60,8 @@ const char *ocl_exec_node_name(const ocl_exec *x) { return ocl_host->node_name(x
 
 const ocl_tensor *ocl_exec_input(const ocl_exec *x, size_t index) {
     if (index >= x->step->n_in || !x->step->in_names[index]) return NULL;
-    piece_value *v = value_find((ocl_exec *)x, x->step->in_names[index]);
-    return v && v->present ? &v->t : NULL;
+    size_t slot = x->in_slot[index];
+    return slot != SIZE_MAX && x->vals[slot].present ? &x->vals[slot].t : NULL;
 }
 
 bool ocl_dims_count(int32_t rank, const int64_t *dims, size_t *count) {
@@ -89,37 +98,26 @@ static bool fill_tensor(ocl_tensor *t, int32_t elem_type, int32_t rank, const in
 
 /* The slot of step output `index` (the scratch slot "" for an omitted one),
  * not yet produced this run. */
-static tsr_status *output_slot(ocl_exec *x, size_t index, const char **name, piece_value **out) {
-    const char *nm = index < x->step->n_out ? x->step->out_names[index] : NULL;
-    if (!nm) nm = ""; /* an omitted optional output: a private scratch buffer */
-    piece_value *v = value_find(x, nm);
-    if (!v || v->present)
+static tsr_status *output_slot(ocl_exec *x, size_t index, piece_value **out) {
+    /* an omitted optional output (NULL name) has the slot "" */
+    size_t slot = index < x->step->n_out ? x->out_slot[index] : x->scratch;
+    if (slot == SIZE_MAX || x->vals[slot].present)
         return ocl_error(TSR_ERR_PROVIDER, "opencl: node '%s': output %zu has no slot",
                          ocl_exec_node_name(x), index);
-    *name = nm;
-    *out = v;
+    *out = &x->vals[slot];
     return NULL;
-}
-
-/* Index of `name` among the piece's outputs, or SIZE_MAX when it stays inside. */
-static size_t piece_output_index(const ocl_exec *x, const char *name) {
-    size_t no = ocl_host->graph_output_count(x->graph);
-    for (size_t k = 0; k < no && name[0]; k++)
-        if (strcmp(ocl_host->value_name(ocl_host->graph_output(x->graph, k)), name) == 0) return k;
-    return SIZE_MAX;
 }
 
 tsr_status *ocl_exec_output(ocl_exec *x, size_t index, int32_t elem_type, int32_t rank,
                             const int64_t *dims, ocl_tensor **out) {
-    const char *name;
-    piece_value *v;
-    tsr_status *s = output_slot(x, index, &name, &v);
+    piece_value *v = NULL;
+    tsr_status *s = output_slot(x, index, &v);
     if (s) return s;
     if (!fill_tensor(&v->t, elem_type, rank, dims))
         return ocl_error(TSR_ERR_INVALID_ARGUMENT,
                          "opencl: node '%s': output %zu has an invalid shape or type",
                          ocl_exec_node_name(x), index);
-    size_t gi = piece_output_index(x, name);
+    size_t gi = v->out_index;
     if (gi != SIZE_MAX) {
         tsr_tensor *ht;
         s = ocl_host->run_alloc_output(x->ctx, gi, elem_type, rank, dims, &ht);
@@ -140,11 +138,10 @@ tsr_status *ocl_exec_output(ocl_exec *x, size_t index, int32_t elem_type, int32_
 
 tsr_status *ocl_exec_output_view(ocl_exec *x, size_t index, const ocl_tensor *base, int32_t rank,
                                  const int64_t *dims) {
-    const char *name;
-    piece_value *v;
-    tsr_status *s = output_slot(x, index, &name, &v);
+    piece_value *v = NULL;
+    tsr_status *s = output_slot(x, index, &v);
     if (s) return s;
-    if (piece_output_index(x, name) != SIZE_MAX) {
+    if (v->out_index != SIZE_MAX) {
         /* The host allocated this output: ABI 1 has no way to hand it
          * `base`'s buffer, so the bytes move, on the device. */
         ocl_tensor *y;
@@ -184,6 +181,106 @@ tsr_status *ocl_exec_read_ints(ocl_exec *x, size_t index, int64_t *vals, size_t 
     return s;
 }
 
+/* --- value slots (built at compile) ------------------------------------- */
+
+static void slots_free(piece_slots *sl) {
+    free(sl->proto);
+    free(sl->of_input);
+    free(sl->of_step);
+    free(sl->step_base);
+    memset(sl, 0, sizeof *sl);
+}
+
+/* Every value name in first-seen order: the piece's inputs, then each
+ * step's outputs ("" for an omitted one), (name, position) pairs sorted. */
+static bool seen_names(const ocl_piece *p, ocl_names *t) {
+    size_t ni = ocl_host->graph_input_count(p->graph), pos = 0;
+    for (size_t i = 0; i < ni; i++)
+        if (!ocl_names_add(t, ocl_host->value_name(ocl_host->graph_input(p->graph, i)), pos++))
+            return false;
+    for (size_t k = 0; k < p->n_steps; k++)
+        for (size_t o = 0; o < p->steps[k].n_out; o++) {
+            const char *nm = p->steps[k].out_names[o];
+            if (!ocl_names_add(t, nm ? nm : "", pos++)) return false;
+        }
+    ocl_names_sort(t);
+    return true;
+}
+
+/* slot[pos]: one slot per distinct name, numbered in first-seen order (the
+ * order runs always used); a repeated name shares its first one's slot. */
+static size_t number_slots(const ocl_names *t, size_t *slot) {
+    for (size_t a = 0, b; a < t->n; a = b) {
+        for (b = a; b < t->n && strcmp(t->refs[b].name, t->refs[a].name) == 0; b++)
+            slot[t->refs[b].index] = t->refs[a].index; /* the first position of the name */
+    }
+    size_t n = 0;
+    for (size_t pos = 0; pos < t->n; pos++) slot[pos] = slot[pos] == pos ? n++ : slot[slot[pos]];
+    return n;
+}
+
+/* The slot of a value by name, SIZE_MAX when no slot has it. */
+static size_t slot_named(const ocl_names *t, const size_t *slot, const char *name) {
+    size_t first;
+    return ocl_names_find(t, name, &first) ? slot[t->refs[first].index] : SIZE_MAX;
+}
+
+/* Names and piece output indices of the slots a run starts from. */
+static tsr_status *fill_proto(piece_slots *sl, const ocl_names *t, const size_t *slot,
+                              const tsr_graph *graph) {
+    ocl_names outputs = {0};
+    tsr_status *s = ocl_names_of_outputs(&outputs, graph);
+    for (size_t pos = 0; pos < t->n && !s; pos++) {
+        const ocl_name_ref *r = &t->refs[pos]; /* visits every position once */
+        piece_value *v = &sl->proto[slot[r->index]];
+        size_t first;
+        v->name = r->name;
+        /* sorted by index within a name: the first match is the first output */
+        v->out_index = r->name[0] && ocl_names_find(&outputs, r->name, &first)
+                           ? outputs.refs[first].index : SIZE_MAX;
+    }
+    ocl_names_free(&outputs);
+    return s;
+}
+
+/* Each step's inputs and outputs -> slots. */
+static void map_steps(piece_slots *sl, const ocl_piece *p, const ocl_names *t, const size_t *slot) {
+    size_t e = 0, pos = ocl_host->graph_input_count(p->graph);
+    for (size_t k = 0; k < p->n_steps; k++) {
+        const ocl_step *step = &p->steps[k];
+        sl->step_base[k] = e;
+        for (size_t i = 0; i < step->n_in; i++)
+            sl->of_step[e++] = slot_named(t, slot, step->in_names[i]); /* NULL: SIZE_MAX */
+        for (size_t o = 0; o < step->n_out; o++) sl->of_step[e++] = slot[pos++];
+    }
+}
+
+static tsr_status *slots_build(ocl_piece *p) {
+    piece_slots *sl = &p->slots;
+    size_t ni = ocl_host->graph_input_count(p->graph), entries = 0;
+    for (size_t k = 0; k < p->n_steps; k++) entries += p->steps[k].n_in + p->steps[k].n_out;
+    ocl_names t = {0};
+    bool ok = seen_names(p, &t);
+    size_t *slot = ok ? malloc(sizeof *slot * (t.n + 1)) : NULL;
+    sl->n = slot ? number_slots(&t, slot) : 0;
+    sl->proto = calloc(sl->n + 1, sizeof *sl->proto);
+    sl->of_input = malloc(sizeof *sl->of_input * (ni + 1));
+    sl->of_step = malloc(sizeof *sl->of_step * (entries + 1));
+    sl->step_base = malloc(sizeof *sl->step_base * (p->n_steps + 1));
+    tsr_status *s = NULL;
+    if (!slot || !sl->proto || !sl->of_input || !sl->of_step || !sl->step_base)
+        s = ocl_error(TSR_ERR_NO_MEMORY, "opencl: out of memory (value slots)");
+    if (!s) s = fill_proto(sl, &t, slot, p->graph);
+    if (!s) {
+        for (size_t i = 0; i < ni; i++) sl->of_input[i] = slot[i];
+        map_steps(sl, p, &t, slot);
+        sl->scratch = slot_named(&t, slot, "");
+    }
+    ocl_names_free(&t);
+    free(slot);
+    return s;
+}
+
 /* --- compile / run / release -------------------------------------------- */
 
 void ocl_piece_release(void *ps) {
@@ -192,6 +289,7 @@ void ocl_piece_release(void *ps) {
     ocl_consts_drop(p->st, p);
     for (size_t i = 0; i < p->n_steps; i++) ocl_step_free(&p->steps[i]);
     free(p->steps);
+    slots_free(&p->slots);
     free(p);
 }
 
@@ -203,6 +301,7 @@ tsr_status *ocl_piece_compile(void *state, const tsr_graph *graph, void **out) {
     p->st = st;
     p->graph = graph;
     tsr_status *s = ocl_fuse_steps(st, graph, &p->steps, &p->n_steps);
+    if (!s) s = slots_build(p);
     /* The host uploads constant inputs from this memory, which lives until
      * release: those writes need not block (ocl_transfer.c). */
     size_t ni = ocl_host->graph_input_count(graph);
@@ -218,69 +317,56 @@ tsr_status *ocl_piece_compile(void *state, const tsr_graph *graph, void **out) {
     return NULL;
 }
 
-static tsr_status *add_value(piece_value **vals, size_t *n, size_t *cap, const char *name) {
-    for (size_t i = 0; i < *n; i++)
-        if (strcmp((*vals)[i].name, name) == 0) return NULL;
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 16;
-        piece_value *g = realloc(*vals, sizeof *g * nc);
-        if (!g) return ocl_error(TSR_ERR_NO_MEMORY, "opencl: out of memory");
-        *vals = g;
-        *cap = nc;
-    }
-    memset(&(*vals)[*n], 0, sizeof **vals);
-    (*vals)[(*n)++].name = name;
+/* Piece input i's tensor into its slot. */
+static tsr_status *bind_input(ocl_piece *p, tsr_run_context *ctx, piece_value *vals, size_t i) {
+    piece_value *v = &vals[p->slots.of_input[i]];
+    const tsr_tensor *t = ocl_host->run_input(ctx, i);
+    if (!t) return NULL;
+    if (t->memory_kind != TSR_MEMORY_DEVICE)
+        return ocl_error(TSR_ERR_PROVIDER, "opencl: input '%s' is not in device memory", v->name);
+    if (!fill_tensor(&v->t, t->elem_type, t->rank, t->dims))
+        return ocl_error(TSR_ERR_INVALID_ARGUMENT,
+                         "opencl: input '%s' has an unsupported type or rank", v->name);
+    v->t.mem = (cl_mem)t->data;
+    v->present = true;
     return NULL;
+}
+
+static tsr_status *run_step(ocl_piece *p, size_t k, tsr_run_context *ctx, piece_value *vals) {
+    const ocl_step *step = &p->steps[k];
+    const size_t *in = p->slots.of_step + p->slots.step_base[k];
+    ocl_exec x = {p->st, step, ctx, vals, in, in + step->n_in, p->slots.scratch};
+    /* The scratch slot for omitted outputs is reusable per step. */
+    piece_value *scratch = x.scratch != SIZE_MAX ? &vals[x.scratch] : NULL;
+    if (scratch && scratch->present) {
+        if (scratch->owned) clReleaseMemObject(scratch->t.mem);
+        scratch->present = scratch->owned = false;
+    }
+    ocl_state *st = p->st;
+    uint64_t k0 = st->kernels, c0 = st->copies, v0 = st->views;
+    size_t slot = ocl_stats_begin(st, ocl_host->node_op_type(step->node));
+    tsr_status *s = step->op->run(&x, step->op_state);
+    ocl_stats_end(st, slot, st->kernels - k0, st->copies - c0, st->views - v0);
+    if (s) {
+        tsr_status *w = ocl_error(ocl_host->status_code(s), "opencl: node '%s' (%s): %s",
+                                  ocl_host->node_name(step->node),
+                                  ocl_host->node_op_type(step->node), ocl_host->status_message(s));
+        ocl_host->status_free(s);
+        s = w;
+    }
+    return s;
 }
 
 tsr_status *ocl_piece_run(void *ps, tsr_run_context *ctx) {
     ocl_piece *p = ps;
-    piece_value *vals = NULL;
-    size_t n = 0, cap = 0;
+    size_t n = p->slots.n;
+    piece_value *vals = malloc(sizeof *vals * (n + 1));
+    if (!vals) return ocl_error(TSR_ERR_NO_MEMORY, "opencl: out of memory");
+    memcpy(vals, p->slots.proto, sizeof *vals * n);
     tsr_status *s = NULL;
     size_t ni = ocl_host->graph_input_count(p->graph);
-    for (size_t i = 0; i < ni && !s; i++) {
-        const char *name = ocl_host->value_name(ocl_host->graph_input(p->graph, i));
-        if ((s = add_value(&vals, &n, &cap, name))) break;
-        const tsr_tensor *t = ocl_host->run_input(ctx, i);
-        if (!t) continue;
-        if (t->memory_kind != TSR_MEMORY_DEVICE) {
-            s = ocl_error(TSR_ERR_PROVIDER, "opencl: input '%s' is not in device memory", name);
-            break;
-        }
-        piece_value *v = &vals[n - 1];
-        if (!fill_tensor(&v->t, t->elem_type, t->rank, t->dims)) {
-            s = ocl_error(TSR_ERR_INVALID_ARGUMENT, "opencl: input '%s' has an unsupported type or rank", name);
-            break;
-        }
-        v->t.mem = (cl_mem)t->data;
-        v->present = true;
-    }
-    for (size_t k = 0; k < p->n_steps && !s; k++)
-        for (size_t o = 0; o < p->steps[k].n_out && !s; o++)
-            s = add_value(&vals, &n, &cap, p->steps[k].out_names[o] ? p->steps[k].out_names[o] : "");
-    for (size_t k = 0; k < p->n_steps && !s; k++) {
-        ocl_exec x = {p->st, &p->steps[k], ctx, p->graph, vals, n};
-        /* The scratch slot for omitted outputs is reusable per step. */
-        piece_value *scratch = value_find(&x, "");
-        if (scratch && scratch->present) {
-            if (scratch->owned) clReleaseMemObject(scratch->t.mem);
-            scratch->present = scratch->owned = false;
-        }
-        ocl_state *st = p->st;
-        uint64_t k0 = st->kernels, c0 = st->copies, v0 = st->views;
-        size_t slot = ocl_stats_begin(st, ocl_host->node_op_type(p->steps[k].node));
-        s = p->steps[k].op->run(&x, p->steps[k].op_state);
-        ocl_stats_end(st, slot, st->kernels - k0, st->copies - c0, st->views - v0);
-        if (s) {
-            tsr_status *w = ocl_error(ocl_host->status_code(s), "opencl: node '%s' (%s): %s",
-                                      ocl_host->node_name(p->steps[k].node),
-                                      ocl_host->node_op_type(p->steps[k].node),
-                                      ocl_host->status_message(s));
-            ocl_host->status_free(s);
-            s = w;
-        }
-    }
+    for (size_t i = 0; i < ni && !s; i++) s = bind_input(p, ctx, vals, i);
+    for (size_t k = 0; k < p->n_steps && !s; k++) s = run_step(p, k, ctx, vals);
     for (size_t i = 0; i < n; i++)
         if (vals[i].owned && vals[i].t.mem) clReleaseMemObject(vals[i].t.mem);
     free(vals);

@@ -186,10 +186,10 @@ tsr_status *ocl_kernel_create(ocl_state *st, const char *source_name, const char
     cl_program prog;
     tsr_status *s = ocl_program_get(st, NULL, &source_name, 1, NULL, options ? options : "", &prog);
     if (s) return s;
-    return ocl_kernel_from(prog, kernel_name, out);
+    return ocl_kernel_from(st, prog, kernel_name, out);
 }
 
-tsr_status *ocl_kernel_from(cl_program prog, const char *kernel_name, cl_kernel *out) {
+static tsr_status *kernel_new(cl_program prog, const char *kernel_name, cl_kernel *out) {
     cl_int err;
     *out = clCreateKernel(prog, kernel_name, &err);
     if (!*out) {
@@ -200,7 +200,49 @@ tsr_status *ocl_kernel_from(cl_program prog, const char *kernel_name, cl_kernel 
     return NULL;
 }
 
+static ocl_kernel_entry *kernel_find(ocl_state *st, cl_program prog, const char *kernel_name) {
+    for (size_t i = 0; i < st->n_shared; i++) {
+        ocl_kernel_entry *e = &st->shared_kernels[i];
+        if (e->program == prog && strcmp(e->name, kernel_name) == 0) return e;
+    }
+    return NULL;
+}
+
+/* Shared rather than one kernel object per step: PoCL lists a program's
+ * kernels and searches the list to free one, so the 100,000 kernels of
+ * 100,000 one-node pieces took minutes to free at session end. */
+tsr_status *ocl_kernel_from(ocl_state *st, cl_program prog, const char *kernel_name,
+                            cl_kernel *out) {
+    ocl_kernel_entry *e = kernel_find(st, prog, kernel_name);
+    if (e) {
+        cl_int err = clRetainKernel(e->kernel);
+        if (err != CL_SUCCESS) return ocl_cl_error(err, "clRetainKernel");
+        *out = e->kernel;
+        return NULL;
+    }
+    tsr_status *s = kernel_new(prog, kernel_name, out);
+    if (s || strlen(kernel_name) >= sizeof e->name) return s; /* a long name: not shared */
+    if (st->n_shared == st->cap_shared) {
+        size_t cap = st->cap_shared ? st->cap_shared * 2 : 16;
+        ocl_kernel_entry *g = realloc(st->shared_kernels, sizeof *g * cap);
+        if (!g) return NULL; /* not shared, still valid */
+        st->shared_kernels = g;
+        st->cap_shared = cap;
+    }
+    if (clRetainKernel(*out) != CL_SUCCESS) return NULL;
+    e = &st->shared_kernels[st->n_shared++];
+    e->program = prog;
+    snprintf(e->name, sizeof e->name, "%s", kernel_name);
+    e->kernel = *out;
+    return NULL;
+}
+
 void ocl_programs_release(ocl_state *st) {
+    /* newest first: the order PoCL frees in constant time */
+    for (size_t i = st->n_shared; i-- > 0;) clReleaseKernel(st->shared_kernels[i].kernel);
+    free(st->shared_kernels);
+    st->shared_kernels = NULL;
+    st->n_shared = st->cap_shared = 0;
     for (size_t i = 0; i < st->n_programs; i++) clReleaseProgram(st->programs[i].program);
     free(st->programs);
     st->programs = NULL;

@@ -17,11 +17,49 @@
 
 #include "ocl.h"
 
-static bool is_const(const ocl_state *st, const void *src, size_t nbytes) {
+static int range_cmp(const void *a, const void *b) {
+    const ocl_const_range *x = a, *y = b;
+    return (x->begin > y->begin) - (x->begin < y->begin);
+}
+
+/* Sorts the ranges by start and notes the furthest end reached so far, so
+ * an upload finds whether a range holds its source by binary search: a
+ * scan of every constant per upload was quadratic in a model's constants.
+ * Built after compiles and releases change the ranges, not per upload. */
+static bool consts_index(ocl_state *st) {
+    if (st->consts_reach) return true;
+    st->consts_reach = malloc(sizeof *st->consts_reach * st->n_consts);
+    if (!st->consts_reach) return false;
+    qsort(st->consts, st->n_consts, sizeof *st->consts, range_cmp);
+    const char *reach = st->consts[0].end;
+    for (size_t i = 0; i < st->n_consts; i++) {
+        if (st->consts[i].end > reach) reach = st->consts[i].end;
+        st->consts_reach[i] = reach;
+    }
+    return true;
+}
+
+static void consts_stale(ocl_state *st) {
+    free(st->consts_reach);
+    st->consts_reach = NULL;
+}
+
+static bool is_const(ocl_state *st, const void *src, size_t nbytes) {
     const char *b = src, *e = b + nbytes;
-    for (size_t i = 0; i < st->n_consts; i++)
-        if (b >= st->consts[i].begin && e <= st->consts[i].end) return true;
-    return false;
+    if (!st->n_consts) return false;
+    if (!consts_index(st)) { /* out of memory: the scan still answers */
+        for (size_t i = 0; i < st->n_consts; i++)
+            if (b >= st->consts[i].begin && e <= st->consts[i].end) return true;
+        return false;
+    }
+    /* lo = how many ranges start at or before b; one of them must reach e */
+    size_t lo = 0, hi = st->n_consts;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (st->consts[mid].begin <= b) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo && e <= st->consts_reach[lo - 1];
 }
 
 static void staging_free_at(ocl_state *st, size_t i) {
@@ -122,6 +160,7 @@ tsr_status *ocl_consts_add(ocl_state *st, const void *owner, const void *data, s
         st->cap_consts = cap;
     }
     st->consts[st->n_consts++] = (ocl_const_range){data, (const char *)data + nbytes, owner};
+    consts_stale(st);
     return NULL;
 }
 
@@ -132,6 +171,7 @@ void ocl_consts_drop(ocl_state *st, const void *owner) {
             st->consts[i] = st->consts[--st->n_consts];
             had = true;
         }
+    if (had) consts_stale(st);
     if (had && st->queue_busy) {
         clFinish(st->queue);
         queue_idle(st);
@@ -144,6 +184,7 @@ void ocl_transfers_finish(ocl_state *st) {
     free(st->staging);
     st->staging = NULL;
     st->cap_staging = 0;
+    consts_stale(st);
     free(st->consts);
     st->consts = NULL;
     st->n_consts = st->cap_consts = 0;

@@ -270,7 +270,7 @@ static tsr_status *h_run_alloc_output(tsr_run_context *cx, size_t index, int32_t
     uint64_t count;
     size_t bytes;
     if (!ir_dims_count(rank, dims, &count) || !ir_elem_bytes(elem_type, count, &bytes))
-        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "output shape is negative or its size overflows");
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "output shape is negative or too large");
     if (c->max_tensor_bytes && bytes > c->max_tensor_bytes)
         return tsr_error(TSR_ERR_NO_MEMORY, "an output of %zu bytes exceeds the session's tensor_bytes limit (%llu)",
                          bytes, (unsigned long long)c->max_tensor_bytes);

@@ -183,7 +183,8 @@ struct ir_model {
 /* Bytes for `count` elements of `elem_type` (packed types round up); false on
  * overflow or unknown type. Strings count sizeof(tsr_string) each. */
 bool ir_elem_bytes(int32_t elem_type, uint64_t count, size_t *out);
-/* Product of dims; false on negative dims or overflow. */
+/* Product of dims; false on negative dims, on overflow, or when an empty
+ * shape's nonzero dims make more than IR_MAX_ELEMENTS. */
 bool ir_dims_count(int32_t rank, const int64_t *dims, uint64_t *out);
 /* A new zero-filled tensor. */
 tsr_status *ir_tensor_new(int32_t elem_type, int32_t rank, const int64_t *dims, ir_tensor **out);

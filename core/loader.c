@@ -84,7 +84,7 @@ static tsr_status *convert_shape(const Onnx__TensorShapeProto *sp, ir_type *t) {
     int64_t count = 1;
     for (size_t i = 0; i < sp->n_dim; i++) {
         int64_t v = t->dims[i].value;
-        if (v == 0) return NULL;
+        /* a 0 does not excuse the others: kernels compute strides from them */
         if (v > 0 && (v > IR_MAX_ELEMENTS / count || (count *= v) > IR_MAX_ELEMENTS))
             return tsr_error(TSR_ERR_INVALID_MODEL, "its known dims make more than 2^56 elements");
     }

@@ -477,14 +477,13 @@ tsr_status *si_set_out_ex(si_ctx *c, const ir_node *n, size_t i, int32_t elem, c
     if (i >= n->n_outputs || !n->outputs[i]) return NULL;
     if (s && s->rank > IR_MAX_RANK) return si_err(n, "output %zu would have rank %d", i, (int)s->rank);
     int64_t count = 1;
-    bool empty = false;
     for (int32_t d = 0; s && d < s->rank; d++) {
         int64_t v = s->dims[d].value;
         if (v < TSR_DIM_UNKNOWN)
             return si_err(n, "output %zu would have negative dimension %lld", i, (long long)v);
-        empty = empty || v == 0;
-        if (v > 0 && !empty && (v > IR_MAX_ELEMENTS / count || (count *= v) > IR_MAX_ELEMENTS))
-            return si_err(n, "output %zu would have more than 2^56 elements", i);
+        /* a 0 does not excuse the others: kernels compute strides from them */
+        if (v > 0 && (v > IR_MAX_ELEMENTS / count || (count *= v) > IR_MAX_ELEMENTS))
+            return si_err(n, "output %zu would have dims making more than 2^56 elements", i);
     }
     return merge_type(n->outputs[i], elem, s, flags);
 }

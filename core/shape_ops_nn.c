@@ -67,13 +67,14 @@ static tsr_status *window_out(const ir_node *n, const window *w, int32_t i, si_d
     *out = si_unknown();
     if (!si_is_known(in)) return NULL;
     int64_t s = w->strides[i];
+    /* checked before SAME padding too: kernels read it there as well */
+    if (si_is_known(w->kernel[i]) && (w->kernel[i].value < 1 || w->kernel[i].value > (INT64_C(1) << 31)))
+        return si_err(n, "kernel size %lld on spatial axis %d", (long long)w->kernel[i].value, (int)i);
     if (!strcmp(w->auto_pad, "SAME_UPPER") || !strcmp(w->auto_pad, "SAME_LOWER")) {
         *out = si_known(div_ceil(in.value, s));
         return NULL;
     }
     if (!si_is_known(w->kernel[i])) return NULL;
-    if (w->kernel[i].value < 1 || w->kernel[i].value > (INT64_C(1) << 31))
-        return si_err(n, "kernel size %lld on spatial axis %d", (long long)w->kernel[i].value, (int)i);
     int64_t eff = (w->kernel[i].value - 1) * w->dilations[i] + 1;
     int64_t pb = 0, pe = 0;
     if (strcmp(w->auto_pad, "VALID") != 0) {

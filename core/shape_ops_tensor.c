@@ -263,6 +263,10 @@ static tsr_status *rule_split(si_ctx *c, const ir_node *n) {
         int64_t total = 0;
         for (size_t i = 0; i < cnt; i++) {
             if (split[i] < 0) return si_err(n, "split entry %lld", (long long)split[i]);
+            /* no axis is longer than 2^56 (IR_MAX_ELEMENTS): a longer sum
+             * is refused before it could overflow */
+            if (split[i] > IR_MAX_ELEMENTS - total)
+                return si_err(n, "split entries sum to more than 2^56 (entry %zu: %lld)", i, (long long)split[i]);
             total += split[i];
         }
         if (si_is_known(len) && total != len.value)
@@ -305,11 +309,14 @@ static int64_t slice_len(int64_t dim, int64_t start, int64_t end, int64_t step) 
     if (step > 0) {
         start = start < 0 ? 0 : start > dim ? dim : start;
         end = end < 0 ? 0 : end > dim ? dim : end;
-        return end > start ? (end - start + step - 1) / step : 0;
+        return end > start ? (end - start - 1) / step + 1 : 0; /* no step - 1 added: it may be INT64_MAX */
     }
-    start = start < 0 ? 0 : start > dim - 1 ? dim - 1 : start;
+    /* backward: both in [-1, dim-1], -1 meaning before the first (as the
+     * kernels clamp: a start still negative selects nothing) */
+    start = start < 0 ? -1 : start > dim - 1 ? dim - 1 : start;
     end = end < -1 ? -1 : end > dim - 1 ? dim - 1 : end;
-    return start > end ? (start - end + (-step) - 1) / (-step) : 0;
+    /* -step overflows for INT64_MIN: divide by its magnitude unsigned */
+    return start > end ? (int64_t)((uint64_t)(start - end - 1) / (0 - (uint64_t)step)) + 1 : 0;
 }
 
 static tsr_status *rule_slice(si_ctx *c, const ir_node *n) {
@@ -718,8 +725,13 @@ static tsr_status *rule_resize(si_ctx *c, const ir_node *n) {
                 double r = (double)sizes[i] / (double)x.dims[ax[i]].value;
                 if (i == 0 || (larger ? r > s : r < s)) s = r;
             }
-            for (size_t i = 0; i < na; i++)
-                out.dims[ax[i]] = si_known((int64_t)floor((double)x.dims[ax[i]].value * s + 0.5));
+            for (size_t i = 0; i < na; i++) {
+                double len = floor((double)x.dims[ax[i]].value * s + 0.5);
+                /* sizes are not bounded: the product may pass int64 */
+                if (!(len >= 0 && len <= (double)IR_MAX_ELEMENTS))
+                    return si_err(n, "axis %d would be resized to %g elements", (int)ax[i], len);
+                out.dims[ax[i]] = si_known((int64_t)len);
+            }
         } else {
             for (size_t i = 0; i < na; i++) {
                 if (sizes[i] < 0) return si_err(n, "size %lld", (long long)sizes[i]);
@@ -740,11 +752,16 @@ static tsr_status *rule_resize(si_ctx *c, const ir_node *n) {
     if (have_scales && cnt > 0) {
         if (cnt != na) return si_err(n, "%zu scales for %zu axes", cnt, na);
         for (size_t i = 0; i < na; i++) {
-            if (scales[i] <= 0) return si_err(n, "scale %g", scales[i]);
+            if (!(scales[i] > 0)) return si_err(n, "scale %g", scales[i]); /* NaN too */
             si_dim d = x.dims[ax[i]];
             if (scales[i] == 1.0) continue; /* keeps a symbolic dim's name */
-            out.dims[ax[i]] = si_is_known(d) ? si_known((int64_t)floor((double)d.value * scales[i]))
-                                             : si_unknown();
+            out.dims[ax[i]] = si_unknown();
+            if (!si_is_known(d)) continue;
+            double len = floor((double)d.value * scales[i]);
+            /* a huge scale would pass int64 in the conversion */
+            if (len > (double)IR_MAX_ELEMENTS)
+                return si_err(n, "scale %g makes axis %d longer than 2^56", scales[i], (int)ax[i]);
+            out.dims[ax[i]] = si_known((int64_t)len);
         }
         return si_set_out(c, n, 0, elem, &out);
     }
@@ -765,6 +782,9 @@ static tsr_status *rule_range(si_ctx *c, const ir_node *n) {
     if (known) {
         if (v[2] == 0) return si_err(n, "delta is 0");
         double len = ceil((v[1] - v[0]) / v[2]);
+        /* converting a longer (or NaN) length to int64 would be undefined */
+        if (len != len || len > (double)IR_MAX_ELEMENTS)
+            return si_err(n, "Range of %g elements (start %g, limit %g, delta %g)", len, v[0], v[1], v[2]);
         out.dims[0] = si_known(len > 0 ? (int64_t)len : 0);
     } else {
         /* Range(0, N, 1), N from a Shape: position ids of length N. */
@@ -844,7 +864,13 @@ static tsr_status *rule_onehot(si_ctx *c, const ir_node *n) {
     if (!si_axis(a, r, &axis)) return si_err(n, "axis %lld out of range for rank %d", (long long)a, (int)r);
     double depth[1];
     size_t cnt;
-    si_dim dd = si_in_doubles(c, n, 1, depth, 1, &cnt) && cnt == 1 ? si_known((int64_t)depth[0]) : si_unknown();
+    si_dim dd = si_unknown();
+    if (si_in_doubles(c, n, 1, depth, 1, &cnt) && cnt == 1) {
+        /* NaN or past int64 the conversion is undefined; no axis is longer
+         * than 2^56 */
+        if (!(depth[0] >= 0 && depth[0] <= (double)IR_MAX_ELEMENTS)) return si_err(n, "depth %g", depth[0]);
+        dd = si_known((int64_t)depth[0]);
+    }
     out.rank = r;
     for (int32_t i = 0, j = 0; i < r; i++) out.dims[i] = i == axis ? dd : x.dims[j++];
     return si_set_out(c, n, 0, elem, &out);

@@ -43,13 +43,21 @@ bool ir_elem_bytes(int32_t elem_type, uint64_t count, size_t *out) {
 
 bool ir_dims_count(int32_t rank, const int64_t *dims, uint64_t *out) {
     uint64_t n = 1;
+    bool empty = false;
     if (rank < 0) return false;
     for (int32_t i = 0; i < rank; i++) {
         if (dims[i] < 0) return false;
-        if (dims[i] != 0 && n > UINT64_MAX / (uint64_t)dims[i]) return false;
+        if (dims[i] == 0) {
+            empty = true;
+            continue;
+        }
+        if (n > UINT64_MAX / (uint64_t)dims[i]) return false;
         n *= (uint64_t)dims[i];
     }
-    *out = n;
+    /* No data bounds an empty tensor's other dims, and kernels work out
+     * strides and offsets from them: [0, 2^40, 2^40] overflowed those. */
+    if (empty && n > (uint64_t)IR_MAX_ELEMENTS) return false;
+    *out = empty ? 0 : n;
     return true;
 }
 

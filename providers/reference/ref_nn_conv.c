@@ -79,23 +79,34 @@ static void decode_tap(const conv_geom *g, int64_t kr, int64_t *kpos)
  * extent from_dims, all axes but the last) displaced by tap kpos; false
  * when it falls outside. fwd: to = from*s - pb + kpos*d (Conv, from = out);
  * ConvTranspose uses the same map from its input to its output.
+ * When false, *skip is how many rows from q on fall outside as well: with
+ * huge pads most rows do, and going through them one by one was slow.
  */
 static bool map_row(const conv_geom *g, int64_t q, const int64_t *from_dims,
-                    const int64_t *to_dims, const int64_t *kpos, int64_t *base)
+                    const int64_t *to_dims, const int64_t *kpos, int64_t *base, int64_t *skip)
 {
     int nsp = g->nsp;
-    int64_t b = 0, mul = to_dims[nsp - 1];
+    int64_t b = 0, mul = to_dims[nsp - 1], inner = 1, rest = q;
+    bool inside = true;
     for (int d = nsp - 2; d >= 0; d--) {
-        int64_t o = q % from_dims[d];
-        q /= from_dims[d];
-        int64_t i = o * g->s[d] - g->pb[d] + kpos[d] * g->d[d];
-        if (i < 0 || i >= to_dims[d])
-            return false;
-        b += i * mul;
+        int64_t o = rest % from_dims[d];
+        rest /= from_dims[d];
+        int64_t off = kpos[d] * g->d[d] - g->pb[d], i = o * g->s[d] + off;
+        if (i < 0 || i >= to_dims[d]) {
+            /* this axis stays outside up to its first valid position, or
+             * to its end; the outermost such axis gives the longest run */
+            int64_t first = (-off + g->s[d] - 1) / g->s[d];
+            int64_t units = i < 0 && first < from_dims[d] ? first - o : from_dims[d] - o;
+            *skip = units * inner - q % inner;
+            inside = false;
+        } else {
+            b += i * mul;
+        }
         mul *= to_dims[d];
+        inner *= from_dims[d];
     }
     *base = b;
-    return true;
+    return inside;
 }
 
 #define NN_DEFINE_CONV(SUF, T, GEMM)                                                              \
@@ -114,9 +125,12 @@ static bool map_row(const conv_geom *g, int64_t q, const int64_t *from_dims,
             valid_range(ol, sl, off, il, &lo, &hi);                                               \
             for (int64_t q = q0; q < q1; q++) {                                                   \
                 T *dst = crow + (q - q0) * ol;                                                    \
-                int64_t base;                                                                     \
-                if (!map_row(g, q, g->out, g->in, kpos, &base)) {                                 \
-                    memset(dst, 0, (size_t)ol * sizeof *dst);                                     \
+                int64_t base, skip;                                                               \
+                if (!map_row(g, q, g->out, g->in, kpos, &base, &skip)) {                          \
+                    if (skip > q1 - q)                                                            \
+                        skip = q1 - q;                                                            \
+                    memset(dst, 0, (size_t)(skip * ol) * sizeof *dst);                            \
+                    q += skip - 1;                                                                \
                     continue;                                                                     \
                 }                                                                                 \
                 base += off; /* input index of output o is base + o*sl */                         \
@@ -149,9 +163,11 @@ static bool map_row(const conv_geom *g, int64_t q, const int64_t *from_dims,
             int64_t off = kpos[nsp - 1] * g->d[nsp - 1] - g->pb[nsp - 1], lo, hi;                 \
             valid_range(il, sl, off, ol, &lo, &hi);                                               \
             for (int64_t q = q0; q < q1; q++) {                                                   \
-                int64_t base;                                                                     \
-                if (!map_row(g, q, g->in, g->out, kpos, &base))                                   \
+                int64_t base, skip;                                                               \
+                if (!map_row(g, q, g->in, g->out, kpos, &base, &skip)) {                          \
+                    q += skip - 1;                                                                \
                     continue;                                                                     \
+                }                                                                                 \
                 const T *src = crow + (q - q0) * il;                                              \
                 base += off; /* output index of input i is base + i*sl */                         \
                 for (int64_t i = lo; i < hi; i++)                                                 \
@@ -264,8 +280,17 @@ static bool map_row(const conv_geom *g, int64_t q, const int64_t *from_dims,
 NN_DEFINE_CONV(f32, float, ref_nn_sgemm_mt)
 NN_DEFINE_CONV(f64, double, ref_nn_dgemm_mt)
 
-/* Reads an INTS attribute of exactly `n` entries into out, or fills `dflt`. */
-static tsr_status *ints_attr(ref_ctx *c, const char *name, size_t n, int64_t dflt, int64_t *out)
+/* Bound on kernel sizes, strides, dilations, pads, output_padding and
+ * group: far beyond any real model, and small enough that the extents and
+ * offsets computed from them (with dims < 2^56) cannot overflow int64. */
+#define NN_MAX_ATTR ((int64_t)1 << 31)
+/* Longest output axis accepted (as core's IR_MAX_ELEMENTS). */
+#define NN_MAX_OUT ((int64_t)1 << 56)
+
+/* Reads an INTS attribute of exactly `n` entries, each in [lo, NN_MAX_ATTR],
+ * into out, or fills `dflt`. */
+static tsr_status *ints_attr(ref_ctx *c, const char *name, size_t n, int64_t lo, int64_t dflt,
+                             int64_t *out)
 {
     const int64_t *v;
     size_t cnt = ref_attr_ints(c, name, &v);
@@ -277,6 +302,10 @@ static tsr_status *ints_attr(ref_ctx *c, const char *name, size_t n, int64_t dfl
     if (cnt != n)
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "attribute %s has %zu values, expected %zu",
                        name, cnt, n);
+    for (size_t i = 0; i < n; i++)
+        if (v[i] < lo || v[i] > NN_MAX_ATTR)
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "attribute %s value %lld is out of range",
+                           name, (long long)v[i]);
     memcpy(out, v, n * sizeof *out);
     return NULL;
 }
@@ -312,7 +341,7 @@ static tsr_status *read_geom(ref_ctx *c, const tsr_tensor *X, const tsr_tensor *
     g->batch = X->dims[0];
     g->cin = X->dims[1];
     g->group = ref_attr_int(c, "group", 1);
-    if (g->group < 1 || g->cin % g->group)
+    if (g->group < 1 || g->group > NN_MAX_ATTR || g->cin % g->group)
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "group %lld does not divide %lld channels",
                        (long long)g->group, (long long)g->cin);
     g->cg = g->cin / g->group;
@@ -336,9 +365,9 @@ static tsr_status *read_geom(ref_ctx *c, const tsr_tensor *X, const tsr_tensor *
     }
     size_t nsp = (size_t)g->nsp;
     tsr_status *st;
-    if ((st = ints_attr(c, "kernel_shape", nsp, 0, g->k)) ||
-        (st = ints_attr(c, "strides", nsp, 1, g->s)) ||
-        (st = ints_attr(c, "dilations", nsp, 1, g->d)))
+    if ((st = ints_attr(c, "kernel_shape", nsp, 0, 0, g->k)) ||
+        (st = ints_attr(c, "strides", nsp, 1, 1, g->s)) ||
+        (st = ints_attr(c, "dilations", nsp, 1, 1, g->d)))
         return st;
     g->ksz = 1;
     g->insz = 1;
@@ -348,14 +377,17 @@ static tsr_status *read_geom(ref_ctx *c, const tsr_tensor *X, const tsr_tensor *
             g->k[d] = W->dims[2 + d];
         if (g->k[d] != W->dims[2 + d])
             return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "kernel_shape disagrees with W");
-        if (g->s[d] < 1 || g->d[d] < 1)
-            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "strides and dilations must be >= 1");
+        if (g->k[d] > NN_MAX_ATTR)
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "kernel size %lld on axis %d is out of range",
+                           (long long)g->k[d], d);
         g->in[d] = X->dims[2 + d];
-        g->ksz *= g->k[d];
-        g->insz *= g->in[d];
+        /* an empty X or W may still have huge dims whose product overflows */
+        if (__builtin_mul_overflow(g->ksz, g->k[d], &g->ksz) ||
+            __builtin_mul_overflow(g->insz, g->in[d], &g->insz))
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X or W has too many elements");
     }
     int64_t pads[2 * REF_MAX_RANK];
-    if ((st = ints_attr(c, "pads", 2 * nsp, 0, pads)))
+    if ((st = ints_attr(c, "pads", 2 * nsp, -NN_MAX_ATTR, 0, pads)))
         return st;
     for (int d = 0; d < g->nsp; d++) {
         g->pb[d] = pads[d];
@@ -450,7 +482,8 @@ tsr_status *ref_nn_conv(ref_ctx *c)
             int64_t span = in + g.pb[d] + g.pe[d] - ext;
             g.out[d] = span < 0 ? 0 : span / g.s[d] + 1;
         }
-        g.outsz *= g.out[d];
+        if (__builtin_mul_overflow(g.outsz, g.out[d], &g.outsz))
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "the output has too many elements");
     }
     return run_typed(c, &g, X, W, B, false);
 }
@@ -468,7 +501,7 @@ tsr_status *ref_nn_conv_transpose(ref_ctx *c)
         return st;
     int nsp = g.nsp;
     int64_t opad[REF_MAX_RANK];
-    if ((st = ints_attr(c, "output_padding", (size_t)nsp, 0, opad)))
+    if ((st = ints_attr(c, "output_padding", (size_t)nsp, 0, 0, opad)))
         return st;
     /* output_shape may list the spatial sizes, or (as some exporters
      * write it) the whole shape. */
@@ -484,9 +517,18 @@ tsr_status *ref_nn_conv_transpose(ref_ctx *c)
     g.outsz = 1;
     for (int d = 0; d < nsp; d++) {
         int64_t ext = (g.k[d] - 1) * g.d[d] + 1;
-        int64_t full = g.s[d] * (g.in[d] - 1) + opad[d] + ext; /* output with no padding */
+        /* stride times input length may pass int64; no real output is
+         * anywhere near 2^56 elements long */
+        __int128 wide = (__int128)g.s[d] * (g.in[d] - 1) + opad[d] + ext;
+        int64_t osh = on ? oshape[d] : 0;
+        if (wide > NN_MAX_OUT || (__int128)g.in[d] * g.s[d] > NN_MAX_OUT || osh < 0 ||
+            osh > NN_MAX_OUT)
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
+                           "ConvTranspose output on axis %d would have more than 2^56 elements "
+                           "(or output_shape is negative)", d);
+        int64_t full = (int64_t)wide; /* output with no padding */
         if (on || mode == PAD_SAME_UPPER || mode == PAD_SAME_LOWER) {
-            g.out[d] = on ? oshape[d] : g.in[d] * g.s[d];
+            g.out[d] = on ? osh : g.in[d] * g.s[d];
             int64_t total = full - g.out[d];
             /* Half the padding, rounded toward minus infinity: an output
              * larger than `full` (negative padding) grows at the end. */
@@ -508,7 +550,8 @@ tsr_status *ref_nn_conv_transpose(ref_ctx *c)
         if (g.out[d] < 0)
             return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "output size %lld on axis %d",
                            (long long)g.out[d], d);
-        g.outsz *= g.out[d];
+        if (__builtin_mul_overflow(g.outsz, g.out[d], &g.outsz))
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "the output has too many elements");
     }
     return run_typed(c, &g, X, W, B, true);
 }

@@ -145,6 +145,13 @@ static void pool_plane(const pool_geom *g, pool_kind kind, bool include_pad, dou
     }
 }
 
+/* Bound on kernel sizes, strides, dilations and pads: far beyond any real
+ * model, and small enough that window extents and offsets (with dims
+ * < 2^56) cannot overflow int64. */
+#define POOL_MAX_ATTR ((int64_t)1 << 31)
+
+/* An INTS attribute of exactly `n` entries, each in [-POOL_MAX_ATTR,
+ * POOL_MAX_ATTR] (read_geom checks the lower bounds), or `dflt`. */
 static tsr_status *ints_attr(ref_ctx *c, const char *name, size_t n, int64_t dflt, int64_t *out)
 {
     const int64_t *v;
@@ -157,6 +164,10 @@ static tsr_status *ints_attr(ref_ctx *c, const char *name, size_t n, int64_t dfl
     if (cnt != n)
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "attribute %s has %zu values, expected %zu",
                        name, cnt, n);
+    for (size_t i = 0; i < n; i++)
+        if (v[i] < -POOL_MAX_ATTR || v[i] > POOL_MAX_ATTR)
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "attribute %s value %lld is out of range",
+                           name, (long long)v[i]);
     memcpy(out, v, n * sizeof *out);
     return NULL;
 }
@@ -215,8 +226,10 @@ static tsr_status *read_geom(ref_ctx *c, const tsr_tensor *X, pool_geom *g)
                     g->out[d]--;
             }
         }
-        g->insz *= in;
-        g->outsz *= g->out[d];
+        /* an empty X may still have huge dims whose product overflows */
+        if (__builtin_mul_overflow(g->insz, in, &g->insz) ||
+            __builtin_mul_overflow(g->outsz, g->out[d], &g->outsz))
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "the input or output has too many elements");
     }
     return NULL;
 }

@@ -656,6 +656,14 @@ static tsr_status *op_split(ref_ctx *c) {
                 st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "split[%zu] is negative", i);
                 goto done;
             }
+            /* past the axis length the sum is wrong anyway; stop before it
+             * can overflow */
+            if (split[i] > dim - sum) {
+                st = ref_err(c, TSR_ERR_INVALID_ARGUMENT,
+                             "split entries sum past the axis length %lld (split[%zu] = %lld)",
+                             (long long)dim, i, (long long)split[i]);
+                goto done;
+            }
             sum += split[i];
         }
         if (sum != dim) {
@@ -1532,7 +1540,7 @@ static tsr_status *op_eye_like(ref_ctx *c) {
     int64_t rows = x->dims[0], cols = x->dims[1];
     for (int64_t i = 0; i < rows; i++) {
         /* j = i + k, compared without overflowing for extreme k. */
-        if (k >= cols || -k > i) continue;
+        if (k >= cols || k < -i) continue; /* not -k: k may be INT64_MIN */
         int64_t j = i + k;
         if (j >= 0 && j < cols) ref_store(t, y->data, (size_t)(i * cols + j), 1.0);
     }
@@ -1597,8 +1605,7 @@ static tsr_status *op_one_hot(ref_ctx *c) {
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "depth must be numeric");
     if (!ref_is_int(ind->elem_type) && !ref_is_float(ind->elem_type))
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "indices must be numeric");
-    int64_t depth = ref_is_int(dep->elem_type) ? ref_load_i64(dep->elem_type, dep->data, 0)
-                                               : (int64_t)ref_load(dep->elem_type, dep->data, 0);
+    int64_t depth = ref_load_i64(dep->elem_type, dep->data, 0);
     if (depth < 0) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "depth is negative");
     int32_t r = ind->rank + 1;
     if (r > REF_MAX_RANK) return ref_err(c, TSR_ERR_NOT_SUPPORTED, "output rank is too large");
@@ -1610,12 +1617,13 @@ static tsr_status *op_one_hot(ref_ctx *c) {
     TRY(out_new(c, 0, val->elem_type, r, dims, &y));
     int64_t outer = dims_prod(ind->dims, 0, (int32_t)axis);
     int64_t inner = dims_prod(ind->dims, (int32_t)axis, ind->rank);
+    /* no indices: a huge depth must not be looped over for nothing */
+    if (outer == 0 || inner == 0) return NULL;
     for (int64_t o = 0; o < outer; o++) {
         for (int64_t d = 0; d < depth; d++) {
             for (int64_t i = 0; i < inner; i++) {
                 size_t at = (size_t)(o * inner + i);
-                int64_t v = ref_is_int(ind->elem_type) ? ref_load_i64(ind->elem_type, ind->data, at)
-                                                       : (int64_t)ref_load(ind->elem_type, ind->data, at);
+                int64_t v = ref_load_i64(ind->elem_type, ind->data, at);
                 if (v < 0) v += depth; /* negative indices count from the end */
                 TRY(mv_copy(c, y, (uint64_t)((o * depth + d) * inner + i), val, v == d ? 1 : 0, 1));
             }

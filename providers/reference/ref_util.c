@@ -201,7 +201,13 @@ int64_t ref_load_i64(int32_t t, const void *data, size_t i) {
     case TSR_INT64: return ((const int64_t *)data)[i];
     case TSR_UINT64: return (int64_t)((const uint64_t *)data)[i];
     case TSR_BOOL: return ((const uint8_t *)data)[i] ? 1 : 0;
-    default: return (int64_t)ref_load(t, data, i);
+    default: {
+        /* a float out of int64's range (or NaN) would be undefined to
+         * convert: saturate, as ref_store does */
+        double v = ref_load(t, data, i);
+        if (isnan(v)) return 0;
+        return v >= 9223372036854775807.0 ? INT64_MAX : v <= -9223372036854775808.0 ? INT64_MIN : (int64_t)v;
+    }
     }
 }
 

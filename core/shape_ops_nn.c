@@ -460,6 +460,8 @@ static tsr_status *rule_einsum(si_ctx *c, const ir_node *n) {
         for (p += 2; *p; p++) {
             if (*p == ' ') continue;
             if (*p == '.') {
+                /* "..." whole, or p would step past the terminator */
+                if (p[1] != '.' || p[2] != '.') return si_err(n, "bad equation '%s'", eq);
                 p += 2;
                 if (ell.rank < 0) return si_set_out(c, n, 0, elem, NULL);
                 for (int32_t i = 0; i < ell.rank && out.rank < IR_MAX_RANK; i++) out.dims[out.rank++] = ell.dims[i];

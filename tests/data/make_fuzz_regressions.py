@@ -154,8 +154,16 @@ def empty_input_huge_dims():
          [f32("x", [0, 2**40, 2**40])], [f32("y", None)], opset=17)
 
 
+def einsum_truncated_ellipsis():
+    """An output term ending in '.': the shape rule stepped over the
+    equation's terminator looking for the rest of '...' (fuzz_model)."""
+    save("einsum_truncated_ellipsis", [helper.make_node("Einsum", ["x"], ["y"], equation="ij->.")],
+         [f32("x", [2, 3])], [f32("y", None)], opset=17)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
+    einsum_truncated_ellipsis()
     conv_transpose_output_padding()
     maxpool_same_huge_kernel()
     split_huge_entry()

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "index_heap.h"
 #include "ir.h"
 #include "op_arity.h"
 #include "status.h"
@@ -188,35 +189,6 @@ static bool collect_edges(const ir_graph *g, edges *es) {
     return true;
 }
 
-/* Min-heap of node positions: Kahn's algorithm that always takes the earliest
- * ready node keeps a graph that is already sorted in its file order. */
-static void heap_push(size_t *h, size_t *n, size_t v) {
-    size_t i = (*n)++;
-    h[i] = v;
-    while (i > 0 && h[(i - 1) / 2] > h[i]) {
-        size_t p = (i - 1) / 2, t = h[p];
-        h[p] = h[i];
-        h[i] = t;
-        i = p;
-    }
-}
-
-static size_t heap_pop(size_t *h, size_t *n) {
-    size_t top = h[0], i = 0;
-    h[0] = h[--(*n)];
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < *n && h[l] < h[m]) m = l;
-        if (r < *n && h[r] < h[m]) m = r;
-        if (m == i) break;
-        size_t t = h[m];
-        h[m] = h[i];
-        h[i] = t;
-        i = m;
-    }
-    return top;
-}
-
 static tsr_status *sort_nodes(ir_graph *g) {
     size_t n = g->n_nodes;
     if (n == 0) return NULL;
@@ -246,12 +218,12 @@ static tsr_status *sort_nodes(ir_graph *g) {
     }
     size_t hn = 0, done_n = 0;
     for (size_t i = 0; i < n; i++)
-        if (indeg[i] == 0) heap_push(heap, &hn, i);
+        if (indeg[i] == 0) index_heap_push(heap, &hn, i);
     while (hn) {
-        size_t u = heap_pop(heap, &hn);
+        size_t u = index_heap_pop(heap, &hn);
         order[done_n++] = u;
         for (size_t k = start[u]; k < start[u + 1]; k++)
-            if (--indeg[succ[k]] == 0) heap_push(heap, &hn, succ[k]);
+            if (--indeg[succ[k]] == 0) index_heap_push(heap, &hn, succ[k]);
     }
     if (done_n < n) {
         /* Every node left has a predecessor left; walking back n steps from

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "index_heap.h"
 #include "partition_expand.h"
 #include "placement.h"
 #include "status.h"
@@ -182,33 +183,6 @@ out:
     return s;
 }
 
-static void heap_push(size_t *h, size_t *n, size_t v) {
-    size_t i = (*n)++;
-    h[i] = v;
-    while (i && h[(i - 1) / 2] > h[i]) {
-        size_t p = (i - 1) / 2, t = h[p];
-        h[p] = h[i];
-        h[i] = t;
-        i = p;
-    }
-}
-
-static size_t heap_pop(size_t *h, size_t *n) {
-    size_t top = h[0];
-    h[0] = h[--(*n)];
-    for (size_t i = 0;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < *n && h[l] < h[m]) m = l;
-        if (r < *n && h[r] < h[m]) m = r;
-        if (m == i) break;
-        size_t t = h[m];
-        h[m] = h[i];
-        h[i] = t;
-        i = m;
-    }
-    return top;
-}
-
 /* Orders pieces so each runs after the pieces it reads from: always the
  * first piece (in claim order) whose producers have all been taken, found
  * with a heap over the ready ones, O(edges log pieces). */
@@ -262,12 +236,12 @@ static tsr_status *order_pieces(partition *p, const ir_graph *g) {
     for (size_t e = 0; e < acc; e++) indeg[dep[e]]++;
     size_t n_heap = 0, taken = 0;
     for (size_t i = 0; i < n; i++)
-        if (!indeg[i]) heap_push(heap, &n_heap, i);
+        if (!indeg[i]) index_heap_push(heap, &n_heap, i);
     while (n_heap) {
-        size_t pick = heap_pop(heap, &n_heap);
+        size_t pick = index_heap_pop(heap, &n_heap);
         sorted[taken++] = p->pieces[pick];
         for (size_t e = first[pick]; e < first[pick + 1]; e++)
-            if (--indeg[dep[e]] == 0) heap_push(heap, &n_heap, dep[e]);
+            if (--indeg[dep[e]] == 0) index_heap_push(heap, &n_heap, dep[e]);
     }
     if (taken < n) {
         s = tsr_error(TSR_ERR_RUNTIME, "pieces form a cycle");

@@ -147,20 +147,28 @@ static tsr_status *centered(ref_ctx *c, const tsr_tensor *t, const tsr_tensor *z
     return NULL;
 }
 
+/* The taps of axis d that land inside the input for output position o:
+ * [*lo, *hi], empty when *lo > *hi. Only these are visited, so a window
+ * mostly in padding costs what it reads (a pad of 65536 made every output
+ * walk 2^17 taps in padding: seconds a run). */
+static void valid_taps(const qconv_geom *g, int d, int64_t o, int64_t *lo, int64_t *hi) {
+    int64_t base = o * g->s[d] - g->pb[d], dil = g->d[d];
+    int64_t a = base >= 0 ? 0 : (-base + dil - 1) / dil;
+    int64_t b = g->in[d] - 1 - base < 0 ? -1 : (g->in[d] - 1 - base) / dil;
+    *lo = a;
+    *hi = b < g->k[d] - 1 ? b : g->k[d] - 1;
+}
+
 /* y[b][m][o] = sum over the group's channels ch and taps t of
  * x[b][ch][o * stride - pad + t * dilation] * w[m][ch][t]. */
 static tsr_status *qconv_compute(ref_ctx *c, const qconv_geom *g, const double *x,
                                  const double *w, double *y) {
+    (void)c;
     int nsp = g->nsp;
-    /* Each tap's displacement per axis, so the inner loop only adds. */
-    int64_t *tap = malloc(sizeof(int64_t) * (size_t)g->ksz * (size_t)nsp);
-    if (!tap) return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
-    for (uint64_t t = 0; t < g->ksz; t++) {
-        uint64_t r = t;
-        for (int d = nsp - 1; d >= 0; d--) {
-            tap[t * (uint64_t)nsp + (uint64_t)d] = (int64_t)(r % (uint64_t)g->k[d]) * g->d[d];
-            r /= (uint64_t)g->k[d];
-        }
+    uint64_t kstride[REF_MAX_RANK], istride[REF_MAX_RANK];
+    for (int d = nsp - 1; d >= 0; d--) {
+        kstride[d] = d == nsp - 1 ? 1 : kstride[d + 1] * (uint64_t)g->k[d + 1];
+        istride[d] = d == nsp - 1 ? 1 : istride[d + 1] * (uint64_t)g->in[d + 1];
     }
     for (int64_t b = 0; b < g->batch; b++) {
         for (int64_t m = 0; m < g->cout; m++) {
@@ -171,17 +179,27 @@ static tsr_status *qconv_compute(ref_ctx *c, const qconv_geom *g, const double *
             int64_t o[REF_MAX_RANK] = {0};
             for (uint64_t p = 0; p < g->outsz; p++) {
                 double acc = 0.0;
-                for (uint64_t t = 0; t < g->ksz; t++) {
-                    uint64_t off = 0;
-                    bool inside = true;
-                    for (int d = 0; d < nsp && inside; d++) {
-                        int64_t i = o[d] * g->s[d] - g->pb[d] + tap[t * (uint64_t)nsp + d];
-                        inside = i >= 0 && i < g->in[d];
-                        off = off * (uint64_t)g->in[d] + (uint64_t)i;
+                int64_t lo[REF_MAX_RANK], hi[REF_MAX_RANK], t[REF_MAX_RANK];
+                bool any = true;
+                for (int d = 0; d < nsp; d++) {
+                    valid_taps(g, d, o[d], &lo[d], &hi[d]);
+                    any = any && lo[d] <= hi[d];
+                    t[d] = lo[d];
+                }
+                while (any) {
+                    uint64_t tap = 0, off = 0;
+                    for (int d = 0; d < nsp; d++) {
+                        tap += (uint64_t)t[d] * kstride[d];
+                        off += (uint64_t)(o[d] * g->s[d] - g->pb[d] + t[d] * g->d[d]) * istride[d];
                     }
-                    if (!inside) continue;
                     for (int64_t ch = 0; ch < g->cg; ch++)
-                        acc += xg[(uint64_t)ch * g->insz + off] * wm[(uint64_t)ch * g->ksz + t];
+                        acc += xg[(uint64_t)ch * g->insz + off] * wm[(uint64_t)ch * g->ksz + tap];
+                    int d = nsp - 1;
+                    while (d >= 0 && ++t[d] > hi[d]) {
+                        t[d] = lo[d];
+                        d--;
+                    }
+                    any = d >= 0;
                 }
                 ym[p] = acc;
                 for (int d = nsp - 1; d >= 0; d--) {
@@ -191,7 +209,6 @@ static tsr_status *qconv_compute(ref_ctx *c, const qconv_geom *g, const double *
             }
         }
     }
-    free(tap);
     return NULL;
 }
 
@@ -250,14 +267,17 @@ tsr_status *rq_conv_integer(ref_ctx *c) {
     const tsr_tensor *x = ref_in(c, 0), *w = ref_in(c, 1), *xz = ref_in(c, 2), *wz = ref_in(c, 3);
     if ((xz && xz->elem_type != x->elem_type) || (wz && wz->elem_type != w->elem_type))
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "a zero point's type differs from its input's");
+    /* the output first: its size is checked against the session's limits
+     * before the work and the double accumulator are spent */
     qconv_geom g;
     double *acc;
-    if ((st = centered_conv(c, x, xz, w, wz, &g, &acc))) return st;
     int64_t dims[REF_MAX_RANK];
-    out_dims(&g, dims);
     tsr_tensor *y;
-    st = ref_out(c, 0, TSR_INT32, x->rank, dims, &y);
-    if (!st) {
+    if ((st = qconv_geometry(c, x, w, &g))) return st;
+    out_dims(&g, dims);
+    if ((st = ref_out(c, 0, TSR_INT32, x->rank, dims, &y))) return st;
+    if ((st = centered_conv(c, x, xz, w, wz, &g, &acc))) return st;
+    {
         uint64_t n = (uint64_t)g.batch * (uint64_t)g.cout * g.outsz;
         /* int32 accumulation may wrap; keep the low 32 bits of the exact sum. */
         for (uint64_t i = 0; i < n; i++)
@@ -313,12 +333,13 @@ tsr_status *rq_qlinear_conv(ref_ctx *c) {
 
     qconv_geom g;
     double *acc;
-    if ((st = centered_conv(c, x, xz, w, wz, &g, &acc))) return st;
     int64_t dims[REF_MAX_RANK];
-    out_dims(&g, dims);
     tsr_tensor *y;
-    st = ref_out(c, 0, out_type, x->rank, dims, &y);
-    if (!st) {
+    if ((st = qconv_geometry(c, x, w, &g))) return st;
+    out_dims(&g, dims);
+    if ((st = ref_out(c, 0, out_type, x->rank, dims, &y))) return st;
+    if ((st = centered_conv(c, x, xz, w, wz, &g, &acc))) return st;
+    {
         /* The rescale factor rounds in the scales' precision, as
          * x_scale * w_scale / y_scale does in the operator's definition. */
         int32_t sprec = xs->elem_type;

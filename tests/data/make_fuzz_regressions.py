@@ -161,8 +161,22 @@ def einsum_truncated_ellipsis():
          [f32("x", [2, 3])], [f32("y", None)], opset=17)
 
 
+def convinteger_wide_padded_window():
+    """ConvInteger with a 1x65536 kernel over a 1x1 input padded by 65536 on
+    each side: the reference kernel walked every tap of every output, all
+    but one in padding (65538 x 65536 steps, seconds); it now visits only
+    the taps inside the input (fuzz_session timeout)."""
+    w = np.ones((1, 1, 1, 65536), np.uint8)
+    save("convinteger_wide_padded_window",
+         [helper.make_node("ConvInteger", ["x", "w"], ["y"], pads=[0, 65536, 0, 65536])],
+         [helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 1, 1, 1])],
+         [helper.make_tensor_value_info("y", TensorProto.INT32, None)],
+         [numpy_helper.from_array(w, "w")], opset=17)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
+    convinteger_wide_padded_window()
     einsum_truncated_ellipsis()
     conv_transpose_output_padding()
     maxpool_same_huge_kernel()

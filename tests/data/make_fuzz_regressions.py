@@ -174,8 +174,21 @@ def convinteger_wide_padded_window():
          [numpy_helper.from_array(w, "w")], opset=17)
 
 
+def roialign_huge_sampling():
+    """RoiAlign with a 4096 x 4096 sampling grid in each of 64 x 64 bins:
+    each attribute is in range, but the sampling ran for minutes
+    (fuzz_session timeout); the work over all ROIs is now bounded."""
+    save("roialign_huge_sampling",
+         [helper.make_node("RoiAlign", ["x", "rois", "bi"], ["y"], output_height=64, output_width=64,
+                           sampling_ratio=4096)],
+         [f32("x", [1, 64, 8, 8]), f32("rois", [1, 4]),
+          helper.make_tensor_value_info("bi", TensorProto.INT64, [1])],
+         [f32("y", None)], opset=16)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
+    roialign_huge_sampling()
     convinteger_wide_padded_window()
     einsum_truncated_ellipsis()
     conv_transpose_output_padding()

@@ -277,14 +277,11 @@ tsr_status *rq_conv_integer(ref_ctx *c) {
     out_dims(&g, dims);
     if ((st = ref_out(c, 0, TSR_INT32, x->rank, dims, &y))) return st;
     if ((st = centered_conv(c, x, xz, w, wz, &g, &acc))) return st;
-    {
-        uint64_t n = (uint64_t)g.batch * (uint64_t)g.cout * g.outsz;
-        /* int32 accumulation may wrap; keep the low 32 bits of the exact sum. */
-        for (uint64_t i = 0; i < n; i++)
-            ((int32_t *)y->data)[i] = (int32_t)(uint32_t)(int64_t)acc[i];
-    }
+    uint64_t n = (uint64_t)g.batch * (uint64_t)g.cout * g.outsz;
+    /* int32 accumulation may wrap; keep the low 32 bits of the exact sum. */
+    for (uint64_t i = 0; i < n; i++) ((int32_t *)y->data)[i] = (int32_t)(uint32_t)(int64_t)acc[i];
     free(acc);
-    return st;
+    return NULL;
 }
 
 /* Input i exists, is readable and is a float scale. */
@@ -339,22 +336,20 @@ tsr_status *rq_qlinear_conv(ref_ctx *c) {
     out_dims(&g, dims);
     if ((st = ref_out(c, 0, out_type, x->rank, dims, &y))) return st;
     if ((st = centered_conv(c, x, xz, w, wz, &g, &acc))) return st;
-    {
-        /* The rescale factor rounds in the scales' precision, as
-         * x_scale * w_scale / y_scale does in the operator's definition. */
-        int32_t sprec = xs->elem_type;
-        double sx = rq_load(xs->elem_type, xs->data, 0), sy = rq_load(ys->elem_type, ys->data, 0);
-        double zy = yz ? rq_load(yz->elem_type, yz->data, 0) : 0.0;
-        uint64_t per_m = g.outsz;
-        uint64_t n = (uint64_t)g.batch * (uint64_t)g.cout * per_m;
-        for (uint64_t i = 0; i < n; i++) {
-            uint64_t m = (i / per_m) % (uint64_t)g.cout;
-            double sw = rq_load(ws->elem_type, ws->data, wsn == 1 ? 0 : (size_t)m);
-            double mul = rq_round_to(sprec, rq_round_to(sprec, sx * sw) / sy);
-            double v = acc[i] + (bias ? rq_load(TSR_INT32, bias->data, (size_t)m) : 0.0);
-            rq_quant_store(out_type, y->data, (size_t)i, v * mul, zy, true);
-        }
+    /* The rescale factor rounds in the scales' precision, as
+     * x_scale * w_scale / y_scale does in the operator's definition. */
+    int32_t sprec = xs->elem_type;
+    double sx = rq_load(xs->elem_type, xs->data, 0), sy = rq_load(ys->elem_type, ys->data, 0);
+    double zy = yz ? rq_load(yz->elem_type, yz->data, 0) : 0.0;
+    uint64_t per_m = g.outsz;
+    uint64_t n = (uint64_t)g.batch * (uint64_t)g.cout * per_m;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t m = (i / per_m) % (uint64_t)g.cout;
+        double sw = rq_load(ws->elem_type, ws->data, wsn == 1 ? 0 : (size_t)m);
+        double mul = rq_round_to(sprec, rq_round_to(sprec, sx * sw) / sy);
+        double v = acc[i] + (bias ? rq_load(TSR_INT32, bias->data, (size_t)m) : 0.0);
+        rq_quant_store(out_type, y->data, (size_t)i, v * mul, zy, true);
     }
     free(acc);
-    return st;
+    return NULL;
 }

@@ -306,7 +306,8 @@ TSR_EXPORT tsr_status *tsr_session_assignment_json(const tsr_session *session, c
 TSR_EXPORT tsr_status *tsr_session_assignment_dot(const tsr_session *session, char **out);
 
 /* --- resource limits (appended after 0.2) --- */
-/* Sets resource limit `name` to `value` (> 0). A run that would exceed a
+/* Sets resource limit `name` (borrowed: read during the call only) to
+ * `value` (> 0). A run that would exceed a
  * limit fails with TSR_ERR_NO_MEMORY and a message naming the limit, the
  * size asked for and the node asking, instead of being killed for memory.
  *   "tensor_bytes"  the largest tensor a run may allocate, in host or

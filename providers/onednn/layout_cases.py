@@ -7,8 +7,11 @@ Winograd); a spatial ReduceMean after a convolution, with and without
 keepdims and as a piece output or before a MatMul (odn_build_reduce.c runs
 it as global pooling); a MatMul by the Transpose of an initializer, as a
 tied LM head does (the transposed view is reordered
-once, as constant weights). Expected values are computed in float64 numpy
-from the ONNX formulas.
+once, as constant weights); a channel softmax written as Transpose ->
+(Log)Softmax -> Transpose back, after a convolution, and softmax over a
+middle axis with -inf entries (odn_fuse_softmax.c, odn_softmax_loop.c: one
+vectorised loop over the contiguous positions). Expected values are computed
+in float64 numpy from the ONNX formulas.
 usage: layout_cases.py OUT_DIR (prints the case dirs)
 """
 import os
@@ -99,11 +102,44 @@ def tied_head_cases(out_dir):
                         [("Y", y.astype(np.float32))], [("E", emb)], opset=13)
 
 
+def softmax(x, axis, log=False):
+    m = x.max(axis=axis, keepdims=True)
+    e = np.exp(x - m)
+    s = e.sum(axis=axis, keepdims=True)
+    return (x - m - np.log(s)) if log else e / s
+
+
+def softmax_cases(out_dir):
+    # channel softmax through NHWC, as an FCN head exports it; 5x7 positions
+    # (35: two 16-lane vectors and a tail of 3), 21 classes
+    for name, op, opset in (("odn_transposed_softmax_opset9", "Softmax", 9),
+                            ("odn_transposed_logsoftmax_opset13", "LogSoftmax", 13)):
+        x = rng.standard_normal((2, 8, 5, 7)).astype(np.float32)
+        w = rng.standard_normal((21, 8)).astype(np.float32)
+        c = conv1x1(x.astype(np.float64), w.astype(np.float64))
+        y = softmax(c, 1, log=op == "LogSoftmax")
+        nodes = [helper.make_node("Conv", ["X", "W"], ["C"]),
+                 helper.make_node("Transpose", ["C"], ["T"], perm=[0, 2, 3, 1]),
+                 helper.make_node(op, ["T"], ["S"], axis=3),
+                 helper.make_node("Transpose", ["S"], ["Y"], perm=[0, 3, 1, 2])]
+        save_typed_case(out_dir, name, nodes, [("X", x)], [("Y", y.astype(np.float32))],
+                        [("W", w.reshape(21, 8, 1, 1).copy())], opset=opset)
+    # a middle axis over 70 positions (block of 64 and a tail of 6), with
+    # masked (-inf) entries and one row large enough to underflow the rest
+    x = rng.standard_normal((3, 9, 70)).astype(np.float32) * 4
+    x[:, 2, :] = -np.inf
+    x[1, 4, 5] = 200.0
+    nodes = [helper.make_node("Softmax", ["X"], ["Y"], axis=1)]
+    save_typed_case(out_dir, "odn_softmax_middle_axis_masked", nodes, [("X", x)],
+                    [("Y", softmax(x.astype(np.float64), 1).astype(np.float32))], [], opset=13)
+
+
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     wino_cases(out_dir)
     mean_pool_cases(out_dir)
     tied_head_cases(out_dir)
+    softmax_cases(out_dir)
     return 0
 
 

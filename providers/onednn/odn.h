@@ -320,6 +320,10 @@ tsr_status *odn_build_softmax(odn_plan *p, size_t index);
 tsr_status *odn_build_layernorm(odn_plan *p, size_t index);
 tsr_status *odn_build_reshape(odn_plan *p, size_t index); /* Reshape, Flatten, Identity */
 tsr_status *odn_build_transpose(odn_plan *p, size_t index);
+/* Transpose -> (Log)Softmax -> inverse Transpose from node `index` as one
+ * softmax over the input's matching axis (odn_fuse_softmax.c); *handled
+ * false when the pattern is not there. */
+tsr_status *odn_fuse_transposed_softmax(odn_plan *p, size_t index, bool *handled);
 tsr_status *odn_build_erf(odn_plan *p, size_t index);
 tsr_status *odn_build_concat(odn_plan *p, size_t index);
 tsr_status *odn_build_split(odn_plan *p, size_t index);

@@ -100,6 +100,9 @@ tsr_status *odn_build_transpose(odn_plan *p, size_t index) {
     odn_value *x = odn_plan_value(p, odn_host->node_input(n, 0));
     odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
     if (!x || !y || !x->produced || !x->mem || x->rank < 1) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: transpose inputs");
+    bool fused = false;
+    tsr_status *fs = p->fuse ? odn_fuse_transposed_softmax(p, index, &fused) : NULL;
+    if (fs || fused) return fs;
     size_t count;
     const int64_t *perm = odn_attr_ints(n, "perm", &count);
     int64_t pm[ODN_MAX_RANK], dims[ODN_MAX_RANK], in_str[ODN_MAX_RANK], str[ODN_MAX_RANK];

@@ -1,5 +1,5 @@
-/* C loops for the unary, softmax and reduction steps oneDNN 2.6 offers only
- * its reference kernel for (a softmax over a middle axis, a reduction over
+/* C loops for the unary and reduction steps oneDNN 2.6 offers only
+ * its reference kernel for (a reduction over
  * a middle axis, an eltwise on a padded blocked layout or a tiny tensor):
  * plain float32 in and out, the same formulas as oneDNN's JIT kernels'
  * definitions, outer rows shared among the run's OpenMP threads. */
@@ -64,46 +64,6 @@ tsr_status *odn_eltwise_loop(odn_plan *p, const tsr_node *n, const odn_eltwise *
     l->el = *el;
     l->count = count;
     return odn_plan_add_loop(p, run_eltwise, l, src, dst, n);
-}
-
-/* --- softmax over any axis -------------------------------------------------- */
-typedef struct softmax_loop {
-    int64_t outer, axis, inner;
-    bool log;
-} softmax_loop;
-
-static tsr_status *run_softmax(const void *ctx, dnnl_memory_t src, dnnl_memory_t dst) {
-    const softmax_loop *l = ctx;
-    void *px = NULL, *py = NULL;
-    dnnl_memory_get_data_handle(src, &px);
-    dnnl_memory_get_data_handle(dst, &py);
-    const float *x = px;
-    float *y = py;
-    int64_t lanes = l->outer * l->inner;
-#pragma omp parallel for if (lanes * l->axis > 32768) schedule(static)
-    for (int64_t k = 0; k < lanes; k++) {
-        int64_t o = k / l->inner, in = k % l->inner;
-        const float *xs = x + o * l->axis * l->inner + in;
-        float *ys = y + o * l->axis * l->inner + in;
-        float m = -INFINITY;
-        for (int64_t j = 0; j < l->axis; j++) m = xs[j * l->inner] > m ? xs[j * l->inner] : m;
-        double sum = 0;
-        for (int64_t j = 0; j < l->axis; j++) sum += exp((double)(xs[j * l->inner] - m));
-        float ls = (float)log(sum);
-        for (int64_t j = 0; j < l->axis; j++) {
-            float t = xs[j * l->inner] - m;
-            ys[j * l->inner] = l->log ? t - ls : (float)(exp((double)t) / sum);
-        }
-    }
-    return NULL;
-}
-
-tsr_status *odn_softmax_loop(odn_plan *p, const tsr_node *n, int64_t outer, int64_t axis, int64_t inner, bool log,
-                             dnnl_memory_t src, dnnl_memory_t dst) {
-    softmax_loop *l = odn_plan_alloc(p, sizeof *l);
-    if (!l) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
-    *l = (softmax_loop){outer, axis, inner, log};
-    return odn_plan_add_loop(p, run_softmax, l, src, dst, n);
 }
 
 /* --- reductions ------------------------------------------------------------- */

@@ -172,7 +172,11 @@ static tsr_status *reorder_prim(odn_plan *p, const dnnl_memory_desc_t *from, con
 
 static tsr_status *add_step(odn_plan *p, const odn_step *s) {
     if (!grow((void **)&p->steps, &p->step_cap, p->step_count + 1, sizeof(odn_step))) return no_memory();
-    p->steps[p->step_count++] = *s;
+    odn_step *at = &p->steps[p->step_count++];
+    *at = *s;
+    /* a C loop is named after the op it computes: "loop Softmax" */
+    if (!at->prim && !at->impl[0])
+        snprintf(at->impl, sizeof at->impl, "loop %s", at->node ? odn_host->node_op_type(at->node) : "");
     return NULL;
 }
 

@@ -228,7 +228,7 @@ static tsr_status *odn_run(void *piece_state, tsr_run_context *ctx) {
 
 /* The oneDNN implementation of each primitive of the latest plan, in step
  * order ("convolution brgconv:avx512_core;binary jit:uni"); C loops are
- * named "loop". */
+ * named "loop" and their op ("loop Softmax"). */
 static const char *odn_piece_describe(void *piece_state) {
     odn_piece *p = piece_state;
     const odn_plan *plan = p ? p->latest : NULL;
@@ -241,7 +241,7 @@ static const char *odn_piece_describe(void *piece_state) {
     size_t len = 0;
     d[0] = 0;
     for (size_t i = 0; i < plan->step_count; i++) {
-        const char *impl = plan->steps[i].prim ? plan->steps[i].impl : "loop";
+        const char *impl = plan->steps[i].impl[0] ? plan->steps[i].impl : "loop";
         len += (size_t)snprintf(d + len, size - len, "%s%s", i ? ";" : "", impl);
     }
     return d;

@@ -10,7 +10,10 @@ tied LM head does (the transposed view is reordered
 once, as constant weights); a channel softmax written as Transpose ->
 (Log)Softmax -> Transpose back, after a convolution, and softmax over a
 middle axis with -inf entries (odn_fuse_softmax.c, odn_softmax_loop.c: one
-vectorised loop over the contiguous positions). Expected values are computed
+vectorised loop over the contiguous positions); an NHWC image normalised
+per channel after a Transpose to NCHW, as tf2onnx exports it (a C loop
+instead of oneDNN's slow binary on 3 channels-last channels). Expected
+values are computed
 in float64 numpy from the ONNX formulas.
 usage: layout_cases.py OUT_DIR (prints the case dirs)
 """
@@ -134,12 +137,28 @@ def softmax_cases(out_dir):
                     [("Y", softmax(x.astype(np.float64), 1).astype(np.float32))], [], opset=13)
 
 
+def normalise_cases(out_dir):
+    x = rng.uniform(0, 255, (2, 9, 11, 3)).astype(np.float32)
+    mean = np.array([123.7, 116.3, 103.5], np.float32).reshape(1, 3, 1, 1)
+    std = np.array([58.4, 57.1, 57.4], np.float32).reshape(1, 3, 1, 1)
+    w = rng.standard_normal((8, 3)).astype(np.float32)
+    t = x.astype(np.float64).transpose(0, 3, 1, 2)
+    y = conv1x1((t - mean) / std, w.astype(np.float64))
+    nodes = [helper.make_node("Transpose", ["X"], ["T"], perm=[0, 3, 1, 2]),
+             helper.make_node("Sub", ["T", "MEAN"], ["S"]),
+             helper.make_node("Div", ["S", "STD"], ["N"]),
+             helper.make_node("Conv", ["N", "W"], ["Y"])]
+    save_typed_case(out_dir, "odn_nhwc_image_normalised", nodes, [("X", x)], [("Y", y.astype(np.float32))],
+                    [("MEAN", mean), ("STD", std), ("W", w.reshape(8, 3, 1, 1).copy())], opset=13)
+
+
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     wino_cases(out_dir)
     mean_pool_cases(out_dir)
     tied_head_cases(out_dir)
     softmax_cases(out_dir)
+    normalise_cases(out_dir)
     return 0
 
 

@@ -1,9 +1,11 @@
 /* If and Loop. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "control_flow.h"
 #include "host_api.h"
+#include "run_budget.h"
 #include "status.h"
 
 tsr_status *cf_run_if(cf_piece *p, struct tsr_run_context *ctx) {
@@ -20,7 +22,7 @@ tsr_status *cf_run_if(cf_piece *p, struct tsr_run_context *ctx) {
               *outs = calloc(g->n_outputs + 1, sizeof *outs);
     outer_scope os;
     tsr_status *st = !ins || !outs ? TSR_NO_MEMORY() : cf_outer_scope(p, ctx, &scope, &os);
-    if (!st) st = graph_run(body, p->env->provs, ins, &os, false, outs);
+    if (!st) st = graph_run(body, p->env->provs, ins, &os, false, ctx->budget, outs);
     for (size_t i = 0; i < g->n_outputs && !st; i++) cf_set_output(p, ctx, i, &outs[i]);
     cf_release_all(outs, g->n_outputs);
     free(outs);
@@ -78,12 +80,22 @@ tsr_status *cf_emit_scans(cf_piece *p, struct tsr_run_context *ctx, scan_acc *ac
                                  p->node->op_type, p->node->name, k);
             axis = (int32_t)a;
         }
+        /* The stacked copy is as large as the items (still live): counted first. */
+        uint64_t bytes = 0;
+        for (size_t i = 0; i < acc[k].n; i++) bytes += run_budget_slot_bytes(&acc[k].items[i]);
+        char what[256];
+        snprintf(what, sizeof what, "%s '%s' scan output %zu", p->node->op_type, p->node->name, k);
+        TSR_TRY(run_budget_reserve(ctx->budget, bytes, what));
         tsr_status *st = acc[k].n
                              ? cf_stack(acc[k].items, acc[k].n, axis, dirs && dirs[k], 0, 0, NULL, &stacked)
                              : empty_scan(p->node->outputs[first_out + k], axis, &stacked);
-        if (st) return tsr_error_wrap(st, "%s '%s' scan output %zu", p->node->op_type, p->node->name, k);
+        if (st) {
+            run_budget_unreserve(ctx->budget, bytes);
+            return tsr_error_wrap(st, "%s '%s' scan output %zu", p->node->op_type, p->node->name, k);
+        }
         rt_tensor slot;
         cf_hold(&slot, stacked);
+        run_budget_assign(&slot, ctx->budget, bytes);
         cf_set_output(p, ctx, first_out + k, &slot);
     }
     return NULL;
@@ -95,7 +107,9 @@ tsr_status *cf_emit_carried(cf_piece *p, struct tsr_run_context *ctx, rt_tensor 
         if (carried[k].borrowed) {
             rt_tensor c;
             memset(&c, 0, sizeof c);
-            TSR_TRY(rt_tensor_copy_to(&c, &carried[k], NULL));
+            char what[256];
+            snprintf(what, sizeof what, "%s '%s' output %zu", p->node->op_type, p->node->name, k);
+            TSR_TRY(run_budget_copy(&c, &carried[k], NULL, ctx->budget, what));
             rt_tensor_move(&carried[k], &c);
         }
         cf_set_output(p, ctx, k, &carried[k]);
@@ -135,7 +149,7 @@ tsr_status *cf_run_loop(cf_piece *p, struct tsr_run_context *ctx) {
         rt_tensor_borrow(&ins[0], &iter_t->view);
         rt_tensor_borrow(&ins[1], &cond_t->view);
         for (size_t k = 0; k < nc; k++) rt_tensor_borrow_slot(&ins[2 + k], &carried[k]);
-        st = graph_run(body, p->env->provs, ins, &os, true, outs);
+        st = graph_run(body, p->env->provs, ins, &os, true, ctx->budget, outs);
         if (st) {
             st = tsr_error_wrap(st, "Loop '%s' iteration %lld", n->name, (long long)i);
             break;

@@ -4,6 +4,7 @@
 
 #include "control_flow.h"
 #include "host_api.h"
+#include "run_budget.h"
 #include "status.h"
 
 /* An ints attribute of `want` entries, or NULL when absent. */
@@ -25,7 +26,8 @@ typedef struct scan_setup {
 /* One pass over the scan inputs: state[] (N) is updated in place, each
  * iteration's scan outputs are pushed to acc[] (K). */
 static tsr_status *scan_pass(cf_piece *p, const outer_scope *os, const scan_setup *ss,
-                             rt_tensor *state, const tsr_tensor *const *scans, scan_acc *acc) {
+                             rt_tensor *state, const tsr_tensor *const *scans, scan_acc *acc,
+                             run_budget *budget) {
     const graph_plan *body = &p->plans[0];
     const ir_graph *g = body->g;
     int64_t len = -1;
@@ -55,9 +57,10 @@ static tsr_status *scan_pass(cf_piece *p, const outer_scope *os, const scan_setu
             if (!st) {
                 rt_tensor_release(&ins[ss->n_state + j]);
                 cf_hold(&ins[ss->n_state + j], sl);
+                st = run_budget_charge(&ins[ss->n_state + j], budget, sl->nbytes, "a scan input slice");
             }
         }
-        if (!st) st = graph_run(body, p->env->provs, ins, os, true, outs);
+        if (!st) st = graph_run(body, p->env->provs, ins, os, true, budget, outs);
         if (st) st = tsr_error_wrap(st, "Scan '%s' iteration %lld", p->node->name, (long long)t);
         for (size_t k = 0; k < ss->n_state && !st; k++) rt_tensor_move(&state[k], &outs[k]);
         for (size_t k = 0; k < ss->n_scan_out && !st; k++) st = cf_acc_push(&acc[k], &outs[ss->n_state + k]);
@@ -105,7 +108,7 @@ static tsr_status *scan9(cf_piece *p, struct tsr_run_context *ctx, const outer_s
             st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "Scan '%s': scan input %zu must be a tensor", p->node->name, j);
         scans[j] = &scan_in[j].view;
     }
-    if (!st) st = scan_pass(p, os, ss, state, scans, acc);
+    if (!st) st = scan_pass(p, os, ss, state, scans, acc, ctx->budget);
     if (!st) st = cf_emit_carried(p, ctx, state, ss->n_state);
     if (!st) st = cf_emit_scans(p, ctx, acc, ss->n_scan_out, ss->n_state, ss->out_axes, ss->out_dirs);
     cf_release_all(state, ss->n_state);
@@ -157,7 +160,7 @@ static tsr_status *scan8(cf_piece *p, struct tsr_run_context *ctx, const outer_s
                 scans[j] = &slices[j].view;
             }
         }
-        if (!st) st = scan_pass(p, os, ss, state, scans, acc);
+        if (!st) st = scan_pass(p, os, ss, state, scans, acc, ctx->budget);
         for (size_t k = 0; k < ns && !st; k++) st = cf_acc_push(&final[k], &state[k]);
         for (size_t k = 0; k < nout && !st; k++) {
             ir_tensor *stacked;
@@ -165,7 +168,9 @@ static tsr_status *scan8(cf_piece *p, struct tsr_run_context *ctx, const outer_s
             if (!st) {
                 rt_tensor slot;
                 cf_hold(&slot, stacked);
-                st = cf_acc_push(&per_batch[k], &slot);
+                st = run_budget_charge(&slot, ctx->budget, stacked->nbytes, "a Scan batch's outputs");
+                if (!st) st = cf_acc_push(&per_batch[k], &slot);
+                rt_tensor_release(&slot);
             }
         }
         cf_acc_free(acc, nout);
@@ -226,7 +231,8 @@ tsr_status *cf_run_sequence_map(cf_piece *p, struct tsr_run_context *ctx) {
         return tsr_error(TSR_ERR_INVALID_MODEL, "SequenceMap '%s': body inputs/outputs do not match the node", n->name);
     size_t ni = n->n_inputs, no = n->n_outputs;
     rt_tensor *in = calloc(ni + 1, sizeof *in), *ins = calloc(ni + 1, sizeof *ins), *outs = calloc(no + 1, sizeof *outs);
-    tsr_value **results = calloc(no + 1, sizeof *results);
+    /* result sequences, each in a slot that carries its items' charge */
+    rt_tensor *results = calloc(no + 1, sizeof *results);
     rt_tensor *scope = NULL;
     outer_scope os;
     tsr_status *st = !in || !ins || !outs || !results ? TSR_NO_MEMORY() : cf_outer_scope(p, ctx, &scope, &os);
@@ -242,7 +248,7 @@ tsr_status *cf_run_sequence_map(cf_piece *p, struct tsr_run_context *ctx) {
     for (size_t k = 0; k < no && !st; k++) {
         const ir_type *t = n->outputs[k] ? &n->outputs[k]->type : NULL;
         int32_t et = t && t->kind == IR_TYPE_SEQUENCE && t->elem ? t->elem->elem_type : 0;
-        st = value_new_sequence(et, &results[k]);
+        st = value_new_sequence(et, &results[k].value);
     }
     for (size_t it = 0; it < len && !st; it++) {
         for (size_t i = 0; i < ni; i++) {
@@ -251,23 +257,20 @@ tsr_status *cf_run_sequence_map(cf_piece *p, struct tsr_run_context *ctx) {
             else
                 rt_tensor_borrow_slot(&ins[i], &in[i]);
         }
-        st = graph_run(body, p->env->provs, ins, &os, true, outs);
+        st = graph_run(body, p->env->provs, ins, &os, true, ctx->budget, outs);
         if (st) st = tsr_error_wrap(st, "SequenceMap '%s' item %zu", n->name, it);
         for (size_t k = 0; k < no && !st; k++) {
             tsr_value *v;
+            /* the item's charge leaves with its slot: the sequence takes it on */
+            uint64_t bytes = run_budget_slot_bytes(&outs[k]);
             st = slot_to_value(&outs[k], &v);
-            if (!st) st = value_append(results[k], v);
+            if (!st) st = value_append(results[k].value, v);
+            if (!st) st = run_budget_charge(&results[k], ctx->budget, bytes, "a SequenceMap result");
         }
         cf_release_all(outs, no);
     }
-    for (size_t k = 0; k < no && !st; k++) {
-        rt_tensor slot;
-        memset(&slot, 0, sizeof slot);
-        slot.value = results[k];
-        results[k] = NULL;
-        cf_set_output(p, ctx, k, &slot);
-    }
-    for (size_t k = 0; results && k < no; k++) value_free(results[k]);
+    for (size_t k = 0; k < no && !st; k++) cf_set_output(p, ctx, k, &results[k]);
+    cf_release_all(results, no);
     cf_release_all(ins, ni);
     free(in);
     free(ins);

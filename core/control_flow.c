@@ -120,7 +120,7 @@ static const tsr_provider cf_table = {
 };
 
 tsr_plugin *control_flow_plugin(void) {
-    static tsr_plugin plugin = {"(built into libtessera)", NULL, &cf_table, TSR_PROVIDER_ABI_VERSION};
+    static tsr_plugin plugin = {.path = "(built into libtessera)", .vt = &cf_table, .abi_version = TSR_PROVIDER_ABI_VERSION};
     return &plugin;
 }
 

@@ -2,12 +2,14 @@
  * reader, and copies tensors between memories where pieces on different
  * devices meet. The same code runs the main graph and control-flow bodies. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "graph_plan.h"
 #include "host_api.h"
+#include "run_budget.h"
 #include "status.h"
 
 /* Whether a slot can be read directly by a piece of `prov`. */
@@ -53,7 +55,8 @@ static tsr_status *constant_copy(graph_plan *gp, const ir_value *v, const rt_ten
  * until its last reader, so a value several pieces on a device read (a
  * residual input, say) crosses once per run, not once per piece. */
 static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, size_t pi,
-                             rt_tensor *slots, rt_tensor *mirrors, const exec_hooks *hooks) {
+                             rt_tensor *slots, rt_tensor *mirrors, const exec_hooks *hooks,
+                             run_budget *budget) {
     const piece *pc = &gp->part.pieces[pi];
     const struct tsr_graph *v = pc->view;
     provider_inst *prov = provs[pc->prov_index];
@@ -87,7 +90,10 @@ static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, 
                 /* A third memory replaces the mirror: rare, and still correct. */
                 rt_tensor_release(m);
                 double t0 = hooks ? exec_now() : 0;
-                if ((st = rt_tensor_copy_to(m, slot, prov))) break;
+                char what[256];
+                snprintf(what, sizeof what, "a copy of '%s' for node '%s' on provider '%s'",
+                         iv->name, v->nodes[0]->name, prov->name);
+                if ((st = run_budget_copy(m, slot, prov, budget, what))) break;
                 if (hooks && hooks->copy_done) hooks->copy_done(hooks->user, gp, pi, iv, slot, m, t0, exec_now());
             }
             slot = m;
@@ -98,7 +104,7 @@ static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, 
     double t_start = 0;
     if (!st) {
         struct tsr_run_context ctx = {v->n_inputs, ins, v->n_outputs, outs, prov, NULL, 0, vals, NULL,
-                                      gp->max_tensor_bytes};
+                                      gp->max_tensor_bytes, budget};
         t_start = hooks ? exec_now() : 0;
         st = prov->plugin->vt->run(pc->compiled, (tsr_run_context *)&ctx);
         run_context_end(&ctx);
@@ -149,13 +155,14 @@ static tsr_status *bind_outer(const ir_graph *g, const outer_scope *outer, rt_te
 }
 
 tsr_status *graph_run(const graph_plan *p, provider_inst *const *provs, const rt_tensor *inputs,
-                      const outer_scope *outer, bool to_host, rt_tensor *outputs) {
-    return graph_run_hooked(p, provs, inputs, outer, to_host, NULL, outputs);
+                      const outer_scope *outer, bool to_host, run_budget *budget,
+                      rt_tensor *outputs) {
+    return graph_run_hooked(p, provs, inputs, outer, to_host, NULL, budget, outputs);
 }
 
 tsr_status *graph_run_hooked(const graph_plan *p, provider_inst *const *provs,
                              const rt_tensor *inputs, const outer_scope *outer, bool to_host,
-                             const exec_hooks *hooks, rt_tensor *outputs) {
+                             const exec_hooks *hooks, run_budget *budget, rt_tensor *outputs) {
     const ir_graph *g = p->g;
     rt_tensor *slots = calloc(g->n_values + 1, sizeof *slots);
     rt_tensor *mirrors = calloc(g->n_values + 1, sizeof *mirrors);
@@ -171,7 +178,8 @@ tsr_status *graph_run_hooked(const graph_plan *p, provider_inst *const *provs,
     for (size_t i = 0; i < g->n_inputs; i++)
         if (rt_present(&inputs[i])) rt_tensor_borrow_slot(&slots[g->inputs[i]->index], &inputs[i]);
     tsr_status *st = bind_outer(g, outer, slots);
-    for (size_t pi = 0; pi < p->part.n_pieces && !st; pi++) st = run_piece(p, provs, pi, slots, mirrors, hooks);
+    for (size_t pi = 0; pi < p->part.n_pieces && !st; pi++)
+        st = run_piece(p, provs, pi, slots, mirrors, hooks, budget);
     for (size_t o = 0; o < g->n_outputs && !st; o++) {
         rt_tensor *slot = &slots[g->outputs[o]->index];
         bool on_device = !slot->value && slot->view.memory_kind == TSR_MEMORY_DEVICE;
@@ -190,7 +198,10 @@ tsr_status *graph_run_hooked(const graph_plan *p, provider_inst *const *provs,
             rt_tensor_borrow_slot(slot, &outputs[o]);
         } else {
             double t0 = hooks ? exec_now() : 0;
-            st = rt_tensor_copy_to(&outputs[o], slot, to_host || !on_device ? NULL : slot->dev_owner);
+            char what[256];
+            snprintf(what, sizeof what, "a copy of graph output '%s'", g->outputs[o]->name);
+            st = run_budget_copy(&outputs[o], slot, to_host || !on_device ? NULL : slot->dev_owner,
+                                 budget, what);
             /* Reading a result back also waits for the device: worth seeing. */
             if (!st && on_device && hooks && hooks->copy_done)
                 hooks->copy_done(hooks->user, p, p->part.n_pieces, g->outputs[o], slot, &outputs[o], t0,

@@ -267,9 +267,11 @@ done:
 
 tsr_status *ir_graph_check(ir_graph *g) {
     if (!g) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "no graph");
-    if (g->depth > IR_MAX_GRAPH_DEPTH)
-        return tsr_error(TSR_ERR_INVALID_MODEL, "subgraphs nest deeper than %d levels",
-                         IR_MAX_GRAPH_DEPTH);
+    int limit = g->model ? g->model->limits.graph_depth : IR_MAX_GRAPH_DEPTH;
+    if (g->depth > limit)
+        return tsr_error(TSR_ERR_INVALID_MODEL,
+                         "graph '%s' is nested %d levels deep, over the graph_depth limit (%d)",
+                         g->name, g->depth, limit);
     scope s = scope_of(g);
     for (size_t i = 0; i < g->n_nodes; i++) {
         g->nodes[i]->graph = g;

@@ -71,18 +71,24 @@ typedef struct exec_hooks {
 
 double exec_now(void);
 
+struct run_budget;
+
 /*
  * Runs p->g once. inputs[i] feeds g->inputs[i] and is borrowed; an entry
  * holding nothing leaves the input to its initializer, if any. outer may be
  * NULL for the main graph. outputs[] (g->n_outputs entries, released first)
  * receive owned results; with to_host they are all in host memory,
- * otherwise they may stay in a provider's device memory.
+ * otherwise they may stay in a provider's device memory. What the run
+ * allocates is charged to `budget` (the run's "working_bytes"; NULL: not
+ * counted), outputs included: they carry their charge until released.
  */
 tsr_status *graph_run(const graph_plan *p, provider_inst *const *provs, const rt_tensor *inputs,
-                      const outer_scope *outer, bool to_host, rt_tensor *outputs);
+                      const outer_scope *outer, bool to_host, struct run_budget *budget,
+                      rt_tensor *outputs);
 /* The same, calling `hooks` (may be NULL) as pieces finish. */
 tsr_status *graph_run_hooked(const graph_plan *p, provider_inst *const *provs,
                              const rt_tensor *inputs, const outer_scope *outer, bool to_host,
-                             const exec_hooks *hooks, rt_tensor *outputs);
+                             const exec_hooks *hooks, struct run_budget *budget,
+                             rt_tensor *outputs);
 
 #endif

@@ -8,16 +8,26 @@
 
 #include "cost.h"
 #include "onnx_writer.h"
+#include "run_budget.h"
 #include "status.h"
 #include "tessera/tessera.h"
 
-static int32_t log_level = TSR_LOG_WARNING;
+/* The log level of the session this thread is working for (set by
+ * host_log_enter for the span of a session call); threads outside any,
+ * such as a provider's worker threads, log warnings and errors. */
+static _Thread_local int32_t thread_log_level = -1;
 
-void host_set_log_level(int32_t level) { log_level = level; }
+int32_t host_log_enter(int32_t level) {
+    int32_t outer = thread_log_level;
+    thread_log_level = level;
+    return outer;
+}
+
+void host_log_leave(int32_t outer) { thread_log_level = outer; }
 
 void host_log(int32_t level, const char *who, const char *message) {
     static const char *const names[] = {"error", "warning", "info", "debug"};
-    if (level > log_level) return;
+    if (level > (thread_log_level >= 0 ? thread_log_level : TSR_LOG_WARNING)) return;
     if (level < 0 || level > 3) level = 3;
     fprintf(stderr, "tessera %s%s%s: %s\n", names[level], who ? " " : "", who ? who : "", message);
 }
@@ -142,29 +152,9 @@ static const tsr_graph *h_attr_graphs_at(const tsr_attr *a, size_t i) {
 }
 
 /* --- claims --------------------------------------------------------------- */
-static bool offered(struct tsr_claim_sink *s, const ir_node *n) {
-    const ir_graph *g = s->offered->ir;
-    if (!s->offered_mask && g && (s->offered_mask = calloc(g->n_nodes + 1, 1))) {
-        s->mask_size = g->n_nodes;
-        for (size_t i = 0; i < s->offered->n_nodes; i++) {
-            const ir_node *o = s->offered->nodes[i];
-            if (o->graph == g && o->index < g->n_nodes) s->offered_mask[o->index] = true;
-        }
-    }
-    if (s->offered_mask)
-        return n->graph == g && n->index < s->mask_size && g->nodes[n->index] == n &&
-               s->offered_mask[n->index];
-    for (size_t i = 0; i < s->offered->n_nodes; i++) /* no memory for the mask */
-        if (s->offered->nodes[i] == n) return true;
-    return false;
-}
-
 static tsr_status *h_claim_piece(tsr_claim_sink *sink, const tsr_node *const *nodes, size_t count,
                                  double cost) {
-    if (!count || !nodes) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "empty claim");
-    for (size_t i = 0; i < count; i++)
-        if (!nodes[i] || !offered(sink, N(nodes[i])))
-            return tsr_error(TSR_ERR_INVALID_ARGUMENT, "claim names a node that was not offered");
+    TSR_TRY(claim_check(sink, nodes, count));
     claim_entry *c = realloc(sink->claims, sizeof *c * (sink->n_claims + 1));
     if (!c) return TSR_NO_MEMORY();
     sink->claims = c;
@@ -177,7 +167,7 @@ static tsr_status *h_claim_piece(tsr_claim_sink *sink, const tsr_node *const *no
 
 static void h_decline_node(tsr_claim_sink *sink, const tsr_node *node, int32_t reason,
                            const char *text) {
-    if (!node || !offered(sink, N(node))) return;
+    if (!claim_offered(sink, node)) return;
     decline_entry *d = realloc(sink->declines, sizeof *d * (sink->n_declines + 1));
     if (!d) return;
     sink->declines = d;
@@ -190,11 +180,10 @@ void claim_sink_clear(struct tsr_claim_sink *s) {
     for (size_t i = 0; i < s->n_declines; i++) free(s->declines[i].text);
     free(s->claims);
     free(s->declines);
-    free(s->offered_mask);
+    free(s->offered_sorted);
     s->claims = NULL;
     s->declines = NULL;
-    s->offered_mask = NULL;
-    s->mask_size = 0;
+    s->offered_sorted = NULL;
     s->n_claims = s->n_declines = 0;
 }
 
@@ -223,7 +212,12 @@ static tsr_status *h_run_set_output_value(tsr_run_context *cx, size_t index, tsr
         value_free(v);
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "output %zu is out of range or already set", index);
     }
-    return rt_tensor_take_value(&c->outputs[index], v);
+    rt_tensor *slot = &c->outputs[index];
+    TSR_TRY(rt_tensor_take_value(slot, v));
+    /* Built by the kernel already: counted now, so what follows sees it. */
+    tsr_status *st = run_budget_charge(slot, c->budget, run_budget_slot_bytes(slot), "an output value");
+    if (st) rt_tensor_release(slot);
+    return st;
 }
 
 static int32_t h_val_kind(const tsr_value *v) { return tsr_value_get_kind(v); }
@@ -274,10 +268,15 @@ static tsr_status *h_run_alloc_output(tsr_run_context *cx, size_t index, int32_t
     if (c->max_tensor_bytes && bytes > c->max_tensor_bytes)
         return tsr_error(TSR_ERR_NO_MEMORY, "an output of %zu bytes exceeds the session's tensor_bytes limit (%llu)",
                          bytes, (unsigned long long)c->max_tensor_bytes);
+    TSR_TRY(run_budget_reserve(c->budget, bytes, index == (size_t)-1 ? "scratch" : "an output"));
     tsr_status *s = device && elem_type != TSR_STRING
                         ? rt_tensor_alloc_device(slot, c->prov, elem_type, rank, dims)
                         : rt_tensor_alloc_host(slot, elem_type, rank, dims);
-    if (s) return s;
+    if (s) {
+        run_budget_unreserve(c->budget, bytes);
+        return s;
+    }
+    run_budget_assign(slot, c->budget, bytes);
     *out = &slot->view;
     return NULL;
 }

@@ -63,13 +63,17 @@ struct tsr_claim_sink {
     size_t n_claims;
     decline_entry *declines;
     size_t n_declines;
-    /* Which nodes of offered->ir are offered, by node index: built on the
-     * first claim, so checking a claim costs O(1) per node, not O(graph). */
-    bool *offered_mask;
-    size_t mask_size;
+    /* The offered nodes sorted by address (claim_check.c): built on the
+     * first claim, so a handle is checked in O(log n) without reading
+     * through it. */
+    const struct ir_node **offered_sorted;
 };
 
 void claim_sink_clear(struct tsr_claim_sink *s);
+/* True when `node` (any pointer) is one of the offered nodes. */
+bool claim_offered(struct tsr_claim_sink *s, const void *node);
+/* NULL when `nodes` may be one piece: offered nodes, none twice, connected. */
+tsr_status *claim_check(struct tsr_claim_sink *s, const tsr_node *const *nodes, size_t count);
 
 struct tsr_run_context {
     size_t n_inputs;
@@ -82,13 +86,17 @@ struct tsr_run_context {
     const tsr_value *const *in_values; /* n_inputs entries or NULL: non-tensor inputs */
     tsr_value **wrappers;              /* lazily made TENSOR views for run_input_value */
     uint64_t max_tensor_bytes;         /* 0: no limit */
+    struct run_budget *budget;         /* the run's "working_bytes"; NULL: not counted */
 };
 
 /* Frees scratch tensors and value wrappers a run made. */
 void run_context_end(struct tsr_run_context *ctx);
 
-/* Log sink used by the host and plugins. */
+/* Log sink used by the host and plugins: lines at or below the level of
+ * the session the calling thread works for. */
 void host_log(int32_t level, const char *who, const char *message);
-void host_set_log_level(int32_t level);
+/* Makes `level` this thread's log level until host_log_leave(returned). */
+int32_t host_log_enter(int32_t level);
+void host_log_leave(int32_t outer);
 
 #endif

@@ -264,7 +264,16 @@ tsr_status *ir_graph_add_node(ir_graph *g, ir_node **out) {
 }
 
 /* --- models ---------------------------------------------------------------- */
-ir_model *ir_model_new(void) { return calloc(1, sizeof(ir_model)); }
+ir_limits ir_limits_default(void) {
+    return (ir_limits){IR_DEFAULT_MODEL_BYTES, IR_DEFAULT_EXTERNAL_BYTES, IR_DEFAULT_GRAPH_DEPTH,
+                       IR_DEFAULT_FUNCTION_NODES, IR_DEFAULT_FUNCTION_DEPTH};
+}
+
+ir_model *ir_model_new(void) {
+    ir_model *m = calloc(1, sizeof(ir_model));
+    if (m) m->limits = ir_limits_default();
+    return m;
+}
 
 static void function_free(ir_function *f) {
     if (!f) return;

@@ -12,8 +12,21 @@
 #include "tessera/provider.h"
 #include "tessera/types.h"
 
-/* Nested subgraphs (If/Loop/Scan bodies, function bodies) deeper than this are refused. */
-#define IR_MAX_GRAPH_DEPTH 64
+/* Subgraph nesting (If/Loop/Scan bodies inside bodies): the default of the
+ * session's "graph_depth" limit, and the most it may be set to. Every stage
+ * that walks subgraphs recurses once per level (protobuf-c, the loader, the
+ * checks, shape inference, planning, running, freeing), so the ceiling is
+ * what the stack is known to hold (docs/security.md, "Stack"). */
+#define IR_DEFAULT_GRAPH_DEPTH 64
+#define IR_MAX_GRAPH_DEPTH 256
+/* The other limits a model carries (see ir_limits). */
+#define IR_DEFAULT_MODEL_BYTES ((uint64_t)4 << 30)
+#define IR_DEFAULT_EXTERNAL_BYTES ((uint64_t)64 << 30)
+#define IR_DEFAULT_FUNCTION_NODES ((uint64_t)1000000)
+#define IR_DEFAULT_FUNCTION_DEPTH 64
+/* The most "function_depth" may be set to: checking a model's functions for
+ * cycles recurses once per level. */
+#define IR_MAX_FUNCTION_DEPTH 1024
 /* Largest rank accepted anywhere. */
 #define IR_MAX_RANK 64
 /* Most elements a tensor may have: 2^56, so element count times the widest
@@ -157,6 +170,18 @@ typedef struct ir_function {
     ir_graph *body;         /* inputs/outputs are the function's formal parameters */
 } ir_function;
 
+/* Limits a model is loaded and expanded under: the session's
+ * (tsr_session_options_set_limit), or the defaults ir_limits_default gives. */
+typedef struct ir_limits {
+    uint64_t model_bytes;    /* "model_bytes": the .onnx file, or the buffer */
+    uint64_t external_bytes; /* "external_bytes": external data read, all tensors together */
+    int32_t graph_depth;     /* "graph_depth": subgraph nesting, 1..IR_MAX_GRAPH_DEPTH */
+    uint64_t function_nodes; /* "function_nodes": nodes function expansion may make, in total */
+    int32_t function_depth;  /* "function_depth": function ops expanded inside expanded bodies */
+} ir_limits;
+
+ir_limits ir_limits_default(void);
+
 typedef struct ir_metadata {
     char *key;
     char *value;
@@ -177,6 +202,8 @@ struct ir_model {
     size_t n_functions;
     ir_function **functions;
     char *base_dir; /* for external data; NULL when loaded from a buffer without one */
+    ir_limits limits;          /* what it was loaded under; later stages obey them too */
+    uint64_t function_nodes;   /* nodes function expansion has made so far (all graphs) */
 };
 
 /* --- tensors (core/tensor.c) --------------------------------------------- */
@@ -195,6 +222,7 @@ tsr_status *ir_tensor_set_string(ir_tensor *t, size_t index, const char *data, s
 void ir_tensor_sync_view(ir_tensor *t);
 
 /* --- graph building and lookup (core/ir.c) -------------------------------- */
+/* An empty model under the default limits. */
 ir_model *ir_model_new(void);
 void ir_model_free(ir_model *m);
 ir_graph *ir_graph_new(ir_model *model, ir_graph *parent, const char *name);
@@ -227,6 +255,14 @@ tsr_status *ir_model_load_file(const char *path, ir_model **out);
 /* base_dir resolves external data; NULL refuses external data. */
 tsr_status *ir_model_load_buffer(const void *bytes, size_t size, const char *base_dir,
                                  ir_model **out);
+/* The same under `limits` (NULL: ir_limits_default()), which the model
+ * keeps: the file's size (from fstat, before it is mapped) or the buffer's
+ * against model_bytes, the external data read against external_bytes,
+ * subgraph nesting against graph_depth (in the raw bytes, before protobuf-c
+ * recurses into them). */
+tsr_status *ir_model_load_file_limited(const char *path, const ir_limits *limits, ir_model **out);
+tsr_status *ir_model_load_buffer_limited(const void *bytes, size_t size, const char *base_dir,
+                                         const ir_limits *limits, ir_model **out);
 /* A serialized TensorProto to a host tensor (name kept in ->name). */
 tsr_status *ir_tensor_from_proto_bytes(const void *bytes, size_t size, ir_tensor **out);
 /* A host tensor to a serialized TensorProto; *bytes is malloc'd. */

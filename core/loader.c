@@ -1,14 +1,10 @@
-/* ONNX ModelProto -> graph IR. Tensors are decoded in loader_tensor.c; order
- * and validation are ir_graph_check's job (graph_check.c), called at the end. */
-#include <errno.h>
-#include <fcntl.h>
+/* ONNX ModelProto -> graph IR. The bytes are read and checked in
+ * loader_file.c, tensors decoded in loader_tensor.c; order and validation
+ * are ir_graph_check's job (graph_check.c), called at the end. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "loader_internal.h"
 #include "status.h"
@@ -16,7 +12,7 @@
 
 typedef struct load_ctx {
     ir_model *model;
-    const char *base_dir;
+    loader_ext *ext; /* external data: where from, how much so far */
     /* Opsets that nodes being converted see: a function's own imports, or
      * NULL for the model's. */
     const ir_opset *opsets;
@@ -192,9 +188,14 @@ static tsr_status *dup_bytes(const ProtobufCBinaryData *b, char **out, size_t *l
 
 static tsr_status *subgraph(load_ctx *c, ir_graph *parent, const Onnx__GraphProto *gp,
                             ir_graph **out) {
-    if (parent->depth + 1 > IR_MAX_GRAPH_DEPTH)
-        return tsr_error(TSR_ERR_INVALID_MODEL, "subgraphs nest deeper than %d levels",
-                         IR_MAX_GRAPH_DEPTH);
+    /* The byte scan before decoding refuses this first; kept for graphs
+     * reached another way. */
+    int limit = c->model->limits.graph_depth;
+    if (parent->depth + 1 > limit)
+        return tsr_error(TSR_ERR_INVALID_MODEL,
+                         "subgraphs nest deeper than %d levels (a level %d graph '%s'), over the "
+                         "graph_depth limit (%d)",
+                         limit, parent->depth + 1, gp->name ? gp->name : "", limit);
     ir_graph *g = ir_graph_new(c->model, parent, gp->name);
     if (!g) return TSR_NO_MEMORY();
     *out = g; /* owned by the attribute from here, freed with it on error */
@@ -219,12 +220,12 @@ static tsr_status *convert_attr(load_ctx *c, ir_graph *g, const Onnx__AttributeP
     case TSR_ATTR_STRING: return dup_bytes(&ap->s, &a->s, &a->s_len);
     case TSR_ATTR_TENSOR:
         if (!ap->t) return tsr_error(TSR_ERR_INVALID_MODEL, "type TENSOR but no tensor");
-        return loader_tensor_decode(ap->t, c->base_dir, &a->t);
+        return loader_tensor_decode(ap->t, c->ext, &a->t);
     case TSR_ATTR_SPARSE_TENSOR:
         /* Densified: every later stage reads a->t. */
         if (!ap->sparse_tensor)
             return tsr_error(TSR_ERR_INVALID_MODEL, "type SPARSE_TENSOR but no sparse tensor");
-        return loader_sparse_decode(ap->sparse_tensor, c->base_dir, &a->t);
+        return loader_sparse_decode(ap->sparse_tensor, c->ext, &a->t);
     case TSR_ATTR_GRAPH:
         if (!ap->g) return tsr_error(TSR_ERR_INVALID_MODEL, "type GRAPH but no graph");
         return subgraph(c, g, ap->g, &a->g);
@@ -257,8 +258,8 @@ static tsr_status *convert_attr(load_ctx *c, ir_graph *g, const Onnx__AttributeP
         a->count = n;
         for (size_t i = 0; i < n; i++) {
             tsr_status *st = sparse
-                ? loader_sparse_decode(ap->sparse_tensors[i], c->base_dir, &a->tensors[i])
-                : loader_tensor_decode(ap->tensors[i], c->base_dir, &a->tensors[i]);
+                ? loader_sparse_decode(ap->sparse_tensors[i], c->ext, &a->tensors[i])
+                : loader_tensor_decode(ap->tensors[i], c->ext, &a->tensors[i]);
             if (st) return tsr_error_wrap(st, "tensor %zu", i);
         }
         return NULL;
@@ -486,7 +487,7 @@ static tsr_status *convert_graph(load_ctx *c, const Onnx__GraphProto *gp, ir_gra
     for (size_t i = 0; i < gp->n_initializer; i++) {
         Onnx__TensorProto *tp = gp->initializer[i];
         ir_tensor *t;
-        st = loader_tensor_decode(tp, c->base_dir, &t);
+        st = loader_tensor_decode(tp, c->ext, &t);
         if (!st) st = add_initializer(g, t);
         if (st)
             return tsr_error_wrap(st, "%s.initializer[%zu] '%s'", label, i,
@@ -495,7 +496,7 @@ static tsr_status *convert_graph(load_ctx *c, const Onnx__GraphProto *gp, ir_gra
     for (size_t i = 0; i < gp->n_sparse_initializer; i++) {
         const Onnx__SparseTensorProto *sp = gp->sparse_initializer[i];
         ir_tensor *t;
-        st = loader_sparse_decode(sp, c->base_dir, &t);
+        st = loader_sparse_decode(sp, c->ext, &t);
         if (!st) st = add_initializer(g, t);
         if (st)
             return tsr_error_wrap(st, "%s.sparse_initializer[%zu] '%s'", label, i,
@@ -652,23 +653,15 @@ static tsr_status *convert_model(load_ctx *c, const Onnx__ModelProto *mp) {
     return NULL;
 }
 
-static tsr_status *parse_model(const void *bytes, size_t size, Onnx__ModelProto **out) {
-    if (!loader_wire_depth_ok(bytes, size, &onnx__model_proto__descriptor, LOADER_MAX_WIRE_DEPTH))
-        return tsr_error(TSR_ERR_INVALID_MODEL, "messages nest deeper than %d levels",
-                         LOADER_MAX_WIRE_DEPTH);
-    *out = onnx__model_proto__unpack(NULL, size, bytes);
-    if (!*out)
-        return tsr_error(TSR_ERR_INVALID_MODEL, "not a valid ONNX model (protobuf decoding failed)");
-    return NULL;
-}
-
-/* Converts and frees mp. */
-static tsr_status *build_model(Onnx__ModelProto *mp, const char *base_dir, ir_model **out) {
+tsr_status *loader_build_model(Onnx__ModelProto *mp, const char *base_dir, const ir_limits *lim,
+                               ir_model **out) {
     ir_model *m = ir_model_new();
     tsr_status *st = m ? NULL : TSR_NO_MEMORY();
     if (!st && base_dir && !(m->base_dir = strdup(base_dir))) st = TSR_NO_MEMORY();
     if (!st) {
-        load_ctx c = {.model = m, .base_dir = base_dir};
+        m->limits = *lim;
+        loader_ext ext = {base_dir, lim->external_bytes, 0};
+        load_ctx c = {.model = m, .ext = &ext};
         st = convert_model(&c, mp);
     }
     onnx__model_proto__free_unpacked(mp, NULL);
@@ -678,79 +671,4 @@ static tsr_status *build_model(Onnx__ModelProto *mp, const char *base_dir, ir_mo
     }
     *out = m;
     return NULL;
-}
-
-tsr_status *ir_model_load_buffer(const void *bytes, size_t size, const char *base_dir,
-                                 ir_model **out) {
-    if ((!bytes && size) || !out) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "NULL argument");
-    Onnx__ModelProto *mp;
-    TSR_TRY(parse_model(bytes, size, &mp));
-    return build_model(mp, base_dir, out);
-}
-
-/* Reads exactly `size` bytes of fd into buf. */
-static bool read_all(int fd, uint8_t *buf, size_t size) {
-    size_t got = 0;
-    while (got < size) {
-        ssize_t r = read(fd, buf + got, size - got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return false;
-        got += (size_t)r;
-    }
-    return true;
-}
-
-tsr_status *ir_model_load_file(const char *path, ir_model **out) {
-    if (!path || !out) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "NULL argument");
-    /* non-blocking open: a FIFO given as the model must not hang here
-     * before the regular-file check refuses it */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return tsr_error(TSR_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return tsr_error(TSR_ERR_IO, "'%s' is not a regular file", path);
-    }
-    if ((uint64_t)sb.st_size > SIZE_MAX - 1) {
-        close(fd);
-        return tsr_error(TSR_ERR_IO, "'%s' is too large", path);
-    }
-    size_t size = (size_t)sb.st_size;
-    Onnx__ModelProto *mp;
-    tsr_status *st;
-    /* Mapped, not read: the bytes come from the page cache with no copy
-     * into fresh (kernel-zeroed) memory, which was a fifth of loading
-     * BERT-base. The mapping goes before converting: the file and the IR
-     * need not coexist. */
-    void *map = size ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-    if (map != MAP_FAILED) {
-        close(fd);
-        st = parse_model(map, size, &mp);
-        munmap(map, size);
-    } else {
-        uint8_t *buf = malloc(size ? size : 1);
-        if (!buf) {
-            close(fd);
-            return TSR_NO_MEMORY();
-        }
-        bool ok = read_all(fd, buf, size);
-        close(fd);
-        if (!ok) {
-            free(buf);
-            return tsr_error(TSR_ERR_IO, "reading '%s' failed", path);
-        }
-        st = parse_model(buf, size, &mp);
-        free(buf);
-    }
-    if (st) return st;
-    /* External data is resolved against the directory holding the model. */
-    const char *slash = strrchr(path, '/');
-    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
-    if (!dir) {
-        onnx__model_proto__free_unpacked(mp, NULL);
-        return TSR_NO_MEMORY();
-    }
-    st = build_model(mp, dir, out);
-    free(dir);
-    return st;
 }

@@ -13,25 +13,49 @@
 #define LOADER_MAX_DENSIFIED_BYTES ((size_t)1 << 30)
 
 /* Message nesting accepted before protobuf-c sees the bytes. protobuf-c
- * recurses once per nested message with no limit of its own; IR_MAX_GRAPH_DEPTH
- * graphs cost three levels each (graph, node, attribute) plus type nesting. */
-#define LOADER_MAX_WIRE_DEPTH 320
+ * recurses once per nested message with no limit of its own; each level of
+ * subgraph costs three (graph, node, attribute), and types nest besides
+ * (a sequence of sequences: two per level). 320 for the default 64 levels. */
+#define LOADER_WIRE_TYPE_LEVELS 128
+#define LOADER_WIRE_DEPTH(graph_depth) (3 * (graph_depth) + LOADER_WIRE_TYPE_LEVELS)
 
-/* A TensorProto to a host tensor. base_dir resolves external data (NULL
- * refuses it). May take over tp's raw_data buffer, leaving tp without it.
+/* External data: where it is resolved and how much may be read. */
+typedef struct loader_ext {
+    const char *base_dir; /* NULL refuses external data */
+    uint64_t limit;       /* "external_bytes" */
+    uint64_t used;        /* read so far, every tensor of the model */
+} loader_ext;
+
+/* A TensorProto to a host tensor. ext resolves external data and counts it
+ * (NULL refuses it). May take over tp's raw_data buffer, leaving tp without it.
  * Errors say what is wrong without naming the tensor; the caller prefixes
  * where it is. */
-tsr_status *loader_tensor_decode(Onnx__TensorProto *tp, const char *base_dir,
-                                 ir_tensor **out);
+tsr_status *loader_tensor_decode(Onnx__TensorProto *tp, loader_ext *ext, ir_tensor **out);
 /* A SparseTensorProto, densified. */
-tsr_status *loader_sparse_decode(const Onnx__SparseTensorProto *sp, const char *base_dir,
+tsr_status *loader_sparse_decode(const Onnx__SparseTensorProto *sp, loader_ext *ext,
                                  ir_tensor **out);
 /* "[2,3]" into buf (truncated to fit). */
 void loader_format_shape(char *buf, size_t size, size_t rank, const int64_t *dims);
 
-/* True when no message in `bytes` (of type `desc`) nests deeper than `limit`.
- * Malformed bytes pass: protobuf-c reports them properly. */
-int loader_wire_depth_ok(const uint8_t *bytes, size_t size, const ProtobufCMessageDescriptor *desc,
-                         int limit);
+/* Converts mp (freeing it) into a model under `lim`; base_dir resolves
+ * external data (NULL refuses it). core/loader.c. */
+tsr_status *loader_build_model(Onnx__ModelProto *mp, const char *base_dir, const ir_limits *lim,
+                               ir_model **out);
+
+/* What loader_wire_check found: WIRE_OK, messages nested deeper than
+ * max_messages, or subgraphs (a GraphProto in an AttributeProto) deeper than
+ * max_graphs. Malformed bytes pass: protobuf-c reports them properly. */
+enum { WIRE_OK = 0, WIRE_MESSAGES = 1, WIRE_GRAPHS = 2 };
+typedef struct wire_report {
+    int graphs_found;         /* WIRE_GRAPHS: the level reached (max_graphs + 1) */
+    const char *top_field;    /* the ModelProto field it was in ("graph", "functions") */
+    unsigned top_index;       /* its index when repeated */
+    bool top_repeated;
+    long node_index;          /* the node of that graph or function, or -1 */
+    const uint8_t *node_name; /* its name (in the bytes), or NULL */
+    size_t node_name_len;
+} wire_report;
+int loader_wire_check(const uint8_t *bytes, size_t size, const ProtobufCMessageDescriptor *desc,
+                      int max_messages, int max_graphs, wire_report *r);
 
 #endif

@@ -250,8 +250,19 @@ static tsr_status *shape_error(int32_t et, size_t rank, const int64_t *dims, con
                      unit, shape, tsr_elem_type_name(et), need);
 }
 
-tsr_status *loader_tensor_decode(Onnx__TensorProto *tp, const char *base_dir,
-                                 ir_tensor **out) {
+/* Counts nbytes more external data against the limit. */
+static tsr_status *external_charge(loader_ext *ext, size_t nbytes) {
+    if (ext->used > ext->limit || nbytes > ext->limit - ext->used)
+        return tsr_error(TSR_ERR_NO_MEMORY,
+                         "external data of %zu bytes would make %llu bytes read in all, over the "
+                         "external_bytes limit (%llu)",
+                         nbytes, (unsigned long long)ext->used + nbytes,
+                         (unsigned long long)ext->limit);
+    ext->used += nbytes;
+    return NULL;
+}
+
+tsr_status *loader_tensor_decode(Onnx__TensorProto *tp, loader_ext *ext, ir_tensor **out) {
     int32_t et = tp->has_data_type ? tp->data_type : 0;
     if (et == TSR_UNDEFINED) return tsr_error(TSR_ERR_INVALID_MODEL, "data_type is not set");
     if (et != TSR_STRING && tsr_elem_type_bits(et) == 0)
@@ -281,7 +292,12 @@ tsr_status *loader_tensor_decode(Onnx__TensorProto *tp, const char *base_dir,
     if (external) {
         if (et == TSR_STRING)
             return tsr_error(TSR_ERR_INVALID_MODEL, "string tensors cannot use external data");
-        TSR_TRY(external_open(tp, base_dir, nbytes, &fd, &offset));
+        TSR_TRY(external_open(tp, ext ? ext->base_dir : NULL, nbytes, &fd, &offset));
+        tsr_status *over = external_charge(ext, nbytes);
+        if (over) {
+            close(fd);
+            return over;
+        }
     } else if (tp->has_raw_data) {
         if (et == TSR_STRING)
             return tsr_error(TSR_ERR_INVALID_MODEL, "string tensors cannot use raw_data");
@@ -338,13 +354,13 @@ tsr_status *loader_tensor_decode(Onnx__TensorProto *tp, const char *base_dir,
 
 /* --- sparse ---------------------------------------------------------------- */
 
-tsr_status *loader_sparse_decode(const Onnx__SparseTensorProto *sp, const char *base_dir,
+tsr_status *loader_sparse_decode(const Onnx__SparseTensorProto *sp, loader_ext *ext,
                                  ir_tensor **out) {
     if (!sp->values) return tsr_error(TSR_ERR_INVALID_MODEL, "sparse tensor without values");
     if (sp->n_dims > IR_MAX_RANK)
         return tsr_error(TSR_ERR_INVALID_MODEL, "sparse rank %zu is above the limit", sp->n_dims);
     ir_tensor *vals = NULL, *idx = NULL, *dense = NULL;
-    tsr_status *st = loader_tensor_decode(sp->values, base_dir, &vals);
+    tsr_status *st = loader_tensor_decode(sp->values, ext, &vals);
     if (st) return tsr_error_wrap(st, "values");
     int32_t et = vals->elem_type;
     size_t bits = tsr_elem_type_bits(et);
@@ -367,7 +383,7 @@ tsr_status *loader_sparse_decode(const Onnx__SparseTensorProto *sp, const char *
         st = tsr_error(TSR_ERR_INVALID_MODEL, "sparse tensor without indices");
     }
     if (!st && sp->indices) {
-        st = loader_tensor_decode(sp->indices, base_dir, &idx);
+        st = loader_tensor_decode(sp->indices, ext, &idx);
         if (st) st = tsr_error_wrap(st, "indices");
         else if (idx->elem_type != TSR_INT64)
             st = tsr_error(TSR_ERR_INVALID_MODEL, "sparse indices must be int64");

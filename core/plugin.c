@@ -4,6 +4,8 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +18,43 @@
 /* Relative to libtessera.so's directory; matches the install rules. */
 #define PLUGIN_SUBDIR "/tessera/providers"
 
-tsr_status *plugin_load(const char *path, tsr_plugin **out) {
+static void unload(tsr_plugin *p) {
+    /* Under sanitizers, keep the code mapped so leak reports can symbolize. */
+#ifndef TESSERA_KEEP_PLUGINS_LOADED
+    dlclose(p->dl);
+#endif
+    free(p->path);
+    free(p->key);
+    free(p);
+}
+
+/* A table no header version could have written: far larger than any
+ * version of tsr_provider will be. */
+#define MAX_TABLE_BYTES 4096
+
+/* Names show in reports, options (`onednn:key=value`) and --assign rules:
+ * lower-case letters, digits and '_', and not a name the host uses itself. */
+static bool valid_name(const char *name) {
+    size_t n = strnlen(name, 64);
+    if (n == 0 || n >= 64 || strcmp(name, "core") == 0 || strcmp(name, "auto") == 0) return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
+            return false;
+    return true;
+}
+
+static tsr_status *check_table(const tsr_provider *vt, const char *path) {
+    if (vt->struct_size > MAX_TABLE_BYTES)
+        return tsr_error(TSR_ERR_ABI, "provider '%s' gives a function table of %u bytes (at most %d make sense)", path,
+                         (unsigned)vt->struct_size, MAX_TABLE_BYTES);
+    if (!valid_name(vt->name))
+        return tsr_error(TSR_ERR_ABI,
+                         "provider '%s' calls itself '%.64s': a name is 1 to 63 of [a-z0-9_], and not 'core' or 'auto'",
+                         path, vt->name);
+    return NULL;
+}
+
+static tsr_status *load_new(const char *path, tsr_plugin **out) {
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!dl) {
         const char *e = dlerror();
@@ -53,6 +91,11 @@ tsr_status *plugin_load(const char *path, tsr_plugin **out) {
         dlclose(dl);
         return tsr_error(TSR_ERR_ABI, "provider '%s' returned an incomplete function table", path);
     }
+    tsr_status *bad = check_table(vt, path);
+    if (bad) {
+        dlclose(dl);
+        return bad;
+    }
     tsr_plugin *p = calloc(1, sizeof *p);
     if (!p || !(p->path = strdup(path))) {
         free(p);
@@ -66,14 +109,50 @@ tsr_status *plugin_load(const char *path, tsr_plugin **out) {
     return NULL;
 }
 
+/* Every plugin loaded now, each once: sessions share it, so its entry runs
+ * once per process (while loaded) and no session rewrites what another's
+ * plugin was told. */
+static pthread_mutex_t loaded_lock = PTHREAD_MUTEX_INITIALIZER;
+static tsr_plugin *loaded; /* linked through next */
+
+tsr_status *plugin_load(const char *path, tsr_plugin **out) {
+    /* one file under several names (a symlink, a relative path) is one plugin */
+    char *real = realpath(path, NULL);
+    const char *key = real ? real : path;
+    pthread_mutex_lock(&loaded_lock);
+    tsr_plugin *p = loaded;
+    while (p && strcmp(p->key, key) != 0) p = p->next;
+    tsr_status *s = NULL;
+    if (p) {
+        p->refs++;
+    } else if (!(s = load_new(path, &p))) {
+        p->key = strdup(key);
+        if (!p->key) {
+            s = TSR_NO_MEMORY();
+            unload(p);
+        } else {
+            p->refs = 1;
+            p->next = loaded;
+            loaded = p;
+        }
+    }
+    pthread_mutex_unlock(&loaded_lock);
+    free(real);
+    if (!s) *out = p;
+    return s;
+}
+
 void plugin_unload(tsr_plugin *p) {
     if (!p) return;
-    /* Under sanitizers, keep the code mapped so leak reports can symbolize. */
-#ifndef TESSERA_KEEP_PLUGINS_LOADED
-    dlclose(p->dl);
-#endif
-    free(p->path);
-    free(p);
+    pthread_mutex_lock(&loaded_lock);
+    bool last = --p->refs == 0;
+    if (last) {
+        tsr_plugin **at = &loaded;
+        while (*at && *at != p) at = &(*at)->next;
+        if (*at) *at = p->next;
+    }
+    pthread_mutex_unlock(&loaded_lock);
+    if (last) unload(p);
 }
 
 static tsr_status *push_str(char ***arr, size_t *n, const char *s, size_t len) {
@@ -242,6 +321,17 @@ tsr_status *provider_create(tsr_plugin *plugin, const tsr_provider_config *confi
         }
         p->memory_kind = info.memory_kind;
         p->device_kind = info.kind;
+    }
+    const tsr_provider *vt = plugin->vt;
+    if (p->memory_kind == TSR_MEMORY_DEVICE &&
+        (!PLUGIN_SLOT(plugin, mem_alloc) || !PLUGIN_SLOT(plugin, mem_free) || !PLUGIN_SLOT(plugin, copy_to_device) ||
+         !PLUGIN_SLOT(plugin, copy_to_host))) {
+        vt->destroy(p->state);
+        free(p);
+        return tsr_error(TSR_ERR_ABI,
+                         "provider '%s' (%s) has device memory but not all of mem_alloc, mem_free, copy_to_device "
+                         "and copy_to_host",
+                         vt->name, plugin->path);
     }
     *out = p;
     return NULL;

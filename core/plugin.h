@@ -16,13 +16,20 @@ typedef struct tsr_plugin {
     void *dl;
     const tsr_provider *vt;
     uint32_t abi_version;
+    /* the process-wide registry (plugin.c): the file's real path, the
+     * sessions and listings holding it, the next loaded plugin */
+    char *key;
+    size_t refs;
+    struct tsr_plugin *next;
 } tsr_plugin;
 
 /* Reads a slot of the plugin's vtable only if the plugin's struct has it. */
 #define PLUGIN_SLOT(pl, member) \
     (TSR_HAS_MEMBER((pl)->vt, tsr_provider, member) ? (pl)->vt->member : NULL)
 
-/* dlopens `path`, finds the entry symbol, negotiates. Errors name the path. */
+/* dlopens `path`, finds the entry symbol, negotiates. Errors name the path.
+ * A plugin already loaded (the same file) is shared, its entry not run
+ * again; each plugin_load is matched by one plugin_unload. Thread-safe. */
 tsr_status *plugin_load(const char *path, tsr_plugin **out);
 void plugin_unload(tsr_plugin *p);
 

@@ -4,9 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "run_budget.h"
 #include "status.h"
 
 void rt_tensor_release(rt_tensor *t) {
+    if (t->budget) run_budget_unreserve(t->budget, t->charged);
     if (t->borrowed) {
         memset(t, 0, sizeof *t);
         return;

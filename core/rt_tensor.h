@@ -7,6 +7,8 @@
 #include "plugin.h"
 #include "value.h"
 
+struct run_budget;
+
 typedef struct rt_tensor {
     tsr_tensor view;          /* what pieces see */
     ir_tensor *host;          /* owned host tensor, or NULL */
@@ -17,6 +19,10 @@ typedef struct rt_tensor {
     /* view.data, device memory or value belong to someone else: release
      * only forgets them. */
     bool borrowed;
+    /* Bytes of a run's "working_bytes" budget this slot carries (what it
+     * owns), given back on release; moves with the slot (core/run_budget.h). */
+    struct run_budget *budget;
+    uint64_t charged;
 } rt_tensor;
 
 /* Whether the slot holds anything (a tensor or another value). */
@@ -27,7 +33,8 @@ tsr_status *rt_tensor_take_value(rt_tensor *t, tsr_value *v);
 /* Makes `t` a borrowed view of `v` (a tensor view when v is a TENSOR). */
 void rt_tensor_borrow_value(rt_tensor *t, const tsr_value *v);
 
-/* Releases what the slot owns and zeroes it (borrowed data is left alone). */
+/* Releases what the slot owns and zeroes it (borrowed data is left alone),
+ * giving back what it carried of a run's budget. */
 void rt_tensor_release(rt_tensor *t);
 /* Makes `t` own a new host tensor. */
 tsr_status *rt_tensor_alloc_host(rt_tensor *t, int32_t elem_type, int32_t rank,

@@ -208,9 +208,15 @@ static tsr_status *resolve_pins(tsr_session *s, const tsr_session_options *o) {
 }
 
 static tsr_status *session_finish(tsr_session *s, const tsr_session_options *o) {
-    static const tsr_session_options defaults = {.log_level = TSR_LOG_WARNING};
-    if (!o) o = &defaults;
-    host_set_log_level(o->log_level);
+    tsr_session_options defaults;
+    if (!o) {
+        memset(&defaults, 0, sizeof defaults);
+        defaults.log_level = TSR_LOG_WARNING;
+        session_options_init_limits(&defaults);
+        o = &defaults;
+    }
+    s->max_working_bytes = o->max_working_bytes;
+    s->log_level = o->log_level;
     fix_dims(s->model->graph, o);
     /* Gradient nodes become backward graphs before anything is inferred. */
     TSR_TRY(gradient_expand(s->model->graph));
@@ -257,7 +263,10 @@ static tsr_status *session_new(ir_model *m, const tsr_session_options *o, tsr_se
         return TSR_NO_MEMORY();
     }
     s->model = m;
+    pthread_mutex_init(&s->lock, NULL);
+    int32_t outer = host_log_enter(o ? o->log_level : TSR_LOG_WARNING);
     tsr_status *st = session_finish(s, o);
+    host_log_leave(outer);
     if (st) {
         tsr_session_free(s);
         return st;
@@ -269,7 +278,7 @@ static tsr_status *session_new(ir_model *m, const tsr_session_options *o, tsr_se
 tsr_status *tsr_session_create(const tsr_session_options *o, const char *path, tsr_session **out) {
     if (!path || !out) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "path and out are required");
     ir_model *m;
-    TSR_TRY(ir_model_load_file(path, &m));
+    TSR_TRY(ir_model_load_file_limited(path, o ? &o->limits : NULL, &m));
     return session_new(m, o, out);
 }
 
@@ -277,7 +286,7 @@ tsr_status *tsr_session_create_from_buffer(const tsr_session_options *o, const v
                                            size_t size, const char *base_dir, tsr_session **out) {
     if (!bytes || !out) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "bytes and out are required");
     ir_model *m;
-    TSR_TRY(ir_model_load_buffer(bytes, size, base_dir, &m));
+    TSR_TRY(ir_model_load_buffer_limited(bytes, size, base_dir, o ? &o->limits : NULL, &m));
     return session_new(m, o, out);
 }
 
@@ -296,6 +305,7 @@ void tsr_session_free(tsr_session *s) {
     session_io_free(s); /* reads s->model->graph: before the model goes */
     session_observe_free(s);
     ir_model_free(s->model);
+    pthread_mutex_destroy(&s->lock);
     free(s);
     /* the buffers its runs left for the next run (others' runs refill it) */
     host_block_trim();

@@ -2,6 +2,8 @@
 #ifndef TESSERA_CORE_SESSION_H
 #define TESSERA_CORE_SESSION_H
 
+#include <pthread.h>
+
 #include "ir.h"
 #include "graph_plan.h"
 #include "partition.h"
@@ -21,6 +23,8 @@ typedef struct dim_setting {
 
 /* The default "tensor_bytes" limit: 16 GiB. */
 #define TSR_DEFAULT_MAX_TENSOR_BYTES ((uint64_t)16 << 30)
+/* The default "working_bytes" limit: 64 GiB. */
+#define TSR_DEFAULT_MAX_WORKING_BYTES ((uint64_t)64 << 30)
 
 struct tsr_session_options {
     char **providers;
@@ -37,12 +41,22 @@ struct tsr_session_options {
     size_t n_assigns;
     int32_t policy;  /* tsr_policy */
     char *fallback;  /* provider name, or NULL */
-    uint64_t max_tensor_bytes; /* limit "tensor_bytes" */
+    uint64_t max_tensor_bytes;  /* limit "tensor_bytes" */
+    uint64_t max_working_bytes; /* limit "working_bytes" */
+    ir_limits limits;           /* model_bytes, external_bytes, graph_depth, function_* */
 };
+
+/* Sets o's limits to their defaults (core/session_limits.c). */
+void session_options_init_limits(tsr_session_options *o);
 
 
 
 struct tsr_session {
+    /* Held by every public call that reads or changes the session's state
+     * (a run re-infers the graph's types, plans, appends to the profile):
+     * runs of one session happen one at a time (tessera.h, "Threads"). */
+    pthread_mutex_t lock;
+    int32_t log_level; /* the session's, applied on the calling thread during its calls */
     ir_model *model;
     tsr_plugin **plugins;
     provider_inst **provs;
@@ -51,6 +65,11 @@ struct tsr_session {
     pin_rule *pins;  /* --assign rules resolved to provider indices */
     size_t n_pins;
     plan_rules rules; /* pins and placement policy, for every graph planned */
+    /* "working_bytes": each run's budget (core/run_budget.h); what the last
+     * run held at most, and what it still held at its end (0 unless a
+     * charge was lost: tests check it). */
+    uint64_t max_working_bytes;
+    uint64_t working_peak, working_left;
     ir_value **inputs; /* graph inputs the caller feeds (not initializers) */
     size_t n_inputs;
     /* The input shapes types were last inferred for (elem type, rank, dims
@@ -85,6 +104,7 @@ size_t session_output_index(const tsr_session *s, const char *name);
  * are not graph outputs (core/session_observe.c). */
 typedef struct run_observer {
     tsr_session *s;
+    struct run_budget *budget; /* copies of observed values count in it */
     size_t n_wanted;
     const ir_value *const *wanted; /* NULL entries: graph outputs */
     bool any_wanted;               /* some entry is not NULL */

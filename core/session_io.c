@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host_api.h"
+#include "run_budget.h"
 #include "session.h"
 #include "status.h"
 
@@ -271,12 +273,14 @@ static tsr_status *session_run(tsr_session *s, size_t input_count, const char *c
         else if (v) st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "'%s' is not a graph output; create the session with observe_all to read it", output_names[j]);
         else st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "the model has no output '%s'", output_names[j]);
     }
-    run_observer ro = {s, output_count, wanted, false, got, NULL};
+    run_budget budget;
+    run_budget_init(&budget, s->max_working_bytes);
+    run_observer ro = {s, &budget, output_count, wanted, false, got, NULL};
     for (size_t j = 0; j < output_count && wanted && !ro.any_wanted; j++) ro.any_wanted = wanted[j] != NULL;
     exec_hooks hooks;
     run_observer_hooks(&ro, &hooks);
     if (!st) st = reinfer_if_new_shapes(s, bound);
-    if (!st) st = graph_run_hooked(&s->main, s->provs, bound, NULL, true, &hooks, outs);
+    if (!st) st = graph_run_hooked(&s->main, s->provs, bound, NULL, true, &hooks, &budget, outs);
     if (!st && ro.error) st = ro.error;
     else tsr_status_free(ro.error);
     tsr_value **made = calloc(output_count + 1, sizeof *made);
@@ -310,17 +314,32 @@ static tsr_status *session_run(tsr_session *s, size_t input_count, const char *c
     free(pick);
     free(outs);
     free(bound);
+    s->working_peak = atomic_load(&budget.peak);
+    s->working_left = atomic_load(&budget.live);
+    return st;
+}
+
+/* One run at a time per session (tessera.h, "Threads"). */
+static tsr_status *session_run_locked(tsr_session *s, size_t input_count, const char *const *input_names,
+                                      const tsr_tensor *const *tensors, const tsr_value *const *values,
+                                      size_t output_count, const char *const *output_names, tsr_value **outputs) {
+    if (!s) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "session, names, inputs and outputs are required");
+    pthread_mutex_lock(&s->lock);
+    int32_t outer = host_log_enter(s->log_level);
+    tsr_status *st = session_run(s, input_count, input_names, tensors, values, output_count, output_names, outputs);
+    host_log_leave(outer);
+    pthread_mutex_unlock(&s->lock);
     return st;
 }
 
 tsr_status *tsr_session_run(tsr_session *s, size_t input_count, const char *const *input_names,
                             const tsr_tensor *const *inputs, size_t output_count,
                             const char *const *output_names, tsr_value **outputs) {
-    return session_run(s, input_count, input_names, inputs, NULL, output_count, output_names, outputs);
+    return session_run_locked(s, input_count, input_names, inputs, NULL, output_count, output_names, outputs);
 }
 
 tsr_status *tsr_session_run_values(tsr_session *s, size_t input_count, const char *const *input_names,
                                    const tsr_value *const *inputs, size_t output_count,
                                    const char *const *output_names, tsr_value **outputs) {
-    return session_run(s, input_count, input_names, NULL, inputs, output_count, output_names, outputs);
+    return session_run_locked(s, input_count, input_names, NULL, inputs, output_count, output_names, outputs);
 }

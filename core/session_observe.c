@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "host_api.h"
+#include "run_budget.h"
 #include "report_buf.h"
 #include "session.h"
 #include "status.h"
@@ -62,7 +63,8 @@ static void on_piece(void *user, const graph_plan *p, size_t pi, const rt_tensor
         if (!ro->wanted[w] || rt_present(&ro->got[w])) continue;
         for (size_t k = 0; k < v->n_outputs; k++)
             if (v->outputs[k] == ro->wanted[w])
-                ro->error = rt_tensor_copy_to(&ro->got[w], &slots[v->outputs[k]->index], NULL);
+                ro->error = run_budget_copy(&ro->got[w], &slots[v->outputs[k]->index], NULL,
+                                            ro->budget, "a copy of an observed value");
     }
     if (!s->profiling) return;
     const provider_inst *prov = s->provs[p->part.pieces[pi].prov_index];
@@ -129,8 +131,17 @@ void run_observer_hooks(run_observer *ro, exec_hooks *out) {
     out->copy_done = on_copy;
 }
 
+static tsr_status *profile_take(tsr_session *s, char **json);
+
 tsr_status *tsr_session_profile_take(tsr_session *s, char **json) {
     if (!s || !json) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "session and json are required");
+    pthread_mutex_lock(&s->lock);
+    tsr_status *st = profile_take(s, json);
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+static tsr_status *profile_take(tsr_session *s, char **json) {
     if (!s->profiling)
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "profiling was not enabled for this session");
     size_t n = s->profile_len;
@@ -183,7 +194,10 @@ tsr_status *tsr_session_node_info(const tsr_session *cs, size_t index, tsr_node_
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "node %zu out of range", index);
     if (out->struct_size < offsetof(tsr_node_info, outputs) + sizeof out->outputs)
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "tsr_node_info.struct_size not set");
-    if (!s->node_piece) TSR_TRY(build_node_table(s));
+    pthread_mutex_lock(&s->lock);
+    tsr_status *st = s->node_piece ? NULL : build_node_table(s);
+    pthread_mutex_unlock(&s->lock);
+    if (st) return st;
     const ir_node *n = s->model->graph->nodes[index];
     size_t p = s->node_piece[index];
     out->name = n->name ? n->name : "";

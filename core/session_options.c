@@ -1,5 +1,5 @@
 /* Session options: providers in priority order, their key=value options,
- * threads, log level, fixed symbolic dimensions. */
+ * threads, log level, fixed symbolic dimensions. Limits: session_limits.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,7 +11,7 @@ tsr_status *tsr_session_options_create(tsr_session_options **out) {
     tsr_session_options *o = calloc(1, sizeof *o);
     if (!o) return TSR_NO_MEMORY();
     o->log_level = TSR_LOG_WARNING;
-    o->max_tensor_bytes = TSR_DEFAULT_MAX_TENSOR_BYTES;
+    session_options_init_limits(o);
     *out = o;
     return NULL;
 }
@@ -131,14 +131,4 @@ tsr_status *tsr_session_options_set_fallback(tsr_session_options *o, const char 
     free(o->fallback);
     o->fallback = copy;
     return NULL;
-}
-
-tsr_status *tsr_session_options_set_limit(tsr_session_options *o, const char *name, int64_t value) {
-    if (!o || !name) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "options and name are required");
-    if (value <= 0) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "limit %s=%lld: a limit is > 0", name, (long long)value);
-    if (strcmp(name, "tensor_bytes") == 0) {
-        o->max_tensor_bytes = (uint64_t)value;
-        return NULL;
-    }
-    return tsr_error(TSR_ERR_INVALID_ARGUMENT, "no limit named '%s' (known: tensor_bytes)", name);
 }

@@ -1,5 +1,5 @@
-/* The session's assignment as data: JSON and Graphviz DOT (the text table,
- * tsr_session_assignment_text, is in partitioner/report.c). */
+/* The session's assignment as a text table, JSON and Graphviz DOT (the
+ * formatting is partitioner/report*.c's). */
 #include "partition.h"
 #include "session.h"
 #include "status.h"
@@ -8,10 +8,16 @@ typedef char *(*report_fn)(const partition *, const ir_graph *, provider_inst *c
 
 static tsr_status *assignment(const tsr_session *s, char **out, report_fn fn) {
     if (!s || !out) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "session and out are required");
+    pthread_mutex_lock((pthread_mutex_t *)&s->lock); /* a run may be re-inferring types */
     char *t = fn(&s->main.part, s->model->graph, s->provs, s->n_provs);
+    pthread_mutex_unlock((pthread_mutex_t *)&s->lock);
     if (!t) return TSR_NO_MEMORY();
     *out = t;
     return NULL;
+}
+
+tsr_status *tsr_session_assignment_text(const tsr_session *s, char **out) {
+    return assignment(s, out, partition_text);
 }
 
 tsr_status *tsr_session_assignment_json(const tsr_session *s, char **out) {

@@ -249,8 +249,12 @@ static tsr_status *emit_node(expand_ctx *cx, frame *fr, const ir_node *bn, size_
 static tsr_status *copy_graph(expand_ctx *cx, const ir_graph *src, frame *up, ir_graph *dst_parent,
                               bool from_fn, const char *base, ir_graph **out) {
     *out = NULL;
-    if (dst_parent->depth + 1 >= IR_MAX_GRAPH_DEPTH)
-        return tsr_error(TSR_ERR_INVALID_MODEL, "graph '%s' nested too deeply", src->name);
+    const ir_model *m = dst_parent->model;
+    int limit = m ? m->limits.graph_depth : IR_DEFAULT_GRAPH_DEPTH;
+    if (dst_parent->depth + 1 > limit)
+        return tsr_error(TSR_ERR_INVALID_MODEL,
+                         "graph '%s' would be nested %d levels deep, over the graph_depth limit (%d)",
+                         src->name, dst_parent->depth + 1, limit);
     ir_graph *g = ir_graph_new(dst_parent->model, dst_parent, src->name);
     if (!g) return TSR_NO_MEMORY();
     frame fr;
@@ -331,9 +335,24 @@ static tsr_status *copy_attrs(expand_ctx *cx, frame *fr, ir_node *dst, const ir_
     return NULL;
 }
 
+/* Every node expansion makes counts against the model's function_nodes
+ * limit (all graphs of the session together), checked before it is made. */
+static tsr_status *count_node(ir_model *m, const char *origin) {
+    if (!m) return NULL;
+    if (m->function_nodes >= m->limits.function_nodes)
+        return tsr_error(TSR_ERR_NO_MEMORY,
+                         "expanding function ops of node '%s' would make more than %llu nodes, "
+                         "over the function_nodes limit (%llu)",
+                         origin, (unsigned long long)m->function_nodes,
+                         (unsigned long long)m->limits.function_nodes);
+    m->function_nodes++;
+    return NULL;
+}
+
 static tsr_status *add_node(expand_ctx *cx, frame *fr, const char *op, const char *domain,
                             size_t k, ir_node **out) {
     ir_node *nn;
+    TSR_TRY(count_node(fr->dst->model, cx->origin));
     TSR_TRY(ir_graph_add_node(fr->dst, &nn));
     if (!(nn->name = node_name(fr->base, op, k)) || !(nn->op_type = strdup(op)) ||
         !(nn->domain = strdup(domain)) || !(nn->origin = strdup(cx->origin)))

@@ -99,18 +99,26 @@ static size_t local_function(const ir_model *m, const char *domain, const char *
     return m ? m->n_functions : 0;
 }
 
-/* Depth-first over the model functions that f's body calls: true when a
- * call leads back to a function still being visited (state 1). */
-static bool reaches_cycle(const ir_model *m, size_t f, unsigned char *state) {
+enum { CALLS_OK = 0, CALLS_CYCLE = 1, CALLS_TOO_DEEP = 2 };
+
+/* Depth-first over the model functions that f's body calls: CALLS_CYCLE when
+ * a call leads back to a function still being visited (state 1),
+ * CALLS_TOO_DEEP when calls chain deeper than the function_depth limit
+ * (which also bounds this recursion: a chain of 100,000 functions must not
+ * exhaust the stack). */
+static int reaches_cycle(const ir_model *m, size_t f, unsigned char *state, int depth) {
+    if (depth > m->limits.function_depth) return CALLS_TOO_DEEP;
     state[f] = 1;
     const ir_graph *b = m->functions[f]->body;
     for (size_t i = 0; b && i < b->n_nodes; i++) {
         size_t c = local_function(m, b->nodes[i]->domain, b->nodes[i]->op_type);
         if (c == m->n_functions || state[c] == 2) continue;
-        if (state[c] == 1 || reaches_cycle(m, c, state)) return true;
+        if (state[c] == 1) return CALLS_CYCLE;
+        int r = reaches_cycle(m, c, state, depth + 1);
+        if (r != CALLS_OK) return r;
     }
     state[f] = 2;
-    return false;
+    return CALLS_OK;
 }
 
 tsr_status *function_find(const ir_node *n, ir_function **out, bool *owned) {
@@ -122,11 +130,17 @@ tsr_status *function_find(const ir_node *n, ir_function **out, bool *owned) {
         /* Recursion would expand forever: refuse it before expanding anything. */
         unsigned char *state = calloc(m->n_functions + 1, 1);
         if (!state) return TSR_NO_MEMORY();
-        bool cycle = reaches_cycle(m, li, state);
+        int calls = reaches_cycle(m, li, state, 1);
         free(state);
-        if (cycle)
+        if (calls == CALLS_CYCLE)
             return tsr_error(TSR_ERR_INVALID_MODEL, "node '%s': function %s%s%s calls itself",
                              n->name, n->domain, n->domain[0] ? "." : "", n->op_type);
+        if (calls == CALLS_TOO_DEEP)
+            return tsr_error(TSR_ERR_INVALID_MODEL,
+                             "node '%s': function %s%s%s calls functions more than %d levels "
+                             "deep, over the function_depth limit (%d)",
+                             n->name, n->domain, n->domain[0] ? "." : "", n->op_type,
+                             (int)m->limits.function_depth, (int)m->limits.function_depth);
         *out = m->functions[li];
         return NULL;
     }

@@ -738,7 +738,7 @@ static bool parse_graph_literal(parser *ps, ir_attr *a) {
         if (!next(ps)) return false;
     }
     if (!ps->scope) return fail(ps, "a graph attribute outside a function body", NULL);
-    if (ps->scope->depth + 1 >= IR_MAX_GRAPH_DEPTH) return fail(ps, "graphs nested too deeply", NULL);
+    if (ps->scope->depth + 1 >= IR_DEFAULT_GRAPH_DEPTH) return fail(ps, "graphs nested too deeply", NULL);
     a->type = TSR_ATTR_GRAPH;
     ir_graph *g = a->g = ir_graph_new(NULL, ps->scope, name);
     if (!g) {

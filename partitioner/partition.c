@@ -11,23 +11,6 @@
 #include "placement.h"
 #include "status.h"
 
-
-tsr_status *partition_keep_declines(partition *out, struct tsr_claim_sink *sink, size_t prov) {
-    for (size_t d = 0; d < sink->n_declines; d++) {
-        decline_entry *e = &sink->declines[d];
-        bool known = false; /* the same provider asked twice (placement's survey) */
-        for (size_t k = 0; k < out->n_declines && !known; k++)
-            known = out->declines[k].node == e->node && out->declines[k].prov_index == prov;
-        if (known) continue;
-        declined *nd = realloc(out->declines, sizeof *nd * (out->n_declines + 1));
-        if (!nd) return TSR_NO_MEMORY();
-        out->declines = nd;
-        nd[out->n_declines++] = (declined){e->node, prov, e->reason, e->text};
-        e->text = NULL;
-    }
-    return NULL;
-}
-
 /* allowed[i * n_provs + p]: node i may go to provider p. */
 static bool *allowed_matrix(const ir_graph *g, size_t n_provs, const exclusion *e, size_t n) {
     bool *m = malloc(g->n_nodes * n_provs + 1);
@@ -312,7 +295,7 @@ static tsr_status *claim_round(ir_graph *g, provider_inst *const *provs, size_t 
             if (!assigned[i] && allowed[i * n_provs + pi]) pending[np++] = g->nodes[i];
         if (np == 0) continue;
         struct tsr_graph offer = {g, np, pending, g->n_inputs, g->inputs, g->n_outputs, g->outputs};
-        struct tsr_claim_sink sink = {&offer, NULL, 0, NULL, 0, NULL, 0};
+        struct tsr_claim_sink sink = {&offer, NULL, 0, NULL, 0, NULL};
         const provider_inst *pv = provs[pi];
         s = pv->plugin->vt->claim(pv->state, (const tsr_graph *)&offer, &sink);
         if (s) {
@@ -420,7 +403,6 @@ tsr_status *partition_graph_policy(ir_graph *g, provider_inst *const *provs, siz
     out->policy = *policy;
     expansion *log = NULL;
     size_t n_log = 0;
-    size_t n_nodes_before = g->n_nodes;
     tsr_status *s = NULL;
     /* A local copy: exclusions of nodes about to be expanded (and freed) are
      * dropped, so a body node that reuses a freed node's address is not
@@ -432,8 +414,9 @@ tsr_status *partition_graph_policy(ir_graph *g, provider_inst *const *provs, siz
     /* Each round offers the graph whole; function ops nobody claimed are
      * replaced by their bodies and the next round offers those. A body that
      * keeps producing function ops nobody claims (a function calling itself)
-     * ends after IR_MAX_GRAPH_DEPTH rounds or PARTITION_MAX_EXPANDED_NODES
-     * new nodes. */
+     * ends after function_depth rounds, or when the nodes made reach the
+     * function_nodes limit (both the model's, from the session). */
+    int max_rounds = g->model ? g->model->limits.function_depth : IR_DEFAULT_FUNCTION_DEPTH;
     for (int round = 0;; round++) {
         bool *assigned = calloc(g->n_nodes + 1, 1);
         if (!assigned) {
@@ -449,8 +432,8 @@ tsr_status *partition_graph_policy(ir_graph *g, provider_inst *const *provs, siz
             break;
         }
         size_t n_expanded = 0;
-        size_t grown = g->n_nodes > n_nodes_before ? g->n_nodes - n_nodes_before : 0;
-        bool too_deep = round >= IR_MAX_GRAPH_DEPTH || grown > PARTITION_MAX_EXPANDED_NODES;
+        bool too_deep = round >= max_rounds;
+        if (!s && too_deep) s = partition_depth_error(g, assigned, max_rounds);
         if (!s && !too_deep) {
             size_t kept = 0;
             for (size_t i = 0; i < n_excl; i++)
@@ -458,14 +441,7 @@ tsr_status *partition_graph_policy(ir_graph *g, provider_inst *const *provs, siz
             n_excl = kept;
             s = partition_expand_unclaimed(g, assigned, &log, &n_log, &n_expanded);
         }
-        if (!s && n_expanded == 0) {
-            s = no_provider_error(out, g, assigned, provs);
-            if (too_deep)
-                s = tsr_error_wrap(s,
-                                   "function expansion stopped after %d rounds and %zu new nodes "
-                                   "(a function that calls itself?)",
-                                   round, grown);
-        }
+        if (!s && n_expanded == 0) s = no_provider_error(out, g, assigned, provs);
         free(assigned);
         if (s) break;
         /* The graph changed: start over with fresh claims and types. */
@@ -492,6 +468,7 @@ void partition_free(partition *p) {
     for (size_t i = 0; i < p->n_expanded; i++) expansion_clear(&p->expanded[i]);
     free(p->pieces);
     free(p->declines);
+    free(p->decline_index);
     free(p->expanded);
     memset(p, 0, sizeof *p);
 }

@@ -52,6 +52,12 @@ typedef struct partition {
     size_t n_pieces;
     declined *declines;
     size_t n_declines;
+    size_t declines_cap;
+    /* (node, provider) -> 1 + position in declines: open addressing, so
+     * keeping a decline is O(1), not O(declines) (a round of 500,000
+     * unclaimed function ops took minutes; partition_declines.c) */
+    size_t *decline_index;
+    size_t decline_index_cap; /* a power of two, or 0 */
     expansion *expanded; /* function ops replaced by their bodies, in order */
     size_t n_expanded;
     placement_policy policy; /* what placed the nodes */

@@ -55,6 +55,25 @@ tsr_status *partition_expand_unclaimed(ir_graph *g, const bool *assigned, expans
     return s;
 }
 
+tsr_status *partition_depth_error(const ir_graph *g, const bool *assigned, int rounds) {
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        if (assigned[i]) continue;
+        const ir_node *n = g->nodes[i];
+        ir_function *f;
+        bool owned;
+        TSR_TRY(function_find(n, &f, &owned));
+        if (!f) continue;
+        if (owned) ir_function_free(f);
+        return tsr_error(TSR_ERR_INVALID_MODEL,
+                         "node '%s' (%s%s%s, from '%s'): function ops still unexpanded after %d "
+                         "levels of expansion, over the function_depth limit (%d); a function "
+                         "that calls itself?",
+                         n->name, n->domain, n->domain[0] ? "." : "", n->op_type,
+                         n->origin ? n->origin : n->name, rounds, rounds);
+    }
+    return NULL;
+}
+
 static int cmp_expansion_node(const void *a, const void *b) {
     const expansion *x = *(expansion *const *)a, *y = *(expansion *const *)b;
     return strcmp(x->node, y->node);

@@ -167,7 +167,7 @@ static tsr_status *survey(placer *pl, provider_inst *const *provs, const bool *a
             if (allowed[i * pl->n_provs + p]) pending[np++] = g->nodes[i];
         if (!np) continue;
         struct tsr_graph offer = {g, np, pending, g->n_inputs, g->inputs, g->n_outputs, g->outputs};
-        struct tsr_claim_sink sink = {&offer, NULL, 0, NULL, 0, NULL, 0};
+        struct tsr_claim_sink sink = {&offer, NULL, 0, NULL, 0, NULL};
         const provider_inst *pv = provs[p];
         s = pv->plugin->vt->claim(pv->state, (const tsr_graph *)&offer, &sink);
         if (s) s = tsr_error_wrap(s, "provider '%s' failed while claiming", pv->name);

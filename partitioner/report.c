@@ -7,7 +7,6 @@
 #include "partition.h"
 #include "report_buf.h"
 #include "report_copies.h"
-#include "session.h"
 #include "status.h"
 
 const char *partition_piece_impl(const piece *pc, const provider_inst *prov) {
@@ -150,10 +149,3 @@ char *partition_text(const partition *p, const ir_graph *g, provider_inst *const
     return rb_finish(&b);
 }
 
-tsr_status *tsr_session_assignment_text(const tsr_session *s, char **out) {
-    if (!s || !out) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "session and out are required");
-    char *t = partition_text(&s->main.part, s->model->graph, s->provs, s->n_provs);
-    if (!t) return TSR_NO_MEMORY();
-    *out = t;
-    return NULL;
-}

@@ -321,8 +321,21 @@ void cli_print_common_help(FILE *f, bool with_dim) {
             "  --assign NODE_OR_OP=PROVIDER\n"
             "                         run that node (by name) or op type on that provider\n"
             "                         only (repeatable)\n"
-            "  --limit NAME=VALUE     a resource limit: tensor_bytes, the largest tensor a\n"
-            "                         run may allocate (default 16 GiB; repeatable)\n");
+            "  --limit NAME=VALUE     a resource limit (repeatable; VALUE > 0, in bytes for\n"
+            "                         the *_bytes ones):\n"
+            "                           tensor_bytes    the largest tensor a run may\n"
+            "                                           allocate (default 16 GiB)\n"
+            "                           working_bytes   the tensors a run holds at once, all\n"
+            "                                           together (default 64 GiB)\n"
+            "                           model_bytes     the .onnx file (default 4 GiB)\n"
+            "                           external_bytes  its external data, all files\n"
+            "                                           together (default 64 GiB)\n"
+            "                           graph_depth     subgraph nesting (default 64, at\n"
+            "                                           most 256)\n"
+            "                           function_nodes  nodes that expanding function ops\n"
+            "                                           may make (default 1000000)\n"
+            "                           function_depth  function ops inside expanded\n"
+            "                                           bodies (default 64, at most 1024)\n");
     if (with_dim)
         fprintf(f, "  --dim NAME=VALUE       fix a symbolic dimension (repeatable)\n");
 }

@@ -1,4 +1,5 @@
 /* Finding every OpenCL platform and device and describing each one. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +56,21 @@ static void describe(ocl_device_desc *dd, size_t platform_index) {
              cversion, dd->driver);
 }
 
+/* The ICD loader's and PoCL's first platform query is not thread-safe:
+ * sessions created at once on several threads crashed inside PoCL
+ * (tests/threads), so listing devices is serialised. */
+static pthread_mutex_t enumerate_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static tsr_status *enumerate(ocl_device_desc **out, size_t *count);
+
 tsr_status *ocl_devices_enumerate(ocl_device_desc **out, size_t *count) {
+    pthread_mutex_lock(&enumerate_lock);
+    tsr_status *s = enumerate(out, count);
+    pthread_mutex_unlock(&enumerate_lock);
+    return s;
+}
+
+static tsr_status *enumerate(ocl_device_desc **out, size_t *count) {
     *out = NULL;
     *count = 0;
     cl_uint np = 0;

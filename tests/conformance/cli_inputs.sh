@@ -173,8 +173,17 @@ expect 1 "a 16 MiB tensor over --limit tensor_bytes" -- "$tessera" run "$w/grow.
   --limit tensor_bytes=1048576
 grep_out "16777216 bytes exceeds the session's tensor_bytes limit \(1048576\)" "names the limit and the size"
 grep_out "node 'grow' \(Expand\)" "names the node"
-expect 1 "an unknown limit" -- "$tessera" run "$w/grow.onnx" -p reference --limit model_bytes=5
-grep_out "no limit named 'model_bytes'" "says which names exist"
+expect 1 "the same tensor over --limit working_bytes" -- "$tessera" run "$w/grow.onnx" -p reference \
+  --limit working_bytes=1048576
+grep_out "over the working_bytes limit \(1048576\)" "names the limit"
+grep_out "node 'grow' \(Expand\)" "names the node"
+expect 1 "a model file over --limit model_bytes" -- "$tessera" run "$w/grow.onnx" -p reference \
+  --limit model_bytes=16
+grep_out "over the model_bytes limit \(16\)" "names the limit"
+expect 1 "an unknown limit" -- "$tessera" run "$w/grow.onnx" -p reference --limit heap_bytes=5
+grep_out "no limit named 'heap_bytes' \(known: tensor_bytes, working_bytes, model_bytes, external_bytes, graph_depth, function_nodes, function_depth\)" "says which names exist"
+expect 1 "graph_depth above its ceiling" -- "$tessera" run "$w/grow.onnx" -p reference --limit graph_depth=100000
+grep_out "graph_depth=100000: at most 256" "says the most it may be"
 expect 2 "a limit of 0" -- "$tessera" run "$w/grow.onnx" --limit tensor_bytes=0
 
 if [ "$failures" -ne 0 ]; then

@@ -158,6 +158,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
      * must be refused by the session, not reach malloc; and small enough
      * that a sanitized naive kernel fills one inside the 10 s per input */
     tsr_status_free(tsr_session_options_set_limit(o, "tensor_bytes", 16 << 20));
+    /* and many tensors together, and the IR function expansion makes
+     * (about 600 bytes a node), well under its 2 GiB RSS */
+    tsr_status_free(tsr_session_options_set_limit(o, "working_bytes", 256 << 20));
+    tsr_status_free(tsr_session_options_set_limit(o, "function_nodes", 100000));
     tsr_status *st = tsr_session_create_from_buffer(o, data, size, NULL, &s);
     tsr_session_options_free(o);
     if (st) {

@@ -175,7 +175,7 @@ static void dev_free(void *state, int32_t device, void *handle) {
     free(b);
 }
 
-static tsr_status *dev_to_device(void *state, int32_t device, void *dst, const void *src,
+static TP_UNUSED tsr_status *dev_to_device(void *state, int32_t device, void *dst, const void *src,
                                  size_t nbytes) {
     (void)state;
     (void)device;
@@ -186,7 +186,7 @@ static tsr_status *dev_to_device(void *state, int32_t device, void *dst, const v
     return NULL;
 }
 
-static tsr_status *dev_to_host(void *state, int32_t device, void *dst, const void *src,
+static TP_UNUSED tsr_status *dev_to_host(void *state, int32_t device, void *dst, const void *src,
                                size_t nbytes) {
     (void)state;
     (void)device;
@@ -199,7 +199,11 @@ static tsr_status *dev_to_host(void *state, int32_t device, void *dst, const voi
 
 static const tsr_provider table = {
     .struct_size = sizeof(tsr_provider),
+#ifdef DEVICE_NO_COPY
+    .name = "device_no_copy",
+#else
     .name = "device",
+#endif
     .vendor = "Tessera tests",
     .version = "0",
     .create = dev_create,
@@ -212,8 +216,10 @@ static const tsr_provider table = {
     .release = tp_release,
     .mem_alloc = dev_alloc,
     .mem_free = dev_free,
+#ifndef DEVICE_NO_COPY
     .copy_to_device = dev_to_device,
     .copy_to_host = dev_to_host,
+#endif
 };
 
 TSR_EXPORT tsr_status *tessera_provider_entry(tsr_provider_entry_args *args) {

@@ -935,6 +935,41 @@ static void test_to_onnx_bad_args(void) {
     tsr_status_free(st);
 }
 
+/* A claim the host refuses before reading a node through it (issue 15). */
+static void expect_bad_claim(const char *mode, const char *says) {
+    const char *provs[] = {plugin_path("plugin_bad_claims"), "reference"};
+    tsr_session *s = NULL;
+    tsr_status *st = open_session("exec_chain.onnx", provs, 2, "bad_claims", "mode", mode, &s);
+    CU_ASSERT_EQUAL(tsr_status_code(st), TSR_ERR_INVALID_ARGUMENT);
+    CONTAINS(tsr_status_message(st), "bad_claims");
+    CONTAINS(tsr_status_message(st), says);
+    CU_ASSERT_PTR_NULL(s);
+    tsr_status_free(st);
+    tsr_session_free(s);
+}
+
+static void test_claim_garbage_handle(void) { expect_bad_claim("garbage", "entry 1 is not a node that was offered"); }
+static void test_claim_duplicate_node(void) { expect_bad_claim("duplicate", "names node 'n0' (Relu) twice"); }
+static void test_claim_disconnected(void) { expect_bad_claim("disconnected", "is not connected"); }
+
+/* Tables the host refuses at load or instance creation. */
+static void expect_refused(const char *plugin, const char *says1, const char *says2) {
+    const char *provs[] = {plugin_path(plugin)};
+    tsr_session *s = NULL;
+    tsr_status *st = open_session("exec_chain.onnx", provs, 1, NULL, NULL, NULL, &s);
+    CU_ASSERT_EQUAL(tsr_status_code(st), TSR_ERR_ABI);
+    CONTAINS(tsr_status_message(st), says1);
+    CONTAINS(tsr_status_message(st), says2);
+    CU_ASSERT_PTR_NULL(s);
+    tsr_status_free(st);
+    tsr_session_free(s);
+}
+
+static void test_bad_provider_name(void) { expect_refused("plugin_bad_name", "'Evil Name/../x'", "[a-z0-9_]"); }
+static void test_device_without_copies(void) {
+    expect_refused("plugin_device_no_copy", "device_no_copy", "copy_to_device and copy_to_host");
+}
+
 /* A six-node piece that fails to compile goes to the next provider whole. */
 static void test_many_node_piece_falls_back(void) {
     const char *provs[] = {plugin_path("plugin_greedy"), "reference"};
@@ -1170,6 +1205,11 @@ void unit_register(void) {
     CU_add_test(s, "graph_to_onnx: every attribute round-trips", test_to_onnx_round_trip);
     CU_add_test(s, "graph_to_onnx: outer-scope reads", test_to_onnx_outer_reads);
     CU_add_test(s, "graph_to_onnx: bad arguments", test_to_onnx_bad_args);
+    CU_add_test(s, "claims: a garbage node handle is refused unread", test_claim_garbage_handle);
+    CU_add_test(s, "claims: a node named twice is refused", test_claim_duplicate_node);
+    CU_add_test(s, "claims: a disconnected set is refused", test_claim_disconnected);
+    CU_add_test(s, "load: a provider name outside [a-z0-9_] is refused", test_bad_provider_name);
+    CU_add_test(s, "load: device memory without copy slots is refused", test_device_without_copies);
     CU_add_test(s, "attr_graph view, as ONNX, freed with the model", test_attr_graph_view);
     CU_add_test(s, "graph_to_onnx: the ONNX test corpus round-trips", test_to_onnx_corpus);
 }

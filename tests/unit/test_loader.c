@@ -359,8 +359,8 @@ static void test_depth_limit(void) {
         g = ir_node_attr(g->nodes[0], "then_branch")->g;
         depth++;
     }
-    CU_ASSERT_EQUAL(depth, IR_MAX_GRAPH_DEPTH);
-    CU_ASSERT_EQUAL(g->depth, IR_MAX_GRAPH_DEPTH);
+    CU_ASSERT_EQUAL(depth, IR_DEFAULT_GRAPH_DEPTH);
+    CU_ASSERT_EQUAL(g->depth, IR_DEFAULT_GRAPH_DEPTH);
     /* the leaf reads x from the main graph, through every level */
     ir_value *x = ir_graph_find(g, "x");
     CU_ASSERT_PTR_NOT_NULL_FATAL(x);
@@ -369,10 +369,12 @@ static void test_depth_limit(void) {
         x = x->outer;
         hops++;
     }
-    CU_ASSERT_EQUAL(hops, IR_MAX_GRAPH_DEPTH);
+    CU_ASSERT_EQUAL(hops, IR_DEFAULT_GRAPH_DEPTH);
     CU_ASSERT_PTR_EQUAL(x, ir_graph_find(m->graph, "x"));
     ir_model_free(m);
-    expect_error("depth_too_deep.onnx", TSR_ERR_INVALID_MODEL, "subgraphs nest deeper than 64");
+    expect_error("depth_too_deep.onnx", TSR_ERR_INVALID_MODEL,
+                 "graph.node[0] 'if64': subgraphs nest at least 65 levels deep, over the graph_depth "
+                 "limit (64)");
 }
 
 /* A TypeProto nested 100001 deep (sequence of sequence of ...), which

@@ -29,6 +29,21 @@
  *     host. Those seen in `claim` live until claim returns; those seen in
  *     `compile` live until the piece is released.
  *
+ * Threads — what a provider may assume and must allow:
+ *   - The entry runs once per process while the plugin stays loaded, however
+ *     many sessions use it (the host keeps one load per file and shares it).
+ *   - `create`'s instance belongs to one session. The host calls one
+ *     instance's functions (claim, compile, run, release, memory and copy
+ *     calls) from one thread at a time, but not always the same thread.
+ *   - Instances of different sessions are called concurrently, from
+ *     different threads: whatever a provider shares between instances
+ *     (process-wide caches, a device context, counters) it must lock.
+ *   - A compiled piece's `run` is never called concurrently with itself or
+ *     with another call on the same instance, so a piece may keep scratch
+ *     memory between runs without locking.
+ *   - A provider may start threads of its own (an OpenMP pool) during a
+ *     call; they must be done with the call's tensors when it returns.
+ *
  * Compiles as C99 and as C++.
  */
 #ifndef TESSERA_PROVIDER_H

@@ -13,6 +13,23 @@
  *   tsr_session_options_free(o);
  *   ... tsr_session_run(s, ...) ...
  *   tsr_session_free(s);
+ *
+ * Threads:
+ * - Sessions are independent: calls on different sessions may run at once
+ *   from any threads, including session creation and freeing.
+ * - tsr_session_run and tsr_session_run_values on one session may be called
+ *   from many threads at once; that session's runs then happen one at a
+ *   time, in the order the calls take its lock, each with its own inputs and
+ *   outputs (a run is never affected by another's shapes). For runs in
+ *   parallel, give each thread a session of its own.
+ * - The session's other calls (node info, assignment reports, profile) may
+ *   come from any thread during runs; they wait for the run in progress.
+ * - tsr_session_free must not race with any other call on that session.
+ * - Options objects and values are not locked: one thread at a time each.
+ * - The log level is the session's own: lines a provider logs from the
+ *   thread that called into the session follow it; lines from threads
+ *   outside any session call (a provider's worker threads) are logged at
+ *   TSR_LOG_WARNING and above.
  */
 #ifndef TESSERA_TESSERA_H
 #define TESSERA_TESSERA_H
@@ -312,6 +329,27 @@ TSR_EXPORT tsr_status *tsr_session_assignment_dot(const tsr_session *session, ch
  * size asked for and the node asking, instead of being killed for memory.
  *   "tensor_bytes"  the largest tensor a run may allocate, in host or
  *                   device memory (default 16 GiB)
+ *   "working_bytes" the tensors one run holds at once, all together, in
+ *                   host or device memory: kernel outputs and scratch,
+ *                   copies between memories, If/Loop/Scan/SequenceMap
+ *                   bodies and results; outputs count until the run
+ *                   returns (default 64 GiB)
+ * The next five are checked when the session is created; exceeding one
+ * fails tsr_session_create (and _from_buffer) with the code given, and a
+ * message naming the limit, its value, the size found and where:
+ *   "model_bytes"   the model file, by its size before it is read, or the
+ *                   buffer given (default 4 GiB; TSR_ERR_NO_MEMORY)
+ *   "external_bytes" the external data read, all tensors and files
+ *                   together (default 64 GiB; TSR_ERR_NO_MEMORY)
+ *   "graph_depth"   subgraph nesting, If/Loop/Scan bodies inside bodies;
+ *                   checked on the raw bytes before they are decoded
+ *                   (default 64, at most 256; TSR_ERR_INVALID_MODEL)
+ *   "function_nodes" the nodes expanding function ops may make, all graphs
+ *                   together (default 1000000; TSR_ERR_NO_MEMORY)
+ *   "function_depth" function ops found in the bodies of expanded ones,
+ *                   level after level: functions calling functions
+ *                   (default 64, at most 1024; TSR_ERR_INVALID_MODEL)
+ * graph_depth or function_depth above its most: TSR_ERR_INVALID_ARGUMENT.
  * An unknown name or a value <= 0 is TSR_ERR_INVALID_ARGUMENT. */
 TSR_EXPORT tsr_status *tsr_session_options_set_limit(tsr_session_options *options, const char *name,
                                                     int64_t value);

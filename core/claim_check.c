@@ -1,0 +1,89 @@
+/* Checks a provider's claim before the host reads a node through it: every
+ * handle is one of the offered nodes, found by its address alone (a
+ * garbage pointer is never dereferenced), no node is named twice, and the
+ * nodes form one connected piece (through the values they pass each other). */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "host_api.h"
+#include "status.h"
+
+static int ptr_cmp(const void *a, const void *b) {
+    uintptr_t x = (uintptr_t) * (const void *const *)a, y = (uintptr_t) * (const void *const *)b;
+    return (x > y) - (x < y);
+}
+
+static const ir_node *const *find(const ir_node *const *sorted, size_t n, const void *key) {
+    return bsearch(&key, sorted, n, sizeof *sorted, ptr_cmp);
+}
+
+/* The offered nodes sorted by address, made on first use. */
+static const ir_node *const *offered_sorted(struct tsr_claim_sink *s) {
+    if (!s->offered_sorted) {
+        size_t n = s->offered->n_nodes;
+        const ir_node **a = malloc(sizeof *a * (n + 1));
+        if (!a) return NULL;
+        for (size_t i = 0; i < n; i++) a[i] = s->offered->nodes[i];
+        qsort(a, n, sizeof *a, ptr_cmp);
+        s->offered_sorted = a;
+    }
+    return s->offered_sorted;
+}
+
+bool claim_offered(struct tsr_claim_sink *s, const void *node) {
+    const ir_node *const *sorted = offered_sorted(s);
+    return node && sorted && find(sorted, s->offered->n_nodes, node);
+}
+
+static size_t root(size_t *parent, size_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+}
+
+/* True when the members (sorted by address) are connected by the values
+ * one produces and another reads. */
+static bool connected(const ir_node *const *members, size_t count, size_t *parent) {
+    for (size_t i = 0; i < count; i++) parent[i] = i;
+    size_t groups = count;
+    for (size_t i = 0; i < count; i++) {
+        const ir_node *n = members[i];
+        for (size_t k = 0; k < n->n_inputs; k++) {
+            const ir_value *v = n->inputs[k];
+            const ir_node *const *p = v && v->producer ? find(members, count, v->producer) : NULL;
+            if (!p) continue;
+            size_t a = root(parent, i), b = root(parent, (size_t)(p - members));
+            if (a != b) {
+                parent[a] = b;
+                groups--;
+            }
+        }
+    }
+    return groups == 1;
+}
+
+tsr_status *claim_check(struct tsr_claim_sink *s, const tsr_node *const *nodes, size_t count) {
+    if (!count || !nodes) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "empty claim");
+    if (count > s->offered->n_nodes)
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "a claim of %zu nodes, but only %zu were offered", count,
+                         s->offered->n_nodes);
+    for (size_t i = 0; i < count; i++)
+        if (!claim_offered(s, nodes[i]))
+            return tsr_error(TSR_ERR_INVALID_ARGUMENT, "claim entry %zu is not a node that was offered", i);
+    const ir_node **members = malloc(sizeof *members * count);
+    size_t *parent = malloc(sizeof *parent * count);
+    tsr_status *st = members && parent ? NULL : TSR_NO_MEMORY();
+    for (size_t i = 0; !st && i < count; i++) members[i] = (const ir_node *)nodes[i];
+    if (!st) qsort(members, count, sizeof *members, ptr_cmp);
+    for (size_t i = 1; !st && i < count; i++)
+        if (members[i] == members[i - 1])
+            st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "a claim names node '%s' (%s) twice", members[i]->name,
+                           members[i]->op_type);
+    if (!st && !connected(members, count, parent))
+        st = tsr_error(TSR_ERR_INVALID_ARGUMENT,
+                       "a claim of %zu nodes (the first '%s', %s) is not connected: a piece is nodes that pass "
+                       "values to each other; claim unconnected nodes as separate pieces",
+                       count, ((const ir_node *)nodes[0])->name, ((const ir_node *)nodes[0])->op_type);
+    free(members);
+    free(parent);
+    return st;
+}

@@ -1,0 +1,69 @@
+/* The "working_bytes" limit: see run_budget.h. */
+#include "run_budget.h"
+
+#include "status.h"
+
+void run_budget_init(run_budget *b, uint64_t limit) {
+    b->limit = limit;
+    atomic_init(&b->live, 0);
+    atomic_init(&b->peak, 0);
+}
+
+tsr_status *run_budget_reserve(run_budget *b, uint64_t bytes, const char *what) {
+    if (!b) return NULL;
+    uint64_t before = atomic_fetch_add(&b->live, bytes);
+    uint64_t now = before + bytes;
+    if (b->limit && (now < before || now > b->limit)) {
+        atomic_fetch_sub(&b->live, bytes);
+        return tsr_error(TSR_ERR_NO_MEMORY,
+                         "%s of %llu bytes, with %llu bytes live, would make %llu bytes, over the "
+                         "working_bytes limit (%llu)",
+                         what, (unsigned long long)bytes, (unsigned long long)before,
+                         (unsigned long long)now, (unsigned long long)b->limit);
+    }
+    uint64_t peak = atomic_load(&b->peak);
+    while (now > peak && !atomic_compare_exchange_weak(&b->peak, &peak, now)) {
+    }
+    return NULL;
+}
+
+void run_budget_unreserve(run_budget *b, uint64_t bytes) {
+    if (b) atomic_fetch_sub(&b->live, bytes);
+}
+
+void run_budget_assign(rt_tensor *t, run_budget *b, uint64_t bytes) {
+    if (!b) return;
+    t->budget = b;
+    t->charged += bytes;
+}
+
+tsr_status *run_budget_charge(rt_tensor *t, run_budget *b, uint64_t bytes, const char *what) {
+    TSR_TRY(run_budget_reserve(b, bytes, what));
+    run_budget_assign(t, b, bytes);
+    return NULL;
+}
+
+static uint64_t value_bytes(const tsr_value *v) {
+    if (!v) return 0;
+    if (v->kind == TSR_VALUE_TENSOR) return v->tensor ? v->tensor->nbytes : 0;
+    uint64_t sum = 0;
+    for (size_t i = 0; i < v->n; i++) sum += value_bytes(v->items[i]);
+    return sum;
+}
+
+uint64_t run_budget_slot_bytes(const rt_tensor *t) {
+    return t->value ? value_bytes(t->value) : t->view.nbytes;
+}
+
+tsr_status *run_budget_copy(rt_tensor *dst, const rt_tensor *src, provider_inst *dst_prov,
+                            run_budget *b, const char *what) {
+    uint64_t bytes = run_budget_slot_bytes(src);
+    TSR_TRY(run_budget_reserve(b, bytes, what));
+    tsr_status *st = rt_tensor_copy_to(dst, src, dst_prov);
+    if (st) {
+        run_budget_unreserve(b, bytes);
+        return st;
+    }
+    run_budget_assign(dst, b, bytes);
+    return NULL;
+}

@@ -9,6 +9,7 @@
 
 #include "graph_plan.h"
 #include "host_api.h"
+#include "output_check.h"
 #include "run_budget.h"
 #include "status.h"
 
@@ -119,6 +120,9 @@ static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, 
         if (!rt_present(&outs[k]))
             st = tsr_error(TSR_ERR_PROVIDER, "provider '%s' did not produce '%s' (node '%s')",
                            prov->name, v->outputs[k]->name, v->nodes[0]->name);
+        else
+            st = output_check(prov, v->outputs[k]->producer ? v->outputs[k]->producer : v->nodes[0], v->outputs[k],
+                              &outs[k]);
     }
     if (!st) {
         for (size_t k = 0; k < v->n_outputs; k++) rt_tensor_move(&slots[v->outputs[k]->index], &outs[k]);

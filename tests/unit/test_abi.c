@@ -970,6 +970,28 @@ static void test_device_without_copies(void) {
     expect_refused("plugin_device_no_copy", "device_no_copy", "copy_to_device and copy_to_host");
 }
 
+/* A provider's output that contradicts inference stops the run (issue 15). */
+static void expect_wrong_output(const char *mode, const char *says) {
+    const char *provs[] = {plugin_path("plugin_wrong_output"), "reference"};
+    tsr_session *s = NULL;
+    tsr_status *st = open_session("exec_chain.onnx", provs, 2, "wrong_output", "mode", mode, &s);
+    CU_ASSERT_PTR_NULL_FATAL(st);
+    tsr_tensor x = {sizeof x, TSR_FLOAT, 2, DIMS23, (void *)X, sizeof X, TSR_MEMORY_HOST, 0};
+    const char *in_names[] = {"x"};
+    const tsr_tensor *ins[] = {&x};
+    tsr_value *outs[2] = {NULL, NULL};
+    st = tsr_session_run(s, 1, in_names, ins, 2, NULL, outs);
+    CU_ASSERT_EQUAL(tsr_status_code(st), TSR_ERR_PROVIDER);
+    CONTAINS(tsr_status_message(st), "provider 'wrong_output' running node 'n0' (Relu) produced 'a' with");
+    CONTAINS(tsr_status_message(st), says);
+    CU_ASSERT_PTR_NULL(outs[0]);
+    tsr_status_free(st);
+    tsr_session_free(s);
+}
+
+static void test_output_wrong_type(void) { expect_wrong_output("type", "element type int64; inference says float"); }
+static void test_output_wrong_shape(void) { expect_wrong_output("shape", "rank 1; inference says 2"); }
+
 /* A six-node piece that fails to compile goes to the next provider whole. */
 static void test_many_node_piece_falls_back(void) {
     const char *provs[] = {plugin_path("plugin_greedy"), "reference"};
@@ -1210,6 +1232,8 @@ void unit_register(void) {
     CU_add_test(s, "claims: a disconnected set is refused", test_claim_disconnected);
     CU_add_test(s, "load: a provider name outside [a-z0-9_] is refused", test_bad_provider_name);
     CU_add_test(s, "load: device memory without copy slots is refused", test_device_without_copies);
+    CU_add_test(s, "run: an output of the wrong type is an error", test_output_wrong_type);
+    CU_add_test(s, "run: an output of the wrong shape is an error", test_output_wrong_shape);
     CU_add_test(s, "attr_graph view, as ONNX, freed with the model", test_attr_graph_view);
     CU_add_test(s, "graph_to_onnx: the ONNX test corpus round-trips", test_to_onnx_corpus);
 }

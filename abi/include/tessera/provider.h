@@ -311,7 +311,10 @@ typedef struct tsr_provider {
     /* Prepares a claimed piece. A failure hands the piece to the next
      * provider. *piece_state is the plugin's, freed by `release`. */
     tsr_status *(*compile)(void *state, const tsr_graph *piece, void **piece_state);
-    /* Runs a compiled piece once. May be called again with other shapes. */
+    /* Runs a compiled piece once. May be called again with other shapes.
+     * The host checks every output it hands back: element type, rank and
+     * the dims shape inference derived must match, or the run fails with
+     * an error naming the provider, node and value. */
     tsr_status *(*run)(void *piece_state, tsr_run_context *ctx);
     void (*release)(void *piece_state);
 

@@ -109,7 +109,7 @@ tsr_status *cf_emit_carried(cf_piece *p, struct tsr_run_context *ctx, rt_tensor 
             memset(&c, 0, sizeof c);
             char what[256];
             snprintf(what, sizeof what, "%s '%s' output %zu", p->node->op_type, p->node->name, k);
-            TSR_TRY(run_budget_copy(&c, &carried[k], NULL, ctx->budget, what));
+            TSR_TRY(run_budget_copy(&c, &carried[k], NULL, 0, ctx->budget, what));
             rt_tensor_move(&carried[k], &c);
         }
         cf_set_output(p, ctx, k, &carried[k]);

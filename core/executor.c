@@ -13,12 +13,19 @@
 #include "run_budget.h"
 #include "status.h"
 
-/* Whether a slot can be read directly by a piece of `prov`. */
-static bool readable_by(const rt_tensor *t, const provider_inst *prov) {
+/* Whether a slot can be read directly by a piece of `prov` on `device`. */
+static bool readable_by(const rt_tensor *t, const provider_inst *prov, int32_t device) {
     if (t->value) return prov->memory_kind != TSR_MEMORY_DEVICE;
     if (prov->memory_kind == TSR_MEMORY_DEVICE)
-        return t->view.memory_kind == TSR_MEMORY_DEVICE && t->dev_owner == prov;
+        return t->view.memory_kind == TSR_MEMORY_DEVICE && t->dev_owner == prov && t->view.device_index == device;
     return t->view.memory_kind == TSR_MEMORY_HOST;
+}
+
+/* A device provider that reads constants from host memory itself
+ * (TSR_PROVIDER_HOST_CONSTANTS) gets them without a copy. */
+static bool reads_host_constants(const provider_inst *prov) {
+    const tsr_provider *vt = prov->plugin->vt;
+    return TSR_HAS_MEMBER(vt, tsr_provider, flags) && (vt->flags & TSR_PROVIDER_HOST_CONSTANTS);
 }
 
 double exec_now(void) {
@@ -27,11 +34,12 @@ double exec_now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* The session-long copy of constant `v` in prov's memory, made on first use. */
+/* The session-long copy of constant `v` in the memory of prov's device,
+ * made on first use. */
 static tsr_status *constant_copy(graph_plan *gp, const ir_value *v, const rt_tensor *slot,
-                                 provider_inst *prov, const rt_tensor **out) {
+                                 provider_inst *prov, int32_t device, const rt_tensor **out) {
     for (size_t i = 0; i < gp->n_consts; i++)
-        if (gp->consts[i]->value == v && gp->consts[i]->prov == prov) {
+        if (gp->consts[i]->value == v && gp->consts[i]->prov == prov && gp->consts[i]->device == device) {
             *out = &gp->consts[i]->copy;
             return NULL;
         }
@@ -40,13 +48,14 @@ static tsr_status *constant_copy(graph_plan *gp, const ir_value *v, const rt_ten
     gp->consts = c;
     const_copy *e = calloc(1, sizeof *e);
     if (!e) return TSR_NO_MEMORY();
-    tsr_status *st = rt_tensor_copy_to(&e->copy, slot, prov);
+    tsr_status *st = rt_tensor_copy_to(&e->copy, slot, prov, device);
     if (st) {
         free(e);
         return st;
     }
     e->value = v;
     e->prov = prov;
+    e->device = device;
     c[gp->n_consts++] = e;
     *out = &e->copy;
     return NULL;
@@ -61,6 +70,7 @@ static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, 
     const piece *pc = &gp->part.pieces[pi];
     const struct tsr_graph *v = pc->view;
     provider_inst *prov = provs[pc->prov_index];
+    int32_t dev = v->device;
     const tsr_tensor **ins = calloc(v->n_inputs + 1, sizeof *ins);
     const tsr_value **vals = calloc(v->n_inputs + 1, sizeof *vals);
     rt_tensor *outs = calloc(v->n_outputs + 1, sizeof *outs);
@@ -80,21 +90,23 @@ static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, 
                            iv->name, v->nodes[0]->name);
             break;
         }
-        if (!readable_by(slot, prov) && iv->constant && !iv->producer && !slot->value &&
-            prov->memory_kind == TSR_MEMORY_DEVICE) {
+        bool host_constant = iv->constant && !iv->producer && !slot->value;
+        if (host_constant && slot->view.memory_kind == TSR_MEMORY_HOST && reads_host_constants(prov)) {
+            /* the provider reads it from host memory itself */
+        } else if (!readable_by(slot, prov, dev) && host_constant && prov->memory_kind == TSR_MEMORY_DEVICE) {
             const rt_tensor *cached = NULL;
-            if ((st = constant_copy((graph_plan *)gp, iv, slot, prov, &cached))) break;
+            if ((st = constant_copy((graph_plan *)gp, iv, slot, prov, dev, &cached))) break;
             slot = cached;
-        } else if (!readable_by(slot, prov)) {
+        } else if (!readable_by(slot, prov, dev)) {
             rt_tensor *m = &mirrors[iv->index];
-            if (!rt_present(m) || !readable_by(m, prov)) {
+            if (!rt_present(m) || !readable_by(m, prov, dev)) {
                 /* A third memory replaces the mirror: rare, and still correct. */
                 rt_tensor_release(m);
                 double t0 = hooks ? exec_now() : 0;
                 char what[256];
                 snprintf(what, sizeof what, "a copy of '%s' for node '%s' on provider '%s'",
                          iv->name, v->nodes[0]->name, prov->name);
-                if ((st = run_budget_copy(m, slot, prov, budget, what))) break;
+                if ((st = run_budget_copy(m, slot, prov, dev, budget, what))) break;
                 if (hooks && hooks->copy_done) hooks->copy_done(hooks->user, gp, pi, iv, slot, m, t0, exec_now());
             }
             slot = m;
@@ -105,7 +117,7 @@ static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, 
     double t_start = 0;
     if (!st) {
         struct tsr_run_context ctx = {v->n_inputs, ins, v->n_outputs, outs, prov, NULL, 0, vals, NULL,
-                                      gp->max_tensor_bytes, budget};
+                                      gp->max_tensor_bytes, budget, dev};
         t_start = hooks ? exec_now() : 0;
         st = prov->plugin->vt->run(pc->compiled, (tsr_run_context *)&ctx);
         run_context_end(&ctx);
@@ -205,7 +217,7 @@ tsr_status *graph_run_hooked(const graph_plan *p, provider_inst *const *provs,
             char what[256];
             snprintf(what, sizeof what, "a copy of graph output '%s'", g->outputs[o]->name);
             st = run_budget_copy(&outputs[o], slot, to_host || !on_device ? NULL : slot->dev_owner,
-                                 budget, what);
+                                 slot->view.device_index, budget, what);
             /* Reading a result back also waits for the device: worth seeing. */
             if (!st && on_device && hooks && hooks->copy_done)
                 hooks->copy_done(hooks->user, p, p->part.n_pieces, g->outputs[o], slot, &outputs[o], t0,

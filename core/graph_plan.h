@@ -13,6 +13,7 @@
 typedef struct const_copy {
     const ir_value *value;
     const provider_inst *prov;
+    int32_t device;
     rt_tensor copy;
 } const_copy;
 

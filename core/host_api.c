@@ -152,8 +152,11 @@ static const tsr_graph *h_attr_graphs_at(const tsr_attr *a, size_t i) {
 }
 
 /* --- claims --------------------------------------------------------------- */
-static tsr_status *h_claim_piece(tsr_claim_sink *sink, const tsr_node *const *nodes, size_t count,
-                                 double cost) {
+static tsr_status *h_claim_piece_on(tsr_claim_sink *sink, const tsr_node *const *nodes, size_t count,
+                                    double cost, int32_t device) {
+    if (device < 0 || (size_t)device >= (sink->n_devices ? sink->n_devices : 1))
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "a claim on device %d; the provider has %zu", (int)device,
+                         sink->n_devices ? sink->n_devices : 1);
     TSR_TRY(claim_check(sink, nodes, count));
     claim_entry *c = realloc(sink->claims, sizeof *c * (sink->n_claims + 1));
     if (!c) return TSR_NO_MEMORY();
@@ -161,9 +164,16 @@ static tsr_status *h_claim_piece(tsr_claim_sink *sink, const tsr_node *const *no
     ir_node **copy = malloc(sizeof *copy * count);
     if (!copy) return TSR_NO_MEMORY();
     for (size_t i = 0; i < count; i++) copy[i] = (ir_node *)N(nodes[i]);
-    c[sink->n_claims++] = (claim_entry){copy, count, cost};
+    c[sink->n_claims++] = (claim_entry){copy, count, cost, device};
     return NULL;
 }
+
+static tsr_status *h_claim_piece(tsr_claim_sink *sink, const tsr_node *const *nodes, size_t count,
+                                 double cost) {
+    return h_claim_piece_on(sink, nodes, count, cost, 0);
+}
+
+static int32_t h_graph_device(const tsr_graph *g) { return g ? G(g)->device : 0; }
 
 static void h_decline_node(tsr_claim_sink *sink, const tsr_node *node, int32_t reason,
                            const char *text) {
@@ -270,7 +280,7 @@ static tsr_status *h_run_alloc_output(tsr_run_context *cx, size_t index, int32_t
                          bytes, (unsigned long long)c->max_tensor_bytes);
     TSR_TRY(run_budget_reserve(c->budget, bytes, index == (size_t)-1 ? "scratch" : "an output"));
     tsr_status *s = device && elem_type != TSR_STRING
-                        ? rt_tensor_alloc_device(slot, c->prov, elem_type, rank, dims)
+                        ? rt_tensor_alloc_device(slot, c->prov, c->device, elem_type, rank, dims)
                         : rt_tensor_alloc_host(slot, elem_type, rank, dims);
     if (s) {
         run_budget_unreserve(c->budget, bytes);
@@ -380,6 +390,8 @@ static const tsr_host_api host_table = {
     .val_clone = h_val_clone,
     .val_free = h_val_free,
     .node_flops = h_node_flops,
+    .claim_piece_on = h_claim_piece_on,
+    .graph_device = h_graph_device,
 };
 
 const tsr_host_api *host_api_table(void) { return &host_table; }

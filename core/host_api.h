@@ -16,6 +16,7 @@ struct tsr_graph {
     ir_value **inputs;
     size_t n_outputs;
     ir_value **outputs;
+    int32_t device; /* a piece's: the provider's device it was claimed on */
 };
 
 const tsr_host_api *host_api_table(void);
@@ -49,6 +50,7 @@ typedef struct claim_entry {
     ir_node **nodes;
     size_t n;
     double cost;
+    int32_t device; /* of the claiming provider */
 } claim_entry;
 
 typedef struct decline_entry {
@@ -67,6 +69,7 @@ struct tsr_claim_sink {
      * first claim, so a handle is checked in O(log n) without reading
      * through it. */
     const struct ir_node **offered_sorted;
+    size_t n_devices; /* the claiming provider's: claim_piece_on checks against it */
 };
 
 void claim_sink_clear(struct tsr_claim_sink *s);
@@ -87,6 +90,7 @@ struct tsr_run_context {
     tsr_value **wrappers;              /* lazily made TENSOR views for run_input_value */
     uint64_t max_tensor_bytes;         /* 0: no limit */
     struct run_budget *budget;         /* the run's "working_bytes"; NULL: not counted */
+    int32_t device;                    /* the piece's device: where outputs go */
 };
 
 /* Frees scratch tensors and value wrappers a run made. */

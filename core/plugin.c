@@ -322,6 +322,20 @@ tsr_status *provider_create(tsr_plugin *plugin, const tsr_provider_config *confi
         p->memory_kind = info.memory_kind;
         p->device_kind = info.kind;
     }
+    /* Pieces on any device share the provider's memory kind. */
+    for (size_t d = 1; d < p->n_devices && d < 1024; d++) {
+        tsr_device_info info;
+        memset(&info, 0, sizeof info);
+        info.struct_size = sizeof info;
+        tsr_status *ds = plugin->vt->device_info(p->state, d, &info);
+        if (!ds && info.memory_kind != p->memory_kind)
+            ds = tsr_error(TSR_ERR_ABI, "device %zu's memory kind differs from device 0's", d);
+        if (ds) {
+            plugin->vt->destroy(p->state);
+            free(p);
+            return tsr_error_wrap(ds, "provider '%s': device %zu", plugin->vt->name, d);
+        }
+    }
     const tsr_provider *vt = plugin->vt;
     if (p->memory_kind == TSR_MEMORY_DEVICE &&
         (!PLUGIN_SLOT(plugin, mem_alloc) || !PLUGIN_SLOT(plugin, mem_free) || !PLUGIN_SLOT(plugin, copy_to_device) ||

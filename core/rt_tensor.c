@@ -77,7 +77,7 @@ tsr_status *rt_tensor_alloc_host(rt_tensor *t, int32_t elem_type, int32_t rank,
     return NULL;
 }
 
-tsr_status *rt_tensor_alloc_device(rt_tensor *t, provider_inst *prov, int32_t elem_type,
+tsr_status *rt_tensor_alloc_device(rt_tensor *t, provider_inst *prov, int32_t device, int32_t elem_type,
                                    int32_t rank, const int64_t *dims) {
     const tsr_plugin *pl = prov->plugin;
     tsr_status *(*mem_alloc)(void *, int32_t, size_t, void **) = PLUGIN_SLOT(pl, mem_alloc);
@@ -93,10 +93,10 @@ tsr_status *rt_tensor_alloc_device(rt_tensor *t, provider_inst *prov, int32_t el
     if (!d) return TSR_NO_MEMORY();
     if (rank) memcpy(d, dims, sizeof(int64_t) * (size_t)rank);
     void *handle = NULL;
-    tsr_status *s = mem_alloc(prov->state, 0, nbytes, &handle);
+    tsr_status *s = mem_alloc(prov->state, device, nbytes, &handle);
     if (s) {
         free(d);
-        return tsr_error_wrap(s, "provider '%s' allocating %zu bytes", prov->name, nbytes);
+        return tsr_error_wrap(s, "provider '%s' allocating %zu bytes on device %d", prov->name, nbytes, (int)device);
     }
     rt_tensor_release(t);
     t->dev_dims = d;
@@ -108,7 +108,7 @@ tsr_status *rt_tensor_alloc_device(rt_tensor *t, provider_inst *prov, int32_t el
     t->view.data = handle;
     t->view.nbytes = nbytes;
     t->view.memory_kind = TSR_MEMORY_DEVICE;
-    t->view.device_index = 0;
+    t->view.device_index = device;
     return NULL;
 }
 
@@ -119,7 +119,7 @@ void rt_tensor_borrow(rt_tensor *t, const tsr_tensor *src) {
     t->borrowed = true;
 }
 
-tsr_status *rt_tensor_copy_to(rt_tensor *dst, const rt_tensor *src, provider_inst *dst_prov) {
+tsr_status *rt_tensor_copy_to(rt_tensor *dst, const rt_tensor *src, provider_inst *dst_prov, int32_t dst_device) {
     if (src->value) {
         if (dst_prov && dst_prov->memory_kind == TSR_MEMORY_DEVICE)
             return tsr_error(TSR_ERR_NOT_SUPPORTED,
@@ -134,7 +134,7 @@ tsr_status *rt_tensor_copy_to(rt_tensor *dst, const rt_tensor *src, provider_ins
     memset(&tmp, 0, sizeof tmp);
     bool to_device = dst_prov && dst_prov->memory_kind == TSR_MEMORY_DEVICE;
     if (to_device) {
-        TSR_TRY(rt_tensor_alloc_device(&tmp, dst_prov, v->elem_type, v->rank, v->dims));
+        TSR_TRY(rt_tensor_alloc_device(&tmp, dst_prov, dst_device, v->elem_type, v->rank, v->dims));
     } else {
         TSR_TRY(rt_tensor_alloc_host(&tmp, v->elem_type, v->rank, v->dims));
     }
@@ -143,7 +143,11 @@ tsr_status *rt_tensor_copy_to(rt_tensor *dst, const rt_tensor *src, provider_ins
         provider_inst *sp = src->dev_owner;
         tsr_status *(*to_host)(void *, int32_t, void *, const void *, size_t) =
             PLUGIN_SLOT(sp->plugin, copy_to_host);
-        if (to_device) {
+        tsr_status *(*between)(void *, int32_t, void *, int32_t, const void *, size_t) =
+            PLUGIN_SLOT(sp->plugin, copy_between_devices);
+        if (to_device && sp == dst_prov && between) {
+            s = between(sp->state, dst_device, tmp.view.data, v->device_index, v->data, v->nbytes);
+        } else if (to_device) {
             /* Device to device through the host: simple, and rare. */
             void *bounce = malloc(v->nbytes ? v->nbytes : 1);
             if (!bounce) s = TSR_NO_MEMORY();
@@ -151,7 +155,7 @@ tsr_status *rt_tensor_copy_to(rt_tensor *dst, const rt_tensor *src, provider_ins
             if (!s) {
                 tsr_status *(*to_dev)(void *, int32_t, void *, const void *, size_t) =
                     PLUGIN_SLOT(dst_prov->plugin, copy_to_device);
-                s = to_dev(dst_prov->state, 0, tmp.view.data, bounce, v->nbytes);
+                s = to_dev(dst_prov->state, dst_device, tmp.view.data, bounce, v->nbytes);
             }
             free(bounce);
         } else {
@@ -160,7 +164,7 @@ tsr_status *rt_tensor_copy_to(rt_tensor *dst, const rt_tensor *src, provider_ins
     } else if (to_device) {
         tsr_status *(*to_dev)(void *, int32_t, void *, const void *, size_t) =
             PLUGIN_SLOT(dst_prov->plugin, copy_to_device);
-        s = to_dev(dst_prov->state, 0, tmp.view.data, v->data, v->nbytes);
+        s = to_dev(dst_prov->state, dst_device, tmp.view.data, v->data, v->nbytes);
     } else if (v->elem_type == TSR_STRING) {
         const tsr_string *strs = v->data;
         for (size_t i = 0; !s && i < v->nbytes / sizeof(tsr_string); i++)

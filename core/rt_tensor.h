@@ -39,8 +39,8 @@ void rt_tensor_release(rt_tensor *t);
 /* Makes `t` own a new host tensor. */
 tsr_status *rt_tensor_alloc_host(rt_tensor *t, int32_t elem_type, int32_t rank,
                                  const int64_t *dims);
-/* Makes `t` own a new tensor in `prov`'s device 0 memory. */
-tsr_status *rt_tensor_alloc_device(rt_tensor *t, provider_inst *prov, int32_t elem_type,
+/* Makes `t` own a new tensor in the memory of `prov`'s device `device`. */
+tsr_status *rt_tensor_alloc_device(rt_tensor *t, provider_inst *prov, int32_t device, int32_t elem_type,
                                    int32_t rank, const int64_t *dims);
 /* Makes `t` a borrowed view of `src` (host memory). */
 void rt_tensor_borrow(rt_tensor *t, const tsr_tensor *src);
@@ -48,7 +48,8 @@ void rt_tensor_borrow(rt_tensor *t, const tsr_tensor *src);
 void rt_tensor_borrow_slot(rt_tensor *t, const rt_tensor *src);
 /* Moves src into dst (dst released first); src is left empty. */
 void rt_tensor_move(rt_tensor *dst, rt_tensor *src);
-/* Copies src into a new tensor in `dst_prov`'s memory (NULL = host). */
-tsr_status *rt_tensor_copy_to(rt_tensor *dst, const rt_tensor *src, provider_inst *dst_prov);
+/* Copies src into a new tensor in the memory of `dst_prov`'s device
+ * `dst_device` (dst_prov NULL: host memory; the device is then ignored). */
+tsr_status *rt_tensor_copy_to(rt_tensor *dst, const rt_tensor *src, provider_inst *dst_prov, int32_t dst_device);
 
 #endif

@@ -55,11 +55,11 @@ uint64_t run_budget_slot_bytes(const rt_tensor *t) {
     return t->value ? value_bytes(t->value) : t->view.nbytes;
 }
 
-tsr_status *run_budget_copy(rt_tensor *dst, const rt_tensor *src, provider_inst *dst_prov,
+tsr_status *run_budget_copy(rt_tensor *dst, const rt_tensor *src, provider_inst *dst_prov, int32_t dst_device,
                             run_budget *b, const char *what) {
     uint64_t bytes = run_budget_slot_bytes(src);
     TSR_TRY(run_budget_reserve(b, bytes, what));
-    tsr_status *st = rt_tensor_copy_to(dst, src, dst_prov);
+    tsr_status *st = rt_tensor_copy_to(dst, src, dst_prov, dst_device);
     if (st) {
         run_budget_unreserve(b, bytes);
         return st;

@@ -35,7 +35,7 @@ tsr_status *run_budget_charge(rt_tensor *t, run_budget *b, uint64_t bytes, const
 /* The bytes a slot owns: its tensor's, or every tensor's in its value. */
 uint64_t run_budget_slot_bytes(const rt_tensor *t);
 /* rt_tensor_copy_to with the copy charged to b first. */
-tsr_status *run_budget_copy(rt_tensor *dst, const rt_tensor *src, provider_inst *dst_prov,
+tsr_status *run_budget_copy(rt_tensor *dst, const rt_tensor *src, provider_inst *dst_prov, int32_t dst_device,
                             run_budget *b, const char *what);
 
 #endif

@@ -63,7 +63,7 @@ static void on_piece(void *user, const graph_plan *p, size_t pi, const rt_tensor
         if (!ro->wanted[w] || rt_present(&ro->got[w])) continue;
         for (size_t k = 0; k < v->n_outputs; k++)
             if (v->outputs[k] == ro->wanted[w])
-                ro->error = run_budget_copy(&ro->got[w], &slots[v->outputs[k]->index], NULL,
+                ro->error = run_budget_copy(&ro->got[w], &slots[v->outputs[k]->index], NULL, 0,
                                             ro->budget, "a copy of an observed value");
     }
     if (!s->profiling) return;
@@ -81,9 +81,9 @@ static void on_piece(void *user, const graph_plan *p, size_t pi, const rt_tensor
     rb_printf(&ev, "%s{\"name\":", s->profile_len ? "," : "");
     rb_json_string(&ev, v->n_nodes == 1 ? ops.p : "piece");
     rb_printf(&ev, ",\"cat\":\"piece\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":1,\"tid\":%zu,"
-              "\"args\":{\"provider\":\"%s\",\"device\":0,\"piece\":%zu,\"nodes\":",
+              "\"args\":{\"provider\":\"%s\",\"device\":%d,\"piece\":%zu,\"nodes\":",
               (t0 - s->profile_epoch) * 1e6, (t1 - t0) * 1e6, p->part.pieces[pi].prov_index,
-              prov->name, pi);
+              prov->name, (int)v->device, pi);
     rb_json_string(&ev, nodes.p);
     rb_printf(&ev, ",\"ops\":");
     rb_json_string(&ev, ops.p);
@@ -118,8 +118,11 @@ static void on_copy(void *user, const graph_plan *p, size_t pi, const ir_value *
               "\"pid\":1,\"tid\":%zu,\"args\":{\"value\":",
               s->profile_len ? "," : "", (t0 - s->profile_epoch) * 1e6, (t1 - t0) * 1e6, s->n_provs);
     rb_json_string(&ev, v->name);
-    rb_printf(&ev, ",\"from\":\"%s\",\"to\":\"%s\",\"bytes\":%zu}}", src, to_name,
-              tensor_bytes(from));
+    rb_printf(&ev, ",\"from\":\"%s\",\"to\":\"%s\",\"bytes\":%zu", src, to_name, tensor_bytes(from));
+    /* the devices, where the memories are a provider's */
+    if (from->dev_owner) rb_printf(&ev, ",\"from_device\":%d", (int)from->view.device_index);
+    if (to->view.memory_kind == TSR_MEMORY_DEVICE) rb_printf(&ev, ",\"to_device\":%d", (int)to->view.device_index);
+    rb_printf(&ev, "}}");
     char *text = rb_finish(&ev);
     if (!text || !prof_add(s, "%s", text)) s->profile_dropped++;
     free(text);

@@ -294,9 +294,9 @@ static tsr_status *claim_round(ir_graph *g, provider_inst *const *provs, size_t 
         for (size_t i = 0; i < g->n_nodes; i++)
             if (!assigned[i] && allowed[i * n_provs + pi]) pending[np++] = g->nodes[i];
         if (np == 0) continue;
-        struct tsr_graph offer = {g, np, pending, g->n_inputs, g->inputs, g->n_outputs, g->outputs};
-        struct tsr_claim_sink sink = {&offer, NULL, 0, NULL, 0, NULL};
+        struct tsr_graph offer = {g, np, pending, g->n_inputs, g->inputs, g->n_outputs, g->outputs, 0};
         const provider_inst *pv = provs[pi];
+        struct tsr_claim_sink sink = {&offer, NULL, 0, NULL, 0, NULL, pv->n_devices};
         s = pv->plugin->vt->claim(pv->state, (const tsr_graph *)&offer, &sink);
         if (s) {
             s = tsr_error_wrap(s, "provider '%s' failed while claiming", pv->name);
@@ -311,7 +311,9 @@ static tsr_status *claim_round(ir_graph *g, provider_inst *const *provs, size_t 
                     ok = false;
             if (!ok) continue;
             for (size_t k = 0; k < ce->n; k++) in_set[ce->nodes[k]->index] = true;
+            size_t first = out->n_pieces;
             s = add_convex_pieces(out, g, readers, ce->nodes, ce->n, in_set, reached, in_r, pi, ce->cost, pv->name);
+            for (size_t k = first; !s && k < out->n_pieces; k++) out->pieces[k].view->device = ce->device;
             for (size_t k = 0; k < ce->n && !s; k++) assigned[ce->nodes[k]->index] = true;
         }
         if (!s) s = partition_keep_declines(out, &sink, pi);

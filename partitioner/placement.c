@@ -166,9 +166,9 @@ static tsr_status *survey(placer *pl, provider_inst *const *provs, const bool *a
         for (size_t i = 0; i < g->n_nodes; i++)
             if (allowed[i * pl->n_provs + p]) pending[np++] = g->nodes[i];
         if (!np) continue;
-        struct tsr_graph offer = {g, np, pending, g->n_inputs, g->inputs, g->n_outputs, g->outputs};
-        struct tsr_claim_sink sink = {&offer, NULL, 0, NULL, 0, NULL};
+        struct tsr_graph offer = {g, np, pending, g->n_inputs, g->inputs, g->n_outputs, g->outputs, 0};
         const provider_inst *pv = provs[p];
+        struct tsr_claim_sink sink = {&offer, NULL, 0, NULL, 0, NULL, pv->n_devices};
         s = pv->plugin->vt->claim(pv->state, (const tsr_graph *)&offer, &sink);
         if (s) s = tsr_error_wrap(s, "provider '%s' failed while claiming", pv->name);
         for (size_t c = 0; c < sink.n_claims && !s; c++) {

@@ -105,8 +105,10 @@ char *partition_text(const partition *p, const ir_graph *g, provider_inst *const
             ol += (size_t)w;
         }
         if (per_prov) per_prov[pc->prov_index] += pc->view->n_nodes;
-        rb_printf(&b, "%-5zu %-12s %5zu  %-40s %s%s\n", i, provs[pc->prov_index]->name,
-                  pc->view->n_nodes, ops, pc->view->nodes[0]->name,
+        char device[32] = "";
+        if (provs[pc->prov_index]->n_devices > 1) snprintf(device, sizeof device, "  (device %d)", (int)pc->view->device);
+        rb_printf(&b, "%-5zu %-12s %5zu  %-40s %s%s%s\n", i, provs[pc->prov_index]->name,
+                  pc->view->n_nodes, ops, pc->view->nodes[0]->name, device,
                   pc->prov_index == p->policy.fallback ? "  (fallback)" : "");
     }
     rb_printf(&b, "total: %zu nodes in %zu pieces", g->n_nodes, p->n_pieces);

@@ -100,6 +100,7 @@ static void json_pieces(report_buf *b, const partition *p, provider_inst *const 
         const struct tsr_graph *v = pc->view;
         rb_printf(b, "%s\n  {\"id\":%zu,\"provider\":", i ? "," : "", i);
         rb_json_string(b, provs[pc->prov_index]->name);
+        rb_printf(b, ",\"device\":%d", (int)v->device);
         /* ops[k] is the op of nodes[k], so the two read side by side. */
         rb_printf(b, ",\"nodes\":[");
         for (size_t k = 0; k < v->n_nodes; k++) {

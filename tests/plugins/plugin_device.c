@@ -4,6 +4,10 @@
  * shapes) and Reshape as one-node pieces, with options
  *   ops=Relu,Add,Reshape   what it claims
  *   cost=SECONDS           the estimate it gives per node (default: none)
+ *   devices=2              two devices: Add runs on device 1, the rest on 0
+ *                          (claim_piece_on); every buffer knows its device,
+ *                          a piece given another device's tensor fails, and
+ *                          copy_between_devices counts itself
  * so tests can steer the placement policies. */
 #include "plugin_common.h"
 
@@ -12,6 +16,7 @@
 
 typedef struct dev_buf {
     uint32_t magic;
+    int32_t device;
     size_t nbytes;
     unsigned char bytes[];
 } dev_buf;
@@ -20,17 +25,23 @@ typedef struct dev_state {
     char ops[MAX_OPS][32];
     size_t n_ops;
     double cost;
+    int32_t devices;
 } dev_state;
+
+/* Copies between devices made by copy_between_devices, over all instances. */
+static size_t between_copies;
 
 static tsr_status *dev_create(const tsr_provider_config *config, void **state) {
     dev_state *s = calloc(1, sizeof *s);
     if (!s) return host->status_new(TSR_ERR_NO_MEMORY, "out of memory");
     const char *ops = "Relu,Add,Reshape";
     s->cost = -1.0;
+    s->devices = 1;
     for (size_t i = 0; i < config->option_count; i++) {
         const char *k = config->option_keys[i], *v = config->option_values[i];
         if (strcmp(k, "ops") == 0) ops = v;
         else if (strcmp(k, "cost") == 0) s->cost = atof(v);
+        else if (strcmp(k, "devices") == 0 && (strcmp(v, "1") == 0 || strcmp(v, "2") == 0)) s->devices = atoi(v);
         else {
             free(s);
             return tp_error(TSR_ERR_INVALID_ARGUMENT, "device test provider has no option '%s'", k);
@@ -45,10 +56,11 @@ static tsr_status *dev_create(const tsr_provider_config *config, void **state) {
     return NULL;
 }
 
+static size_t dev_count(void *state) { return (size_t)((const dev_state *)state)->devices; }
+
 static tsr_status *dev_info(void *state, size_t index, tsr_device_info *info) {
-    (void)state;
-    if (index != 0) return host->status_new(TSR_ERR_INVALID_ARGUMENT, "no such device");
-    info->name = "test device";
+    if (index >= dev_count(state)) return host->status_new(TSR_ERR_INVALID_ARGUMENT, "no such device");
+    info->name = index ? "test device 1" : "test device";
     info->vendor = "Tessera tests";
     if (TSR_HAS_MEMBER(info, tsr_device_info, details)) info->details = "memory of its own";
     info->kind = TSR_DEVICE_ACCELERATOR;
@@ -57,8 +69,19 @@ static tsr_status *dev_info(void *state, size_t index, tsr_device_info *info) {
     return NULL;
 }
 
+/* Add runs on equal shapes only (no broadcasting). */
+static bool same_shapes(const tsr_node *node) {
+    const tsr_value_info *a = host->node_input(node, 0), *b = host->node_input(node, 1);
+    int32_t r = a ? host->value_rank(a) : -1;
+    if (!b || r < 0 || host->value_rank(b) != r) return false;
+    for (int32_t d = 0; d < r; d++)
+        if (host->value_dim(a, d) != host->value_dim(b, d) || host->value_dim(a, d) < 0) return false;
+    return true;
+}
+
 static bool claims(const dev_state *s, const tsr_node *node) {
     if (host->node_domain(node)[0]) return false;
+    if (strcmp(host->node_op_type(node), "Add") == 0 && !same_shapes(node)) return false;
     for (size_t i = 0; i < s->n_ops; i++)
         if (strcmp(s->ops[i], host->node_op_type(node)) == 0) return true;
     return false;
@@ -73,7 +96,9 @@ static tsr_status *dev_claim(void *state, const tsr_graph *graph, tsr_claim_sink
             host->decline_node(sink, node, TSR_DECLINE_OP, "not in the device's ops option");
             continue;
         }
-        tsr_status *st = host->claim_piece(sink, &node, 1, s->cost);
+        int32_t device = s->devices > 1 && strcmp(host->node_op_type(node), "Add") == 0 ? 1 : 0;
+        tsr_status *st = device ? host->claim_piece_on(sink, &node, 1, s->cost, device)
+                                : host->claim_piece(sink, &node, 1, s->cost);
         if (st) return st;
     }
     return NULL;
@@ -84,6 +109,7 @@ typedef struct dev_piece {
     char name[128];
     int in[2];
     int out;
+    int32_t device;
 } dev_piece;
 
 static tsr_status *dev_compile(void *state, const tsr_graph *piece, void **piece_state) {
@@ -99,6 +125,7 @@ static tsr_status *dev_compile(void *state, const tsr_graph *piece, void **piece
     p->in[0] = tp_index(piece, host->node_input(node, 0), false);
     p->in[1] = nin > 1 ? tp_index(piece, host->node_input(node, 1), false) : -1;
     p->out = tp_index(piece, host->node_output(node, 0), true);
+    p->device = host->graph_device(piece);
     *piece_state = p;
     return NULL;
 }
@@ -113,18 +140,30 @@ static tsr_status *dev_run(void *piece_state, tsr_run_context *ctx) {
     const tsr_tensor *a = host->run_input(ctx, (size_t)p->in[0]);
     const tsr_tensor *b = p->in[1] >= 0 ? host->run_input(ctx, (size_t)p->in[1]) : NULL;
     const dev_buf *ab = buf_of(a), *bb = b ? buf_of(b) : NULL;
-    /* The host must have copied everything into this memory first. */
-    if (!ab || (b && !bb) || a->elem_type != TSR_FLOAT)
-        return tp_error(TSR_ERR_RUNTIME, "node '%s': input not in device memory", p->name);
     bool reshape = strcmp(p->op, "Reshape") == 0;
+#ifdef DEVICE_HOST_CONSTANTS
+    /* The promise of TSR_PROVIDER_HOST_CONSTANTS: the constant shape comes
+     * in host memory, as it is; this device reads it there. */
+    const void *shape = reshape && b && b->memory_kind == TSR_MEMORY_HOST ? b->data : NULL;
+    if (reshape && !shape) return tp_error(TSR_ERR_RUNTIME, "node '%s': constant shape not in host memory", p->name);
+    if (reshape) bb = NULL;
+#else
+    const void *shape = bb ? bb->bytes : NULL;
+#endif
+    /* The host must have copied everything else into this device's memory first. */
+    if (!ab || (b && !bb && !shape) || a->elem_type != TSR_FLOAT)
+        return tp_error(TSR_ERR_RUNTIME, "node '%s': input not in device memory", p->name);
+    if (ab->device != p->device || a->device_index != p->device || (bb && bb->device != p->device))
+        return tp_error(TSR_ERR_RUNTIME, "node '%s' on device %d: an input is on another device", p->name,
+                        (int)p->device);
     int32_t rank = a->rank;
     int64_t dims[8];
     if (reshape) {
         /* The new shape, read from device memory like any input. */
-        if (!bb || b->rank != 1 || b->dims[0] > 8 || b->elem_type != TSR_INT64)
+        if (!shape || b->rank != 1 || b->dims[0] > 8 || b->elem_type != TSR_INT64)
             return tp_error(TSR_ERR_NOT_SUPPORTED, "node '%s': shape input", p->name);
         rank = (int32_t)b->dims[0];
-        memcpy(dims, bb->bytes, sizeof(int64_t) * (size_t)rank);
+        memcpy(dims, shape, sizeof(int64_t) * (size_t)rank);
         int64_t known = 1, infer = -1;
         for (int32_t i = 0; i < rank; i++) {
             if (dims[i] == 0) dims[i] = a->dims[i];
@@ -143,8 +182,8 @@ static tsr_status *dev_run(void *piece_state, tsr_run_context *ctx) {
                                            TSR_FLOAT, rank, dims, &out);
     if (s) return s;
     dev_buf *ob = out->data;
-    if (out->memory_kind != TSR_MEMORY_DEVICE || !ob || ob->magic != DEV_MAGIC)
-        return tp_error(TSR_ERR_RUNTIME, "node '%s': output not in device memory", p->name);
+    if (out->memory_kind != TSR_MEMORY_DEVICE || !ob || ob->magic != DEV_MAGIC || ob->device != p->device)
+        return tp_error(TSR_ERR_RUNTIME, "node '%s': output not in its device's memory", p->name);
     const float *x = (const float *)ab->bytes;
     float *z = (float *)ob->bytes;
     size_t n = tp_count(a);
@@ -157,11 +196,11 @@ static tsr_status *dev_run(void *piece_state, tsr_run_context *ctx) {
 }
 
 static tsr_status *dev_alloc(void *state, int32_t device, size_t nbytes, void **handle) {
-    (void)state;
-    (void)device;
+    if (device < 0 || (size_t)device >= dev_count(state)) return host->status_new(TSR_ERR_INVALID_ARGUMENT, "no such device");
     dev_buf *b = malloc(sizeof *b + nbytes + 1);
     if (!b) return host->status_new(TSR_ERR_NO_MEMORY, "device out of memory");
     b->magic = DEV_MAGIC;
+    b->device = device;
     b->nbytes = nbytes;
     *handle = b;
     return NULL;
@@ -169,8 +208,8 @@ static tsr_status *dev_alloc(void *state, int32_t device, size_t nbytes, void **
 
 static void dev_free(void *state, int32_t device, void *handle) {
     (void)state;
-    (void)device;
     dev_buf *b = handle;
+    if (b && b->device != device) abort(); /* a host bug the test must not miss */
     if (b) b->magic = 0;
     free(b);
 }
@@ -178,9 +217,8 @@ static void dev_free(void *state, int32_t device, void *handle) {
 static TP_UNUSED tsr_status *dev_to_device(void *state, int32_t device, void *dst, const void *src,
                                  size_t nbytes) {
     (void)state;
-    (void)device;
     dev_buf *b = dst;
-    if (!b || b->magic != DEV_MAGIC || nbytes > b->nbytes)
+    if (!b || b->magic != DEV_MAGIC || nbytes > b->nbytes || b->device != device)
         return host->status_new(TSR_ERR_RUNTIME, "bad device buffer");
     memcpy(b->bytes, src, nbytes);
     return NULL;
@@ -189,18 +227,35 @@ static TP_UNUSED tsr_status *dev_to_device(void *state, int32_t device, void *ds
 static TP_UNUSED tsr_status *dev_to_host(void *state, int32_t device, void *dst, const void *src,
                                size_t nbytes) {
     (void)state;
-    (void)device;
     const dev_buf *b = src;
-    if (!b || b->magic != DEV_MAGIC || nbytes > b->nbytes)
+    if (!b || b->magic != DEV_MAGIC || nbytes > b->nbytes || b->device != device)
         return host->status_new(TSR_ERR_RUNTIME, "bad device buffer");
     memcpy(dst, b->bytes, nbytes);
     return NULL;
 }
 
+static TP_UNUSED tsr_status *dev_between(void *state, int32_t dst_device, void *dst, int32_t src_device,
+                                         const void *src, size_t nbytes) {
+    (void)state;
+    dev_buf *d = dst;
+    const dev_buf *b = src;
+    if (!d || !b || d->magic != DEV_MAGIC || b->magic != DEV_MAGIC || d->device != dst_device ||
+        b->device != src_device || nbytes > b->nbytes || nbytes > d->nbytes)
+        return host->status_new(TSR_ERR_RUNTIME, "bad device buffer");
+    memcpy(d->bytes, b->bytes, nbytes);
+    between_copies++;
+    return NULL;
+}
+
+/* For tests: copy_between_devices calls so far (exported by name). */
+TSR_EXPORT size_t plugin_device_between_copies(void) { return between_copies; }
+
 static const tsr_provider table = {
     .struct_size = sizeof(tsr_provider),
-#ifdef DEVICE_NO_COPY
+#if defined(DEVICE_NO_COPY)
     .name = "device_no_copy",
+#elif defined(DEVICE_HOST_CONSTANTS)
+    .name = "device_host_consts",
 #else
     .name = "device",
 #endif
@@ -208,7 +263,7 @@ static const tsr_provider table = {
     .version = "0",
     .create = dev_create,
     .destroy = tp_destroy,
-    .device_count = tp_device_count,
+    .device_count = dev_count,
     .device_info = dev_info,
     .claim = dev_claim,
     .compile = dev_compile,
@@ -219,6 +274,10 @@ static const tsr_provider table = {
 #ifndef DEVICE_NO_COPY
     .copy_to_device = dev_to_device,
     .copy_to_host = dev_to_host,
+    .copy_between_devices = dev_between,
+#endif
+#ifdef DEVICE_HOST_CONSTANTS
+    .flags = TSR_PROVIDER_HOST_CONSTANTS,
 #endif
 };
 

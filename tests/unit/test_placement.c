@@ -9,6 +9,7 @@
  */
 #include <CUnit/CUnit.h>
 #include <math.h>
+#include <dlfcn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,7 @@ typedef struct setup {
     const char *ref_decline;  /* NULL: none */
     int32_t policy;
     const char *fallback;
+    const char *device_count; /* NULL: one device */
 } setup;
 
 static tsr_status *open_session(const char *model, const setup *su, tsr_session **s) {
@@ -51,6 +53,7 @@ static tsr_status *open_session(const char *model, const setup *su, tsr_session 
             o, strcmp(su->providers[i], "device") == 0 ? device_path : su->providers[i]);
     if (!st && su->device_ops) st = tsr_session_options_set_provider_option(o, "device", "ops", su->device_ops);
     if (!st && su->device_cost) st = tsr_session_options_set_provider_option(o, "device", "cost", su->device_cost);
+    if (!st && su->device_count) st = tsr_session_options_set_provider_option(o, "device", "devices", su->device_count);
     if (!st && su->ref_decline)
         st = tsr_session_options_set_provider_option(o, "reference", "decline", su->ref_decline);
     if (!st) st = tsr_session_options_set_policy(o, su->policy);
@@ -117,7 +120,7 @@ static bool text_has(const tsr_session *s, const char *needle) {
  * only the Reshapes would stay on the host, between device nodes: four
  * copies for nothing. They follow their neighbours to the device. */
 static void test_cheap_nodes_follow_neighbours(void) {
-    setup su = {{"reference", "device", NULL}, NULL, NULL, "Relu,Add", TSR_POLICY_ORDER, NULL};
+    setup su = {{"reference", "device", NULL}, NULL, NULL, "Relu,Add", TSR_POLICY_ORDER, NULL, NULL};
     tsr_session *s = NULL;
     tsr_status *st = open_session("placement_chain.onnx", &su, &s);
     CU_ASSERT_PTR_NULL_FATAL(st);
@@ -151,8 +154,87 @@ static void test_cheap_nodes_follow_neighbours(void) {
  * second. On a 64x64 chain the two copies (x in, y out) cost more than the
  * reference's whole run, so nothing moves; on 1024x1024 compute dominates
  * and everything goes to the device. */
+/* Two devices of one provider (issue 15): exec_chain's Relus on device 0,
+ * its same-shape Adds on device 1 (plugin_device.c, devices=2; the
+ * broadcasting n1 goes to reference). Every piece reads its
+ * device's tensors (the plugin fails on another device's), constants are
+ * copied to the device that reads them, and tensors cross between the
+ * devices through copy_between_devices. Values worked by hand from
+ * x = [-1,2,-3,4,-5,6], k = [0.5,-1,2]. */
+static void test_two_devices(void) {
+    setup su = {{"device", "reference", NULL}, NULL, NULL, NULL, TSR_POLICY_FIRST, NULL, "2"};
+    tsr_session *s = NULL;
+    tsr_status *st = open_session("exec_chain.onnx", &su, &s);
+    CU_ASSERT_PTR_NULL_FATAL(st);
+    CU_ASSERT_STRING_EQUAL(provider_of(s, "n0"), "device");
+    CU_ASSERT_STRING_EQUAL(provider_of(s, "n1"), "reference"); /* a broadcasting Add */
+    CU_ASSERT_STRING_EQUAL(provider_of(s, "n3"), "device");
+    char *json = NULL;
+    CU_ASSERT_PTR_NULL(tsr_session_assignment_json(s, &json));
+    CU_ASSERT(json && strstr(json, "\"provider\":\"device\",\"device\":1"));
+    free(json);
+    size_t (*between)(void) = NULL;
+    void *dl = dlopen(device_path, RTLD_NOW | RTLD_NOLOAD);
+    if (dl) *(void **)&between = dlsym(dl, "plugin_device_between_copies");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(between);
+    size_t before = between();
+    static const float x[6] = {-1, 2, -3, 4, -5, 6};
+    static const float want_y[6] = {1, 4, 4, 13, 0, 22}, want_c[6] = {0.5f, 1, 2, 4.5f, 0, 8};
+    int64_t dims[2] = {2, 3};
+    tsr_tensor in = {sizeof in, TSR_FLOAT, 2, dims, (void *)x, sizeof x, TSR_MEMORY_HOST, 0};
+    const char *names[] = {"x"};
+    const tsr_tensor *ins[] = {&in};
+    tsr_value *outs[2] = {NULL, NULL};
+    st = tsr_session_run(s, 1, names, ins, 2, NULL, outs);
+    CU_ASSERT_PTR_NULL(st);
+    tsr_status_free(st);
+    tsr_tensor y = {.struct_size = sizeof y}, c = {.struct_size = sizeof c};
+    if (outs[0] && outs[1] && !tsr_value_tensor(outs[0], &y) && !tsr_value_tensor(outs[1], &c)) {
+        for (int i = 0; i < 6; i++) {
+            CU_ASSERT_DOUBLE_EQUAL(((const float *)y.data)[i], want_y[i], 1e-6);
+            CU_ASSERT_DOUBLE_EQUAL(((const float *)c.data)[i], want_c[i], 1e-6);
+        }
+    } else {
+        CU_FAIL("no outputs");
+    }
+    /* a, c and e from device 0 to 1, d from 1 to 0 */
+    CU_ASSERT(between() - before >= 4);
+    tsr_value_free(outs[0]);
+    tsr_value_free(outs[1]);
+    if (dl) dlclose(dl);
+    tsr_session_free(s);
+}
+
+/* TSR_PROVIDER_HOST_CONSTANTS: the Reshapes' constant shapes reach the
+ * device provider in host memory (plugin_device_host_consts fails the run
+ * otherwise) and are never copied; the activations still are. */
+static void test_host_constants(void) {
+    char path[1100];
+    snprintf(path, sizeof path, "%.1000s", device_path);
+    char *slash = strrchr(path, '/');
+    snprintf(slash ? slash + 1 : path, sizeof path - (size_t)(slash ? slash + 1 - path : 0), "plugin_device_host_consts.so");
+    tsr_session_options *o = NULL;
+    tsr_session *s = NULL;
+    tsr_status *st = tsr_session_options_create(&o);
+    if (!st) st = tsr_session_options_add_provider(o, path);
+    if (!st) st = tsr_session_options_add_provider(o, "reference");
+    if (!st) st = tsr_session_options_set_policy(o, TSR_POLICY_FIRST);
+    if (!st) st = tsr_session_options_set_profiling(o, true);
+    if (!st) st = tsr_session_create(o, data_path("placement_chain.onnx"), &s);
+    tsr_session_options_free(o);
+    CU_ASSERT_PTR_NULL_FATAL(st);
+    CU_ASSERT_STRING_EQUAL(provider_of(s, "rs"), "device_host_consts");
+    check_run(s, 64, false);
+    char *json = NULL;
+    CU_ASSERT_PTR_NULL(tsr_session_profile_take(s, &json));
+    CU_ASSERT(json && strstr(json, "\"value\":\"x\"") && !strstr(json, "\"value\":\"flat\"") &&
+              !strstr(json, "\"value\":\"square\""));
+    free(json);
+    tsr_session_free(s);
+}
+
 static void test_cost_counts_copies(void) {
-    setup su = {{"reference", "device", NULL}, NULL, "1e-9", NULL, TSR_POLICY_COST, NULL};
+    setup su = {{"reference", "device", NULL}, NULL, "1e-9", NULL, TSR_POLICY_COST, NULL, NULL};
     tsr_session *s = NULL;
     CU_ASSERT_PTR_NULL_FATAL(open_session("placement_chain.onnx", &su, &s));
     const char *nodes[] = {"r0", "rs", "r1", "rs2", "a0"};
@@ -168,7 +250,7 @@ static void test_cost_counts_copies(void) {
     tsr_session_free(s);
 
     /* A slow device listed first loses every node under cost, none under order. */
-    setup slow = {{"device", "reference", NULL}, NULL, "1", NULL, TSR_POLICY_COST, NULL};
+    setup slow = {{"device", "reference", NULL}, NULL, "1", NULL, TSR_POLICY_COST, NULL, NULL};
     CU_ASSERT_PTR_NULL_FATAL(open_session("placement_big.onnx", &slow, &s));
     for (size_t i = 0; i < 5; i++) CU_ASSERT_STRING_EQUAL(provider_of(s, nodes[i]), "reference");
     tsr_session_free(s);
@@ -184,7 +266,7 @@ static void test_cost_counts_copies(void) {
  * it: the nodes the device claims stay on the device although reference
  * could run them too. */
 static void test_fallback(void) {
-    setup su = {{"device", NULL, NULL}, NULL, NULL, NULL, TSR_POLICY_ORDER, NULL};
+    setup su = {{"device", NULL, NULL}, NULL, NULL, NULL, TSR_POLICY_ORDER, NULL, NULL};
     tsr_session *s = NULL;
     tsr_status *st = open_session("placement_fallback.onnx", &su, &s);
     CU_ASSERT_EQUAL(tsr_status_code(st), TSR_ERR_NOT_SUPPORTED);
@@ -209,7 +291,7 @@ static void test_fallback(void) {
     }
 
     /* Listed first, the fallback still only gets what nobody else claims. */
-    setup first = {{"reference", "device", NULL}, NULL, NULL, NULL, TSR_POLICY_ORDER, "reference"};
+    setup first = {{"reference", "device", NULL}, NULL, NULL, NULL, TSR_POLICY_ORDER, "reference", NULL};
     CU_ASSERT_PTR_NULL_FATAL(open_session("placement_fallback.onnx", &first, &s));
     CU_ASSERT_STRING_EQUAL(provider_of(s, "r0"), "device");
     CU_ASSERT_STRING_EQUAL(provider_of(s, "sg"), "reference");
@@ -230,6 +312,8 @@ void unit_register(void) {
     CU_pSuite s = CU_add_suite("placement", suite_init, NULL);
     CU_add_test(s, "cheap nodes follow their neighbours' memory", test_cheap_nodes_follow_neighbours);
     CU_add_test(s, "cost policy counts copies", test_cost_counts_copies);
+    CU_add_test(s, "two devices of one provider", test_two_devices);
+    CU_add_test(s, "constants stay in host memory when the provider asks", test_host_constants);
     CU_add_test(s, "fallback provider", test_fallback);
     CU_add_test(s, "bad policy value", test_bad_policy);
 }

@@ -29,6 +29,30 @@
  *     host. Those seen in `claim` live until claim returns; those seen in
  *     `compile` live until the piece is released.
  *
+ * Devices: a provider lists its devices (device_count, device_info); every
+ * device of one provider has the same memory_kind. A piece runs on the
+ * device it was claimed on (claim_piece_on; graph_device tells compile),
+ * tensors carry their device in tsr_tensor.device_index, and every memory
+ * call names the device.
+ *
+ * Completion — written now so an asynchronous device needs no ABI 2:
+ *   - `run`, `copy_to_device` and `copy_between_devices` may return before
+ *     the device has finished, once the work is queued. Work queued on one
+ *     device must execute in the order it was queued.
+ *   - `copy_to_host` is the synchronisation point: it returns only when
+ *     the bytes are in host memory, so after all earlier work on that
+ *     device.
+ *   - `copy_between_devices` must order itself after the work that wrote
+ *     its source and before later work on its destination.
+ *   - `mem_free` may come as soon as the host needs a buffer no more, with
+ *     work that reads it still queued: the provider defers the release.
+ *   - `synchronize(device)` (optional) waits for everything queued on the
+ *     device; the host calls it before a tensor in device memory leaves a
+ *     run or a session (none does today: results come back through
+ *     copy_to_host).
+ *   - A synchronous provider (every call complete on return) meets all of
+ *     this trivially and leaves `synchronize` NULL.
+ *
  * Threads — what a provider may assume and must allow:
  *   - The entry runs once per process while the plugin stays loaded, however
  *     many sessions use it (the host keeps one load per file and shares it).
@@ -251,6 +275,19 @@ typedef struct tsr_host_api {
      * with the cost policy can weigh it against other providers and the
      * copies between them. */
     double (*node_flops)(const tsr_node *node);
+
+    /* --- devices (appended in ABI 1; check TSR_HAS_MEMBER(host,
+     * tsr_host_api, claim_piece_on) before use) ------------------------- */
+    /* claim_piece for device `device` (0 .. device_count - 1) of the
+     * provider: the piece compiles and runs there, its outputs are
+     * allocated in that device's memory (mem_alloc receives the index) and
+     * the host copies a tensor between devices where pieces on different
+     * devices meet. claim_piece is claim_piece_on device 0. An index out of
+     * range is refused with TSR_ERR_INVALID_ARGUMENT. */
+    tsr_status *(*claim_piece_on)(tsr_claim_sink *sink, const tsr_node *const *nodes, size_t count,
+                                  double cost_seconds, int32_t device);
+    /* In `compile` (and for the piece's life): the device it was claimed on. */
+    int32_t (*graph_device)(const tsr_graph *piece);
 } tsr_host_api;
 
 /* ------------------------------------------------------------------------ */
@@ -334,7 +371,27 @@ typedef struct tsr_provider {
      * jit:uni"). May return NULL or "" when it has nothing to say. The string
      * is owned by the piece state and valid until its next run or release. */
     const char *(*piece_describe)(void *piece_state);
+
+    /* Optional, appended in ABI 1: copies `nbytes` from a buffer of one of
+     * this provider's devices to a buffer of another, without passing
+     * through host memory. When NULL the host bounces such copies through
+     * a host buffer (copy_to_host, then copy_to_device). */
+    tsr_status *(*copy_between_devices)(void *state, int32_t dst_device, void *dst_handle, int32_t src_device,
+                                        const void *src_handle, size_t nbytes);
+    /* Optional, appended in ABI 1: returns once all work queued on `device`
+     * is complete (see "Completion" above). NULL: the provider is
+     * synchronous. */
+    tsr_status *(*synchronize)(void *state, int32_t device);
+    /* Appended in ABI 1: TSR_PROVIDER_* bits; 0 (or absent) for none. */
+    uint32_t flags;
 } tsr_provider;
+
+/* tsr_provider.flags: constants (initializers, Constant-node outputs) stay
+ * in host memory. A device provider that uploads or reorders its weights
+ * itself at compile time (from value_constant) sets it; the host then hands
+ * its pieces constant inputs as host tensors (memory_kind TSR_MEMORY_HOST)
+ * instead of copying them into device memory. */
+#define TSR_PROVIDER_HOST_CONSTANTS 1u
 
 /* ------------------------------------------------------------------------ */
 /* The entry point.                                                           */

@@ -3,7 +3,8 @@
 # fresh prefix, then, seeing only that prefix through pkg-config (no -I into
 # the source tree), build a vendor plugin and an application, run the
 # application on it, and let the installed CLI discover the plugin in the
-# install tree's provider directory.
+# install tree's provider directory. Then build examples/provider with CMake
+# from the install alone and check it on a model numpy computed.
 # Usage: run_sdk_test.sh BUILD_DIR SDK_SOURCE_DIR LIBDIR [CC] [CMAKE]
 # Exit 77 (skip) when pkg-config or python3-onnx is missing.
 set -euo pipefail
@@ -110,4 +111,67 @@ want = np.maximum(x, 0)
 if y.shape != want.shape or not np.array_equal(y, want):
     sys.exit("y = %s, want %s" % (y.tolist(), want.tolist()))
 PY
-echo "sdk: ok (installed to a temporary prefix, plugin and application built from it)"
+
+# d. examples/provider, the vendor's starting point: configured with CMake
+#    seeing only the installed SDK (PKG_CONFIG_PATH above), installed into
+#    providerdir, then run on a model with its fused pattern, a plain MatMul
+#    and a node it declines, against outputs numpy computed.
+example=$(cd "$src/../../examples/provider" && pwd)
+tessera=$prefix/bin/tessera
+pretend=$providerdir/libtessera_provider_pretend.so
+{ "$cmake" -S "$example" -B "$tmp/example-build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=Release \
+    -DPRETEND_WERROR=ON && "$cmake" --build "$tmp/example-build" && "$cmake" --install "$tmp/example-build"; } \
+  >"$tmp/example.log" 2>&1 || { cat "$tmp/example.log"; fail "building examples/provider against the installed SDK"; }
+[ -f "$pretend" ] || { cat "$tmp/example.log"; fail "examples/provider did not install into $providerdir"; }
+! readelf -d "$pretend" | grep -q 'NEEDED.*libtessera\.so' || fail "the example plugin links libtessera"
+exports=$(nm -D --defined-only "$pretend" | awk '$2 == "T" {print $3}')
+[ "$exports" = tessera_provider_entry ] || fail "the example plugin exports more than its entry: $exports"
+# It is also meant to compile as C99 with -pedantic.
+# shellcheck disable=SC2046
+"$cc" -std=c99 -pedantic -Wall -Wextra -Werror -fsyntax-only $(pkg-config --cflags tessera-provider) \
+  "$example/pretend_device.c" || fail "examples/provider/pretend_device.c is not clean C99"
+
+cases=$tmp/cases
+case=$cases/test_pretend_example
+"$python" "$example/make_example_model.py" "$case" || fail "make_example_model.py"
+"$tessera" partition "$case/model.onnx" -p "$pretend,reference" >"$tmp/partition.txt" 2>&1 ||
+  { cat "$tmp/partition.txt"; fail "tessera partition -p pretend,reference"; }
+# The piece table has one line per piece: number, provider, node count, ops.
+partition_has() {
+  grep -Eq "$1" "$tmp/partition.txt" || { cat "$tmp/partition.txt"; fail "tessera partition: $2"; }
+}
+partition_has '^[0-9]+ +pretend +3 +MatMul,Add,Relu ' "pretend did not take MatMul+Add+Relu as one piece"
+partition_has 'pretend: fused matmul_bias_relu' "the fused piece does not describe its kernel"
+partition_has '^[0-9]+ +pretend +1 +MatMul ' "pretend did not take the plain MatMul"
+partition_has '^[0-9]+ +reference +1 +Sigmoid ' "reference does not run the declined Sigmoid"
+partition_has "pretend +Sigmoid 'gate': " "pretend gave no reason for declining Sigmoid"
+partition_has ' h +pretend -> host' "no copy device -> host before the declined node"
+partition_has ' g +host -> pretend' "no copy host -> device after the declined node"
+# Outputs against numpy's, by path, and by name (found in providerdir) on two chips.
+"$tessera" test "$case" -p "$pretend,reference" -v >"$tmp/test.txt" 2>&1 ||
+  { cat "$tmp/test.txt"; fail "tessera test with the example plugin"; }
+"$tessera" test "$case" -p pretend,reference --provider-option pretend:devices=2 -v >"$tmp/test2.txt" 2>&1 ||
+  { cat "$tmp/test2.txt"; fail "tessera test with the example plugin on two devices"; }
+"$tessera" run "$case/model.onnx" -p "$pretend,reference" --case "$case" >"$tmp/run2.txt" 2>&1 ||
+  { cat "$tmp/run2.txt"; fail "tessera run with the example plugin"; }
+# An unknown option is refused, by name.
+! "$tessera" run "$case/model.onnx" -p "$pretend,reference" --provider-option pretend:colour=blue \
+  >"$tmp/option.txt" 2>&1 || fail "the example plugin accepted an unknown option"
+grep -q "'colour'" "$tmp/option.txt" || { cat "$tmp/option.txt"; fail "the refusal does not name the option"; }
+# The whole-plugin checker, when this build has it: the example case, then a
+# sample of the ONNX node cases of its ops where a suite is at hand.
+if "$tessera" help check-provider >/dev/null 2>&1; then
+  "$tessera" check-provider "$pretend" --cases "$cases" >"$tmp/check.txt" 2>&1 ||
+    { cat "$tmp/check.txt"; fail "tessera check-provider on the example plugin"; }
+  grep -q '^PASS op_conformance' "$tmp/check.txt" || { cat "$tmp/check.txt"; fail "check-provider ran no case"; }
+  for suite in "${TESSERA_ONNX_TESTS:-/nonexistent}/node" "$src/../../../shared/onnx-tests/node" \
+    "$build/tests/conformance/onnx112-suite/node"; do
+    [ -d "$suite" ] || continue
+    "$tessera" check-provider "$pretend" --cases "$suite" --ops Relu,Add,MatMul --max-cases 20 \
+      >"$tmp/check_node.txt" 2>&1 || { cat "$tmp/check_node.txt"; fail "tessera check-provider on $suite"; }
+    break
+  done
+else
+  echo "sdk: note: this build has no tessera check-provider; skipped"
+fi
+echo "sdk: ok (installed to a temporary prefix, plugin, application and examples/provider built from it)"

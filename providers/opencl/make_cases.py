@@ -3,8 +3,10 @@
 opencl_views, where Reshape, Flatten, Squeeze, Unsqueeze and Identity sit
 inside an OpenCL piece (views of their input's buffer) next to ones at a
 piece's edge (a device-side copy); opencl_matmul_bias, MatMul followed by a
-bias Add (folded into the GEMM) in the forms that fold and some that do not.
-Expected outputs come from numpy, not from Tessera. usage: make_cases.py OUTDIR"""
+bias Add (folded into the GEMM) in the forms that fold and some that do not;
+opencl_matmul_epilogues, a MatMul followed by each activation compiled into
+the GEMM kernel as its epilogue (the helpers of elementwise.cl must be in
+that program). Expected outputs come from numpy, not from Tessera. usage: make_cases.py OUTDIR"""
 import os
 import sys
 
@@ -115,6 +117,28 @@ def main():
                 ("y4", m + b31), ("y5", m + b425)]
     write_case(root, "opencl_matmul_bias", graph, [("a", a)],
                [(n, v.astype(np.float32)) for n, v in expected])
+    epilogues(root, rng)
+
+
+def epilogues(root, rng):
+    x = rng.standard_normal((6, 8)).astype(np.float32)
+    acts = [("LeakyRelu", {"alpha": 0.1}, lambda v: np.where(v < 0, 0.1 * v, v)),
+            ("Elu", {"alpha": 0.7}, lambda v: np.where(v < 0, 0.7 * (np.exp(v) - 1), v)),
+            ("Selu", {}, lambda v: 1.0507009873554805 * np.where(v <= 0, 1.6732632423543772 * (np.exp(v) - 1), v)),
+            ("HardSigmoid", {"alpha": 0.25, "beta": 0.4}, lambda v: np.clip(0.25 * v + 0.4, 0, 1)),
+            ("HardSwish", {}, lambda v: v * np.clip(v / 6 + 0.5, 0, 1)),
+            ("Softplus", {}, lambda v: np.log1p(np.exp(v))),
+            ("Sign", {}, np.sign)]
+    nodes, inits, outs, expected = [], [], [], []
+    for i, (op, attrs, fn) in enumerate(acts):
+        w = rng.standard_normal((8, 5)).astype(np.float32)
+        inits.append(numpy_helper.from_array(w, "w%d" % i))
+        nodes += [helper.make_node("MatMul", ["x", "w%d" % i], ["m%d" % i], name="mm%d" % i),
+                  helper.make_node(op, ["m%d" % i], ["y%d" % i], name="act%d" % i, **attrs)]
+        outs.append(info("y%d" % i, TensorProto.FLOAT, [6, 5]))
+        expected.append(("y%d" % i, fn(x.astype(np.float64) @ w.astype(np.float64)).astype(np.float32)))
+    graph = helper.make_graph(nodes, "matmul_epilogues", [info("x", TensorProto.FLOAT, [6, 8])], outs, inits)
+    write_case(root, "opencl_matmul_epilogues", graph, [("x", x)], expected)
 
 
 if __name__ == "__main__":

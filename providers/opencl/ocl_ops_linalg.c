@@ -103,10 +103,12 @@ static tsr_status *epilogue_define(const tsr_node *const *epi, size_t n, char *b
 }
 
 static tsr_status *build_kernels(ocl_lin *l, const char *define) {
-    const char *names[4] = {"gemm", "conv", "gemm_cpu", "conv_cpu"};
+    /* elementwise.cl first: a fused epilogue calls its helpers (ew_leaky,
+     * ew_hardsigmoid, ...) */
+    const char *names[5] = {"elementwise", "gemm", "conv", "gemm_cpu", "conv_cpu"};
     bool cpu = l->st->cpu_kernels && l->st->devices[l->st->active].kind == TSR_DEVICE_CPU;
     cl_program prog;
-    tsr_status *s = ocl_program_get(l->st, define, names, cpu ? 4 : 2, NULL, "", &prog);
+    tsr_status *s = ocl_program_get(l->st, define, names, cpu ? 5 : 3, NULL, "", &prog);
     if (!s) s = ocl_kernel_from(l->st, prog, "gemm_tiled", &l->gemm);
     if (!s) s = ocl_kernel_from(l->st, prog, "gemm_reg", &l->gemm_big);
     if (!s && cpu) s = ocl_kernel_from(l->st, prog, "gemm_cpu_n", &l->gemm_cpu_n);

@@ -40,6 +40,10 @@ fi
 if /usr/bin/python3 "$root/providers/opencl/make_cases.py" "$work/views" 2>/dev/null; then
   "$tessera" test --policy first -p "$plugin,reference" "$work/views" || {
     echo "FAIL: view and bias cases with $plugin,reference"; exit 1; }
+  # every activation fused as a GEMM epilogue: one opencl piece per MatMul,
+  # nothing left to reference (a program that fails to compile falls back)
+  part=$("$tessera" partition "$work/views/opencl_matmul_epilogues/model.onnx" --policy first -p "$plugin,reference")
+  case $part in *"opencl 14, reference 0"*) ;; *) echo "FAIL: epilogues not fused on opencl:"; echo "$part"; exit 1 ;; esac
   c=$work/views/opencl_views d=$c/test_data_set_0
   log=$("$tessera" run "$c/model.onnx" --policy first -p "$plugin,reference" --provider-option opencl:profile=1 \
         -i x="$d/input_0.pb" -i z="$d/input_1.pb" -i w="$d/input_2.pb" -i shape="$d/input_3.pb" \

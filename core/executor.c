@@ -21,6 +21,15 @@ static bool readable_by(const rt_tensor *t, const provider_inst *prov, int32_t d
     return t->view.memory_kind == TSR_MEMORY_HOST;
 }
 
+/* A piece that is one Shape or Size node on a host provider reads its
+ * input's dims only: a tensor in device memory reaches it as a dims-only
+ * view (data NULL, nbytes 0) instead of being copied to the host whole. */
+static bool reads_dims_only(const struct tsr_graph *v, const provider_inst *prov) {
+    if (v->n_nodes != 1 || prov->memory_kind != TSR_MEMORY_HOST) return false;
+    const ir_node *n = v->nodes[0];
+    return (!n->domain || !n->domain[0]) && (strcmp(n->op_type, "Shape") == 0 || strcmp(n->op_type, "Size") == 0);
+}
+
 /* A device provider that reads constants from host memory itself
  * (TSR_PROVIDER_HOST_CONSTANTS) gets them without a copy. */
 static bool reads_host_constants(const provider_inst *prov) {
@@ -72,10 +81,11 @@ static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, 
     provider_inst *prov = provs[pc->prov_index];
     int32_t dev = v->device;
     const tsr_tensor **ins = calloc(v->n_inputs + 1, sizeof *ins);
+    tsr_tensor *dims_views = calloc(v->n_inputs + 1, sizeof *dims_views);
     const tsr_value **vals = calloc(v->n_inputs + 1, sizeof *vals);
     rt_tensor *outs = calloc(v->n_outputs + 1, sizeof *outs);
     tsr_status *st = NULL;
-    if (!ins || !vals || !outs) {
+    if (!ins || !vals || !outs || !dims_views) {
         st = TSR_NO_MEMORY();
         goto done;
     }
@@ -97,6 +107,14 @@ static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, 
             const rt_tensor *cached = NULL;
             if ((st = constant_copy((graph_plan *)gp, iv, slot, prov, dev, &cached))) break;
             slot = cached;
+        } else if (!readable_by(slot, prov, dev) && !slot->value && reads_dims_only(v, prov)) {
+            dims_views[k] = slot->view;
+            dims_views[k].memory_kind = TSR_MEMORY_HOST;
+            dims_views[k].device_index = 0;
+            dims_views[k].data = NULL;
+            dims_views[k].nbytes = 0;
+            ins[k] = &dims_views[k];
+            continue;
         } else if (!readable_by(slot, prov, dev)) {
             rt_tensor *m = &mirrors[iv->index];
             if (!rt_present(m) || !readable_by(m, prov, dev)) {
@@ -152,6 +170,7 @@ done:
     if (outs)
         for (size_t k = 0; k < v->n_outputs; k++) rt_tensor_release(&outs[k]);
     free(ins);
+    free(dims_views);
     free(vals);
     free(outs);
     return st;

@@ -4,7 +4,9 @@ placement_chain.onnx: x[64,64] -> r0 Relu -> rs Reshape[4096] -> r1 Relu ->
   rs2 Reshape[64,64] -> a0 Add(., x) -> y
 placement_fallback.onnx: the same chain followed by sg Sigmoid -> y.
 placement_big.onnx: the chain over x[1024,1024], where compute outweighs
-  the copies."""
+  the copies.
+placement_shape.onnx: x[4,6] -> r0 Relu -> sh Shape -> rs Reshape(t0, .)
+  -> r1 Relu -> y: a Shape on the host reading a tensor in device memory."""
 import os
 import onnx
 from onnx import helper as h, TensorProto as T
@@ -33,6 +35,19 @@ for name, tail, n in (("placement_chain", False, 64), ("placement_fallback", Tru
                       ("placement_big", False, 1024)):
     m = h.make_model(chain(tail, n), opset_imports=[h.make_opsetid("", 17)])
     onnx.save(m, os.path.join(here, name + ".onnx"))
+
+
+def shape_read():
+    g = h.make_graph([h.make_node("Relu", ["x"], ["t0"], name="r0"),
+                      h.make_node("Shape", ["t0"], ["s"], name="sh"),
+                      h.make_node("Reshape", ["t0", "s"], ["t1"], name="rs"),
+                      h.make_node("Relu", ["t1"], ["y"], name="r1")],
+                     "placement_shape", [h.make_tensor_value_info("x", T.FLOAT, [4, 6])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [4, 6])])
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), os.path.join(here, "placement_shape.onnx"))
+
+
+shape_read()
 
 
 def diamond():

@@ -233,6 +233,46 @@ static void test_host_constants(void) {
     tsr_session_free(s);
 }
 
+/* A Shape on the host reading a tensor in device memory gets its dims
+ * without the tensor being copied to the host (issue 16): no copy event for
+ * t0, and y = relu(relu(x)) worked out from x[i] = (i % 7) - 3. */
+static void test_shape_reads_no_data(void) {
+    tsr_session_options *o = NULL;
+    tsr_session *s = NULL;
+    tsr_status *st = tsr_session_options_create(&o);
+    if (!st) st = tsr_session_options_add_provider(o, device_path);
+    if (!st) st = tsr_session_options_add_provider(o, "reference");
+    if (!st) st = tsr_session_options_set_policy(o, TSR_POLICY_FIRST);
+    if (!st) st = tsr_session_options_set_profiling(o, 1);
+    if (!st) st = tsr_session_create(o, data_path("placement_shape.onnx"), &s);
+    tsr_session_options_free(o);
+    CU_ASSERT_PTR_NULL_FATAL(st);
+    CU_ASSERT_STRING_EQUAL(provider_of(s, "sh"), "reference");
+    CU_ASSERT_STRING_EQUAL(provider_of(s, "r0"), "device");
+    float x[24];
+    for (int i = 0; i < 24; i++) x[i] = (float)(i % 7 - 3);
+    int64_t dims[2] = {4, 6};
+    tsr_tensor in = {sizeof in, TSR_FLOAT, 2, dims, x, sizeof x, TSR_MEMORY_HOST, 0};
+    const tsr_tensor *ins[1] = {&in};
+    const char *name = "x";
+    tsr_value *out = NULL;
+    st = tsr_session_run(s, 1, &name, ins, 1, NULL, &out);
+    CU_ASSERT_PTR_NULL(st);
+    tsr_status_free(st);
+    tsr_tensor y = {.struct_size = sizeof y};
+    if (out && !tsr_value_tensor(out, &y) && y.nbytes == sizeof x) {
+        for (int i = 0; i < 24; i++) CU_ASSERT_DOUBLE_EQUAL(((const float *)y.data)[i], x[i] > 0 ? x[i] : 0, 0);
+    } else {
+        CU_FAIL("no output");
+    }
+    tsr_value_free(out);
+    char *json = NULL;
+    CU_ASSERT_PTR_NULL(tsr_session_profile_take(s, &json));
+    CU_ASSERT(json && strstr(json, "\"name\":\"Shape\"") && !strstr(json, "\"value\":\"t0\""));
+    free(json);
+    tsr_session_free(s);
+}
+
 static void test_cost_counts_copies(void) {
     setup su = {{"reference", "device", NULL}, NULL, "1e-9", NULL, TSR_POLICY_COST, NULL, NULL};
     tsr_session *s = NULL;
@@ -314,6 +354,7 @@ void unit_register(void) {
     CU_add_test(s, "cost policy counts copies", test_cost_counts_copies);
     CU_add_test(s, "two devices of one provider", test_two_devices);
     CU_add_test(s, "constants stay in host memory when the provider asks", test_host_constants);
+    CU_add_test(s, "a Shape reads a device tensor's dims without a copy", test_shape_reads_no_data);
     CU_add_test(s, "fallback provider", test_fallback);
     CU_add_test(s, "bad policy value", test_bad_policy);
 }

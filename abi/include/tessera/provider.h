@@ -221,7 +221,10 @@ typedef struct tsr_host_api {
     /* --- running (valid only inside `run`) ------------------------------ */
     size_t (*run_input_count)(const tsr_run_context *ctx);
     /* Input `index` in graph_input order; NULL when an optional input is
-     * omitted. Lives until `run` returns. In the provider's memory. */
+     * omitted. Lives until `run` returns. In the provider's memory — except
+     * for a piece that is one Shape or Size node on a host-memory provider,
+     * which may get a tensor of another memory as its dims alone (data NULL,
+     * nbytes 0): those ops read no element. */
     const tsr_tensor *(*run_input)(const tsr_run_context *ctx, size_t index);
     size_t (*run_output_count)(const tsr_run_context *ctx);
     /* Allocates output `index` (graph_output order) in the piece's memory

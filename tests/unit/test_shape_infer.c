@@ -202,6 +202,78 @@ static const char *infer(tb *t) {
 /* ------------------------------------------------------------------------ */
 /* Tests                                                                     */
 
+/* Recurrent ops (issue 16): shapes by the ONNX definitions, worked by hand. */
+static void test_recurrent(void) {
+    /* LSTM, layout 0, bidirectional, hidden 20: Y [seq, 2, batch, 20] */
+    tb t = tb_new(14);
+    input(&t, "x", TSR_FLOAT, "T,B,10");
+    input(&t, "w", TSR_FLOAT, "2,80,10");
+    input(&t, "r", TSR_FLOAT, "2,80,20");
+    ir_node *n = node(&t, "LSTM", "lstm", "x,w,r", "y,yh,yc");
+    attr_int(n, "hidden_size", 20);
+    attr_str(n, "direction", "bidirectional");
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "y", "T,2,B,20");
+    EXPECT_SHAPE(&t, "yh", "2,B,20");
+    EXPECT_SHAPE(&t, "yc", "2,B,20");
+    EXPECT_ELEM(&t, "y", TSR_FLOAT);
+    tb_free(&t);
+
+    /* GRU, layout 1, hidden from W (3 gates x 16), only Y_h asked for */
+    t = tb_new(14);
+    input(&t, "x", TSR_FLOAT, "4,7,8");
+    input(&t, "w", TSR_FLOAT, "1,48,8");
+    input(&t, "r", TSR_FLOAT, "1,48,16");
+    n = node(&t, "GRU", "gru", "x,w,r", ",h");
+    attr_int(n, "layout", 1);
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "h", "4,1,16");
+    tb_free(&t);
+
+    /* W for one direction under "bidirectional" contradicts it */
+    t = tb_new(14);
+    input(&t, "x", TSR_FLOAT, "5,2,3");
+    input(&t, "w", TSR_FLOAT, "1,4,3");
+    input(&t, "r", TSR_FLOAT, "1,4,4");
+    n = node(&t, "RNN", "rnn", "x,w,r", "y");
+    attr_str(n, "direction", "bidirectional");
+    CU_ASSERT(strstr(infer(&t), "W has 1 directions") != NULL);
+    tb_free(&t);
+}
+
+/* Spatial sampling ops (issue 16). */
+static void test_sampling(void) {
+    tb t = tb_new(16);
+    input(&t, "x", TSR_FLOAT, "N,3,32,32");
+    input(&t, "g", TSR_FLOAT, "N,10,12,2");
+    node(&t, "GridSample", "gs", "x,g", "y");
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "y", "N,3,10,12");
+    tb_free(&t);
+
+    t = tb_new(16);
+    input(&t, "x", TSR_FLOAT, "1,256,50,50");
+    input(&t, "rois", TSR_FLOAT, "R,4");
+    input(&t, "idx", TSR_INT64, "R");
+    ir_node *n = node(&t, "RoiAlign", "ra", "x,rois,idx", "y");
+    attr_int(n, "output_height", 7);
+    attr_int(n, "output_width", 5);
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "y", "R,256,7,5");
+    tb_free(&t);
+
+    /* CenterCropPad of axes 1 and 2 (HWC image) to 224x200 */
+    t = tb_new(18);
+    input(&t, "img", TSR_FLOAT, "1,480,640,3");
+    int64_t hw[2] = {224, 200};
+    const_i64(&t, "shape", 1, 2, hw);
+    n = node(&t, "CenterCropPad", "ccp", "img,shape", "crop");
+    attr_ints(n, "axes", 2, 1, 2);
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "crop", "1,224,200,3");
+    tb_free(&t);
+}
+
 static void test_conv(void) {
     tb t = tb_new(13);
     input(&t, "x", TSR_FLOAT, "1,3,224,224");
@@ -867,6 +939,8 @@ static void test_loop_scan(void) {
 void unit_register(void) {
     CU_pSuite s = CU_add_suite("shape_infer", NULL, NULL);
     CU_add_test(s, "conv", test_conv);
+    CU_add_test(s, "recurrent ops", test_recurrent);
+    CU_add_test(s, "grid sample, roi align, center crop pad", test_sampling);
     CU_add_test(s, "conv_transpose", test_conv_transpose);
     CU_add_test(s, "broadcast", test_broadcast);
     CU_add_test(s, "unary_and_cast", test_unary_and_cast);

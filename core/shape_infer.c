@@ -720,6 +720,27 @@ static tsr_status *sval_node(si_ctx *c, const ir_node *n) {
         }
         return sval_set(c, out, m > 1 || ra > 0 || rb > 0 ? 1 : 0, r, m);
     }
+    if (!strcmp(op, "ReduceProd") || !strcmp(op, "ReduceSum") || !strcmp(op, "ReduceMax") ||
+        !strcmp(op, "ReduceMin")) {
+        /* a whole 1-D shape value reduced (Shape(start=2) -> ReduceProd gives
+         * the flattened size a Reshape then uses): axes absent or [0] */
+        if (!si_in_dims(c, n, 0, a, SI_SVAL_MAX, &na, &ra) || ra != 1 || na == 0) return NULL;
+        int64_t axes[2];
+        size_t n_axes = 0;
+        const int64_t *attr_axes = si_attr_ints(n, "axes", &n_axes);
+        if (attr_axes) {
+            if (n_axes != 1) return NULL;
+            axes[0] = attr_axes[0];
+        } else if (n->n_inputs > 1 && n->inputs[1]) {
+            if (!si_in_ints(c, n, 1, axes, 2, &n_axes, NULL) || n_axes > 1) return NULL;
+        }
+        if (n_axes == 1 && axes[0] != 0 && axes[0] != -1) return NULL;
+        const char *arith = !strcmp(op, "ReduceProd") ? "Mul" : !strcmp(op, "ReduceSum") ? "Add"
+                            : !strcmp(op, "ReduceMax")  ? "Max" : "Min";
+        si_dim acc = a[0];
+        for (size_t k = 1; k < na; k++) acc = sval_arith(arith, acc, a[k]);
+        return sval_set(c, out, si_attr_int(n, "keepdims", 1) ? 1 : 0, &acc, 1);
+    }
     if (!strcmp(op, "ConstantOfShape")) {
         int64_t shp[1];
         size_t k;

@@ -202,6 +202,41 @@ static const char *infer(tb *t) {
 /* ------------------------------------------------------------------------ */
 /* Tests                                                                     */
 
+/* A reduced shape value (issue 16): Shape(start=1) -> ReduceProd gives the
+ * flattened size, Concat with the batch builds [N, 3*16*16] for Reshape. */
+static void test_reduced_shape_value(void) {
+    tb t = tb_new(17);
+    input(&t, "x", TSR_FLOAT, "N,3,16,16");
+    ir_node *n = node(&t, "Shape", "tail", "x", "s");
+    attr_int(n, "start", 1);
+    node(&t, "ReduceProd", "prod", "s", "p");
+    n = node(&t, "Shape", "head", "x", "b");
+    attr_int(n, "end", 1);
+    n = node(&t, "Concat", "cat", "b,p", "shape");
+    attr_int(n, "axis", 0);
+    node(&t, "Reshape", "flat", "x,shape", "y");
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "p", "1");
+    EXPECT_SHAPE(&t, "y", "N,768");
+    tb_free(&t);
+
+    /* ReduceSum with keepdims 0 over axes [0] (an input at opset 13):
+     * 2 + 5 + 7 = 14, the length z [2,7] is reshaped to */
+    t = tb_new(13);
+    input(&t, "x", TSR_FLOAT, "2,5,7");
+    input(&t, "z", TSR_FLOAT, "2,7");
+    node(&t, "Shape", "sh", "x", "s");
+    int64_t zero = 0;
+    const_i64(&t, "axes", 1, 1, &zero);
+    n = node(&t, "ReduceSum", "sum", "s,axes", "total");
+    attr_int(n, "keepdims", 0);
+    node(&t, "Unsqueeze", "u", "total,axes", "one");
+    node(&t, "Reshape", "r", "z,one", "y");
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "y", "14");
+    tb_free(&t);
+}
+
 /* Recurrent ops (issue 16): shapes by the ONNX definitions, worked by hand. */
 static void test_recurrent(void) {
     /* LSTM, layout 0, bidirectional, hidden 20: Y [seq, 2, batch, 20] */
@@ -940,6 +975,7 @@ void unit_register(void) {
     CU_pSuite s = CU_add_suite("shape_infer", NULL, NULL);
     CU_add_test(s, "conv", test_conv);
     CU_add_test(s, "recurrent ops", test_recurrent);
+    CU_add_test(s, "reduced shape values", test_reduced_shape_value);
     CU_add_test(s, "grid sample, roi align, center crop pad", test_sampling);
     CU_add_test(s, "conv_transpose", test_conv_transpose);
     CU_add_test(s, "broadcast", test_broadcast);

@@ -1,7 +1,11 @@
 /* Checks a provider's claim before the host reads a node through it: every
  * handle is one of the offered nodes, found by its address alone (a
- * garbage pointer is never dereferenced), no node is named twice, and the
- * nodes form one connected piece (through the values they pass each other). */
+ * garbage pointer is never dereferenced), and no node is named twice. It
+ * also finds the claim's connected parts (nodes passing values to each
+ * other): a set that is not connected becomes one piece per part. That
+ * happens legitimately: oneDNN's groups from the survey of the whole graph,
+ * offered again without the nodes placement gave to others, may be joined
+ * only through those nodes. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -40,9 +44,9 @@ static size_t root(size_t *parent, size_t i) {
     return i;
 }
 
-/* True when the members (sorted by address) are connected by the values
- * one produces and another reads. */
-static bool connected(const ir_node *const *members, size_t count, size_t *parent) {
+/* Joins the members (sorted by address) that pass values to each other;
+ * returns the number of parts. */
+static size_t join_parts(const ir_node *const *members, size_t count, size_t *parent) {
     for (size_t i = 0; i < count; i++) parent[i] = i;
     size_t groups = count;
     for (size_t i = 0; i < count; i++) {
@@ -58,10 +62,11 @@ static bool connected(const ir_node *const *members, size_t count, size_t *paren
             }
         }
     }
-    return groups == 1;
+    return groups;
 }
 
-tsr_status *claim_check(struct tsr_claim_sink *s, const tsr_node *const *nodes, size_t count) {
+tsr_status *claim_check(struct tsr_claim_sink *s, const tsr_node *const *nodes, size_t count, size_t *part,
+                        size_t *n_parts) {
     if (!count || !nodes) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "empty claim");
     if (count > s->offered->n_nodes)
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "a claim of %zu nodes, but only %zu were offered", count,
@@ -70,20 +75,27 @@ tsr_status *claim_check(struct tsr_claim_sink *s, const tsr_node *const *nodes, 
         if (!claim_offered(s, nodes[i]))
             return tsr_error(TSR_ERR_INVALID_ARGUMENT, "claim entry %zu is not a node that was offered", i);
     const ir_node **members = malloc(sizeof *members * count);
-    size_t *parent = malloc(sizeof *parent * count);
-    tsr_status *st = members && parent ? NULL : TSR_NO_MEMORY();
+    size_t *parent = malloc(sizeof *parent * count), *id = malloc(sizeof *id * count);
+    tsr_status *st = members && parent && id ? NULL : TSR_NO_MEMORY();
     for (size_t i = 0; !st && i < count; i++) members[i] = (const ir_node *)nodes[i];
     if (!st) qsort(members, count, sizeof *members, ptr_cmp);
     for (size_t i = 1; !st && i < count; i++)
         if (members[i] == members[i - 1])
             st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "a claim names node '%s' (%s) twice", members[i]->name,
                            members[i]->op_type);
-    if (!st && !connected(members, count, parent))
-        st = tsr_error(TSR_ERR_INVALID_ARGUMENT,
-                       "a claim of %zu nodes (the first '%s', %s) is not connected: a piece is nodes that pass "
-                       "values to each other; claim unconnected nodes as separate pieces",
-                       count, ((const ir_node *)nodes[0])->name, ((const ir_node *)nodes[0])->op_type);
+    if (!st) {
+        join_parts(members, count, parent);
+        /* number the parts in the order their first node was named */
+        for (size_t i = 0; i < count; i++) id[i] = SIZE_MAX;
+        *n_parts = 0;
+        for (size_t i = 0; i < count; i++) {
+            size_t r = root(parent, (size_t)(find(members, count, nodes[i]) - members));
+            if (id[r] == SIZE_MAX) id[r] = (*n_parts)++;
+            part[i] = id[r];
+        }
+    }
     free(members);
     free(parent);
+    free(id);
     return st;
 }

@@ -157,15 +157,30 @@ static tsr_status *h_claim_piece_on(tsr_claim_sink *sink, const tsr_node *const 
     if (device < 0 || (size_t)device >= (sink->n_devices ? sink->n_devices : 1))
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "a claim on device %d; the provider has %zu", (int)device,
                          sink->n_devices ? sink->n_devices : 1);
-    TSR_TRY(claim_check(sink, nodes, count));
-    claim_entry *c = realloc(sink->claims, sizeof *c * (sink->n_claims + 1));
-    if (!c) return TSR_NO_MEMORY();
-    sink->claims = c;
-    ir_node **copy = malloc(sizeof *copy * count);
-    if (!copy) return TSR_NO_MEMORY();
-    for (size_t i = 0; i < count; i++) copy[i] = (ir_node *)N(nodes[i]);
-    c[sink->n_claims++] = (claim_entry){copy, count, cost, device};
-    return NULL;
+    if (count > sink->offered->n_nodes) /* before sizing anything by it */
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "a claim of %zu nodes, but only %zu were offered", count,
+                         sink->offered->n_nodes);
+    size_t *part = malloc(sizeof *part * (count + 1)), parts = 0;
+    if (!part) return TSR_NO_MEMORY();
+    tsr_status *st = claim_check(sink, nodes, count, part, &parts);
+    /* one piece per connected part, the estimate shared by node count */
+    for (size_t k = 0; !st && k < parts; k++) {
+        size_t m = 0;
+        for (size_t i = 0; i < count; i++) m += part[i] == k;
+        claim_entry *c = realloc(sink->claims, sizeof *c * (sink->n_claims + 1));
+        ir_node **copy = c ? malloc(sizeof *copy * m) : NULL;
+        if (c) sink->claims = c;
+        if (!copy) {
+            st = TSR_NO_MEMORY();
+            break;
+        }
+        for (size_t i = 0, j = 0; i < count; i++)
+            if (part[i] == k) copy[j++] = (ir_node *)N(nodes[i]);
+        double share = cost >= 0 ? cost * (double)m / (double)count : cost;
+        c[sink->n_claims++] = (claim_entry){copy, m, share, device};
+    }
+    free(part);
+    return st;
 }
 
 static tsr_status *h_claim_piece(tsr_claim_sink *sink, const tsr_node *const *nodes, size_t count,

@@ -75,8 +75,11 @@ struct tsr_claim_sink {
 void claim_sink_clear(struct tsr_claim_sink *s);
 /* True when `node` (any pointer) is one of the offered nodes. */
 bool claim_offered(struct tsr_claim_sink *s, const void *node);
-/* NULL when `nodes` may be one piece: offered nodes, none twice, connected. */
-tsr_status *claim_check(struct tsr_claim_sink *s, const tsr_node *const *nodes, size_t count);
+/* NULL when `nodes` may be claimed: offered nodes, none twice. part[i]
+ * (count entries) gets the connected part of nodes[i], numbered from 0 in
+ * the order parts are first named; *n_parts their number. */
+tsr_status *claim_check(struct tsr_claim_sink *s, const tsr_node *const *nodes, size_t count, size_t *part,
+                        size_t *n_parts);
 
 struct tsr_run_context {
     size_t n_inputs;

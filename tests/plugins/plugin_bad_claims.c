@@ -1,8 +1,8 @@
-/* A plugin whose claims break the rules, by its option `mode`: "garbage"
- * names a pointer that is no node, "duplicate" the same node twice,
- * "disconnected" the offered nodes 0 and 4 (not passing values to each
- * other in exec_chain.onnx). The host must refuse each claim with a clear
- * error, and never read through the garbage handle. */
+/* A plugin whose claims are odd, by its option `mode`: "garbage" names a
+ * pointer that is no node and "duplicate" the same node twice (the host must
+ * refuse both with a clear error, never reading through the garbage
+ * handle); "disconnected" claims the offered nodes 0 and 4, which pass no
+ * values to each other in exec_chain.onnx (the host makes two pieces). */
 #include <stdint.h>
 
 #include "plugin_common.h"

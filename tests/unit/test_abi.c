@@ -950,7 +950,35 @@ static void expect_bad_claim(const char *mode, const char *says) {
 
 static void test_claim_garbage_handle(void) { expect_bad_claim("garbage", "entry 1 is not a node that was offered"); }
 static void test_claim_duplicate_node(void) { expect_bad_claim("duplicate", "names node 'n0' (Relu) twice"); }
-static void test_claim_disconnected(void) { expect_bad_claim("disconnected", "is not connected"); }
+/* Nodes 0 and 4 of exec_chain pass no value to each other: the claim
+ * becomes two pieces, both on bad_claims, and the session runs. */
+static void test_claim_disconnected(void) {
+    const char *provs[] = {plugin_path("plugin_bad_claims"), "reference"};
+    tsr_session *s = NULL;
+    tsr_status *st = open_session("exec_chain.onnx", provs, 2, "bad_claims", "mode", "disconnected", &s);
+    CU_ASSERT_PTR_NULL_FATAL(st);
+    size_t piece[2] = {SIZE_MAX, SIZE_MAX};
+    for (size_t i = 0; i < tsr_session_node_count(s); i++) {
+        tsr_node_info info = {.struct_size = sizeof info};
+        CU_ASSERT_PTR_NULL(tsr_session_node_info(s, i, &info));
+        int which = strcmp(info.name, "n0") == 0 ? 0 : strcmp(info.name, "n4") == 0 ? 1 : -1;
+        if (which >= 0) {
+            CU_ASSERT_STRING_EQUAL(info.provider, "bad_claims");
+            piece[which] = info.piece;
+        }
+    }
+    CU_ASSERT(piece[0] != SIZE_MAX && piece[1] != SIZE_MAX && piece[0] != piece[1]);
+    tsr_tensor x = {sizeof x, TSR_FLOAT, 2, DIMS23, (void *)X, sizeof X, TSR_MEMORY_HOST, 0};
+    const char *in_names[] = {"x"};
+    const tsr_tensor *ins[] = {&x};
+    tsr_value *outs[2] = {NULL, NULL};
+    st = tsr_session_run(s, 1, in_names, ins, 2, NULL, outs);
+    CU_ASSERT_PTR_NULL(st);
+    tsr_status_free(st);
+    tsr_value_free(outs[0]);
+    tsr_value_free(outs[1]);
+    tsr_session_free(s);
+}
 
 /* Tables the host refuses at load or instance creation. */
 static void expect_refused(const char *plugin, const char *says1, const char *says2) {
@@ -1229,7 +1257,7 @@ void unit_register(void) {
     CU_add_test(s, "graph_to_onnx: bad arguments", test_to_onnx_bad_args);
     CU_add_test(s, "claims: a garbage node handle is refused unread", test_claim_garbage_handle);
     CU_add_test(s, "claims: a node named twice is refused", test_claim_duplicate_node);
-    CU_add_test(s, "claims: a disconnected set is refused", test_claim_disconnected);
+    CU_add_test(s, "claims: a disconnected set becomes one piece per part", test_claim_disconnected);
     CU_add_test(s, "load: a provider name outside [a-z0-9_] is refused", test_bad_provider_name);
     CU_add_test(s, "load: device memory without copy slots is refused", test_device_without_copies);
     CU_add_test(s, "run: an output of the wrong type is an error", test_output_wrong_type);

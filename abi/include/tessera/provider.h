@@ -208,8 +208,10 @@ typedef struct tsr_host_api {
     const tsr_graph *(*attr_graphs_at)(const tsr_attr *attr, size_t index);
 
     /* --- claims (valid only inside `claim`) ----------------------------- */
-    /* Claims `nodes` as one piece. A set of several nodes must be connected;
-     * the host may split it to keep the graph acyclic and says so.
+    /* Claims `nodes` as one piece. A set whose nodes pass no values to each
+     * other becomes one piece per connected part; the host may also split a
+     * set to keep the graph acyclic, and says so. Handles not offered, or a
+     * node named twice, are refused with TSR_ERR_INVALID_ARGUMENT.
      * cost_seconds: estimated run time, or a negative number when unknown.
      * `nodes` is borrowed. */
     tsr_status *(*claim_piece)(tsr_claim_sink *sink, const tsr_node *const *nodes,

@@ -3,8 +3,10 @@
  *
  * The command is an ordinary client of libtessera.so: it includes only the
  * public header, so everything it does is something an application can do.
- * Module prefixes: cli_ (arguments, options), tio_ (tensor files, generated
- * inputs, summaries), cmp_ (comparing outputs), cmd_ (the subcommands).
+ * Module prefixes: cli_ (arguments, options, device descriptions), tio_
+ * (tensor files, generated inputs, summaries), cmp_ (comparing outputs),
+ * tc_ (ONNX backend test cases), fp_ (jobs in forked children), cmd_ (the
+ * subcommands).
  */
 #ifndef TESSERA_TOOLS_CLI_H
 #define TESSERA_TOOLS_CLI_H
@@ -211,6 +213,111 @@ bool cmp_tensors(const tsr_tensor *got, const tsr_tensor *expected, cmp_toleranc
 bool cmp_values(const tsr_value *got, const tsr_value *expected, cmp_tolerance tol, char *reason,
                 size_t reason_size);
 
+/* --- plugins' devices in words (provider_desc.c) ------------------------- */
+/* "cpu", "gpu", "accelerator", "other"; static. */
+const char *cli_device_kind_name(int32_t kind);
+/* "host", "device" ("unknown" for other numbers); static. */
+const char *cli_memory_kind_name(int32_t kind);
+/* "1.5 GiB"; "unknown" for 0. */
+void cli_format_bytes(char *buf, size_t size, uint64_t bytes);
+/* "device K: NAME" then kind, vendor, memory and details lines, each line
+ * starting with `indent`, as `tessera providers` lists them. */
+void cli_print_device(FILE *f, const char *indent, size_t index, const tsr_device_desc *dev);
+
+/* --- ONNX backend test cases (test_case.c; test, check-provider) ---------- */
+/* A reason line is cut to this many bytes. */
+#define TC_REASON_MAX 2048
+
+typedef enum tc_kind { TC_PASS = 'P', TC_FAIL = 'F', TC_SKIP = 'S' } tc_kind;
+
+typedef struct tc_case {
+    char *name; /* the folder's last component: "test_relu" */
+    char *dir;
+} tc_case;
+
+typedef struct tc_list {
+    tc_case *items;
+    size_t count;
+} tc_list;
+
+/* Whether to keep the case called `name`. */
+typedef bool (*tc_filter)(const char *name, void *user);
+
+/* "a/b", malloc'd (NULL when out of memory). */
+char *tc_join(const char *a, const char *b);
+/* Whether `path` is a directory (following links). */
+bool tc_is_dir(const char *path);
+/* Whether `dir` holds a model.onnx. */
+bool tc_is_case(const char *dir);
+/* Appends the cases `path` names, those `want` keeps (NULL: all): a case
+ * folder, CASE/model.onnx, or a folder of case folders (one level, sorted
+ * by name). Returns 0, CLI_EXIT_USAGE (no such path; message printed as
+ * `cmd`'s) or CLI_EXIT_FAIL. Finding no case is only a note on stderr. */
+int tc_collect(tc_list *l, const char *cmd, const char *path, tc_filter want, void *user);
+void tc_list_free(tc_list *l);
+
+/* One test_data_set_K read for session `s`: inputs by position (names
+ * borrowed from the session) and expected outputs. */
+typedef struct tc_data {
+    size_t nin, nexp;
+    const char **names;
+    tsr_value **inputs, **expected;
+} tc_data;
+
+/* TC_SKIP for data this tool cannot read (a sequence the model declares as
+ * a tensor, ...), TC_FAIL with a reason otherwise; *d is then empty. */
+tc_kind tc_load_data_set(tsr_session *s, const char *dir, tc_data *d, char *reason, size_t size);
+void tc_data_free(tc_data *d);
+/* outputs[k] (every session output, in order) against d's expected ones. */
+tc_kind tc_check_outputs(tsr_session *s, const tc_data *d, tsr_value *const *outputs,
+                         cmp_tolerance tol, char *reason, size_t size);
+/* Runs `s` once on d's inputs and checks the outputs. */
+tc_kind tc_run_data(tsr_session *s, const tc_data *d, cmp_tolerance tol, char *reason,
+                    size_t size);
+/* The case's data set folders, sorted, as a NULL-terminated malloc'd array
+ * (tc_free_names); returns how many, -1 when out of memory. */
+int tc_data_sets(const char *case_dir, char ***names);
+void tc_free_names(char **names);
+/* Every data set of the case in turn on `s`: PASS, or the first that does
+ * not pass (named when there are several). SKIP when there is none. */
+tc_kind tc_run_case(tsr_session *s, const char *case_dir, cmp_tolerance tol, char *reason,
+                    size_t size);
+
+/* --- jobs in forked children (fork_pool.c; test, check-provider) --------- */
+/* The longest message a job hands back. */
+#define FP_MESSAGE_MAX 16384
+/* The kind of a job whose child died, timed out or could not start. */
+#define FP_FAILED 'F'
+
+typedef struct fp_result {
+    char kind;  /* what the job returned, or FP_FAILED when `died` */
+    bool died;  /* crashed, timed out, exited or never started; text says which */
+    char *text; /* the job's message, or why the child failed; borrowed */
+    char *log;  /* the tail of what the child wrote to stdout/stderr, or NULL */
+} fp_result;
+
+typedef struct fp_pool {
+    size_t count;   /* jobs 0..count-1 */
+    size_t jobs;    /* children at once */
+    double timeout; /* seconds per job; 0: none */
+    bool fork;      /* false: run the jobs here, one by one (for a debugger) */
+    /* In the child: does job `index`, writes a message (NUL-terminated, at
+     * most `size` bytes) and returns a kind letter other than 0. */
+    char (*job)(size_t index, void *user, char *msg, size_t size);
+    /* In this process, in job order, as soon as the job and every earlier
+     * one are done; the result lives for the call. */
+    void (*done)(size_t index, const fp_result *result, void *user);
+    void *user;
+} fp_pool;
+
+/* Runs every job. The caller must not have called into the library before
+ * (a forked child inherits no library threads, and so no held lock). */
+void fp_run(const fp_pool *p);
+/* Newlines and tabs to spaces: one result, one line. */
+void fp_one_line(char *s);
+/* Seconds on the monotonic clock the pool's timeouts use. */
+double fp_now(void);
+
 /* --- subcommands --------------------------------------------------------- */
 /* Each gets argv starting at the subcommand's name. */
 int cmd_providers(int argc, char **argv);
@@ -219,5 +326,6 @@ int cmd_test(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_partition(int argc, char **argv);
+int cmd_check_provider(int argc, char **argv);
 
 #endif

@@ -20,28 +20,6 @@ static void help(FILE *f) {
             "Exit status 1 when some plugin failed to load.\n");
 }
 
-static const char *device_kind(int32_t k) {
-    switch (k) {
-    case 0: return "cpu";
-    case 1: return "gpu";
-    case 2: return "accelerator";
-    default: return "other";
-    }
-}
-
-static void format_bytes(char *buf, size_t size, uint64_t b) {
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)b;
-    int u = 0;
-    while (v >= 1024 && u < 4) {
-        v /= 1024;
-        u++;
-    }
-    if (b == 0) snprintf(buf, size, "unknown");
-    else if (u == 0) snprintf(buf, size, "%" PRIu64 " B", b);
-    else snprintf(buf, size, "%.1f %s", v, units[u]);
-}
-
 static const char *or_dash(const char *s) { return s && *s ? s : "-"; }
 
 int cmd_providers(int argc, char **argv) {
@@ -95,12 +73,7 @@ int cmd_providers(int argc, char **argv) {
                 rc = CLI_EXIT_FAIL;
                 continue;
             }
-            char mem[32];
-            format_bytes(mem, sizeof mem, dev.memory_bytes);
-            printf("  device %zu: %s\n    kind: %s\n    vendor: %s\n    memory: %s, %s\n", k,
-                   or_dash(dev.name), device_kind(dev.kind), or_dash(dev.vendor),
-                   dev.memory_kind == TSR_MEMORY_HOST ? "host" : "device", mem);
-            if (dev.details && *dev.details) printf("    details: %s\n", dev.details);
+            cli_print_device(stdout, "  ", k, &dev);
         }
         if (d.device_count == 0) printf("  no devices\n");
     }

@@ -42,6 +42,7 @@ typedef struct json_in {
 
 typedef struct event {
     char cat[32], provider[128], ops[FIELD_MAX];
+    char from[128], to[128]; /* copies: "host" or the provider whose memory */
     char impl[FIELD_MAX]; /* the provider's piece_describe, ';'-separated */
     double dur_us, bytes;
 } event;
@@ -218,6 +219,8 @@ static bool args_member(json_in *in, const char *key, void *user, int depth) {
     if (strcmp(key, "ops") == 0) return read_string(in, e->ops, sizeof e->ops);
     if (strcmp(key, "impl") == 0) return read_string(in, e->impl, sizeof e->impl);
     if (strcmp(key, "bytes") == 0) return read_number_member(in, &e->bytes);
+    if (strcmp(key, "from") == 0) return read_string(in, e->from, sizeof e->from);
+    if (strcmp(key, "to") == 0) return read_string(in, e->to, sizeof e->to);
     return skip_value(in, depth);
 }
 
@@ -356,12 +359,11 @@ static void print_table(FILE *f, const char *title, const char *count_name, tall
     }
 }
 
-bool profile_print_summary(FILE *f, const char *events, size_t runs) {
+/* Calls fn for each event of the array; false (with a message on stderr)
+ * when `events` is not the JSON array the library writes. */
+static bool for_each_event(const char *events, void (*fn)(event *e, void *user), void *user) {
     const char *start = events ? events : "";
     json_in in = {start, false};
-    tally providers = {0}, ops = {0}, copies = {0}, impls = {0};
-    size_t n_pieces = 0, n_copies = 0, cut_lists = 0;
-    double piece_us = 0, copy_us = 0;
     bool ok = expect(&in, '[');
     skip_ws(&in);
     if (ok && *in.p == ']') {
@@ -371,21 +373,11 @@ bool profile_print_summary(FILE *f, const char *events, size_t runs) {
             /* 128 KiB of text fields: empty them rather than clear them all,
              * once per event */
             event e;
-            e.cat[0] = e.provider[0] = e.ops[0] = e.impl[0] = 0;
+            e.cat[0] = e.provider[0] = e.ops[0] = e.impl[0] = e.from[0] = e.to[0] = 0;
             e.dur_us = e.bytes = 0;
             if (!read_object(&in, event_member, &e, 1)) break;
             if (!isfinite(e.dur_us) || e.dur_us < 0) e.dur_us = 0;
-            if (strcmp(e.cat, "copy") == 0) {
-                n_copies++;
-                copy_us += e.dur_us;
-                tally_add(&copies, "copies", 1, e.dur_us, e.bytes, 0);
-            } else if (strcmp(e.cat, "piece") == 0) {
-                n_pieces++;
-                piece_us += e.dur_us;
-                tally_add(&providers, *e.provider ? e.provider : "(unknown)", 1, e.dur_us, 0, 0);
-                add_piece_ops(&ops, &e, &cut_lists);
-                add_piece_impls(&impls, &e);
-            }
+            fn(&e, user);
             skip_ws(&in);
             if (*in.p == ',') {
                 in.p++;
@@ -397,37 +389,85 @@ bool profile_print_summary(FILE *f, const char *events, size_t runs) {
     }
     skip_ws(&in);
     ok = ok && !in.bad && *in.p == 0;
-    if (!ok) {
+    if (!ok)
         fprintf(stderr, "tessera: the profile is not a JSON array of trace events (near byte %zu)\n",
                 (size_t)(in.p - start));
-    } else if (providers.failed || ops.failed || copies.failed || impls.failed) {
+    return ok;
+}
+
+typedef struct summary {
+    tally providers, ops, copies, impls;
+    size_t n_pieces, n_copies, cut_lists;
+    double piece_us, copy_us;
+} summary;
+
+static void add_to_summary(event *e, void *user) {
+    summary *s = user;
+    if (strcmp(e->cat, "copy") == 0) {
+        s->n_copies++;
+        s->copy_us += e->dur_us;
+        tally_add(&s->copies, "copies", 1, e->dur_us, e->bytes, 0);
+    } else if (strcmp(e->cat, "piece") == 0) {
+        s->n_pieces++;
+        s->piece_us += e->dur_us;
+        tally_add(&s->providers, *e->provider ? e->provider : "(unknown)", 1, e->dur_us, 0, 0);
+        add_piece_ops(&s->ops, e, &s->cut_lists);
+        add_piece_impls(&s->impls, e);
+    }
+}
+
+bool profile_print_summary(FILE *f, const char *events, size_t runs) {
+    summary s = {0};
+    bool ok = for_each_event(events, add_to_summary, &s);
+    if (ok && (s.providers.failed || s.ops.failed || s.copies.failed || s.impls.failed)) {
         fprintf(stderr, "tessera: out of memory summarising the profile\n");
         ok = false;
-    } else {
-        double all = piece_us + copy_us;
-        fprintf(f, "profile: %zu piece runs, %zu copies, %.3f ms recorded", n_pieces, n_copies,
-                all / 1e3);
+    } else if (ok) {
+        double all = s.piece_us + s.copy_us;
+        fprintf(f, "profile: %zu piece runs, %zu copies, %.3f ms recorded", s.n_pieces,
+                s.n_copies, all / 1e3);
         if (runs) fprintf(f, " over %zu runs", runs);
         fputc('\n', f);
-        print_table(f, "provider", "pieces", &providers, all, runs, NO_EXTRA);
-        if (n_copies) print_table(f, "copies", "count", &copies, all, runs, BYTES_COLUMN);
-        print_table(f, "op type", "nodes", &ops, all, runs, FUSED_COLUMN);
-        if (impls.count) print_impls(f, &impls, runs);
+        print_table(f, "provider", "pieces", &s.providers, all, runs, NO_EXTRA);
+        if (s.n_copies) print_table(f, "copies", "count", &s.copies, all, runs, BYTES_COLUMN);
+        print_table(f, "op type", "nodes", &s.ops, all, runs, FUSED_COLUMN);
+        if (s.impls.count) print_impls(f, &s.impls, runs);
         bool any_fused = false;
-        for (size_t i = 0; i < ops.count; i++) any_fused = any_fused || ops.rows[i].fused > 0;
+        for (size_t i = 0; i < s.ops.count; i++) any_fused = any_fused || s.ops.rows[i].fused > 0;
         if (any_fused)
             fprintf(f, "(a multi-node piece's time is split evenly among its nodes; run with\n"
                        " every value observed for per-node times of unfused kernels)\n");
-        if (cut_lists)
+        if (s.cut_lists)
             fprintf(f, "(%zu piece events list only their first ops: lists are cut\n"
                        " at %d bytes; their time is split among the ops listed)\n",
-                    cut_lists, LIBRARY_OPS_CUT);
+                    s.cut_lists, LIBRARY_OPS_CUT);
     }
-    tally_free(&providers);
-    tally_free(&ops);
-    tally_free(&copies);
-    tally_free(&impls);
+    tally_free(&s.providers);
+    tally_free(&s.ops);
+    tally_free(&s.copies);
+    tally_free(&s.impls);
     return ok;
+}
+
+typedef struct copy_count {
+    const char *owner;
+    profile_copies *out;
+} copy_count;
+
+static void add_copy(event *e, void *user) {
+    copy_count *c = user;
+    if (strcmp(e->cat, "piece") == 0 && strcmp(e->provider, c->owner) == 0) c->out->pieces++;
+    if (strcmp(e->cat, "copy") != 0) return;
+    if (strcmp(e->to, c->owner) == 0) c->out->to_owner++;
+    else if (strcmp(e->from, c->owner) == 0) c->out->from_owner++;
+    else c->out->other++;
+    if (isfinite(e->bytes) && e->bytes > 0) c->out->bytes += e->bytes;
+}
+
+bool profile_count_copies(const char *events, const char *owner, profile_copies *out) {
+    memset(out, 0, sizeof *out);
+    copy_count c = {owner, out};
+    return for_each_event(events, add_copy, &c);
 }
 
 bool profile_report_session(tsr_session *session, const char *path, FILE *summary, size_t runs) {

@@ -25,6 +25,19 @@ bool profile_write_trace(const char *path, const char *events);
  * the events are not the JSON array the library writes. */
 bool profile_print_summary(FILE *f, const char *events, size_t runs);
 
+/* Pieces of one provider and copies into and out of its memory, from a
+ * profile's events ("from"/"to" of a copy event name the provider whose
+ * memory, or "host"). */
+typedef struct profile_copies {
+    size_t pieces;     /* piece runs of `owner` */
+    size_t to_owner;   /* copies into its memory */
+    size_t from_owner; /* copies out of it */
+    size_t other;      /* copies between other memories */
+    double bytes;      /* all copies' bytes */
+} profile_copies;
+/* False (with a message on stderr) when `events` is not the library's array. */
+bool profile_count_copies(const char *events, const char *owner, profile_copies *out);
+
 /* Both at once for a session created with profiling on: takes its events
  * (so they are not reported twice), writes the trace to `path` (NULL: no
  * file) and prints the summary to `summary` (NULL: none). */

@@ -20,6 +20,7 @@ static const command commands[] = {
     {"test", cmd_test, "run ONNX backend test cases and compare with expected outputs"},
     {"bench", cmd_bench, "measure a model's latency, session creation time and peak memory"},
     {"compare", cmd_compare, "run a model on several provider sets and compare the results"},
+    {"check-provider", cmd_check_provider, "check a provider plugin: load, op conformance, errors, threads, copies"},
 };
 
 static void print_help(FILE *f) {
@@ -28,7 +29,7 @@ static void print_help(FILE *f) {
             "\n"
             "commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-15s %s\n", commands[i].name, commands[i].summary);
     fprintf(f,
             "\n"
             "`tessera COMMAND --help` describes each command.\n"

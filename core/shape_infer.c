@@ -772,7 +772,8 @@ static si_rule find_rule(const ir_node *n) {
                   {si_ops_tensor, &si_ops_tensor_count},
                   {si_ops_reduce, &si_ops_reduce_count},
                   {si_ops_control, &si_ops_control_count},
-                  {si_ops_rnn, &si_ops_rnn_count}};
+                  {si_ops_rnn, &si_ops_rnn_count},
+                  {si_ops_misc, &si_ops_misc_count}};
     if (n->domain && n->domain[0]) return NULL; /* only ai.onnx for now */
     int64_t opset = si_opset(n);
     si_rule best = NULL;

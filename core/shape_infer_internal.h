@@ -58,6 +58,8 @@ extern const si_op si_ops_control[];
 extern const size_t si_ops_control_count;
 extern const si_op si_ops_rnn[];
 extern const size_t si_ops_rnn_count;
+extern const si_op si_ops_misc[];
+extern const size_t si_ops_misc_count;
 
 /* --- dims and shapes ------------------------------------------------------ */
 static inline si_dim si_known(int64_t v) { si_dim d = {v, NULL}; return d; }

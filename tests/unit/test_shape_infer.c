@@ -237,6 +237,60 @@ static void test_reduced_shape_value(void) {
     tb_free(&t);
 }
 
+/* Ops whose outputs follow from attributes and ranks (issue 16). */
+static void test_attribute_shaped(void) {
+    tb t = tb_new(17);
+    int64_t ten = 10;
+    const_i64(&t, "size", 0, 1, &ten);
+    ir_node *n = node(&t, "HannWindow", "hann", "size", "w");
+    attr_int(n, "output_datatype", TSR_DOUBLE);
+    input(&t, "x", TSR_FLOAT, "N,3");
+    node(&t, "DynamicQuantizeLinear", "dq", "x", "q,scale,zp");
+    input(&t, "boxes", TSR_FLOAT, "1,100,4");
+    input(&t, "scores", TSR_FLOAT, "1,5,100");
+    node(&t, "NonMaxSuppression", "nms", "boxes,scores", "sel");
+    input(&t, "u", TSR_FLOAT, "6,4");
+    n = node(&t, "Unique", "uniq", "u", "uy,ui,uinv,ucnt");
+    attr_int(n, "axis", 0);
+    input(&t, "logits", TSR_FLOAT, "2,7");
+    n = node(&t, "Multinomial", "mn", "logits", "draws");
+    attr_int(n, "sample_size", 4);
+    input(&t, "target", TSR_INT64, "2");
+    n = node(&t, "SoftmaxCrossEntropyLoss", "sce", "logits,target", "loss,logp");
+    attr_str(n, "reduction", "none");
+    node(&t, "NegativeLogLikelihoodLoss", "nll", "logits,target", "mean_loss");
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "w", "10");
+    EXPECT_ELEM(&t, "w", TSR_DOUBLE);
+    EXPECT_SHAPE(&t, "q", "N,3");
+    EXPECT_ELEM(&t, "q", TSR_UINT8);
+    EXPECT_SHAPE(&t, "scale", "");
+    EXPECT_ELEM(&t, "zp", TSR_UINT8);
+    EXPECT_SHAPE(&t, "sel", "?,3");
+    EXPECT_ELEM(&t, "sel", TSR_INT64);
+    EXPECT_SHAPE(&t, "uy", "?,4");
+    EXPECT_SHAPE(&t, "uinv", "?");
+    EXPECT_SHAPE(&t, "draws", "2,4");
+    EXPECT_ELEM(&t, "draws", TSR_INT32);
+    EXPECT_SHAPE(&t, "loss", "2");
+    EXPECT_SHAPE(&t, "logp", "2,7");
+    EXPECT_SHAPE(&t, "mean_loss", "");
+    tb_free(&t);
+
+    /* string ops came with opset 20 */
+    t = tb_new(20);
+    input(&t, "s1", TSR_STRING, "2,1");
+    input(&t, "s2", TSR_STRING, "3");
+    node(&t, "StringConcat", "cat", "s1,s2", "joined");
+    node(&t, "RegexFullMatch", "re", "joined", "matched");
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "joined", "2,3");
+    EXPECT_ELEM(&t, "joined", TSR_STRING);
+    EXPECT_SHAPE(&t, "matched", "2,3");
+    EXPECT_ELEM(&t, "matched", TSR_BOOL);
+    tb_free(&t);
+}
+
 /* Recurrent ops (issue 16): shapes by the ONNX definitions, worked by hand. */
 static void test_recurrent(void) {
     /* LSTM, layout 0, bidirectional, hidden 20: Y [seq, 2, batch, 20] */
@@ -975,6 +1029,7 @@ void unit_register(void) {
     CU_pSuite s = CU_add_suite("shape_infer", NULL, NULL);
     CU_add_test(s, "conv", test_conv);
     CU_add_test(s, "recurrent ops", test_recurrent);
+    CU_add_test(s, "attribute-shaped ops", test_attribute_shaped);
     CU_add_test(s, "reduced shape values", test_reduced_shape_value);
     CU_add_test(s, "grid sample, roi align, center crop pad", test_sampling);
     CU_add_test(s, "conv_transpose", test_conv_transpose);

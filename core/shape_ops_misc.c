@@ -1,7 +1,8 @@
-/* Shape and type rules for ops whose outputs are fixed by their attributes
- * or input ranks rather than by arithmetic on shapes: window functions,
- * DynamicQuantizeLinear, NonMaxSuppression, Unique, Multinomial, the
- * losses, RegexFullMatch and StringConcat. What depends on data (how many
+/* Shape and type rules for ops whose outputs are fixed by their attributes,
+ * constant inputs or input ranks: window functions, DFT, STFT,
+ * MelWeightMatrix, MaxUnpool, Col2Im, AffineGrid, DynamicQuantizeLinear,
+ * NonMaxSuppression, Unique, Multinomial, the losses, RegexFullMatch and
+ * StringConcat. What depends on data (how many
  * boxes survive, how many values are unique) stays an unknown dim; the rank
  * and element type are what the next op needs (issue 16). */
 #include "shape_infer_internal.h"
@@ -105,7 +106,133 @@ static tsr_status *rule_string_concat(si_ctx *c, const ir_node *n) {
     return si_set_out_ex(c, n, 0, TSR_STRING, &out, SI_ELEM_CERTAIN);
 }
 
+/* A scalar (or 1-element) integer input, or -1. */
+static int64_t scalar_in(si_ctx *c, const ir_node *n, size_t i) {
+    int64_t v[1];
+    size_t count = 0;
+    return si_has_in(n, i) && si_in_ints(c, n, i, v, 1, &count, NULL) && count == 1 ? v[0] : -1;
+}
+
+/* DFT: the input with its last (real or complex) dim 2, the transformed
+ * axis dft_length long (one-sided: floor(n/2) + 1). The axis is an
+ * attribute (default 1) before opset 20, then input 2 (default -2). */
+static tsr_status *rule_dft(si_ctx *c, const ir_node *n) {
+    si_shape x;
+    si_in_shape(c, n, 0, &x);
+    int32_t elem = si_in_elem(c, n, 0);
+    if (x.rank < 2) return si_set_out(c, n, 0, elem, NULL);
+    int64_t axis = si_opset(n) >= 20 ? (si_has_in(n, 2) ? scalar_in(c, n, 2) : -2) : si_attr_int(n, "axis", 1);
+    int32_t a;
+    if (si_opset(n) >= 20 && si_has_in(n, 2) && axis == -1) return si_set_out(c, n, 0, elem, NULL); /* not constant */
+    if (!si_axis(axis, x.rank, &a) || a == x.rank - 1) return si_err(n, "axis %lld is not a signal axis", (long long)axis);
+    int64_t len = si_has_in(n, 1) ? scalar_in(c, n, 1) : (si_is_known(x.dims[a]) ? x.dims[a].value : -1);
+    bool onesided = si_attr_int(n, "onesided", 0) != 0 && !si_attr_int(n, "inverse", 0);
+    x.dims[a] = len < 0 ? si_unknown() : si_known(onesided ? len / 2 + 1 : len);
+    x.dims[x.rank - 1] = si_known(2);
+    return si_set_out(c, n, 0, elem, &x);
+}
+
+/* STFT: signal [batch, length, 1|2] -> [batch, frames, bins, 2], frames =
+ * (length - frame_length) / frame_step + 1, bins frame_length (one-sided:
+ * floor(frame_length/2) + 1); frame_length from input 3 or the window. */
+static tsr_status *rule_stft(si_ctx *c, const ir_node *n) {
+    si_shape x, w, out;
+    si_in_shape(c, n, 0, &x);
+    si_in_shape(c, n, 2, &w);
+    int64_t step = scalar_in(c, n, 1), flen = si_has_in(n, 3) ? scalar_in(c, n, 3) : -1;
+    if (flen < 0 && w.rank == 1 && si_is_known(w.dims[0])) flen = w.dims[0].value;
+    bool onesided = si_attr_int(n, "onesided", 1) != 0;
+    out.rank = 4;
+    out.dims[0] = x.rank == 3 ? x.dims[0] : si_unknown();
+    out.dims[1] = x.rank == 3 && si_is_known(x.dims[1]) && step > 0 && flen > 0 && x.dims[1].value >= flen
+                      ? si_known((x.dims[1].value - flen) / step + 1)
+                      : si_unknown();
+    out.dims[2] = flen > 0 ? si_known(onesided ? flen / 2 + 1 : flen) : si_unknown();
+    out.dims[3] = si_known(2);
+    return si_set_out(c, n, 0, si_in_elem(c, n, 0), &out);
+}
+
+/* MelWeightMatrix: [floor(dft_length/2) + 1, num_mel_bins]. */
+static tsr_status *rule_mel(si_ctx *c, const ir_node *n) {
+    si_shape out;
+    int64_t bins = scalar_in(c, n, 0), dft = scalar_in(c, n, 1);
+    out.rank = 2;
+    out.dims[0] = dft >= 0 ? si_known(dft / 2 + 1) : si_unknown();
+    out.dims[1] = bins >= 0 ? si_known(bins) : si_unknown();
+    return si_set_out_ex(c, n, 0, (int32_t)si_attr_int(n, "output_datatype", TSR_FLOAT), &out, SI_ELEM_CERTAIN);
+}
+
+/* MaxUnpool: output_shape (input 2) when given, else per spatial dim
+ * (in - 1) * stride - pad_begin - pad_end + kernel. */
+static tsr_status *rule_max_unpool(si_ctx *c, const ir_node *n) {
+    si_shape x;
+    si_in_shape(c, n, 0, &x);
+    int32_t elem = si_in_elem(c, n, 0);
+    int64_t given[IR_MAX_RANK];
+    size_t count = 0;
+    if (si_has_in(n, 2)) {
+        si_shape out;
+        if (!si_in_ints(c, n, 2, given, IR_MAX_RANK, &count, NULL)) return si_set_out(c, n, 0, elem, NULL);
+        out.rank = (int32_t)count;
+        for (size_t i = 0; i < count; i++) out.dims[i] = given[i] >= 0 ? si_known(given[i]) : si_unknown();
+        return si_set_out(c, n, 0, elem, &out);
+    }
+    size_t nk = 0, ns = 0, np = 0;
+    const int64_t *k = si_attr_ints(n, "kernel_shape", &nk), *st = si_attr_ints(n, "strides", &ns),
+                  *pads = si_attr_ints(n, "pads", &np);
+    if (x.rank < 3 || !k || nk != (size_t)(x.rank - 2) || (st && ns != nk) || (pads && np != 2 * nk))
+        return si_set_out(c, n, 0, elem, x.rank >= 0 ? &x : NULL);
+    for (size_t i = 0; i < nk; i++) {
+        si_dim *d = &x.dims[i + 2];
+        if (!si_is_known(*d)) continue;
+        int64_t v = (d->value - 1) * (st ? st[i] : 1) - (pads ? pads[i] + pads[i + nk] : 0) + k[i];
+        *d = v >= 0 ? si_known(v) : si_unknown();
+    }
+    return si_set_out(c, n, 0, elem, &x);
+}
+
+/* Col2Im: [N, C * prod(block_shape), L] -> [N, C, image_shape...]. */
+static tsr_status *rule_col2im(si_ctx *c, const ir_node *n) {
+    si_shape x, out;
+    si_in_shape(c, n, 0, &x);
+    int32_t elem = si_in_elem(c, n, 0);
+    int64_t image[IR_MAX_RANK], block[IR_MAX_RANK];
+    size_t ni = 0, nb = 0;
+    if (!si_in_ints(c, n, 1, image, IR_MAX_RANK - 2, &ni, NULL) || !si_in_ints(c, n, 2, block, IR_MAX_RANK, &nb, NULL) ||
+        ni != nb || ni == 0)
+        return si_set_out(c, n, 0, elem, NULL);
+    int64_t prod = 1;
+    for (size_t i = 0; i < nb; i++) prod = block[i] > 0 && prod <= INT64_MAX / block[i] ? prod * block[i] : -1;
+    out.rank = (int32_t)ni + 2;
+    out.dims[0] = x.rank == 3 ? x.dims[0] : si_unknown();
+    out.dims[1] = x.rank == 3 && si_is_known(x.dims[1]) && prod > 0 ? si_known(x.dims[1].value / prod) : si_unknown();
+    for (size_t i = 0; i < ni; i++) out.dims[i + 2] = image[i] >= 0 ? si_known(image[i]) : si_unknown();
+    return si_set_out(c, n, 0, elem, &out);
+}
+
+/* AffineGrid: size [N, C, H, W] -> [N, H, W, 2]; [N, C, D, H, W] ->
+ * [N, D, H, W, 3]. */
+static tsr_status *rule_affine_grid(si_ctx *c, const ir_node *n) {
+    si_shape out;
+    int32_t elem = si_in_elem(c, n, 0);
+    int64_t size[5];
+    size_t count = 0;
+    if (!si_in_ints(c, n, 1, size, 5, &count, NULL) || (count != 4 && count != 5))
+        return si_set_out(c, n, 0, elem, NULL);
+    out.rank = (int32_t)count;
+    out.dims[0] = si_known(size[0]);
+    for (size_t i = 2; i < count; i++) out.dims[i - 1] = si_known(size[i]);
+    out.dims[count - 1] = si_known((int64_t)count - 2);
+    return si_set_out(c, n, 0, elem, &out);
+}
+
 const si_op si_ops_misc[] = {
+    {"DFT", 17, rule_dft},
+    {"STFT", 17, rule_stft},
+    {"MelWeightMatrix", 17, rule_mel},
+    {"MaxUnpool", 9, rule_max_unpool},
+    {"Col2Im", 18, rule_col2im},
+    {"AffineGrid", 20, rule_affine_grid},
     {"HannWindow", 17, rule_window},
     {"HammingWindow", 17, rule_window},
     {"BlackmanWindow", 17, rule_window},

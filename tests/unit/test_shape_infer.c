@@ -237,6 +237,51 @@ static void test_reduced_shape_value(void) {
     tb_free(&t);
 }
 
+/* Signal and image ops shaped by constant inputs (issue 16). */
+static void test_signal_shapes(void) {
+    tb t = tb_new(17);
+    input(&t, "x", TSR_FLOAT, "2,16,1");
+    ir_node *n = node(&t, "DFT", "dft", "x", "spec");
+    attr_int(n, "onesided", 1);
+    input(&t, "sig", TSR_FLOAT, "1,128,1");
+    int64_t eight = 8, thirty_two = 32, sixty_four = 64;
+    const_i64(&t, "step", 0, 1, &eight);
+    const_i64(&t, "flen", 0, 1, &thirty_two);
+    node(&t, "STFT", "stft", "sig,step,,flen", "frames");
+    const_i64(&t, "bins", 0, 1, &eight);
+    const_i64(&t, "dftlen", 0, 1, &sixty_four);
+    input(&t, "rate", TSR_INT64, "");
+    input(&t, "lo", TSR_FLOAT, "");
+    input(&t, "hi", TSR_FLOAT, "");
+    node(&t, "MelWeightMatrix", "mel", "bins,dftlen,rate,lo,hi", "melw");
+    input(&t, "pooled", TSR_FLOAT, "1,1,2,2");
+    input(&t, "where", TSR_INT64, "1,1,2,2");
+    n = node(&t, "MaxUnpool", "unpool", "pooled,where", "unpooled");
+    attr_ints(n, "kernel_shape", 2, 2, 2);
+    attr_ints(n, "strides", 2, 2, 2);
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "spec", "2,9,2");
+    /* (128 - 32) / 8 + 1 = 13 frames of 32 / 2 + 1 = 17 bins */
+    EXPECT_SHAPE(&t, "frames", "1,13,17,2");
+    EXPECT_SHAPE(&t, "melw", "33,8");
+    EXPECT_SHAPE(&t, "unpooled", "1,1,4,4");
+    tb_free(&t);
+
+    t = tb_new(20);
+    input(&t, "cols", TSR_FLOAT, "1,20,16");
+    int64_t image[2] = {5, 5}, block[2] = {2, 2}, size[4] = {2, 3, 8, 10};
+    const_i64(&t, "image", 1, 2, image);
+    const_i64(&t, "block", 1, 2, block);
+    node(&t, "Col2Im", "c2i", "cols,image,block", "img");
+    input(&t, "theta", TSR_FLOAT, "2,2,3");
+    const_i64(&t, "size", 1, 4, size);
+    node(&t, "AffineGrid", "ag", "theta,size", "grid");
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "img", "1,5,5,5");
+    EXPECT_SHAPE(&t, "grid", "2,8,10,2");
+    tb_free(&t);
+}
+
 /* Ops whose outputs follow from attributes and ranks (issue 16). */
 static void test_attribute_shaped(void) {
     tb t = tb_new(17);
@@ -1030,6 +1075,7 @@ void unit_register(void) {
     CU_add_test(s, "conv", test_conv);
     CU_add_test(s, "recurrent ops", test_recurrent);
     CU_add_test(s, "attribute-shaped ops", test_attribute_shaped);
+    CU_add_test(s, "signal and image ops", test_signal_shapes);
     CU_add_test(s, "reduced shape values", test_reduced_shape_value);
     CU_add_test(s, "grid sample, roi align, center crop pad", test_sampling);
     CU_add_test(s, "conv_transpose", test_conv_transpose);

@@ -1,8 +1,7 @@
 /* Shape and type rules for ops whose outputs are fixed by their attributes,
  * constant inputs or input ranks: window functions, DFT, STFT,
  * MelWeightMatrix, MaxUnpool, Col2Im, AffineGrid, DynamicQuantizeLinear,
- * NonMaxSuppression, Unique, Multinomial, the losses, RegexFullMatch and
- * StringConcat. What depends on data (how many
+ * NonMaxSuppression, Unique, Multinomial, the losses and the string ops. What depends on data (how many
  * boxes survive, how many values are unique) stays an unknown dim; the rank
  * and element type are what the next op needs (issue 16). */
 #include "shape_infer_internal.h"
@@ -226,7 +225,32 @@ static tsr_status *rule_affine_grid(si_ctx *c, const ir_node *n) {
     return si_set_out(c, n, 0, elem, &out);
 }
 
+/* StringNormalizer: [C] or [1, C] strings; stop words may drop some, so
+ * the length along C is unknown. */
+static tsr_status *rule_string_normalizer(si_ctx *c, const ir_node *n) {
+    si_shape x;
+    si_in_shape(c, n, 0, &x);
+    if (x.rank >= 1) x.dims[x.rank - 1] = si_unknown();
+    return si_set_out_ex(c, n, 0, TSR_STRING, x.rank >= 0 ? &x : NULL, SI_ELEM_CERTAIN);
+}
+
+/* StringSplit: Y the input with one more dim of unknown length (the most
+ * pieces in any element), Z the piece counts, int64, shaped as the input. */
+static tsr_status *rule_string_split(si_ctx *c, const ir_node *n) {
+    si_shape x, y;
+    si_in_shape(c, n, 0, &x);
+    if (x.rank >= 0 && x.rank < IR_MAX_RANK) {
+        y = x;
+        y.dims[y.rank++] = si_unknown();
+    }
+    bool ok = x.rank >= 0 && x.rank < IR_MAX_RANK;
+    TSR_TRY(si_set_out_ex(c, n, 0, TSR_STRING, ok ? &y : NULL, SI_ELEM_CERTAIN));
+    return si_set_out_ex(c, n, 1, TSR_INT64, x.rank >= 0 ? &x : NULL, SI_ELEM_CERTAIN);
+}
+
 const si_op si_ops_misc[] = {
+    {"StringNormalizer", 10, rule_string_normalizer},
+    {"StringSplit", 20, rule_string_split},
     {"DFT", 17, rule_dft},
     {"STFT", 17, rule_stft},
     {"MelWeightMatrix", 17, rule_mel},

@@ -328,7 +328,14 @@ static void test_attribute_shaped(void) {
     input(&t, "s2", TSR_STRING, "3");
     node(&t, "StringConcat", "cat", "s1,s2", "joined");
     node(&t, "RegexFullMatch", "re", "joined", "matched");
+    node(&t, "StringSplit", "split", "joined", "parts,counts");
+    input(&t, "words", TSR_STRING, "1,6");
+    node(&t, "StringNormalizer", "norm", "words", "normed");
     EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "parts", "2,3,?");
+    EXPECT_SHAPE(&t, "counts", "2,3");
+    EXPECT_ELEM(&t, "counts", TSR_INT64);
+    EXPECT_SHAPE(&t, "normed", "1,?");
     EXPECT_SHAPE(&t, "joined", "2,3");
     EXPECT_ELEM(&t, "joined", TSR_STRING);
     EXPECT_SHAPE(&t, "matched", "2,3");

@@ -130,6 +130,9 @@ size_t tio_component_count(const tsr_tensor *t);
 
 /* "[2,3,4]" into buf. */
 void tio_format_shape(char *buf, size_t size, int32_t rank, const int64_t *dims);
+/* `run --info` (model_info.c): metadata, opsets, declared inputs and
+ * outputs on stdout; a CLI exit status. */
+int cli_print_model_info(const tsr_session *s);
 /* One element as text (strings quoted and truncated). */
 void tio_format_element(char *buf, size_t size, const tsr_tensor *t, size_t index);
 

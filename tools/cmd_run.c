@@ -24,7 +24,9 @@ static void help(FILE *f) {
             "Runs MODEL once and prints each output's name, type, shape and a summary.\n"
             "\n"
             "  -o, --output-dir DIR   write each output to DIR/NAME.pb ('/' in NAME -> '_')\n"
-            "  --explain              print which provider runs which node, then run\n");
+            "  --explain              print which provider runs which node, then run\n"
+            "  --info                 print the model's metadata (producer, versions, opsets,\n"
+            "                         properties) and declared inputs and outputs; do not run\n");
     cli_print_inputs_help(f);
     cli_print_common_help(f, true);
 }
@@ -34,6 +36,7 @@ typedef struct run_args {
     cli_inputs_args inputs;
     const char *output_dir;
     bool explain;
+    bool info;
     cli_common common;
 } run_args;
 
@@ -58,6 +61,10 @@ static int parse_args(int argc, char **argv, run_args *a) {
         if (bad) return CLI_EXIT_USAGE;
         if (strcmp(arg, "--explain") == 0) {
             a->explain = true;
+            continue;
+        }
+        if (strcmp(arg, "--info") == 0) {
+            a->info = true;
             continue;
         }
         if (arg[0] == '-' && arg[1]) return cli_usage_error("run", "unknown option '%s'", arg);
@@ -127,6 +134,10 @@ int cmd_run(int argc, char **argv) {
         char what[1100];
         snprintf(what, sizeof what, "loading %s", a.inputs.model);
         cli_report_status(what, st);
+        goto done;
+    }
+    if (a.info) {
+        rc = cli_print_model_info(s);
         goto done;
     }
     if (a.explain) {

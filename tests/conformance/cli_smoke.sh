@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The `cli` ctest: the tessera command's contract — exit statuses (0 ok,
 # 1 failure, 2 usage), `providers`, `run` (generated inputs, --dim, -o,
-# -i, --explain) and `test` (PASS, FAIL with a reason, the summary line) —
+# -i, --explain, --info) and `test` (PASS, FAIL with a reason, the summary line) —
 # on a two-node model made here, so it needs no suite data.
 #
 # usage: cli_smoke.sh TESSERA WORKDIR
@@ -71,6 +71,12 @@ grep_out "min .* max .* mean" "run prints a summary"
 grep_out "reference" "--explain prints the assignment"
 [ -s "$work/out_dir/y.pb" ] && [ -s "$work/out_dir/z.pb" ] && echo "ok: -o writes NAME.pb" ||
   { echo "FAIL: -o did not write y.pb and z.pb"; failures=$((failures + 1)); }
+
+expect 0 "run --info" -- "$tessera" run "$model" -p reference --info
+grep_out "^input a: float \[batch,3\]" "--info prints declared inputs with symbolic dims"
+grep_out "^output z: int64 \[batch,3\]" "--info prints declared outputs"
+grep_out "^opset: ai.onnx 13" "--info prints the opsets"
+grep_out "^producer: " "--info prints the producer"
 
 expect 0 "partition" -- "$tessera" partition "$model" -p reference --dim batch=2
 grep_out "^total: .* pieces" "partition prints the pieces"

@@ -152,7 +152,21 @@ def attrs():
     onnx.save(m, os.path.join(HERE, "abi_attrs.onnx"))
 
 
+def metadata():
+    """abi_metadata.onnx: y = Relu(x), x float[batch,3], with every
+    ModelProto field tsr_session_metadata reports set."""
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu0")], "metadata_graph",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 3])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.example", 2)],
+                          ir_version=8, producer_name="tessera-tests", producer_version="1.2",
+                          domain="org.example", model_version=7, doc_string="a Relu")
+    helper.set_model_props(m, {"author": "tests", "license": "MIT"})
+    onnx.save(m, os.path.join(HERE, "abi_metadata.onnx"))
+
+
 if __name__ == "__main__":
+    metadata()
     relu_add()
     dangling()
     mystery()

@@ -1020,6 +1020,42 @@ static void expect_wrong_output(const char *mode, const char *says) {
 static void test_output_wrong_type(void) { expect_wrong_output("type", "element type int64; inference says float"); }
 static void test_output_wrong_shape(void) { expect_wrong_output("shape", "rank 1; inference says 2"); }
 
+/* The model's own description (tsr_session_metadata): every field as
+ * make_abi_models.py wrote it into abi_metadata.onnx. */
+static void test_model_metadata(void) {
+    const char *provs[] = {"reference"};
+    tsr_session *s = NULL;
+    tsr_status *st = open_session("abi_metadata.onnx", provs, 1, NULL, NULL, NULL, &s);
+    CU_ASSERT_PTR_NULL_FATAL(st);
+    tsr_model_metadata m = {.struct_size = sizeof m};
+    CU_ASSERT_PTR_NULL_FATAL(tsr_session_metadata(s, &m));
+    CU_ASSERT_STRING_EQUAL(m.producer_name, "tessera-tests");
+    CU_ASSERT_STRING_EQUAL(m.producer_version, "1.2");
+    CU_ASSERT_STRING_EQUAL(m.domain, "org.example");
+    CU_ASSERT_EQUAL(m.model_version, 7);
+    CU_ASSERT_STRING_EQUAL(m.doc_string, "a Relu");
+    CU_ASSERT_STRING_EQUAL(m.graph_name, "metadata_graph");
+    CU_ASSERT_EQUAL(m.ir_version, 8);
+    CU_ASSERT_EQUAL_FATAL(m.property_count, 2);
+    CU_ASSERT_EQUAL_FATAL(m.opset_count, 2);
+    const char *key, *value, *domain;
+    int64_t version;
+    CU_ASSERT_PTR_NULL(tsr_session_metadata_property(s, 1, &key, &value));
+    CU_ASSERT_STRING_EQUAL(key, "license");
+    CU_ASSERT_STRING_EQUAL(value, "MIT");
+    CU_ASSERT_PTR_NULL(tsr_session_opset(s, 1, &domain, &version));
+    CU_ASSERT_STRING_EQUAL(domain, "com.example");
+    CU_ASSERT_EQUAL(version, 2);
+    st = tsr_session_metadata_property(s, 2, &key, &value);
+    CU_ASSERT_EQUAL(tsr_status_code(st), TSR_ERR_INVALID_ARGUMENT);
+    tsr_status_free(st);
+    tsr_model_metadata old = {.struct_size = 8};
+    st = tsr_session_metadata(s, &old);
+    CU_ASSERT_EQUAL(tsr_status_code(st), TSR_ERR_INVALID_ARGUMENT);
+    tsr_status_free(st);
+    tsr_session_free(s);
+}
+
 /* A six-node piece that fails to compile goes to the next provider whole. */
 static void test_many_node_piece_falls_back(void) {
     const char *provs[] = {plugin_path("plugin_greedy"), "reference"};
@@ -1261,6 +1297,7 @@ void unit_register(void) {
     CU_add_test(s, "load: a provider name outside [a-z0-9_] is refused", test_bad_provider_name);
     CU_add_test(s, "load: device memory without copy slots is refused", test_device_without_copies);
     CU_add_test(s, "run: an output of the wrong type is an error", test_output_wrong_type);
+    CU_add_test(s, "model metadata", test_model_metadata);
     CU_add_test(s, "run: an output of the wrong shape is an error", test_output_wrong_shape);
     CU_add_test(s, "attr_graph view, as ONNX, freed with the model", test_attr_graph_view);
     CU_add_test(s, "graph_to_onnx: the ONNX test corpus round-trips", test_to_onnx_corpus);

@@ -354,6 +354,31 @@ TSR_EXPORT tsr_status *tsr_session_assignment_dot(const tsr_session *session, ch
 TSR_EXPORT tsr_status *tsr_session_options_set_limit(tsr_session_options *options, const char *name,
                                                     int64_t value);
 
+/* --- model metadata (appended in 0.2) ------------------------------------
+ * What the model file says about itself, as ONNX Runtime's ModelMetadata.
+ * Strings are borrowed and live as long as the session; "" when the model
+ * leaves one out. */
+typedef struct tsr_model_metadata {
+    uint32_t struct_size;      /* set by the caller: sizeof(tsr_model_metadata) */
+    const char *producer_name; /* "pytorch", "tf2onnx", ... */
+    const char *producer_version;
+    const char *domain;
+    int64_t model_version;
+    const char *doc_string;
+    const char *graph_name;
+    int64_t ir_version;
+    size_t property_count;     /* metadata_props entries: tsr_session_metadata_property */
+    size_t opset_count;        /* opset imports: tsr_session_opset */
+} tsr_model_metadata;
+TSR_EXPORT tsr_status *tsr_session_metadata(const tsr_session *session, tsr_model_metadata *out);
+/* metadata_props entry `index` (< property_count), in file order; *key and
+ * *value are borrowed. */
+TSR_EXPORT tsr_status *tsr_session_metadata_property(const tsr_session *session, size_t index, const char **key,
+                                                    const char **value);
+/* Opset import `index` (< opset_count): *domain ("" for ai.onnx) borrowed. */
+TSR_EXPORT tsr_status *tsr_session_opset(const tsr_session *session, size_t index, const char **domain,
+                                        int64_t *version);
+
 #ifdef __cplusplus
 }
 #endif

@@ -334,11 +334,19 @@ static void load_doubles(const tsr_tensor *t, size_t n, double *out)
         out[i] = ref_load(t->elem_type, t->data, i);
 }
 
+/* A size worked out in floating point, or -1 when it is no valid size
+ * (negative, NaN, or past int64: a hostile scale made 3e19, found by
+ * fuzzing); converting such a value to int64 is undefined. */
+static int64_t size_of(double v)
+{
+    return v >= 0.0 && v < 9.2e18 ? (int64_t)v : -1;
+}
+
 /* floor(in * scale), with the product taken in float as ONNX Runtime does,
  * so that e.g. 10 * 0.7f gives 7 rather than the 6.99999988 of double. */
 static int64_t scaled_size(int64_t in, double scale)
 {
-    return (int64_t)floorf((float)in * (float)scale);
+    return size_of(floorf((float)in * (float)scale));
 }
 
 /* The pre-opset-11 behaviour shared by Resize-10 and Upsample: asymmetric
@@ -357,6 +365,8 @@ static tsr_status *resize_legacy(ref_ctx *c, const tsr_tensor *X, const double *
         if (!(scales[d] > 0))
             return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "scales must be positive");
         od[d] = scaled_size(X->dims[d], scales[d]);
+        if (od[d] < 0)
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "scale %g makes dimension %d too large", scales[d], (int)d);
     }
     return resample(c, &p, X, od, scales, NULL);
 }
@@ -509,6 +519,9 @@ tsr_status *ref_nn_resize(ref_ctx *c)
                 return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "scales must be positive");
             scales[axes[i]] = s;
             od[axes[i]] = scaled_size(X->dims[axes[i]], s);
+            if (od[axes[i]] < 0)
+                return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "scale %g makes axis %lld too large", s,
+                               (long long)axes[i]);
         }
     } else {
         if (ref_numel(Z) != naxes)
@@ -536,7 +549,10 @@ tsr_status *ref_nn_resize(ref_ctx *c)
             }
             for (size_t i = 0; i < naxes; i++) {
                 scales[axes[i]] = s;
-                od[axes[i]] = (int64_t)(s * (double)X->dims[axes[i]] + 0.5);
+                od[axes[i]] = size_of(s * (double)X->dims[axes[i]] + 0.5);
+                if (od[axes[i]] < 0)
+                    return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "the kept aspect ratio makes axis %lld too large",
+                                   (long long)axes[i]);
             }
         }
     }

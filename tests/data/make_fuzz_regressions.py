@@ -95,6 +95,17 @@ def resize_huge_scale():
          [f32("x", [1, 1, 2, 2])], [f32("y", None)], [sc], opset=17)
 
 
+def resize_runtime_huge_scale():
+    """Resize by a scale of 4.6e18 that only exists at run time (CastLike of
+    a Constant, as an expanded HardSigmoid mutated into it): the reference
+    kernel converted floor(2 * 4.6e18) to int64 out of range (UBSan)."""
+    save("resize_runtime_huge_scale",
+         [helper.make_node("Constant", [], ["c"], value_floats=[4.611686018427388e18]),
+          helper.make_node("CastLike", ["c", "x"], ["s"]),
+          helper.make_node("Resize", ["x", "s", "s"], ["y"])],
+         [f32("x", [2])], [f32("y", None)], opset=16)
+
+
 def slice_min_step():
     """Slice with step INT64_MIN: the shape rule negated it (overflow)."""
     save("slice_min_step", [helper.make_node("Slice", ["x", "s", "e", "a", "st"], ["y"])],
@@ -197,6 +208,7 @@ def main():
     conv_huge_pad()
     range_huge()
     resize_huge_scale()
+    resize_runtime_huge_scale()
     slice_min_step()
     slice_backward_before_start()
     eyelike_min_k()

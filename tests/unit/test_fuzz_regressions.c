@@ -25,6 +25,7 @@ static const fuzz_case CASES[] = {
     {"conv_huge_pad.onnx", NULL},
     {"range_huge.onnx", "Range of 9.22337e+18 elements"},
     {"resize_huge_scale.onnx", "makes axis 2 longer than 2^56"},
+    {"resize_runtime_huge_scale.onnx", "scale 4.61169e+18 makes axis 0 too large"},
     {"slice_min_step.onnx", NULL},
     {"slice_backward_before_start.onnx", NULL},
     {"eyelike_min_k.onnx", NULL},

@@ -248,7 +248,17 @@ static tsr_status *rule_string_split(si_ctx *c, const ir_node *n) {
     return si_set_out_ex(c, n, 1, TSR_INT64, x.rank >= 0 ? &x : NULL, SI_ELEM_CERTAIN);
 }
 
+/* Det: [..., M, M] -> [...]. */
+static tsr_status *rule_det(si_ctx *c, const ir_node *n) {
+    si_shape x;
+    si_in_shape(c, n, 0, &x);
+    if (x.rank >= 0 && x.rank < 2) return si_err(n, "input has rank %d, below 2", (int)x.rank);
+    if (x.rank >= 2) x.rank -= 2;
+    return si_set_out(c, n, 0, si_in_elem(c, n, 0), x.rank >= 0 ? &x : NULL);
+}
+
 const si_op si_ops_misc[] = {
+    {"Det", 11, rule_det},
     {"StringNormalizer", 10, rule_string_normalizer},
     {"StringSplit", 20, rule_string_split},
     {"DFT", 17, rule_dft},

@@ -322,6 +322,13 @@ static void test_attribute_shaped(void) {
     EXPECT_SHAPE(&t, "mean_loss", "");
     tb_free(&t);
 
+    t = tb_new(13);
+    input(&t, "m", TSR_FLOAT, "B,4,3,3");
+    node(&t, "Det", "det", "m", "d");
+    EXPECT_OK(&t);
+    EXPECT_SHAPE(&t, "d", "B,4");
+    tb_free(&t);
+
     /* string ops came with opset 20 */
     t = tb_new(20);
     input(&t, "s1", TSR_STRING, "2,1");

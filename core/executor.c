@@ -81,11 +81,12 @@ static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, 
     provider_inst *prov = provs[pc->prov_index];
     int32_t dev = v->device;
     const tsr_tensor **ins = calloc(v->n_inputs + 1, sizeof *ins);
-    tsr_tensor *dims_views = calloc(v->n_inputs + 1, sizeof *dims_views);
+    bool dims_only = reads_dims_only(v, prov);
+    tsr_tensor *dims_views = dims_only ? calloc(v->n_inputs + 1, sizeof *dims_views) : NULL;
     const tsr_value **vals = calloc(v->n_inputs + 1, sizeof *vals);
     rt_tensor *outs = calloc(v->n_outputs + 1, sizeof *outs);
     tsr_status *st = NULL;
-    if (!ins || !vals || !outs || !dims_views) {
+    if (!ins || !vals || !outs || (dims_only && !dims_views)) {
         st = TSR_NO_MEMORY();
         goto done;
     }
@@ -107,7 +108,7 @@ static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, 
             const rt_tensor *cached = NULL;
             if ((st = constant_copy((graph_plan *)gp, iv, slot, prov, dev, &cached))) break;
             slot = cached;
-        } else if (!readable_by(slot, prov, dev) && !slot->value && reads_dims_only(v, prov)) {
+        } else if (dims_only && !readable_by(slot, prov, dev) && !slot->value) {
             dims_views[k] = slot->view;
             dims_views[k].memory_kind = TSR_MEMORY_HOST;
             dims_views[k].device_index = 0;

@@ -1,7 +1,8 @@
 /* A plugin whose claims are odd, by its option `mode`: "garbage" names a
  * pointer that is no node and "duplicate" the same node twice (the host must
  * refuse both with a clear error, never reading through the garbage
- * handle); "disconnected" claims the offered nodes 0 and 4, which pass no
+ * handle), "device" claims node 0 on device 5 of its one device (refused
+ * too); "disconnected" claims the offered nodes 0 and 4, which pass no
  * values to each other in exec_chain.onnx (the host makes two pieces). */
 #include <stdint.h>
 
@@ -14,7 +15,7 @@ typedef struct bad_state {
 static tsr_status *create(const tsr_provider_config *config, void **state) {
     if (config->option_count != 1 || strcmp(config->option_keys[0], "mode") != 0 ||
         strlen(config->option_values[0]) >= sizeof((bad_state *)0)->mode)
-        return tp_error(TSR_ERR_INVALID_ARGUMENT, "bad_claims needs mode=garbage|duplicate|disconnected");
+        return tp_error(TSR_ERR_INVALID_ARGUMENT, "bad_claims needs mode=garbage|duplicate|device|disconnected");
     bad_state *s = calloc(1, sizeof *s);
     if (!s) return host->status_new(TSR_ERR_NO_MEMORY, "out of memory");
     strcpy(s->mode, config->option_values[0]);
@@ -28,6 +29,7 @@ static tsr_status *claim(void *state, const tsr_graph *graph, tsr_claim_sink *si
     const tsr_node *nodes[2] = {host->graph_node(graph, 0), host->graph_node(graph, 4)};
     if (strcmp(s->mode, "garbage") == 0) nodes[1] = (const tsr_node *)(uintptr_t)0x1000;
     else if (strcmp(s->mode, "duplicate") == 0) nodes[1] = nodes[0];
+    else if (strcmp(s->mode, "device") == 0) return host->claim_piece_on(sink, nodes, 1, 1.0, 5);
     return host->claim_piece(sink, nodes, 2, 1.0);
 }
 

@@ -950,6 +950,7 @@ static void expect_bad_claim(const char *mode, const char *says) {
 
 static void test_claim_garbage_handle(void) { expect_bad_claim("garbage", "entry 1 is not a node that was offered"); }
 static void test_claim_duplicate_node(void) { expect_bad_claim("duplicate", "names node 'n0' (Relu) twice"); }
+static void test_claim_missing_device(void) { expect_bad_claim("device", "a claim on device 5; the provider has 1"); }
 /* Nodes 0 and 4 of exec_chain pass no value to each other: the claim
  * becomes two pieces, both on bad_claims, and the session runs. */
 static void test_claim_disconnected(void) {
@@ -1293,6 +1294,7 @@ void unit_register(void) {
     CU_add_test(s, "graph_to_onnx: bad arguments", test_to_onnx_bad_args);
     CU_add_test(s, "claims: a garbage node handle is refused unread", test_claim_garbage_handle);
     CU_add_test(s, "claims: a node named twice is refused", test_claim_duplicate_node);
+    CU_add_test(s, "claims: a device the provider lacks is refused", test_claim_missing_device);
     CU_add_test(s, "claims: a disconnected set becomes one piece per part", test_claim_disconnected);
     CU_add_test(s, "load: a provider name outside [a-z0-9_] is refused", test_bad_provider_name);
     CU_add_test(s, "load: device memory without copy slots is refused", test_device_without_copies);

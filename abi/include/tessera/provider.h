@@ -380,7 +380,9 @@ typedef struct tsr_provider {
     /* Optional, appended in ABI 1: copies `nbytes` from a buffer of one of
      * this provider's devices to a buffer of another, without passing
      * through host memory. When NULL the host bounces such copies through
-     * a host buffer (copy_to_host, then copy_to_device). */
+     * a host buffer (copy_to_host, then copy_to_device). Both handles are
+     * this provider's (from mem_alloc) and stay owned by the host's
+     * tensors: the call neither frees nor keeps them. */
     tsr_status *(*copy_between_devices)(void *state, int32_t dst_device, void *dst_handle, int32_t src_device,
                                         const void *src_handle, size_t nbytes);
     /* Optional, appended in ABI 1: returns once all work queued on `device`

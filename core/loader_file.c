@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,34 @@ static void wire_where(const wire_report *r, char *buf, size_t size) {
         snprintf(buf + used, size - used, " '%.*s'", name_len, (const char *)r->node_name);
 }
 
+/* protobuf-c copies each byte field into its own allocation; a model's
+ * weights (raw_data, hundreds of megabytes) are then faulted in a 4 KiB
+ * page at a time, a third of BERT-base's session creation. Big ones are
+ * aligned to and advised onto huge pages. The C allocator underneath: the loader keeps
+ * these buffers as the tensors' own (loader_tensor.c frees them with free). */
+enum { HUGE_PAGE = 2u << 20 };
+
+static void *decode_alloc(void *unused, size_t size) {
+    (void)unused;
+#ifdef MADV_HUGEPAGE
+    void *p;
+    if (size >= HUGE_PAGE) {
+        /* aligned, so that every whole 2 MiB of it can be a huge page */
+        if (posix_memalign(&p, HUGE_PAGE, size) != 0) return NULL;
+        (void)madvise(p, size / HUGE_PAGE * HUGE_PAGE, MADV_HUGEPAGE); /* advice only */
+        return p;
+    }
+#endif
+    return malloc(size);
+}
+
+static void decode_free(void *unused, void *p) {
+    (void)unused;
+    free(p);
+}
+
+static ProtobufCAllocator decode_allocator = {decode_alloc, decode_free, NULL};
+
 static tsr_status *parse_model(const void *bytes, size_t size, const ir_limits *lim,
                                Onnx__ModelProto **out) {
     wire_report r;
@@ -56,7 +85,7 @@ static tsr_status *parse_model(const void *bytes, size_t size, const ir_limits *
                          "messages nest deeper than %d levels, the most the graph_depth limit (%d) "
                          "allows (3 a subgraph level, %d for nested types)",
                          max_messages, depth, LOADER_WIRE_TYPE_LEVELS);
-    *out = onnx__model_proto__unpack(NULL, size, bytes);
+    *out = onnx__model_proto__unpack(&decode_allocator, size, bytes);
     if (!*out)
         return tsr_error(TSR_ERR_INVALID_MODEL, "not a valid ONNX model (protobuf decoding failed)");
     return NULL;

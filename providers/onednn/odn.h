@@ -123,6 +123,8 @@ struct odn_plan {
     dnnl_engine_t engine;
     dnnl_stream_t stream;
     bool winograd; /* 3x3 stride-1 convolutions may use Winograd */
+    void *once_scratch; /* the scratchpad of constant reorders while building */
+    size_t once_scratch_size;
     odn_const_cache *consts; /* the piece's, outliving the plan */
     const tsr_graph *piece;
     size_t node_count;
@@ -271,6 +273,11 @@ tsr_status *odn_plan_arena_mem(odn_plan *p, const dnnl_memory_desc_t *md, const 
 /* A buffer the plan owns (freed with it); NULL on overflow or no memory. */
 void *odn_plan_alloc(odn_plan *p, size_t nbytes);
 /* A dnnl memory on `handle` (or allocated) that the plan destroys. */
+/* Reorders constant src into dst now (odn_reorder_once.c); the scratchpad
+ * it uses is the plan's until odn_reorder_once_done. */
+tsr_status *odn_reorder_once(odn_plan *p, dnnl_memory_t src, const dnnl_memory_desc_t *src_md, dnnl_memory_t dst,
+                             const dnnl_memory_desc_t *dst_md, const tsr_node *n);
+void odn_reorder_once_done(odn_plan *p);
 tsr_status *odn_plan_new_mem(odn_plan *p, const dnnl_memory_desc_t *md, void *handle,
                              const tsr_node *n, dnnl_memory_t *out);
 /* Plain row-major f32 descriptor. */

@@ -149,15 +149,15 @@ const tsr_node *odn_plan_sole_consumer(const odn_plan *p, const odn_value *v) {
     return p->done[v->reader] ? NULL : p->nodes[v->reader];
 }
 
-/* A reorder of every run must have a fast kernel; one done once, on
- * constant weights, may use oneDNN's reference reorder. */
+/* A reorder of every run must have a fast kernel (one done once, on
+ * constant weights, may use oneDNN's reference reorder: odn_reorder_once). */
 static tsr_status *reorder_prim(odn_plan *p, const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
-                                bool once, const tsr_node *n, dnnl_primitive_t *prim, char *impl, size_t impl_size) {
+                                const tsr_node *n, dnnl_primitive_t *prim, char *impl, size_t impl_size) {
     dnnl_primitive_desc_t pd;
     dnnl_status_t st = dnnl_reorder_primitive_desc_create(&pd, from, p->engine, to, p->engine, NULL);
     if (st != dnnl_success) return odn_dnnl_error(n, "reorder setup", st);
     const char *name = odn_impl_name(pd);
-    if (!once && odn_impl_is_ref(name)) {
+    if (odn_impl_is_ref(name)) {
         tsr_status *s = odn_node_error(n, TSR_ERR_NOT_SUPPORTED,
                                        "oneDNN has only its reference implementation (%s) for a reorder", name);
         dnnl_primitive_desc_destroy(pd);
@@ -185,19 +185,14 @@ static tsr_status *add_step(odn_plan *p, const odn_step *s) {
 static tsr_status *reorder(odn_plan *p, dnnl_memory_t src, const dnnl_memory_desc_t *src_md,
                            dnnl_memory_t dst, const dnnl_memory_desc_t *dst_md, bool now,
                            const tsr_node *n) {
+    if (now) return odn_reorder_once(p, src, src_md, dst, dst_md, n);
     dnnl_primitive_t prim;
     odn_step step = {.nargs = 2, .node = n};
-    tsr_status *s = reorder_prim(p, src_md, dst_md, now, n, &prim, step.impl, sizeof step.impl);
+    tsr_status *s = reorder_prim(p, src_md, dst_md, n, &prim, step.impl, sizeof step.impl);
     if (s) return s;
     step.prim = prim;
     step.args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, src};
     step.args[1] = (dnnl_exec_arg_t){DNNL_ARG_DST, dst};
-    if (now) {
-        dnnl_status_t st = dnnl_primitive_execute(prim, p->stream, 2, step.args);
-        if (st == dnnl_success) st = dnnl_stream_wait(p->stream);
-        dnnl_primitive_destroy(prim);
-        return st == dnnl_success ? NULL : odn_dnnl_error(n, "weight reorder", st);
-    }
     s = add_step(p, &step);
     if (s) dnnl_primitive_destroy(prim);
     return s;
@@ -360,6 +355,7 @@ void odn_plan_free(odn_plan *p) {
         if (p->steps[i].prim) dnnl_primitive_destroy(p->steps[i].prim);
     for (size_t i = 0; i < p->mem_count; i++) dnnl_memory_destroy(p->mems[i]);
     for (size_t i = 0; i < p->buffer_count; i++) free(p->buffers[i]);
+    odn_reorder_once_done(p);
     odn_index_free(&p->value_index);
     odn_index_free(&p->node_index);
     free(p->steps);
@@ -544,6 +540,7 @@ static tsr_status *plan_build(dnnl_engine_t engine, dnnl_stream_t stream, bool w
         else p->output_mems[i] = v->mem;
     }
     if (!s) s = odn_arena_place(p);
+    odn_reorder_once_done(p);
     if (s) {
         odn_plan_free(p);
         return s;

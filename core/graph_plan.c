@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "host_api.h"
+#include "piece_cache.h"
 #include "status.h"
 
 static void release_compiled(partition *part, provider_inst *const *provs) {
@@ -109,8 +110,7 @@ static tsr_status *partition_and_compile(ir_graph *g, provider_inst *const *prov
         for (size_t p = 0; p < part->n_pieces && failed == SIZE_MAX; p++) {
             piece *pc = &part->pieces[p];
             provider_inst *pv = provs[pc->prov_index];
-            tsr_status *cs =
-                pv->plugin->vt->compile(pv->state, (const tsr_graph *)pc->view, &pc->compiled);
+            tsr_status *cs = piece_cache_compile(pv, pc->view, rules->cache_dir, &pc->compiled);
             if (!cs) continue;
             char msg[1024];
             snprintf(msg, sizeof msg,

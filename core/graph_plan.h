@@ -40,6 +40,7 @@ typedef struct plan_rules {
     size_t n_pins;
     placement_policy policy;
     uint64_t max_tensor_bytes; /* the session's "tensor_bytes" limit */
+    const char *cache_dir;     /* compiled-piece cache, or NULL */
 } plan_rules;
 
 /* Partitions g over provs (in priority order) and compiles every piece; a

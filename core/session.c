@@ -237,11 +237,13 @@ static tsr_status *session_finish(tsr_session *s, const tsr_session_options *o) 
     free(used);
     if (!st) st = add_core_provider(s, o);
     if (!st) st = resolve_pins(s, o);
-    s->rules = (plan_rules){s->pins, s->n_pins, placement_default(), o->max_tensor_bytes};
+    s->rules = (plan_rules){s->pins, s->n_pins, placement_default(), o->max_tensor_bytes, NULL};
     s->rules.policy.kind = o->policy == TSR_POLICY_COST    ? PLACE_COST
                            : o->policy == TSR_POLICY_FIRST ? PLACE_FIRST
                                                            : PLACE_ORDER;
     s->rules.policy.fallback = fallback;
+    if (!st && o->cache_dir && !(s->cache_dir = strdup(o->cache_dir))) st = TSR_NO_MEMORY();
+    s->rules.cache_dir = s->cache_dir;
     if (!st) control_flow_bind(s->provs[s->n_provs - 1], s->provs, s->n_provs, &s->rules);
     s->profiling = o->profiling;
     s->profile_epoch = exec_now();
@@ -295,6 +297,7 @@ void tsr_session_free(tsr_session *s) {
     graph_plan_free(&s->main, s->provs);
     for (size_t i = 0; i < s->n_pins; i++) free((char *)s->pins[i].node_or_op);
     free(s->pins);
+    free(s->cache_dir);
     for (size_t i = 0; i < s->n_provs; i++) provider_destroy(s->provs[i]);
     /* Graph views made on demand for plugins go with the model; unload
      * plugins last so nothing they own is referenced afterwards. */

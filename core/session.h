@@ -44,6 +44,7 @@ struct tsr_session_options {
     uint64_t max_tensor_bytes;  /* limit "tensor_bytes" */
     uint64_t max_working_bytes; /* limit "working_bytes" */
     ir_limits limits;           /* model_bytes, external_bytes, graph_depth, function_* */
+    char *cache_dir;            /* compiled-piece cache, or NULL */
 };
 
 /* Sets o's limits to their defaults (core/session_limits.c). */
@@ -65,6 +66,7 @@ struct tsr_session {
     pin_rule *pins;  /* --assign rules resolved to provider indices */
     size_t n_pins;
     plan_rules rules; /* pins and placement policy, for every graph planned */
+    char *cache_dir;  /* the options' compiled-piece cache directory, or NULL */
     /* "working_bytes": each run's budget (core/run_budget.h); what the last
      * run held at most, and what it still held at its end (0 unless a
      * charge was lost: tests check it). */

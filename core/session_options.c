@@ -2,6 +2,7 @@
  * threads, log level, fixed symbolic dimensions. Limits: session_limits.c. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "session.h"
 #include "status.h"
@@ -31,6 +32,7 @@ void tsr_session_options_free(tsr_session_options *o) {
     }
     free(o->assigns);
     free(o->fallback);
+    free(o->cache_dir);
     free(o->providers);
     free(o->options);
     free(o->dims);
@@ -130,5 +132,20 @@ tsr_status *tsr_session_options_set_fallback(tsr_session_options *o, const char 
     if (provider && *provider && !(copy = strdup(provider))) return TSR_NO_MEMORY();
     free(o->fallback);
     o->fallback = copy;
+    return NULL;
+}
+
+tsr_status *tsr_session_options_set_cache_dir(tsr_session_options *o, const char *dir) {
+    if (!o) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "NULL options");
+    char *copy = NULL;
+    if (dir && *dir) {
+        struct stat sb;
+        if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+            return tsr_error(TSR_ERR_INVALID_ARGUMENT, "cache directory '%s' is not a directory", dir);
+        if (strlen(dir) > 3000) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "cache directory path is too long");
+        if (!(copy = strdup(dir))) return TSR_NO_MEMORY();
+    }
+    free(o->cache_dir);
+    o->cache_dir = copy;
     return NULL;
 }

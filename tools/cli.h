@@ -48,6 +48,7 @@ typedef struct cli_common {
     size_t assign_count;
     int32_t policy;  /* tsr_policy; -1: not given */
     char *fallback;  /* --fallback PROVIDER, or NULL */
+    char *cache_dir; /* --cache-dir DIR, or NULL */
     cli_dim *limits; /* --limit NAME=VALUE (symbol = the limit's name) */
     size_t limit_count;
 } cli_common;

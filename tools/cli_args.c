@@ -49,6 +49,7 @@ void cli_common_free(cli_common *c) {
     }
     free(c->assigns);
     free(c->fallback);
+    free(c->cache_dir);
     for (size_t i = 0; i < c->limit_count; i++) free(c->limits[i].symbol);
     free(c->limits);
     cli_common_init(c);
@@ -292,6 +293,12 @@ int cli_parse_common(cli_common *c, int argc, char **argv, int *i, bool accept_d
         return 1;
     }
     if (bad) return -1;
+    if ((v = cli_option_value(argc, argv, i, NULL, "--cache-dir", &bad))) {
+        free(c->cache_dir);
+        c->cache_dir = xstrndup(v, strlen(v));
+        return 1;
+    }
+    if (bad) return -1;
     if ((v = cli_option_value(argc, argv, i, NULL, "--limit", &bad))) return add_limit(c, v);
     if (bad) return -1;
     if (accept_dim) {
@@ -314,6 +321,9 @@ void cli_print_common_help(FILE *f, bool with_dim) {
             "                         or on the first that claims it, copies or not (first)\n"
             "  --fallback PROVIDER    runs only what no other provider claims (added to the\n"
             "                         list if absent); its nodes are named in a warning\n"
+            "  --cache-dir DIR        keep compiled pieces of providers that can export\n"
+            "                         them in DIR, and import them next time instead of\n"
+            "                         compiling (a stale or foreign file is ignored)\n"
             "  --provider-option PROVIDER:KEY=VALUE\n"
             "                         an option for one provider (repeatable)\n"
             "  -t, --threads N        threads per operator (0: the provider chooses)\n"
@@ -358,6 +368,7 @@ tsr_status *cli_make_session_options(const cli_common *c, tsr_session_options **
         st = tsr_session_options_assign(o, c->assigns[i].key, c->assigns[i].value);
     if (!st && c->policy >= 0) st = tsr_session_options_set_policy(o, c->policy);
     if (!st && c->fallback) st = tsr_session_options_set_fallback(o, c->fallback);
+    if (!st && c->cache_dir) st = tsr_session_options_set_cache_dir(o, c->cache_dir);
     for (size_t i = 0; !st && i < c->limit_count; i++)
         st = tsr_session_options_set_limit(o, c->limits[i].symbol, c->limits[i].value);
     if (st) {

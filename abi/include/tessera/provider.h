@@ -391,6 +391,31 @@ typedef struct tsr_provider {
     tsr_status *(*synchronize)(void *state, int32_t device);
     /* Appended in ABI 1: TSR_PROVIDER_* bits; 0 (or absent) for none. */
     uint32_t flags;
+
+    /* Optional, appended in ABI 1: the compiled-piece cache, for providers
+     * whose compile is slow (a GPU or NPU compiler). All three, or none.
+     * When a session has a cache directory (tsr_session_options_set_cache_dir,
+     * `--cache-dir`), the host looks for a blob of each piece this provider
+     * claims before calling compile: one written for the same piece (same
+     * nodes, attributes, value types and shapes, constant data), by the
+     * same provider name and version, for the same device, under the same
+     * compatibility string. It then calls piece_import instead of compile.
+     * After a compile it calls piece_export and stores the bytes. A blob
+     * that is missing, foreign, stale or corrupt is never imported: the host
+     * compiles and says why in the session's log. */
+    /* What else a blob written for `device` depends on (library and driver
+     * versions, the device model and ISA): a blob is imported only where
+     * this string is the same. Owned by the instance; lives until destroy.
+     * NULL: nothing is cached for this device. */
+    const char *(*cache_compat)(void *state, int32_t device);
+    /* The compiled piece as bytes: *bytes allocated with host->alloc, freed
+     * by the host. */
+    tsr_status *(*piece_export)(void *piece_state, void **bytes, size_t *size);
+    /* Instead of compile: the piece made from bytes piece_export wrote for
+     * this very piece (the host checked). `bytes` is borrowed for the call.
+     * A failure (a blob it cannot read) makes the host compile instead. */
+    tsr_status *(*piece_import)(void *state, const tsr_graph *piece, const void *bytes, size_t size,
+                                void **piece_state);
 } tsr_provider;
 
 /* tsr_provider.flags: constants (initializers, Constant-node outputs) stay

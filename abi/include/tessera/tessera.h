@@ -379,6 +379,15 @@ TSR_EXPORT tsr_status *tsr_session_metadata_property(const tsr_session *session,
 TSR_EXPORT tsr_status *tsr_session_opset(const tsr_session *session, size_t index, const char **domain,
                                         int64_t *version);
 
+/* --- compiled-piece cache (appended in 0.2) ------------------------------
+ * Pieces of providers that can export what they compiled (tsr_provider's
+ * piece_export/piece_import) are stored in `dir` (which must exist) and
+ * imported by later sessions instead of compiled again; a blob written by
+ * another provider version, device or library, or damaged, is ignored with
+ * a warning in the log. NULL or "" turns the cache off (the default). The
+ * string is copied. */
+TSR_EXPORT tsr_status *tsr_session_options_set_cache_dir(tsr_session_options *options, const char *dir);
+
 #ifdef __cplusplus
 }
 #endif

@@ -87,19 +87,34 @@ tsr_status *partition_keep_declines(partition *out, struct tsr_claim_sink *sink,
  * until the piece next runs. */
 const char *partition_piece_impl(const piece *pc, const provider_inst *prov);
 
-/* A readable table: piece, provider, node count, ops, inputs/outputs; then
- * each piece's implementations, then declines. malloc'd. */
+/* The bodies of a control-flow piece (If, Loop, Scan, SequenceMap: the core
+ * runs them and partitions their bodies when it compiles), for the reports
+ * to show nested under their node. */
+typedef struct report_body {
+    const char *attr;       /* "then_branch", "else_branch", "body" */
+    const ir_graph *g;
+    const partition *part;
+} report_body;
+/* Fills up to `max` bodies of compiled piece pc; returns how many (0 for a
+ * piece that is not control flow). The reports take NULL for "none known". */
+typedef size_t (*report_bodies_fn)(const piece *pc, const provider_inst *prov, report_body *out, size_t max);
+#define REPORT_MAX_BODIES 2
+
+/* A readable table: piece, provider, node count, ops, first node, with the
+ * pieces of control-flow bodies nested under their node ("loop_0/body");
+ * then each piece's implementations, then declines. malloc'd. */
 char *partition_text(const partition *p, const ir_graph *g, provider_inst *const *provs,
-                     size_t n_provs);
+                     size_t n_provs, report_bodies_fn bodies);
 /* The same as JSON (docs/partition.schema.json): providers with devices,
- * pieces, copies, expansions, declines, totals. malloc'd; NULL when out of
+ * pieces (a control-flow piece with its bodies' pieces as "subgraphs"),
+ * copies, expansions, declines, totals. malloc'd; NULL when out of
  * memory. */
 char *partition_json(const partition *p, const ir_graph *g, provider_inst *const *provs,
-                     size_t n_provs);
-/* The same as a Graphviz digraph: one cluster per piece, nodes coloured by
- * provider, copies as dashed red edges, host boxes, a legend. malloc'd;
+                     size_t n_provs, report_bodies_fn bodies);
+/* The same as a Graphviz digraph: one cluster per piece (a control-flow
+ * piece's bodies as clusters inside it), nodes coloured by provider, copies as dashed red edges, host boxes, a legend. malloc'd;
  * NULL when out of memory. */
 char *partition_dot(const partition *p, const ir_graph *g, provider_inst *const *provs,
-                    size_t n_provs);
+                    size_t n_provs, report_bodies_fn bodies);
 
 #endif

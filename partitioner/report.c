@@ -85,32 +85,57 @@ static void copies_text(report_buf *b, const partition *p, provider_inst *const 
     free(c);
 }
 
+/* The ops of a piece, each once, cut to fit `size`. */
+static void piece_ops(const piece *pc, char *ops, size_t size) {
+    size_t ol = 0;
+    ops[0] = 0;
+    for (size_t k = 0; k < pc->view->n_nodes; k++) {
+        const char *op = pc->view->nodes[k]->op_type;
+        bool seen = false;
+        for (size_t j = 0; j < k; j++) seen = seen || strcmp(pc->view->nodes[j]->op_type, op) == 0;
+        if (seen) continue;
+        int w = snprintf(ops + ol, size - ol, "%s%s", ol ? "," : "", op);
+        if (w < 0 || (size_t)w >= size - ol) {
+            strcpy(ops + size - 4, "...");
+            break;
+        }
+        ol += (size_t)w;
+    }
+}
+
+/* The rows of p's pieces; a control-flow piece's bodies follow it, their
+ * rows indented and their nodes named by path ("loop_0/body/add_3"). */
+static void text_rows(report_buf *b, const partition *p, provider_inst *const *provs, size_t *per_prov,
+                      report_bodies_fn bodies, const char *path, int depth) {
+    for (size_t i = 0; i < p->n_pieces; i++) {
+        const piece *pc = &p->pieces[i];
+        char ops[41];
+        piece_ops(pc, ops, sizeof ops);
+        if (per_prov && depth == 0) per_prov[pc->prov_index] += pc->view->n_nodes;
+        char device[32] = "";
+        if (provs[pc->prov_index]->n_devices > 1) snprintf(device, sizeof device, "  (device %d)", (int)pc->view->device);
+        rb_printf(b, "%*s%-*zu %-12s %5zu  %-40s %s%s%s%s\n", 2 * depth, "", 5 - 2 * depth > 1 ? 5 - 2 * depth : 1, i,
+                  provs[pc->prov_index]->name, pc->view->n_nodes, ops, path, pc->view->nodes[0]->name, device,
+                  pc->prov_index == p->policy.fallback ? "  (fallback)" : "");
+        report_body body[REPORT_MAX_BODIES];
+        size_t nb = bodies && depth < 16 ? bodies(pc, provs[pc->prov_index], body, REPORT_MAX_BODIES) : 0;
+        for (size_t k = 0; k < nb; k++) {
+            char sub[512];
+            snprintf(sub, sizeof sub, "%s%s/%s/", path, pc->view->nodes[0]->name, body[k].attr);
+            rb_printf(b, "%*s%.*s: %zu node%s in %zu piece%s\n", 2 * depth + 2, "", (int)strlen(sub) - 1, sub,
+                      body[k].g->n_nodes, body[k].g->n_nodes == 1 ? "" : "s", body[k].part->n_pieces,
+                      body[k].part->n_pieces == 1 ? "" : "s");
+            text_rows(b, body[k].part, provs, per_prov, bodies, sub, depth + 1);
+        }
+    }
+}
+
 char *partition_text(const partition *p, const ir_graph *g, provider_inst *const *provs,
-                     size_t n_provs) {
-    (void)n_provs;
+                     size_t n_provs, report_bodies_fn bodies) {
     report_buf b = {0};
     rb_printf(&b, "%-5s %-12s %5s  %-40s %s\n", "piece", "provider", "nodes", "ops", "first node");
     size_t *per_prov = calloc(n_provs + 1, sizeof *per_prov);
-    for (size_t i = 0; i < p->n_pieces; i++) {
-        const piece *pc = &p->pieces[i];
-        char ops[41] = "";
-        size_t ol = 0;
-        for (size_t k = 0; k < pc->view->n_nodes; k++) {
-            const char *op = pc->view->nodes[k]->op_type;
-            bool seen = false;
-            for (size_t j = 0; j < k; j++) seen = seen || strcmp(pc->view->nodes[j]->op_type, op) == 0;
-            if (seen) continue;
-            int w = snprintf(ops + ol, sizeof ops - ol, "%s%s", ol ? "," : "", op);
-            if (w < 0 || (size_t)w >= sizeof ops - ol) { strcpy(ops + sizeof ops - 4, "..."); break; }
-            ol += (size_t)w;
-        }
-        if (per_prov) per_prov[pc->prov_index] += pc->view->n_nodes;
-        char device[32] = "";
-        if (provs[pc->prov_index]->n_devices > 1) snprintf(device, sizeof device, "  (device %d)", (int)pc->view->device);
-        rb_printf(&b, "%-5zu %-12s %5zu  %-40s %s%s%s\n", i, provs[pc->prov_index]->name,
-                  pc->view->n_nodes, ops, pc->view->nodes[0]->name, device,
-                  pc->prov_index == p->policy.fallback ? "  (fallback)" : "");
-    }
+    text_rows(&b, p, provs, per_prov, bodies, "", 0);
     rb_printf(&b, "total: %zu nodes in %zu pieces", g->n_nodes, p->n_pieces);
     for (size_t i = 0; per_prov && i < n_provs; i++)
         rb_printf(&b, "%s %s %zu", i ? "," : ";", provs[i]->name, per_prov[i]);

@@ -62,26 +62,65 @@ static bool host_box(const ir_value *v, const report_copy *c, size_t n) {
     return false;
 }
 
-static void dot_nodes(report_buf *b, const partition *p, provider_inst *const *provs) {
+static void dot_node(report_buf *b, const char *prefix, const ir_node *n, size_t prov_index) {
+    rb_printf(b, "    \"%sn%zu\" [label=\"", prefix, n->index);
+    if (n->name[0]) {
+        dot_text(b, n->name);
+        rb_printf(b, "\\n");
+    }
+    if (n->domain[0]) {
+        dot_text(b, n->domain);
+        rb_printf(b, ".");
+    }
+    dot_text(b, n->op_type);
+    rb_printf(b, "\", fillcolor=\"%s\"];\n", colour(prov_index));
+}
+
+static void dot_pieces(report_buf *b, const partition *p, provider_inst *const *provs, report_bodies_fn bodies,
+                       const char *prefix, unsigned *next_body, int depth);
+
+/* A control-flow piece's bodies, as clusters inside its own: their pieces,
+ * and the edges between their nodes (what crosses into a body from outside
+ * is the control-flow node's input). */
+static void dot_bodies(report_buf *b, const piece *pc, provider_inst *const *provs, report_bodies_fn bodies,
+                       unsigned *next_body, int depth) {
+    report_body body[REPORT_MAX_BODIES];
+    size_t nb = bodies && depth < 16 ? bodies(pc, provs[pc->prov_index], body, REPORT_MAX_BODIES) : 0;
+    for (size_t k = 0; k < nb; k++) {
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "b%u_", (*next_body)++);
+        rb_printf(b, "  subgraph \"cluster_%s\" {\n    label=\"", prefix);
+        dot_text(b, pc->view->nodes[0]->name);
+        rb_printf(b, "/");
+        dot_text(b, body[k].attr);
+        rb_printf(b, "\"; style=\"rounded\"; color=\"#303030\";\n");
+        dot_pieces(b, body[k].part, provs, bodies, prefix, next_body, depth + 1);
+        const partition *bp = body[k].part;
+        for (size_t i = 0; i < bp->n_pieces; i++)
+            for (size_t q = 0; q < bp->pieces[i].view->n_nodes; q++) {
+                const ir_node *n = bp->pieces[i].view->nodes[q];
+                for (size_t j = 0; j < n->n_inputs; j++) {
+                    const ir_value *iv = n->inputs[j];
+                    if (!iv || !iv->producer || iv->producer->graph != body[k].g) continue;
+                    rb_printf(b, "    \"%sn%zu\" -> \"%sn%zu\" [tooltip=\"", prefix, iv->producer->index, prefix,
+                              n->index);
+                    dot_text(b, iv->name);
+                    rb_printf(b, "\"];\n");
+                }
+            }
+        rb_printf(b, "  }\n");
+    }
+}
+
+static void dot_pieces(report_buf *b, const partition *p, provider_inst *const *provs, report_bodies_fn bodies,
+                       const char *prefix, unsigned *next_body, int depth) {
     for (size_t i = 0; i < p->n_pieces; i++) {
         const piece *pc = &p->pieces[i];
-        rb_printf(b, "  subgraph \"cluster_p%zu\" {\n    label=\"piece %zu: ", i, i);
+        rb_printf(b, "  subgraph \"cluster_%sp%zu\" {\n    label=\"piece %zu: ", prefix, i, i);
         dot_text(b, provs[pc->prov_index]->name);
         rb_printf(b, "\"; style=\"rounded,dashed\"; color=\"#606060\";\n");
-        for (size_t k = 0; k < pc->view->n_nodes; k++) {
-            const ir_node *n = pc->view->nodes[k];
-            rb_printf(b, "    \"n%zu\" [label=\"", n->index);
-            if (n->name[0]) {
-                dot_text(b, n->name);
-                rb_printf(b, "\\n");
-            }
-            if (n->domain[0]) {
-                dot_text(b, n->domain);
-                rb_printf(b, ".");
-            }
-            dot_text(b, n->op_type);
-            rb_printf(b, "\", fillcolor=\"%s\"];\n", colour(pc->prov_index));
-        }
+        for (size_t k = 0; k < pc->view->n_nodes; k++) dot_node(b, prefix, pc->view->nodes[k], pc->prov_index);
+        dot_bodies(b, pc, provs, bodies, next_body, depth);
         rb_printf(b, "  }\n");
     }
 }
@@ -189,7 +228,7 @@ static void dot_legend(report_buf *b, provider_inst *const *provs, size_t n_prov
 }
 
 char *partition_dot(const partition *p, const ir_graph *g, provider_inst *const *provs,
-                    size_t n_provs) {
+                    size_t n_provs, report_bodies_fn bodies) {
     report_copy *copies = NULL;
     size_t n_copies = 0;
     if (!report_copies(p, provs, &copies, &n_copies)) return NULL;
@@ -199,7 +238,8 @@ char *partition_dot(const partition *p, const ir_graph *g, provider_inst *const 
     rb_printf(&b, "\" {\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", fontsize=10];\n"
                   "  edge [fontsize=9];\n");
     dot_legend(&b, provs, n_provs);
-    dot_nodes(&b, p, provs);
+    unsigned next_body = 0;
+    dot_pieces(&b, p, provs, bodies, "", &next_body, 0);
     dot_host_boxes(&b, g, copies, n_copies);
     dot_edges(&b, p, g, copies, n_copies);
     rb_printf(&b, "}\n");

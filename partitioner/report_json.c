@@ -2,6 +2,7 @@
  * copies between memories, function expansions and declines. The shape is
  * docs/partition.schema.json; docs/partition.md describes it. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,8 +94,35 @@ static void json_names(report_buf *b, ir_value *const *vals, size_t n) {
     rb_printf(b, "]");
 }
 
-static void json_pieces(report_buf *b, const partition *p, provider_inst *const *provs) {
-    rb_printf(b, "\"pieces\":[");
+static void json_piece_list(report_buf *b, const partition *p, provider_inst *const *provs,
+                            report_bodies_fn bodies, const char *path, int depth);
+
+/* A control-flow piece's bodies: their pieces, nested (schema: subgraphs). */
+static void json_subgraphs(report_buf *b, const piece *pc, provider_inst *const *provs, report_bodies_fn bodies,
+                           const char *path, int depth) {
+    report_body body[REPORT_MAX_BODIES];
+    size_t nb = bodies && depth < 16 ? bodies(pc, provs[pc->prov_index], body, REPORT_MAX_BODIES) : 0;
+    if (!nb) return;
+    rb_printf(b, ",\"subgraphs\":[");
+    for (size_t k = 0; k < nb; k++) {
+        char sub[512];
+        snprintf(sub, sizeof sub, "%s%s/%s", path, pc->view->nodes[0]->name, body[k].attr);
+        rb_printf(b, "%s{\"attribute\":", k ? "," : "");
+        rb_json_string(b, body[k].attr);
+        rb_printf(b, ",\"path\":");
+        rb_json_string(b, sub);
+        rb_printf(b, ",\"nodes\":%zu,\"pieces\":", body[k].g->n_nodes);
+        size_t len = strlen(sub);
+        if (len + 1 < sizeof sub) sub[len] = '/', sub[len + 1] = 0;
+        json_piece_list(b, body[k].part, provs, bodies, sub, depth + 1);
+        rb_printf(b, "}");
+    }
+    rb_printf(b, "]");
+}
+
+static void json_piece_list(report_buf *b, const partition *p, provider_inst *const *provs,
+                            report_bodies_fn bodies, const char *path, int depth) {
+    rb_printf(b, "[");
     for (size_t i = 0; i < p->n_pieces; i++) {
         const piece *pc = &p->pieces[i];
         const struct tsr_graph *v = pc->view;
@@ -121,9 +149,15 @@ static void json_pieces(report_buf *b, const partition *p, provider_inst *const 
             rb_printf(b, ",\"impl\":");
             rb_json_string(b, impl);
         }
+        json_subgraphs(b, pc, provs, bodies, path, depth);
         rb_printf(b, "}");
     }
     rb_printf(b, "\n]");
+}
+
+static void json_pieces(report_buf *b, const partition *p, provider_inst *const *provs, report_bodies_fn bodies) {
+    rb_printf(b, "\"pieces\":");
+    json_piece_list(b, p, provs, bodies, "", 0);
 }
 
 static void json_copies(report_buf *b, const report_copy *c, size_t n) {
@@ -244,7 +278,7 @@ static void json_placement(report_buf *b, const partition *p, provider_inst *con
 }
 
 char *partition_json(const partition *p, const ir_graph *g, provider_inst *const *provs,
-                     size_t n_provs) {
+                     size_t n_provs, report_bodies_fn bodies) {
     report_copy *copies = NULL;
     size_t n_copies = 0;
     if (!report_copies(p, provs, &copies, &n_copies)) return NULL;
@@ -252,7 +286,7 @@ char *partition_json(const partition *p, const ir_graph *g, provider_inst *const
     rb_printf(&b, "{");
     json_providers(&b, provs, n_provs);
     rb_printf(&b, ",\n");
-    json_pieces(&b, p, provs);
+    json_pieces(&b, p, provs, bodies);
     rb_printf(&b, ",\n");
     json_copies(&b, copies, n_copies);
     rb_printf(&b, ",\n");

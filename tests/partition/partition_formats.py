@@ -244,6 +244,19 @@ def check_json(name, j, model, validator, expect_names=True):
             check(False, "%s: schema: %s at %s" % (name, e.message, list(e.path)))
 
 
+def nested_pieces(pieces):
+    """The pieces of every control-flow body under `pieces`, at any depth."""
+    for p in pieces:
+        for sg in p.get("subgraphs", []):
+            for q in sg["pieces"]:
+                yield q
+            yield from nested_pieces(sg["pieces"])
+
+
+def all_pieces(pieces):
+    return list(pieces) + list(nested_pieces(pieces))
+
+
 def check_dot(name, dot_text, j, dot_bin, work, model):
     try:
         nodes, edges, clusters = dot_parse(dot_text)
@@ -252,9 +265,17 @@ def check_dot(name, dot_text, j, dot_bin, work, model):
         return None
     pieces = j["pieces"]
     domain = {n.name: n.domain for n in model.graph.node if n.domain not in ("", "ai.onnx")}
-    piece_clusters = {k: v for k, v in clusters.items() if k != "cluster_legend"}
+    piece_clusters = {k: v for k, v in clusters.items() if re.fullmatch(r"cluster_p\d+", k)}
     check(len(piece_clusters) == len(pieces), "%s: one cluster per piece (%d, %d)"
           % (name, len(piece_clusters), len(pieces)))
+    # Control-flow bodies: a cluster per body and one per body piece, nested.
+    body_pieces = list(nested_pieces(pieces))
+    body_clusters = [k for k in clusters if re.fullmatch(r"cluster_b\d+_", k)]
+    body_piece_clusters = [k for k in clusters if re.fullmatch(r"cluster_b\d+_p\d+", k)]
+    check(len(body_clusters) == sum(len(p.get("subgraphs", [])) for p in all_pieces(pieces))
+          and len(body_piece_clusters) == len(body_pieces),
+          "%s: one cluster per body (%d) and per body piece (%d, %d)"
+          % (name, len(body_clusters), len(body_piece_clusters), len(body_pieces)))
     colours = {}
     for p in pieces:
         c = piece_clusters.get("cluster_p%d" % p["id"])
@@ -267,11 +288,13 @@ def check_dot(name, dot_text, j, dot_bin, work, model):
         got = sorted("\n".join(label_lines(nodes[n].get("label", ""))).replace("\\ \n", "\\\n")
                      for n in c[1])
         # Control bytes other than newlines are drawn as '?'.
+        inside = [p] + list(nested_pieces([p]))
         want = sorted((re.sub(r"[\x00-\x09\x0b-\x1f\x7f]", "?", n) + "\n" if n else "") + (domain.get(n, "") + "." if domain.get(n) else "") + op
-                      for n, op in zip(p["nodes"], p["ops"]))
+                      for q in inside for n, op in zip(q["nodes"], q["ops"]))
         check(got == want, "%s: piece %d's DOT nodes %s are its nodes %s" % (name, p["id"], got, want))
         for n in c[1]:
-            colours.setdefault(p["provider"], set()).add(nodes[n].get("fillcolor"))
+            if not re.match(r"b\d+_", n):  # a body's node has its own piece's colour
+                colours.setdefault(p["provider"], set()).add(nodes[n].get("fillcolor"))
     check(all(len(v) == 1 for v in colours.values()), name + ": one colour per provider")
     check(len({next(iter(v)) for v in colours.values()}) == len(colours), name + ": providers differ in colour")
     legend = clusters.get("cluster_legend")
@@ -355,6 +378,32 @@ def make_weird_names_model(path):
     g = helper.make_graph(nodes, 'weird "graph"', [helper.make_tensor_value_info("x", f, [4])],
                           [helper.make_tensor_value_info(names[-1], f, [4])])
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def make_nested_control_flow_model(path):
+    """A Loop whose body adds and holds an If (Relu in one branch, Neg in the
+    other): bodies two levels deep."""
+    f = TensorProto.FLOAT
+    then_g = helper.make_graph([helper.make_node("Relu", ["s"], ["t"], name="relu_then")], "then_g", [],
+                               [helper.make_tensor_value_info("t", f, [2])])
+    else_g = helper.make_graph([helper.make_node("Neg", ["s"], ["e"], name="neg_else")], "else_g", [],
+                               [helper.make_tensor_value_info("e", f, [2])])
+    body = helper.make_graph(
+        [helper.make_node("Add", ["acc_in", "x"], ["s"], name="body_add"),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"], name="body_cond"),
+         helper.make_node("If", ["cond_in"], ["acc_out"], name="body_if", then_branch=then_g, else_branch=else_g)],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_in", f, [2])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_out", f, [2])])
+    g = helper.make_graph(
+        [helper.make_node("Loop", ["n", "c", "a0"], ["a"], name="loop0", body=body)], "nested",
+        [helper.make_tensor_value_info("x", f, [2]), helper.make_tensor_value_info("n", TensorProto.INT64, []),
+         helper.make_tensor_value_info("c", TensorProto.BOOL, []), helper.make_tensor_value_info("a0", f, [2])],
+        [helper.make_tensor_value_info("a", f, [2])])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
 
 
 def expected_copies(model, j, device_provs):
@@ -494,7 +543,31 @@ def main():
     if j:
         check(sorted(n for p in j["pieces"] for n in p["nodes"]) == sorted(WEIRD), "weird names round-trip in JSON")
 
-    # 6. The option itself.
+    # 6. Control-flow bodies, nested two deep, in every format.
+    nested = os.path.join(a.work, "nested_control_flow.onnx")
+    make_nested_control_flow_model(nested)
+    j = partition_all(a.tessera, nested, ["-p", "reference"], "nested control flow", validator, dot_bin, a.work)
+    if j:
+        loop = [p for p in j["pieces"] if p["ops"] == ["Loop"]]
+        if check(len(loop) == 1 and loop[0]["provider"] == "core", "the Loop is the core's"):
+            sg = loop[0].get("subgraphs", [])
+            check([(b["attribute"], b["path"], b["nodes"]) for b in sg] == [("body", "loop0/body", 3)],
+                  "the Loop's body: %s" % [(b["attribute"], b["path"], b["nodes"]) for b in sg])
+            inner = {n: p for b in sg for p in b["pieces"] for n in p["nodes"]}
+            check(sorted(inner) == ["body_add", "body_cond", "body_if"], "body pieces hold the body's nodes once")
+            if_piece = inner.get("body_if", {})
+            got = [(b["attribute"], b["path"], [n for p in b["pieces"] for n in p["nodes"]],
+                    {p["provider"] for p in b["pieces"]}) for b in if_piece.get("subgraphs", [])]
+            check(got == [("then_branch", "loop0/body/body_if/then_branch", ["relu_then"], {"reference"}),
+                          ("else_branch", "loop0/body/body_if/else_branch", ["neg_else"], {"reference"})],
+                  "the If inside the body shows both branches: %s" % got)
+        rc, out, err = run(a.tessera, ["partition", nested, "-p", "reference"])
+        text = out.decode("utf-8", "replace")
+        for want in ("loop0/body: 3 nodes", "loop0/body/body_if/then_branch: 1 node in 1 piece",
+                     "loop0/body/body_if/else_branch/neg_else", "loop0/body/body_add"):
+            check(want in text, "the text report shows '%s':\n%s" % (want, text))
+
+    # 7. The option itself.
     rel = os.path.join(a.data, "abi_relu_add.onnx")
     rc, out, err = run(a.tessera, ["partition", rel, "-p", "reference", "--format", "xml"])
     check(rc == 2 and "--format" in err and out == b"", "--format xml is a usage error")

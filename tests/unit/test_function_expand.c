@@ -939,7 +939,7 @@ static void test_partition_expands_declined(void) {
                 CU_ASSERT_STRING_NOT_EQUAL(m->graph->nodes[i]->op_type, "CastLike");
                 CU_ASSERT_STRING_EQUAL(m->graph->nodes[i]->origin, "hs");
             }
-            char *text = partition_text(&pt, m->graph, &inst, 1);
+            char *text = partition_text(&pt, m->graph, &inst, 1, NULL);
             CU_ASSERT(text && strstr(text, "HardSwish 'hs' expanded: ") != NULL);
             free(text);
             partition_free(&pt);

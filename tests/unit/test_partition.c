@@ -211,7 +211,7 @@ static void test_declines_and_order(void) {
         CU_ASSERT_EQUAL(d->reason, TSR_DECLINE_OP);
         CU_ASSERT(d->text && strstr(d->text, "no kernel for com.example.Mystery") != NULL);
     }
-    char *text = partition_text(&pt, m->graph, pv.inst, pv.n);
+    char *text = partition_text(&pt, m->graph, pv.inst, pv.n, NULL);
     CU_ASSERT_PTR_NOT_NULL(text);
     if (text) {
         CU_ASSERT(strstr(text, "declined") != NULL);

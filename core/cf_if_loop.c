@@ -22,7 +22,7 @@ tsr_status *cf_run_if(cf_piece *p, struct tsr_run_context *ctx) {
               *outs = calloc(g->n_outputs + 1, sizeof *outs);
     outer_scope os;
     tsr_status *st = !ins || !outs ? TSR_NO_MEMORY() : cf_outer_scope(p, ctx, &scope, &os);
-    if (!st) st = graph_run(body, p->env->provs, ins, &os, false, ctx->budget, outs);
+    if (!st) st = cf_run_body(p, c ? 0 : 1, ctx->hooks, ins, &os, false, ctx->budget, outs);
     for (size_t i = 0; i < g->n_outputs && !st; i++) cf_set_output(p, ctx, i, &outs[i]);
     cf_release_all(outs, g->n_outputs);
     free(outs);
@@ -149,7 +149,7 @@ tsr_status *cf_run_loop(cf_piece *p, struct tsr_run_context *ctx) {
         rt_tensor_borrow(&ins[0], &iter_t->view);
         rt_tensor_borrow(&ins[1], &cond_t->view);
         for (size_t k = 0; k < nc; k++) rt_tensor_borrow_slot(&ins[2 + k], &carried[k]);
-        st = graph_run(body, p->env->provs, ins, &os, true, ctx->budget, outs);
+        st = cf_run_body(p, 0, ctx->hooks, ins, &os, true, ctx->budget, outs);
         if (st) {
             st = tsr_error_wrap(st, "Loop '%s' iteration %lld", n->name, (long long)i);
             break;

@@ -27,7 +27,7 @@ typedef struct scan_setup {
  * iteration's scan outputs are pushed to acc[] (K). */
 static tsr_status *scan_pass(cf_piece *p, const outer_scope *os, const scan_setup *ss,
                              rt_tensor *state, const tsr_tensor *const *scans, scan_acc *acc,
-                             run_budget *budget) {
+                             run_budget *budget, const exec_hooks *hooks) {
     const graph_plan *body = &p->plans[0];
     const ir_graph *g = body->g;
     int64_t len = -1;
@@ -60,7 +60,7 @@ static tsr_status *scan_pass(cf_piece *p, const outer_scope *os, const scan_setu
                 st = run_budget_charge(&ins[ss->n_state + j], budget, sl->nbytes, "a scan input slice");
             }
         }
-        if (!st) st = graph_run(body, p->env->provs, ins, os, true, budget, outs);
+        if (!st) st = cf_run_body(p, 0, hooks, ins, os, true, budget, outs);
         if (st) st = tsr_error_wrap(st, "Scan '%s' iteration %lld", p->node->name, (long long)t);
         for (size_t k = 0; k < ss->n_state && !st; k++) rt_tensor_move(&state[k], &outs[k]);
         for (size_t k = 0; k < ss->n_scan_out && !st; k++) st = cf_acc_push(&acc[k], &outs[ss->n_state + k]);
@@ -108,7 +108,7 @@ static tsr_status *scan9(cf_piece *p, struct tsr_run_context *ctx, const outer_s
             st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "Scan '%s': scan input %zu must be a tensor", p->node->name, j);
         scans[j] = &scan_in[j].view;
     }
-    if (!st) st = scan_pass(p, os, ss, state, scans, acc, ctx->budget);
+    if (!st) st = scan_pass(p, os, ss, state, scans, acc, ctx->budget, ctx->hooks);
     if (!st) st = cf_emit_carried(p, ctx, state, ss->n_state);
     if (!st) st = cf_emit_scans(p, ctx, acc, ss->n_scan_out, ss->n_state, ss->out_axes, ss->out_dirs);
     cf_release_all(state, ss->n_state);
@@ -160,7 +160,7 @@ static tsr_status *scan8(cf_piece *p, struct tsr_run_context *ctx, const outer_s
                 scans[j] = &slices[j].view;
             }
         }
-        if (!st) st = scan_pass(p, os, ss, state, scans, acc, ctx->budget);
+        if (!st) st = scan_pass(p, os, ss, state, scans, acc, ctx->budget, ctx->hooks);
         for (size_t k = 0; k < ns && !st; k++) st = cf_acc_push(&final[k], &state[k]);
         for (size_t k = 0; k < nout && !st; k++) {
             ir_tensor *stacked;
@@ -257,7 +257,7 @@ tsr_status *cf_run_sequence_map(cf_piece *p, struct tsr_run_context *ctx) {
             else
                 rt_tensor_borrow_slot(&ins[i], &in[i]);
         }
-        st = graph_run(body, p->env->provs, ins, &os, true, ctx->budget, outs);
+        st = cf_run_body(p, 0, ctx->hooks, ins, &os, true, ctx->budget, outs);
         if (st) st = tsr_error_wrap(st, "SequenceMap '%s' item %zu", n->name, it);
         for (size_t k = 0; k < no && !st; k++) {
             tsr_value *v;

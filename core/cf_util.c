@@ -1,5 +1,6 @@
 /* Helpers for the control-flow runners: scope, inputs and outputs of the
  * node, scalars, slicing and stacking along an axis. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,4 +174,17 @@ tsr_status *cf_stack(const rt_tensor *parts, size_t n, int32_t axis, bool revers
         }
     *out = o;
     return NULL;
+}
+
+tsr_status *cf_run_body(const cf_piece *p, size_t k, const exec_hooks *hooks, const rt_tensor *ins,
+                        const outer_scope *os, bool to_host, struct run_budget *budget, rt_tensor *outs) {
+    const graph_plan *body = &p->plans[k];
+    if (!hooks) return graph_run(body, p->env->provs, ins, os, to_host, budget, outs);
+    bool is_if = strcmp(p->node->op_type, "If") == 0;
+    char path[1024];
+    snprintf(path, sizeof path, "%s%s/%s/", hooks->path ? hooks->path : "", p->node->name,
+             is_if ? (k ? "else_branch" : "then_branch") : "body");
+    exec_hooks child = *hooks;
+    child.path = path;
+    return graph_run_hooked(body, p->env->provs, ins, os, to_host, &child, budget, outs);
 }

@@ -40,6 +40,10 @@ tsr_status *cf_run_scan(cf_piece *p, struct tsr_run_context *ctx);
 tsr_status *cf_run_sequence_map(cf_piece *p, struct tsr_run_context *ctx);
 
 /* Helpers shared by the runners (core/cf_util.c). */
+/* Runs body k (p->plans[k]) with the hooks of the run that runs p (NULL:
+ * none), its pieces named under "NODE/ATTRIBUTE/" in profiles. */
+tsr_status *cf_run_body(const cf_piece *p, size_t k, const exec_hooks *hooks, const rt_tensor *ins,
+                        const outer_scope *os, bool to_host, struct run_budget *budget, rt_tensor *outs);
 /* The enclosing scope a body sees: the piece's inputs, as slots. */
 tsr_status *cf_outer_scope(const cf_piece *p, const struct tsr_run_context *ctx,
                            rt_tensor **slots, outer_scope *out);

@@ -126,7 +126,7 @@ static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, 
                 snprintf(what, sizeof what, "a copy of '%s' for node '%s' on provider '%s'",
                          iv->name, v->nodes[0]->name, prov->name);
                 if ((st = run_budget_copy(m, slot, prov, dev, budget, what))) break;
-                if (hooks && hooks->copy_done) hooks->copy_done(hooks->user, gp, pi, iv, slot, m, t0, exec_now());
+                if (hooks && hooks->copy_done) hooks->copy_done(hooks->user, hooks->path ? hooks->path : "", gp, pi, iv, slot, m, t0, exec_now());
             }
             slot = m;
         }
@@ -136,7 +136,7 @@ static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, 
     double t_start = 0;
     if (!st) {
         struct tsr_run_context ctx = {v->n_inputs, ins, v->n_outputs, outs, prov, NULL, 0, vals, NULL,
-                                      gp->max_tensor_bytes, budget, dev};
+                                      gp->max_tensor_bytes, budget, dev, hooks};
         t_start = hooks ? exec_now() : 0;
         st = prov->plugin->vt->run(pc->compiled, (tsr_run_context *)&ctx);
         run_context_end(&ctx);
@@ -157,7 +157,7 @@ static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, 
     }
     if (!st) {
         for (size_t k = 0; k < v->n_outputs; k++) rt_tensor_move(&slots[v->outputs[k]->index], &outs[k]);
-        if (hooks && hooks->piece_done) hooks->piece_done(hooks->user, gp, pi, slots, t_start, exec_now());
+        if (hooks && hooks->piece_done) hooks->piece_done(hooks->user, hooks->path ? hooks->path : "", gp, pi, slots, t_start, exec_now());
         /* Liveness: drop what no later piece reads. */
         for (size_t k = 0; k < v->n_inputs; k++) {
             const ir_value *iv = v->inputs[k];
@@ -240,7 +240,7 @@ tsr_status *graph_run_hooked(const graph_plan *p, provider_inst *const *provs,
                                  slot->view.device_index, budget, what);
             /* Reading a result back also waits for the device: worth seeing. */
             if (!st && on_device && hooks && hooks->copy_done)
-                hooks->copy_done(hooks->user, p, p->part.n_pieces, g->outputs[o], slot, &outputs[o], t0,
+                hooks->copy_done(hooks->user, hooks->path ? hooks->path : "", p, p->part.n_pieces, g->outputs[o], slot, &outputs[o], t0,
                                  exec_now());
         }
     }

@@ -62,12 +62,15 @@ typedef struct outer_scope {
  * Times are seconds on a monotonic clock. */
 typedef struct exec_hooks {
     void *user;
+    /* "" for the main graph; inside a control-flow body the body's path,
+     * "NODE/ATTRIBUTE/" (nested bodies append theirs). */
+    const char *path;
     /* After piece `pi` of p ran; its outputs are in slots (by value index). */
-    void (*piece_done)(void *user, const graph_plan *p, size_t pi, const rt_tensor *slots,
+    void (*piece_done)(void *user, const char *path, const graph_plan *p, size_t pi, const rt_tensor *slots,
                        double t0, double t1);
     /* After a tensor was copied between memories for piece `pi`
      * (pi == p->part.n_pieces: a graph output read back at the end). */
-    void (*copy_done)(void *user, const graph_plan *p, size_t pi, const ir_value *v,
+    void (*copy_done)(void *user, const char *path, const graph_plan *p, size_t pi, const ir_value *v,
                       const rt_tensor *from, const rt_tensor *to, double t0, double t1);
 } exec_hooks;
 

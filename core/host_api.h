@@ -94,6 +94,7 @@ struct tsr_run_context {
     uint64_t max_tensor_bytes;         /* 0: no limit */
     struct run_budget *budget;         /* the run's "working_bytes"; NULL: not counted */
     int32_t device;                    /* the piece's device: where outputs go */
+    const struct exec_hooks *hooks;    /* the run's, for control-flow bodies; may be NULL */
 };
 
 /* Frees scratch tensors and value wrappers a run made. */

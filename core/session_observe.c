@@ -51,15 +51,15 @@ static bool prof_add(tsr_session *s, const char *fmt, ...) {
 
 static size_t tensor_bytes(const rt_tensor *t) { return t->value ? 0 : t->view.nbytes; }
 
-static void on_piece(void *user, const graph_plan *p, size_t pi, const rt_tensor *slots, double t0,
-                     double t1) {
+static void on_piece(void *user, const char *path, const graph_plan *p, size_t pi, const rt_tensor *slots,
+                     double t0, double t1) {
     run_observer *ro = user;
     tsr_session *s = ro->s;
     const struct tsr_graph *v = p->part.pieces[pi].view;
     /* Values asked for by name (observed intermediates, rare): copy them
      * out as their piece finishes. Skipped whole when none is asked for:
      * the scan is pieces x outputs, quadratic on 100,000-output graphs. */
-    for (size_t w = 0; w < ro->n_wanted && ro->any_wanted && !ro->error; w++) {
+    for (size_t w = 0; w < ro->n_wanted && ro->any_wanted && !ro->error && !path[0]; w++) {
         if (!ro->wanted[w] || rt_present(&ro->got[w])) continue;
         for (size_t k = 0; k < v->n_outputs; k++)
             if (v->outputs[k] == ro->wanted[w])
@@ -72,7 +72,7 @@ static void on_piece(void *user, const graph_plan *p, size_t pi, const rt_tensor
     report_buf nodes = {0}, ops = {0}, ev = {0};
     for (size_t i = 0; i < v->n_nodes; i++) {
         const ir_node *n = v->nodes[i];
-        rb_printf(&nodes, "%s%s", i ? "," : "", n->origin ? n->origin : n->name ? n->name : "");
+        rb_printf(&nodes, "%s%s%s", i ? "," : "", path, n->origin ? n->origin : n->name ? n->name : "");
         rb_printf(&ops, "%s%s", i ? "," : "", n->op_type);
     }
     size_t bin = 0, bout = 0;
@@ -88,6 +88,11 @@ static void on_piece(void *user, const graph_plan *p, size_t pi, const rt_tensor
     rb_printf(&ev, ",\"ops\":");
     rb_json_string(&ev, ops.p);
     rb_printf(&ev, ",\"bytes_in\":%zu,\"bytes_out\":%zu", bin, bout);
+    if (path[0]) {
+        /* inside a control-flow body: its piece ids are the body's */
+        rb_printf(&ev, ",\"path\":");
+        rb_json_string(&ev, path);
+    }
     const tsr_provider *vt = prov->plugin->vt;
     const char *impl = TSR_HAS_MEMBER(vt, tsr_provider, piece_describe) && vt->piece_describe
                            ? vt->piece_describe(p->part.pieces[pi].compiled)
@@ -105,7 +110,7 @@ static void on_piece(void *user, const graph_plan *p, size_t pi, const rt_tensor
     if (!text) free(ev.p);
 }
 
-static void on_copy(void *user, const graph_plan *p, size_t pi, const ir_value *v,
+static void on_copy(void *user, const char *path, const graph_plan *p, size_t pi, const ir_value *v,
                     const rt_tensor *from, const rt_tensor *to, double t0, double t1) {
     run_observer *ro = user;
     tsr_session *s = ro->s;
@@ -117,7 +122,14 @@ static void on_copy(void *user, const graph_plan *p, size_t pi, const ir_value *
     rb_printf(&ev, "%s{\"name\":\"copy\",\"cat\":\"copy\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,"
               "\"pid\":1,\"tid\":%zu,\"args\":{\"value\":",
               s->profile_len ? "," : "", (t0 - s->profile_epoch) * 1e6, (t1 - t0) * 1e6, s->n_provs);
-    rb_json_string(&ev, v->name);
+    if (path[0]) {
+        char *named = malloc(strlen(path) + strlen(v->name) + 1);
+        if (named) sprintf(named, "%s%s", path, v->name);
+        rb_json_string(&ev, named ? named : v->name);
+        free(named);
+    } else {
+        rb_json_string(&ev, v->name);
+    }
     rb_printf(&ev, ",\"from\":\"%s\",\"to\":\"%s\",\"bytes\":%zu", src, to_name, tensor_bytes(from));
     /* the devices, where the memories are a provider's */
     if (from->dev_owner) rb_printf(&ev, ",\"from_device\":%d", (int)from->view.device_index);
@@ -130,6 +142,7 @@ static void on_copy(void *user, const graph_plan *p, size_t pi, const ir_value *
 
 void run_observer_hooks(run_observer *ro, exec_hooks *out) {
     out->user = ro;
+    out->path = "";
     out->piece_done = on_piece;
     out->copy_done = on_copy;
 }

@@ -397,8 +397,8 @@ static bool for_each_event(const char *events, void (*fn)(event *e, void *user),
 
 typedef struct summary {
     tally providers, ops, copies, impls;
-    size_t n_pieces, n_copies, cut_lists;
-    double piece_us, copy_us;
+    size_t n_pieces, n_copies, cut_lists, n_control;
+    double piece_us, copy_us, control_us;
 } summary;
 
 static void add_to_summary(event *e, void *user) {
@@ -407,6 +407,11 @@ static void add_to_summary(event *e, void *user) {
         s->n_copies++;
         s->copy_us += e->dur_us;
         tally_add(&s->copies, "copies", 1, e->dur_us, e->bytes, 0);
+    } else if (strcmp(e->cat, "piece") == 0 && strcmp(e->provider, "core") == 0) {
+        /* an If/Loop/Scan/SequenceMap: its time is its bodies' pieces and
+         * copies, recorded as events of their own */
+        s->n_control++;
+        s->control_us += e->dur_us;
     } else if (strcmp(e->cat, "piece") == 0) {
         s->n_pieces++;
         s->piece_us += e->dur_us;
@@ -428,6 +433,10 @@ bool profile_print_summary(FILE *f, const char *events, size_t runs) {
                 s.n_copies, all / 1e3);
         if (runs) fprintf(f, " over %zu runs", runs);
         fputc('\n', f);
+        if (s.n_control)
+            fprintf(f, "control flow: %zu If/Loop/Scan/SequenceMap runs, %.3f ms, their bodies' pieces and copies\n"
+                       "  counted below by provider and op\n",
+                    s.n_control, s.control_us / 1e3);
         print_table(f, "provider", "pieces", &s.providers, all, runs, NO_EXTRA);
         if (s.n_copies) print_table(f, "copies", "count", &s.copies, all, runs, BYTES_COLUMN);
         print_table(f, "op type", "nodes", &s.ops, all, runs, FUSED_COLUMN);

@@ -567,6 +567,26 @@ def main():
                      "loop0/body/body_if/else_branch/neg_else", "loop0/body/body_add"):
             check(want in text, "the text report shows '%s':\n%s" % (want, text))
 
+        # Profiles name the bodies' pieces by path: 3 iterations, the then branch each time.
+        trace = os.path.join(a.work, "nested_trace.json")
+        rc, out, err = run(a.tessera, ["bench", nested, "-p", "reference", "--runs", "1", "--warmup", "0",
+                                       "--fill", "n=3", "--fill", "c=1", "--profile", trace])
+        if check(rc == 0, "bench --profile of the nested model: " + err):
+            with open(trace, encoding="utf-8") as f:
+                ev = json.load(f)
+            ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+            names = collections.Counter(e["args"].get("nodes") for e in ev if e.get("cat") == "piece")
+            check(names["loop0/body/body_add"] == 3 and names["loop0/body/body_if/then_branch/relu_then"] == 3
+                  and names["loop0/body/body_if/else_branch/neg_else"] == 0 and names["loop0"] == 1,
+                  "profile events inside bodies by path: %s" % dict(names))
+            check(all(e["args"].get("path") == e["args"]["nodes"].rsplit("/", 1)[0] + "/" for e in ev
+                      if e.get("cat") == "piece" and e["args"].get("nodes", "").startswith("loop0/")),
+                  "body events carry their body's path")
+            summary = out.decode("utf-8", "replace")
+            # one Loop and the If of each of its 3 iterations
+            check("control flow: 4 If/Loop/Scan/SequenceMap runs" in summary,
+                  "the summary keeps control flow apart: " + summary)
+
     # 7. The option itself.
     rel = os.path.join(a.data, "abi_relu_add.onnx")
     rc, out, err = run(a.tessera, ["partition", rel, "-p", "reference", "--format", "xml"])

@@ -86,6 +86,10 @@ struct tsr_session {
     /* tsr_node_info, built on first use */
     const char ***node_outputs;
     size_t *node_piece;
+    /* nodes tsr_session_node_find handed out, with their output names */
+    const ir_node **found_nodes;
+    const char ***found_outputs;
+    size_t n_found;
     /* per-input/output dims and symbols for tsr_io_info */
     int64_t **io_dims;
     const char ***io_syms;

@@ -232,5 +232,8 @@ void session_observe_free(tsr_session *s) {
     for (size_t i = 0; g && s->node_outputs && i < g->n_nodes; i++) free(s->node_outputs[i]);
     free(s->node_outputs);
     free(s->node_piece);
+    for (size_t i = 0; i < s->n_found; i++) free(s->found_outputs[i]);
+    free(s->found_outputs);
+    free(s->found_nodes);
     free(s->profile);
 }

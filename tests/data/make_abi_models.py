@@ -165,7 +165,35 @@ def metadata():
     onnx.save(m, os.path.join(HERE, "abi_metadata.onnx"))
 
 
+def nested_cf():
+    """abi_nested_cf.onnx: Loop 'loop0' whose body adds x to the carried value
+    and holds If 'body_if' (Relu 'relu_then' / Neg 'neg_else'): bodies two deep,
+    for node lookups by path (test_observe.c)."""
+    f = TensorProto.FLOAT
+    then_g = helper.make_graph([helper.make_node("Relu", ["s"], ["t"], name="relu_then")], "then_g", [],
+                               [helper.make_tensor_value_info("t", f, [2])])
+    else_g = helper.make_graph([helper.make_node("Neg", ["s"], ["e"], name="neg_else")], "else_g", [],
+                               [helper.make_tensor_value_info("e", f, [2])])
+    body = helper.make_graph(
+        [helper.make_node("Add", ["acc_in", "x"], ["s"], name="body_add"),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"], name="body_cond"),
+         helper.make_node("If", ["cond_in"], ["acc_out"], name="body_if", then_branch=then_g, else_branch=else_g)],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_in", f, [2])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_out", f, [2])])
+    g = helper.make_graph(
+        [helper.make_node("Loop", ["n", "c", "a0"], ["a"], name="loop0", body=body)], "nested",
+        [helper.make_tensor_value_info("x", f, [2]), helper.make_tensor_value_info("n", TensorProto.INT64, []),
+         helper.make_tensor_value_info("c", TensorProto.BOOL, []), helper.make_tensor_value_info("a0", f, [2])],
+        [helper.make_tensor_value_info("a", f, [2])])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), "abi_nested_cf.onnx")
+
+
 if __name__ == "__main__":
+    nested_cf()
     metadata()
     relu_add()
     dangling()

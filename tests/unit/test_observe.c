@@ -232,11 +232,62 @@ static void test_assign_follows_expansion(void) {
     tsr_session_free(s);
 }
 
+/* Nodes inside control-flow bodies by path: abi_nested_cf.onnx is Loop
+ * 'loop0' whose body holds Add 'body_add' and If 'body_if' (Relu
+ * 'relu_then' / Neg 'neg_else'). */
+static void test_node_find_in_bodies(void) {
+    tsr_session_options *o;
+    CU_ASSERT_PTR_NULL_FATAL(tsr_session_options_create(&o));
+    tsr_status_free(tsr_session_options_add_provider(o, "reference"));
+    tsr_session *s = NULL;
+    tsr_status *st = tsr_session_create(o, data_path("abi_nested_cf.onnx"), &s);
+    tsr_session_options_free(o);
+    CU_ASSERT_PTR_NULL_FATAL(st);
+    struct {
+        const char *path, *name, *op, *provider, *output;
+    } want[] = {
+        {"loop0", "loop0", "Loop", "core", "a"},
+        {"loop0/body/body_add", "body_add", "Add", "reference", "s"},
+        {"loop0/body/body_if", "body_if", "If", "core", "acc_out"},
+        {"loop0/body/body_if/then_branch/relu_then", "relu_then", "Relu", "reference", "t"},
+        {"loop0/body/body_if/else_branch/neg_else", "neg_else", "Neg", "reference", "e"},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        tsr_node_info ni = {.struct_size = sizeof ni};
+        st = tsr_session_node_find(s, want[i].path, &ni);
+        CU_ASSERT_PTR_NULL(st);
+        if (st) {
+            tsr_status_free(st);
+            continue;
+        }
+        CU_ASSERT_STRING_EQUAL(ni.name, want[i].name);
+        CU_ASSERT_STRING_EQUAL(ni.op_type, want[i].op);
+        CU_ASSERT_STRING_EQUAL(ni.provider, want[i].provider);
+        CU_ASSERT_EQUAL(ni.output_count, 1);
+        CU_ASSERT_STRING_EQUAL(ni.outputs[0], want[i].output);
+    }
+    /* the same node twice: the same borrowed output list */
+    tsr_node_info a = {.struct_size = sizeof a}, b = {.struct_size = sizeof b};
+    CU_ASSERT_PTR_NULL(tsr_session_node_find(s, "loop0/body/body_add", &a));
+    CU_ASSERT_PTR_NULL(tsr_session_node_find(s, "loop0/body/body_add", &b));
+    CU_ASSERT_PTR_EQUAL(a.outputs, b.outputs);
+    static const char *const missing[] = {"body_add", "loop0/body", "loop0/then_branch/body_add",
+                                          "loop0/body/body_if/body/relu_then", "loop0//body_add", ""};
+    for (size_t i = 0; i < sizeof missing / sizeof missing[0]; i++) {
+        tsr_node_info ni = {.struct_size = sizeof ni};
+        st = tsr_session_node_find(s, missing[i], &ni);
+        CU_ASSERT_EQUAL(tsr_status_code(st), TSR_ERR_INVALID_ARGUMENT);
+        tsr_status_free(st);
+    }
+    tsr_session_free(s);
+}
+
 void unit_register(void) {
     CU_pSuite s = CU_add_suite("observe", suite_init, NULL);
     CU_add_test(s, "observe_all returns intermediates by name", test_intermediates_by_name);
     CU_add_test(s, "intermediates need observe_all", test_intermediate_needs_observe);
     CU_add_test(s, "node table names op, provider and outputs", test_node_table);
+    CU_add_test(s, "nodes inside control-flow bodies are found by path", test_node_find_in_bodies);
     CU_add_test(s, "profiling records one event per piece", test_profile_events);
     CU_add_test(s, "assign pins nodes and op types", test_assign);
     CU_add_test(s, "assign errors name what is wrong", test_assign_errors);

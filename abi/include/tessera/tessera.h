@@ -388,6 +388,17 @@ TSR_EXPORT tsr_status *tsr_session_opset(const tsr_session *session, size_t inde
  * string is copied. */
 TSR_EXPORT tsr_status *tsr_session_options_set_cache_dir(tsr_session_options *options, const char *dir);
 
+/* --- nodes inside control-flow bodies (appended in 0.2) -------------------
+ * A node by name, as tsr_session_node_info gives it, or a node inside the
+ * body of an If, Loop, Scan or SequenceMap by its path NODE/ATTRIBUTE/NAME
+ * (ATTRIBUTE: then_branch, else_branch or body; bodies nest, as in
+ * "loop0/body/if0/then_branch/relu"), the names the reports and profiles
+ * use. For a body node, out->piece indexes its body's pieces and out->name
+ * is its own name. Set out->struct_size first; strings and arrays are
+ * borrowed and live as long as the session. No such node:
+ * TSR_ERR_INVALID_ARGUMENT. */
+TSR_EXPORT tsr_status *tsr_session_node_find(const tsr_session *session, const char *path, tsr_node_info *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -214,8 +214,16 @@ tsr_status *graph_run_hooked(const graph_plan *p, provider_inst *const *provs,
     for (size_t i = 0; i < g->n_inputs; i++)
         if (rt_present(&inputs[i])) rt_tensor_borrow_slot(&slots[g->inputs[i]->index], &inputs[i]);
     tsr_status *st = bind_outer(g, outer, slots);
-    for (size_t pi = 0; pi < p->part.n_pieces && !st; pi++)
+    for (size_t pi = 0; pi < p->part.n_pieces && !st; pi++) {
+        if (run_budget_stopped(budget)) {
+            const ir_node *n0 = p->part.pieces[pi].view->nodes[0];
+            char what[300];
+            snprintf(what, sizeof what, "node '%.200s' (%s)", n0->name, n0->op_type);
+            st = run_budget_stop_error(budget, what);
+            break;
+        }
         st = run_piece(p, provs, pi, slots, mirrors, hooks, budget);
+    }
     for (size_t o = 0; o < g->n_outputs && !st; o++) {
         rt_tensor *slot = &slots[g->outputs[o]->index];
         bool on_device = !slot->value && slot->view.memory_kind == TSR_MEMORY_DEVICE;

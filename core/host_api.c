@@ -25,11 +25,23 @@ int32_t host_log_enter(int32_t level) {
 
 void host_log_leave(int32_t outer) { thread_log_level = outer; }
 
+/* The tag of the run this thread is working for (tsr_run_options_set_tag),
+ * or NULL. */
+static _Thread_local const char *thread_log_tag;
+
+const char *host_log_tag_enter(const char *tag) {
+    const char *outer = thread_log_tag;
+    thread_log_tag = tag;
+    return outer;
+}
+
 void host_log(int32_t level, const char *who, const char *message) {
     static const char *const names[] = {"error", "warning", "info", "debug"};
     if (level > (thread_log_level >= 0 ? thread_log_level : TSR_LOG_WARNING)) return;
     if (level < 0 || level > 3) level = 3;
-    fprintf(stderr, "tessera %s%s%s: %s\n", names[level], who ? " " : "", who ? who : "", message);
+    const char *tag = thread_log_tag;
+    fprintf(stderr, "tessera %s%s%s: %s%s%s%s\n", names[level], who ? " " : "", who ? who : "", tag ? "[" : "",
+            tag ? tag : "", tag ? "] " : "", message);
 }
 
 /* --- statuses and memory -------------------------------------------------- */
@@ -189,6 +201,9 @@ static tsr_status *h_claim_piece(tsr_claim_sink *sink, const tsr_node *const *no
 }
 
 static int32_t h_graph_device(const tsr_graph *g) { return g ? G(g)->device : 0; }
+static int32_t h_run_should_stop(const tsr_run_context *c) {
+    return c && run_budget_stopped(((const struct tsr_run_context *)c)->budget);
+}
 
 static void h_decline_node(tsr_claim_sink *sink, const tsr_node *node, int32_t reason,
                            const char *text) {
@@ -407,6 +422,7 @@ static const tsr_host_api host_table = {
     .node_flops = h_node_flops,
     .claim_piece_on = h_claim_piece_on,
     .graph_device = h_graph_device,
+    .run_should_stop = h_run_should_stop,
 };
 
 const tsr_host_api *host_api_table(void) { return &host_table; }

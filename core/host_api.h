@@ -106,5 +106,8 @@ void host_log(int32_t level, const char *who, const char *message);
 /* Makes `level` this thread's log level until host_log_leave(returned). */
 int32_t host_log_enter(int32_t level);
 void host_log_leave(int32_t outer);
+/* Sets the run tag log lines of this thread carry (NULL: none); returns the
+ * one before, to give back when the call ends. */
+const char *host_log_tag_enter(const char *tag);
 
 #endif

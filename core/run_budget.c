@@ -1,12 +1,36 @@
 /* The "working_bytes" limit: see run_budget.h. */
 #include "run_budget.h"
 
+#include <time.h>
+
 #include "status.h"
 
 void run_budget_init(run_budget *b, uint64_t limit) {
     b->limit = limit;
     atomic_init(&b->live, 0);
     atomic_init(&b->peak, 0);
+    b->terminate = NULL;
+    b->deadline = 0;
+    b->timeout_ms = 0;
+}
+
+double run_budget_clock(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+bool run_budget_stopped(const run_budget *b) {
+    if (!b) return false;
+    if (b->terminate && atomic_load_explicit(b->terminate, memory_order_relaxed)) return true;
+    return b->deadline > 0 && run_budget_clock() > b->deadline;
+}
+
+tsr_status *run_budget_stop_error(const run_budget *b, const char *what) {
+    if (b && b->terminate && atomic_load_explicit(b->terminate, memory_order_relaxed))
+        return tsr_error(TSR_ERR_CANCELLED, "run stopped before %s: terminate was asked", what);
+    return tsr_error(TSR_ERR_CANCELLED, "run stopped before %s: its deadline (%lld ms) passed", what,
+                     (long long)(b ? b->timeout_ms : 0));
 }
 
 tsr_status *run_budget_reserve(run_budget *b, uint64_t bytes, const char *what) {

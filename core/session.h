@@ -116,6 +116,7 @@ typedef struct run_observer {
     bool any_wanted;               /* some entry is not NULL */
     rt_tensor *got;                /* n_wanted slots */
     tsr_status *error;
+    const char *tag;               /* the run's tag (profile events carry it), or NULL */
 } run_observer;
 void run_observer_hooks(run_observer *ro, exec_hooks *out);
 void session_observe_free(tsr_session *s);

@@ -5,6 +5,7 @@
 
 #include "host_api.h"
 #include "run_budget.h"
+#include "run_options.h"
 #include "session.h"
 #include "status.h"
 
@@ -224,10 +225,10 @@ static tsr_status *reinfer_if_new_shapes(tsr_session *s, const rt_tensor *bound)
     return st;
 }
 
-static tsr_status *session_run(tsr_session *s, size_t input_count, const char *const *input_names,
-                               const tsr_tensor *const *tensors, const tsr_value *const *values,
-                               size_t output_count, const char *const *output_names,
-                               tsr_value **outputs) {
+static tsr_status *session_run(tsr_session *s, const tsr_run_options *ro_opts, size_t input_count,
+                               const char *const *input_names, const tsr_tensor *const *tensors,
+                               const tsr_value *const *values, size_t output_count,
+                               const char *const *output_names, tsr_value **outputs) {
     if (!s || !outputs || (input_count && (!input_names || (!tensors && !values))))
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "session, names, inputs and outputs are required");
     ir_graph *g = s->model->graph;
@@ -275,7 +276,8 @@ static tsr_status *session_run(tsr_session *s, size_t input_count, const char *c
     }
     run_budget budget;
     run_budget_init(&budget, s->max_working_bytes);
-    run_observer ro = {s, &budget, output_count, wanted, false, got, NULL};
+    run_options_apply(ro_opts, &budget);
+    run_observer ro = {s, &budget, output_count, wanted, false, got, NULL, ro_opts ? ro_opts->tag : NULL};
     for (size_t j = 0; j < output_count && wanted && !ro.any_wanted; j++) ro.any_wanted = wanted[j] != NULL;
     exec_hooks hooks;
     run_observer_hooks(&ro, &hooks);
@@ -320,13 +322,16 @@ static tsr_status *session_run(tsr_session *s, size_t input_count, const char *c
 }
 
 /* One run at a time per session (tessera.h, "Threads"). */
-static tsr_status *session_run_locked(tsr_session *s, size_t input_count, const char *const *input_names,
-                                      const tsr_tensor *const *tensors, const tsr_value *const *values,
-                                      size_t output_count, const char *const *output_names, tsr_value **outputs) {
+static tsr_status *session_run_locked(tsr_session *s, const tsr_run_options *ro, size_t input_count,
+                                      const char *const *input_names, const tsr_tensor *const *tensors,
+                                      const tsr_value *const *values, size_t output_count,
+                                      const char *const *output_names, tsr_value **outputs) {
     if (!s) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "session, names, inputs and outputs are required");
     pthread_mutex_lock(&s->lock);
     int32_t outer = host_log_enter(s->log_level);
-    tsr_status *st = session_run(s, input_count, input_names, tensors, values, output_count, output_names, outputs);
+    const char *outer_tag = host_log_tag_enter(ro ? ro->tag : NULL);
+    tsr_status *st = session_run(s, ro, input_count, input_names, tensors, values, output_count, output_names, outputs);
+    host_log_tag_enter(outer_tag);
     host_log_leave(outer);
     pthread_mutex_unlock(&s->lock);
     return st;
@@ -335,11 +340,25 @@ static tsr_status *session_run_locked(tsr_session *s, size_t input_count, const 
 tsr_status *tsr_session_run(tsr_session *s, size_t input_count, const char *const *input_names,
                             const tsr_tensor *const *inputs, size_t output_count,
                             const char *const *output_names, tsr_value **outputs) {
-    return session_run_locked(s, input_count, input_names, inputs, NULL, output_count, output_names, outputs);
+    return session_run_locked(s, NULL, input_count, input_names, inputs, NULL, output_count, output_names, outputs);
 }
 
 tsr_status *tsr_session_run_values(tsr_session *s, size_t input_count, const char *const *input_names,
                                    const tsr_value *const *inputs, size_t output_count,
                                    const char *const *output_names, tsr_value **outputs) {
-    return session_run_locked(s, input_count, input_names, NULL, inputs, output_count, output_names, outputs);
+    return session_run_locked(s, NULL, input_count, input_names, NULL, inputs, output_count, output_names, outputs);
+}
+
+tsr_status *tsr_session_run_with_options(tsr_session *s, const tsr_run_options *ro, size_t input_count,
+                                         const char *const *input_names, const tsr_tensor *const *inputs,
+                                         size_t output_count, const char *const *output_names,
+                                         tsr_value **outputs) {
+    return session_run_locked(s, ro, input_count, input_names, inputs, NULL, output_count, output_names, outputs);
+}
+
+tsr_status *tsr_session_run_values_with_options(tsr_session *s, const tsr_run_options *ro, size_t input_count,
+                                                const char *const *input_names, const tsr_value *const *inputs,
+                                                size_t output_count, const char *const *output_names,
+                                                tsr_value **outputs) {
+    return session_run_locked(s, ro, input_count, input_names, NULL, inputs, output_count, output_names, outputs);
 }

@@ -88,6 +88,10 @@ static void on_piece(void *user, const char *path, const graph_plan *p, size_t p
     rb_printf(&ev, ",\"ops\":");
     rb_json_string(&ev, ops.p);
     rb_printf(&ev, ",\"bytes_in\":%zu,\"bytes_out\":%zu", bin, bout);
+    if (ro->tag) {
+        rb_printf(&ev, ",\"tag\":");
+        rb_json_string(&ev, ro->tag);
+    }
     if (path[0]) {
         /* inside a control-flow body: its piece ids are the body's */
         rb_printf(&ev, ",\"path\":");

@@ -26,7 +26,9 @@ static void help(FILE *f) {
             "  -o, --output-dir DIR   write each output to DIR/NAME.pb ('/' in NAME -> '_')\n"
             "  --explain              print which provider runs which node, then run\n"
             "  --info                 print the model's metadata (producer, versions, opsets,\n"
-            "                         properties) and declared inputs and outputs; do not run\n");
+            "                         properties) and declared inputs and outputs; do not run\n"
+            "  --timeout-ms N         stop the run after N milliseconds (exit 1, 'cancelled')\n"
+            "  --tag TEXT             tag the run's log lines with [TEXT]\n");
     cli_print_inputs_help(f);
     cli_print_common_help(f, true);
 }
@@ -37,6 +39,8 @@ typedef struct run_args {
     const char *output_dir;
     bool explain;
     bool info;
+    long long timeout_ms; /* 0: none */
+    const char *tag;
     cli_common common;
 } run_args;
 
@@ -67,6 +71,19 @@ static int parse_args(int argc, char **argv, run_args *a) {
             a->info = true;
             continue;
         }
+        if ((v = cli_option_value(argc, argv, &i, NULL, "--timeout-ms", &bad))) {
+            char *end = NULL;
+            a->timeout_ms = strtoll(v, &end, 10);
+            if (!*v || *end || a->timeout_ms <= 0)
+                return cli_usage_error("run", "--timeout-ms wants a positive number of milliseconds, not '%s'", v);
+            continue;
+        }
+        if (bad) return CLI_EXIT_USAGE;
+        if ((v = cli_option_value(argc, argv, &i, NULL, "--tag", &bad))) {
+            a->tag = v;
+            continue;
+        }
+        if (bad) return CLI_EXIT_USAGE;
         if (arg[0] == '-' && arg[1]) return cli_usage_error("run", "unknown option '%s'", arg);
         if (a->model) return cli_usage_error("run", "more than one model ('%s', '%s')", a->model, arg);
         a->model = arg;
@@ -120,6 +137,7 @@ int cmd_run(int argc, char **argv) {
     }
     tsr_session_options *opts = NULL;
     tsr_session *s = NULL;
+    tsr_run_options *ropts = NULL;
     tsr_value **out_values = NULL;
     cli_feed in = {0};
     size_t nout = 0;
@@ -164,7 +182,9 @@ int cmd_run(int argc, char **argv) {
         print_io("input", &info, &in.views[i]);
     }
 
-    if ((st = tsr_session_run(s, in.count, in.names, in.tensors, nout, NULL, out_values))) {
+    if ((st = tsr_run_options_create(&ropts)) || (st = tsr_run_options_set_tag(ropts, a.tag)) ||
+        (st = tsr_run_options_set_timeout_ms(ropts, a.timeout_ms)) ||
+        (st = tsr_session_run_with_options(s, ropts, in.count, in.names, in.tensors, nout, NULL, out_values))) {
         cli_report_status("run", st);
         goto done;
     }
@@ -191,6 +211,7 @@ done:
     for (size_t j = 0; out_values && j < nout; j++) tsr_value_free(out_values[j]);
     free(out_values);
     tsr_session_free(s);
+    tsr_run_options_free(ropts);
     tsr_session_options_free(opts);
     free_args(&a);
     return rc;

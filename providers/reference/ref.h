@@ -65,6 +65,11 @@ tsr_status *ref_out(ref_ctx *c, size_t i, int32_t elem_type, int32_t rank, const
                     tsr_tensor **out);
 /* An error naming the node: "Conv 'conv3': <message>". */
 tsr_status *ref_err(ref_ctx *c, int32_t code, const char *fmt, ...) REF_PRINTF(3, 4);
+/* Whether the run should stop now (the application cancelled it or its
+ * deadline passed; ref_stop.c): long kernels poll it between chunks of
+ * work and then return ref_stopped(c). */
+bool ref_should_stop(const ref_ctx *c);
+tsr_status *ref_stopped(ref_ctx *c);
 int64_t ref_opset(ref_ctx *c);
 const char *ref_op_type(ref_ctx *c);
 

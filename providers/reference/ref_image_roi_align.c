@@ -176,6 +176,11 @@ tsr_status *ref_image_roi_align(ref_ctx *c)
         /* Each sampling point is computed once and read by every channel. */
         for (int64_t ph = 0; ph < oh; ph++)
             for (int64_t pw = 0; pw < ow; pw++) {
+                /* up to 2^30 samples in all: look at cancellation per bin */
+                if (ref_should_stop(c)) {
+                    st = ref_stopped(c);
+                    goto done;
+                }
                 for (int64_t ch = 0; ch < C; ch++)
                     acc[ch] = 0.0;
                 for (int64_t iy = 0; iy < gh; iy++) {

@@ -53,14 +53,20 @@ static void tap_range(int64_t k, int64_t dil, int64_t start, int64_t lim, int64_
     *hi = h;
 }
 
+/* Taps between two looks at whether the run was cancelled: a window that
+ * covers a whole large input for every output is within every limit. */
+#define POOL_TAPS_PER_CHECK ((int64_t)1 << 22)
+
 /*
  * Pools one plane. For MaxPool, idx (when not NULL) receives the flat index
  * of each maximum within the plane, row-major, or column-major over the
- * spatial axes when col_major (storage_order 1).
+ * spatial axes when col_major (storage_order 1). False when the run was
+ * cancelled part way.
  */
-static void pool_plane(const pool_geom *g, pool_kind kind, bool include_pad, double p,
+static bool pool_plane(ref_ctx *c, const pool_geom *g, pool_kind kind, bool include_pad, double p,
                        const double *x, double *y, int64_t *idx, bool col_major)
 {
+    int64_t taps = 0;
     int nsp = g->nsp;
     int64_t o[REF_MAX_RANK] = {0}, lo[REF_MAX_RANK], hi[REF_MAX_RANK], t[REF_MAX_RANK];
     int64_t istr[REF_MAX_RANK], cstr[REF_MAX_RANK];
@@ -117,6 +123,12 @@ static void pool_plane(const pool_geom *g, pool_kind kind, bool include_pad, dou
                     break;
             }
         }
+        taps += count;
+        if (taps > POOL_TAPS_PER_CHECK) {
+            taps = 0;
+            if (ref_should_stop(c))
+                return false;
+        }
         int64_t divisor = include_pad ? padcount : count;
         if (kind == POOL_AVG)
             acc = divisor > 0 ? acc / (double)divisor : 0.0;
@@ -143,6 +155,7 @@ static void pool_plane(const pool_geom *g, pool_kind kind, bool include_pad, dou
             o[d] = 0;
         }
     }
+    return true;
 }
 
 /* Bound on kernel sizes, strides, dilations and pads: far beyond any real
@@ -296,7 +309,11 @@ static tsr_status *pool_run(ref_ctx *c, bool global, pool_kind kind)
     int64_t *idx = I ? I->data : NULL;
     for (int64_t pl = 0; pl < g.planes; pl++) {
         ref_nn_get_f64(X, (size_t)(pl * g.insz), (size_t)g.insz, x);
-        pool_plane(&g, kind, include_pad, p, x, y, idx ? idx + pl * g.outsz : NULL, col_major);
+        if (!pool_plane(c, &g, kind, include_pad, p, x, y, idx ? idx + pl * g.outsz : NULL, col_major)) {
+            free(x);
+            free(y);
+            return ref_stopped(c);
+        }
         ref_nn_put_f64(Y, (size_t)(pl * g.outsz), (size_t)g.outsz, y);
         /* Indices count from the start of the whole tensor. */
         if (idx)

@@ -44,7 +44,8 @@ static void p_release(void *piece_state) { (void)piece_state; }
 
 static const tsr_provider table = {
     sizeof(tsr_provider), "c99", "tests", "0", p_create, p_destroy, p_device_count,
-    p_device_info, p_claim, p_compile, p_run, p_release, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0};
+    p_device_info, p_claim, p_compile, p_run, p_release, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0,
+    NULL, NULL, NULL};
 
 static tsr_provider_entry_fn entry_type_check;
 

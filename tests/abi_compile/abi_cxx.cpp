@@ -29,7 +29,8 @@ void release(void *) {}
 // A table a C++ plugin would write (no designated initializers in C++11).
 const tsr_provider table = {sizeof(tsr_provider), "cxx", "tests", "0", create, destroy,
                             device_count, device_info, claim, compile, run, release,
-                            nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0};
+                            nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0,
+                            nullptr, nullptr, nullptr};
 
 tsr_status *entry(tsr_provider_entry_args *args) {
     args->abi_version = TSR_PROVIDER_ABI_VERSION;

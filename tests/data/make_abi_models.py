@@ -192,7 +192,21 @@ def nested_cf():
     save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), "abi_nested_cf.onnx")
 
 
+def slow_pool():
+    """abi_slow_pool.onnx: MaxPool 'bigpool' whose 1024x1024 window, padded,
+    covers the whole 1024x1024 input for each of 2047x2047 outputs: within
+    every limit, and hours of work on the reference provider (runs that are
+    stopped early, test_run_options.c)."""
+    g = helper.make_graph(
+        [helper.make_node("MaxPool", ["x"], ["y"], name="bigpool", kernel_shape=[1024, 1024],
+                          pads=[1023, 1023, 1023, 1023])],
+        "slow_pool", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 1024, 1024])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 2047, 2047])])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), "abi_slow_pool.onnx")
+
+
 if __name__ == "__main__":
+    slow_pool()
     nested_cf()
     metadata()
     relu_add()

@@ -293,6 +293,14 @@ typedef struct tsr_host_api {
                                   double cost_seconds, int32_t device);
     /* In `compile` (and for the piece's life): the device it was claimed on. */
     int32_t (*graph_device)(const tsr_graph *piece);
+
+    /* --- stopping early (appended in ABI 1; check TSR_HAS_MEMBER(host,
+     * tsr_host_api, run_should_stop) before use) ------------------------ */
+    /* Inside `run`: nonzero when the application asked this run to stop
+     * (tsr_run_options_set_terminate) or its deadline passed. A kernel that
+     * can take long polls it between chunks of work (it costs a load and a
+     * clock read) and then returns a status with code TSR_ERR_CANCELLED. */
+    int32_t (*run_should_stop)(const tsr_run_context *ctx);
 } tsr_host_api;
 
 /* ------------------------------------------------------------------------ */

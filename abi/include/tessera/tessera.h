@@ -399,6 +399,39 @@ TSR_EXPORT tsr_status *tsr_session_options_set_cache_dir(tsr_session_options *op
  * TSR_ERR_INVALID_ARGUMENT. */
 TSR_EXPORT tsr_status *tsr_session_node_find(const tsr_session *session, const char *path, tsr_node_info *out);
 
+/* --- run options (appended in 0.2) ----------------------------------------
+ * Settings for single runs: a tag, a way to stop a run from another thread,
+ * and a deadline. One tsr_run_options may serve many runs, one after the
+ * other or at once. */
+typedef struct tsr_run_options tsr_run_options;
+TSR_EXPORT tsr_status *tsr_run_options_create(tsr_run_options **out);
+/* Not while a run uses it. NULL is fine. */
+TSR_EXPORT void tsr_run_options_free(tsr_run_options *options);
+/* A tag for the runs using these options: it leads every log line they
+ * write ("[tag] ...") and is each of their profile events' "tag". Copied;
+ * NULL or "" removes it. */
+TSR_EXPORT tsr_status *tsr_run_options_set_tag(tsr_run_options *options, const char *tag);
+/* Nonzero asks every run using these options to stop: it returns
+ * TSR_ERR_CANCELLED at the next piece boundary (a loop iteration counts),
+ * or sooner inside providers that check (the reference provider's long
+ * kernels do). Safe to call from any thread while runs use `options`; the
+ * flag stays until set back to 0, so later runs stop at once. */
+TSR_EXPORT tsr_status *tsr_run_options_set_terminate(tsr_run_options *options, int32_t terminate);
+/* A run using these options that has not finished `milliseconds` after it
+ * began stops as on terminate, with TSR_ERR_CANCELLED. 0 (the default): no
+ * deadline. */
+TSR_EXPORT tsr_status *tsr_run_options_set_timeout_ms(tsr_run_options *options, int64_t milliseconds);
+/* tsr_session_run and tsr_session_run_values with run options (NULL: as
+ * without). A cancelled run frees what it made and returns no outputs. */
+TSR_EXPORT tsr_status *tsr_session_run_with_options(tsr_session *session, const tsr_run_options *options,
+                                                   size_t input_count, const char *const *input_names,
+                                                   const tsr_tensor *const *inputs, size_t output_count,
+                                                   const char *const *output_names, tsr_value **outputs);
+TSR_EXPORT tsr_status *tsr_session_run_values_with_options(tsr_session *session, const tsr_run_options *options,
+                                                          size_t input_count, const char *const *input_names,
+                                                          const tsr_value *const *inputs, size_t output_count,
+                                                          const char *const *output_names, tsr_value **outputs);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,216 @@
+/* Run options: stopping a run (terminate from another thread, a deadline)
+ * with TSR_ERR_CANCELLED, inside a long reference kernel and between Loop
+ * iterations; the session runs normally afterwards; tags in profiles. */
+#include <CUnit/CUnit.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tessera/tessera.h"
+
+static const char *data_path(const char *name) {
+    static char buf[1024];
+    const char *dir = getenv("TESSERA_TEST_DATA");
+    snprintf(buf, sizeof buf, "%s/%s", dir && *dir ? dir : "tests/data", name);
+    return buf;
+}
+
+static int suite_init(void) {
+    const char *lib = getenv("TESSERA_BUILD_LIB");
+    return setenv("TESSERA_PROVIDER_PATH", lib && *lib ? lib : "build/lib", 1) == 0 ? 0 : 1;
+}
+
+static tsr_session *open_model(const char *name, int profile) {
+    tsr_session_options *o;
+    if (tsr_session_options_create(&o)) return NULL;
+    tsr_status_free(tsr_session_options_add_provider(o, "reference"));
+    tsr_status_free(tsr_session_options_set_profiling(o, profile));
+    tsr_session *s = NULL;
+    tsr_status *st = tsr_session_create(o, data_path(name), &s);
+    tsr_session_options_free(o);
+    CU_ASSERT_PTR_NULL(st);
+    tsr_status_free(st);
+    return s;
+}
+
+/* abi_slow_pool.onnx: a MaxPool of hours on the reference provider. */
+static tsr_status *run_slow_pool(tsr_session *s, const tsr_run_options *ro, tsr_value **out) {
+    static float x[1024 * 1024];
+    const int64_t dims[4] = {1, 1, 1024, 1024};
+    tsr_tensor t = {.struct_size = sizeof t, .elem_type = TSR_FLOAT, .rank = 4, .dims = dims,
+                    .data = x, .nbytes = sizeof x, .memory_kind = TSR_MEMORY_HOST};
+    const char *name = "x";
+    const tsr_tensor *in = &t;
+    return tsr_session_run_with_options(s, ro, 1, &name, &in, 1, NULL, out);
+}
+
+/* y = Relu(x) + x on abi_relu_add.onnx, worked out by hand. */
+static void check_relu_add(tsr_session *s, const tsr_run_options *ro) {
+    const float x[6] = {-1, 2, -3, 4, -5, 6}, want[6] = {-1, 4, -3, 8, -5, 12};
+    const int64_t dims[2] = {2, 3};
+    tsr_tensor t = {.struct_size = sizeof t, .elem_type = TSR_FLOAT, .rank = 2, .dims = dims,
+                    .data = (void *)x, .nbytes = sizeof x, .memory_kind = TSR_MEMORY_HOST};
+    const char *name = "x";
+    const tsr_tensor *in = &t;
+    tsr_value *out = NULL;
+    tsr_status *st = tsr_session_run_with_options(s, ro, 1, &name, &in, 1, NULL, &out);
+    CU_ASSERT_PTR_NULL_FATAL(st);
+    tsr_tensor y = {.struct_size = sizeof y};
+    CU_ASSERT_PTR_NULL_FATAL(tsr_value_tensor(out, &y));
+    CU_ASSERT_EQUAL_FATAL(y.nbytes, sizeof want);
+    CU_ASSERT(memcmp(y.data, want, sizeof want) == 0);
+    tsr_value_free(out);
+}
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void test_deadline_inside_kernel(void) {
+    tsr_session *s = open_model("abi_slow_pool.onnx", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    tsr_run_options *ro;
+    CU_ASSERT_PTR_NULL_FATAL(tsr_run_options_create(&ro));
+    CU_ASSERT_PTR_NULL(tsr_run_options_set_timeout_ms(ro, 100));
+    tsr_value *out = NULL;
+    double t0 = now();
+    tsr_status *st = run_slow_pool(s, ro, &out);
+    CU_ASSERT_EQUAL(tsr_status_code(st), TSR_ERR_CANCELLED);
+    CU_ASSERT_PTR_NULL(out);
+    /* the kernel looks every 2^22 taps: well under a second past the deadline */
+    CU_ASSERT(now() - t0 < 30.0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(tsr_status_message(st), "bigpool"));
+    tsr_status_free(st);
+    tsr_run_options_free(ro);
+    tsr_session_free(s);
+}
+
+typedef struct stopper {
+    tsr_run_options *ro;
+} stopper;
+
+static void *stop_later(void *arg) {
+    struct timespec t = {0, 100 * 1000 * 1000};
+    nanosleep(&t, NULL);
+    tsr_status_free(tsr_run_options_set_terminate(((stopper *)arg)->ro, 1));
+    return NULL;
+}
+
+static void test_terminate_from_another_thread(void) {
+    tsr_session *s = open_model("abi_slow_pool.onnx", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    tsr_run_options *ro;
+    CU_ASSERT_PTR_NULL_FATAL(tsr_run_options_create(&ro));
+    stopper sp = {ro};
+    pthread_t th;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, stop_later, &sp), 0);
+    tsr_value *out = NULL;
+    tsr_status *st = run_slow_pool(s, ro, &out);
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(tsr_status_code(st), TSR_ERR_CANCELLED);
+    CU_ASSERT_PTR_NULL(out);
+    tsr_status_free(st);
+    tsr_session_free(s);
+
+    /* the flag stays: the next run stops before its first node; cleared, it runs */
+    s = open_model("abi_relu_add.onnx", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    const float x[6] = {0};
+    const int64_t dims[2] = {2, 3};
+    tsr_tensor t = {.struct_size = sizeof t, .elem_type = TSR_FLOAT, .rank = 2, .dims = dims,
+                    .data = (void *)x, .nbytes = sizeof x, .memory_kind = TSR_MEMORY_HOST};
+    const char *name = "x";
+    const tsr_tensor *in = &t;
+    st = tsr_session_run_with_options(s, ro, 1, &name, &in, 1, NULL, &out);
+    CU_ASSERT_EQUAL(tsr_status_code(st), TSR_ERR_CANCELLED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(tsr_status_message(st), "terminate was asked"));
+    tsr_status_free(st);
+    CU_ASSERT_PTR_NULL(tsr_run_options_set_terminate(ro, 0));
+    check_relu_add(s, ro);
+    check_relu_add(s, NULL);
+    tsr_run_options_free(ro);
+    tsr_session_free(s);
+}
+
+/* A Loop of 2^40 iterations stops at an iteration boundary. */
+static void test_deadline_between_loop_iterations(void) {
+    tsr_session *s = open_model("abi_nested_cf.onnx", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    float x[2] = {1, -1}, a0[2] = {0, 0};
+    int64_t n = (int64_t)1 << 40;
+    uint8_t c = 1;
+    const int64_t d2[1] = {2};
+    tsr_tensor tx = {.struct_size = sizeof tx, .elem_type = TSR_FLOAT, .rank = 1, .dims = d2, .data = x,
+                     .nbytes = sizeof x, .memory_kind = TSR_MEMORY_HOST};
+    tsr_tensor ta = tx;
+    ta.data = a0;
+    tsr_tensor tn = {.struct_size = sizeof tn, .elem_type = TSR_INT64, .rank = 0, .data = &n, .nbytes = sizeof n,
+                     .memory_kind = TSR_MEMORY_HOST};
+    tsr_tensor tc = {.struct_size = sizeof tc, .elem_type = TSR_BOOL, .rank = 0, .data = &c, .nbytes = 1,
+                     .memory_kind = TSR_MEMORY_HOST};
+    const char *names[4] = {"x", "n", "c", "a0"};
+    const tsr_tensor *ins[4] = {&tx, &tn, &tc, &ta};
+    tsr_run_options *ro;
+    CU_ASSERT_PTR_NULL_FATAL(tsr_run_options_create(&ro));
+    CU_ASSERT_PTR_NULL(tsr_run_options_set_timeout_ms(ro, 50));
+    tsr_value *out = NULL;
+    tsr_status *st = tsr_session_run_with_options(s, ro, 4, names, ins, 1, NULL, &out);
+    CU_ASSERT_EQUAL(tsr_status_code(st), TSR_ERR_CANCELLED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(tsr_status_message(st), "Loop 'loop0' iteration"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(tsr_status_message(st), "deadline (50 ms)"));
+    CU_ASSERT_PTR_NULL(out);
+    tsr_status_free(st);
+    tsr_run_options_free(ro);
+    tsr_session_free(s);
+}
+
+static void test_tag_in_profile(void) {
+    tsr_session *s = open_model("abi_relu_add.onnx", 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    tsr_run_options *ro;
+    CU_ASSERT_PTR_NULL_FATAL(tsr_run_options_create(&ro));
+    CU_ASSERT_PTR_NULL(tsr_run_options_set_tag(ro, "request \"42\""));
+    check_relu_add(s, ro);
+    char *json = NULL;
+    CU_ASSERT_PTR_NULL_FATAL(tsr_session_profile_take(s, &json));
+    CU_ASSERT_PTR_NOT_NULL(strstr(json, "\"tag\":\"request \\\"42\\\"\""));
+    free(json);
+    check_relu_add(s, NULL); /* untagged: no tag */
+    CU_ASSERT_PTR_NULL_FATAL(tsr_session_profile_take(s, &json));
+    CU_ASSERT_PTR_NULL(strstr(json, "\"tag\""));
+    free(json);
+    tsr_run_options_free(ro);
+    tsr_session_free(s);
+}
+
+static void test_bad_options(void) {
+    tsr_run_options *ro;
+    CU_ASSERT_PTR_NULL_FATAL(tsr_run_options_create(&ro));
+    tsr_status *st = tsr_run_options_set_timeout_ms(ro, -1);
+    CU_ASSERT_EQUAL(tsr_status_code(st), TSR_ERR_INVALID_ARGUMENT);
+    tsr_status_free(st);
+    char long_tag[400];
+    memset(long_tag, 'a', sizeof long_tag - 1);
+    long_tag[sizeof long_tag - 1] = 0;
+    st = tsr_run_options_set_tag(ro, long_tag);
+    CU_ASSERT_EQUAL(tsr_status_code(st), TSR_ERR_INVALID_ARGUMENT);
+    tsr_status_free(st);
+    CU_ASSERT_PTR_NULL(tsr_run_options_set_tag(ro, NULL));
+    st = tsr_run_options_set_terminate(NULL, 1);
+    CU_ASSERT_EQUAL(tsr_status_code(st), TSR_ERR_INVALID_ARGUMENT);
+    tsr_status_free(st);
+    tsr_run_options_free(ro);
+    tsr_run_options_free(NULL);
+}
+
+void unit_register(void) {
+    CU_pSuite s = CU_add_suite("run_options", suite_init, NULL);
+    CU_add_test(s, "a deadline stops a long kernel", test_deadline_inside_kernel);
+    CU_add_test(s, "terminate from another thread stops a run", test_terminate_from_another_thread);
+    CU_add_test(s, "a deadline stops a Loop between iterations", test_deadline_between_loop_iterations);
+    CU_add_test(s, "a run's tag is in its profile events", test_tag_in_profile);
+    CU_add_test(s, "bad run options are refused", test_bad_options);
+}

@@ -330,7 +330,15 @@ if ocl:
             lines.append(f"| {rec['name']} | {rec['median_ms']:.3f} | {rec['min_ms']:.3f} | {k:.3f} | {hd:.3f} | {mib:.2f} | {dh:.3f} |")
         else:
             lines.append(f"| {rec['name']} | {rec['median_ms']:.3f} | {rec['min_ms']:.3f} | - | - | - | - |")
+# What is written by hand after the marker (other measurements, such as
+# the Python call overhead) survives regeneration.
+MARK = "<!-- written by hand below this line: kept when the file is regenerated -->"
+kept = ""
+if os.path.exists(out):
+    old = open(out).read()
+    if MARK in old:
+        kept = "\n" + old[old.index(MARK):]
 with open(out, "w") as f:
-    f.write("\n".join(lines) + "\n")
+    f.write("\n".join(lines) + "\n" + kept)
 print("\n".join(lines))
 PY

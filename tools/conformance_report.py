@@ -58,6 +58,9 @@ def md(text, limit=300):
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+KEEP_MARK = "<!-- written by hand below this line: kept when the file is regenerated -->"
+
+
 def main():
     args = parse_args()
     results_path = args.results or os.path.join(args.build, "tests", "conformance",
@@ -168,8 +171,14 @@ def main():
         w("")
 
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    # What is written by hand after the marker survives regeneration.
+    kept = ""
+    if os.path.exists(args.out):
+        old = open(args.out).read()
+        if KEEP_MARK in old:
+            kept = "\n" + old[old.index(KEEP_MARK):]
     with open(args.out, "w") as f:
-        f.write("\n".join(out))
+        f.write("\n".join(out) + kept)
     print(f"wrote {args.out}: {totals['PASS']} of {totals['cases']} pass")
     return 0
 

@@ -7,6 +7,7 @@ PKGS=(build-essential cmake pkg-config
       libdnnl-dev libcunit1-dev libpcre2-dev
       libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev
       python3 python3-onnx python3-numpy python3-jsonschema
+      python3-dev python3-pytest python3-setuptools python3-venv
       clang)
 missing=()
 for p in "${PKGS[@]}"; do

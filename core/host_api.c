@@ -35,11 +35,30 @@ const char *host_log_tag_enter(const char *tag) {
     return outer;
 }
 
+/* The application's sink for the session call this thread is in. */
+static _Thread_local host_logger thread_logger;
+
+host_logger host_logger_enter(host_logger logger) {
+    host_logger outer = thread_logger;
+    thread_logger = logger;
+    return outer;
+}
+
 void host_log(int32_t level, const char *who, const char *message) {
     static const char *const names[] = {"error", "warning", "info", "debug"};
     if (level > (thread_log_level >= 0 ? thread_log_level : TSR_LOG_WARNING)) return;
     if (level < 0 || level > 3) level = 3;
     const char *tag = thread_log_tag;
+    if (thread_logger.fn) {
+        if (!tag) {
+            thread_logger.fn(thread_logger.user, level, who ? who : "core", message ? message : "");
+            return;
+        }
+        char line[4096];
+        snprintf(line, sizeof line, "[%s] %s", tag, message ? message : "");
+        thread_logger.fn(thread_logger.user, level, who ? who : "core", line);
+        return;
+    }
     fprintf(stderr, "tessera %s%s%s: %s%s%s%s\n", names[level], who ? " " : "", who ? who : "", tag ? "[" : "",
             tag ? tag : "", tag ? "] " : "", message);
 }

@@ -109,5 +109,12 @@ void host_log_leave(int32_t outer);
 /* Sets the run tag log lines of this thread carry (NULL: none); returns the
  * one before, to give back when the call ends. */
 const char *host_log_tag_enter(const char *tag);
+/* The application's log sink for this thread's session call (fn NULL:
+ * stderr); returns the one before, to give back when the call ends. */
+typedef struct host_logger {
+    tsr_log_fn fn;
+    void *user;
+} host_logger;
+host_logger host_logger_enter(host_logger logger);
 
 #endif

@@ -266,8 +266,11 @@ static tsr_status *session_new(ir_model *m, const tsr_session_options *o, tsr_se
     }
     s->model = m;
     pthread_mutex_init(&s->lock, NULL);
+    s->logger = (host_logger){o ? o->logger : NULL, o ? o->logger_user : NULL};
     int32_t outer = host_log_enter(o ? o->log_level : TSR_LOG_WARNING);
+    host_logger outer_logger = host_logger_enter(s->logger);
     tsr_status *st = session_finish(s, o);
+    host_logger_enter(outer_logger);
     host_log_leave(outer);
     if (st) {
         tsr_session_free(s);

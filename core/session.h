@@ -45,6 +45,8 @@ struct tsr_session_options {
     uint64_t max_working_bytes; /* limit "working_bytes" */
     ir_limits limits;           /* model_bytes, external_bytes, graph_depth, function_* */
     char *cache_dir;            /* compiled-piece cache, or NULL */
+    tsr_log_fn logger;          /* NULL: stderr */
+    void *logger_user;
 };
 
 /* Sets o's limits to their defaults (core/session_limits.c). */
@@ -58,6 +60,7 @@ struct tsr_session {
      * runs of one session happen one at a time (tessera.h, "Threads"). */
     pthread_mutex_t lock;
     int32_t log_level; /* the session's, applied on the calling thread during its calls */
+    host_logger logger; /* the options', likewise; fn NULL: stderr */
     ir_model *model;
     tsr_plugin **plugins;
     provider_inst **provs;

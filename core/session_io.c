@@ -330,7 +330,9 @@ static tsr_status *session_run_locked(tsr_session *s, const tsr_run_options *ro,
     pthread_mutex_lock(&s->lock);
     int32_t outer = host_log_enter(s->log_level);
     const char *outer_tag = host_log_tag_enter(ro ? ro->tag : NULL);
+    host_logger outer_logger = host_logger_enter(s->logger);
     tsr_status *st = session_run(s, ro, input_count, input_names, tensors, values, output_count, output_names, outputs);
+    host_logger_enter(outer_logger);
     host_log_tag_enter(outer_tag);
     host_log_leave(outer);
     pthread_mutex_unlock(&s->lock);

@@ -149,3 +149,10 @@ tsr_status *tsr_session_options_set_cache_dir(tsr_session_options *o, const char
     o->cache_dir = copy;
     return NULL;
 }
+
+tsr_status *tsr_session_options_set_logger(tsr_session_options *o, tsr_log_fn fn, void *user_data) {
+    if (!o) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "NULL options");
+    o->logger = fn;
+    o->logger_user = fn ? user_data : NULL;
+    return NULL;
+}

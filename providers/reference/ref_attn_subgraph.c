@@ -195,6 +195,9 @@ tsr_status *ref_attn_subgraph(ref_ctx *c, const char *attr, const tsr_tensor *in
     r.host.tensor_set_string = sg_set_string;
     r.host.run_input_value = sg_input_value;
     r.host.run_set_output_value = sg_set_value;
+    /* it would read the runner as the host's run context: a body's kernels
+     * (small score functions) do not stop early */
+    r.host.run_should_stop = NULL;
     r.vals = calloc(cap, sizeof *r.vals);
     r.tensors = calloc(cap, sizeof *r.tensors);
     tsr_status *st = NULL;

@@ -432,6 +432,17 @@ TSR_EXPORT tsr_status *tsr_session_run_values_with_options(tsr_session *session,
                                                           const tsr_value *const *inputs, size_t output_count,
                                                           const char *const *output_names, tsr_value **outputs);
 
+/* --- logging to the application (appended in 0.2) ----------------------
+ * Every line the host and the providers write for sessions made with these
+ * options (while the session is made and while it runs, at or below its log
+ * level) goes to `fn` instead of stderr: `source` is "core" or the
+ * provider's name, `message` the text (run tag included), both borrowed for
+ * the call. fn is called on the thread making the session call and must not
+ * call back into that session. NULL restores stderr. */
+typedef void (*tsr_log_fn)(void *user_data, int32_t level, const char *source, const char *message);
+TSR_EXPORT tsr_status *tsr_session_options_set_logger(tsr_session_options *options, tsr_log_fn fn,
+                                                     void *user_data);
+
 #ifdef __cplusplus
 }
 #endif

@@ -31,6 +31,10 @@ static void help(FILE *f) {
             "  --per-node             compare every node output and name the first node\n"
             "                         that introduces a difference (slower: each node\n"
             "                         output becomes a piece boundary)\n"
+            "  --oracle               add the float64 oracle (reference with\n"
+            "                         precision=double) as the baseline: every -p set is\n"
+            "                         compared with it, with mean error and ULP distance\n"
+            "                         (then one -p is enough)\n"
             "  --json                 print one JSON object instead of text\n"
             "  --provider-option PROVIDER:KEY=VALUE\n"
             "                         an option for one provider, passed to every set\n"
@@ -49,6 +53,7 @@ typedef struct provider_set {
     tsr_value **outputs; /* graph outputs, from a session as it normally runs */
     tsr_session *observed; /* --per-node: a session with every value observable */
     tsr_value **values;  /* --per-node: per observed name, from `observed` */
+    bool oracle;         /* --oracle: reference with precision=double */
 } provider_set;
 
 typedef struct compare_args {
@@ -58,7 +63,7 @@ typedef struct compare_args {
     cmpx_input_spec *inputs;
     size_t input_count;
     cmp_tolerance tol;
-    bool json, per_node;
+    bool json, per_node, oracle;
     cli_common common; /* everything but -p */
 } compare_args;
 
@@ -140,12 +145,25 @@ static int parse_args(int argc, char **argv, compare_args *a) {
             a->per_node = true;
             continue;
         }
+        if (strcmp(arg, "--oracle") == 0) {
+            a->oracle = true;
+            continue;
+        }
         if (arg[0] == '-' && arg[1]) return cli_usage_error("compare", "unknown option '%s'", arg);
         if (a->model)
             return cli_usage_error("compare", "more than one model ('%s', '%s')", a->model, arg);
         a->model = arg;
     }
     if (!a->model) return cli_usage_error("compare", "no MODEL given");
+    if (a->oracle) {
+        /* The oracle goes first: it is the baseline. */
+        if (a->set_count < 1) return cli_usage_error("compare", "give a provider set (-p A)");
+        if (!add_set(a, "reference")) return CLI_EXIT_FAIL;
+        provider_set oracle = a->sets[a->set_count - 1];
+        memmove(a->sets + 1, a->sets, (a->set_count - 1) * sizeof *a->sets);
+        oracle.oracle = true;
+        a->sets[0] = oracle;
+    }
     if (a->set_count < 2)
         return cli_usage_error("compare", "give at least two provider sets (-p A -p B)");
     return 0;
@@ -226,6 +244,8 @@ static tsr_status *set_options(const compare_args *a, provider_set *ps, bool obs
         if (set_has_provider(ps, po->provider))
             st = tsr_session_options_set_provider_option(o, po->provider, po->key, po->value);
     }
+    if (!st && ps->oracle)
+        st = tsr_session_options_set_provider_option(o, "reference", "precision", "double");
     if (!st && observe) st = tsr_session_options_set_observe_all(o, 1);
     if (st) {
         tsr_session_options_free(o);
@@ -452,7 +472,22 @@ static bool report_run(const compare_args *a, size_t r, const name_list *outs,
             if (i) printf(", ");
             cmpx_print_stats_json(outs->names[i], &stats[i]);
         }
-        printf("], \"first_divergent_node\": ");
+        printf("]");
+        if (a->oracle) {
+            /* the same outputs' figures against the oracle, in order */
+            printf(", \"accuracy\": [");
+            for (size_t i = 0; i < outs->count; i++) {
+                cmpx_accuracy acc;
+                cmpx_accuracy_measure(base->outputs[i], ps->outputs[i], &acc);
+                printf("%s{\"name\": ", i ? ", " : "");
+                cmpx_json_string(stdout, outs->names[i]);
+                printf(", \"vs_oracle\": ");
+                cmpx_print_accuracy_json(&acc);
+                printf("}");
+            }
+            printf("]");
+        }
+        printf(", \"first_divergent_node\": ");
         if (a->per_node)
             cmpx_print_divergence_json(m, &d, &iso, provider, baseline_provider);
         else
@@ -466,6 +501,13 @@ static bool report_run(const compare_args *a, size_t r, const name_list *outs,
             printf("  output %s: ", outs->names[i]);
             cmpx_print_stats_text(&stats[i]);
             printf("  %s\n", cmpx_agrees(&stats[i]) ? "ok" : "DIFFERS");
+            if (a->oracle) {
+                cmpx_accuracy acc;
+                cmpx_accuracy_measure(base->outputs[i], ps->outputs[i], &acc);
+                printf("    ");
+                cmpx_print_accuracy_text(&acc);
+                printf("\n");
+            }
         }
         if (a->per_node) {
             cmpx_print_divergence_text(m, &d, &iso, provider, baseline_provider);
@@ -525,10 +567,13 @@ int cmd_compare(int argc, char **argv) {
     bool all_agree = true;
     if (a.json) {
         printf("{\"baseline\": ");
-        cmpx_json_string(stdout, a.sets[0].list);
+        cmpx_json_string(stdout, a.oracle ? "oracle" : a.sets[0].list);
+        printf(", \"oracle\": %s", a.oracle ? "true" : "false");
         printf(", \"rtol\": %g, \"atol\": %g, \"runs\": [", a.tol.rtol, a.tol.atol);
     } else {
-        printf("baseline: %s (rtol %g, atol %g)\n", a.sets[0].list, a.tol.rtol, a.tol.atol);
+        printf("baseline: %s (rtol %g, atol %g)\n",
+               a.oracle ? "oracle (reference, precision=double)" : a.sets[0].list, a.tol.rtol,
+               a.tol.atol);
     }
     for (size_t r = 1; r < a.set_count; r++) {
         bool agree;

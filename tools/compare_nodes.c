@@ -5,7 +5,7 @@
  * of it is off too, so "the nodes over tolerance" is a long list whose first
  * member in topological order is usually, but not always, the culprit. A
  * node *introduces* a divergence when its outputs are over tolerance while
- * every input it reads was either a graph input or initializer (identical
+ * every input it reads was either a graph input, initializer or Constant output (identical
  * in both runs) or an observed value within tolerance. The first such node
  * is the answer; when there is none (the culprit's inputs could not be
  * observed) the first divergent node is reported with that caveat.
@@ -22,10 +22,14 @@ static const cmpx_stats *observed(const cmpx_observed *obs, const char *name) {
     return NULL;
 }
 
+/* A Constant node's output is the same in both runs, like an initializer
+ * (exporters write weights that way), so it is not "unobserved". */
 static bool made_by_a_node(const cmpx_model *m, const char *name) {
     for (size_t i = 0; *name && i < m->node_count; i++)
         for (size_t k = 0; k < m->nodes[i].output_count; k++)
-            if (strcmp(m->nodes[i].outputs[k], name) == 0) return true;
+            if (!(strcmp(m->nodes[i].op_type, "Constant") == 0 && !*m->nodes[i].domain) &&
+                strcmp(m->nodes[i].outputs[k], name) == 0)
+                return true;
     return false;
 }
 

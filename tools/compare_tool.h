@@ -72,6 +72,22 @@ bool cmpx_agrees(const cmpx_stats *s);
  * several outputs. */
 void cmpx_stats_merge(cmpx_stats *acc, const cmpx_stats *s);
 
+/* --- against the float64 oracle (compare_accuracy.c) --------------------- */
+typedef struct cmpx_accuracy {
+    bool valid;      /* false: not a float tensor of the oracle's type and shape */
+    size_t count;    /* pairs of finite numbers measured */
+    double max_abs, max_rel, mean_abs;
+    /* distance in units in the last place of the value's type, over the
+     * finite pairs: median, 99th percentile, largest */
+    double ulp_p50, ulp_p99, ulp_max;
+} cmpx_accuracy;
+
+void cmpx_accuracy_measure(const tsr_value *oracle, const tsr_value *got, cmpx_accuracy *out);
+/* "vs oracle: max_abs ... mean_abs ... ulp p50 .. p99 .. max .." */
+void cmpx_print_accuracy_text(const cmpx_accuracy *acc);
+/* {"max_abs", "max_rel", "mean_abs", "ulp_p50", "ulp_p99", "ulp_max", "count"} or null. */
+void cmpx_print_accuracy_json(const cmpx_accuracy *acc);
+
 /* --- node by node (compare_nodes.c) ------------------------------------- */
 /* The intermediate values both runs produced, by name, with their figures. */
 typedef struct cmpx_observed {

@@ -7,6 +7,8 @@
 
 #include "cli.h"
 
+int cmd_reduce(int argc, char **argv); /* cmd_reduce.c */
+
 typedef struct command {
     const char *name;
     int (*fn)(int argc, char **argv);
@@ -20,6 +22,7 @@ static const command commands[] = {
     {"test", cmd_test, "run ONNX backend test cases and compare with expected outputs"},
     {"bench", cmd_bench, "measure a model's latency, session creation time and peak memory"},
     {"compare", cmd_compare, "run a model on several provider sets and compare the results"},
+    {"reduce", cmd_reduce, "shrink a model that differs or fails on a provider set to a small test case"},
     {"check-provider", cmd_check_provider, "check a provider plugin: load, op conformance, errors, threads, copies"},
 };
 

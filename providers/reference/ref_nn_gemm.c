@@ -309,13 +309,14 @@ tsr_status *ref_nn_gemm(ref_ctx *c)
             float *co = NULL;
             if (C && (st = ref_nn_f32_view(c, C, &cv, &co)))
                 goto fdone;
-            float fa = (float)alpha, fb = (float)beta;
+            /* alpha*AB + beta*C in double, rounded once (alpha and beta
+             * are float attributes, exact in double) */
             for (int64_t i = 0; i < m; i++)
                 for (int64_t j = 0; j < n; j++) {
-                    float v = fa * y[i * n + j];
+                    double v = alpha * (double)y[i * n + j];
                     if (cv)
-                        v += fb * cv[i * cstr[0] + j * cstr[1]];
-                    y[i * n + j] = v;
+                        v += beta * (double)cv[i * cstr[0] + j * cstr[1]];
+                    y[i * n + j] = (float)v;
                 }
             free(co);
         }

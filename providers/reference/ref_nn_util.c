@@ -5,7 +5,8 @@
  *
  * The kernels compute in float for float, float16 and bfloat16 and in double
  * for double, so a float tensor is used in place and only the 16-bit types
- * pay for a conversion.
+ * pay for a conversion; the float GEMM's sums run in double
+ * (ref_nn_sgemm_wide).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -261,6 +262,111 @@ NN_DEFINE_GEMM(ref_nn_sgemm, float, nn_vf32)
 NN_DEFINE_GEMM(ref_nn_dgemm, double, nn_vf64)
 
 /*
+ * The float GEMM the kernels run: float operands, double sums. A product of
+ * two floats is exact in double and a sum of k of them loses next to
+ * nothing, so each C element is the exact dot product rounded once to
+ * float (once per KC block when k > KC) — where a float accumulator rounds
+ * twice per term (ONNX Runtime's MLAS, with FMA, once). About half the speed
+ * of a float-accumulating loop; the reference kernels are the yardstick, so
+ * precision comes first (docs/conformance.md, "Precision").
+ */
+typedef float nn_vf32x4 __attribute__((vector_size(16)));
+enum { NN_WL = 4, NN_WW = 8 }; /* doubles per vector; columns per strip */
+
+#define NN_WLD(v, p)                                                                              \
+    do {                                                                                          \
+        nn_vf32x4 f_;                                                                             \
+        memcpy(&f_, (p), sizeof f_);                                                              \
+        (v) = __builtin_convertvector(f_, nn_vf64);                                               \
+    } while (0)
+#define NN_WADDST(p, acc)                                                                         \
+    do {                                                                                          \
+        nn_vf64 d_;                                                                               \
+        NN_WLD(d_, p);                                                                            \
+        d_ += (acc);                                                                              \
+        nn_vf32x4 f_ = __builtin_convertvector(d_, nn_vf32x4);                                    \
+        memcpy((p), &f_, sizeof f_);                                                              \
+    } while (0)
+
+NN_CLONES static void nn_wgemm_4xw(int64_t kb, const float *restrict a, int64_t lda,
+                                   const float *restrict b, int64_t ldb, float *restrict c,
+                                   int64_t ldc)
+{
+    nn_vf64 z = {0};
+    nn_vf64 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z;
+    for (int64_t p = 0; p < kb; p++) {
+        const float *bp = b + p * ldb;
+        nn_vf64 b0, b1;
+        NN_WLD(b0, bp);
+        NN_WLD(b1, bp + NN_WL);
+        nn_vf64 a0 = z + (double)a[p], a1 = z + (double)a[lda + p];
+        nn_vf64 a2 = z + (double)a[2 * lda + p], a3 = z + (double)a[3 * lda + p];
+        c00 += a0 * b0;
+        c01 += a0 * b1;
+        c10 += a1 * b0;
+        c11 += a1 * b1;
+        c20 += a2 * b0;
+        c21 += a2 * b1;
+        c30 += a3 * b0;
+        c31 += a3 * b1;
+    }
+    float *r0 = c, *r1 = c + ldc, *r2 = c + 2 * ldc, *r3 = c + 3 * ldc;
+    NN_WADDST(r0, c00);
+    NN_WADDST(r0 + NN_WL, c01);
+    NN_WADDST(r1, c10);
+    NN_WADDST(r1 + NN_WL, c11);
+    NN_WADDST(r2, c20);
+    NN_WADDST(r2 + NN_WL, c21);
+    NN_WADDST(r3, c30);
+    NN_WADDST(r3 + NN_WL, c31);
+}
+
+NN_CLONES static void nn_wgemm_1xw(int64_t kb, const float *restrict a, const float *restrict b,
+                                   int64_t ldb, float *restrict c)
+{
+    nn_vf64 z = {0};
+    nn_vf64 c00 = z, c01 = z;
+    for (int64_t p = 0; p < kb; p++) {
+        const float *bp = b + p * ldb;
+        nn_vf64 b0, b1;
+        NN_WLD(b0, bp);
+        NN_WLD(b1, bp + NN_WL);
+        nn_vf64 a0 = z + (double)a[p];
+        c00 += a0 * b0;
+        c01 += a0 * b1;
+    }
+    NN_WADDST(c, c00);
+    NN_WADDST(c + NN_WL, c01);
+}
+
+void ref_nn_sgemm_wide(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                       const float *b, int64_t ldb, float *c, int64_t ldc);
+void ref_nn_sgemm_wide(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                       const float *b, int64_t ldb, float *c, int64_t ldc)
+{
+    int64_t nw = n - n % NN_WW;
+    for (int64_t k0 = 0; k0 < k; k0 += NN_GEMM_KC) {
+        int64_t kb = k - k0 < NN_GEMM_KC ? k - k0 : NN_GEMM_KC;
+        for (int64_t j = 0; j < nw; j += NN_WW) {
+            const float *bs = b + k0 * ldb + j;
+            int64_t i = 0;
+            for (; i + 4 <= m; i += 4)
+                nn_wgemm_4xw(kb, a + i * lda + k0, lda, bs, ldb, c + i * ldc + j, ldc);
+            for (; i < m; i++)
+                nn_wgemm_1xw(kb, a + i * lda + k0, bs, ldb, c + i * ldc + j);
+        }
+        /* The last n % W columns, plainly. */
+        for (int64_t i = 0; i < m && nw < n; i++)
+            for (int64_t j = nw; j < n; j++) {
+                double sum = 0;
+                for (int64_t p = 0; p < kb; p++)
+                    sum += (double)a[i * lda + k0 + p] * b[(k0 + p) * ldb + j];
+                c[i * ldc + j] = (float)(c[i * ldc + j] + sum);
+            }
+    }
+}
+
+/*
  * The GEMMs on `threads` threads: C is cut into bands of columns (or, when
  * it is too narrow, of rows) and each thread runs the serial GEMM on its
  * own band. Every element's sum is computed exactly as in the serial code,
@@ -284,7 +390,7 @@ static void *nn_gemm_job_run(void *arg)
     if (j->dbl)
         ref_nn_dgemm(j->m, j->n, j->k, j->a, j->lda, j->b, j->ldb, j->c, j->ldc);
     else
-        ref_nn_sgemm(j->m, j->n, j->k, j->a, j->lda, j->b, j->ldb, j->c, j->ldc);
+        ref_nn_sgemm_wide(j->m, j->n, j->k, j->a, j->lda, j->b, j->ldb, j->c, j->ldc);
     return NULL;
 }
 

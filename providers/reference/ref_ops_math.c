@@ -399,6 +399,26 @@ static void copy_bcast(const tsr_tensor *in, tsr_tensor *o) {
         memcpy((char *)o->data + i * es, (const char *)in->data + (size_t)it.off[0] * es, es);
 }
 
+/* Sum and Mean of float32/float16/bfloat16 inputs (more than two, or a
+ * Mean): summed in double and rounded once, so the result does not depend
+ * on the order of the inputs (docs/conformance.md, "Precision"). */
+static tsr_status *sum_wide(ref_ctx *c, size_t n, bool mean, tsr_tensor *o) {
+    uint64_t cnt = ref_numel(o);
+    double *acc = calloc((size_t)cnt, sizeof *acc);
+    if (!acc) return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
+    for (size_t k = 0; k < n; k++) {
+        const tsr_tensor *ins[1] = {ref_in(c, k)};
+        m_iter it;
+        m_iter_init(&it, o->rank, o->dims, 1, ins);
+        for (uint64_t i = 0; i < cnt; i++, m_iter_next(&it))
+            acc[i] += m_ldd(ins[0]->elem_type, ins[0]->data, (size_t)it.off[0]);
+    }
+    for (uint64_t i = 0; i < cnt; i++)
+        m_std(o->elem_type, o->data, (size_t)i, mean ? acc[i] / (double)n : acc[i]);
+    free(acc);
+    return NULL;
+}
+
 /* Max, Min, Sum, Mean: any number of inputs, broadcast together; folds
  * left to right into the output as numpy's reduce over a list does. */
 static tsr_status *variadic(ref_ctx *c, int op, bool mean) {
@@ -425,6 +445,8 @@ static tsr_status *variadic(ref_ctx *c, int op, bool mean) {
     st = ref_out(c, 0, a->elem_type, rank, dims, &o);
     if (st) return st;
     if (ref_numel(o) == 0) return NULL;
+    if (op == B_ADD && (n > 2 || mean) && m_class(o->elem_type) == MC_F32)
+        return sum_wide(c, n, mean, o);
     if (n == 1) {
         copy_bcast(a, o);
     } else {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ref.h"
+#include "ref_oracle.h"
 
 static const tsr_host_api *host;
 
@@ -14,6 +15,8 @@ typedef struct ref_state {
      * expands function ops into their bodies; a comma-separated list with
      * a leading and trailing comma so ",Op," finds an entry. */
     char *excluded_ops;
+    /* precision=double: the float64 oracle (ref_oracle.c). */
+    bool precise;
 } ref_state;
 
 static bool op_excluded(const ref_state *s, const char *op_type) {
@@ -46,6 +49,7 @@ typedef struct ref_piece {
     size_t n_in, n_out;
     int *in_map;
     int *out_map;
+    ref_oracle *oracle; /* precision=double: the piece runs through it instead */
 } ref_piece;
 
 static void ref_destroy(void *state) {
@@ -64,10 +68,24 @@ static tsr_status *ref_create(const tsr_provider_config *config, void **state) {
         tsr_status *st = NULL;
         if (strcmp(key, "exclude_ops") == 0 || strcmp(key, "decline") == 0) {
             st = set_excluded_ops(s, config->option_values[i]);
+        } else if (strcmp(key, "precision") == 0) {
+            const char *v = config->option_values[i];
+            if (strcmp(v, "double") == 0 || strcmp(v, "float64") == 0) {
+                s->precise = true;
+            } else if (strcmp(v, "float") == 0 || strcmp(v, "native") == 0) {
+                s->precise = false;
+            } else {
+                char msg[256];
+                snprintf(msg, sizeof msg,
+                         "reference provider: precision must be 'native' or 'double', not '%s'", v);
+                st = host->status_new(TSR_ERR_INVALID_ARGUMENT, msg);
+            }
         } else {
             char msg[256];
             snprintf(msg, sizeof msg,
-                     "reference provider has no option '%s' (it has exclude_ops=OP1,OP2)", key);
+                     "reference provider has no option '%s' (it has exclude_ops=OP1,OP2 and "
+                     "precision=native|double)",
+                     key);
             st = host->status_new(TSR_ERR_INVALID_ARGUMENT, msg);
         }
         if (st) {
@@ -105,38 +123,65 @@ static double claim_cost(const tsr_node *node) {
     return flops < 0 ? -1.0 : 1e-6 + flops / 1e9;
 }
 
+/* precision=double: claims the run of oracle nodes gathered so far as one
+ * set. Runs end wherever a node is declined or claimed alone: a run of
+ * consecutive nodes (in topological order) cannot reach itself through a
+ * node outside it, so the set never closes a cycle. */
+static tsr_status *flush_run(tsr_claim_sink *sink, const tsr_node **run, size_t *count,
+                             double *cost) {
+    tsr_status *s = *count ? host->claim_piece(sink, run, *count, *cost) : NULL;
+    *count = 0;
+    *cost = 0;
+    return s;
+}
+
 static tsr_status *ref_claim(void *state, const tsr_graph *graph, tsr_claim_sink *sink) {
     const ref_state *st = state;
     size_t n = host->graph_node_count(graph);
-    for (size_t i = 0; i < n; i++) {
+    /* precision=double claims the nodes it can keep in float64 together,
+     * so values stay wide between them (the host splits a set into
+     * connected pieces). */
+    const tsr_node **together = st->precise ? malloc((n + 1) * sizeof *together) : NULL;
+    size_t n_together = 0;
+    double together_cost = 0;
+    if (st->precise && !together) return host->status_new(TSR_ERR_NO_MEMORY, "out of memory");
+    tsr_status *s = NULL;
+    for (size_t i = 0; i < n && !s; i++) {
         const tsr_node *node = host->graph_node(graph, i);
         const char *op_type = host->node_op_type(node);
         const char *domain = host->node_domain(node);
         int64_t opset = host->node_opset(node);
         const ref_op *op = ref_find_op(domain, op_type, opset);
         char why[256];
+        int reason = 0;
+        why[0] = 0;
         if (op_excluded(st, op_type)) {
-            host->decline_node(sink, node, TSR_DECLINE_OP, "excluded by option");
-            continue;
-        }
-        if (!op) {
+            reason = TSR_DECLINE_OP;
+            snprintf(why, sizeof why, "excluded by option");
+        } else if (!op) {
+            reason = TSR_DECLINE_OP;
             snprintf(why, sizeof why, "no kernel for %s%s%s opset %lld", domain,
                      domain[0] ? "." : "", op_type, (long long)opset);
-            host->decline_node(sink, node, TSR_DECLINE_OP, why);
+        } else if (op->check) {
+            reason = op->check(host, node, why, sizeof why);
+        }
+        if (reason) {
+            host->decline_node(sink, node, reason, why);
+            if (together) s = flush_run(sink, together, &n_together, &together_cost);
             continue;
         }
-        if (op->check) {
-            why[0] = 0;
-            int reason = op->check(host, node, why, sizeof why);
-            if (reason) {
-                host->decline_node(sink, node, reason, why);
-                continue;
-            }
+        if (together && ref_oracle_node_ok(host, node)) {
+            together[n_together++] = node;
+            double cost = claim_cost(node);
+            together_cost = together_cost < 0 || cost < 0 ? -1.0 : together_cost + cost;
+            continue;
         }
-        tsr_status *s = host->claim_piece(sink, &node, 1, claim_cost(node));
-        if (s) return s;
+        if (together) s = flush_run(sink, together, &n_together, &together_cost);
+        if (!s) s = host->claim_piece(sink, &node, 1, claim_cost(node));
     }
-    return NULL;
+    if (!s && together) s = flush_run(sink, together, &n_together, &together_cost);
+    free(together);
+    return s;
 }
 
 typedef struct value_pos {
@@ -173,12 +218,28 @@ static void ref_release(void *piece_state) {
     if (!p) return;
     free(p->in_map);
     free(p->out_map);
+    ref_oracle_free(p->oracle);
     free(p);
 }
 
 static tsr_status *ref_compile(void *state, const tsr_graph *piece, void **piece_state) {
     ref_state *s = state;
-    if (host->graph_node_count(piece) != 1)
+    size_t count = host->graph_node_count(piece);
+    /* precision=double: a run of nodes, or one node whose values are all
+     * plain tensors, runs through the oracle; others as usual */
+    if (s->precise && count > 0 &&
+        (count > 1 || ref_oracle_node_ok(host, host->graph_node(piece, 0)))) {
+        ref_piece *p = calloc(1, sizeof *p);
+        if (!p) return host->status_new(TSR_ERR_NO_MEMORY, "out of memory");
+        tsr_status *st = ref_oracle_compile(host, piece, s->threads, &p->oracle);
+        if (st) {
+            free(p);
+            return st;
+        }
+        *piece_state = p;
+        return NULL;
+    }
+    if (count != 1)
         return host->status_new(TSR_ERR_NOT_SUPPORTED, "reference pieces hold one node");
     ref_piece *p = calloc(1, sizeof *p);
     if (!p) return host->status_new(TSR_ERR_NO_MEMORY, "out of memory");
@@ -207,6 +268,7 @@ static tsr_status *ref_compile(void *state, const tsr_graph *piece, void **piece
 
 static tsr_status *ref_run(void *piece_state, tsr_run_context *run) {
     ref_piece *p = piece_state;
+    if (p->oracle) return ref_oracle_run(p->oracle, run);
     ref_ctx c = {host, p->node, run, p->in_map, p->out_map, p->n_in, p->n_out, p->threads};
     return p->op->run(&c);
 }

@@ -55,7 +55,7 @@ static void tap_range(int64_t k, int64_t dil, int64_t start, int64_t lim, int64_
 
 /* Taps between two looks at whether the run was cancelled: a window that
  * covers a whole large input for every output is within every limit. */
-#define POOL_TAPS_PER_CHECK ((int64_t)1 << 22)
+#define POOL_TAPS_PER_CHECK ((int64_t)1 << 20)
 
 /*
  * Pools one plane. For MaxPool, idx (when not NULL) receives the flat index

@@ -172,8 +172,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char **names = calloc(n_in + 1, sizeof *names);
     tsr_value **values = calloc(n_in + 1, sizeof *values);
     tsr_value **outputs = calloc(n_out + 1, sizeof *outputs);
+    /* A model within every limit may still ask for hours of naive work (a
+     * pooling window covering a large input for every output): the run is
+     * stopped after 1 s, well inside libFuzzer's 10 s per input, as an
+     * application would with a deadline. Stopping must be clean too. */
+    tsr_run_options *ro = NULL;
+    if (tsr_run_options_create(&ro) == NULL) tsr_status_free(tsr_run_options_set_timeout_ms(ro, 1000));
     if (names && values && outputs && n_in <= 64 && make_inputs(s, n_in, names, values)) {
-        st = tsr_session_run_values(s, n_in, names, (const tsr_value *const *)values, n_out, NULL, outputs);
+        st = tsr_session_run_values_with_options(s, ro, n_in, names, (const tsr_value *const *)values, n_out, NULL,
+                                                 outputs);
         bool ran = st == NULL;
         tsr_status_free(st);
         for (size_t j = 0; j < n_out && ran; j++) tsr_value_free(outputs[j]);
@@ -182,6 +189,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     free(names);
     free(values);
     free(outputs);
+    tsr_run_options_free(ro);
     tsr_session_free(s);
     return 0;
 }

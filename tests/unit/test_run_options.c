@@ -80,7 +80,7 @@ static void test_deadline_inside_kernel(void) {
     tsr_status *st = run_slow_pool(s, ro, &out);
     CU_ASSERT_EQUAL(tsr_status_code(st), TSR_ERR_CANCELLED);
     CU_ASSERT_PTR_NULL(out);
-    /* the kernel looks every 2^22 taps: well under a second past the deadline */
+    /* the kernel looks every 2^20 taps: well under a second past the deadline */
     CU_ASSERT(now() - t0 < 30.0);
     CU_ASSERT_PTR_NOT_NULL(strstr(tsr_status_message(st), "bigpool"));
     tsr_status_free(st);

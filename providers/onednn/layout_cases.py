@@ -12,7 +12,9 @@ once, as constant weights); a channel softmax written as Transpose ->
 middle axis with -inf entries (odn_fuse_softmax.c, odn_softmax_loop.c: one
 vectorised loop over the contiguous positions); an NHWC image normalised
 per channel after a Transpose to NCHW, as tf2onnx exports it (a C loop
-instead of oneDNN's slow binary on 3 channels-last channels). Expected
+instead of oneDNN's slow binary on 3 channels-last channels); squeeze-
+excitation scales folded into the next 1x1 convolution or applied by a C
+loop in the tensor's layout, and Add/Sub/Div of per-channel constants. Expected
 values are computed
 in float64 numpy from the ONNX formulas.
 usage: layout_cases.py OUT_DIR (prints the case dirs)
@@ -152,8 +154,55 @@ def normalise_cases(out_dir):
                     [("MEAN", mean), ("STD", std), ("W", w.reshape(8, 3, 1, 1).copy())], opset=13)
 
 
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def se_cases(out_dir):
+    """Squeeze-excitation scales: Conv -> GlobalAveragePool -> Sigmoid ->
+    Mul(x, s) -> 1x1 Conv. One image and a map larger than the projection's
+    outputs: the Mul is folded into the projection's weights
+    (odn_fold_scale.c). A 4x4 map, or two images: a C loop in the tensor's
+    layout (odn_channel_loop.c), also for Add/Sub/Div of a constant
+    [1,C,1,1] operand."""
+    for name, shape, m in (("odn_se_scale_folded", (1, 32, 20, 20), 16),
+                           ("odn_se_scale_small_map", (1, 64, 4, 4), 64),
+                           ("odn_se_scale_two_images", (2, 32, 8, 8), 16)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        c = shape[1]
+        w1 = (rng.standard_normal((c, c, 3, 3)) * 0.1).astype(np.float32)
+        b1 = (rng.standard_normal(c) * 0.1).astype(np.float32)
+        w2 = (rng.standard_normal((m, c)) * 0.1).astype(np.float32)
+        b2 = (rng.standard_normal(m) * 0.1).astype(np.float32)
+        a = conv3x3(x.astype(np.float64), w1.astype(np.float64), b1.astype(np.float64))
+        sc = sigmoid(a.mean(axis=(2, 3), keepdims=True))
+        y = conv1x1(a * sc, w2.astype(np.float64)) + b2.reshape(1, -1, 1, 1)
+        nodes = [helper.make_node("Conv", ["X", "W1", "B1"], ["A"], pads=[1, 1, 1, 1]),
+                 helper.make_node("GlobalAveragePool", ["A"], ["G"]),
+                 helper.make_node("Sigmoid", ["G"], ["S"]),
+                 helper.make_node("Mul", ["A", "S"], ["M"]),
+                 helper.make_node("Conv", ["M", "W2", "B2"], ["Y"])]
+        save_typed_case(out_dir, name, nodes, [("X", x)], [("Y", y.astype(np.float32))],
+                        [("W1", w1), ("B1", b1), ("W2", w2.reshape(m, c, 1, 1).copy()), ("B2", b2)], opset=13)
+    for op in ("Add", "Sub", "Div"):
+        x = rng.standard_normal((2, 32, 6, 6)).astype(np.float32)
+        w1 = (rng.standard_normal((32, 32, 3, 3)) * 0.1).astype(np.float32)
+        b1 = np.zeros(32, np.float32)
+        k = rng.uniform(0.5, 2.0, (1, 32, 1, 1)).astype(np.float32)
+        a = conv3x3(x.astype(np.float64), w1.astype(np.float64), b1.astype(np.float64))
+        y = {"Add": a + k, "Sub": a - k, "Div": a / k}[op]
+        nodes = [helper.make_node("Conv", ["X", "W1"], ["A"], pads=[1, 1, 1, 1]),
+                 helper.make_node(op, ["A", "K"], ["B"]),
+                 helper.make_node("Relu", ["B"], ["Y0"]),
+                 helper.make_node("Sub", ["Y0", "Y0"], ["Z"]),
+                 helper.make_node("Add", ["B", "Z"], ["Y"])]
+        save_typed_case(out_dir, "odn_channel_operand_" + op.lower(), nodes, [("X", x)], [("Y", y.astype(np.float32))],
+                        [("W1", w1), ("K", k)], opset=13)
+
+
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
+    se_cases(out_dir)
     wino_cases(out_dir)
     mean_pool_cases(out_dir)
     tied_head_cases(out_dir)

@@ -89,6 +89,10 @@ typedef struct odn_value {
     int64_t i64_count;
     int producer; /* index of the piece node writing it, or -1 */
     int reader;   /* index of the first piece node reading it, or -1 */
+    /* a per-channel Mul folded into the 1x1 convolution reading it
+     * (odn_fold_scale.c): the value is defer_src times defer_scale and no
+     * step computes it; NULL otherwise */
+    struct odn_value *defer_src, *defer_scale;
 } odn_value;
 
 typedef struct odn_plan odn_plan;
@@ -427,6 +431,20 @@ bool odn_conv_wino_tail_fast(odn_plan *p, const odn_eltwise *tail, int count, co
 /* y = a OP b by broadcasting as a C loop over plain memories, for shapes
  * oneDNN has no fast binary kernel for; da/db are a's and b's dims padded
  * to `rank`. */
+/* A per-channel Mul whose one reader is a 1x1 convolution, folded into its
+ * weights (odn_fold_scale.c): whether y = a * s may be, and the step that
+ * writes the scaled weights (w_md: the convolution's weights layout) each
+ * run into a new memory, *out. */
+bool odn_fold_scale_fits(odn_plan *p, const odn_value *a, const odn_value *y, const int64_t *dims,
+                         const int64_t *db);
+tsr_status *odn_fold_scale_weights(odn_plan *p, const tsr_node *n, odn_value *scale, dnnl_memory_t w_mem,
+                                   const dnnl_memory_desc_t *w_md, int64_t m, int64_t c, dnnl_memory_t *out);
+/* A per-channel operand over a 4-D float tensor in nChw16c or NHWC, applied
+ * in that layout by a C loop (odn_channel_loop.c). */
+bool odn_channel_loop_fits(const odn_value *a, const char *op, int32_t rank, const int64_t *dims,
+                           const int64_t *db);
+tsr_status *odn_build_channel_loop(odn_plan *p, const tsr_node *n, odn_value *a, odn_value *b, odn_value *y,
+                                   const int64_t *dims, const int64_t *db);
 tsr_status *odn_build_binary_loop(odn_plan *p, const tsr_node *n, odn_value *a, odn_value *b, odn_value *y,
                                   int32_t rank, const int64_t *dims, const int64_t *da, const int64_t *db);
 

@@ -199,6 +199,11 @@ static dnnl_primitive_desc_t blocked_pd(odn_plan *p, bool wino, const odn_value 
 tsr_status *odn_build_conv(odn_plan *p, size_t index) {
     const tsr_node *n = p->nodes[index];
     odn_value *x = odn_plan_value(p, odn_host->node_input(n, 0));
+    odn_value *scale = NULL; /* a per-channel Mul folded into the weights */
+    if (x && x->defer_src) {
+        scale = x->defer_scale;
+        x = x->defer_src;
+    }
     odn_value *w = odn_plan_value(p, odn_host->node_input(n, 1));
     odn_value *b = odn_host->node_input_count(n) > 2 ? odn_plan_value(p, odn_host->node_input(n, 2)) : NULL;
     odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
@@ -348,6 +353,7 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
                                          want, n, &w_mem);
         else if (!s)
             s = odn_plan_mem_as(p, &wv, want, n, &w_mem);
+        if (!s && scale) s = odn_fold_scale_weights(p, n, scale, w_mem, want, m, x->dims[1], &w_mem);
     }
     if (!s && has_bias) {
         if (folded_b) s = odn_plan_new_mem(p, &b_md, folded_b, n, &b_mem);

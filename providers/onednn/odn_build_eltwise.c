@@ -1,6 +1,7 @@
 /* Unary (eltwise) and binary ops, each one primitive with whatever follows
  * it fused as post-ops. */
 #include <float.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "odn.h"
@@ -228,6 +229,19 @@ tsr_status *odn_build_binary(odn_plan *p, size_t index) {
         memcpy(db, td, sizeof td);
         a_full = true;
     }
+    bool a_float = a->elem_type == 0 || a->elem_type == TSR_FLOAT, b_float = b->elem_type == 0 || b->elem_type == TSR_FLOAT;
+    if (a_full && a_float && b_float && is(op, "Mul") && rank == 4 &&
+        odn_fold_scale_fits(p, a, y, dims, db)) {
+        y->rank = 4;
+        memcpy(y->dims, dims, sizeof(int64_t) * 4);
+        y->md = a->md;
+        y->defer_src = a;
+        y->defer_scale = b;
+        y->produced = true;
+        return NULL;
+    }
+    if (a_full && a_float && b_float && odn_channel_loop_fits(a, op, rank, dims, db))
+        return odn_build_channel_loop(p, n, a, b, y, dims, db);
     if (!a_full || !plain_binary_is_fast(p, op, rank, da, db) || few_channels_last(a, rank, dims, db)) {
         bool is_float = (a->elem_type == 0 || a->elem_type == TSR_FLOAT) && (b->elem_type == 0 || b->elem_type == TSR_FLOAT);
         if (!is_float) return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "no fast binary kernel for these shapes");

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 
@@ -27,6 +28,10 @@ static void help(FILE *f) {
             "  --explain              print which provider runs which node, then run\n"
             "  --info                 print the model's metadata (producer, versions, opsets,\n"
             "                         properties) and declared inputs and outputs; do not run\n"
+            "  --repeat N             run N times on one session, printing each run's time\n"
+            "                         (outputs of the last run); -i NAME=FILE given again\n"
+            "                         for a NAME starts another input set, used in turn\n"
+            "                         (symbolic shapes changing between runs)\n"
             "  --timeout-ms N         stop the run after N milliseconds (exit 1, 'cancelled')\n"
             "  --tag TEXT             tag the run's log lines with [TEXT]\n");
     cli_print_inputs_help(f);
@@ -40,6 +45,7 @@ typedef struct run_args {
     bool explain;
     bool info;
     long long timeout_ms; /* 0: none */
+    long repeat;          /* runs; 0: once per input set */
     const char *tag;
     cli_common common;
 } run_args;
@@ -76,6 +82,14 @@ static int parse_args(int argc, char **argv, run_args *a) {
             a->timeout_ms = strtoll(v, &end, 10);
             if (!*v || *end || a->timeout_ms <= 0)
                 return cli_usage_error("run", "--timeout-ms wants a positive number of milliseconds, not '%s'", v);
+            continue;
+        }
+        if (bad) return CLI_EXIT_USAGE;
+        if ((v = cli_option_value(argc, argv, &i, NULL, "--repeat", &bad))) {
+            char *end = NULL;
+            a->repeat = strtol(v, &end, 10);
+            if (!*v || *end || a->repeat <= 0 || a->repeat > 1000000)
+                return cli_usage_error("run", "--repeat wants a number of runs (1..1000000), not '%s'", v);
             continue;
         }
         if (bad) return CLI_EXIT_USAGE;
@@ -128,6 +142,24 @@ static bool write_output(const char *dir, const char *name, const tsr_value *v) 
     return ok;
 }
 
+/* -i NAME=FILE given again for a NAME starts the next input set: the sets
+ * are runs of specs, set k from start[k] to start[k + 1]. Returns how many
+ * (at least 1). start has room for spec_count + 2 entries. */
+static size_t input_sets(const cli_inputs_args *a, size_t *start) {
+    size_t n = 0;
+    start[0] = 0;
+    for (size_t i = 0; i < a->spec_count; i++) {
+        const char *name = a->specs[i].name;
+        for (size_t j = start[n]; name && j < i; j++)
+            if (a->specs[j].name && strcmp(a->specs[j].name, name) == 0) {
+                start[++n] = i;
+                break;
+            }
+    }
+    start[++n] = a->spec_count;
+    return n;
+}
+
 int cmd_run(int argc, char **argv) {
     run_args a = {0};
     int rc = parse_args(argc, argv, &a);
@@ -138,8 +170,10 @@ int cmd_run(int argc, char **argv) {
     tsr_session_options *opts = NULL;
     tsr_session *s = NULL;
     tsr_run_options *ropts = NULL;
+    cli_feed *feeds = NULL;
+    size_t n_sets = 0, made = 0;
+    size_t *set_start = calloc(a.inputs.spec_count + 2, sizeof *set_start);
     tsr_value **out_values = NULL;
-    cli_feed in = {0};
     size_t nout = 0;
     tsr_status *st;
     rc = CLI_EXIT_FAIL;
@@ -172,21 +206,47 @@ int cmd_run(int argc, char **argv) {
 
     nout = tsr_session_output_count(s);
     out_values = calloc(nout + 1, sizeof *out_values);
-    if (!out_values || !cli_feed_make(s, &a.inputs, &a.common, RUN_SEED, "run", &in)) goto done;
-    for (size_t i = 0; i < in.count; i++) {
-        tsr_io_info info = {.struct_size = sizeof info};
-        if ((st = tsr_session_input_info(s, i, &info))) {
-            cli_report_status("input info", st);
+    n_sets = input_sets(&a.inputs, set_start);
+    feeds = calloc(n_sets, sizeof *feeds);
+    if (!out_values || !set_start || !feeds) goto done;
+    for (size_t k = 0; k < n_sets; k++) {
+        cli_inputs_args one = a.inputs;
+        one.specs = a.inputs.specs + set_start[k];
+        one.spec_count = set_start[k + 1] - set_start[k];
+        if (!cli_feed_make(s, &one, &a.common, RUN_SEED, "run", &feeds[k])) goto done;
+        made = k + 1;
+        for (size_t i = 0; i < feeds[k].count; i++) {
+            tsr_io_info info = {.struct_size = sizeof info};
+            if ((st = tsr_session_input_info(s, i, &info))) {
+                cli_report_status("input info", st);
+                goto done;
+            }
+            if (n_sets > 1) printf("set %zu ", k);
+            print_io("input", &info, &feeds[k].views[i]);
+        }
+    }
+    if ((st = tsr_run_options_create(&ropts)) || (st = tsr_run_options_set_tag(ropts, a.tag)) ||
+        (st = tsr_run_options_set_timeout_ms(ropts, a.timeout_ms))) {
+        cli_report_status("run options", st);
+        goto done;
+    }
+    size_t runs = a.repeat > 0 && (size_t)a.repeat > n_sets ? (size_t)a.repeat : n_sets;
+    for (size_t r = 0; r < runs; r++) {
+        const cli_feed *in = &feeds[r % n_sets];
+        for (size_t j = 0; j < nout; j++) tsr_value_free(out_values[j]), out_values[j] = NULL;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        st = tsr_session_run_with_options(s, ropts, in->count, in->names, in->tensors, nout, NULL, out_values);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (st) {
+            char what[64];
+            snprintf(what, sizeof what, runs > 1 ? "run %zu" : "run", r);
+            cli_report_status(what, st);
             goto done;
         }
-        print_io("input", &info, &in.views[i]);
-    }
-
-    if ((st = tsr_run_options_create(&ropts)) || (st = tsr_run_options_set_tag(ropts, a.tag)) ||
-        (st = tsr_run_options_set_timeout_ms(ropts, a.timeout_ms)) ||
-        (st = tsr_session_run_with_options(s, ropts, in.count, in.names, in.tensors, nout, NULL, out_values))) {
-        cli_report_status("run", st);
-        goto done;
+        if (runs > 1)
+            printf("run %zu (input set %zu): %.3f ms\n", r, r % n_sets,
+                   (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
     }
     if (a.output_dir && !tio_make_dirs(a.output_dir)) {
         fprintf(stderr, "tessera: cannot create %s: %s\n", a.output_dir, strerror(errno));
@@ -207,7 +267,9 @@ int cmd_run(int argc, char **argv) {
     }
 
 done:
-    cli_feed_free(&in);
+    for (size_t k = 0; k < made; k++) cli_feed_free(&feeds[k]);
+    free(feeds);
+    free(set_start);
     for (size_t j = 0; out_values && j < nout; j++) tsr_value_free(out_values[j]);
     free(out_values);
     tsr_session_free(s);

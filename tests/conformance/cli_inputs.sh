@@ -186,6 +186,29 @@ expect 1 "graph_depth above its ceiling" -- "$tessera" run "$w/grow.onnx" -p ref
 grep_out "graph_depth=100000: at most 256" "says the most it may be"
 expect 2 "a limit of 0" -- "$tessera" run "$w/grow.onnx" --limit tensor_bytes=0
 
+# --repeat and input sets: exec_dynamic.onnx is y = Relu(x) + k over [N,3];
+# -i x=... twice gives two sets (N=1, N=2) used in turn; the outputs
+# printed are the last run's (set 0 again: Relu([1,-2,3]) + k)
+"$py" - "$w" <<'PY'
+import sys
+import numpy as np
+from onnx import numpy_helper
+for name, a in (("x1", [[1, -2, 3]]), ("x2", [[1, -2, 3], [-4, 5, -6]])):
+    with open("%s/%s.pb" % (sys.argv[1], name), "wb") as f:
+        f.write(numpy_helper.from_array(np.array(a, np.float32), "x").SerializeToString())
+PY
+dyn="$(dirname "$0")/../data/exec_dynamic.onnx"
+expect 0 "--repeat 3 over two input sets" -- "$tessera" run "$dyn" -p reference -i "x=$w/x1.pb" -i "x=$w/x2.pb" \
+  --repeat 3
+grep_out "set 1 input x: float \[2,3\]" "shows the second set's shape"
+grep_out "run 1 \(input set 1\)" "runs the second set second"
+grep_out "run 2 \(input set 0\)" "and the first again third"
+grep_out "output y: float \[1,3\]" "prints the last run's output"
+expect 2 "--repeat 0" -- "$tessera" run "$dyn" --repeat 0
+expect 1 "--timeout-ms on a run of hours" -- "$tessera" run "$(dirname "$0")/../data/abi_slow_pool.onnx" -p reference \
+  --timeout-ms 200
+grep_out "stopped: the run was cancelled" "says it was stopped"
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"
   exit 1

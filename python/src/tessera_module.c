@@ -766,11 +766,108 @@ static PyObject *io_list(SessionObject *self, int outputs) {
 static PyObject *Session_inputs(SessionObject *self, PyObject *Py_UNUSED(ignored)) { return io_list(self, 0); }
 static PyObject *Session_outputs(SessionObject *self, PyObject *Py_UNUSED(ignored)) { return io_list(self, 1); }
 
+/* --- RunOptions: a tsr_run_options (tag, terminate, deadline) ---------- */
+typedef struct {
+    PyObject_HEAD tsr_run_options *ro;
+    PyObject *tag;  /* str or None, as set */
+    int terminate;
+    long long timeout_ms;
+} RunOptionsObject;
+
+static int RunOptions_init(RunOptionsObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, ":RunOptions", kwlist)) return -1;
+    if (!self->ro) {
+        tsr_status *st = tsr_run_options_create(&self->ro);
+        if (st) return raise_status(st), -1;
+    }
+    if (!self->tag) self->tag = Py_NewRef(Py_None);
+    return 0;
+}
+
+static void RunOptions_dealloc(RunOptionsObject *self) {
+    tsr_run_options_free(self->ro);
+    Py_XDECREF(self->tag);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *RunOptions_get_tag(RunOptionsObject *self, void *unused) {
+    (void)unused;
+    return Py_NewRef(self->tag ? self->tag : Py_None);
+}
+
+static int RunOptions_set_tag(RunOptionsObject *self, PyObject *v, void *unused) {
+    (void)unused;
+    if (!self->ro) return PyErr_SetString(PyExc_RuntimeError, "RunOptions not initialised"), -1;
+    const char *text = NULL;
+    if (v && v != Py_None && !(text = PyUnicode_AsUTF8(v))) return -1;
+    tsr_status *st = tsr_run_options_set_tag(self->ro, text);
+    if (st) return raise_status(st), -1;
+    Py_XSETREF(self->tag, Py_NewRef(v ? v : Py_None));
+    return 0;
+}
+
+static PyObject *RunOptions_get_terminate(RunOptionsObject *self, void *unused) {
+    (void)unused;
+    return PyBool_FromLong(self->terminate);
+}
+
+/* Safe from another thread while a run that uses these options has the GIL released. */
+static int RunOptions_set_terminate(RunOptionsObject *self, PyObject *v, void *unused) {
+    (void)unused;
+    int flag = v ? PyObject_IsTrue(v) : 0;
+    if (flag < 0) return -1;
+    if (!self->ro) return PyErr_SetString(PyExc_RuntimeError, "RunOptions not initialised"), -1;
+    tsr_status *st = tsr_run_options_set_terminate(self->ro, flag);
+    if (st) return raise_status(st), -1;
+    self->terminate = flag;
+    return 0;
+}
+
+static PyObject *RunOptions_get_timeout(RunOptionsObject *self, void *unused) {
+    (void)unused;
+    return PyLong_FromLongLong(self->timeout_ms);
+}
+
+static int RunOptions_set_timeout(RunOptionsObject *self, PyObject *v, void *unused) {
+    (void)unused;
+    long long ms = v ? PyLong_AsLongLong(v) : 0;
+    if (ms == -1 && PyErr_Occurred()) return -1;
+    if (!self->ro) return PyErr_SetString(PyExc_RuntimeError, "RunOptions not initialised"), -1;
+    tsr_status *st = tsr_run_options_set_timeout_ms(self->ro, ms);
+    if (st) return raise_status(st), -1;
+    self->timeout_ms = ms;
+    return 0;
+}
+
+static PyGetSetDef RunOptions_getset[] = {
+    {"run_tag", (getter)RunOptions_get_tag, (setter)RunOptions_set_tag,
+     "a tag for the runs using these options: leads their log lines, tags their profile events", NULL},
+    {"terminate", (getter)RunOptions_get_terminate, (setter)RunOptions_set_terminate,
+     "True stops runs using these options (tessera.Cancelled); settable from another thread", NULL},
+    {"timeout_ms", (getter)RunOptions_get_timeout, (setter)RunOptions_set_timeout,
+     "a run not finished after this many milliseconds stops (tessera.Cancelled); 0: none", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject RunOptionsType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tessera._tessera.RunOptions",
+    .tp_basicsize = sizeof(RunOptionsObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "Per-run options: run_tag, terminate, timeout_ms (tsr_run_options).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)RunOptions_init,
+    .tp_dealloc = (destructor)RunOptions_dealloc,
+    .tp_getset = RunOptions_getset,
+};
+
 /* run(output_names, feed): output_names None (every output) or a sequence of
  * str; feed a dict name -> array / list / None. Returns a list. */
-static PyObject *Session_run(SessionObject *self, PyObject *args) {
-    PyObject *names_obj, *feed, *run_options = Py_None; /* run_options: accepted, unused */
-    if (!PyArg_ParseTuple(args, "OO!|O:run", &names_obj, &PyDict_Type, &feed, &run_options)) return NULL;
+static PyObject *Session_run(SessionObject *self, PyObject *args, PyObject *kwds) {
+    PyObject *names_obj, *feed, *run_options = Py_None; /* a RunOptions, or anything else: none */
+    static char *kwlist[] = {"output_names", "input_feed", "run_options", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO!|O:run", kwlist, &names_obj, &PyDict_Type, &feed, &run_options))
+        return NULL;
     if (check_session(self) < 0) return NULL;
     Py_ssize_t n_in = PyDict_Size(feed);
     PyObject *names_fast = NULL;
@@ -862,12 +959,16 @@ static PyObject *Session_run(SessionObject *self, PyObject *args) {
     for (size_t j = 0; names_fast && j < n_out; j++)
         if (!(out_names[j] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(names_fast, j)))) goto done;
 
+    /* the options object is kept alive by the caller's reference for the call */
+    const tsr_run_options *ro =
+        PyObject_TypeCheck(run_options, &RunOptionsType) ? ((RunOptionsObject *)run_options)->ro : NULL;
     Py_BEGIN_ALLOW_THREADS
     if (use_values)
-        st = tsr_session_run_values(self->session, ni, in_names, (const tsr_value *const *)values, n_out,
-                                    names_fast ? out_names : NULL, outs);
+        st = tsr_session_run_values_with_options(self->session, ro, ni, in_names, (const tsr_value *const *)values,
+                                                 n_out, names_fast ? out_names : NULL, outs);
     else
-        st = tsr_session_run(self->session, ni, in_names, tptr, n_out, names_fast ? out_names : NULL, outs);
+        st = tsr_session_run_with_options(self->session, ro, ni, in_names, tptr, n_out,
+                                          names_fast ? out_names : NULL, outs);
     Py_END_ALLOW_THREADS
     if (st) goto done;
 
@@ -1010,7 +1111,8 @@ static PyObject *Session_nodes(SessionObject *self, PyObject *Py_UNUSED(ignored)
 static PyMethodDef Session_methods[] = {
     {"inputs", (PyCFunction)Session_inputs, METH_NOARGS, "[(name, elem_type, shape, kind)] of the graph inputs."},
     {"outputs", (PyCFunction)Session_outputs, METH_NOARGS, "[(name, elem_type, shape, kind)] of the graph outputs."},
-    {"run", (PyCFunction)Session_run, METH_VARARGS, "run(output_names or None, feed dict) -> list of outputs."},
+    {"run", (PyCFunction)(void (*)(void))Session_run, METH_VARARGS | METH_KEYWORDS,
+     "run(output_names or None, feed dict, run_options=None) -> list of outputs."},
     {"assignment_json", (PyCFunction)Session_assignment_json, METH_NOARGS, "The assignment as JSON text."},
     {"assignment_text", (PyCFunction)Session_assignment_text, METH_NOARGS, "The assignment as a table."},
     {"assignment_dot", (PyCFunction)Session_assignment_dot, METH_NOARGS, "The assignment as Graphviz DOT."},
@@ -1167,10 +1269,12 @@ static struct PyModuleDef module_def = {
 
 PyMODINIT_FUNC PyInit__tessera(void) {
     import_array();
-    if (PyType_Ready(&ValueType) < 0 || PyType_Ready(&SessionType) < 0) return NULL;
+    if (PyType_Ready(&ValueType) < 0 || PyType_Ready(&SessionType) < 0 || PyType_Ready(&RunOptionsType) < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;
-    if (make_errors(m) < 0 || PyModule_AddObjectRef(m, "Session", (PyObject *)&SessionType) < 0) {
+    if (make_errors(m) < 0 || PyModule_AddObjectRef(m, "Session", (PyObject *)&SessionType) < 0 ||
+        PyModule_AddObjectRef(m, "RunOptions", (PyObject *)&RunOptionsType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

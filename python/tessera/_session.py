@@ -220,14 +220,18 @@ class SessionOptions:
         return d
 
 
-class RunOptions:
-    """Accepted for ONNX Runtime compatibility; Tessera has no per-run options."""
+class RunOptions(_tessera.RunOptions):
+    """ONNX Runtime's RunOptions over tsr_run_options: run_tag (leads the
+    run's log lines, tags its profile events), terminate (set True from
+    another thread to stop a run: it raises tessera.Cancelled) and, Tessera's
+    own, timeout_ms (a deadline). The other attributes are accepted for
+    compatibility and unused."""
 
     def __init__(self):
+        super().__init__()
         self.log_severity_level = 2
         self.log_verbosity_level = 0
         self.logid = ""
-        self.terminate = False
         self.only_execute_path_to_fetches = False
 
 
@@ -358,7 +362,7 @@ class InferenceSession:
         optionals, dicts for maps. Arrays that are C-contiguous and of the
         declared type are read in place; outputs are numpy arrays over the
         runtime's own buffers. The GIL is released while the model runs."""
-        return self._run(output_names, input_feed)
+        return self._run(output_names, input_feed, run_options)
 
     def get_providers(self):
         """The session's providers, in priority order (the last is 'core',

@@ -391,3 +391,45 @@ def test_read_only_empty_and_scalar_inputs(sess):
     for x in (np.float32(3), 2.5, np.array(1.5, np.float32)):
         (y,) = neg.run(None, {"x": x})
         assert y.shape == () and y.dtype == np.float32 and y == -np.float32(x)
+
+
+def slow_pool_model():
+    """A MaxPool whose 512x512 window (padded) covers the whole input for
+    each of 1023x1023 outputs: minutes on the reference provider."""
+    g = helper.make_graph(
+        [helper.make_node("MaxPool", ["x"], ["y"], name="bigpool", kernel_shape=[512, 512],
+                          pads=[511, 511, 511, 511])],
+        "slow", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 512, 512])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 1023, 1023])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
+
+
+def test_run_options_deadline_and_terminate(sess):
+    slow = ort.InferenceSession(slow_pool_model(), providers=["reference"])
+    x = np.zeros((1, 1, 512, 512), np.float32)
+    ro = ort.RunOptions()
+    ro.timeout_ms = 100
+    with pytest.raises(tessera.Cancelled) as e:
+        slow.run(None, {"x": x}, run_options=ro)
+    assert e.value.code_name == "CANCELLED" and "bigpool" in str(e.value)
+    # terminate from another thread while the run holds no GIL
+    import threading
+    ro2 = ort.RunOptions()
+    ro2.run_tag = "job 7"
+    assert ro2.run_tag == "job 7"
+    timer = threading.Timer(0.1, lambda: setattr(ro2, "terminate", True))
+    timer.start()
+    with pytest.raises(tessera.Cancelled):
+        slow.run(None, {"x": x}, ro2)
+    timer.join()
+    assert ro2.terminate
+    # the flag stays until cleared; then runs complete, values unchanged
+    xs = RNG.standard_normal((2, 4)).astype(np.float32)
+    with pytest.raises(tessera.Cancelled):
+        sess.run(None, {"x": xs}, ro2)
+    ro2.terminate = False
+    y, mm = sess.run(None, {"x": xs}, ro2)
+    want_y, want_mm = expected_mlp(xs)
+    np.testing.assert_allclose(y, want_y, rtol=1e-5, atol=1e-6)
+    with pytest.raises(tessera.InvalidArgument):
+        ro.timeout_ms = -5

@@ -55,7 +55,7 @@ typedef struct cp_op_tally {
     size_t passed_count;
 } cp_op_tally;
 
-#define CP_MAX_CHECKS 8
+#define CP_MAX_CHECKS 10
 
 typedef struct cp_run {
     /* arguments */
@@ -115,6 +115,8 @@ char cp_job_wrong_shape(const cp_run *r, char *msg, size_t size);
 char cp_job_sessions_threads(const cp_run *r, char *msg, size_t size);
 char cp_job_shared_session(const cp_run *r, char *msg, size_t size);
 char cp_job_device_copies(const cp_run *r, char *msg, size_t size);
+/* Check 8 (check_provider_cache.c): pieces exported, imported, still right. */
+char cp_job_compiled_cache(const cp_run *r, char *msg, size_t size);
 
 /* --- the report (check_provider_report.c) -------------------------------- */
 void cp_print_check(const cp_run *r, const cp_check *c);

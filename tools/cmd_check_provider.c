@@ -200,7 +200,7 @@ static int parse_args(int argc, char **argv, cp_run *r) {
 }
 
 /* --- running ------------------------------------------------------------- */
-/* Checks 3-5: one job each, one at a time, so each check's time is its own. */
+/* Checks 3-8: one job each, one at a time, so each check's time is its own. */
 static const struct {
     const char *name;
     char (*fn)(const cp_run *r, char *msg, size_t size);
@@ -210,6 +210,7 @@ static const struct {
     {"concurrency_sessions", cp_job_sessions_threads},
     {"concurrency_shared", cp_job_shared_session},
     {"device_copies", cp_job_device_copies},
+    {"compiled_cache", cp_job_compiled_cache},
 };
 #define LATE_COUNT (sizeof late_checks / sizeof late_checks[0])
 

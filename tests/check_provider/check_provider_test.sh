@@ -72,7 +72,7 @@ for key in ("plugin", "provider", "version", "devices", "checks", "totals"):
     assert key in doc, f"no '{key}'"
 names = [c["name"] for c in doc["checks"]]
 assert names == ["load", "op_conformance", "unknown_option", "wrong_shape",
-                 "concurrency_sessions", "concurrency_shared", "device_copies"], names
+                 "concurrency_sessions", "concurrency_shared", "device_copies", "compiled_cache"], names
 for c in doc["checks"]:
     assert c["status"] in ("PASS", "FAIL", "SKIP") and isinstance(c["detail"], str), c
 t = doc["totals"]

@@ -184,8 +184,11 @@ static tsr_status *rule_max_unpool(si_ctx *c, const ir_node *n) {
     for (size_t i = 0; i < nk; i++) {
         si_dim *d = &x.dims[i + 2];
         if (!si_is_known(*d)) continue;
-        int64_t v = (d->value - 1) * (st ? st[i] : 1) - (pads ? pads[i] + pads[i + nk] : 0) + k[i];
-        *d = v >= 0 ? si_known(v) : si_unknown();
+        /* attributes are any int64 a file holds: in 128 bits, and a size
+         * past int64 is left unknown (the kernel refuses it when it runs) */
+        __int128 v = (__int128)(d->value - 1) * (st ? st[i] : 1) -
+                     (pads ? (__int128)pads[i] + pads[i + nk] : 0) + k[i];
+        *d = v >= 0 && v <= INT64_MAX ? si_known((int64_t)v) : si_unknown();
     }
     return si_set_out(c, n, 0, elem, &x);
 }

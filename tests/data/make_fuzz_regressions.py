@@ -197,8 +197,20 @@ def roialign_huge_sampling():
          [f32("y", None)], opset=16)
 
 
+def maxunpool_huge_stride():
+    """MaxUnpool with a stride of 2^63-1: the shape rule computed
+    (2 - 1) * stride + kernel in int64, overflowing (undefined; found by
+    fuzz_session under UBSan); it now works in 128 bits and leaves a size past
+    int64 unknown, and the kernel refuses the stride."""
+    save("maxunpool_huge_stride",
+         [helper.make_node("MaxUnpool", ["x", "i"], ["y"], kernel_shape=[2, 2], strides=[2, 9223372036854775807])],
+         [f32("x", [1, 1, 2, 2]), helper.make_tensor_value_info("i", TensorProto.INT64, [1, 1, 2, 2])],
+         [f32("y", None)], opset=11)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
+    maxunpool_huge_stride()
     roialign_huge_sampling()
     convinteger_wide_padded_window()
     einsum_truncated_ellipsis()

@@ -47,3 +47,13 @@ tsr_status *tsr_session_options_set_limit(tsr_session_options *o, const char *na
                          name);
     return NULL;
 }
+
+tsr_status *tsr_session_working_bytes(const tsr_session *cs, uint64_t *peak, uint64_t *left) {
+    if (!cs || !peak || !left) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "session, peak and left are required");
+    tsr_session *s = (tsr_session *)cs; /* read under the lock a run holds */
+    pthread_mutex_lock(&s->lock);
+    *peak = s->working_peak;
+    *left = s->working_left;
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}

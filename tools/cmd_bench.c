@@ -34,7 +34,7 @@ static void help(FILE *f) {
             "  --runs N               timed runs (default 20)\n"
             "  --warmup N             untimed runs first (default 5)\n"
             "  --json                 print one JSON object: model, threads, runs, median_ms,\n"
-            "                         min_ms, p90_ms, create_ms, peak_rss_mb\n"
+            "                         min_ms, p90_ms, create_ms, peak_rss_mb, working_peak_mb\n"
             "  --profile FILE         record each piece run and copy during the timed runs:\n"
             "                         a Chrome trace to FILE and a summary per provider, op\n"
             "                         type and copy (stderr with --json); latencies then\n"
@@ -58,6 +58,7 @@ typedef struct bench_result {
     size_t run_count;
     double median_ms, min_ms, p90_ms;
     double peak_rss_mb;
+    double working_mb; /* the last run's peak of live tensors (tsr_session_working_bytes) */
 } bench_result;
 
 static double now_ms(void) {
@@ -159,9 +160,9 @@ static void report(const bench_args *a, const bench_result *r) {
         printf("{\"model\": ");
         json_string(stdout, a->model);
         printf(", \"threads\": %d, \"runs\": %zu, \"median_ms\": %.4f, \"min_ms\": %.4f, \"p90_ms\": %.4f, "
-               "\"create_ms\": %.3f, \"peak_rss_mb\": %.1f}\n",
+               "\"create_ms\": %.3f, \"peak_rss_mb\": %.1f, \"working_peak_mb\": %.2f}\n",
                a->common.threads < 0 ? 0 : (int)a->common.threads, r->run_count, r->median_ms, r->min_ms,
-               r->p90_ms, r->create_ms, r->peak_rss_mb);
+               r->p90_ms, r->create_ms, r->peak_rss_mb, r->working_mb);
         return;
     }
     printf("model        %s\n", a->model);
@@ -169,7 +170,8 @@ static void report(const bench_args *a, const bench_result *r) {
     else printf("threads      provider's choice\n");
     printf("runs         %zu (after %" PRId64 " warm-up)\n", r->run_count, a->warmup);
     printf("median       %.3f ms\nmin          %.3f ms\np90          %.3f ms\n", r->median_ms, r->min_ms, r->p90_ms);
-    printf("create       %.1f ms\npeak RSS     %.1f MiB\n", r->create_ms, r->peak_rss_mb);
+    printf("create       %.1f ms\npeak RSS     %.1f MiB\nworking set  %.2f MiB (tensors of one run at once)\n",
+           r->create_ms, r->peak_rss_mb, r->working_mb);
 }
 
 int cmd_bench(int argc, char **argv) {
@@ -225,6 +227,10 @@ int cmd_bench(int argc, char **argv) {
         r.run_ms[r.run_count++] = now_ms() - start;
     }
     summarise(&r);
+    uint64_t wpeak = 0, wleft = 0;
+    tsr_status *ws = tsr_session_working_bytes(s, &wpeak, &wleft);
+    tsr_status_free(ws);
+    r.working_mb = (double)wpeak / (1024.0 * 1024.0);
     report(&a, &r);
     rc = CLI_EXIT_OK;
     if (a.profile && !profile_report_session(s, a.profile, a.json ? stderr : stdout, r.run_count)) rc = CLI_EXIT_FAIL;

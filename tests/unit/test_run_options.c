@@ -186,6 +186,24 @@ static void test_tag_in_profile(void) {
     tsr_session_free(s);
 }
 
+/* abi_relu_add.onnx: r = Relu(x) and y = r + x, 24 bytes each, both live
+ * while the Add runs; y is handed to the caller. */
+static void test_working_bytes(void) {
+    tsr_session *s = open_model("abi_relu_add.onnx", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    uint64_t peak = 1, left = 1;
+    CU_ASSERT_PTR_NULL(tsr_session_working_bytes(s, &peak, &left));
+    CU_ASSERT_EQUAL(peak, 0); /* no run yet */
+    check_relu_add(s, NULL);
+    CU_ASSERT_PTR_NULL(tsr_session_working_bytes(s, &peak, &left));
+    CU_ASSERT_EQUAL(peak, 48);
+    CU_ASSERT_EQUAL(left, 0);
+    tsr_status *st = tsr_session_working_bytes(s, NULL, &left);
+    CU_ASSERT_EQUAL(tsr_status_code(st), TSR_ERR_INVALID_ARGUMENT);
+    tsr_status_free(st);
+    tsr_session_free(s);
+}
+
 static void test_bad_options(void) {
     tsr_run_options *ro;
     CU_ASSERT_PTR_NULL_FATAL(tsr_run_options_create(&ro));
@@ -213,4 +231,5 @@ void unit_register(void) {
     CU_add_test(s, "a deadline stops a Loop between iterations", test_deadline_between_loop_iterations);
     CU_add_test(s, "a run's tag is in its profile events", test_tag_in_profile);
     CU_add_test(s, "bad run options are refused", test_bad_options);
+    CU_add_test(s, "a run's working bytes are reported", test_working_bytes);
 }

@@ -443,6 +443,13 @@ typedef void (*tsr_log_fn)(void *user_data, int32_t level, const char *source, c
 TSR_EXPORT tsr_status *tsr_session_options_set_logger(tsr_session_options *options, tsr_log_fn fn,
                                                      void *user_data);
 
+/* --- working memory of runs (appended in 0.2) ------------------------------
+ * The tensors the session's last run held at once at most (*peak) and still
+ * held when it ended (*left: 0 unless outputs were kept), in bytes: what
+ * the "working_bytes" limit counts (node outputs, scratch, copies between
+ * memories, bodies' values; host and device), not providers' own buffers. */
+TSR_EXPORT tsr_status *tsr_session_working_bytes(const tsr_session *session, uint64_t *peak, uint64_t *left);
+
 #ifdef __cplusplus
 }
 #endif

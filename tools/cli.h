@@ -53,6 +53,10 @@ typedef struct cli_common {
     size_t limit_count;
 } cli_common;
 
+/* Appends the names of a comma-separated provider list ("a,b,c") to
+ * *entries (malloc'd strings); false on an empty name (a usage error naming
+ * cmd, printed) or out of memory. */
+bool cli_split_providers(const char *cmd, const char *list, char ***entries, size_t *count);
 void cli_common_init(cli_common *c);
 void cli_common_free(cli_common *c);
 

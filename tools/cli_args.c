@@ -160,6 +160,24 @@ static int add_provider_list(cli_common *c, const char *list) {
     }
 }
 
+bool cli_split_providers(const char *cmd, const char *list, char ***entries, size_t *count) {
+    for (const char *p = list;;) {
+        const char *comma = strchr(p, ',');
+        size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        if (n == 0) {
+            cli_usage_error(cmd, "empty provider name in '%s'", list);
+            return false;
+        }
+        char **e = realloc(*entries, (*count + 1) * sizeof *e);
+        if (!e) return false;
+        *entries = e;
+        if (!(e[*count] = strndup(p, n))) return false;
+        (*count)++;
+        if (!comma) return true;
+        p = comma + 1;
+    }
+}
+
 /* PROVIDER:KEY=VALUE. The provider ends at the first ':' and the key at the
  * first '=' after it; the value is the rest, so it may hold ':' and '='
  * (paths, nested settings). */

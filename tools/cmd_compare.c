@@ -74,22 +74,7 @@ static bool add_set(compare_args *a, const char *list) {
     provider_set *ps = &a->sets[a->set_count++];
     memset(ps, 0, sizeof *ps);
     if (!(ps->list = strdup(list))) return false;
-    for (const char *p = list;;) {
-        const char *comma = strchr(p, ',');
-        size_t n = comma ? (size_t)(comma - p) : strlen(p);
-        if (n == 0) {
-            cli_usage_error("compare", "empty provider name in '%s'", list);
-            return false;
-        }
-        char **e = realloc(ps->entries, (ps->entry_count + 1) * sizeof *e);
-        if (!e) return false;
-        ps->entries = e;
-        if (!(e[ps->entry_count] = strndup(p, n))) return false;
-        ps->entry_count++;
-        if (!comma) break;
-        p = comma + 1;
-    }
-    return true;
+    return cli_split_providers("compare", list, &ps->entries, &ps->entry_count);
 }
 
 static int parse_args(int argc, char **argv, compare_args *a) {

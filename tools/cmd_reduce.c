@@ -86,22 +86,7 @@ typedef struct reduce_args {
 static bool split_set(rdc_set *s, const char *list) {
     memset(s, 0, sizeof *s);
     if (!(s->list = strdup(list))) return false;
-    for (const char *p = list;;) {
-        const char *comma = strchr(p, ',');
-        size_t n = comma ? (size_t)(comma - p) : strlen(p);
-        if (n == 0) {
-            cli_usage_error("reduce", "empty provider name in '%s'", list);
-            return false;
-        }
-        char **e = realloc(s->entries, (s->entry_count + 1) * sizeof *e);
-        if (!e) return false;
-        s->entries = e;
-        if (!(e[s->entry_count] = strndup(p, n))) return false;
-        s->entry_count++;
-        if (!comma) break;
-        p = comma + 1;
-    }
-    return true;
+    return cli_split_providers("reduce", list, &s->entries, &s->entry_count);
 }
 
 static void free_args(reduce_args *a) {

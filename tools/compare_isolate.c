@@ -11,67 +11,8 @@
 #include <string.h>
 
 #include "compare_tool.h"
+#include "pb_writer.h"
 
-typedef struct pb_buf {
-    uint8_t *p;
-    size_t len, cap;
-    bool failed;
-} pb_buf;
-
-static void put_bytes(pb_buf *b, const void *data, size_t n) {
-    if (b->failed) return;
-    if (n > SIZE_MAX - b->len) {
-        b->failed = true;
-        return;
-    }
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n) {
-            if (cap > SIZE_MAX / 2) {
-                b->failed = true;
-                return;
-            }
-            cap *= 2;
-        }
-        uint8_t *grown = realloc(b->p, cap);
-        if (!grown) {
-            b->failed = true;
-            return;
-        }
-        b->p = grown;
-        b->cap = cap;
-    }
-    if (n) memcpy(b->p + b->len, data, n);
-    b->len += n;
-}
-
-static void put_varint(pb_buf *b, uint64_t v) {
-    uint8_t tmp[10];
-    size_t n = 0;
-    do {
-        tmp[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-        v >>= 7;
-    } while (v);
-    put_bytes(b, tmp, n);
-}
-
-static void put_varint_field(pb_buf *b, unsigned field, uint64_t v) {
-    put_varint(b, (uint64_t)field << 3);
-    put_varint(b, v);
-}
-
-static void put_len_field(pb_buf *b, unsigned field, const void *data, size_t n) {
-    put_varint(b, (uint64_t)field << 3 | 2);
-    put_varint(b, n);
-    put_bytes(b, data, n);
-}
-
-static void put_message(pb_buf *b, unsigned field, pb_buf *inner) {
-    if (inner->failed) b->failed = true;
-    put_len_field(b, field, inner->p, inner->len);
-    free(inner->p);
-    memset(inner, 0, sizeof *inner);
-}
 
 /* ValueInfoProto{name, type{tensor_type{elem_type, shape}}} for a tensor. */
 static bool put_value_info(pb_buf *graph, unsigned field, const char *name, const tsr_value *v) {
@@ -84,15 +25,15 @@ static bool put_value_info(pb_buf *graph, unsigned field, const char *name, cons
     pb_buf shape = {0}, tensor_type = {0}, type = {0}, info = {0};
     for (int32_t k = 0; k < t.rank; k++) {
         pb_buf dim = {0};
-        put_varint_field(&dim, 1, (uint64_t)t.dims[k]);
-        put_message(&shape, 1, &dim);
+        pb_put_varint_field(&dim, 1, (uint64_t)t.dims[k]);
+        pb_put_message(&shape, 1, &dim);
     }
-    put_varint_field(&tensor_type, 1, (uint64_t)t.elem_type);
-    put_message(&tensor_type, 2, &shape);
-    put_message(&type, 1, &tensor_type);
-    put_len_field(&info, 1, name, strlen(name));
-    put_message(&info, 2, &type);
-    put_message(graph, field, &info);
+    pb_put_varint_field(&tensor_type, 1, (uint64_t)t.elem_type);
+    pb_put_message(&tensor_type, 2, &shape);
+    pb_put_message(&type, 1, &tensor_type);
+    pb_put_len_field(&info, 1, name, strlen(name));
+    pb_put_message(&info, 2, &type);
+    pb_put_message(graph, field, &info);
     return true;
 }
 
@@ -119,8 +60,8 @@ static bool build_model(const cmpx_model *m, size_t node, const uint8_t *file, s
         snprintf(err, err_size, "the model file changed while comparing");
         return false;
     }
-    put_len_field(&graph, 1, file + n->raw_offset, n->raw_size);
-    put_len_field(&graph, 2, "isolated", 8);
+    pb_put_len_field(&graph, 1, file + n->raw_offset, n->raw_size);
+    pb_put_len_field(&graph, 2, "isolated", 8);
     for (size_t k = 0; k < n->input_count; k++) {
         const char *in = n->inputs[k];
         if (!*in || seen_before(n, k)) continue;
@@ -131,7 +72,7 @@ static bool build_model(const cmpx_model *m, size_t node, const uint8_t *file, s
                 free(graph.p);
                 return false;
             }
-            put_len_field(&graph, 5, file + init->offset, init->size);
+            pb_put_len_field(&graph, 5, file + init->offset, init->size);
         } else if (!put_value_info(&graph, 11, in, find(user, in))) {
             snprintf(err, err_size, "input '%s' was not observed as a tensor", in);
             free(graph.p);
@@ -147,13 +88,13 @@ static bool build_model(const cmpx_model *m, size_t node, const uint8_t *file, s
         free(graph.p);
         return false;
     }
-    put_varint_field(model, 1, m->ir_version ? m->ir_version : 8);
+    pb_put_varint_field(model, 1, m->ir_version ? m->ir_version : 8);
     for (size_t i = 0; i < m->opset_count; i++) {
         const cmpx_span *o = &m->opsets[i];
         if (o->offset <= file_size && o->size <= file_size - o->offset)
-            put_len_field(model, 8, file + o->offset, o->size);
+            pb_put_len_field(model, 8, file + o->offset, o->size);
     }
-    put_message(model, 7, &graph);
+    pb_put_message(model, 7, &graph);
     if (model->failed) {
         snprintf(err, err_size, "out of memory");
         return false;

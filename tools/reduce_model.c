@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pb_writer.h"
 #include "reduce_tool.h"
 
 /* --- names to indices ---------------------------------------------------- */
@@ -80,60 +81,6 @@ void rdc_map_free(rdc_map *m) {
 }
 
 /* --- protobuf wire format -------------------------------------------------- */
-typedef struct pbw {
-    uint8_t *p;
-    size_t len, cap;
-    bool failed;
-} pbw;
-
-static void put_bytes(pbw *b, const void *data, size_t n) {
-    if (b->failed) return;
-    if (n > SIZE_MAX / 2 - b->len) {
-        b->failed = true;
-        return;
-    }
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n) cap *= 2;
-        uint8_t *grown = realloc(b->p, cap);
-        if (!grown) {
-            b->failed = true;
-            return;
-        }
-        b->p = grown;
-        b->cap = cap;
-    }
-    if (n) memcpy(b->p + b->len, data, n);
-    b->len += n;
-}
-
-static void put_varint(pbw *b, uint64_t v) {
-    uint8_t tmp[10];
-    size_t n = 0;
-    do {
-        tmp[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-        v >>= 7;
-    } while (v);
-    put_bytes(b, tmp, n);
-}
-
-static void put_varint_field(pbw *b, unsigned field, uint64_t v) {
-    put_varint(b, (uint64_t)field << 3);
-    put_varint(b, v);
-}
-
-static void put_len_field(pbw *b, unsigned field, const void *data, size_t n) {
-    put_varint(b, (uint64_t)field << 3 | 2);
-    put_varint(b, n);
-    put_bytes(b, data, n);
-}
-
-static void put_message(pbw *b, unsigned field, pbw *inner) {
-    if (inner->failed) b->failed = true;
-    put_len_field(b, field, inner->p, inner->len);
-    free(inner->p);
-    memset(inner, 0, sizeof *inner);
-}
 
 static bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out) {
     uint64_t v = 0;
@@ -535,22 +482,22 @@ void rdc_graph_free(rdc_graph *g) {
 /* --- cutting ----------------------------------------------------------------- */
 /* ValueInfoProto{name, type{tensor_type{elem_type, shape}}}; untyped when
  * the baseline did not capture the value. */
-static void put_value_info(pbw *graph, unsigned field, const char *name, const rdc_value *v) {
-    pbw info = {0};
-    put_len_field(&info, 1, name, strlen(name));
+static void put_value_info(pb_buf *graph, unsigned field, const char *name, const rdc_value *v) {
+    pb_buf info = {0};
+    pb_put_len_field(&info, 1, name, strlen(name));
     if (v) {
-        pbw shape = {0}, tensor_type = {0}, type = {0};
+        pb_buf shape = {0}, tensor_type = {0}, type = {0};
         for (int32_t k = 0; k < v->rank; k++) {
-            pbw dim = {0};
-            put_varint_field(&dim, 1, (uint64_t)v->dims[k]);
-            put_message(&shape, 1, &dim);
+            pb_buf dim = {0};
+            pb_put_varint_field(&dim, 1, (uint64_t)v->dims[k]);
+            pb_put_message(&shape, 1, &dim);
         }
-        put_varint_field(&tensor_type, 1, (uint64_t)v->elem_type);
-        put_message(&tensor_type, 2, &shape);
-        put_message(&type, 1, &tensor_type);
-        put_message(&info, 2, &type);
+        pb_put_varint_field(&tensor_type, 1, (uint64_t)v->elem_type);
+        pb_put_message(&tensor_type, 2, &shape);
+        pb_put_message(&type, 1, &tensor_type);
+        pb_put_message(&info, 2, &type);
     }
-    put_message(graph, field, &info);
+    pb_put_message(graph, field, &info);
 }
 
 static bool span_ok(const rdc_graph *g, size_t offset, size_t size) {
@@ -602,7 +549,7 @@ static uint8_t *read_external(const rdc_graph *g, const char *location, uint64_t
 /* Writes initializer `s` as GraphProto field `field`: verbatim, or, when its
  * data is external and `inline_external`, with the bytes as raw_data (a
  * case folder must stand alone). False with a reason on failure. */
-static bool put_initializer(pbw *out, unsigned field, const rdc_graph *g, const cmpx_span *s,
+static bool put_initializer(pb_buf *out, unsigned field, const rdc_graph *g, const cmpx_span *s,
                             bool inline_external, char *err, size_t err_size) {
     const uint8_t *p = g->file + s->offset, *end = p + s->size, *b, *be;
     uint64_t f, v;
@@ -638,20 +585,20 @@ static bool put_initializer(pbw *out, unsigned field, const rdc_graph *g, const 
             length = (uint64_t)num;
     }
     if (!external || bad) {
-        put_len_field(out, field, g->file + s->offset, s->size);
+        pb_put_len_field(out, field, g->file + s->offset, s->size);
         return true;
     }
     size_t n = 0;
     uint8_t *data = read_external(g, location, offset, length, &n, err, err_size);
     if (!data) return false;
-    pbw tensor = {0};
+    pb_buf tensor = {0};
     p = g->file + s->offset;
     for (const uint8_t *start = p; next_field(&p, end, &f, &wire, &b, &be, &bad); start = p)
         if (f != TP_EXTERNAL_DATA && f != TP_DATA_LOCATION && f != TP_RAW_DATA)
-            put_bytes(&tensor, start, (size_t)(p - start));
-    put_len_field(&tensor, TP_RAW_DATA, data, n);
+            pb_put_bytes(&tensor, start, (size_t)(p - start));
+    pb_put_len_field(&tensor, TP_RAW_DATA, data, n);
     free(data);
-    put_message(out, field, &tensor);
+    pb_put_message(out, field, &tensor);
     return true;
 }
 
@@ -713,7 +660,7 @@ bool rdc_cut_build(const rdc_graph *g, const bool *wanted, unsigned flags, rdc_c
     bool *init_used = calloc(m->initializer_count + 1, sizeof *init_used);
     bool *sparse_used = calloc(g->sparse_count + 1, sizeof *sparse_used);
     out->inputs = calloc(g->capture.count + 1, sizeof *out->inputs);
-    pbw graph = {0}, inits = {0}, inputs = {0}, outputs = {0};
+    pb_buf graph = {0}, inits = {0}, inputs = {0}, outputs = {0};
     if (!keep || !fed || !init_used || !sparse_used || !out->inputs) {
         snprintf(err, err_size, "out of memory");
         goto fail;
@@ -725,7 +672,7 @@ bool rdc_cut_build(const rdc_graph *g, const bool *wanted, unsigned flags, rdc_c
             snprintf(err, err_size, "node %zu lies outside the file", i);
             goto fail;
         }
-        put_len_field(&graph, 1, g->file + n->raw_offset, n->raw_size);
+        pb_put_len_field(&graph, 1, g->file + n->raw_offset, n->raw_size);
         out->node_count++;
         for (size_t k = 0; k < g->in_count[i]; k++) {
             const char *in = g->ins[i][k];
@@ -740,7 +687,7 @@ bool rdc_cut_build(const rdc_graph *g, const bool *wanted, unsigned flags, rdc_c
                     snprintf(err, err_size, "sparse initializer '%s' lies outside the file", in);
                     goto fail;
                 }
-                put_len_field(&inits, 15, g->file + sp->offset, sp->size);
+                pb_put_len_field(&inits, 15, g->file + sp->offset, sp->size);
             } else if (p == SIZE_MAX && rdc_map_get(&g->initializers, in, &idx)) {
                 if (init_used[idx]) continue;
                 init_used[idx] = true;
@@ -786,20 +733,20 @@ bool rdc_cut_build(const rdc_graph *g, const bool *wanted, unsigned flags, rdc_c
         goto fail;
     }
     /* GraphProto: node (1), name (2), initializer (5), input (11), output (12). */
-    put_len_field(&graph, 2, "reduced", 7);
-    put_bytes(&graph, inits.p, inits.len);
-    put_bytes(&graph, inputs.p, inputs.len);
-    put_bytes(&graph, outputs.p, outputs.len);
-    pbw model = {0};
-    put_varint_field(&model, 1, m->ir_version ? m->ir_version : 8);
-    put_len_field(&model, 2, "tessera-reduce", 14); /* producer_name */
+    pb_put_len_field(&graph, 2, "reduced", 7);
+    pb_put_bytes(&graph, inits.p, inits.len);
+    pb_put_bytes(&graph, inputs.p, inputs.len);
+    pb_put_bytes(&graph, outputs.p, outputs.len);
+    pb_buf model = {0};
+    pb_put_varint_field(&model, 1, m->ir_version ? m->ir_version : 8);
+    pb_put_len_field(&model, 2, "tessera-reduce", 14); /* producer_name */
     for (size_t i = 0; i < m->opset_count; i++)
         if (span_ok(g, m->opsets[i].offset, m->opsets[i].size))
-            put_len_field(&model, 8, g->file + m->opsets[i].offset, m->opsets[i].size);
-    put_message(&model, 7, &graph);
+            pb_put_len_field(&model, 8, g->file + m->opsets[i].offset, m->opsets[i].size);
+    pb_put_message(&model, 7, &graph);
     for (size_t i = 0; i < g->function_count; i++)
         if (span_ok(g, g->functions[i].offset, g->functions[i].size))
-            put_len_field(&model, 25, g->file + g->functions[i].offset, g->functions[i].size);
+            pb_put_len_field(&model, 25, g->file + g->functions[i].offset, g->functions[i].size);
     bool failed = model.failed || inits.failed || inputs.failed || outputs.failed;
     free(inits.p);
     free(inputs.p);

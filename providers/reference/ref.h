@@ -51,6 +51,8 @@ typedef struct ref_op {
 extern const ref_op ref_ops_math[];   /* elementwise, Cast, Where, Clip, reductions, Softmax */
 extern const ref_op ref_ops_nn[];     /* Conv, MatMul, Gemm, pooling, normalizations, Resize */
 extern const ref_op ref_ops_tensor[]; /* shape and data movement */
+extern const ref_op ref_ops_attention[], ref_ops_loss[], ref_ops_quant[], ref_ops_rnn[], ref_ops_signal[],
+    ref_ops_image[], ref_ops_text[], ref_ops_sequence[], ref_ops_ml[], ref_ops_training[], ref_ops_misc[];
 
 const ref_op *ref_find_op(const char *domain, const char *op_type, int64_t opset);
 

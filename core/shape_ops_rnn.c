@@ -1,5 +1,6 @@
 /* Shape and type rules for recurrent and spatial-sampling ops: RNN, GRU,
- * LSTM, GridSample, RoiAlign, CenterCropPad, CumProd, RotaryEmbedding.
+ * LSTM, GridSample, RoiAlign, CenterCropPad, CumProd, RotaryEmbedding,
+ * Attention, TensorScatter.
  * Without them a piece holding one left its outputs' type and rank unknown,
  * and the next heavy op (a MatMul after an LSTM) was declined by oneDNN for
  * an "input of type 0" (issue 16). Rules only derive; a contradiction with
@@ -115,6 +116,69 @@ static tsr_status *rule_center_crop_pad(si_ctx *c, const ir_node *n) {
 
 static tsr_status *rule_same(si_ctx *c, const ir_node *n) { return si_same_as_in(c, n, 0, 0); }
 
+static si_dim dim_add(si_dim a, si_dim b) {
+    return si_is_known(a) && si_is_known(b) ? si_known(a.value + b.value) : si_unknown();
+}
+
+static si_dim dim_div(si_dim a, int64_t k) {
+    return si_is_known(a) && k > 0 && a.value % k == 0 ? si_known(a.value / k) : si_unknown();
+}
+
+static void shape4(si_shape *s, si_dim a, si_dim b, si_dim c, si_dim d) {
+    s->rank = 4;
+    s->dims[0] = a, s->dims[1] = b, s->dims[2] = c, s->dims[3] = d;
+}
+
+/* Attention (opset 23): Q, K, V as [B, heads, S, head_size], or as
+ * [B, S, heads * head_size] with q_num_heads/kv_num_heads. Y is Q's layout
+ * with V's head size; present_key/present_value are [B, kv_heads,
+ * past + S_kv, head_size] and qk_matmul_output [B, q_heads, S_q, past + S_kv]. */
+static tsr_status *rule_attention(si_ctx *c, const ir_node *n) {
+    si_shape q, k, v, past;
+    si_in_shape(c, n, 0, &q);
+    si_in_shape(c, n, 1, &k);
+    si_in_shape(c, n, 2, &v);
+    bool has_past = si_has_in(n, 4);
+    if (has_past) si_in_shape(c, n, 4, &past);
+    int32_t qt = si_in_elem(c, n, 0), kt = si_in_elem(c, n, 1);
+    int64_t hq = si_attr_int(n, "q_num_heads", 0), hkv = si_attr_int(n, "kv_num_heads", 0);
+    si_dim u = si_unknown(), b = q.rank >= 3 ? q.dims[0] : u, sq, heads_q, heads_kv, dh, dv, skv;
+    if (q.rank == 4) {
+        heads_q = q.dims[1], sq = q.dims[2], dh = q.dims[3];
+        heads_kv = k.rank == 4 ? k.dims[1] : u;
+        skv = k.rank == 4 ? k.dims[2] : u;
+        dv = v.rank == 4 ? v.dims[3] : u;
+    } else if (q.rank == 3) {
+        sq = q.dims[1];
+        heads_q = hq > 0 ? si_known(hq) : u;
+        heads_kv = hkv > 0 ? si_known(hkv) : u;
+        dh = hq > 0 ? dim_div(q.dims[2], hq) : u;
+        skv = k.rank == 3 ? k.dims[1] : u;
+        dv = v.rank == 3 && hkv > 0 ? dim_div(v.dims[2], hkv) : u;
+    } else {
+        for (size_t i = 0; i < n->n_outputs; i++) TSR_TRY(si_set_out(c, n, i, i ? kt : qt, NULL));
+        return NULL;
+    }
+    si_dim total = has_past ? (past.rank == 4 ? dim_add(past.dims[2], skv) : u) : skv;
+    si_shape y, pk, pv, qk;
+    if (q.rank == 4) {
+        shape4(&y, b, heads_q, sq, dv);
+    } else {
+        y.rank = 3;
+        y.dims[0] = b, y.dims[1] = sq;
+        y.dims[2] = si_is_known(heads_q) && si_is_known(dv) ? si_known(heads_q.value * dv.value)
+                    : hq > 0 && hq == hkv && v.rank == 3 ? v.dims[2]
+                                                          : u;
+    }
+    shape4(&pk, b, heads_kv, total, dh);
+    shape4(&pv, b, heads_kv, total, dv);
+    shape4(&qk, b, heads_q, sq, total);
+    TSR_TRY(si_set_out(c, n, 0, qt, &y));
+    TSR_TRY(si_set_out(c, n, 1, kt, &pk));
+    TSR_TRY(si_set_out(c, n, 2, kt, &pv));
+    return si_set_out(c, n, 3, kt, &qk);
+}
+
 const si_op si_ops_rnn[] = {
     {"RNN", 1, rule_recurrent},
     {"GRU", 1, rule_recurrent},
@@ -124,5 +188,7 @@ const si_op si_ops_rnn[] = {
     {"CenterCropPad", 18, rule_center_crop_pad},
     {"CumProd", 26, rule_same},
     {"RotaryEmbedding", 23, rule_same},
+    {"Attention", 23, rule_attention},
+    {"TensorScatter", 24, rule_same},
 };
 const size_t si_ops_rnn_count = sizeof si_ops_rnn / sizeof si_ops_rnn[0];

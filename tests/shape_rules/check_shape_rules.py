@@ -12,10 +12,10 @@ import re
 import sys
 
 NO_RULE_YET = {
-    "Attention", "BitCast", "CausalConvWithState", "ConcatFromSequence", "DeformConv", "ImageDecoder",
+    "BitCast", "CausalConvWithState", "ConcatFromSequence", "DeformConv", "ImageDecoder",
     "LinearAttention", "Optional", "OptionalGetElement", "OptionalHasElement", "SequenceAt",
     "SequenceConstruct", "SequenceEmpty", "SequenceErase", "SequenceInsert", "SequenceLength",
-    "SplitToSequence", "SwiGLU", "TensorScatter", "TfIdfVectorizer",
+    "SplitToSequence", "SwiGLU", "TfIdfVectorizer",
 }
 
 

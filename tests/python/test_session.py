@@ -433,3 +433,38 @@ def test_run_options_deadline_and_terminate(sess):
     np.testing.assert_allclose(y, want_y, rtol=1e-5, atol=1e-6)
     with pytest.raises(tessera.InvalidArgument):
         ro.timeout_ms = -5
+
+
+def _attention_model(qs, ks, vs, attrs, past=None):
+    f = TensorProto.FLOAT
+    ins = [helper.make_tensor_value_info(n, f, s) for n, s in (("q", qs), ("k", ks), ("v", vs))]
+    names = ["q", "k", "v"]
+    if past:
+        ins += [helper.make_tensor_value_info("pk", f, past[0]), helper.make_tensor_value_info("pv", f, past[1])]
+        names += ["", "pk", "pv"]
+    outs = ["y", "present_k", "present_v", "qk"]
+    g = helper.make_graph([helper.make_node("Attention", names, outs, **attrs)], "attention", ins,
+                          [helper.make_tensor_value_info(o, f, None) for o in outs])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 23)]).SerializeToString()
+
+
+# expected by the ONNX spec: Y in Q's layout with V's head size;
+# present_* [B, kv_heads, past + S_kv, head]; qk [B, q_heads, S_q, past + S_kv]
+@pytest.mark.parametrize("qs,ks,vs,attrs,past,want", [
+    ([2, 3, 4, 8], [2, 3, 6, 8], [2, 3, 6, 10], {}, None,
+     [[2, 3, 4, 10], [2, 3, 6, 8], [2, 3, 6, 10], [2, 3, 4, 6]]),
+    ([2, 4, 32], [2, 6, 16], [2, 6, 20], {"q_num_heads": 4, "kv_num_heads": 2}, None,
+     [[2, 4, 40], [2, 2, 6, 8], [2, 2, 6, 10], [2, 4, 4, 6]]),
+    ([2, 3, 4, 8], [2, 3, 6, 8], [2, 3, 6, 10], {}, ([2, 3, 5, 8], [2, 3, 5, 10]),
+     [[2, 3, 4, 10], [2, 3, 11, 8], [2, 3, 11, 10], [2, 3, 4, 11]]),
+])
+def test_attention_shapes_inferred(qs, ks, vs, attrs, past, want):
+    """Attention's outputs declared without shapes: the session infers them
+    (core/shape_ops_rnn.c), and a run gives exactly those shapes."""
+    s = ort.InferenceSession(_attention_model(qs, ks, vs, attrs, past), providers=["reference"])
+    feed = {"q": RNG.random(qs, dtype=np.float32), "k": RNG.random(ks, dtype=np.float32),
+            "v": RNG.random(vs, dtype=np.float32)}
+    if past:
+        feed.update({"pk": RNG.random(past[0], dtype=np.float32), "pv": RNG.random(past[1], dtype=np.float32)})
+    assert [o.shape for o in s.get_outputs()] == want
+    assert [list(r.shape) for r in s.run(None, feed)] == want

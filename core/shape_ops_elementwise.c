@@ -160,6 +160,7 @@ const si_op si_ops_elementwise[] = {
     {"Where", 1, rule_where},
     /* types */
     {"Cast", 1, rule_cast}, {"CastLike", 1, rule_castlike}, {"Dropout", 1, rule_dropout},
+    {"BitCast", 26, rule_cast}, /* the same width only, so the same shape */
     {"QuantizeLinear", 1, rule_quantize}, {"DequantizeLinear", 1, rule_dequantize},
 };
 const size_t si_ops_elementwise_count = sizeof si_ops_elementwise / sizeof si_ops_elementwise[0];

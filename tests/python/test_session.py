@@ -468,3 +468,18 @@ def test_attention_shapes_inferred(qs, ks, vs, attrs, past, want):
         feed.update({"pk": RNG.random(past[0], dtype=np.float32), "pv": RNG.random(past[1], dtype=np.float32)})
     assert [o.shape for o in s.get_outputs()] == want
     assert [list(r.shape) for r in s.run(None, feed)] == want
+
+
+def test_bitcast_type_and_shape_inferred():
+    """BitCast's output declared without type or shape: int32 [2, 3] from
+    float32 [2, 3] (same width, so the same shape), and the bits kept."""
+    g = helper.make_graph([helper.make_node("BitCast", ["x"], ["y"], to=TensorProto.INT32)], "bitcast",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.UNDEFINED, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 26)]).SerializeToString()
+    s = ort.InferenceSession(m, providers=["reference"])
+    (y,) = s.get_outputs()
+    assert (y.type, y.shape) == ("tensor(int32)", [2, 3])
+    x = RNG.standard_normal((2, 3)).astype(np.float32)
+    (got,) = s.run(None, {"x": x})
+    np.testing.assert_array_equal(got, x.view(np.int32))

@@ -12,7 +12,7 @@ import re
 import sys
 
 NO_RULE_YET = {
-    "BitCast", "CausalConvWithState", "ConcatFromSequence", "DeformConv", "ImageDecoder",
+    "CausalConvWithState", "ConcatFromSequence", "DeformConv", "ImageDecoder",
     "LinearAttention", "Optional", "OptionalGetElement", "OptionalHasElement", "SequenceAt",
     "SequenceConstruct", "SequenceEmpty", "SequenceErase", "SequenceInsert", "SequenceLength",
     "SplitToSequence", "SwiGLU", "TfIdfVectorizer",

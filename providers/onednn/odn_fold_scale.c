@@ -48,35 +48,47 @@ bool odn_fold_scale_fits(odn_plan *p, const odn_value *a, const odn_value *y, co
            dims[2] * dims[3] > w->dims[0];
 }
 
-tsr_status *odn_fold_scale_weights(odn_plan *p, const tsr_node *n, odn_value *scale, dnnl_memory_t w_mem,
-                                   const dnnl_memory_desc_t *w_md, int64_t m, int64_t c, dnnl_memory_t *out) {
-    size_t count = dnnl_memory_desc_get_size(w_md) / sizeof(float);
-    /* the input channel of each weight, laid out as the weights are: a
-     * plain [M,C,1,1] tensor of channel numbers reordered like them
-     * (padding positions read channel 0; their weights are 0) */
-    float *plain = odn_plan_alloc(p, (size_t)(m * c) * sizeof(float));
-    float *placed = odn_plan_alloc(p, count * sizeof(float));
-    int32_t *channel = odn_plan_alloc(p, count * sizeof(int32_t));
-    scale_ctx *l = odn_plan_alloc(p, sizeof *l);
-    float *scaled = odn_plan_alloc(p, count * sizeof(float));
-    if (!plain || !placed || !channel || !l || !scaled)
-        return odn_node_error(n, TSR_ERR_NO_MEMORY, "scaled weights");
-    for (int64_t o = 0; o < m; o++)
-        for (int64_t i = 0; i < c; i++) plain[o * c + i] = (float)i;
-    memset(placed, 0, count * sizeof(float));
+/* channel[i]: the input channel of weight position i in layout w_md. A
+ * plain [M,C,1,1] tensor of channel numbers reordered like the weights
+ * (padding positions read channel 0; their weights are 0); the tensors
+ * that make it live only for the call. */
+static tsr_status *channel_map(odn_plan *p, const tsr_node *n, const dnnl_memory_desc_t *w_md, int64_t m, int64_t c,
+                               size_t count, int32_t *channel) {
+    float *plain = malloc((size_t)(m * c) * sizeof(float)), *placed = calloc(count, sizeof(float));
     dnnl_memory_desc_t plain_md;
     dnnl_dims_t wd = {m, c, 1, 1};
-    dnnl_status_t st = dnnl_memory_desc_init_by_tag(&plain_md, 4, wd, dnnl_f32, dnnl_oihw);
-    if (st != dnnl_success) return odn_dnnl_error(n, "weights layout", st);
-    dnnl_memory_t from, to;
-    tsr_status *s = odn_plan_new_mem(p, &plain_md, plain, n, &from);
-    if (!s) s = odn_plan_new_mem(p, w_md, placed, n, &to);
+    dnnl_memory_t from = NULL, to = NULL;
+    tsr_status *s = !plain || !placed ? odn_node_error(n, TSR_ERR_NO_MEMORY, "scaled weights") : NULL;
+    dnnl_status_t st = dnnl_success;
+    if (!s) {
+        for (int64_t o = 0; o < m; o++)
+            for (int64_t i = 0; i < c; i++) plain[o * c + i] = (float)i;
+        st = dnnl_memory_desc_init_by_tag(&plain_md, 4, wd, dnnl_f32, dnnl_oihw);
+        if (st == dnnl_success) st = dnnl_memory_create(&from, &plain_md, p->engine, plain);
+        if (st == dnnl_success) st = dnnl_memory_create(&to, w_md, p->engine, placed);
+        if (st != dnnl_success) s = odn_dnnl_error(n, "weights layout", st);
+    }
     if (!s) s = odn_reorder_once(p, from, &plain_md, to, w_md, n);
-    if (s) return s;
-    for (size_t i = 0; i < count; i++) {
+    for (size_t i = 0; !s && i < count; i++) {
         int32_t k = (int32_t)placed[i];
         channel[i] = k >= 0 && k < c ? k : 0;
     }
+    if (from) dnnl_memory_destroy(from);
+    if (to) dnnl_memory_destroy(to);
+    free(plain);
+    free(placed);
+    return s;
+}
+
+tsr_status *odn_fold_scale_weights(odn_plan *p, const tsr_node *n, odn_value *scale, dnnl_memory_t w_mem,
+                                   const dnnl_memory_desc_t *w_md, int64_t m, int64_t c, dnnl_memory_t *out) {
+    size_t count = dnnl_memory_desc_get_size(w_md) / sizeof(float);
+    int32_t *channel = odn_plan_alloc(p, count * sizeof(int32_t));
+    scale_ctx *l = odn_plan_alloc(p, sizeof *l);
+    float *scaled = odn_plan_alloc(p, count * sizeof(float));
+    if (!channel || !l || !scaled) return odn_node_error(n, TSR_ERR_NO_MEMORY, "scaled weights");
+    tsr_status *s = channel_map(p, n, w_md, m, c, count, channel);
+    if (s) return s;
     dnnl_memory_t scales, wout;
     s = odn_plan_plain_mem(p, scale, n, &scales);
     if (!s) s = odn_plan_new_mem(p, w_md, scaled, n, &wout);

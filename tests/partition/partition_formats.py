@@ -380,32 +380,6 @@ def make_weird_names_model(path):
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
-def make_nested_control_flow_model(path):
-    """A Loop whose body adds and holds an If (Relu in one branch, Neg in the
-    other): bodies two levels deep."""
-    f = TensorProto.FLOAT
-    then_g = helper.make_graph([helper.make_node("Relu", ["s"], ["t"], name="relu_then")], "then_g", [],
-                               [helper.make_tensor_value_info("t", f, [2])])
-    else_g = helper.make_graph([helper.make_node("Neg", ["s"], ["e"], name="neg_else")], "else_g", [],
-                               [helper.make_tensor_value_info("e", f, [2])])
-    body = helper.make_graph(
-        [helper.make_node("Add", ["acc_in", "x"], ["s"], name="body_add"),
-         helper.make_node("Identity", ["cond_in"], ["cond_out"], name="body_cond"),
-         helper.make_node("If", ["cond_in"], ["acc_out"], name="body_if", then_branch=then_g, else_branch=else_g)],
-        "body",
-        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
-         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("acc_in", f, [2])],
-        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("acc_out", f, [2])])
-    g = helper.make_graph(
-        [helper.make_node("Loop", ["n", "c", "a0"], ["a"], name="loop0", body=body)], "nested",
-        [helper.make_tensor_value_info("x", f, [2]), helper.make_tensor_value_info("n", TensorProto.INT64, []),
-         helper.make_tensor_value_info("c", TensorProto.BOOL, []), helper.make_tensor_value_info("a0", f, [2])],
-        [helper.make_tensor_value_info("a", f, [2])])
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
-
-
 def expected_copies(model, j, device_provs):
     """The copies a run makes, derived from the model and the placement the
     JSON reports: a piece reads a value held in another memory (the memory of
@@ -544,8 +518,9 @@ def main():
         check(sorted(n for p in j["pieces"] for n in p["nodes"]) == sorted(WEIRD), "weird names round-trip in JSON")
 
     # 6. Control-flow bodies, nested two deep, in every format.
-    nested = os.path.join(a.work, "nested_control_flow.onnx")
-    make_nested_control_flow_model(nested)
+    # tests/data/make_abi_models.py, nested_cf(): Loop 'loop0' whose body
+    # holds Add 'body_add' and If 'body_if' (Relu 'relu_then' / Neg 'neg_else')
+    nested = os.path.join(a.data, "abi_nested_cf.onnx")
     j = partition_all(a.tessera, nested, ["-p", "reference"], "nested control flow", validator, dot_bin, a.work)
     if j:
         loop = [p for p in j["pieces"] if p["ops"] == ["Loop"]]

@@ -440,7 +440,9 @@ TSR_EXPORT tsr_status *tsr_session_run_values_with_options(tsr_session *session,
  * the call. fn is called on the thread making the session call and must not
  * call back into that session; a line a provider writes from a thread of
  * its own (outside any session call) still goes to stderr. NULL restores
- * stderr. */
+ * stderr. user_data is the application's: handed back to fn as given, never
+ * freed, and kept by every session made from these options, so it must
+ * outlive them. */
 typedef void (*tsr_log_fn)(void *user_data, int32_t level, const char *source, const char *message);
 TSR_EXPORT tsr_status *tsr_session_options_set_logger(tsr_session_options *options, tsr_log_fn fn,
                                                      void *user_data);

@@ -31,6 +31,7 @@ typedef struct ref_ctx {
     const int *out_map; /* node output i -> piece output index, -1 when omitted */
     size_t n_in, n_out; /* the node's input and output counts */
     int threads;
+    int64_t work; /* units counted by ref_work since its last look at the stop flag */
 } ref_ctx;
 
 typedef tsr_status *(*ref_kernel_fn)(ref_ctx *ctx);
@@ -72,6 +73,13 @@ tsr_status *ref_err(ref_ctx *c, int32_t code, const char *fmt, ...) REF_PRINTF(3
  * work and then return ref_stopped(c). */
 bool ref_should_stop(const ref_ctx *c);
 tsr_status *ref_stopped(ref_ctx *c);
+/* Work (about one multiply-add per unit) between two looks at the stop
+ * flag: tens of milliseconds of naive kernel work. */
+#define REF_WORK_PER_CHECK ((int64_t)1 << 26)
+/* Counts `units` of work done; once REF_WORK_PER_CHECK have passed since the
+ * last look, looks at ref_should_stop. True when the kernel should stop
+ * (then it returns ref_stopped(c)). */
+bool ref_work(ref_ctx *c, int64_t units);
 int64_t ref_opset(ref_ctx *c);
 const char *ref_op_type(ref_ctx *c);
 

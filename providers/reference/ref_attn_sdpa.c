@@ -232,6 +232,10 @@ tsr_status *ref_attn_sdpa(ref_ctx *c)
             const double *kh = k + (b * a.k.H + h / group) * T * D;
             const double *vh = v + (b * a.k.H + h / group) * T * Dv;
             for (int64_t i = 0; i < a.q.S; i++) {
+                if (ref_work(c, T * (D + Dv))) {
+                    st = ref_stopped(c);
+                    goto done;
+                }
                 const double *qi = q + b * a.q.sb + h * a.q.sh + i * a.q.ss;
                 bool all_masked;
                 ref_attn_bias_row(&a.bias, b, h, i, bias, &all_masked);

@@ -159,7 +159,7 @@ static tsr_status *run_node(ref_ctx *c, sg_runner *r, size_t cap, const tsr_node
     }
     if (!st) {
         ref_ctx sub = {&r->host, node, (tsr_run_context *)(void *)r, in_map, out_map,
-                       n_in,     n_out, c->threads};
+                       n_in,     n_out, c->threads, 0};
         st = op->run(&sub);
     }
     free(in_map);

@@ -172,6 +172,10 @@ tsr_status *ref_image_deform_conv(ref_ctx *c)
     for (int64_t n = 0; n < s.N; n++) {
         int64_t opos[REF_MAX_RANK] = {0};
         for (int64_t o = 0; o < s.out_sp; o++) {
+            if (ref_work(c, s.K * (icpog * s.ogroup + s.OC * icpg))) {
+                st = ref_stopped(c);
+                goto done;
+            }
             /* The column: every input channel's sample at every kernel point. */
             for (int64_t g = 0; g < s.ogroup; g++)
                 for (int64_t kk = 0; kk < s.K; kk++) {

@@ -136,6 +136,10 @@ tsr_status *ref_image_nms(ref_ctx *c)
             qsort(cand, nc, sizeof *cand, cand_cmp);
             int64_t nkept = 0;
             for (size_t j = 0; j < nc && nkept < max_out; j++) {
+                if (ref_work(c, nkept)) {
+                    st = ref_stopped(c);
+                    goto done;
+                }
                 bool keep = true;
                 for (int64_t q = 0; q < nkept && keep; q++)
                     keep = !suppresses(&all[cand[j].index], &all[kept[q]], iou_t);

@@ -184,6 +184,11 @@ tsr_status *ref_math_einsum(ref_ctx *c) {
     int64_t idx[EIN_MAX_LABELS] = {0};
     int64_t off[EIN_MAX_INPUTS + 1] = {0};
     for (uint64_t it = 0; it < total; it++) {
+        if ((it & 0xFFFF) == 0xFFFF && ref_work(c, 0x10000 * (int64_t)nin)) {
+            free(st_in);
+            free(acc);
+            return ref_stopped(c);
+        }
         double p = 1.0;
         for (k = 0; k < nin; k++) p *= m_ldd(in[k]->elem_type, in[k]->data, (size_t)off[k]);
         acc[off[nin]] += p;

@@ -26,10 +26,10 @@ tsr_status *ref_nn_f64_view(ref_ctx *c, const tsr_tensor *t, const double **view
                             double **owned);
 void ref_nn_f32_store(tsr_tensor *t, const float *src, size_t n);
 void ref_nn_f64_store(tsr_tensor *t, const double *src, size_t n);
-void ref_nn_sgemm_mt(int threads, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
-                     const float *b, int64_t ldb, float *c, int64_t ldc);
-void ref_nn_dgemm_mt(int threads, int64_t m, int64_t n, int64_t k, const double *a,
-                     int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc);
+tsr_status *ref_nn_sgemm_run(ref_ctx *ctx, int64_t m, int64_t n, int64_t k, const float *a,
+                             int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc);
+tsr_status *ref_nn_dgemm_run(ref_ctx *ctx, int64_t m, int64_t n, int64_t k, const double *a,
+                             int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc);
 
 tsr_status *ref_nn_conv(ref_ctx *c);
 tsr_status *ref_nn_conv_transpose(ref_ctx *c);
@@ -198,8 +198,9 @@ static bool map_row(const conv_geom *g, int64_t q, const int64_t *from_dims,
             if (!col)                                                                             \
                 return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory for the unfolded input");     \
         }                                                                                         \
-        for (int64_t n = 0; n < g->batch; n++)                                                    \
-            for (int64_t gi = 0; gi < g->group; gi++) {                                           \
+        tsr_status *st = NULL;                                                                    \
+        for (int64_t n = 0; n < g->batch && !st; n++)                                             \
+            for (int64_t gi = 0; gi < g->group && !st; gi++) {                                    \
                 const T *xg = x + (n * g->cin + gi * g->cg) * g->insz;                            \
                 const T *wg = w + gi * g->mg * kk;                                                \
                 T *yg = y + (n * g->cout + gi * g->mg) * g->outsz;                                \
@@ -211,19 +212,23 @@ static bool map_row(const conv_geom *g, int64_t q, const int64_t *from_dims,
                 if (g->outsz == 0)                                                                \
                     continue;                                                                     \
                 if (pointwise) {                                                                  \
-                    GEMM(c->threads, g->mg, g->outsz, kk, wg, kk, xg, g->insz, yg, g->outsz);     \
+                    st = GEMM(c, g->mg, g->outsz, kk, wg, kk, xg, g->insz, yg, g->outsz);         \
                     continue;                                                                     \
                 }                                                                                 \
-                for (int64_t q0 = 0; q0 < rows; q0 += band) {                                     \
+                for (int64_t q0 = 0; q0 < rows && !st; q0 += band) {                              \
                     int64_t q1 = q0 + band < rows ? q0 + band : rows;                             \
                     int64_t ncols = (q1 - q0) * ol;                                               \
-                    im2col_##SUF(g, xg, q0, q1, col);                                             \
-                    GEMM(c->threads, g->mg, ncols, kk, wg, kk, col, ncols, yg + q0 * ol,          \
-                         g->outsz);                                                               \
+                    if (ref_work(c, g->mg * kk * ncols))                                          \
+                        st = ref_stopped(c);                                                      \
+                    else                                                                          \
+                        im2col_##SUF(g, xg, q0, q1, col);                                         \
+                    if (!st)                                                                      \
+                        st = GEMM(c, g->mg, ncols, kk, wg, kk, col, ncols, yg + q0 * ol,          \
+                                  g->outsz);                                                      \
                 }                                                                                 \
             }                                                                                     \
         free(col);                                                                                \
-        return NULL;                                                                              \
+        return st;                                                                                \
     }                                                                                             \
                                                                                                   \
     static tsr_status *convt_run_##SUF(ref_ctx *c, const conv_geom *g, const T *x, const T *w,   \
@@ -252,20 +257,24 @@ static bool map_row(const conv_geom *g, int64_t q, const int64_t *from_dims,
                     wt[gi * kk * g->cg + r * g->cg + ci] = w[(gi * g->cg + ci) * kk + r];         \
         size_t ytotal = (size_t)(g->batch * g->cout * g->outsz);                                  \
         memset(y, 0, ytotal * sizeof *y);                                                         \
-        for (int64_t n = 0; n < g->batch; n++)                                                    \
-            for (int64_t gi = 0; gi < g->group; gi++) {                                           \
+        tsr_status *st = NULL;                                                                    \
+        for (int64_t n = 0; n < g->batch && !st; n++)                                             \
+            for (int64_t gi = 0; gi < g->group && !st; gi++) {                                    \
                 const T *xg = x + (n * g->cin + gi * g->cg) * g->insz;                            \
                 T *yg = y + (n * g->cout + gi * g->mg) * g->outsz;                                \
-                for (int64_t q0 = 0; q0 < rows; q0 += band) {                                     \
+                for (int64_t q0 = 0; q0 < rows && !st; q0 += band) {                              \
                     int64_t q1 = q0 + band < rows ? q0 + band : rows;                             \
                     int64_t ncols = (q1 - q0) * il;                                               \
                     memset(col, 0, (size_t)(kk * ncols) * sizeof *col);                           \
-                    GEMM(c->threads, kk, ncols, g->cg, wt + gi * kk * g->cg, g->cg,               \
-                         xg + q0 * il, g->insz, col, ncols);                                      \
-                    col2im_##SUF(g, col, q0, q1, yg);                                             \
+                    st = GEMM(c, kk, ncols, g->cg, wt + gi * kk * g->cg, g->cg, xg + q0 * il,     \
+                              g->insz, col, ncols);                                               \
+                    if (!st && ref_work(c, g->cg * kk * ncols))                                   \
+                        st = ref_stopped(c);                                                      \
+                    if (!st)                                                                      \
+                        col2im_##SUF(g, col, q0, q1, yg);                                         \
                 }                                                                                 \
             }                                                                                     \
-        if (bias)                                                                                 \
+        if (bias && !st)                                                                          \
             for (int64_t n = 0; n < g->batch; n++)                                                \
                 for (int64_t m = 0; m < g->cout; m++) {                                           \
                     T *ym = y + (n * g->cout + m) * g->outsz;                                     \
@@ -274,11 +283,11 @@ static bool map_row(const conv_geom *g, int64_t q, const int64_t *from_dims,
                 }                                                                                 \
         free(wt);                                                                                 \
         free(col);                                                                                \
-        return NULL;                                                                              \
+        return st;                                                                                \
     }
 
-NN_DEFINE_CONV(f32, float, ref_nn_sgemm_mt)
-NN_DEFINE_CONV(f64, double, ref_nn_dgemm_mt)
+NN_DEFINE_CONV(f32, float, ref_nn_sgemm_run)
+NN_DEFINE_CONV(f64, double, ref_nn_dgemm_run)
 
 /* Bound on kernel sizes, strides, dilations, pads, output_padding and
  * group: far beyond any real model, and small enough that the extents and

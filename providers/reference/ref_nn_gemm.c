@@ -18,10 +18,11 @@ tsr_status *ref_nn_f64_view(ref_ctx *c, const tsr_tensor *t, const double **view
                             double **owned);
 void ref_nn_f32_store(tsr_tensor *t, const float *src, size_t n);
 void ref_nn_f64_store(tsr_tensor *t, const double *src, size_t n);
-void ref_nn_sgemm_mt(int threads, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
-                     const float *b, int64_t ldb, float *c, int64_t ldc);
-void ref_nn_dgemm_mt(int threads, int64_t m, int64_t n, int64_t k, const double *a,
-                     int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc);
+
+tsr_status *ref_nn_sgemm_run(ref_ctx *ctx, int64_t m, int64_t n, int64_t k, const float *a,
+                             int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc);
+tsr_status *ref_nn_dgemm_run(ref_ctx *ctx, int64_t m, int64_t n, int64_t k, const double *a,
+                             int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc);
 
 tsr_status *ref_nn_matmul(ref_ctx *c);
 tsr_status *ref_nn_gemm(ref_ctx *c);
@@ -143,13 +144,13 @@ tsr_status *ref_nn_matmul(ref_ctx *c)
         const double *a = A->data, *b = B->data;
         double *y = Y->data;
         memset(y, 0, total * sizeof *y);
-        for (int64_t bi = 0; bi < batch_eff; bi++) {
+        for (int64_t bi = 0; bi < batch_eff && !st; bi++) {
             int64_t ai, bj;
             mm_index(&p, bi, &ai, &bj);
-            ref_nn_dgemm_mt(c->threads, m_eff, p.n, p.k, a + ai * p.m * p.k, p.k,
-                            b + bj * p.k * p.n, p.n, y + bi * m_eff * p.n, p.n);
+            st = ref_nn_dgemm_run(c, m_eff, p.n, p.k, a + ai * p.m * p.k, p.k, b + bj * p.k * p.n, p.n,
+                                  y + bi * m_eff * p.n, p.n);
         }
-        return NULL;
+        return st;
     }
     if (is_float_family(et)) {
         const float *a, *b;
@@ -165,13 +166,13 @@ tsr_status *ref_nn_matmul(ref_ctx *c)
             }
         }
         memset(y, 0, total * sizeof *y);
-        for (int64_t bi = 0; bi < batch_eff; bi++) {
+        for (int64_t bi = 0; bi < batch_eff && !st; bi++) {
             int64_t ai, bj;
             mm_index(&p, bi, &ai, &bj);
-            ref_nn_sgemm_mt(c->threads, m_eff, p.n, p.k, a + ai * p.m * p.k, p.k,
-                            b + bj * p.k * p.n, p.n, y + bi * m_eff * p.n, p.n);
+            st = ref_nn_sgemm_run(c, m_eff, p.n, p.k, a + ai * p.m * p.k, p.k, b + bj * p.k * p.n, p.n,
+                                  y + bi * m_eff * p.n, p.n);
         }
-        if (yo)
+        if (yo && !st)
             ref_nn_f32_store(Y, yo, total);
     fdone:
         free(ao);
@@ -192,6 +193,10 @@ tsr_status *ref_nn_matmul(ref_ctx *c)
         mm_index(&p, bi, &ai, &bj);
         size_t abase = (size_t)(ai * p.m * p.k), bbase = (size_t)(bj * p.k * p.n);
         for (int64_t i = 0; i < p.m; i++) {
+            if (ref_work(c, p.k * p.n)) {
+                free(acc);
+                return ref_stopped(c);
+            }
             memset(acc, 0, (size_t)p.n * sizeof *acc);
             for (int64_t q = 0; q < p.k; q++) {
                 uint64_t av = (uint64_t)ref_load_i64(et, A->data, abase + (size_t)(i * p.k + q));
@@ -303,7 +308,8 @@ tsr_status *ref_nn_gemm(ref_ctx *c)
             }
         }
         memset(y, 0, total * sizeof *y);
-        ref_nn_sgemm_mt(c->threads, m, n, k, a, k, b, n, y, n);
+        if ((st = ref_nn_sgemm_run(c, m, n, k, a, k, b, n, y, n)))
+            goto fdone;
         if (alpha != 1.0 || C) {
             const float *cv = NULL;
             float *co = NULL;
@@ -365,7 +371,8 @@ tsr_status *ref_nn_gemm(ref_ctx *c)
         }
     }
     memset(y, 0, total * sizeof *y);
-    ref_nn_dgemm_mt(c->threads, m, n, k, a, k, b, n, y, n);
+    if ((st = ref_nn_dgemm_run(c, m, n, k, a, k, b, n, y, n)))
+        goto ddone;
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
             double v = alpha * y[i * n + j];

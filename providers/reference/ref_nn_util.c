@@ -29,6 +29,10 @@ void ref_nn_sgemm_mt(int threads, int64_t m, int64_t n, int64_t k, const float *
                      const float *b, int64_t ldb, float *c, int64_t ldc);
 void ref_nn_dgemm_mt(int threads, int64_t m, int64_t n, int64_t k, const double *a,
                      int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc);
+tsr_status *ref_nn_sgemm_run(ref_ctx *ctx, int64_t m, int64_t n, int64_t k, const float *a,
+                             int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc);
+tsr_status *ref_nn_dgemm_run(ref_ctx *ctx, int64_t m, int64_t n, int64_t k, const double *a,
+                             int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc);
 
 /* Reads t as floats: *view points at t's own data when it already holds
  * floats, else at *owned, a converted copy the caller frees. */
@@ -454,4 +458,38 @@ void ref_nn_dgemm_mt(int threads, int64_t m, int64_t n, int64_t k, const double 
                      int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc)
 {
     nn_gemm_mt(true, threads, m, n, k, a, lda, b, ldb, c, ldc);
+}
+
+/* The GEMM in bands of rows, each about REF_WORK_PER_CHECK multiply-adds,
+ * with a look at the host's stop flag between bands: a MatMul or Conv of
+ * hours (valid, within every size limit) ends at the run's deadline or on
+ * cancellation instead of running on. Every element is summed exactly as in
+ * one call, so banding changes no result. */
+static tsr_status *nn_gemm_run(ref_ctx *ctx, bool dbl, int64_t m, int64_t n, int64_t k, const void *a,
+                               int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc)
+{
+    size_t es = dbl ? sizeof(double) : sizeof(float);
+    int64_t per_row = n * k > 0 ? n * k : 1;
+    int64_t band = REF_WORK_PER_CHECK / per_row;
+    band = band < 4 ? 4 : band / 4 * 4; /* whole strips of the 4-row kernel */
+    for (int64_t i0 = 0; i0 < m; i0 += band) {
+        int64_t rows = m - i0 < band ? m - i0 : band;
+        if (i0 && ref_work(ctx, REF_WORK_PER_CHECK))
+            return ref_stopped(ctx);
+        nn_gemm_mt(dbl, ctx->threads, rows, n, k, (const char *)a + (size_t)(i0 * lda) * es, lda, b, ldb,
+                   (char *)c + (size_t)(i0 * ldc) * es, ldc);
+    }
+    return NULL;
+}
+
+tsr_status *ref_nn_sgemm_run(ref_ctx *ctx, int64_t m, int64_t n, int64_t k, const float *a,
+                             int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc)
+{
+    return nn_gemm_run(ctx, false, m, n, k, a, lda, b, ldb, c, ldc);
+}
+
+tsr_status *ref_nn_dgemm_run(ref_ctx *ctx, int64_t m, int64_t n, int64_t k, const double *a,
+                             int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc)
+{
+    return nn_gemm_run(ctx, true, m, n, k, a, lda, b, ldb, c, ldc);
 }

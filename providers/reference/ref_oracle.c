@@ -345,7 +345,7 @@ static void scratch_clear(ref_oracle *o) {
 
 static tsr_status *call_kernel(ref_oracle *o, or_node *n) {
     ref_ctx c = {&o->shim, n->node, (tsr_run_context *)(void *)o, n->map, n->map + n->n_in,
-                 n->n_in, n->n_out, o->threads};
+                 n->n_in, n->n_out, o->threads, 0};
     return n->op->run(&c);
 }
 

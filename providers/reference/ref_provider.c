@@ -269,7 +269,7 @@ static tsr_status *ref_compile(void *state, const tsr_graph *piece, void **piece
 static tsr_status *ref_run(void *piece_state, tsr_run_context *run) {
     ref_piece *p = piece_state;
     if (p->oracle) return ref_oracle_run(p->oracle, run);
-    ref_ctx c = {host, p->node, run, p->in_map, p->out_map, p->n_in, p->n_out, p->threads};
+    ref_ctx c = {host, p->node, run, p->in_map, p->out_map, p->n_in, p->n_out, p->threads, 0};
     return p->op->run(&c);
 }
 

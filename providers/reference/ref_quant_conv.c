@@ -163,7 +163,6 @@ static void valid_taps(const qconv_geom *g, int d, int64_t o, int64_t *lo, int64
  * x[b][ch][o * stride - pad + t * dilation] * w[m][ch][t]. */
 static tsr_status *qconv_compute(ref_ctx *c, const qconv_geom *g, const double *x,
                                  const double *w, double *y) {
-    (void)c;
     int nsp = g->nsp;
     uint64_t kstride[REF_MAX_RANK], istride[REF_MAX_RANK];
     for (int d = nsp - 1; d >= 0; d--) {
@@ -178,6 +177,8 @@ static tsr_status *qconv_compute(ref_ctx *c, const qconv_geom *g, const double *
             double *ym = y + ((uint64_t)b * (uint64_t)g->cout + (uint64_t)m) * g->outsz;
             int64_t o[REF_MAX_RANK] = {0};
             for (uint64_t p = 0; p < g->outsz; p++) {
+                if (ref_work(c, (int64_t)(g->cg * g->ksz)))
+                    return ref_stopped(c);
                 double acc = 0.0;
                 int64_t lo[REF_MAX_RANK], hi[REF_MAX_RANK], t[REF_MAX_RANK];
                 bool any = true;

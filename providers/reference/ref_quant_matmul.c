@@ -141,7 +141,7 @@ static tsr_status *centered(ref_ctx *c, const tsr_tensor *t, const tsr_tensor *z
 }
 
 /* c[i][m][n] = sum over k of a[a_mat[i]][m][k] * b[b_mat[i]][k][n]. */
-static void mm_compute(const mm_plan *p, const double *a, const double *b, double *c) {
+static tsr_status *mm_compute(ref_ctx *ctx, const mm_plan *p, const double *a, const double *b, double *c) {
     uint64_t m = (uint64_t)p->m, n = (uint64_t)p->n, k = (uint64_t)p->k;
     for (uint64_t i = 0; i < p->batch; i++) {
         const double *am = a + p->a_mat[i] * m * k;
@@ -149,6 +149,7 @@ static void mm_compute(const mm_plan *p, const double *a, const double *b, doubl
         double *cm = c + i * m * n;
         for (uint64_t r = 0; r < m * n; r++) cm[r] = 0.0;
         for (uint64_t r = 0; r < m; r++) {
+            if (ref_work(ctx, (int64_t)(k * n))) return ref_stopped(ctx);
             for (uint64_t j = 0; j < k; j++) {
                 double av = am[r * k + j];
                 if (av == 0.0) continue;
@@ -156,6 +157,7 @@ static void mm_compute(const mm_plan *p, const double *a, const double *b, doubl
             }
         }
     }
+    return NULL;
 }
 
 /* The product of the centered operands, as a malloc'd array of
@@ -171,7 +173,7 @@ static tsr_status *centered_product(ref_ctx *c, const mm_plan *pl, const tsr_ten
         cv = malloc(sizeof(double) * (size_t)(n ? n : 1));
         if (!cv) st = ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
     }
-    if (!st) mm_compute(pl, av, bv, cv);
+    if (!st) st = mm_compute(c, pl, av, bv, cv);
     free(av);
     free(bv);
     *out = cv;

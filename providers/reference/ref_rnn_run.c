@@ -231,6 +231,10 @@ tsr_status *ref_rnn_run(ref_ctx *c, rnn_cell_kind kind) {
             load_row(H0, state_row(&d, dir, bi), d.hidden, b.h);
             load_row(C0, state_row(&d, dir, bi), d.hidden, b.cell);
             for (int64_t s = 0; s < len; s++) {
+                if (ref_work(c, gh * (d.input + d.hidden))) {
+                    st = ref_stopped(c);
+                    goto done;
+                }
                 int64_t t = backward ? len - 1 - s : s;
                 load_row(X, x_row(&d, t, bi), d.input, b.x);
                 steps[kind](&cfg, &w, b.x, b.h, b.cell, b.scratch);

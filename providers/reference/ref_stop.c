@@ -9,3 +9,10 @@ bool ref_should_stop(const ref_ctx *c) {
 }
 
 tsr_status *ref_stopped(ref_ctx *c) { return ref_err(c, TSR_ERR_CANCELLED, "stopped: the run was cancelled"); }
+
+bool ref_work(ref_ctx *c, int64_t units) {
+    c->work += units > 0 ? units : 1;
+    if (c->work < REF_WORK_PER_CHECK) return false;
+    c->work = 0;
+    return ref_should_stop(c);
+}

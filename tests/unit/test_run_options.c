@@ -3,6 +3,7 @@
  * iterations; the session runs normally afterwards; tags in profiles. */
 #include <CUnit/CUnit.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -86,6 +87,70 @@ static void test_deadline_inside_kernel(void) {
     tsr_status_free(st);
     tsr_run_options_free(ro);
     tsr_session_free(s);
+}
+
+/* Runs `path` with every input zero-filled (shapes from the model) under
+ * run options ro. */
+static tsr_status *run_zeros(tsr_session *s, const tsr_run_options *ro, tsr_value **outs) {
+    size_t n = tsr_session_input_count(s);
+    const char *names[8];
+    tsr_tensor ts[8];
+    const tsr_tensor *ins[8];
+    void *bufs[8] = {0};
+    CU_ASSERT_FATAL(n <= 8);
+    for (size_t i = 0; i < n; i++) {
+        tsr_io_info info = {.struct_size = sizeof info};
+        CU_ASSERT_PTR_NULL_FATAL(tsr_session_input_info(s, i, &info));
+        size_t count = 1;
+        for (int32_t d = 0; d < info.rank; d++) count *= (size_t)info.dims[d];
+        size_t bytes = count * tsr_elem_type_bits(info.elem_type) / 8;
+        bufs[i] = calloc(bytes ? bytes : 1, 1);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(bufs[i]);
+        names[i] = info.name;
+        ts[i] = (tsr_tensor){.struct_size = sizeof ts[i], .elem_type = info.elem_type, .rank = info.rank,
+                             .dims = info.dims, .data = bufs[i], .nbytes = bytes, .memory_kind = TSR_MEMORY_HOST};
+        ins[i] = &ts[i];
+    }
+    tsr_status *st = tsr_session_run_with_options(s, ro, n, names, ins, tsr_session_output_count(s), NULL, outs);
+    for (size_t i = 0; i < n; i++) free(bufs[i]);
+    return st;
+}
+
+/* tests/data/slow (make_slow_models.py): one node each whose naive kernel
+ * takes from many seconds to hours. A 100 ms deadline must stop each inside
+ * its kernel (the message is the kernel's own), not after it. */
+static void test_deadline_inside_each_heavy_kernel(void) {
+    static const char *const models[][2] = {
+        {"slow/slow_matmul.onnx", "bigmatmul"},        {"slow/slow_gemm.onnx", "biggemm"},
+        {"slow/slow_conv.onnx", "bigconv"},            {"slow/slow_conv_transpose.onnx", "bigdeconv"},
+        {"slow/slow_einsum.onnx", "bigeinsum"},        {"slow/slow_lstm.onnx", "biglstm"},
+        {"slow/slow_matmulinteger.onnx", "bigmmint"},  {"slow/slow_convinteger.onnx", "bigconvint"},
+        {"slow/slow_attention.onnx", "bigattention"},  {"slow/slow_nms.onnx", "bignms"},
+    };
+    for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
+        tsr_session *s = open_model(models[m][0], 0);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+        tsr_run_options *ro;
+        CU_ASSERT_PTR_NULL_FATAL(tsr_run_options_create(&ro));
+        CU_ASSERT_PTR_NULL(tsr_run_options_set_timeout_ms(ro, 100));
+        tsr_value *outs[4] = {NULL};
+        double t0 = now();
+        tsr_status *st = run_zeros(s, ro, outs);
+        double took = now() - t0;
+        CU_ASSERT_EQUAL(tsr_status_code(st), TSR_ERR_CANCELLED);
+        const char *msg = tsr_status_message(st);
+        CU_ASSERT_PTR_NOT_NULL(msg && strstr(msg, models[m][1]));
+        CU_ASSERT_PTR_NOT_NULL(msg && strstr(msg, "stopped: the run was cancelled"));
+        /* the kernels look every 2^26 multiply-adds or so: far under a second
+         * past the deadline, even under the sanitizers */
+        CU_ASSERT(took < 30.0);
+        if (tsr_status_code(st) != TSR_ERR_CANCELLED || took >= 30.0)
+            fprintf(stderr, "%s: %.2f s, %s\n", models[m][0], took, msg ? msg : "(no error)");
+        CU_ASSERT_PTR_NULL(outs[0]);
+        tsr_status_free(st);
+        tsr_run_options_free(ro);
+        tsr_session_free(s);
+    }
 }
 
 typedef struct stopper {
@@ -227,6 +292,7 @@ static void test_bad_options(void) {
 void unit_register(void) {
     CU_pSuite s = CU_add_suite("run_options", suite_init, NULL);
     CU_add_test(s, "a deadline stops a long kernel", test_deadline_inside_kernel);
+    CU_add_test(s, "a deadline stops every heavy reference kernel inside it", test_deadline_inside_each_heavy_kernel);
     CU_add_test(s, "terminate from another thread stops a run", test_terminate_from_another_thread);
     CU_add_test(s, "a deadline stops a Loop between iterations", test_deadline_between_loop_iterations);
     CU_add_test(s, "a run's tag is in its profile events", test_tag_in_profile);

@@ -305,9 +305,16 @@ tsr_status *ir_graph_splice_nodes(ir_graph *g, size_t n_old, ir_node *const *old
  * here and in subgraphs: the output becomes a constant with no producer, as
  * an initializer is. */
 tsr_status *ir_graph_fold_constant_nodes(ir_graph *g);
-/* Removes each constant-zero Pad of spatial dims whose only reader is a
- * Conv with explicit pads, adding its pads to the Conv's (core/pad_fold.c).
- * Needs the input ranks (run after shape inference). */
+/* Replaces each Transpose -> Pad -> Transpose whose permutations cancel by
+ * the Pad alone, its pads permuted back; then removes each constant-zero Pad
+ * of spatial dims whose only reader is a Conv with explicit pads, adding its
+ * pads to the Conv's (core/pad_fold.c). Needs the input ranks (run after
+ * shape inference). */
 tsr_status *ir_graph_fold_pads(ir_graph *g);
+/* Replaces each Einsum that is a batched matrix product (one left, one
+ * right and one contracted label, any batch labels; core/einsum_lower.c) by
+ * Transpose -> MatMul -> Transpose, here and in subgraphs. Runs before
+ * shape inference, which then types the new values. */
+tsr_status *ir_graph_lower_einsum(ir_graph *g);
 
 #endif

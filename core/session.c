@@ -220,6 +220,8 @@ static tsr_status *session_finish(tsr_session *s, const tsr_session_options *o) 
     fix_dims(s->model->graph, o);
     /* Gradient nodes become backward graphs before anything is inferred. */
     TSR_TRY(gradient_expand(s->model->graph));
+    /* Einsum as MatMul: runs where matmuls run (core/einsum_lower.c) */
+    TSR_TRY(ir_graph_lower_einsum(s->model->graph));
     TSR_TRY(ir_infer_shapes(s->model->graph));
     /* observing every value keeps each Pad's output too */
     if (!o->observe_all) TSR_TRY(ir_graph_fold_pads(s->model->graph));

@@ -262,6 +262,13 @@ tsr_status *odn_plan_add_loop_args(odn_plan *p, odn_loop_fn fn, const void *ctx,
  * here so the arena keeps that memory alive up to this step. */
 tsr_status *odn_plan_add_loop_with(odn_plan *p, odn_loop_fn fn, const void *ctx, dnnl_memory_t src,
                                    dnnl_memory_t dst, dnnl_memory_t also_read, const tsr_node *n);
+/* The same for a loop that reads `reads` (NULL entries skipped) through
+ * its ctx: zero points, scales and the like, which may be intermediates of
+ * the piece (a DynamicQuantizeLinear's outputs) whose arena bytes must stay
+ * theirs up to this step. */
+tsr_status *odn_plan_add_loop_reading(odn_plan *p, odn_loop_fn fn, const void *ctx, dnnl_memory_t src,
+                                      dnnl_memory_t dst, const dnnl_memory_t *reads, size_t nreads,
+                                      const tsr_node *n);
 /* A memory over `base`'s buffer described by `md` (same bytes, other
  * shape or strides). */
 tsr_status *odn_plan_view(odn_plan *p, dnnl_memory_t base, const dnnl_memory_desc_t *md,
@@ -371,6 +378,12 @@ tsr_status *odn_build_resize(odn_plan *p, size_t index);
 /* MatMulInteger, QLinearMatMul (odn_build_quant.c) and their claim check
  * (0, or a tsr_decline_reason with `why`). */
 tsr_status *odn_build_quant_matmul(odn_plan *p, size_t index);
+/* DynamicQuantizeLinear (a C loop) and exact integer-to-float Casts (a
+ * reorder), so dynamically quantized matmuls stay in one piece
+ * (odn_build_dynquant.c). */
+int odn_dynquant_check(const tsr_node *n, char *why, size_t why_size);
+tsr_status *odn_build_dynquant(odn_plan *p, size_t index);
+tsr_status *odn_build_cast(odn_plan *p, size_t index);
 int odn_quant_check(const tsr_node *n, char *why, size_t size);
 /* 0 when Resize node `n` on an input of shape `in_dims` is one oneDNN's
  * resampling computes exactly (then out_dims and *linear are set); otherwise

@@ -1,7 +1,15 @@
 /* Conv as one oneDNN convolution: a following BatchNormalization with
  * constant statistics is folded into the (constant) weights and bias, and
  * what follows that is fused as post-ops. Weights are reordered into the
- * layout the kernel wants once, when the plan is built. */
+ * layout the kernel wants once, when the plan is built.
+ *
+ * A 1-D convolution ([N,C,T]) runs as a 2-D one over [N,C,1,T] with kernel
+ * [1,K]: oneDNN 2.6 has few 1-D kernels (a depthwise k=31 over 256 channels
+ * got only its im2col "gemm:jit", 1.5 ms, against 0.1 ms for the same
+ * convolution as 2-D). Only the convolution sees 4-D descriptors: the
+ * values keep their rank 3 and a layout with the unit dim dropped (nChw16c
+ * with h=1 is nCw16c byte for byte, NHWC is NWC, NCHW is NCW), and the
+ * primitive reads and writes 4-D views over the same buffers. */
 #include <math.h>
 #include <string.h>
 
@@ -10,6 +18,96 @@
 typedef struct conv_geom {
     dnnl_dims_t strides, dilation, pad_l, pad_r;
 } conv_geom;
+
+/* `in` (rank 3) with a unit dim inserted at 2, or (rank 4, dim 2 of 1)
+ * without it: the same bytes as the other rank. */
+static dnnl_status_t md_unit_h(const dnnl_memory_desc_t *in, dnnl_memory_desc_t *out) {
+    dnnl_dims_t d;
+    if (in->ndims == 3) {
+        d[0] = in->dims[0];
+        d[1] = in->dims[1];
+        d[2] = 1;
+        d[3] = in->dims[2];
+        return dnnl_memory_desc_reshape(out, in, 4, d);
+    }
+    if (in->ndims != 4 || in->dims[2] != 1) return dnnl_invalid_arguments;
+    d[0] = in->dims[0];
+    d[1] = in->dims[1];
+    d[2] = in->dims[3];
+    return dnnl_memory_desc_reshape(out, in, 3, d);
+}
+
+/* A memory over `base`'s bytes seen at the other rank (md_unit_h). */
+static tsr_status *unit_h_view(odn_plan *p, dnnl_memory_t base, const tsr_node *n, dnnl_memory_t *out) {
+    const dnnl_memory_desc_t *md = NULL;
+    dnnl_memory_desc_t other;
+    dnnl_status_t st = dnnl_memory_get_memory_desc(base, &md);
+    if (st == dnnl_success) st = md_unit_h(md, &other);
+    if (st != dnnl_success) return odn_dnnl_error(n, "1-D convolution as 2-D view", st);
+    return odn_plan_view(p, base, &other, n, out);
+}
+
+/* `mem` at the other rank: the 4-D memory a 1-D convolution wrote when
+ * `mem` is its 3-D view, else a new view. Value buffers that are no view's
+ * base stay ones a later convolution may accumulate into (a sum post-op:
+ * odn_fuse.c refuses a buffer other memories view). */
+static tsr_status *unit_h_mem(odn_plan *p, dnnl_memory_t mem, const tsr_node *n, dnnl_memory_t *out) {
+    const dnnl_memory_desc_t *md = NULL, *base_md = NULL;
+    dnnl_memory_desc_t want;
+    if (dnnl_memory_get_memory_desc(mem, &md) == dnnl_success && md_unit_h(md, &want) == dnnl_success)
+        for (size_t i = p->view_count; i-- > 0;) {
+            if (p->view_mems[i] != mem) continue;
+            if (dnnl_memory_get_memory_desc(p->view_bases[i], &base_md) == dnnl_success &&
+                dnnl_memory_desc_equal(base_md, &want)) {
+                *out = p->view_bases[i];
+                return NULL;
+            }
+            break;
+        }
+    return unit_h_view(p, mem, n, out);
+}
+
+/* The post-ops fused for the 3-D value, for the 4-D convolution: each
+ * binary operand's descriptor and memory seen with the unit dim. */
+static tsr_status *post_ops_unit_h(odn_plan *p, const tsr_node *n, dnnl_post_ops_t *po, dnnl_exec_arg_t *args,
+                                   int nargs) {
+    dnnl_post_ops_t out;
+    if (dnnl_post_ops_create(&out) != dnnl_success) return odn_node_error(n, TSR_ERR_NO_MEMORY, "post-ops");
+    tsr_status *s = NULL;
+    dnnl_status_t st = dnnl_success;
+    for (int k = 0; !s && st == dnnl_success && k < dnnl_post_ops_len(*po); k++) {
+        dnnl_primitive_kind_t kind = dnnl_post_ops_get_kind(*po, k);
+        float scale, alpha, beta;
+        dnnl_alg_kind_t alg;
+        if (kind == dnnl_eltwise) {
+            st = dnnl_post_ops_get_params_eltwise(*po, k, &scale, &alg, &alpha, &beta);
+            if (st == dnnl_success) st = dnnl_post_ops_append_eltwise(out, scale, alg, alpha, beta);
+        } else if (kind == dnnl_sum) {
+            dnnl_data_type_t dt;
+            st = dnnl_post_ops_get_params_sum_v2(*po, k, &scale, &dt);
+            if (st == dnnl_success) st = dnnl_post_ops_append_sum_v2(out, scale, dt);
+        } else if (kind == dnnl_binary) {
+            const dnnl_memory_desc_t *md = NULL;
+            dnnl_memory_desc_t md4;
+            st = dnnl_post_ops_get_params_binary(*po, k, &alg, &md);
+            if (st == dnnl_success) st = md_unit_h(md, &md4);
+            if (st == dnnl_success) st = dnnl_post_ops_append_binary(out, alg, &md4);
+            for (int a = 3; st == dnnl_success && !s && a < nargs; a++)
+                if (args[a].arg == (DNNL_ARG_ATTR_MULTIPLE_POST_OP(k) | DNNL_ARG_SRC_1))
+                    s = unit_h_mem(p, args[a].memory, n, &args[a].memory);
+        } else {
+            s = odn_node_error(n, TSR_ERR_PROVIDER, "internal: post-op kind %d on a 1-D convolution", (int)kind);
+        }
+    }
+    if (!s && st != dnnl_success) s = odn_dnnl_error(n, "1-D convolution post-ops", st);
+    if (s) {
+        dnnl_post_ops_destroy(out);
+        return s;
+    }
+    dnnl_post_ops_destroy(*po);
+    *po = out;
+    return NULL;
+}
 
 static tsr_status *geometry(const tsr_node *n, const odn_value *x, const odn_value *w, conv_geom *g, int64_t *out) {
     int32_t sp = x->rank - 2;
@@ -134,13 +232,13 @@ static bool piece_prefers_blocked(odn_plan *p) {
  * falls back to "any" (NHWC) and the one reorder happens there. On
  * MobileNetV2 that moves the 112x112 layers to the (here faster) nChw16c
  * kernels. */
-static bool keeps_blocked(const odn_value *x, int32_t r, const dnnl_dims_t xd) {
+static bool keeps_blocked(const odn_value *x, const dnnl_memory_desc_t *x_md, int32_t r, const dnnl_dims_t xd) {
     dnnl_memory_desc_t md;
-    if (r != 4) return false;
+    if (r != 4 || !x_md) return false;
     dnnl_status_t st = x->input_index >= 0 && xd[1] <= 8
-                           ? odn_plain_md(&md, r, x->dims)
+                           ? odn_plain_md(&md, r, xd)
                            : dnnl_memory_desc_init_by_tag(&md, r, xd, dnnl_f32, dnnl_aBcd16b);
-    return st == dnnl_success && dnnl_memory_desc_equal(&md, &x->md);
+    return st == dnnl_success && dnnl_memory_desc_equal(&md, x_md);
 }
 
 /* Creates the convolution primitive descriptor: Winograd first when asked,
@@ -169,15 +267,16 @@ static dnnl_status_t conv_pd(odn_plan *p, bool wino, const dnnl_memory_desc_t *s
  * Returns NULL unless oneDNN offers a direct JIT kernel for those layouts
  * (not "ref:any" nor the im2col "gemm:jit", both far slower than the
  * default path's kernels). */
-static dnnl_primitive_desc_t blocked_pd(odn_plan *p, bool wino, const odn_value *x, int32_t r, const dnnl_dims_t xd,
+static dnnl_primitive_desc_t blocked_pd(odn_plan *p, bool wino, const dnnl_memory_desc_t *x_md, int32_t r,
+                                        const dnnl_dims_t xd,
                                         const dnnl_dims_t yd, const dnnl_memory_desc_t *w_any,
                                         const dnnl_memory_desc_t *b_md, const dnnl_memory_desc_t *fixed_dst,
                                         const conv_geom *g, dnnl_primitive_attr_t attr) {
     dnnl_memory_desc_t src, dst, plain;
-    if (r != 4 || odn_plain_md(&plain, r, x->dims) != dnnl_success) return NULL;
+    if (r != 4 || !x_md || odn_plain_md(&plain, r, xd) != dnnl_success) return NULL;
     if (xd[1] % 16 == 0) {
         if (dnnl_memory_desc_init_by_tag(&src, r, xd, dnnl_f32, dnnl_aBcd16b) != dnnl_success) return NULL;
-    } else if (xd[1] <= 8 && dnnl_memory_desc_equal(&x->md, &plain)) {
+    } else if (xd[1] <= 8 && dnnl_memory_desc_equal(x_md, &plain)) {
         src = plain;
     } else {
         return NULL;
@@ -194,6 +293,82 @@ static dnnl_primitive_desc_t blocked_pd(odn_plan *p, bool wino, const odn_value 
         return NULL;
     }
     return pd;
+}
+
+/* True when post-op k is a binary one whose operand spans the whole
+ * destination `yd` (a residual), not a broadcast one. */
+static bool full_binary(const_dnnl_post_ops_t po, int k, int32_t r, const dnnl_dims_t yd) {
+    dnnl_alg_kind_t alg;
+    const dnnl_memory_desc_t *md = NULL;
+    if (dnnl_post_ops_get_kind(po, k) != dnnl_binary ||
+        dnnl_post_ops_get_params_binary(po, k, &alg, &md) != dnnl_success || md->ndims != r)
+        return false;
+    for (int32_t i = 0; i < r; i++)
+        if (md->dims[i] != yd[i]) return false;
+    return true;
+}
+
+/* oneDNN 2.6's direct kernels take a full-tensor binary post-op only in the
+ * destination's layout, so a residual in another one (a plain piece input,
+ * a Split's or a C loop's plain output) leaves the convolution to its
+ * im2col "gemm:jit" kernel (a TCN block's k=3 64-channel convolution with
+ * the input added: 0.75 ms where brgconv takes 0.03). This tries
+ * channels-last, then channel-blocked, as the destination's and those
+ * operands' layout; on a direct kernel it returns that pd (NULL else) and
+ * *layout (at rank r) for the caller to reorder the operands into. */
+static dnnl_primitive_desc_t residual_pd(odn_plan *p, bool wino, const_dnnl_post_ops_t po,
+                                         const_dnnl_primitive_attr_t attr, int32_t r, const dnnl_dims_t yd,
+                                         const dnnl_memory_desc_t *src_any, const dnnl_memory_desc_t *w_any,
+                                         const dnnl_memory_desc_t *b_md, const conv_geom *g,
+                                         dnnl_memory_desc_t *layout) {
+    static const dnnl_format_tag_t last_tags[] = {dnnl_acdb, dnnl_acdeb};
+    static const dnnl_format_tag_t blocked_tags[] = {dnnl_aBcd16b, dnnl_aBcde16b};
+    if (r != 4 && r != 5) return NULL;
+    const dnnl_format_tag_t tags[2] = {last_tags[r - 4], blocked_tags[r - 4]};
+    for (int t = 0; t < 2; t++) {
+        if (t == 1 && yd[1] % 16 != 0) break;
+        dnnl_memory_desc_t dst;
+        dnnl_post_ops_t po2 = NULL;
+        dnnl_primitive_attr_t attr2 = NULL;
+        dnnl_primitive_desc_t pd = NULL;
+        dnnl_status_t st = dnnl_memory_desc_init_by_tag(&dst, r, yd, dnnl_f32, tags[t]);
+        if (st == dnnl_success) st = dnnl_post_ops_create(&po2);
+        for (int k = 0; st == dnnl_success && k < dnnl_post_ops_len(po); k++) {
+            float scale, alpha, beta;
+            dnnl_alg_kind_t alg;
+            dnnl_data_type_t dt;
+            const dnnl_memory_desc_t *md = NULL;
+            switch (dnnl_post_ops_get_kind(po, k)) {
+            case dnnl_eltwise:
+                st = dnnl_post_ops_get_params_eltwise(po, k, &scale, &alg, &alpha, &beta);
+                if (st == dnnl_success) st = dnnl_post_ops_append_eltwise(po2, scale, alg, alpha, beta);
+                break;
+            case dnnl_sum:
+                st = dnnl_post_ops_get_params_sum_v2(po, k, &scale, &dt);
+                if (st == dnnl_success) st = dnnl_post_ops_append_sum_v2(po2, scale, dt);
+                break;
+            case dnnl_binary:
+                st = dnnl_post_ops_get_params_binary(po, k, &alg, &md);
+                if (st == dnnl_success)
+                    st = dnnl_post_ops_append_binary(po2, alg, full_binary(po, k, r, yd) ? &dst : md);
+                break;
+            default: st = dnnl_unimplemented; break;
+            }
+        }
+        if (st == dnnl_success) st = dnnl_primitive_attr_clone(&attr2, attr);
+        if (st == dnnl_success) st = dnnl_primitive_attr_set_post_ops(attr2, po2);
+        if (st == dnnl_success) st = conv_pd(p, wino, src_any, w_any, b_md, &dst, g, attr2, &pd);
+        if (po2) dnnl_post_ops_destroy(po2);
+        if (attr2) dnnl_primitive_attr_destroy(attr2);
+        if (st != dnnl_success) continue;
+        const char *impl = odn_impl_name(pd);
+        if (!odn_impl_is_ref(impl) && !strstr(impl, "gemm")) {
+            *layout = dst;
+            return pd;
+        }
+        dnnl_primitive_desc_destroy(pd);
+    }
+    return NULL;
 }
 
 tsr_status *odn_build_conv(odn_plan *p, size_t index) {
@@ -221,6 +396,18 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
     int64_t out[ODN_MAX_RANK];
     tsr_status *s = geometry(n, x, w, &g, out);
     if (s) return s;
+    /* a 1-D convolution is computed as 2-D, [N,C,T] seen as [N,C,1,T]:
+     * cr is the rank the convolution's descriptors have */
+    bool as2d = r == 3;
+    int32_t cr = as2d ? 4 : r;
+    if (as2d) {
+        g.strides[1] = g.strides[0];
+        g.dilation[1] = g.dilation[0];
+        g.pad_l[1] = g.pad_l[0];
+        g.pad_r[1] = g.pad_r[0];
+        g.strides[0] = 1;
+        g.dilation[0] = g.pad_l[0] = g.pad_r[0] = 0;
+    }
 
     /* BatchNormalization right after, with everything constant: fold it. */
     float *folded_w = NULL, *folded_b = NULL;
@@ -240,37 +427,49 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
     int nargs = 3;
     odn_value *last = conv_out;
     p->prefer_sum = true;
+    /* fused at the values' rank (broadcasts align there), then seen 4-D */
     s = odn_fuse_post_ops(p, conv_out, r, out, po, args, &nargs, &last);
     odn_value *sum_into = p->sum_into;
+    if (!s && as2d) s = post_ops_unit_h(p, n, &po, args, nargs);
     if (!s && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
         s = odn_node_error(n, TSR_ERR_PROVIDER, "post-ops");
 
     /* descriptors: let oneDNN pick layouts, except a piece output's */
     dnnl_dims_t xd, wd, yd, bd;
-    for (int32_t i = 0; i < r; i++) {
-        xd[i] = x->dims[i];
-        yd[i] = out[i];
+    for (int32_t i = 0, j = 0; i < cr; i++) {
+        bool unit = as2d && i == 2;
+        xd[i] = unit ? 1 : x->dims[j];
+        yd[i] = unit ? 1 : out[j];
+        if (!unit) j++;
     }
-    int wr = group > 1 ? r + 1 : r;
+    /* the weights, [M, C/group, (1,) K...], maybe grouped */
+    int64_t kd[ODN_MAX_RANK];
+    for (int32_t i = 0, j = 0; i < cr; i++) kd[i] = as2d && i == 2 ? 1 : w->dims[j++];
+    int wr = group > 1 ? cr + 1 : cr;
     if (group > 1) {
         wd[0] = group;
         wd[1] = m / group;
-        for (int32_t i = 1; i < r; i++) wd[i + 1] = w->dims[i];
+        for (int32_t i = 1; i < cr; i++) wd[i + 1] = kd[i];
     } else {
-        for (int32_t i = 0; i < r; i++) wd[i] = w->dims[i];
+        for (int32_t i = 0; i < cr; i++) wd[i] = kd[i];
     }
     bd[0] = m;
+    /* the input's layout at the convolution's rank (NULL: none such) */
+    dnnl_memory_desc_t x_md4;
+    const dnnl_memory_desc_t *x_md = &x->md;
+    if (as2d) x_md = md_unit_h(&x->md, &x_md4) == dnnl_success ? &x_md4 : NULL;
     dnnl_memory_desc_t src_any, w_any, dst_md, b_md, w_plain;
     dnnl_status_t st = dnnl_success;
     if (!s) {
-        st = dnnl_memory_desc_init_by_tag(&src_any, r, xd, dnnl_f32, dnnl_format_tag_any);
+        st = dnnl_memory_desc_init_by_tag(&src_any, cr, xd, dnnl_f32, dnnl_format_tag_any);
         if (st == dnnl_success) st = dnnl_memory_desc_init_by_tag(&w_any, wr, wd, dnnl_f32, dnnl_format_tag_any);
         if (st == dnnl_success) st = dnnl_memory_desc_init_by_tag(&b_md, 1, bd, dnnl_f32, dnnl_a);
         if (st == dnnl_success) st = odn_plain_md(&w_plain, wr, wd);
         if (st == dnnl_success)
-            st = last->output_index >= 0        ? odn_plain_md(&dst_md, r, out)
-                 : sum_into                    ? (dst_md = sum_into->md, dnnl_success)
-                                               : dnnl_memory_desc_init_by_tag(&dst_md, r, yd, dnnl_f32, dnnl_format_tag_any);
+            st = last->output_index >= 0 ? odn_plain_md(&dst_md, cr, yd)
+                 : !sum_into             ? dnnl_memory_desc_init_by_tag(&dst_md, cr, yd, dnnl_f32, dnnl_format_tag_any)
+                 : as2d                  ? md_unit_h(&sum_into->md, &dst_md)
+                                         : (dst_md = sum_into->md, dnnl_success);
         if (st != dnnl_success) s = odn_dnnl_error(n, "conv layouts", st);
     }
     bool has_bias = b || folded_b;
@@ -283,12 +482,12 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
         /* 3x3, stride 1, undilated, ungrouped: Winograd when oneDNN has it
          * for this CPU (about 15% off ResNet-50 here, within the reference's
          * tolerance), else (or if it refuses) direct. */
-        bool wino = winograd_shape(r, xd, wd, wr, group, &g) && p->winograd;
+        bool wino = winograd_shape(cr, xd, wd, wr, group, &g) && p->winograd;
         /* a piece output stays plain: no blocked attempt; a sum post-op's
          * dst is the residual's layout */
-        bool blocked = last->output_index < 0 && (piece_prefers_blocked(p) || keeps_blocked(x, r, xd));
+        bool blocked = last->output_index < 0 && (piece_prefers_blocked(p) || keeps_blocked(x, x_md, cr, xd));
         if (blocked)
-            pd = blocked_pd(p, wino, x, r, xd, yd, &w_any, has_bias ? &b_md : NULL, sum_into ? &dst_md : NULL, &g,
+            pd = blocked_pd(p, wino, x_md, cr, xd, yd, &w_any, has_bias ? &b_md : NULL, sum_into ? &dst_md : NULL, &g,
                             attr);
         if (!pd) st = conv_pd(p, wino, &src_any, &w_any, has_bias ? &b_md : NULL, &dst_md, &g, attr, &pd);
         if (st != dnnl_success) s = odn_dnnl_error(n, "convolution setup", st);
@@ -300,7 +499,7 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
             dnnl_primitive_desc_t alt = NULL;
             if (dnnl_primitive_attr_create(&bare) == dnnl_success) {
                 if (blocked)
-                    alt = blocked_pd(p, true, x, r, xd, yd, &w_any, has_bias ? &b_md : NULL, NULL, &g, bare);
+                    alt = blocked_pd(p, true, x_md, cr, xd, yd, &w_any, has_bias ? &b_md : NULL, NULL, &g, bare);
                 if (!alt && conv_pd(p, true, &src_any, &w_any, has_bias ? &b_md : NULL, &dst_md, &g, bare, &alt) !=
                                 dnnl_success)
                     alt = NULL;
@@ -315,14 +514,41 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
                 tail_count = 0;
             }
         }
+        /* a residual in another layout than the kernel's: reorder it */
+        bool residual = false;
+        for (int k = 0; !s && !sum_into && k < dnnl_post_ops_len(po); k++)
+            residual = residual || full_binary(po, k, cr, yd);
+        if (residual && strstr(odn_impl_name(pd), "gemm")) {
+            dnnl_memory_desc_t lay;
+            dnnl_primitive_desc_t alt =
+                residual_pd(p, wino, po, attr, cr, yd, &src_any, &w_any, has_bias ? &b_md : NULL, &g, &lay);
+            for (int k = 0; alt && !s && k < dnnl_post_ops_len(po); k++) {
+                if (!full_binary(po, k, cr, yd)) continue;
+                for (int a = 3; !s && a < nargs; a++) {
+                    if (args[a].arg != (DNNL_ARG_ATTR_MULTIPLE_POST_OP(k) | DNNL_ARG_SRC_1)) continue;
+                    const dnnl_memory_desc_t *from = NULL;
+                    dnnl_memory_t moved = NULL;
+                    dnnl_memory_get_memory_desc(args[a].memory, &from);
+                    if (dnnl_memory_desc_equal(from, &lay)) continue;
+                    s = odn_plan_arena_mem(p, &lay, n, &moved);
+                    if (!s) s = odn_plan_add_reorder(p, args[a].memory, from, moved, &lay, n);
+                    if (!s) args[a].memory = moved;
+                }
+            }
+            if (alt) {
+                dnnl_primitive_desc_destroy(pd);
+                pd = alt;
+                via_temp = last->output_index >= 0;
+            }
+        }
         /* A plain (NCHW) destination, as a piece output has, leaves oneDNN
          * 2.6 only its im2col "gemm:jit" kernel for many shapes, 10-100x
          * slower than its direct ones: compute in the layout oneDNN picks
          * and reorder into the output instead. */
-        if (!s && last->output_index >= 0 && !sum_into && strstr(odn_impl_name(pd), "gemm")) {
+        if (!s && last->output_index >= 0 && !sum_into && !via_temp && strstr(odn_impl_name(pd), "gemm")) {
             dnnl_memory_desc_t any_dst;
             dnnl_primitive_desc_t alt = NULL;
-            if (dnnl_memory_desc_init_by_tag(&any_dst, r, yd, dnnl_f32, dnnl_format_tag_any) == dnnl_success &&
+            if (dnnl_memory_desc_init_by_tag(&any_dst, cr, yd, dnnl_f32, dnnl_format_tag_any) == dnnl_success &&
                 conv_pd(p, wino, &src_any, &w_any, has_bias ? &b_md : NULL, &any_dst, &g, attr, &alt) == dnnl_success &&
                 !strstr(odn_impl_name(alt), "gemm")) {
                 dnnl_primitive_desc_destroy(pd);
@@ -333,8 +559,24 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
             }
         }
     }
+    /* the source and destination layouts at the values' rank */
+    dnnl_memory_desc_t src_v, dst_v;
+    if (!s) {
+        const dnnl_memory_desc_t *sq = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+        const dnnl_memory_desc_t *dq = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+        st = dnnl_success;
+        if (as2d) {
+            st = md_unit_h(sq, &src_v);
+            if (st == dnnl_success) st = md_unit_h(dq, &dst_v);
+        } else {
+            src_v = *sq;
+            dst_v = *dq;
+        }
+        if (st != dnnl_success) s = odn_dnnl_error(n, "1-D convolution layouts", st);
+    }
     dnnl_memory_t src_mem = NULL, w_mem = NULL, b_mem = NULL;
-    if (!s) s = odn_plan_mem_as(p, x, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), n, &src_mem);
+    if (!s) s = odn_plan_mem_as(p, x, &src_v, n, &src_mem);
+    if (!s && as2d) s = unit_h_mem(p, src_mem, n, &src_mem);
     if (!s) {
         /* the weights as a plain (maybe grouped) view, then in oneDNN's layout */
         odn_value wv = *w;
@@ -359,6 +601,7 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
         if (folded_b) s = odn_plan_new_mem(p, &b_md, folded_b, n, &b_mem);
         else b_mem = b->mem;
     }
+    dnnl_memory_t dst4 = NULL; /* a 1-D convolution's own 4-D destination */
     if (!s && sum_into && last->output_index < 0) {
         /* the result accumulates into the residual's buffer */
         last->rank = r;
@@ -370,11 +613,27 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
         /* the result in oneDNN's layout, then reordered into the output */
         s = odn_plan_define(p, last, r, out, NULL, n);
         temp = (odn_value){.info = last->info, .input_index = -1, .output_index = -1};
-        if (!s) s = odn_plan_define(p, &temp, r, out, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), n);
+        if (!s) s = odn_plan_define(p, &temp, r, out, &dst_v, n);
+    } else if (!s && as2d && last->output_index < 0) {
+        /* the convolution writes a 4-D memory; the value is its 3-D view */
+        if (odn_numel(r, out) < 0) s = odn_node_error(n, TSR_ERR_INVALID_MODEL, "output size overflows");
+        if (!s) s = odn_plan_arena_mem(p, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), n, &dst4);
+        if (!s) s = odn_plan_view(p, dst4, &dst_v, n, &last->mem);
+        if (!s) {
+            last->rank = r;
+            memcpy(last->dims, out, sizeof(int64_t) * (size_t)r);
+            last->md = dst_v;
+            last->produced = true;
+        }
     } else if (!s) {
-        s = odn_plan_define(p, last, r, out, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), n);
+        s = odn_plan_define(p, last, r, out, &dst_v, n);
         /* a piece output starts as a copy of the residual the sum adds to */
         if (!s && sum_into) s = odn_plan_add_reorder(p, sum_into->mem, &sum_into->md, last->mem, &last->md, n);
+    }
+    dnnl_memory_t dst_mem = dst4;
+    if (!s && !dst_mem) {
+        dst_mem = via_temp ? temp.mem : last->mem;
+        if (as2d) s = unit_h_mem(p, dst_mem, n, &dst_mem);
     }
     if (!s) {
         args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, src_mem};
@@ -386,7 +645,7 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
             args[2] = args[nargs - 1];
             nargs--;
         }
-        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_DST, via_temp ? temp.mem : last->mem};
+        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_DST, dst_mem};
         s = odn_plan_add_primitive(p, pd, n, args, nargs);
         for (int i = 0; !s && i < tail_count; i++) s = odn_eltwise_step(p, n, &tail[i], &last->md, last->mem, last->mem);
         if (!s && via_temp) s = odn_plan_add_reorder(p, temp.mem, &temp.md, last->mem, &last->md, n);

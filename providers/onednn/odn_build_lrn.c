@@ -21,6 +21,11 @@ static dnnl_primitive_desc_t lrn_pd(odn_plan *p, const tsr_node *n, const dnnl_m
                                                   odn_attr_float(n, "alpha", 1e-4f), odn_attr_float(n, "beta", 0.75f),
                                                   odn_attr_float(n, "bias", 1.0f));
     if (st == dnnl_success && dnnl_primitive_desc_create(&pd, &d, NULL, p->engine, NULL) != dnnl_success) pd = NULL;
+    /* plain layouts get only lrn_ref: the windowed sum is then the fast way */
+    if (pd && odn_impl_is_ref(odn_impl_name(pd))) {
+        dnnl_primitive_desc_destroy(pd);
+        pd = NULL;
+    }
     return pd;
 }
 

@@ -59,6 +59,16 @@ static tsr_status *finish_matmul(odn_plan *p, const tsr_node *n, dnnl_memory_t a
     st = dnnl_matmul_desc_init(&d, a_md, &w_any, bias_md, &dst_md);
     dnnl_primitive_desc_t pd = NULL;
     if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &d, attr, p->engine, NULL);
+    /* a transposed dst has only the reference kernel for some shapes (a
+     * 2-D product written column-major): write it plain then, and let the
+     * Transpose copy */
+    if (st == dnnl_success && !plain_dst && dst_md.format_kind == dnnl_blocked && odn_impl_is_ref(odn_impl_name(pd))) {
+        dnnl_primitive_desc_destroy(pd);
+        pd = NULL;
+        st = dnnl_memory_desc_init_by_tag(&dst_md, r, od, dnnl_f32, dnnl_format_tag_any);
+        if (st == dnnl_success) st = dnnl_matmul_desc_init(&d, a_md, &w_any, bias_md, &dst_md);
+        if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &d, attr, p->engine, NULL);
+    }
     if (st != dnnl_success) return odn_dnnl_error(n, "matmul setup", st);
     tsr_status *s = NULL;
     dnnl_memory_t w_mem = b_mem;

@@ -35,6 +35,30 @@ tsr_status *odn_build_batchnorm(odn_plan *p, size_t index) {
         dnnl_memory_get_memory_desc(src, &md);
     }
     dnnl_batch_normalization_desc_t d;
+    /* oneDNN 2.6 has only bnorm_ref for 3-D: [N,C,T] as [N,C,1,T] (views) */
+    dnnl_memory_desc_t md4, dst3;
+    dnnl_dims_t d4 = {x->dims[0], x->dims[1], 1, x->rank == 3 ? x->dims[2] : 0};
+    dnnl_dims_t d3 = {x->dims[0], x->dims[1], d4[3]};
+    if (x->rank == 3 && dnnl_memory_desc_reshape(&md4, md, 4, d4) == dnnl_success) {
+        dnnl_memory_t src4, dst4;
+        dnnl_primitive_desc_t pd = NULL;
+        s = odn_plan_view(p, src, &md4, n, &src4);
+        dnnl_status_t st4 = dnnl_batch_normalization_forward_desc_init(&d, dnnl_forward_inference, &md4,
+            odn_attr_float(n, "epsilon", 1e-5f), dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift);
+        if (!s && st4 == dnnl_success) st4 = dnnl_primitive_desc_create(&pd, &d, NULL, p->engine, NULL);
+        if (!s && st4 == dnnl_success)
+            st4 = dnnl_memory_desc_reshape(&dst3, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), 3, d3);
+        if (!s && st4 != dnnl_success) s = odn_dnnl_error(n, "batch normalization setup", st4);
+        if (!s) s = odn_plan_define(p, y, 3, x->dims, &dst3, n);
+        if (!s) s = odn_plan_view(p, y->mem, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), n, &dst4);
+        if (!s) {
+            dnnl_exec_arg_t a4[6] = {{DNNL_ARG_SRC, src4}, {DNNL_ARG_SCALE, scale}, {DNNL_ARG_SHIFT, shift},
+                                     {DNNL_ARG_MEAN, mean}, {DNNL_ARG_VARIANCE, var}, {DNNL_ARG_DST, dst4}};
+            s = odn_plan_add_primitive(p, pd, n, a4, 6);
+        }
+        if (pd) dnnl_primitive_desc_destroy(pd);
+        return s;
+    }
     dnnl_status_t st = dnnl_batch_normalization_forward_desc_init(
         &d, dnnl_forward_inference, md, odn_attr_float(n, "epsilon", 1e-5f),
         dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift);

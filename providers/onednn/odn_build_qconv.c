@@ -218,7 +218,8 @@ tsr_status *odn_build_quant_conv(odn_plan *p, size_t index) {
         if (vw->constant) odn_q_shift_u8(odn_q_handle(w_mem), odn_q_handle(w8), count);
         else prep->w_count = count;
     }
-    s = odn_plan_add_loop(p, prep_loop, prep, w_mem, w8, n);
+    const dnnl_memory_t prep_reads[] = {prep->zx, prep->zw, prep->zx32};
+    s = odn_plan_add_loop_reading(p, prep_loop, prep, w_mem, w8, prep_reads, sizeof prep_reads / sizeof *prep_reads, n);
     if (!s) s = conv_step(p, n, vx, &w_md, w8 ? w8 : w_mem, vw->constant != NULL, r, dy, strides, dil, pl, pr, prep->zx32, &acc);
     if (s) return s;
     if (prep->shift || prep->zw) {
@@ -270,6 +271,7 @@ tsr_status *odn_build_quant_conv(odn_plan *p, size_t index) {
     s = odn_plan_define(p, vy, r, dy, NULL, n);
     if (!s && vy->md.data_type != odn_dnnl_type(post->y_type))
         s = odn_node_error(n, TSR_ERR_PROVIDER, "internal: output type");
-    if (!s) s = odn_plan_add_loop(p, post_loop, post, acc, vy->mem, n);
+    const dnnl_memory_t post_reads[] = {post->sums, post->sx, post->sw, post->sy, post->zy, post->bias};
+    if (!s) s = odn_plan_add_loop_reading(p, post_loop, post, acc, vy->mem, post_reads, sizeof post_reads / sizeof *post_reads, n);
     return s;
 }

@@ -124,7 +124,8 @@ static tsr_status *build_standalone(odn_plan *p, const tsr_node *n) {
         c->inner = odn_numel(vx->rank, vx->dims);
     }
     s = odn_plan_define(p, vy, vx->rank, vx->dims, NULL, n);
-    if (!s) s = odn_plan_add_loop(p, qdq_loop_run, c, x_mem, vy->mem, n);
+    const dnnl_memory_t reads[] = {c->scale, c->zp};
+    if (!s) s = odn_plan_add_loop_reading(p, qdq_loop_run, c, x_mem, vy->mem, reads, sizeof reads / sizeof *reads, n);
     return s;
 }
 

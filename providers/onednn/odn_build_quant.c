@@ -167,10 +167,24 @@ static tsr_status *add_vec_post(odn_plan *p, const tsr_node *n, bool qlinear, co
         c->sa_count = input_count(p, n, 1);
         c->sb_count = input_count(p, n, 4);
     }
-    return s ? s : odn_plan_add_loop(p, vec_loop, c, acc, vy->mem, n);
+    const dnnl_memory_t reads[] = {c->a, c->b8, c->za, c->zb, c->sa, c->sbm, c->sy, c->zy};
+    return s ? s : odn_plan_add_loop_reading(p, vec_loop, c, acc, vy->mem, reads, sizeof reads / sizeof *reads, n);
 }
 
 /* --- the builder ------------------------------------------------------------ */
+
+/* True when B's zero point, less `shift`, is a constant 0 (or absent with
+ * no shift). */
+static bool weights_zero_point_zero(odn_plan *p, const tsr_node *n, size_t izb, int32_t shift) {
+    if (izb >= odn_host->node_input_count(n) || !odn_host->node_input(n, izb)) return shift == 0;
+    odn_value *v = odn_plan_value(p, odn_host->node_input(n, izb));
+    if (!v || !v->constant || odn_numel(v->rank, v->dims) != 1 || !v->constant->data) return false;
+    int32_t t = v->constant->elem_type;
+    int64_t z = t == TSR_UINT8 ? ((const uint8_t *)v->constant->data)[0]
+                : t == TSR_INT8 ? ((const int8_t *)v->constant->data)[0]
+                                : INT64_MIN;
+    return z != INT64_MIN && z - shift == 0;
+}
 
 /* Operand `v` viewed at rank `r` (leading 1s), in its own type. */
 static tsr_status *padded_view(odn_plan *p, odn_value *v, int32_t r, const tsr_node *n, dnnl_memory_t *m,
@@ -189,16 +203,31 @@ tsr_status *odn_build_quant_matmul(odn_plan *p, size_t index) {
     odn_value *vy = odn_plan_value(p, odn_host->node_output(n, 0));
     if (!va || !vb || !vy || !va->produced || !vb->produced || !va->mem || !vb->mem)
         return odn_node_error(n, TSR_ERR_PROVIDER, "internal: matmul operands not ready");
-    int32_t r = va->rank > vb->rank ? va->rank : vb->rank;
+    /* a stack of rows ([batch, seq, K]) by one matrix runs as one 2-D
+     * matmul, for which oneDNN takes blocked weights */
+    bool flat = vb->rank == 2 && va->rank > 2;
+    int32_t r = flat ? 2 : va->rank > vb->rank ? va->rank : vb->rank;
     int64_t da[ODN_MAX_RANK], db[ODN_MAX_RANK], dy[ODN_MAX_RANK];
     dnnl_memory_desc_t a_md, b_md, acc_md;
     dnnl_memory_t a_mem, b_mem, b_s8 = NULL, acc = NULL;
-    tsr_status *s = padded_view(p, va, r, n, &a_mem, &a_md, da);
+    tsr_status *s = NULL;
+    if (flat) {
+        da[1] = va->dims[va->rank - 1];
+        da[0] = da[1] ? odn_numel(va->rank, va->dims) / da[1] : 0;
+        s = odn_plan_plain_view(p, va, 2, da, NULL, n, &a_mem, &a_md);
+    } else {
+        s = padded_view(p, va, r, n, &a_mem, &a_md, da);
+    }
     if (!s) s = padded_view(p, vb, r, n, &b_mem, &b_md, db);
     if (s) return s;
     for (int32_t i = 0; i < r - 2; i++) dy[i] = da[i] > db[i] ? da[i] : db[i];
     dy[r - 2] = da[r - 2];
     dy[r - 1] = db[r - 1];
+    /* the output's ONNX shape: A's leading dims and B's columns when flat */
+    int32_t ry = flat ? va->rank : r;
+    int64_t y_dims[ODN_MAX_RANK];
+    for (int32_t i = 0; i < ry; i++) y_dims[i] = flat ? va->dims[i] : dy[i];
+    if (flat) y_dims[ry - 1] = db[1];
 
     zp_prep *prep = odn_plan_alloc(p, sizeof *prep);
     if (!prep) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
@@ -225,7 +254,8 @@ tsr_status *odn_build_quant_matmul(odn_plan *p, size_t index) {
         if (vb->constant) odn_q_shift_u8(odn_q_handle(b_mem), odn_q_handle(b_s8), count);
         else prep->b_count = count;
     }
-    s = odn_plan_add_loop(p, prep_loop, prep, b_mem, b_s8, n);
+    const dnnl_memory_t prep_reads[] = {prep->za, prep->zb, prep->za32, prep->zb32};
+    s = odn_plan_add_loop_reading(p, prep_loop, prep, b_mem, b_s8, prep_reads, sizeof prep_reads / sizeof *prep_reads, n);
     if (s) return s;
 
     dnnl_primitive_attr_t attr;
@@ -233,31 +263,58 @@ tsr_status *odn_build_quant_matmul(odn_plan *p, size_t index) {
     if (st != dnnl_success) return odn_dnnl_error(n, "attribute creation", st);
     const int32_t rt = DNNL_RUNTIME_S32_VAL;
     st = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &rt);
-    if (st == dnnl_success) st = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_WEIGHTS, 1, 0, &rt);
+    /* a weight zero point that is constant 0 once shifted (symmetric int8
+     * weights, as quantizers write them) is left out: the kernel then has
+     * no weight-side compensation to make */
+    bool wzp = !weights_zero_point_zero(p, n, izb, prep->zb_shift);
+    if (st == dnnl_success && wzp) st = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_WEIGHTS, 1, 0, &rt);
     if (st == dnnl_success) st = odn_plain_md_typed(&acc_md, r, dy, dnnl_s32);
+    /* constant weights (the per-row/column loop reads them plain) in the
+     * layout the kernel prefers, reordered once: with plain ones the VNNI
+     * kernel repacks B on every run */
+    bool blocked_b = vb->constant && !prep->raw;
+    dnnl_memory_desc_t w_md = b_md;
+    if (st == dnnl_success && blocked_b) {
+        dnnl_dims_t wd;
+        for (int32_t i = 0; i < r; i++) wd[i] = db[i];
+        st = dnnl_memory_desc_init_by_tag(&w_md, r, wd, dnnl_s8, dnnl_format_tag_any);
+    }
     dnnl_matmul_desc_t d;
-    if (st == dnnl_success) st = dnnl_matmul_desc_init(&d, &a_md, &b_md, NULL, &acc_md);
+    if (st == dnnl_success) st = dnnl_matmul_desc_init(&d, &a_md, &w_md, NULL, &acc_md);
     dnnl_primitive_desc_t pd = NULL;
     if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &d, attr, p->engine, NULL);
     dnnl_primitive_attr_destroy(attr);
     if (st != dnnl_success) return odn_dnnl_error(n, "int8 matmul setup", st);
+    dnnl_memory_t w_mem = b_s8 ? b_s8 : b_mem;
+    if (blocked_b) {
+        static const char shifted; /* keys the shifted copy of a uint8 B apart from B */
+        const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+        dnnl_memory_desc_t src_md = b_md; /* b_md.data_type is s8 once shifted */
+        if (!dnnl_memory_desc_equal(want, &src_md))
+            s = odn_arena_const_as_keyed(p, vb->constant->data, b_s8 ? &shifted : NULL, w_mem, &src_md, want, n, &w_mem);
+        if (s) {
+            dnnl_primitive_desc_destroy(pd);
+            return s;
+        }
+    }
 
     if (qlinear || prep->raw) {
         /* the int32 sums go to a buffer of their own, requantized after */
         s = odn_plan_new_mem(p, &acc_md, DNNL_MEMORY_ALLOCATE, n, &acc);
-        if (!s) s = odn_plan_define(p, vy, r, dy, NULL, n);
+        if (!s) s = odn_plan_define(p, vy, ry, y_dims, NULL, n);
     } else {
-        s = odn_plan_define(p, vy, r, dy, NULL, n);
+        s = odn_plan_define(p, vy, ry, y_dims, NULL, n);
         acc = vy->mem;
+        if (!s && flat) s = odn_plan_plain_view(p, vy, r, dy, NULL, n, &acc, NULL);
     }
     if (!s && vy->md.data_type != (qlinear ? odn_dnnl_type(vy->elem_type) : dnnl_s32))
         s = odn_node_error(n, TSR_ERR_PROVIDER, "internal: output type");
     dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, a_mem},
-                              {DNNL_ARG_WEIGHTS, b_s8 ? b_s8 : b_mem},
+                              {DNNL_ARG_WEIGHTS, w_mem},
                               {DNNL_ARG_DST, acc},
                               {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, prep->za32},
                               {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_WEIGHTS, prep->zb32}};
-    if (!s) s = odn_plan_add_primitive(p, pd, n, args, 5);
+    if (!s) s = odn_plan_add_primitive(p, pd, n, args, wzp ? 5 : 4);
     dnnl_primitive_desc_destroy(pd);
     if (s) return s;
     if (prep->raw) return add_vec_post(p, n, qlinear, prep, va, a_mem, b_s8 ? b_s8 : b_mem, dy, da[r - 1], acc, vy);
@@ -274,6 +331,7 @@ tsr_status *odn_build_quant_matmul(odn_plan *p, size_t index) {
     if (!s) s = odn_q_input(p, n, 4, &rq->sb, &t);
     if (!s) s = odn_q_input(p, n, 6, &rq->sy, &t);
     if (!s) s = odn_q_input(p, n, 7, &rq->zy, &t);
-    if (!s) s = odn_plan_add_loop(p, requant_loop, rq, acc, vy->mem, n);
+    const dnnl_memory_t rq_reads[] = {rq->sa, rq->sb, rq->sy, rq->zy};
+    if (!s) s = odn_plan_add_loop_reading(p, requant_loop, rq, acc, vy->mem, rq_reads, sizeof rq_reads / sizeof *rq_reads, n);
     return s;
 }

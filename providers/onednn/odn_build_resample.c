@@ -10,7 +10,9 @@
  *  - coordinate_transformation_mode half_pixel, pytorch_half_pixel (the same
  *    while the output axis is longer than 1) and half_pixel_symmetric (the
  *    same when OUT = IN * scale);
- *  - scales or sizes that are constants, never resizing N or C, and whose
+ *  - scales or sizes that are constants, or sizes that are a value input
+ *    (int64 computed at run time, read when the plan is built: torch's
+ *    F.interpolate(size=skip.shape[2:])), never resizing N or C, and whose
  *    scale is OUT/IN: ONNX maps with the scale it was given, oneDNN with
  *    OUT/IN, so scales giving a fractional size are declined;
  *  - for nearest, no output index whose coordinate is exactly halfway
@@ -68,8 +70,10 @@ static bool has_tie(int64_t in, int64_t out, int64_t *at) {
     return false;
 }
 
-int odn_resize_check(const tsr_node *n, int32_t rank, const int64_t *in_dims, int64_t *out_dims, bool *linear,
-                     char *why, size_t size) {
+/* odn_resize_check with, when rt_sizes is not NULL, those rt_count values
+ * as the sizes (a value input's data while the plan is built). */
+static int resize_check(const tsr_node *n, int32_t rank, const int64_t *in_dims, const int64_t *rt_sizes,
+                        int64_t rt_count, int64_t *out_dims, bool *linear, char *why, size_t size) {
     if (odn_host->node_opset(n) < 11)
         return odn_decline(why, size, TSR_DECLINE_OPSET, "Resize before opset 11 maps coordinates asymmetrically");
     bool nearest = odn_attr_string_is(n, "mode", "nearest", true);
@@ -109,15 +113,26 @@ int odn_resize_check(const tsr_node *n, int32_t rank, const int64_t *in_dims, in
 
     bool s_absent, s_dyn, z_absent, z_dyn;
     const tsr_tensor *S = const_input(n, 2, &s_absent, &s_dyn), *Z = const_input(n, 3, &z_absent, &z_dyn);
-    if (s_dyn || z_dyn) return odn_decline(why, size, TSR_DECLINE_OTHER, "%s not a constant", s_dyn ? "scales" : "sizes");
-    if (!S == !Z) return odn_decline(why, size, TSR_DECLINE_OTHER, "not exactly one of scales and sizes");
-    if (Z && !odn_attr_string_is(n, "keep_aspect_ratio_policy", "stretch", true))
+    const float *sv = NULL;
+    const int64_t *zv = NULL;
+    if (rt_sizes) {
+        if (S || s_dyn) return odn_decline(why, size, TSR_DECLINE_OTHER, "not exactly one of scales and sizes");
+        if (rt_count != (int64_t)naxes)
+            return odn_decline(why, size, TSR_DECLINE_OTHER, "sizes is not %zu int64 values", naxes);
+        zv = rt_sizes;
+    } else {
+        if (s_dyn || z_dyn) return odn_decline(why, size, TSR_DECLINE_OTHER, "%s not a constant", s_dyn ? "scales" : "sizes");
+        if (!S == !Z) return odn_decline(why, size, TSR_DECLINE_OTHER, "not exactly one of scales and sizes");
+        const tsr_tensor *T = S ? S : Z;
+        if (T->rank != 1 || T->dims[0] != (int64_t)naxes || T->elem_type != (S ? TSR_FLOAT : TSR_INT64) ||
+            T->nbytes < naxes * (S ? sizeof(float) : sizeof(int64_t)))
+            return odn_decline(why, size, TSR_DECLINE_OTHER, "%s is not %zu %s values", S ? "scales" : "sizes", naxes,
+                           S ? "float" : "int64");
+        sv = S ? S->data : NULL;
+        zv = Z ? Z->data : NULL;
+    }
+    if (zv && !odn_attr_string_is(n, "keep_aspect_ratio_policy", "stretch", true))
         return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "keep_aspect_ratio_policy other than stretch");
-    const tsr_tensor *T = S ? S : Z;
-    if (T->rank != 1 || T->dims[0] != (int64_t)naxes || T->elem_type != (S ? TSR_FLOAT : TSR_INT64) ||
-        T->nbytes < naxes * (S ? sizeof(float) : sizeof(int64_t)))
-        return odn_decline(why, size, TSR_DECLINE_OTHER, "%s is not %zu %s values", S ? "scales" : "sizes", naxes,
-                       S ? "float" : "int64");
 
     double scale[ODN_MAX_RANK];
     for (int32_t d = 0; d < rank; d++) {
@@ -126,14 +141,14 @@ int odn_resize_check(const tsr_node *n, int32_t rank, const int64_t *in_dims, in
     }
     for (size_t i = 0; i < naxes; i++) {
         int64_t a = axes[i], in = in_dims[a];
-        if (S) {
-            float f = ((const float *)S->data)[i];
+        if (sv) {
+            float f = sv[i];
             if (!(f > 0) || !isfinite(f)) return odn_decline(why, size, TSR_DECLINE_OTHER, "scales value %g not positive", (double)f);
             /* the output size as ONNX Runtime and the reference take it */
             out_dims[a] = (int64_t)floorf((float)in * f);
             scale[a] = f;
         } else {
-            out_dims[a] = ((const int64_t *)Z->data)[i];
+            out_dims[a] = zv[i];
             scale[a] = in ? (double)out_dims[a] / (double)in : 1.0;
         }
     }
@@ -167,6 +182,11 @@ int odn_resize_check(const tsr_node *n, int32_t rank, const int64_t *in_dims, in
         }
     }
     return 0;
+}
+
+int odn_resize_check(const tsr_node *n, int32_t rank, const int64_t *in_dims, int64_t *out_dims, bool *linear,
+                     char *why, size_t size) {
+    return resize_check(n, rank, in_dims, NULL, 0, out_dims, linear, why, size);
 }
 
 int odn_upsample_check(const tsr_node *n, int32_t rank, const int64_t *in_dims, int64_t *out_dims, char *why,
@@ -213,8 +233,19 @@ tsr_status *odn_build_resize(odn_plan *p, size_t index) {
     char why[256];
     bool upsample = strcmp(odn_host->node_op_type(n), "Upsample") == 0;
     linear = false;
+    /* sizes computed at run time: a value input, read now (the plan is
+     * keyed by its data, so other sizes build another plan) */
+    const tsr_value_info *zi = !upsample && odn_host->node_input_count(n) > 3 ? odn_host->node_input(n, 3) : NULL;
+    const int64_t *rt_sizes = NULL;
+    int64_t rt_count = 0;
+    if (zi && !odn_host->value_constant(zi)) {
+        odn_value *zval = odn_plan_value(p, zi);
+        rt_sizes = odn_plan_i64(p, zi, &rt_count);
+        if (!rt_sizes || !zval || zval->rank != 1)
+            return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "sizes must be a 1-D int64, constant or a piece input");
+    }
     if (upsample ? odn_upsample_check(n, x->rank, x->dims, out_dims, why, sizeof why)
-                 : odn_resize_check(n, x->rank, x->dims, out_dims, &linear, why, sizeof why)) {
+                 : resize_check(n, x->rank, x->dims, rt_sizes, rt_count, out_dims, &linear, why, sizeof why)) {
         if (odn_resize_loop_check(n, x->rank, why, sizeof why) == 0) return odn_resize_loop(p, n, x, y);
         return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "%s", why);
     }

@@ -195,6 +195,31 @@ static bool integral_scales(const tsr_node *n) {
     return true;
 }
 
+/* Resize whose sizes are computed at run time (torch's
+ * F.interpolate(x, size=skip.shape[2:]) on dynamic shapes: Shape -> Slice
+ * -> Concat on the reference provider). The sizes are a value input the
+ * plan reads when it is built (and is keyed by), so the check here is the
+ * attributes': a 4-D input and a mapping the C loop computes whatever sizes
+ * arrive (N and C included); oneDNN's resampling runs instead where its
+ * check holds for the run-time sizes (odn_build_resize). Float scales
+ * computed at run time are declined (value inputs are int64). */
+static int check_runtime_sizes(const tsr_node *n, int32_t rk, char *why, size_t size) {
+    const tsr_value_info *z = odn_host->node_input(n, 3);
+    if (odn_host->node_opset(n) < 11) return odn_decline(why, size, TSR_DECLINE_OPSET, "Resize before opset 11");
+    if (odn_host->value_elem_type(z) != TSR_INT64 || odn_host->value_rank(z) != 1 || odn_host->value_dim(z, 0) != rk)
+        return odn_decline(why, size, TSR_DECLINE_OTHER, "sizes computed at run time is not a 1-D int64 of the input's rank");
+    if (present(n, 2)) {
+        const tsr_value_info *sv = odn_host->node_input(n, 2);
+        const tsr_tensor *t = odn_host->value_constant(sv);
+        bool empty = t ? odn_numel(t->rank, t->dims) == 0 : odn_host->value_rank(sv) == 1 && odn_host->value_dim(sv, 0) == 0;
+        if (!empty) return odn_decline(why, size, TSR_DECLINE_OTHER, "both scales and sizes given");
+    }
+    if (rk != 4)
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "sizes computed at run time on a rank %d input (only 4-D: the C loop's)",
+                           (int)rk);
+    return odn_resize_loop_check(n, rk, why, size);
+}
+
 static int check_clip(const tsr_node *n, char *why, size_t size) {
     float lo = -FLT_MAX, hi = FLT_MAX;
     if (odn_host->node_opset(n) < 11) {
@@ -260,6 +285,7 @@ int odn_claim_check(const tsr_node *n, char *why, size_t size) {
     if (is(op, "MatMulInteger") || is(op, "QLinearMatMul")) return odn_quant_check(n, why, size);
     if (is(op, "ConvInteger") || is(op, "QLinearConv")) return odn_qconv_check(n, why, size);
     if (is(op, "QuantizeLinear") || is(op, "DequantizeLinear")) return odn_qdq_check(n, why, size);
+    if (is(op, "DynamicQuantizeLinear") || is(op, "Cast")) return odn_dynquant_check(n, why, size); /* odn_build_dynquant.c */
     if (is(op, "LSTM") || is(op, "GRU") || is(op, "RNN")) return odn_rnn_check(n, why, size); /* odn_claim_rnn.c */
     if (!known) return odn_decline(why, size, TSR_DECLINE_OP, "%s is not mapped to oneDNN", op);
     /* bfloat16 MatMul/Gemm: their own builder (odn_build_bf16.c) */
@@ -328,6 +354,7 @@ int odn_claim_check(const tsr_node *n, char *why, size_t size) {
         int64_t dx[ODN_MAX_RANK], out[ODN_MAX_RANK];
         bool linear;
         if (rk < 1 || rk > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or above %d", ODN_MAX_RANK);
+        if (present(n, 3) && !odn_host->value_constant(odn_host->node_input(n, 3))) return check_runtime_sizes(n, rk, why, size);
         /* the batch dim may be left to run time (the check does not depend
          * on it); the others decide the mapping */
         for (int32_t d = 0; d < rk; d++) {

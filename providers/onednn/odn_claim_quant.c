@@ -27,6 +27,19 @@ static bool known(const tsr_value_info *v, int32_t *rank, int64_t *dims) {
     return true;
 }
 
+/* Like known(), but A's dims other than its last (the depth) may be
+ * symbolic: -1 in dims. */
+static bool known_but_rows(const tsr_value_info *v, int32_t *rank, int64_t *dims) {
+    *rank = odn_host->value_rank(v);
+    if (*rank < 1 || *rank > ODN_MAX_RANK) return false;
+    for (int32_t d = 0; d < *rank; d++) {
+        dims[d] = odn_host->value_dim(v, d);
+        if (dims[d] < 0 && d == *rank - 1) return false;
+        if (dims[d] < 0) dims[d] = -1;
+    }
+    return true;
+}
+
 /* 0 when input k is absent (when `optional`) or one value of type `type`
  * (any type when 0) for the whole tensor. */
 static int per_tensor(const tsr_node *n, size_t k, const char *name, int32_t type, bool optional, char *why,
@@ -104,14 +117,18 @@ int odn_quant_check(const tsr_node *n, char *why, size_t size) {
         return odn_decline(why, size, TSR_DECLINE_TYPE, "operands of types %d, %d (uint8/int8 mapped)", (int)ta, (int)tb);
     int32_t ra, rb;
     int64_t da[ODN_MAX_RANK], db[ODN_MAX_RANK];
-    if (!known(a, &ra, da) || !known(b, &rb, db))
-        return odn_decline(why, size, TSR_DECLINE_SHAPE, "operand shapes unknown before run time");
+    /* A's leading dims may be symbolic (the plan is then built at the first
+     * run, for the rows that arrive: a dynamically quantized transformer's
+     * [batch, seq, K] activations); its depth and all of B must be known */
+    if (!known_but_rows(a, &ra, da) || !known(b, &rb, db))
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "operand shapes unknown before run time (other than A's rows)");
     if (ra < 2 || rb < 2) return odn_decline(why, size, TSR_DECLINE_SHAPE, "1-D operand (not mapped)");
     if (da[ra - 1] != db[rb - 2]) return odn_decline(why, size, TSR_DECLINE_SHAPE, "inner dimensions differ");
     int32_t r = ra > rb ? ra : rb;
     for (int32_t i = 2; i < r; i++) {
         int64_t x = i < ra ? da[ra - 1 - i] : 1, y = i < rb ? db[rb - 1 - i] : 1;
-        if (x != y && x != 1 && y != 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "batch dims do not broadcast");
+        if (x < 0 && y != 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "symbolic batch dim of A against B's %lld", (long long)y);
+        if (x >= 0 && x != y && x != 1 && y != 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "batch dims do not broadcast");
     }
     for (int32_t i = 0; i < ra; i++)
         if (da[i] == 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "empty tensor");
@@ -122,7 +139,7 @@ int odn_quant_check(const tsr_node *n, char *why, size_t size) {
     if (da[ra - 1] > INT32_MAX / (255 * 255))
         return odn_decline(why, size, TSR_DECLINE_SHAPE, "inner dimension %lld could overflow int32", (long long)da[ra - 1]);
     /* per row of A / column of B: 2-D operands only (ONNX defines them so) */
-    int64_t rows = ra == 2 && rb == 2 ? da[0] : 0, cols = ra == 2 && rb == 2 ? db[1] : 0;
+    int64_t rows = ra == 2 && rb == 2 && da[0] >= 0 ? da[0] : 0, cols = ra == 2 && rb == 2 ? db[1] : 0;
     int e = per_side(n, iza, "a_zero_point", ta, rows, !qlinear, "row of A", why, size);
     if (!e) e = per_side(n, izb, "b_zero_point", tb, cols, !qlinear, "column of B", why, size);
     if (e) return e;

@@ -18,7 +18,10 @@ const char *odn_impl_name(const_dnnl_primitive_desc_t pd) {
 }
 
 bool odn_impl_is_ref(const char *impl) {
-    return strncmp(impl, "ref", 3) == 0 || strstr(impl, ":ref") != NULL || strcmp(impl, "?") == 0;
+    /* "ref:any", "ref_int8:any", "gemm:ref", and "bnorm_ref:any" (oneDNN
+     * 2.6's batch normalization over any 3-D layout) */
+    return strncmp(impl, "ref", 3) == 0 || strstr(impl, ":ref") != NULL || strstr(impl, "_ref") != NULL ||
+           strcmp(impl, "?") == 0;
 }
 
 dnnl_status_t odn_pd_create(odn_plan *p, const void *desc, const_dnnl_primitive_attr_t attr,

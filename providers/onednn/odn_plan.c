@@ -349,6 +349,21 @@ tsr_status *odn_plan_add_loop_with(odn_plan *p, odn_loop_fn fn, const void *ctx,
     return add_step(p, &step);
 }
 
+tsr_status *odn_plan_add_loop_reading(odn_plan *p, odn_loop_fn fn, const void *ctx, dnnl_memory_t src,
+                                      dnnl_memory_t dst, const dnnl_memory_t *reads, size_t nreads,
+                                      const tsr_node *n) {
+    odn_step step = {.loop = fn, .loop_ctx = ctx, .nargs = 2, .node = n};
+    step.args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, src};
+    step.args[1] = (dnnl_exec_arg_t){DNNL_ARG_DST, dst};
+    for (size_t i = 0; i < nreads; i++) {
+        if (!reads[i]) continue;
+        if (step.nargs >= ODN_MAX_ARGS) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: too many loop arguments");
+        step.args[step.nargs] = (dnnl_exec_arg_t){DNNL_ARG_MULTIPLE_SRC + step.nargs, reads[i]};
+        step.nargs++;
+    }
+    return add_step(p, &step);
+}
+
 void odn_plan_free(odn_plan *p) {
     if (!p) return;
     for (size_t i = 0; i < p->step_count; i++)

@@ -17,8 +17,14 @@ typedef struct axis_map {
 } axis_map;
 
 typedef struct resize_loop {
-    int64_t planes, ih, iw, oh, ow;
+    int64_t planes, ih, iw, oh, ow; /* planes: output N * C */
     axis_map ym, xm;
+    /* N and C resized too (only by sizes known at run time: the claim keeps
+     * constant scales and sizes from doing so): output plane (n, c) blends
+     * input planes nm/cm pick; ic, oc the channel counts */
+    bool mapped;
+    int64_t ic, oc;
+    axis_map nm, cm;
 } resize_loop;
 
 typedef enum { MAP_HALF_PIXEL, MAP_PYTORCH, MAP_ALIGN, MAP_ASYM, MAP_TF_NN } coord_mode;
@@ -78,6 +84,32 @@ static tsr_status *run_resize(const void *ctx, dnnl_memory_t src, dnnl_memory_t 
     const float *x = px;
     float *y = py;
     int64_t rows = l->planes * l->oh;
+    if (l->mapped) {
+#pragma omp parallel for if (rows * l->ow > 32768) schedule(static)
+        for (int64_t r = 0; r < rows; r++) {
+            int64_t plane = r / l->oh, oy = r % l->oh, on = plane / l->oc, oc = plane % l->oc;
+            const int64_t ns[2] = {l->nm.i0[on], l->nm.i1[on]}, cs[2] = {l->cm.i0[oc], l->cm.i1[oc]};
+            const float *a[4], *b[4];
+            for (int k = 0; k < 4; k++) {
+                int64_t ip = ns[k >> 1] * l->ic + cs[k & 1];
+                a[k] = x + (ip * l->ih + l->ym.i0[oy]) * l->iw;
+                b[k] = x + (ip * l->ih + l->ym.i1[oy]) * l->iw;
+            }
+            float wy = l->ym.w[oy], wn = l->nm.w[on], wc = l->cm.w[oc];
+            float *out = y + r * l->ow;
+            for (int64_t ox = 0; ox < l->ow; ox++) {
+                int64_t c0 = l->xm.i0[ox], c1 = l->xm.i1[ox];
+                float wx = l->xm.w[ox], v[4];
+                for (int k = 0; k < 4; k++) {
+                    float top = a[k][c0] + wx * (a[k][c1] - a[k][c0]), bottom = b[k][c0] + wx * (b[k][c1] - b[k][c0]);
+                    v[k] = top + wy * (bottom - top);
+                }
+                float n0 = v[0] + wc * (v[1] - v[0]), n1 = v[2] + wc * (v[3] - v[2]);
+                out[ox] = n0 + wn * (n1 - n0);
+            }
+        }
+        return NULL;
+    }
 #pragma omp parallel for if (rows * l->ow > 32768) schedule(static)
     for (int64_t r = 0; r < rows; r++) {
         int64_t plane = r / l->oh, oy = r % l->oh;
@@ -174,23 +206,59 @@ bool odn_resize_shape(const tsr_node *n, const int64_t *in, int64_t *out, double
     return true;
 }
 
+/* Output dims and scales of Resize n whose sizes are a value input (int64
+ * computed at run time, read while the plan is built): true with *found
+ * set when they are, false when they are malformed. */
+static bool runtime_shape(odn_plan *p, const tsr_node *n, const int64_t *in, int64_t *out, double *scales,
+                          bool *found) {
+    *found = false;
+    if (strcmp(odn_host->node_op_type(n), "Resize") != 0 || odn_host->node_opset(n) < 11 ||
+        odn_host->node_input_count(n) < 4)
+        return true;
+    const tsr_value_info *zi = odn_host->node_input(n, 3);
+    if (!zi || odn_host->value_constant(zi)) return true;
+    *found = true;
+    /* scales must be absent: missing, empty, or declared empty */
+    const tsr_value_info *si = odn_host->node_input(n, 2);
+    bool declared_empty = si && odn_host->value_rank(si) == 1 && odn_host->value_dim(si, 0) == 0;
+    if (si && !declared_empty && (!odn_host->value_constant(si) || const_vector(n, 2, TSR_FLOAT))) return false;
+    int64_t count;
+    const int64_t *sz = odn_plan_i64(p, zi, &count);
+    odn_value *zv = odn_plan_value(p, zi);
+    if (!sz || !zv || zv->rank != 1 || count != 4) return false;
+    for (int d = 0; d < 4; d++) {
+        out[d] = sz[d];
+        if (out[d] < 1 || in[d] < 1 || out[d] > ((int64_t)1 << 31)) return false;
+        scales[d] = (double)out[d] / (double)in[d];
+    }
+    return true;
+}
+
 tsr_status *odn_resize_loop(odn_plan *p, const tsr_node *n, odn_value *x, odn_value *y) {
     bool upsample = strcmp(odn_host->node_op_type(n), "Upsample") == 0;
     int64_t out_dims[4];
     double scales[4];
-    if (x->rank != 4 || !odn_resize_shape(n, x->dims, out_dims, scales))
+    bool rt = false;
+    if (x->rank != 4 || !runtime_shape(p, n, x->dims, out_dims, scales, &rt) ||
+        (!rt && !odn_resize_shape(n, x->dims, out_dims, scales)))
         return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "scales or sizes not constant or not 4 positive values");
     bool linear = !odn_attr_string_is(n, "mode", "nearest", true);
-    if (x->rank != 4 || out_dims[0] != x->dims[0] || out_dims[1] != x->dims[1])
+    /* constant scales and sizes are claimed only leaving N and C alone */
+    bool mapped = out_dims[0] != x->dims[0] || out_dims[1] != x->dims[1];
+    if (mapped && !rt)
         return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "resizes other than the two spatial axes of a 4-D tensor");
+    if (out_dims[0] > INT64_MAX / out_dims[1] / out_dims[2] / out_dims[3])
+        return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "output size overflows");
     resize_loop *l = odn_plan_alloc(p, sizeof *l);
     if (!l) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
-    *l = (resize_loop){.planes = x->dims[0] * x->dims[1], .ih = x->dims[2], .iw = x->dims[3], .oh = out_dims[2],
-                       .ow = out_dims[3]};
+    *l = (resize_loop){.planes = out_dims[0] * out_dims[1], .ih = x->dims[2], .iw = x->dims[3], .oh = out_dims[2],
+                       .ow = out_dims[3], .mapped = mapped, .ic = x->dims[1], .oc = out_dims[1]};
     coord_mode cm = coord_mode_of(n, upsample);
     round_mode rm = round_mode_of(n, upsample);
     if (!make_map(p, &l->ym, cm, rm, linear, l->ih, l->oh, scales[2]) ||
-        !make_map(p, &l->xm, cm, rm, linear, l->iw, l->ow, scales[3]))
+        !make_map(p, &l->xm, cm, rm, linear, l->iw, l->ow, scales[3]) ||
+        (mapped && (!make_map(p, &l->nm, cm, rm, linear, x->dims[0], out_dims[0], scales[0]) ||
+                    !make_map(p, &l->cm, cm, rm, linear, x->dims[1], out_dims[1], scales[1]))))
         return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
     dnnl_memory_t src, dst;
     tsr_status *s = odn_plan_plain_mem(p, x, n, &src);

@@ -5,7 +5,7 @@
 # With python3, onnx and numpy it also runs (see the scripts' headers)
 # const_cases.py's variants of the Resize and ReduceLogSum* cases, whose
 # scales/sizes/axes the suite feeds as inputs (so nothing is claimed), and
-# extra_cases.py's, extra_cases_lrn.py's, dynamic_cases.py's (symbolic
+# extra_cases.py's, extra_cases_lrn.py's, dynamic_cases.py's, dynquant_cases.py's (symbolic
 # dims, data sets of several sizes in one session) and rnn_cases.py's
 # (LSTM/GRU/RNN) cases and the suite's LSTM/GRU/RNN cases with W, R, B as
 # initializers (const_cases.py), each of which onednn must claim whole, and qdq_cases.py's QDQ models (int8 fusion), which
@@ -15,7 +15,9 @@
 # and f16_cases.py's float16 models, which must be claimed whole and pass
 # within its RTOL/ATOL (one float16 rounding per piece output), and
 # shape_cases.py's Reshapes to shapes computed at run time (onednn must
-# claim each Reshape it names; the int64 shape arithmetic is not ours).
+# claim each Reshape it names; the int64 shape arithmetic is not ours),
+# and resize_rt_cases.py's Resizes to sizes computed at run time (onednn
+# must claim each Resize it names).
 # usage: run_claimed_ops.sh TESSERA SUITE_DIR [PROVIDER_SO]
 set -u
 tessera=$1 suite=$2 provider=${3:-onednn}
@@ -23,7 +25,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 ops='conv gemm matmul maxpool averagepool globalaveragepool globalmaxpool
 batchnorm relu leakyrelu elu sigmoid tanh exp log sqrt abs neg clip hardsigmoid hardswish gelu
 add sub mul div max min softmax logsoftmax layer_norm reshape flatten identity transpose erf concat pow reduce
-lrn resize qlinearmatmul qlinearconv quantizelinear dequantizelinear lstm gru rnn simple_rnn'
+lrn resize qlinearmatmul qlinearconv quantizelinear dequantizelinear lstm gru rnn simple_rnn
+matmulinteger dynamicquantizelinear cast'
 cases=""
 for op in $ops; do
   for d in "$suite"/node/test_"$op"*; do
@@ -43,6 +46,8 @@ if [ -n "$py" ] && "$py" -c 'import onnx, numpy' 2>/dev/null; then
   extra_dyn=$("$py" "$here/dynamic_cases.py" "$work/extra_dyn") || { echo "dynamic_cases.py failed"; exit 1; }
   extra_rnn=$("$py" "$here/rnn_cases.py" "$work/extra_rnn") || { echo "rnn_cases.py failed"; exit 1; }
   extra_layout=$("$py" "$here/layout_cases.py" "$work/extra_layout") || { echo "layout_cases.py failed"; exit 1; }
+  extra_dq=$("$py" "$here/dynquant_cases.py" "$work/extra_dq") || { echo "dynquant_cases.py failed"; exit 1; }
+  extra_c1d=$("$py" "$here/conv1d_cases.py" "$work/extra_c1d") || { echo "conv1d_cases.py failed"; exit 1; }
   # the suite's LSTM/GRU/RNN cases feed W, R and B as inputs (declined: the
   # weights are converted once); with them as initializers onednn takes them
   rnn_dirs=$(for d in "$suite"/node/test_lstm_* "$suite"/node/test_gru_* "$suite"/node/test_rnn_* \
@@ -52,16 +57,17 @@ if [ -n "$py" ] && "$py" -c 'import onnx, numpy' 2>/dev/null; then
     # shellcheck disable=SC2086
     const_rnn=$("$py" "$here/const_cases.py" "$work/const_rnn" $rnn_dirs) || { echo "const_cases.py (rnn) failed"; exit 1; }
   fi
-  extra="$extra $extra_lrn $extra_dyn $extra_rnn $extra_layout $const_rnn"
+  extra="$extra $extra_lrn $extra_dyn $extra_rnn $extra_layout $extra_dq $extra_c1d $const_rnn"
   qdq=$("$py" "$here/qdq_cases.py" "$work/qdq") || { echo "qdq_cases.py failed"; exit 1; }
   f16=$("$py" "$here/f16_cases.py" "$work/f16") || { echo "f16_cases.py failed"; exit 1; }
   shape=$("$py" "$here/shape_cases.py" "$work/shape") || { echo "shape_cases.py failed"; exit 1; }
+  resize_rt=$("$py" "$here/resize_rt_cases.py" "$work/resize_rt") || { echo "resize_rt_cases.py failed"; exit 1; }
   # shellcheck disable=SC2086
   const=$("$py" "$here/const_cases.py" --f32 "$work/const" \
           $(for d in "$suite"/node/test_resize_* "$suite"/node/test_reduce_log_sum*; do
               case "$d" in *expanded*) ;; *) [ -d "$d" ] && echo "$d" ;; esac; done)) ||
     { echo "const_cases.py failed"; exit 1; }
-  cases="$cases $extra $const $shape"
+  cases="$cases $extra $const $shape $resize_rt"
 else
   echo "no python3 with onnx and numpy: constant-operand and extra cases skipped"
 fi
@@ -111,6 +117,17 @@ import shape_cases
 ours = {n for p in json.load(sys.stdin)["pieces"] if p["provider"] not in ("reference", "core") for n in p["nodes"]}
 sys.exit(0 if set(shape_cases.RESHAPES[sys.argv[2]]) <= ours else 1)' "$here" "$(basename "$c")" ||
     unclaimed="$unclaimed $(basename "$c")(Reshape)"
+done
+# likewise every Resize resize_rt_cases.py names (sizes computed at run time)
+for c in ${resize_rt:-}; do
+  "$tessera" partition "$c/model.onnx" -p "$provider",reference --format json 2>/dev/null |
+    "$py" -B -c '
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import resize_rt_cases
+ours = {n for p in json.load(sys.stdin)["pieces"] if p["provider"] not in ("reference", "core") for n in p["nodes"]}
+sys.exit(0 if set(resize_rt_cases.RESIZES[sys.argv[2]]) <= ours else 1)' "$here" "$(basename "$c")" ||
+    unclaimed="$unclaimed $(basename "$c")(Resize)"
 done
 [ -z "$unclaimed" ] || echo "extra cases not claimed whole by $provider:$unclaimed"
 [ -z "$qdq_fail" ] || { echo "qdq cases failing with $provider,reference:"; echo "$qdq_fail"; }

@@ -41,7 +41,8 @@ def save_case(out_dir, name, nodes, inputs, outputs, datasets, inits=()):
     d = os.path.join(out_dir, name)
     os.makedirs(d, exist_ok=True)
     onnx.save(m, os.path.join(d, "model.onnx"))
-    np_type = {TensorProto.FLOAT: np.float32, TensorProto.INT64: np.int64}
+    np_type = {TensorProto.FLOAT: np.float32, TensorProto.INT64: np.int64, TensorProto.INT32: np.int32,
+               TensorProto.UINT8: np.uint8, TensorProto.INT8: np.int8}
     for k, (ins, outs) in enumerate(datasets):
         sd = os.path.join(d, "test_data_set_%d" % k)
         os.makedirs(sd, exist_ok=True)

@@ -75,7 +75,7 @@ for e in events:
         continue
     for impl in filter(None, a.get("impl", "").split(";")):
         kind, _, name = impl.partition(" ")
-        if (name.startswith("ref") or ":ref" in name) and kind != "rnn":
+        if (name.startswith("ref") or ":ref" in name or "_ref" in name) and kind != "rnn":
             bad.add(impl)
 print("; ".join(sorted(bad)))
 PY

@@ -1,0 +1,111 @@
+#!/usr/bin/python3
+"""Dynamically quantized matmuls as ONNX Runtime's quantize_dynamic writes
+them: DynamicQuantizeLinear -> MatMulInteger (constant int8 or uint8
+weights) -> Cast(float) -> Mul(x_scale * w_scale) -> Add(bias), on
+activations whose rows are symbolic ([batch, seq, K]). oneDNN must claim
+each case whole (odn_build_dynquant.c, odn_build_quant.c): the plan is built
+at the first run for the rows that arrive, with several data sets of
+different sizes in one session. Expected outputs are numpy, following the
+ONNX definitions in float32 (the int32 sums are exact).
+usage: dynquant_cases.py OUT_DIR (prints the case dirs, one a line)
+"""
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper
+
+from shape_cases import save_case
+
+F, U8, I8, I32 = TensorProto.FLOAT, TensorProto.UINT8, TensorProto.INT8, TensorProto.INT32
+rng = np.random.default_rng(20261207)
+
+
+def dql(x):
+    """DynamicQuantizeLinear in float32, ties to even."""
+    lo, hi = min(np.float32(0), x.min()), max(np.float32(0), x.max())
+    scale = np.float32((np.float32(1) if hi == lo else np.float32(hi - lo)) / np.float32(255))
+    zp = np.float32(np.rint(np.clip(np.float32(0) - lo / scale, 0, 255)))
+    q = np.clip(np.rint((x / scale).astype(np.float32)) + zp, 0, 255).astype(np.uint8)
+    return q, scale, np.uint8(zp)
+
+
+def qmatmul(x, wq, wz, ws, b):
+    q, s, z = dql(x)
+    acc = (q.astype(np.int64) - int(z)) @ (wq.astype(np.int64) - int(wz))
+    return (acc.astype(np.float32) * np.float32(s * ws)).astype(np.float32) + b
+
+
+def weights(k, n, kind):
+    w = (rng.standard_normal((k, n)) / np.sqrt(k)).astype(np.float32)
+    ws = np.float32(np.abs(w).max() / 127)
+    if kind == "int8":  # symmetric, zero point 0 (quantize_dynamic's default)
+        return np.clip(np.rint(w / ws), -127, 127).astype(np.int8), np.int8(0), ws
+    # uint8 weights with a zero point that is not the shift oneDNN applies
+    return np.clip(np.rint(w / ws) + 121, 0, 255).astype(np.uint8), np.uint8(121), ws
+
+
+def node_chain(tag, x, nodes):
+    nodes += [helper.make_node("DynamicQuantizeLinear", [x], [tag + "_q", tag + "_s", tag + "_z"], name=tag + "_dql"),
+              helper.make_node("MatMulInteger", [tag + "_q", tag + "_w", tag + "_z", tag + "_wz"], [tag + "_i"],
+                               name=tag + "_mmi"),
+              helper.make_node("Cast", [tag + "_i"], [tag + "_f"], to=F, name=tag + "_cast"),
+              helper.make_node("Mul", [tag + "_s", tag + "_ws"], [tag + "_sw"], name=tag + "_scale"),
+              helper.make_node("Mul", [tag + "_f", tag + "_sw"], [tag + "_m"], name=tag + "_mul"),
+              helper.make_node("Add", [tag + "_m", tag + "_b"], [tag + "_o"], name=tag + "_bias")]
+    return tag + "_o"
+
+
+def mlp_case(out_dir):
+    """Two quantized layers (int8 then uint8 weights) with Relu between, on
+    [batch, seq, 48]; data sets [1,5], [2,3] and [1,1] rows."""
+    k, h, n = 48, 96, 40
+    w1, z1, s1 = weights(k, h, "int8")
+    w2, z2, s2 = weights(h, n, "uint8")
+    b1 = (rng.standard_normal(h) * 0.1).astype(np.float32)
+    b2 = (rng.standard_normal(n) * 0.1).astype(np.float32)
+    nodes = []
+    a = node_chain("fc1", "x", nodes)
+    nodes.append(helper.make_node("Relu", [a], ["act"], name="relu"))
+    y = node_chain("fc2", "act", nodes)
+    nodes.append(helper.make_node("Identity", [y], ["y"], name="out"))
+    inits = [("fc1_w", w1), ("fc1_wz", np.array(z1)), ("fc1_ws", np.array(s1)), ("fc1_b", b1),
+             ("fc2_w", w2), ("fc2_wz", np.array(z2)), ("fc2_ws", np.array(s2)), ("fc2_b", b2)]
+    sets = []
+    for shape in ((1, 5), (2, 3), (1, 1)):
+        x = rng.uniform(-2, 2, shape + (k,)).astype(np.float32)
+        y1 = np.maximum(qmatmul(x, w1, z1, s1, b1), 0)
+        sets.append(([x], [qmatmul(y1, w2, z2, s2, b2)]))
+    save_case(out_dir, "odn_dynquant_mlp", nodes, [("x", F, ["batch", "seq", k])], [("y", F, ["batch", "seq", n])],
+              sets, inits)
+
+
+def cast_case(out_dir):
+    """The exact Casts oneDNN takes: int32, int8 and uint8 to float32, int8
+    and uint8 widened to int32; values at the ends of each range."""
+    nodes = [helper.make_node("Cast", ["a"], ["af"], to=F, name="i32_f32"),
+             helper.make_node("Cast", ["b"], ["bf"], to=F, name="i8_f32"),
+             helper.make_node("Cast", ["c"], ["cf"], to=F, name="u8_f32"),
+             helper.make_node("Cast", ["b"], ["bi"], to=I32, name="i8_i32"),
+             helper.make_node("Cast", ["c"], ["ci"], to=I32, name="u8_i32")]
+    a = np.array([[-2**31, -2**24 - 1, -1, 0, 7, 2**24 + 1, 2**31 - 1]], np.int32)
+    b = np.array([[-128, -1, 0, 1, 127, 5, -7]], np.int8)
+    c = np.array([[0, 1, 128, 254, 255, 3, 9]], np.uint8)
+    outs = [a.astype(np.float32), b.astype(np.float32), c.astype(np.float32), b.astype(np.int32), c.astype(np.int32)]
+    save_case(out_dir, "odn_dynquant_cast", nodes, [("a", I32, ["r", 7]), ("b", I8, ["r", 7]), ("c", U8, ["r", 7])],
+              [("af", F, ["r", 7]), ("bf", F, ["r", 7]), ("cf", F, ["r", 7]), ("bi", I32, ["r", 7]),
+               ("ci", I32, ["r", 7])], [([a, b, c], outs)])
+
+
+def main(out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    mlp_case(out_dir)
+    cast_case(out_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.stderr.write(__doc__)
+        sys.exit(2)
+    sys.exit(main(sys.argv[1]))

@@ -2,7 +2,8 @@
 """Dynamically quantized matmuls as ONNX Runtime's quantize_dynamic writes
 them: DynamicQuantizeLinear -> MatMulInteger (constant int8 or uint8
 weights) -> Cast(float) -> Mul(x_scale * w_scale) -> Add(bias), on
-activations whose rows are symbolic ([batch, seq, K]). oneDNN must claim
+activations whose rows are symbolic ([batch, seq, K]), and the same on a
+CNN (ConvInteger on [N, C, H, W] with N, H, W symbolic). oneDNN must claim
 each case whole (odn_build_dynquant.c, odn_build_quant.c): the plan is built
 at the first run for the rows that arrive, with several data sets of
 different sizes in one session. Expected outputs are numpy, following the
@@ -80,6 +81,55 @@ def mlp_case(out_dir):
               sets, inits)
 
 
+def conv_int(q, zq, w, zw, pad):
+    """ConvInteger, NCHW, stride 1, square pads, in exact integers."""
+    x = np.pad(q.astype(np.int64) - int(zq), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    wk = w.astype(np.int64) - zw.astype(np.int64).reshape(-1, 1, 1, 1)
+    n, _, h, wd = x.shape
+    m, _, kh, kw = wk.shape
+    y = np.zeros((n, m, h - kh + 1, wd - kw + 1), np.int64)
+    for i in range(y.shape[2]):
+        for j in range(y.shape[3]):
+            y[:, :, i, j] = np.einsum("nchw,mchw->nm", x[:, :, i:i + kh, j:j + kw], wk)
+    return y
+
+
+def conv_case(out_dir):
+    """quantize_dynamic on a CNN: DynamicQuantizeLinear -> ConvInteger (uint8
+    weights, a zero point per output channel) -> Cast -> Mul(scale) -> Relu,
+    twice, on [N, 3, H, W] with N, H and W symbolic; data sets 1x9x7 and
+    2x5x6."""
+    nodes, inits, x, cin = [], [], "x", 3
+    layers = []
+    for i, cout in enumerate((8, 6)):
+        w = rng.standard_normal((cout, cin, 3, 3)).astype(np.float32) / np.sqrt(cin * 9)
+        ws = np.float32((w.max() - w.min()) / 255)
+        wz = np.clip(np.rint(-w.min(axis=(1, 2, 3)) / ws), 0, 255).astype(np.uint8)
+        wq = np.clip(np.rint(w / ws) + wz.reshape(-1, 1, 1, 1), 0, 255).astype(np.uint8)
+        t = "conv%d" % i
+        inits += [(t + "_w", wq), (t + "_wz", wz), (t + "_ws", np.array(ws))]
+        nodes += [helper.make_node("DynamicQuantizeLinear", [x], [t + "_q", t + "_s", t + "_z"], name=t + "_dql"),
+                  helper.make_node("ConvInteger", [t + "_q", t + "_w", t + "_z", t + "_wz"], [t + "_i"], pads=[1, 1, 1, 1],
+                                   name=t + "_convint"),
+                  helper.make_node("Cast", [t + "_i"], [t + "_f"], to=F, name=t + "_cast"),
+                  helper.make_node("Mul", [t + "_s", t + "_ws"], [t + "_sw"], name=t + "_scale"),
+                  helper.make_node("Mul", [t + "_f", t + "_sw"], [t + "_m"], name=t + "_mul"),
+                  helper.make_node("Relu", [t + "_m"], [t + "_r"], name=t + "_relu")]
+        layers.append((wq, wz, ws))
+        x, cin = t + "_r", cout
+    nodes.append(helper.make_node("Identity", [x], ["y"], name="out"))
+    sets = []
+    for shape in ((1, 3, 9, 7), (2, 3, 5, 6)):
+        x0 = rng.uniform(-2, 2, shape).astype(np.float32)
+        a = x0
+        for wq, wz, ws in layers:
+            q, s, z = dql(a)
+            a = np.maximum((conv_int(q, z, wq, wz, 1).astype(np.float32) * np.float32(s * ws)).astype(np.float32), 0)
+        sets.append(([x0], [a]))
+    save_case(out_dir, "odn_dynquant_conv", nodes, [("x", F, ["N", 3, "H", "W"])], [("y", F, ["N", 6, "H", "W"])],
+              sets, inits)
+
+
 def cast_case(out_dir):
     """The exact Casts oneDNN takes: int32, int8 and uint8 to float32, int8
     and uint8 widened to int32; values at the ends of each range."""
@@ -100,6 +150,7 @@ def cast_case(out_dir):
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     mlp_case(out_dir)
+    conv_case(out_dir)
     cast_case(out_dir)
     return 0
 

@@ -40,6 +40,19 @@ static bool known_but_rows(const tsr_value_info *v, int32_t *rank, int64_t *dims
     return true;
 }
 
+/* Like known(), but dims other than 1 (the channels) may be symbolic: -1
+ * in dims. */
+static bool known_but_batch_spatial(const tsr_value_info *v, int32_t *rank, int64_t *dims) {
+    *rank = odn_host->value_rank(v);
+    if (*rank < 2 || *rank > ODN_MAX_RANK) return false;
+    for (int32_t d = 0; d < *rank; d++) {
+        dims[d] = odn_host->value_dim(v, d);
+        if (dims[d] < 0 && d == 1) return false;
+        if (dims[d] < 0) dims[d] = -1;
+    }
+    return true;
+}
+
 /* 0 when input k is absent (when `optional`) or one value of type `type`
  * (any type when 0) for the whole tensor. */
 static int per_tensor(const tsr_node *n, size_t k, const char *name, int32_t type, bool optional, char *why,
@@ -224,7 +237,11 @@ int odn_qconv_check(const tsr_node *n, char *why, size_t size) {
         return odn_decline(why, size, TSR_DECLINE_TYPE, "operands of types %d, %d (uint8/int8 mapped)", (int)tx, (int)tw);
     int32_t rx, rw;
     int64_t dx[ODN_MAX_RANK], dw[ODN_MAX_RANK];
-    if (!known(x, &rx, dx) || !known(w, &rw, dw)) return odn_decline(why, size, TSR_DECLINE_SHAPE, "shapes unknown before run time");
+    /* the batch and spatial dims of x may be symbolic (a dynamically
+     * quantized CNN exported with dynamic axes): the plan is built at the
+     * first run; its channels and all of w must be known */
+    if (!known_but_batch_spatial(x, &rx, dx) || !known(w, &rw, dw))
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "shapes unknown before run time (other than x's batch and spatial dims)");
     if (rx < 3 || rx > 5 || rw != rx) return odn_decline(why, size, TSR_DECLINE_SHAPE, "rank %d input (1-3 spatial dims mapped)", (int)rx);
     int64_t group = odn_attr_int(n, "group", 1);
     if (group < 1 || group > dx[1] || dx[1] % group != 0 || dw[0] % group != 0)

@@ -6,7 +6,7 @@ and 5, a blocked input from a Conv), LRN of other sizes and ranks and after
 a Conv, and ReduceLogSumExp on large, infinite and NaN values. Expected
 outputs come from numpy: ONNX's own resize reference (interpolate_nd in
 onnx.backend.test.case.node.resize), the LRN formula of the ONNX spec, and
-log-sum-exp in float64. Also int8: MatMulInteger and QLinearMatMul with
+log-sum-exp in float64; InstanceNormalization after a Conv and on rank 3. Also int8: MatMulInteger and QLinearMatMul with
 runtime and constant zero points, uint8/int8 mixes, batch broadcasting,
 rounding ties with odd zero points, saturation, float16 scales and a chain
 of two QLinearMatMuls; ConvInteger and QLinearConv with per-channel weight
@@ -472,6 +472,34 @@ def loop_cases(out_dir):
               [("A", a), ("B", b)], [("Y", a.astype(np.float64) - b)])
 
 
+def instnorm_cases(out_dir):
+    """InstanceNormalization (a C loop, odn_build_instnorm.c): after a Conv
+    whose output is blocked inside the piece, then Relu; and rank 3 with a
+    batch of 2, as torch's GroupNorm export reshapes. Numpy in float64."""
+    def inorm(x, s, b, eps):
+        axes = tuple(range(2, x.ndim))
+        m = x.mean(axis=axes, keepdims=True)
+        v = ((x - m) ** 2).mean(axis=axes, keepdims=True)
+        sh = (1, -1) + (1,) * (x.ndim - 2)
+        return (x - m) / np.sqrt(v + eps) * s.reshape(sh) + b.reshape(sh)
+    x = rng.standard_normal((1, 3, 9, 7)).astype(np.float32)
+    w = rng.standard_normal((16, 3)).astype(np.float32)
+    s = rng.uniform(0.5, 2, 16).astype(np.float32)
+    b = rng.standard_normal(16).astype(np.float32)
+    c = conv1x1(x.astype(np.float64), w.astype(np.float64))
+    save_case(out_dir, "odn_instnorm_after_conv",
+              [helper.make_node("Conv", ["X", "W"], ["C"]),
+               helper.make_node("InstanceNormalization", ["C", "S", "B"], ["N"], epsilon=1e-3),
+               helper.make_node("Relu", ["N"], ["Y"])],
+              [("X", x)], [("Y", np.maximum(inorm(c, s, b, 1e-3), 0))],
+              [("W", w.reshape(16, 3, 1, 1)), ("S", s), ("B", b)])
+    x = (rng.standard_normal((2, 4, 50)) * 3 + 5).astype(np.float32)
+    s = rng.uniform(0.5, 2, 4).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    save_case(out_dir, "odn_instnorm_rank3", [helper.make_node("InstanceNormalization", ["X", "S", "B"], ["Y"])],
+              [("X", x)], [("Y", inorm(x.astype(np.float64), s, b, 1e-5))], [("S", s), ("B", b)])
+
+
 def deconv_tiles_ref(x, w, b):
     """ConvTranspose with kernel == stride, no pads: each input pixel writes
     its own kh x kw tile, y[n,m,h*kh+i,w*kw+j] = sum_c x[n,c,h,w] W[c,m,i,j] + b[m]."""
@@ -530,6 +558,7 @@ def lrn_ref(x, size, alpha=1e-4, beta=0.75, bias=1.0):
 
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
+    instnorm_cases(out_dir)
     # nearest ties at a dyadic scale: round_prefer_ceil rounds up, as oneDNN does
     resize_case(out_dir, "odn_resize_nearest_ceil_down2", (1, 2, 4, 6), "nearest", sizes=[1, 2, 2, 3],
                 nearest_mode="round_prefer_ceil")

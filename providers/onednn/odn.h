@@ -336,6 +336,7 @@ tsr_status *odn_build_eltwise(odn_plan *p, size_t index);
 tsr_status *odn_build_binary(odn_plan *p, size_t index);
 tsr_status *odn_build_softmax(odn_plan *p, size_t index);
 tsr_status *odn_build_layernorm(odn_plan *p, size_t index);
+tsr_status *odn_build_instnorm(odn_plan *p, size_t index); /* a C loop: odn_build_instnorm.c */
 tsr_status *odn_build_reshape(odn_plan *p, size_t index); /* Reshape, Flatten, Identity */
 tsr_status *odn_build_transpose(odn_plan *p, size_t index);
 /* Transpose -> (Log)Softmax -> inverse Transpose from node `index` as one

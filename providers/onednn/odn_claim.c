@@ -278,7 +278,7 @@ int odn_claim_check(const tsr_node *n, char *why, size_t size) {
                  is(op, "AveragePool") || is(op, "GlobalAveragePool") || is(op, "GlobalMaxPool") ||
                  is(op, "BatchNormalization") || is(op, "Softmax") || is(op, "LogSoftmax") ||
                  is(op, "LayerNormalization") || is(op, "Reshape") || is(op, "Flatten") ||
-                 is(op, "Identity") || is(op, "Transpose") || is(op, "Erf") || is(op, "Concat") || odn_reduce_known(op) || odn_logsum_known(op) || is(op, "LRN") || is(op, "Resize") || is(op, "Upsample") || is(op, "Split") ||
+                 is(op, "Identity") || is(op, "Transpose") || is(op, "Erf") || is(op, "Concat") || odn_reduce_known(op) || odn_logsum_known(op) || is(op, "LRN") || is(op, "InstanceNormalization") || is(op, "Resize") || is(op, "Upsample") || is(op, "Split") ||
                  odn_binary_alg(op) || odn_eltwise_of(n, el) > 0;
     /* int8: oneDNN's int8 matmul and convolution, with their own checks
      * (odn_claim_quant.c) */
@@ -338,6 +338,18 @@ int odn_claim_check(const tsr_node *n, char *why, size_t size) {
         if (r < 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or 0");
         if (!odn_reduce_axes(n, r, axes)) return odn_decline(why, size, TSR_DECLINE_OTHER, "axes not a constant in range");
         if (odn_attr_int(n, "noop_with_empty_axes", 0)) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "noop_with_empty_axes");
+        return 0;
+    }
+    if (is(op, "InstanceNormalization")) {
+        int32_t rk = in_rank(n, 0);
+        if (rk < 3 || rk > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "InstanceNormalization on rank %d input", (int)rk);
+        int64_t ch = odn_host->value_dim(odn_host->node_input(n, 0), 1);
+        if (ch <= 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "channel count unknown before run time");
+        for (size_t k = 1; k <= 2; k++) {
+            const tsr_value_info *v = present(n, k) ? odn_host->node_input(n, k) : NULL;
+            if (!v || odn_host->value_rank(v) != 1 || odn_host->value_dim(v, 0) != ch)
+                return odn_decline(why, size, TSR_DECLINE_SHAPE, "scale or B is not one value per channel");
+        }
         return 0;
     }
     if (is(op, "LRN")) {

@@ -26,7 +26,7 @@ ops='conv gemm matmul maxpool averagepool globalaveragepool globalmaxpool
 batchnorm relu leakyrelu elu sigmoid tanh exp log sqrt abs neg clip hardsigmoid hardswish gelu
 add sub mul div max min softmax logsoftmax layer_norm reshape flatten identity transpose erf concat pow reduce
 lrn resize qlinearmatmul qlinearconv quantizelinear dequantizelinear lstm gru rnn simple_rnn
-matmulinteger dynamicquantizelinear cast'
+matmulinteger dynamicquantizelinear cast instancenorm'
 cases=""
 for op in $ops; do
   for d in "$suite"/node/test_"$op"*; do

@@ -500,6 +500,47 @@ def instnorm_cases(out_dir):
               [("X", x)], [("Y", inorm(x.astype(np.float64), s, b, 1e-5))], [("S", s), ("B", b)])
 
 
+def np_pad(x, pads, mode, value=0.0):
+    """ONNX Pad by numpy: negative pads crop first, then np.pad."""
+    r = x.ndim
+    crop = tuple(slice(max(-pads[d], 0), x.shape[d] - max(-pads[r + d], 0)) for d in range(r))
+    width = [(max(pads[d], 0), max(pads[r + d], 0)) for d in range(r)]
+    x = x[crop]
+    if mode == "constant":
+        return np.pad(x, width, mode="constant", constant_values=value)
+    return np.pad(x, width, mode={"reflect": "reflect", "edge": "edge", "wrap": "wrap"}[mode])
+
+
+def pad_cases(out_dir):
+    """Pad (a C loop, odn_build_pad.c) in each mode on float data, after a
+    Conv as torch's ReflectionPad2d sits, with a reflection wider than the
+    dim (reflected again), negative pads that crop, an axes input (opset 18)
+    and a constant value."""
+    x = rng.standard_normal((1, 3, 6, 5)).astype(np.float32)
+    w = rng.standard_normal((16, 3)).astype(np.float32)
+    c = conv1x1(x.astype(np.float64), w.astype(np.float64))
+    pads = [0, 0, 2, 2, 0, 0, 2, 2]
+    save_case(out_dir, "odn_pad_reflect_after_conv",
+              [helper.make_node("Conv", ["X", "W"], ["C"]),
+               helper.make_node("Pad", ["C", "pads"], ["P"], mode="reflect"),
+               helper.make_node("Relu", ["P"], ["Y"])],
+              [("X", x)], [("Y", np.maximum(np_pad(c, pads, "reflect"), 0))],
+              [("W", w.reshape(16, 3, 1, 1)), ("pads", np.array(pads, dtype=np.int64))])
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    for mode, pads in (("reflect", [0, 1, 7, 1, 0, 5]), ("edge", [1, 0, 3, 0, 2, 1]), ("wrap", [0, 2, 5, 0, 1, 6]),
+                       ("constant", [0, -1, 2, 1, 1, -2])):
+        save_typed_case(out_dir, "odn_pad_%s" % mode,
+                        [helper.make_node("Pad", ["X", "pads", "value"], ["Y"], mode=mode)],
+                        [("X", x)], [("Y", np_pad(x, pads, mode, 1.5).astype(np.float32))],
+                        [("pads", np.array(pads, dtype=np.int64)), ("value", np.array(1.5, dtype=np.float32))])
+    # axes [1, -1] of a [2, 3, 4]: begins 1, 0 and ends 0, 2 on dims 1 and 2
+    save_typed_case(out_dir, "odn_pad_axes18",
+                    [helper.make_node("Pad", ["X", "pads", "", "axes"], ["Y"], mode="edge")],
+                    [("X", x)], [("Y", np_pad(x, [0, 1, 0, 0, 0, 2], "edge").astype(np.float32))],
+                    [("pads", np.array([1, 0, 0, 2], dtype=np.int64)), ("axes", np.array([1, -1], dtype=np.int64))],
+                    opset=18)
+
+
 def deconv_tiles_ref(x, w, b):
     """ConvTranspose with kernel == stride, no pads: each input pixel writes
     its own kh x kw tile, y[n,m,h*kh+i,w*kw+j] = sum_c x[n,c,h,w] W[c,m,i,j] + b[m]."""
@@ -559,6 +600,7 @@ def lrn_ref(x, size, alpha=1e-4, beta=0.75, bias=1.0):
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     instnorm_cases(out_dir)
+    pad_cases(out_dir)
     # nearest ties at a dyadic scale: round_prefer_ceil rounds up, as oneDNN does
     resize_case(out_dir, "odn_resize_nearest_ceil_down2", (1, 2, 4, 6), "nearest", sizes=[1, 2, 2, 3],
                 nearest_mode="round_prefer_ceil")

@@ -26,7 +26,7 @@ ops='conv gemm matmul maxpool averagepool globalaveragepool globalmaxpool
 batchnorm relu leakyrelu elu sigmoid tanh exp log sqrt abs neg clip hardsigmoid hardswish gelu
 add sub mul div max min softmax logsoftmax layer_norm reshape flatten identity transpose erf concat pow reduce
 lrn resize qlinearmatmul qlinearconv quantizelinear dequantizelinear lstm gru rnn simple_rnn
-matmulinteger dynamicquantizelinear cast instancenorm'
+matmulinteger dynamicquantizelinear cast instancenorm pad constant_pad edge_pad reflect_pad wrap_pad'
 cases=""
 for op in $ops; do
   for d in "$suite"/node/test_"$op"*; do
@@ -64,7 +64,8 @@ if [ -n "$py" ] && "$py" -c 'import onnx, numpy' 2>/dev/null; then
   resize_rt=$("$py" "$here/resize_rt_cases.py" "$work/resize_rt") || { echo "resize_rt_cases.py failed"; exit 1; }
   # shellcheck disable=SC2086
   const=$("$py" "$here/const_cases.py" --f32 "$work/const" \
-          $(for d in "$suite"/node/test_resize_* "$suite"/node/test_reduce_log_sum*; do
+          $(for d in "$suite"/node/test_resize_* "$suite"/node/test_reduce_log_sum* "$suite"/node/test_*_pad \
+                     "$suite"/node/test_*_pad_*; do
               case "$d" in *expanded*) ;; *) [ -d "$d" ] && echo "$d" ;; esac; done)) ||
     { echo "const_cases.py failed"; exit 1; }
   cases="$cases $extra $const $shape $resize_rt"

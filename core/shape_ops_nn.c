@@ -113,12 +113,17 @@ static tsr_status *conv_like(si_ctx *c, const ir_node *n, size_t xi, size_t wi, 
     if (w.rank < 0) si_shape_rank(&w, rank);
     int64_t group = si_attr_int(n, "group", 1);
     if (group < 1 || group > (INT64_C(1) << 31)) return si_err(n, "group %lld", (long long)group);
-    /* weight dims are < 2^56 (IR_MAX_ELEMENTS), group <= 2^31: no overflow */
-    if (si_is_known(x.dims[1]) && si_is_known(w.dims[1]) && w.dims[1].value <= IR_MAX_ELEMENTS &&
-        x.dims[1].value != w.dims[1].value * group)
-        return si_err(n, "input has %lld channels, weights expect %lld (%lld x group %lld)",
-                      (long long)x.dims[1].value, (long long)(w.dims[1].value * group),
-                      (long long)w.dims[1].value, (long long)group);
+    /* a declared weight dim may reach 2^56 and group 2^31: the product is
+     * checked (fuzz_session found the same pattern overflowing elsewhere) */
+    int64_t want_c;
+    if (si_is_known(x.dims[1]) && si_is_known(w.dims[1])) {
+        if (__builtin_mul_overflow(w.dims[1].value, group, &want_c))
+            return si_err(n, "input has %lld channels, weights expect %lld x group %lld (past int64)",
+                          (long long)x.dims[1].value, (long long)w.dims[1].value, (long long)group);
+        if (x.dims[1].value != want_c)
+            return si_err(n, "input has %lld channels, weights expect %lld (%lld x group %lld)",
+                          (long long)x.dims[1].value, (long long)want_c, (long long)w.dims[1].value, (long long)group);
+    }
     window win;
     win.k = rank - 2;
     size_t cnt;
@@ -187,7 +192,8 @@ static tsr_status *rule_conv_transpose(si_ctx *c, const ir_node *n) {
         /* in, strides, dilations and pads are bounded (< 2^56, <= 2^31);
          * kernel and output_padding are checked here, the sum in 128 bits */
         if (same) {
-            out.dims[i + 2] = si_known(in.value * win.strides[i]);
+            int64_t grown;
+            if (!__builtin_mul_overflow(in.value, win.strides[i], &grown)) out.dims[i + 2] = si_known(grown);
             continue;
         }
         if (!si_is_known(win.kernel[i])) continue;

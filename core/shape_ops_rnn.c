@@ -117,7 +117,9 @@ static tsr_status *rule_center_crop_pad(si_ctx *c, const ir_node *n) {
 static tsr_status *rule_same(si_ctx *c, const ir_node *n) { return si_same_as_in(c, n, 0, 0); }
 
 static si_dim dim_add(si_dim a, si_dim b) {
-    return si_is_known(a) && si_is_known(b) ? si_known(a.value + b.value) : si_unknown();
+    int64_t sum;
+    return si_is_known(a) && si_is_known(b) && !__builtin_add_overflow(a.value, b.value, &sum) ? si_known(sum)
+                                                                                               : si_unknown();
 }
 
 static si_dim dim_div(si_dim a, int64_t k) {
@@ -166,7 +168,9 @@ static tsr_status *rule_attention(si_ctx *c, const ir_node *n) {
     } else {
         y.rank = 3;
         y.dims[0] = b, y.dims[1] = sq;
-        y.dims[2] = si_is_known(heads_q) && si_is_known(dv) ? si_known(heads_q.value * dv.value)
+        /* si_dim_mul: a product past int64 is unknown (fuzz_session found
+         * 2^63-1 heads times 4) */
+        y.dims[2] = si_is_known(heads_q) && si_is_known(dv) ? si_dim_mul(heads_q, dv)
                     : hq > 0 && hq == hkv && v.rank == 3 ? v.dims[2]
                                                           : u;
     }

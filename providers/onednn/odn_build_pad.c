@@ -169,7 +169,10 @@ tsr_status *odn_build_pad(odn_plan *p, size_t index) {
     for (int32_t d = 0; d < x->rank; d++) {
         l->in[d] = x->dims[d];
         l->begin[d] = pads[d];
-        l->out[d] = x->dims[d] + pads[d] + pads[x->rank + d];
+        int64_t grown;
+        if (__builtin_add_overflow(x->dims[d], pads[d], &grown) ||
+            __builtin_add_overflow(grown, pads[x->rank + d], &l->out[d]))
+            return odn_node_error(n, TSR_ERR_INVALID_MODEL, "pads of dim %d overflow", (int)d);
         if (l->out[d] < 0) return odn_node_error(n, TSR_ERR_INVALID_MODEL, "pads crop dim %d below zero", (int)d);
         /* reflect, edge and wrap read the input even where it is cropped
          * to nothing: an empty input dim has nothing to read */

@@ -208,8 +208,20 @@ def maxunpool_huge_stride():
          [f32("y", None)], opset=11)
 
 
+def attention_huge_heads():
+    """Attention (3-D layout) with q_num_heads 2^63-1: its shape rule
+    multiplied the heads by v's head size in int64, overflowing (undefined;
+    found by fuzz_session under UBSan); the product past int64 is now left
+    unknown, and the kernel refuses the head count."""
+    save("attention_huge_heads",
+         [helper.make_node("Attention", ["q", "k", "v"], ["y"], q_num_heads=9223372036854775807, kv_num_heads=1)],
+         [f32("q", [1, 2, 8]), f32("k", [1, 2, 8]), f32("v", [1, 2, 4])],
+         [f32("y", None)], opset=23)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
+    attention_huge_heads()
     maxunpool_huge_stride()
     roialign_huge_sampling()
     convinteger_wide_padded_window()

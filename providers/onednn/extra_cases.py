@@ -541,6 +541,24 @@ def pad_cases(out_dir):
                     opset=18)
 
 
+def broadcast_post_op_cases(out_dir):
+    """A binary op followed by a per-channel binary on [N>1, C, 1, ...]
+    (a quantize_dynamic CNN's scale Mul then bias Add at a 1x1 map):
+    oneDNN 2.6's binary primitive applied such a post-op with channel 0's
+    value for every channel, so the provider keeps it a separate step."""
+    s = np.array(1.5, dtype=np.float32)
+    for name, shape, op2 in (("odn_bcast_post_add_1x1", (2, 64, 1, 1), "Add"),
+                             ("odn_bcast_post_add_rank3", (2, 64, 1), "Add"),
+                             ("odn_bcast_post_mul_2d", (3, 16), "Mul")):
+        x = rng.standard_normal(shape).astype(np.float32)
+        b = rng.standard_normal((1, shape[1]) + (1,) * (len(shape) - 2)).astype(np.float32)
+        m = x.astype(np.float64) * 1.5
+        y = m + b if op2 == "Add" else m * b
+        save_case(out_dir, name,
+                  [helper.make_node("Mul", ["X", "S"], ["M"]), helper.make_node(op2, ["M", "B"], ["Y"])],
+                  [("X", x), ("B", b)], [("Y", y)], [("S", s)])
+
+
 def deconv_tiles_ref(x, w, b):
     """ConvTranspose with kernel == stride, no pads: each input pixel writes
     its own kh x kw tile, y[n,m,h*kh+i,w*kw+j] = sum_c x[n,c,h,w] W[c,m,i,j] + b[m]."""
@@ -600,6 +618,7 @@ def lrn_ref(x, size, alpha=1e-4, beta=0.75, bias=1.0):
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     instnorm_cases(out_dir)
+    broadcast_post_op_cases(out_dir)
     pad_cases(out_dir)
     # nearest ties at a dyadic scale: round_prefer_ceil rounds up, as oneDNN does
     resize_case(out_dir, "odn_resize_nearest_ceil_down2", (1, 2, 4, 6), "nearest", sizes=[1, 2, 2, 3],

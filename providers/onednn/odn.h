@@ -168,6 +168,10 @@ struct odn_plan {
     /* set by a builder before odn_fuse_post_ops: absorb unary ops only (the
      * primitive's frame has no place for a broadcast operand) */
     bool fuse_no_binary;
+    /* set by the binary builder: absorb only binary ops whose operand spans
+     * the output (oneDNN 2.6's binary primitive applies a per-channel
+     * binary post-op as a scalar, its channel 0, on [N>1, C, 1...]) */
+    bool fuse_no_broadcast_binary;
     /* intermediates placed in one shared buffer by odn_arena_place */
     dnnl_memory_t *arena_mems;
     size_t arena_count, arena_cap;

@@ -254,7 +254,14 @@ tsr_status *odn_build_binary(odn_plan *p, size_t index) {
     dnnl_exec_arg_t args[ODN_MAX_ARGS];
     int nargs = 2;
     odn_value *last = y;
+    /* [N>1, C, 1, ...]: oneDNN 2.6's binary applies a broadcast binary
+     * post-op wrongly there (each channel gets channel 0's operand; a
+     * quantize_dynamic CNN's bias after its scale Mul at a 1x1 map) */
+    int64_t spatial = 1;
+    for (int32_t i = 2; i < rank; i++) spatial *= dims[i];
+    p->fuse_no_broadcast_binary = rank >= 2 && dims[0] > 1 && spatial == 1;
     tsr_status *s = odn_fuse_post_ops(p, y, rank, dims, po, args, &nargs, &last);
+    p->fuse_no_broadcast_binary = false;
     dnnl_memory_t m0 = NULL, m1 = NULL;
     dnnl_memory_desc_t md0, md1;
     dnnl_primitive_desc_t pd = NULL;

@@ -130,7 +130,10 @@ static tsr_status *conv_step(odn_plan *p, const tsr_node *n, odn_value *vx, cons
     if (st != dnnl_success) return odn_dnnl_error(n, "int8 convolution setup", st);
     const dnnl_memory_desc_t *xq = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
     const dnnl_memory_desc_t *wq = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    const dnnl_memory_desc_t *yq = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    /* a copy: yq is still read after pd is destroyed (reading pd's own, freed
+     * copy crashed inside oneDNN's reorder creation, depending on the heap) */
+    dnnl_memory_desc_t yq_copy = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    const dnnl_memory_desc_t *yq = &yq_copy;
     dnnl_memory_t xm = NULL, wm = w, ym = NULL;
     tsr_status *e = odn_plan_mem_as(p, vx, xq, n, &xm);
     if (!e && !dnnl_memory_desc_equal(wq, w_md)) {

@@ -52,6 +52,7 @@ static tsr_status *absorb_binary(odn_plan *p, odn_value *cur, const tsr_node *n,
     dnnl_memory_desc_t md;
     tsr_status *s;
     bool same_shape = other->rank == rank && memcmp(padded, dims, sizeof(int64_t) * (size_t)rank) == 0;
+    if (p->fuse_no_broadcast_binary && memcmp(padded, dims, sizeof(int64_t) * (size_t)rank) != 0) return NULL;
     if (same_shape && p->prefer_sum && !p->sum_into && strcmp(op, "Add") == 0 && can_overwrite(p, other, n)) {
         dnnl_status_t st = dnnl_post_ops_append_sum(po, 1.0f);
         if (st != dnnl_success) return odn_dnnl_error(n, "sum post-op", st);
@@ -153,6 +154,7 @@ tsr_status *odn_fuse_post_ops(odn_plan *p, odn_value *v, int32_t rank, const int
     p->prefer_sum = false;
     p->fuse_collapse_2d = false;
     p->fuse_no_binary = false;
+    p->fuse_no_broadcast_binary = false;
     return NULL;
 }
 

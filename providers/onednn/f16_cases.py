@@ -11,7 +11,9 @@ post-op); a standalone BatchNormalization; MatMul + Add(bias) on a 3-D
 operand; Gemm with transB, alpha and beta on a constant C; Softmax over
 the last axis and over axis 1 of a 3-D tensor; MaxPool -> GlobalAveragePool
 -> Flatten -> MatMul -> Softmax; two outputs, one also read inside the
-piece; a symbolic batch with data sets of two sizes in one session; and
+piece; a symbolic batch with data sets of two sizes in one session; a
+mixed-precision export (Casts between float32 and float16 around a
+LayerNormalization kept in float32); and
 f16_rounding, an Add whose exact sums lie on float16 rounding ties, past
 the largest float16 (65504 + 16 = 65520 rounds to infinity, + 15 does not),
 in the subnormal range, and on NaN and infinities, 1,027 elements (vector
@@ -259,6 +261,29 @@ def dynamic_batch(out):
     print(dd)
 
 
+def mixed_precision(out):
+    """A float16 export with an op kept in float32 (onnxconverter_common's
+    keep_io_types and op_block_list): Cast to float16 at the input, MatMul,
+    Cast to float32 around a LayerNormalization, Relu, Cast back to
+    float32. Each Cast rounds to float16 (odn_build_dynquant.c), which
+    is where the model's float16 values are; float64 between."""
+    x, w = rng.standard_normal((2, 6, 32)).astype(np.float32), h((32, 16), 0.3)
+    g, b = rng.uniform(0.5, 1.5, 16).astype(np.float32), rng.standard_normal(16).astype(np.float32)
+    m = d(r16(np.matmul(d(x.astype(F16)), d(w))))
+    mean = m.mean(axis=-1, keepdims=True)
+    ln = (m - mean) / np.sqrt(((m - mean) ** 2).mean(axis=-1, keepdims=True) + 1e-5) * g + b
+    y = np.maximum(d(r16(ln)), 0).astype(np.float32)
+    nodes = [helper.make_node("Cast", ["x"], ["x16"], to=TensorProto.FLOAT16),
+             helper.make_node("MatMul", ["x16", "w"], ["m"]),
+             helper.make_node("Cast", ["m"], ["m32"], to=TensorProto.FLOAT),
+             helper.make_node("LayerNormalization", ["m32", "g", "b"], ["ln"], axis=-1),
+             helper.make_node("Cast", ["ln"], ["ln16"], to=TensorProto.FLOAT16),
+             helper.make_node("Relu", ["ln16"], ["r"]),
+             helper.make_node("Cast", ["r"], ["y"], to=TensorProto.FLOAT)]
+    save_typed_case(out, "f16_mixed_precision", nodes, [("x", x)], [("y", y)], [("w", w), ("g", g), ("b", b)],
+                    opset=17)
+
+
 def main(out_dir):
     conv_relu(out_dir)
     residual(out_dir)
@@ -269,6 +294,7 @@ def main(out_dir):
     pool_head(out_dir)
     rounding(out_dir)
     dynamic_batch(out_dir)
+    mixed_precision(out_dir)
     return 0
 
 

@@ -9,7 +9,8 @@
  * matmul itself. DynamicQuantizeLinear is a C loop (oneDNN has no such
  * primitive): the range pass and the quantize pass, each shared among the
  * run's OpenMP threads. Cast from an integer type to float32 (or a widening
- * to int32) is exact and runs as a oneDNN reorder between data types. */
+ * to int32) is exact and runs as a oneDNN reorder between data types; a
+ * Cast between float32 and float16 rounds to float16 in a C loop. */
 #include <omp.h>
 #include <string.h>
 
@@ -44,11 +45,15 @@ int odn_dynquant_check(const tsr_node *n, char *why, size_t size) {
         }
         return check_symbolic_rank(x, why, size);
     }
-    /* Cast: only the exact conversions (oneDNN's reorder rounds and
-     * saturates float -> int, where ONNX truncates) */
+    /* Cast: the exact conversions (oneDNN's reorder rounds and saturates
+     * float -> int, where ONNX truncates), and float32 <-> float16 (mixed
+     * precision exports put one around every op kept in float32) */
     int64_t to = odn_attr_int(n, "to", 0);
     bool exact = is_int_source(tx) && (to == TSR_FLOAT || (to == TSR_INT32 && tx != TSR_INT32));
-    if (!exact) return odn_decline(why, size, TSR_DECLINE_TYPE, "Cast from type %d to %lld (integer to float32 mapped)", (int)tx, (long long)to);
+    bool halves = (tx == TSR_FLOAT && to == TSR_FLOAT16) || (tx == TSR_FLOAT16 && to == TSR_FLOAT);
+    if (!exact && !halves)
+        return odn_decline(why, size, TSR_DECLINE_TYPE, "Cast from type %d to %lld (integer to float32, float32 <-> float16 mapped)",
+                           (int)tx, (long long)to);
     const tsr_value_info *y = nout ? odn_host->node_output(n, 0) : NULL;
     if (!y || odn_host->value_elem_type(y) != to) return odn_decline(why, size, TSR_DECLINE_TYPE, "output type differs from 'to'");
     return check_symbolic_rank(x, why, size);
@@ -207,6 +212,28 @@ tsr_status *odn_build_dynquant(odn_plan *p, size_t index) {
 
 /* --- Cast ---------------------------------------------------------------------- */
 
+/* float32 <-> float16: both sides are float32 in the plan (odn_f16.c), so
+ * the Cast rounds to the nearest float16 value, kept as float32: what the
+ * model's float16 value holds, whichever way the Cast goes. */
+typedef struct half_round {
+    int64_t count;
+} half_round;
+
+static tsr_status *run_half_round(const void *vctx, dnnl_memory_t src, dnnl_memory_t dst) {
+    int64_t count = ((const half_round *)vctx)->count;
+    const float *x = handle(src);
+    float *y = handle(dst);
+    if (count && (!x || !y)) return odn_host->status_new(TSR_ERR_PROVIDER, "onednn: Cast memory");
+#pragma omp parallel for if (count > 65536) schedule(static)
+    for (int64_t i0 = 0; i0 < count; i0 += 1024) {
+        uint16_t half[1024];
+        int64_t k = count - i0 < 1024 ? count - i0 : 1024;
+        odn_f32_to_f16(x + i0, half, k);
+        odn_f16_to_f32(half, y + i0, k);
+    }
+    return NULL;
+}
+
 tsr_status *odn_build_cast(odn_plan *p, size_t index) {
     const tsr_node *n = p->nodes[index];
     odn_value *vx = odn_plan_value(p, odn_host->node_input(n, 0));
@@ -217,5 +244,12 @@ tsr_status *odn_build_cast(odn_plan *p, size_t index) {
     tsr_status *s = odn_plan_plain_view(p, vx, vx->rank, vx->dims, NULL, n, &x_mem, &x_md);
     if (!s) s = odn_plan_define(p, vy, vx->rank, vx->dims, NULL, n);
     if (s) return s;
+    int32_t tx = odn_host->value_elem_type(odn_host->node_input(n, 0));
+    if (tx == TSR_FLOAT || tx == TSR_FLOAT16) {
+        half_round *l = odn_plan_alloc(p, sizeof *l);
+        if (!l) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
+        l->count = odn_numel(vx->rank, vx->dims);
+        return odn_plan_add_loop(p, run_half_round, l, x_mem, vy->mem, n);
+    }
     return odn_plan_add_reorder(p, x_mem, &x_md, vy->mem, &vy->md, n);
 }

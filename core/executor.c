@@ -136,7 +136,7 @@ static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, 
     double t_start = 0;
     if (!st) {
         struct tsr_run_context ctx = {v->n_inputs, ins, v->n_outputs, outs, prov, NULL, 0, vals, NULL,
-                                      gp->max_tensor_bytes, budget, dev, hooks};
+                                      gp->max_tensor_bytes, budget, dev, hooks, 0};
         t_start = hooks ? exec_now() : 0;
         st = prov->plugin->vt->run(pc->compiled, (tsr_run_context *)&ctx);
         run_context_end(&ctx);

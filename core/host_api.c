@@ -224,6 +224,14 @@ static int32_t h_run_should_stop(const tsr_run_context *c) {
     return c && run_budget_stopped(((const struct tsr_run_context *)c)->budget);
 }
 
+static tsr_status *h_run_charge(tsr_run_context *c, uint64_t bytes, const char *what) {
+    struct tsr_run_context *ctx = (struct tsr_run_context *)c;
+    if (!ctx || !bytes || !ctx->budget) return NULL;
+    TSR_TRY(run_budget_reserve(ctx->budget, bytes, what && *what ? what : "a provider's own memory"));
+    ctx->charged += bytes;
+    return NULL;
+}
+
 static void h_decline_node(tsr_claim_sink *sink, const tsr_node *node, int32_t reason,
                            const char *text) {
     if (!claim_offered(sink, node)) return;
@@ -341,6 +349,8 @@ static tsr_status *h_run_alloc_output(tsr_run_context *cx, size_t index, int32_t
 }
 
 void run_context_end(struct tsr_run_context *ctx) {
+    if (ctx->charged) run_budget_unreserve(ctx->budget, ctx->charged);
+    ctx->charged = 0;
     for (size_t i = 0; i < ctx->n_scratch; i++) {
         rt_tensor_release(ctx->scratch[i]);
         free(ctx->scratch[i]);
@@ -442,6 +452,7 @@ static const tsr_host_api host_table = {
     .claim_piece_on = h_claim_piece_on,
     .graph_device = h_graph_device,
     .run_should_stop = h_run_should_stop,
+    .run_charge = h_run_charge,
 };
 
 const tsr_host_api *host_api_table(void) { return &host_table; }

@@ -95,6 +95,7 @@ struct tsr_run_context {
     struct run_budget *budget;         /* the run's "working_bytes"; NULL: not counted */
     int32_t device;                    /* the piece's device: where outputs go */
     const struct exec_hooks *hooks;    /* the run's, for control-flow bodies; may be NULL */
+    uint64_t charged;                  /* provider memory counted by run_charge, given back at the end */
 };
 
 /* Frees scratch tensors and value wrappers a run made. */

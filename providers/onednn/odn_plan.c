@@ -598,6 +598,13 @@ bool odn_plan_matches(const odn_plan *p, const tsr_tensor *const *inputs, size_t
 
 tsr_status *odn_plan_run(odn_plan *p, tsr_run_context *ctx) {
     size_t n_in = odn_host->run_input_count(ctx), n_out = odn_host->run_output_count(ctx);
+    /* the intermediates of the piece live in the plan's arena for the whole
+     * run: the run's working_bytes limit counts them (a host of ABI 1 before
+     * run_charge does not) */
+    if (p->arena_bytes && TSR_HAS_MEMBER(odn_host, tsr_host_api, run_charge) && odn_host->run_charge) {
+        tsr_status *cs = odn_host->run_charge(ctx, p->arena_bytes, "the oneDNN piece's intermediates");
+        if (cs) return cs;
+    }
     for (size_t i = 0; i < n_in; i++) {
         if (!p->input_mems[i]) continue;
         const tsr_tensor *t = odn_host->run_input(ctx, i);

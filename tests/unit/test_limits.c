@@ -215,6 +215,44 @@ static void test_working_bytes(void) {
     tsr_session_free(s);
 }
 
+/* A provider's own memory counts too (host run_charge): on onednn the chain
+ * is one piece whose intermediate a = Relu(x) (4096 bytes, read twice, so
+ * kept) lives in the plan's arena beside the 4096-byte output y, so a run
+ * holds at least 8192 bytes (4096 before run_charge: the output alone);
+ * a limit one byte under the run's peak stops it, naming the memory. */
+static void test_working_bytes_provider_memory(void) {
+    tsr_session_options *o = NULL;
+    CU_ASSERT_PTR_NULL_FATAL(tsr_session_options_create(&o));
+    tsr_status *st = tsr_session_options_add_provider(o, "onednn");
+    if (st) { /* built without the oneDNN provider */
+        tsr_status_free(st);
+        tsr_session_options_free(o);
+        return;
+    }
+    CU_ASSERT_PTR_NULL(tsr_session_options_add_provider(o, "reference"));
+    CU_ASSERT_PTR_NULL(tsr_session_options_set_log_level(o, TSR_LOG_ERROR));
+    tsr_session *s = NULL;
+    CU_ASSERT_PTR_NULL_FATAL(st = tsr_session_create(o, data_path("chain.onnx"), &s));
+    CU_ASSERT_PTR_NULL(st = run_once(s, 1024));
+    tsr_status_free(st);
+    uint64_t peak = s->working_peak;
+    CU_ASSERT(peak >= 8192);
+    CU_ASSERT_EQUAL(s->working_left, 0);
+    tsr_session_free(s);
+    CU_ASSERT_PTR_NULL(tsr_session_options_set_limit(o, "working_bytes", (int64_t)peak - 1));
+    CU_ASSERT_PTR_NULL_FATAL(st = tsr_session_create(o, data_path("chain.onnx"), &s));
+    const char *const over[] = {"over the working_bytes limit", NULL};
+    expect_status(run_once(s, 1024), TSR_ERR_NO_MEMORY, over);
+    CU_ASSERT_EQUAL(s->working_left, 0);
+    tsr_session_free(s);
+    CU_ASSERT_PTR_NULL(tsr_session_options_set_limit(o, "working_bytes", (int64_t)peak));
+    CU_ASSERT_PTR_NULL_FATAL(st = tsr_session_create(o, data_path("chain.onnx"), &s));
+    CU_ASSERT_PTR_NULL(st = run_once(s, 1024));
+    tsr_status_free(st);
+    tsr_session_free(s);
+    tsr_session_options_free(o);
+}
+
 /* Inside a Loop body: 16 iterations each leave a float[1024] scan output
  * (4096 bytes; 64 KiB in all), then stacked into y (64 KiB more). */
 static void test_working_bytes_loop(void) {
@@ -283,6 +321,7 @@ void unit_register(void) {
     CU_add_test(s, "external_bytes: all external data together", test_external_bytes);
     CU_add_test(s, "working_bytes: tensors live at once", test_working_bytes);
     CU_add_test(s, "working_bytes: inside a Loop body and its results", test_working_bytes_loop);
+    CU_add_test(s, "working_bytes: a provider's own memory (onednn's arena)", test_working_bytes_provider_memory);
     CU_add_test(s, "function_nodes: nodes expansion makes", test_function_nodes);
     CU_add_test(s, "function_depth: functions calling functions", test_function_depth);
 }

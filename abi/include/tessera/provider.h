@@ -301,6 +301,17 @@ typedef struct tsr_host_api {
      * can take long polls it between chunks of work (it costs a load and a
      * clock read) and then returns a status with code TSR_ERR_CANCELLED. */
     int32_t (*run_should_stop)(const tsr_run_context *ctx);
+
+    /* --- a provider's own memory in a run (appended in ABI 1; check
+     * TSR_HAS_MEMBER(host, tsr_host_api, run_charge) before use) ---------- */
+    /* Inside `run`: counts `bytes` of the provider's own memory that this
+     * piece run holds (the intermediates of a fused piece, scratch; not
+     * outputs, which run_alloc_output counts) against the run's
+     * "working_bytes" limit, from the call until `run` returns; calls add
+     * up. A non-NULL status (TSR_ERR_NO_MEMORY, naming the limit and `what`)
+     * means the limit would be passed: return it without running. `what`
+     * is borrowed for the call. Returns NULL when no limit applies. */
+    tsr_status *(*run_charge)(tsr_run_context *ctx, uint64_t bytes, const char *what);
 } tsr_host_api;
 
 /* ------------------------------------------------------------------------ */

@@ -332,8 +332,10 @@ TSR_EXPORT tsr_status *tsr_session_assignment_dot(const tsr_session *session, ch
  *   "working_bytes" the tensors one run holds at once, all together, in
  *                   host or device memory: kernel outputs and scratch,
  *                   copies between memories, If/Loop/Scan/SequenceMap
- *                   bodies and results; outputs count until the run
- *                   returns (default 64 GiB)
+ *                   bodies and results, and what providers report of
+ *                   their own memory for a piece run (host run_charge:
+ *                   the oneDNN provider's intermediates); outputs count
+ *                   until the run returns (default 64 GiB)
  * The next five are checked when the session is created; exceeding one
  * fails tsr_session_create (and _from_buffer) with the code given, and a
  * message naming the limit, its value, the size found and where:
@@ -451,7 +453,8 @@ TSR_EXPORT tsr_status *tsr_session_options_set_logger(tsr_session_options *optio
  * The tensors the session's last run held at once at most (*peak) and still
  * held when it ended (*left: 0 unless outputs were kept), in bytes: what
  * the "working_bytes" limit counts (node outputs, scratch, copies between
- * memories, bodies' values; host and device), not providers' own buffers. */
+ * memories, bodies' values; host and device; a provider's own buffers
+ * where it reports them through run_charge, while its piece runs). */
 TSR_EXPORT tsr_status *tsr_session_working_bytes(const tsr_session *session, uint64_t *peak, uint64_t *left);
 
 #ifdef __cplusplus

@@ -125,6 +125,12 @@ tsr_status *ocl_exec_output(ocl_exec *x, size_t index, int32_t elem_type, int32_
         v->t.mem = (cl_mem)ht->data;
         v->owned = false;
     } else {
+        /* an intermediate of the piece, on the device until the piece run
+         * ends: the run's working_bytes limit counts it (host of ABI 1
+         * before run_charge: not counted) */
+        if (TSR_HAS_MEMBER(ocl_host, tsr_host_api, run_charge) && ocl_host->run_charge &&
+            (s = ocl_host->run_charge(x->ctx, v->t.nbytes, "an OpenCL intermediate")))
+            return s;
         cl_int err;
         v->t.mem = clCreateBuffer(x->st->context, CL_MEM_READ_WRITE, v->t.nbytes ? v->t.nbytes : 4,
                                   NULL, &err);

@@ -215,15 +215,16 @@ static void test_working_bytes(void) {
     tsr_session_free(s);
 }
 
-/* A provider's own memory counts too (host run_charge): on onednn the chain
- * is one piece whose intermediate a = Relu(x) (4096 bytes, read twice, so
- * kept) lives in the plan's arena beside the 4096-byte output y, so a run
+/* A provider's own memory counts too (host run_charge): on onednn (or
+ * opencl) the chain is one piece whose intermediate a = Relu(x) (4096
+ * bytes, read twice, so kept) lives in the plan's arena (a device buffer)
+ * beside the 4096-byte output y, so a run
  * holds at least 8192 bytes (4096 before run_charge: the output alone);
  * a limit one byte under the run's peak stops it, naming the memory. */
-static void test_working_bytes_provider_memory(void) {
+static void provider_memory_on(const char *provider) {
     tsr_session_options *o = NULL;
     CU_ASSERT_PTR_NULL_FATAL(tsr_session_options_create(&o));
-    tsr_status *st = tsr_session_options_add_provider(o, "onednn");
+    tsr_status *st = tsr_session_options_add_provider(o, provider);
     if (st) { /* built without the oneDNN provider */
         tsr_status_free(st);
         tsr_session_options_free(o);
@@ -251,6 +252,11 @@ static void test_working_bytes_provider_memory(void) {
     tsr_status_free(st);
     tsr_session_free(s);
     tsr_session_options_free(o);
+}
+
+static void test_working_bytes_provider_memory(void) {
+    provider_memory_on("onednn");
+    provider_memory_on("opencl"); /* its intermediates are device buffers */
 }
 
 /* Inside a Loop body: 16 iterations each leave a float[1024] scan output
@@ -321,7 +327,7 @@ void unit_register(void) {
     CU_add_test(s, "external_bytes: all external data together", test_external_bytes);
     CU_add_test(s, "working_bytes: tensors live at once", test_working_bytes);
     CU_add_test(s, "working_bytes: inside a Loop body and its results", test_working_bytes_loop);
-    CU_add_test(s, "working_bytes: a provider's own memory (onednn's arena)", test_working_bytes_provider_memory);
+    CU_add_test(s, "working_bytes: a provider's own memory (onednn, opencl)", test_working_bytes_provider_memory);
     CU_add_test(s, "function_nodes: nodes expansion makes", test_function_nodes);
     CU_add_test(s, "function_depth: functions calling functions", test_function_depth);
 }

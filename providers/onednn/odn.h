@@ -87,6 +87,8 @@ typedef struct odn_value {
     bool f16; /* float16 in the model, held as float32 in the plan (odn_f16.c) */
     const int64_t *i64; /* a value input's int64 data, copied when the plan was built; else NULL */
     int64_t i64_count;
+    const float *f32;   /* a float32 value input's data (Resize/Upsample scales), likewise */
+    int64_t f32_count;
     int producer; /* index of the piece node writing it, or -1 */
     int reader;   /* index of the first piece node reading it, or -1 */
     /* a per-channel Mul folded into the 1x1 convolution reading it
@@ -147,8 +149,9 @@ struct odn_plan {
     int32_t *input_ranks;
     /* per piece input: the data of a value input (odn_is_value_input) the
      * plan was built for, a copy the plan owns; NULL for other inputs */
-    const int64_t **input_values;
-    int64_t *input_value_counts;
+    const void **input_values;
+    size_t *input_value_bytes;
+    int32_t *input_value_types;
     /* owned buffers (folded weights etc.) freed with the plan */
     void **buffers;
     size_t buffer_count, buffer_cap;
@@ -194,6 +197,12 @@ void odn_plan_free(odn_plan *p);
  * plan is built for their values as well as for the input shapes. */
 #define ODN_MAX_VALUE_ELEMS 16
 bool odn_is_value_input(const tsr_value_info *vi);
+/* Also value inputs: non-constant float32 1-D piece inputs that every node
+ * of `piece` reading them reads as Resize's or Upsample's scales (torch's
+ * F.interpolate(x, size=...) at opset 9-10 computes them from Shape). */
+bool odn_is_scales_input(const tsr_graph *piece, const tsr_value_info *vi);
+/* The float32 data of a constant or value input `vi` (NULL when neither). */
+const float *odn_plan_f32(odn_plan *p, const tsr_value_info *vi, int64_t *count);
 /* The int64 data `vi` has while the plan is built: its constant's, or the
  * value input's; NULL (count 0) when it has none or is not int64. */
 const int64_t *odn_plan_i64(odn_plan *p, const tsr_value_info *vi, int64_t *count);

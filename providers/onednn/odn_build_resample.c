@@ -238,6 +238,12 @@ tsr_status *odn_build_resize(odn_plan *p, size_t index) {
     const tsr_value_info *zi = !upsample && odn_host->node_input_count(n) > 3 ? odn_host->node_input(n, 3) : NULL;
     const int64_t *rt_sizes = NULL;
     int64_t rt_count = 0;
+    /* scales computed at run time (a float32 value input): the C loop, which
+     * maps any scales (oneDNN's resampling is checked exact for constant
+     * ones only) */
+    size_t ks = upsample ? 1 : odn_host->node_opset(n) >= 11 ? 2 : 1;
+    const tsr_value_info *si = ks < odn_host->node_input_count(n) ? odn_host->node_input(n, ks) : NULL;
+    if (si && odn_is_scales_input(p->piece, si)) return odn_resize_loop(p, n, x, y);
     if (zi && !odn_host->value_constant(zi)) {
         odn_value *zval = odn_plan_value(p, zi);
         rt_sizes = odn_plan_i64(p, zi, &rt_count);

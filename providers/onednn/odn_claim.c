@@ -220,6 +220,33 @@ static int check_runtime_sizes(const tsr_node *n, int32_t rk, char *why, size_t 
     return odn_resize_loop_check(n, rk, why, size);
 }
 
+/* Resize or Upsample whose float scales are computed at run time (torch's
+ * F.interpolate(x, size=...) at opset 9-10: Shape -> Cast -> Div ->
+ * Concat): a float32 value input the plan reads when it is built (the
+ * provider leaves the nodes computing it to others, odn_provider.c), mapped
+ * by the C loop on a 4-D input whatever the values. */
+static int check_runtime_scales(const tsr_node *n, int32_t rk, size_t k, char *why, size_t size) {
+    const tsr_value_info *sv = odn_host->node_input(n, k);
+    if (odn_host->value_elem_type(sv) != TSR_FLOAT || odn_host->value_rank(sv) != 1 ||
+        (odn_host->value_dim(sv, 0) >= 0 && odn_host->value_dim(sv, 0) != rk))
+        return odn_decline(why, size, TSR_DECLINE_OTHER, "scales computed at run time is not a 1-D float32 of the input's rank");
+    if (rk != 4)
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "scales computed at run time on a rank %d input (only 4-D: the C loop's)",
+                           (int)rk);
+    if (is(odn_host->node_op_type(n), "Resize") && k == 2 && present(n, 3))
+        return odn_decline(why, size, TSR_DECLINE_OTHER, "both scales and sizes given");
+    return odn_resize_loop_check(n, rk, why, size);
+}
+
+/* Whether input k of Resize/Upsample n holds scales computed at run time. */
+static bool runtime_scales(const tsr_node *n, size_t *k) {
+    bool upsample = is(odn_host->node_op_type(n), "Upsample");
+    *k = upsample || odn_host->node_opset(n) < 11 ? 1 : 2;
+    if (!present(n, *k)) return false;
+    const tsr_value_info *sv = odn_host->node_input(n, *k);
+    return !odn_host->value_constant(sv) && !(odn_host->value_rank(sv) == 1 && odn_host->value_dim(sv, 0) == 0);
+}
+
 static int check_clip(const tsr_node *n, char *why, size_t size) {
     float lo = -FLT_MAX, hi = FLT_MAX;
     if (odn_host->node_opset(n) < 11) {
@@ -368,6 +395,8 @@ int odn_claim_check(const tsr_node *n, char *why, size_t size) {
         bool linear;
         if (rk < 1 || rk > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or above %d", ODN_MAX_RANK);
         if (present(n, 3) && !odn_host->value_constant(odn_host->node_input(n, 3))) return check_runtime_sizes(n, rk, why, size);
+        size_t ks;
+        if (runtime_scales(n, &ks)) return check_runtime_scales(n, rk, ks, why, size);
         /* the batch dim may be left to run time (the check does not depend
          * on it); the others decide the mapping */
         for (int32_t d = 0; d < rk; d++) {
@@ -393,6 +422,8 @@ int odn_claim_check(const tsr_node *n, char *why, size_t size) {
         int32_t rk = in_rank(n, 0);
         int64_t dx[ODN_MAX_RANK], out[ODN_MAX_RANK];
         if (rk < 1 || rk > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or above %d", ODN_MAX_RANK);
+        size_t ks;
+        if (odn_host->node_opset(n) >= 9 && runtime_scales(n, &ks)) return check_runtime_scales(n, rk, ks, why, size);
         for (int32_t d = 0; d < rk; d++) dx[d] = 1;
         int r = odn_upsample_check(n, rk, dx, out, why, size);
         return r && resize_loop_takes(n, rk) ? 0 : r;

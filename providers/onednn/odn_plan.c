@@ -387,7 +387,8 @@ void odn_plan_free(odn_plan *p) {
     free(p->input_dims);
     free(p->input_ranks);
     free(p->input_values);
-    free(p->input_value_counts);
+    free(p->input_value_bytes);
+    free(p->input_value_types);
     free(p);
 }
 
@@ -395,30 +396,61 @@ bool odn_is_value_input(const tsr_value_info *vi) {
     return vi && !odn_host->value_constant(vi) && odn_host->value_elem_type(vi) == TSR_INT64;
 }
 
+/* Input k of n is where n reads scales: Resize's 2 (opset 11 on) or 1
+ * (opset 10), Upsample's 1. */
+static bool scales_slot(const tsr_node *n, size_t k) {
+    const char *op = odn_host->node_op_type(n);
+    if (strcmp(op, "Upsample") == 0) return k == 1;
+    if (strcmp(op, "Resize") == 0) return k == (odn_host->node_opset(n) >= 11 ? 2u : 1u);
+    return false;
+}
+
+bool odn_is_scales_input(const tsr_graph *piece, const tsr_value_info *vi) {
+    if (!piece || !vi || odn_host->value_constant(vi) || odn_host->value_elem_type(vi) != TSR_FLOAT ||
+        odn_host->value_rank(vi) != 1)
+        return false;
+    bool read = false;
+    for (size_t i = 0; i < odn_host->graph_node_count(piece); i++) {
+        const tsr_node *n = odn_host->graph_node(piece, i);
+        for (size_t k = 0; k < odn_host->node_input_count(n); k++) {
+            if (odn_host->node_input(n, k) != vi) continue;
+            if (!scales_slot(n, k)) return false;
+            read = true;
+        }
+    }
+    return read;
+}
+
 /* Copies value input `v` (piece input `index`, tensor `t`) into the plan:
  * its data decides what the plan computes (a Reshape's target shape). */
-static tsr_status *value_input(odn_plan *p, odn_value *v, size_t index, const tsr_tensor *t) {
+static tsr_status *value_input(odn_plan *p, odn_value *v, size_t index, const tsr_tensor *t, int32_t type) {
     const char *name = odn_host->value_name(v->info);
     if (!t)
         return odn_node_error(NULL, TSR_ERR_NOT_SUPPORTED,
-                              "input '%s' is an int64 value known only at run time: the plan is built then", name);
+                              "input '%s' is a value known only at run time: the plan is built then", name);
     int64_t count = odn_numel(v->rank, v->dims);
-    if (t->elem_type != TSR_INT64 || count < 0 || count > ODN_MAX_VALUE_ELEMS)
+    size_t es = type == TSR_INT64 ? sizeof(int64_t) : sizeof(float);
+    if (t->elem_type != type || count < 0 || count > ODN_MAX_VALUE_ELEMS)
         return odn_node_error(NULL, TSR_ERR_NOT_SUPPORTED,
-                              "input '%s' (a run-time value the plan is built for) is not int64 of at most %d elements",
-                              name, ODN_MAX_VALUE_ELEMS);
-    if (count > 0 && (!t->data || t->nbytes < (size_t)count * sizeof(int64_t)))
+                              "input '%s' (a run-time value the plan is built for) is not %s of at most %d elements",
+                              name, type == TSR_INT64 ? "int64" : "float32", ODN_MAX_VALUE_ELEMS);
+    if (count > 0 && (!t->data || t->nbytes < (size_t)count * es))
         return odn_node_error(NULL, TSR_ERR_INVALID_ARGUMENT, "input '%s' holds fewer bytes than its shape", name);
     if (t->memory_kind != TSR_MEMORY_HOST)
-        return odn_node_error(NULL, TSR_ERR_NOT_SUPPORTED, "input '%s' (a run-time int64 value) is not in host memory",
-                              name);
-    int64_t *copy = odn_plan_alloc(p, (size_t)count * sizeof(int64_t));
+        return odn_node_error(NULL, TSR_ERR_NOT_SUPPORTED, "input '%s' (a run-time value) is not in host memory", name);
+    void *copy = odn_plan_alloc(p, (size_t)count * es);
     if (!copy) return no_memory();
-    if (count > 0) memcpy(copy, t->data, (size_t)count * sizeof(int64_t));
-    v->i64 = copy;
-    v->i64_count = count;
+    if (count > 0) memcpy(copy, t->data, (size_t)count * es);
+    if (type == TSR_INT64) {
+        v->i64 = copy;
+        v->i64_count = count;
+    } else {
+        v->f32 = copy;
+        v->f32_count = count;
+    }
     p->input_values[index] = copy;
-    p->input_value_counts[index] = count;
+    p->input_value_bytes[index] = (size_t)count * es;
+    p->input_value_types[index] = type;
     return NULL;
 }
 
@@ -438,6 +470,22 @@ const int64_t *odn_plan_i64(odn_plan *p, const tsr_value_info *vi, int64_t *coun
     return v->i64;
 }
 
+const float *odn_plan_f32(odn_plan *p, const tsr_value_info *vi, int64_t *count) {
+    *count = 0;
+    const tsr_tensor *t = vi ? odn_host->value_constant(vi) : NULL;
+    if (t) {
+        if (t->elem_type != TSR_FLOAT) return NULL;
+        int64_t c = odn_numel(t->rank, t->dims);
+        if (c < 0 || (c > 0 && (!t->data || t->nbytes < (size_t)c * sizeof(float)))) return NULL;
+        *count = c;
+        return t->data;
+    }
+    odn_value *v = odn_plan_value(p, vi);
+    if (!v || !v->f32) return NULL;
+    *count = v->f32_count;
+    return v->f32;
+}
+
 /* Registers every value the piece touches and counts its readers. */
 static tsr_status *collect_values(odn_plan *p, const tsr_tensor *const *inputs) {
     const tsr_graph *g = p->piece;
@@ -446,10 +494,11 @@ static tsr_status *collect_values(odn_plan *p, const tsr_tensor *const *inputs) 
     p->output_mems = calloc(n_out + 1, sizeof(dnnl_memory_t));
     p->input_dims = calloc(n_in * ODN_MAX_RANK + 1, sizeof(int64_t));
     p->input_ranks = calloc(n_in + 1, sizeof(int32_t));
-    p->input_values = calloc(n_in + 1, sizeof(int64_t *));
-    p->input_value_counts = calloc(n_in + 1, sizeof(int64_t));
+    p->input_values = calloc(n_in + 1, sizeof(void *));
+    p->input_value_bytes = calloc(n_in + 1, sizeof(size_t));
+    p->input_value_types = calloc(n_in + 1, sizeof(int32_t));
     if (!p->input_mems || !p->output_mems || !p->input_dims || !p->input_ranks || !p->input_values ||
-        !p->input_value_counts)
+        !p->input_value_bytes || !p->input_value_types)
         return no_memory();
     for (size_t i = 0; i < n_in; i++) {
         const tsr_value_info *vi = odn_host->graph_input(g, i);
@@ -475,8 +524,8 @@ static tsr_status *collect_values(odn_plan *p, const tsr_tensor *const *inputs) 
         int32_t type = t ? t->elem_type : odn_host->value_elem_type(vi);
         v->elem_type = type;
         v->produced = true;
-        if (odn_is_value_input(vi)) {
-            tsr_status *s = value_input(p, v, i, t);
+        if (odn_is_value_input(vi) || odn_is_scales_input(g, vi)) {
+            tsr_status *s = value_input(p, v, i, t, odn_is_value_input(vi) ? TSR_INT64 : TSR_FLOAT);
             if (s) return s;
             continue;
         }
@@ -587,10 +636,10 @@ bool odn_plan_matches(const odn_plan *p, const tsr_tensor *const *inputs, size_t
         for (int32_t d = 0; d < inputs[i]->rank; d++)
             if (inputs[i]->dims[d] != p->input_dims[i * ODN_MAX_RANK + (size_t)d]) return false;
         /* a value input: the same data (same shape, so the same count) */
-        const int64_t *want = p->input_values[i];
-        size_t bytes = (size_t)p->input_value_counts[i] * sizeof(int64_t);
-        if (want && (inputs[i]->elem_type != TSR_INT64 || (bytes && (!inputs[i]->data || inputs[i]->nbytes < bytes ||
-                                                                     memcmp(inputs[i]->data, want, bytes) != 0))))
+        const void *want = p->input_values[i];
+        size_t bytes = p->input_value_bytes[i];
+        if (want && (inputs[i]->elem_type != p->input_value_types[i] ||
+                     (bytes && (!inputs[i]->data || inputs[i]->nbytes < bytes || memcmp(inputs[i]->data, want, bytes) != 0))))
             return false;
     }
     return true;

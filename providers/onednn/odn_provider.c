@@ -97,6 +97,32 @@ static tsr_status *odn_device_info(void *state, size_t index, tsr_device_info *i
     return NULL;
 }
 
+/* Run-time Resize/Upsample scales are read when a plan is built, so they
+ * must come from outside the piece: the nodes computing them (a Div and a
+ * Concat of float vectors, which the provider could run) are left to
+ * others. */
+static void leave_scales_producers(const tsr_graph *graph, bool *claimed, tsr_claim_sink *sink) {
+    size_t n = odn_host->graph_node_count(graph);
+    for (size_t j = 0; j < n; j++) {
+        const tsr_node *r = odn_host->graph_node(graph, j);
+        const char *op = odn_host->node_op_type(r);
+        bool upsample = strcmp(op, "Upsample") == 0;
+        if (!claimed[j] || (!upsample && strcmp(op, "Resize") != 0)) continue;
+        size_t k = upsample || odn_host->node_opset(r) < 11 ? 1 : 2;
+        const tsr_value_info *sv = k < odn_host->node_input_count(r) ? odn_host->node_input(r, k) : NULL;
+        if (!sv || odn_host->value_constant(sv) || odn_host->value_elem_type(sv) != TSR_FLOAT) continue;
+        for (size_t i = 0; i < n; i++) {
+            const tsr_node *m = odn_host->graph_node(graph, i);
+            for (size_t o = 0; claimed[i] && o < odn_host->node_output_count(m); o++)
+                if (odn_host->node_output(m, o) == sv) {
+                    claimed[i] = false;
+                    odn_host->decline_node(sink, m, TSR_DECLINE_OTHER,
+                                           "computes Resize scales, which the plan reads when it is built (from outside its piece)");
+                }
+        }
+    }
+}
+
 static tsr_status *odn_claim(void *state, const tsr_graph *graph, tsr_claim_sink *sink) {
     odn_state *st = state;
     size_t n = odn_host->graph_node_count(graph);
@@ -109,6 +135,7 @@ static tsr_status *odn_claim(void *state, const tsr_graph *graph, tsr_claim_sink
         if (reason) odn_host->decline_node(sink, node, reason, why);
         else claimed[i] = true;
     }
+    leave_scales_producers(graph, claimed, sink);
     tsr_status *s = odn_group_claims(graph, claimed, &st->groups, sink);
     free(claimed);
     return s;
@@ -133,7 +160,7 @@ static void odn_release(void *piece_state) {
 static bool input_shapes_known(const tsr_graph *graph) {
     for (size_t i = 0; i < odn_host->graph_input_count(graph); i++) {
         const tsr_value_info *v = odn_host->graph_input(graph, i);
-        if (odn_is_value_input(v)) return false;
+        if (odn_is_value_input(v) || odn_is_scales_input(graph, v)) return false;
         int32_t rank = odn_host->value_rank(v);
         if (rank < 0) return false;
         for (int32_t d = 0; d < rank; d++)

@@ -212,6 +212,27 @@ bool odn_resize_shape(const tsr_node *n, const int64_t *in, int64_t *out, double
 static bool runtime_shape(odn_plan *p, const tsr_node *n, const int64_t *in, int64_t *out, double *scales,
                           bool *found) {
     *found = false;
+    /* scales computed at run time (float32 value input): out = floor(in *
+     * scale) in float, as for constant scales */
+    bool upsample = strcmp(odn_host->node_op_type(n), "Upsample") == 0;
+    size_t ks = upsample ? 1 : odn_host->node_opset(n) >= 11 ? 2 : 1;
+    const tsr_value_info *svi = ks < odn_host->node_input_count(n) ? odn_host->node_input(n, ks) : NULL;
+    if (svi && !odn_host->value_constant(svi) && odn_host->value_elem_type(svi) == TSR_FLOAT &&
+        !(odn_host->value_rank(svi) == 1 && odn_host->value_dim(svi, 0) == 0)) {
+        *found = true;
+        int64_t count;
+        const float *sc = odn_plan_f32(p, svi, &count);
+        if (!sc || count != 4) return false;
+        for (int d = 0; d < 4; d++) {
+            if (!(sc[d] > 0) || !isfinite(sc[d])) return false;
+            float o = floorf((float)in[d] * sc[d]);
+            if (!(o >= 1.0f) || o > (float)((int64_t)1 << 31)) return false;
+            out[d] = (int64_t)o;
+            scales[d] = sc[d];
+        }
+        return true;
+    }
+    if (upsample) return true;
     if (strcmp(odn_host->node_op_type(n), "Resize") != 0 || odn_host->node_opset(n) < 11 ||
         odn_host->node_input_count(n) < 4)
         return true;

@@ -11,7 +11,9 @@ Each case has several data sets of different sizes run in one session.
 Expected outputs are numpy in float64, from an implementation of ONNX's
 Resize written here (separable per axis): nearest (asymmetric with floor,
 as torch writes it, and half_pixel with round_prefer_floor), linear with
-pytorch_half_pixel, half_pixel and align_corners.
+pytorch_half_pixel, half_pixel and align_corners. Also scales computed at
+run time (float32 value inputs): opset 9's Upsample as torch writes
+F.interpolate(size=...) and a Resize whose scales are a model input.
 usage: resize_rt_cases.py OUT_DIR (prints the case dirs, one a line)
 The caller checks that onednn claims every Resize (RESIZES below).
 """
@@ -30,6 +32,9 @@ RESIZES = {
     "odn_resize_rt_nearest": ["up_nearest"],
     "odn_resize_rt_modes": ["up_half_pixel", "up_align", "up_nearest_hp"],
     "odn_resize_rt_input": ["resize_linear", "resize_nearest"],
+    "odn_resize_rt_upsample9": ["upsample9"],
+    "odn_resize_rt_scales_input": ["scales_linear", "scales_nearest"],
+    "odn_resize_rt_resize10": ["resize10"],
 }
 
 
@@ -63,11 +68,11 @@ def i64(name, values):
 
 # --- ONNX Resize in numpy (float64), one axis at a time ---------------------
 
-def source_coords(ctm, n_in, n_out):
+def source_coords(ctm, n_in, n_out, scale=None):
     """Input coordinate of each output index (scale = n_out / n_in, as ONNX
-    takes it when sizes are given)."""
+    takes it when sizes are given, else the scale given)."""
     o = np.arange(n_out, dtype=np.float64)
-    scale = n_out / n_in
+    scale = n_out / n_in if scale is None else float(scale)
     if ctm == "half_pixel":
         return (o + 0.5) / scale - 0.5
     if ctm == "pytorch_half_pixel":
@@ -79,9 +84,9 @@ def source_coords(ctm, n_in, n_out):
     raise ValueError(ctm)
 
 
-def resize_axis(a, axis, n_out, mode, ctm, nearest_mode):
+def resize_axis(a, axis, n_out, mode, ctm, nearest_mode, scale=None):
     n_in = a.shape[axis]
-    c = source_coords(ctm, n_in, n_out)
+    c = source_coords(ctm, n_in, n_out, scale)
     if mode == "nearest":
         if nearest_mode == "floor":
             idx = np.floor(c)
@@ -104,6 +109,15 @@ def resize(x, sizes, mode, ctm, nearest_mode="round_prefer_floor"):
     a = x.astype(np.float64)
     for axis, n_out in enumerate(sizes):
         a = resize_axis(a, axis, int(n_out), mode, ctm, nearest_mode)
+    return a
+
+
+def resize_scales(x, scales, mode, ctm, nearest_mode="round_prefer_floor"):
+    """By scales: out = floor(in * scale) in float32, coordinates by scale."""
+    a = x.astype(np.float64)
+    for axis, sc in enumerate(np.asarray(scales, dtype=np.float32)):
+        n_out = int(np.floor(np.float32(x.shape[axis]) * sc))
+        a = resize_axis(a, axis, n_out, mode, ctm, nearest_mode, sc)
     return a
 
 
@@ -213,8 +227,73 @@ def input_sizes_case(out_dir):
               datasets)
 
 
+def upsample9_case(out_dir):
+    """torch's F.interpolate(x, size=skip.shape[2:]) at opset 9: Upsample
+    (nearest) with scales Concat([1, 1], Cast(Shape(skip)[2:]) /
+    Cast(Shape(x)[2:])), then + skip; integer factors, as torch's exporter
+    requires there. The Div and Concat must stay outside the Upsample's
+    piece (the plan reads the scales when it is built)."""
+    nodes = [helper.make_node("Shape", ["skip"], ["ss"]),
+             helper.make_node("Slice", ["ss"], ["shw"], starts=[2], ends=[4], axes=[0]),
+             helper.make_node("Cast", ["shw"], ["shwf"], to=TensorProto.FLOAT),
+             helper.make_node("Shape", ["x"], ["xs"]),
+             helper.make_node("Slice", ["xs"], ["xhw"], starts=[2], ends=[4], axes=[0]),
+             helper.make_node("Cast", ["xhw"], ["xhwf"], to=TensorProto.FLOAT),
+             helper.make_node("Div", ["shwf", "xhwf"], ["sc2"]),
+             helper.make_node("Concat", ["ones", "sc2"], ["scales"], axis=0),
+             helper.make_node("Upsample", ["x", "scales"], ["up"], name="upsample9", mode="nearest"),
+             helper.make_node("Add", ["up", "skip"], ["y"])]
+    datasets = []
+    for (h, w), (fh, fw) in (((4, 5), (2, 2)), ((3, 3), (4, 2)), ((6, 2), (1, 3)), ((4, 5), (2, 2))):
+        x, skip = rand(1, 3, h, w), rand(1, 3, h * fh, w * fw)
+        y = resize_scales(x, [1, 1, fh, fw], "nearest", "asymmetric", "floor") + skip
+        datasets.append(([x, skip], [y]))
+    save_case(out_dir, "odn_resize_rt_upsample9", nodes,
+              [("x", TensorProto.FLOAT, [1, 3, "h", "w"]), ("skip", TensorProto.FLOAT, [1, 3, "H", "W"])],
+              [("y", TensorProto.FLOAT, [1, 3, "H", "W"])], datasets,
+              [("ones", np.ones(2, dtype=np.float32))], opset=9)
+
+
+def input_scales_case(out_dir):
+    """scales F a float32 model input (the plan is keyed by its values):
+    Resize linear (half_pixel) and nearest (asymmetric, floor) by F, then
+    Relu; fractional, integer and shrinking scales."""
+    nodes = [helper.make_node("Resize", ["X", "", "F"], ["rl"], name="scales_linear", mode="linear"),
+             helper.make_node("Relu", ["rl"], ["Y0"]),
+             helper.make_node("Resize", ["X", "", "F"], ["rn"], name="scales_nearest", mode="nearest",
+                              coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+             helper.make_node("Relu", ["rn"], ["Y1"])]
+    datasets = []
+    for f in ([1, 1, 1.5, 2.0], [1, 1, 0.5, 0.75], [1, 1, 2.25, 1.0], [1, 1, 1.5, 2.0]):
+        x = rand(2, 3, 6, 5)
+        y0 = np.maximum(resize_scales(x, f, "linear", "half_pixel"), 0)
+        y1 = np.maximum(resize_scales(x, f, "nearest", "asymmetric", "floor"), 0)
+        datasets.append(([x, np.array(f, dtype=np.float32)], [y0, y1]))
+    save_case(out_dir, "odn_resize_rt_scales_input", nodes,
+              [("X", TensorProto.FLOAT, [2, 3, 6, 5]), ("F", TensorProto.FLOAT, [4])],
+              [("Y0", TensorProto.FLOAT, ["a", "b", "c", "d"]), ("Y1", TensorProto.FLOAT, ["a", "b", "c", "d"])],
+              datasets)
+
+
+def resize10_case(out_dir):
+    """Resize-10 (scales its second input, asymmetric coordinates) with
+    scales a float32 model input, linear, then Relu."""
+    nodes = [helper.make_node("Resize", ["X", "F"], ["r"], name="resize10", mode="linear"),
+             helper.make_node("Relu", ["r"], ["Y"])]
+    datasets = []
+    for f in ([1, 1, 2.0, 1.5], [1, 1, 0.5, 3.0]):
+        x = rand(1, 2, 4, 6)
+        datasets.append(([x, np.array(f, dtype=np.float32)], [np.maximum(resize_scales(x, f, "linear", "asymmetric"), 0)]))
+    save_case(out_dir, "odn_resize_rt_resize10", nodes,
+              [("X", TensorProto.FLOAT, [1, 2, 4, 6]), ("F", TensorProto.FLOAT, [4])],
+              [("Y", TensorProto.FLOAT, ["a", "b", "c", "d"])], datasets, opset=10)
+
+
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
+    upsample9_case(out_dir)
+    input_scales_case(out_dir)
+    resize10_case(out_dir)
     fpn_case(out_dir)
     nearest_case(out_dir)
     modes_case(out_dir)

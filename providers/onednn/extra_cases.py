@@ -569,6 +569,72 @@ def deconv_tiles_ref(x, w, b):
     return y + (0 if b is None else b.astype(np.float64).reshape(1, m, 1, 1))
 
 
+def deconv_ref(x, w, b, strides, dils, pb, out_hw):
+    """ConvTranspose by scatter in float64: input pixel (h, w) adds
+    x * W[c, m, i, j] at (h*s - pad_begin + i*d, w*s - pad_begin + j*d),
+    kept where that falls inside the out_hw output."""
+    n, c, h, wd = x.shape
+    _, m, kh, kw = w.shape
+    y = np.zeros((n, m) + tuple(out_hw))
+    t = np.einsum("nchw,cmij->nmhwij", x.astype(np.float64), w.astype(np.float64))
+    for i in range(kh):
+        for j in range(kw):
+            for ih in range(h):
+                oh = ih * strides[0] - pb[0] + i * dils[0]
+                if not 0 <= oh < out_hw[0]:
+                    continue
+                for iw in range(wd):
+                    ow = iw * strides[1] - pb[1] + j * dils[1]
+                    if 0 <= ow < out_hw[1]:
+                        y[:, :, oh, ow] += t[:, :, ih, iw, i, j]
+    return y + (0 if b is None else b.astype(np.float64).reshape(1, m, 1, 1))
+
+
+def deconv_gemm_cases(out_dir):
+    """The matmul-and-gather ConvTranspose (odn_build_deconv_gemm.c), with
+    the padding each way of giving it: torch's k3 s2 p1 output_padding 1
+    (bias, then Relu), output_shape (as the whole shape), auto_pad
+    SAME_UPPER and SAME_LOWER with an odd total, dilation 2 with asymmetric
+    pads, stride 3 kernel 4, and after a Conv inside the piece."""
+    def case(name, shape, m, k, attrs, strides, dils, pb, out_hw, bias=True, relu=False):
+        x = rng.standard_normal(shape).astype(np.float32)
+        w = (rng.standard_normal((shape[1], m) + k) / np.sqrt(shape[1] * k[0] * k[1])).astype(np.float32)
+        b = rng.standard_normal(m).astype(np.float32) if bias else None
+        y = deconv_ref(x, w, b, strides, dils, pb, out_hw)
+        ins = ["X", "W"] + (["B"] if bias else [])
+        nodes = [helper.make_node("ConvTranspose", ins, ["D" if relu else "Y"], **attrs)]
+        if relu:
+            nodes.append(helper.make_node("Relu", ["D"], ["Y"]))
+            y = np.maximum(y, 0)
+        save_case(out_dir, name, nodes, [("X", x)], [("Y", y)], [("W", w)] + ([("B", b)] if bias else []))
+    case("odn_deconv_gemm_torch", (2, 5, 6, 7), 6, (3, 3),
+         dict(strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1]), (2, 2), (1, 1), (1, 1), (12, 14), relu=True)
+    # output_shape [1, 4, 10, 9]: full 11 x 9 (k3 s2 on 5 x 4), totals 1 and 0, the odd one at the start
+    case("odn_deconv_gemm_output_shape", (1, 3, 5, 4), 4, (3, 3),
+         dict(strides=[2, 2], output_shape=[1, 4, 10, 9]), (2, 2), (1, 1), (1, 0), (10, 9))
+    # SAME_UPPER, k4 s2: total 2 each way -> 1 and 1; SAME_LOWER k3 s2: total 1 -> begin 1
+    case("odn_deconv_gemm_same_upper", (1, 3, 4, 5), 5, (4, 4),
+         dict(strides=[2, 2], auto_pad="SAME_UPPER"), (2, 2), (1, 1), (1, 1), (8, 10), bias=False)
+    case("odn_deconv_gemm_same_lower", (1, 3, 4, 5), 5, (3, 3),
+         dict(strides=[2, 2], auto_pad="SAME_LOWER"), (2, 2), (1, 1), (1, 1), (8, 10))
+    # dilation 2, k3 s1, pads [2, 0, 1, 3]: full 6+4=... out = (h-1) + 5 - pads
+    case("odn_deconv_gemm_dilated", (1, 4, 5, 6), 3, (3, 3),
+         dict(dilations=[2, 2], pads=[2, 0, 1, 3]), (1, 1), (2, 2), (2, 0), (6, 7))
+    case("odn_deconv_gemm_stride3", (1, 2, 3, 4), 4, (4, 4),
+         dict(strides=[3, 3], pads=[1, 2, 0, 1]), (3, 3), (1, 1), (1, 2), (9, 10))
+    # after a Conv (NHWC or blocked input inside the piece)
+    x = rng.standard_normal((1, 3, 5, 6)).astype(np.float32)
+    wc = rng.standard_normal((16, 3)).astype(np.float32)
+    wd = (rng.standard_normal((16, 8, 3, 3)) / 12).astype(np.float32)
+    c = conv1x1(x.astype(np.float64), wc.astype(np.float64))
+    y = deconv_ref(c, wd, None, (2, 2), (1, 1), (1, 1), (10, 12))
+    save_case(out_dir, "odn_deconv_gemm_after_conv",
+              [helper.make_node("Conv", ["X", "WC"], ["C"]),
+               helper.make_node("ConvTranspose", ["C", "WD"], ["Y"], strides=[2, 2], pads=[1, 1, 1, 1],
+                                output_padding=[1, 1])],
+              [("X", x)], [("Y", y)], [("WC", wc.reshape(16, 3, 1, 1)), ("WD", wd)])
+
+
 def deconv_tile_cases(out_dir):
     """The tiled ConvTranspose path (odn_build_deconv_tiles.c): bias or
     not, square and non-square tiles, one output channel, a fused Relu,
@@ -618,6 +684,7 @@ def lrn_ref(x, size, alpha=1e-4, beta=0.75, bias=1.0):
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     instnorm_cases(out_dir)
+    deconv_gemm_cases(out_dir)
     broadcast_post_op_cases(out_dir)
     pad_cases(out_dir)
     # nearest ties at a dyadic scale: round_prefer_ceil rounds up, as oneDNN does

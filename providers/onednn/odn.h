@@ -371,9 +371,14 @@ int odn_split_check(const tsr_node *n, int32_t rank, int64_t axis_dim, char *why
 dnnl_format_tag_t odn_layout_tag(const odn_value *v);
 bool odn_layout_is_blocked(dnnl_format_tag_t tag);
 tsr_status *odn_build_deconv(odn_plan *p, size_t index);
+bool odn_deconv_pads(const tsr_node *n, int32_t sp, int32_t i, int64_t in, int64_t st, int64_t dl, int64_t k,
+                     int64_t op, int64_t *b0, int64_t *e0, int64_t *out_len);
 /* ConvTranspose with kernel == stride as one batched matmul into the NHWC
  * output (odn_build_deconv_tiles.c); *handled false when it does not apply. */
 tsr_status *odn_build_deconv_tiles(odn_plan *p, size_t index, bool *handled);
+/* 2-D ConvTranspose as a matmul and a gather (odn_build_deconv_gemm.c);
+ * *handled false when it does not apply. */
+tsr_status *odn_build_deconv_gemm(odn_plan *p, size_t index, bool *handled);
 tsr_status *odn_build_reduce(odn_plan *p, size_t index);
 /* Reduce* ops we map, and their axes as per-dim flags (false when the axes
  * are not constant or out of range). */

@@ -7,10 +7,49 @@
 
 #include "odn.h"
 
+/* The begin and end padding of spatial axis i (of sp) of ConvTranspose n
+ * for an input length `in` (-1: unknown, when only what does not depend on
+ * it is asked): the pads attribute, or with output_shape (the spatial sizes
+ * or, as some exporters write it, the whole shape) or auto_pad SAME_* the
+ * ONNX rule: total = full - out, half of it (toward minus infinity) at the
+ * start for SAME_UPPER, at the end otherwise (tf2onnx's Conv2DTranspose
+ * and Keras' padding='same'). *out_len is the output length. False when
+ * the padding is negative at the start (oneDNN's deconvolution has no
+ * such) or the attributes do not fit. */
+bool odn_deconv_pads(const tsr_node *n, int32_t sp, int32_t i, int64_t in, int64_t st, int64_t dl, int64_t k,
+                     int64_t op, int64_t *b0, int64_t *e0, int64_t *out_len) {
+    size_t c_p = 0, on = 0;
+    const int64_t *pads = odn_attr_ints(n, "pads", &c_p), *osh = odn_attr_ints(n, "output_shape", &on);
+    if (osh && on == (size_t)sp + 2) osh += 2, on -= 2;
+    if (osh && on != (size_t)sp) return false;
+    bool upper = odn_attr_string_is(n, "auto_pad", "SAME_UPPER", false);
+    bool same = upper || odn_attr_string_is(n, "auto_pad", "SAME_LOWER", false);
+    bool valid = odn_attr_string_is(n, "auto_pad", "VALID", false);
+    if (!same && !valid && !odn_attr_string_is(n, "auto_pad", "NOTSET", true)) return false;
+    int64_t ext = (k - 1) * dl + 1;
+    if (osh || same) {
+        if (osh && osh[i] < 1) return false;
+        if (osh && in < 0) return true; /* decided when the input length is known */
+        int64_t full = in >= 0 ? st * (in - 1) + op + ext : 0;
+        int64_t total = osh ? full - osh[i] : op + ext - st; /* SAME: out = in * st */
+        int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+        *b0 = upper ? half : total - half;
+        *e0 = total - *b0;
+        *out_len = osh ? osh[i] : in * st;
+        return *b0 >= 0;
+    }
+    *b0 = valid || c_p != (size_t)(2 * sp) ? 0 : pads[i];
+    *e0 = valid || c_p != (size_t)(2 * sp) ? 0 : pads[sp + i];
+    *out_len = in >= 0 ? st * (in - 1) + op + ext - *b0 - *e0 : -1;
+    return *b0 >= 0 && *e0 >= 0;
+}
+
 tsr_status *odn_build_deconv(odn_plan *p, size_t index) {
     const tsr_node *n = p->nodes[index];
     bool tiled;
     tsr_status *ts = odn_build_deconv_tiles(p, index, &tiled);
+    if (ts || tiled) return ts;
+    ts = odn_build_deconv_gemm(p, index, &tiled); /* odn_build_deconv_gemm.c */
     if (ts || tiled) return ts;
     odn_value *x = odn_plan_value(p, odn_host->node_input(n, 0));
     odn_value *w = odn_plan_value(p, odn_host->node_input(n, 1));
@@ -25,18 +64,19 @@ tsr_status *odn_build_deconv(odn_plan *p, size_t index) {
     int64_t cin = w->dims[0], mg = w->dims[1], m = mg * group, kvol = 1;
     if (b && (b->rank != 1 || b->dims[0] != m)) return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "bias size");
     for (int32_t i = 2; i < r; i++) kvol *= w->dims[i];
-    size_t c_s = 0, c_d = 0, c_p = 0, c_o = 0;
+    size_t c_s = 0, c_d = 0, c_o = 0;
     const int64_t *s = odn_attr_ints(n, "strides", &c_s), *d = odn_attr_ints(n, "dilations", &c_d);
-    const int64_t *pads = odn_attr_ints(n, "pads", &c_p), *opad = odn_attr_ints(n, "output_padding", &c_o);
+    const int64_t *opad = odn_attr_ints(n, "output_padding", &c_o);
     dnnl_dims_t str, dil, pl, pr, xd, yd, wd, wstr, bd;
     int64_t out[ODN_MAX_RANK] = {x->dims[0], m};
     for (int32_t i = 0; i < sp; i++) {
         int64_t st = c_s == (size_t)sp ? s[i] : 1, dl = c_d == (size_t)sp ? d[i] : 1;
-        int64_t b0 = c_p == (size_t)(2 * sp) ? pads[i] : 0, e0 = c_p == (size_t)(2 * sp) ? pads[sp + i] : 0;
-        int64_t op = c_o == (size_t)sp ? opad[i] : 0, k = w->dims[2 + i];
-        if (st < 1 || dl < 1 || b0 < 0 || e0 < 0 || op < 0 || st > (INT64_C(1) << 31) || dl > (INT64_C(1) << 31))
-            return odn_node_error(n, TSR_ERR_INVALID_MODEL, "bad strides, dilations or pads");
-        out[2 + i] = st * (x->dims[2 + i] - 1) + op + (k - 1) * dl + 1 - b0 - e0;
+        int64_t op = c_o == (size_t)sp ? opad[i] : 0, k = w->dims[2 + i], b0 = 0, e0 = 0, len = 0;
+        if (st < 1 || dl < 1 || op < 0 || st > (INT64_C(1) << 31) || dl > (INT64_C(1) << 31) ||
+            x->dims[2 + i] > (INT64_C(1) << 31) ||
+            !odn_deconv_pads(n, sp, i, x->dims[2 + i], st, dl, k, op, &b0, &e0, &len))
+            return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "strides, dilations, pads or output_shape not mapped");
+        out[2 + i] = len;
         if (out[2 + i] < 1) return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "empty output");
         str[i] = st;
         dil[i] = dl - 1;

@@ -323,13 +323,26 @@ int odn_claim_check(const tsr_node *n, char *why, size_t size) {
     if (r) return r;
     if (is(op, "Conv")) return check_conv(n, why, size);
     if (is(op, "ConvTranspose")) {
-        if (odn_host->node_attr_find(n, "output_shape")) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "output_shape not mapped");
-        if (!odn_attr_string_is(n, "auto_pad", "NOTSET", true)) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "auto_pad other than NOTSET");
         size_t c;
         const int64_t *op_pad = odn_attr_ints(n, "output_padding", &c);
-        if (op_pad && c != (size_t)(in_rank(n, 0) - 2)) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "output_padding of wrong length");
+        int32_t sp = in_rank(n, 0) - 2;
+        if (op_pad && c != (size_t)sp) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "output_padding of wrong length");
         for (size_t k = 0; op_pad && k < c; k++)
             if (op_pad[k] < 0) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "negative output_padding");
+        /* output_shape and auto_pad SAME_* set the pads (odn_deconv_pads):
+         * they must not be negative at the start */
+        const tsr_value_info *wv = present(n, 1) ? odn_host->node_input(n, 1) : NULL;
+        size_t cs = 0, cd = 0;
+        const int64_t *sa = odn_attr_ints(n, "strides", &cs), *da = odn_attr_ints(n, "dilations", &cd);
+        for (int32_t i = 0; sp > 0 && wv && i < sp; i++) {
+            int64_t k = odn_host->value_rank(wv) == sp + 2 ? odn_host->value_dim(wv, 2 + i) : -1;
+            int64_t in = odn_host->value_dim(odn_host->node_input(n, 0), 2 + i), b0 = 0, e0 = 0, len = 0;
+            int64_t st = cs == (size_t)sp ? sa[i] : 1, dl = cd == (size_t)sp ? da[i] : 1, opv = op_pad ? op_pad[i] : 0;
+            if (k < 1 || st < 1 || dl < 1 || !odn_deconv_pads(n, sp, i, in, st, dl, k, opv, &b0, &e0, &len))
+                return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "pads from output_shape or auto_pad not mapped (axis %d)", (int)i);
+            if (odn_host->node_attr_find(n, "output_shape") && in < 0)
+                return odn_decline(why, size, TSR_DECLINE_SHAPE, "output_shape with an input length unknown before run time");
+        }
         return check_conv(n, why, size);
     }
     if (is(op, "MatMul")) return check_matmul(n, why, size);

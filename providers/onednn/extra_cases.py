@@ -622,6 +622,15 @@ def deconv_gemm_cases(out_dir):
          dict(dilations=[2, 2], pads=[2, 0, 1, 3]), (1, 1), (2, 2), (2, 0), (6, 7))
     case("odn_deconv_gemm_stride3", (1, 2, 3, 4), 4, (4, 4),
          dict(strides=[3, 3], pads=[1, 2, 0, 1]), (3, 3), (1, 1), (1, 2), (9, 10))
+    # 1-D, as a vocoder upsamples (HiFi-GAN: k = 2s, pads s/2), then LeakyRelu
+    x = rng.standard_normal((2, 6, 9)).astype(np.float32)
+    w = (rng.standard_normal((6, 5, 8)) / 7).astype(np.float32)
+    b = rng.standard_normal(5).astype(np.float32)
+    y = deconv_ref(x[:, :, None, :], w[:, :, None, :], b, (1, 4), (1, 1), (0, 2), (1, 36))[:, :, 0, :]
+    save_case(out_dir, "odn_deconv_gemm_1d",
+              [helper.make_node("ConvTranspose", ["X", "W", "B"], ["D"], strides=[4], pads=[2, 2]),
+               helper.make_node("LeakyRelu", ["D"], ["Y"], alpha=0.1)],
+              [("X", x)], [("Y", np.where(y > 0, y, 0.1 * y))], [("W", w), ("B", b)])
     # after a Conv (NHWC or blocked input inside the piece)
     x = rng.standard_normal((1, 3, 5, 6)).astype(np.float32)
     wc = rng.standard_normal((16, 3)).astype(np.float32)

@@ -10,8 +10,8 @@
  *     of cols[(n, h, w), (i, j, m)]
  * (a gather, so output rows are shared among threads without races). Any
  * padding the pads, output_padding, output_shape or auto_pad give
- * (odn_deconv_pads) and any dilation; no groups. The output is
- * channels-last inside a piece. */
+ * (odn_deconv_pads) and any dilation; no groups. A 1-D one is the same
+ * with height 1. The output is channels-last inside a piece. */
 #include <string.h>
 
 #include "odn.h"
@@ -68,29 +68,35 @@ tsr_status *odn_build_deconv_gemm(odn_plan *p, size_t index, bool *handled) {
     odn_value *w = odn_plan_value(p, odn_host->node_input(n, 1));
     odn_value *b = odn_host->node_input_count(n) > 2 ? odn_plan_value(p, odn_host->node_input(n, 2)) : NULL;
     odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
-    if (!x || !y || !w || !x->produced || !x->mem || x->rank != 4 || w->rank != 4 || !w->constant ||
+    if (!x || !y || !w || !x->produced || !x->mem || (x->rank != 4 && x->rank != 3) || w->rank != x->rank || !w->constant ||
         w->constant->elem_type != TSR_FLOAT || odn_attr_int(n, "group", 1) != 1 || x->dims[1] != w->dims[0] ||
         (b && (!b->constant || b->constant->elem_type != TSR_FLOAT || b->rank != 1 || b->dims[0] != w->dims[1])))
         return NULL;
     deconv_gather *g = odn_plan_alloc(p, sizeof *g);
     if (!g) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
     memset(g, 0, sizeof *g);
-    int64_t N = x->dims[0], C = x->dims[1], M = w->dims[1], kh = w->dims[2], kw = w->dims[3];
+    /* a 1-D one (ConvTranspose1d: vocoders, audio decoders) as 2-D with
+     * height 1: the same bytes */
+    int32_t sp = x->rank - 2, h0 = 2 - sp;
+    int64_t N = x->dims[0], C = x->dims[1], M = w->dims[1];
+    int64_t in[2] = {1, x->dims[x->rank - 1]}, ker[2] = {1, w->dims[w->rank - 1]};
+    if (sp == 2) in[0] = x->dims[2], ker[0] = w->dims[2];
     size_t cs = 0, cd = 0, co = 0;
     const int64_t *sa = odn_attr_ints(n, "strides", &cs), *da = odn_attr_ints(n, "dilations", &cd);
     const int64_t *oa = odn_attr_ints(n, "output_padding", &co);
-    int64_t st[2], dl[2], pb[2], out[2];
-    for (int32_t i = 0; i < 2; i++) {
-        int64_t e0, op = co == 2 ? oa[i] : 0;
-        st[i] = cs == 2 ? sa[i] : 1;
-        dl[i] = cd == 2 ? da[i] : 1;
+    int64_t st[2] = {1, 1}, dl[2] = {1, 1}, pb[2] = {0, 0}, out[2] = {1, 1};
+    for (int32_t i = h0; i < 2; i++) {
+        int32_t a = i - h0; /* the ONNX spatial axis */
+        int64_t e0, op = co == (size_t)sp ? oa[a] : 0;
+        st[i] = cs == (size_t)sp ? sa[a] : 1;
+        dl[i] = cd == (size_t)sp ? da[a] : 1;
         if (st[i] < 1 || dl[i] < 1 || op < 0 || st[i] > (INT64_C(1) << 31) || dl[i] > (INT64_C(1) << 31) ||
-            x->dims[2 + i] > (INT64_C(1) << 31) ||
-            !odn_deconv_pads(n, 2, i, x->dims[2 + i], st[i], dl[i], w->dims[2 + i], op, &pb[i], &e0, &out[i]) ||
+            in[i] > (INT64_C(1) << 31) || !odn_deconv_pads(n, sp, a, in[i], st[i], dl[i], ker[i], op, &pb[i], &e0, &out[i]) ||
             out[i] < 1)
             return NULL; /* the general deconvolution says what is wrong */
     }
-    *g = (deconv_gather){N, x->dims[2], x->dims[3], M, kh, kw, out[0], out[1], st[0], st[1], dl[0], dl[1], pb[0], pb[1],
+    int64_t kh = ker[0], kw = ker[1];
+    *g = (deconv_gather){N, in[0], in[1], M, kh, kw, out[0], out[1], st[0], st[1], dl[0], dl[1], pb[0], pb[1],
                          b ? b->constant->data : NULL};
     int64_t rows = N * g->H * g->W, KM = kh * kw * M;
     if (odn_numel(2, (int64_t[]){rows, KM}) < 0) return NULL;
@@ -103,12 +109,15 @@ tsr_status *odn_build_deconv_gemm(odn_plan *p, size_t index, bool *handled) {
             for (int64_t i = 0; i < kh; i++)
                 for (int64_t j = 0; j < kw; j++)
                     wm[c * KM + (i * kw + j) * M + m] = wsrc[((c * M + m) * kh + i) * kw + j];
+    /* ONNX-rank dims and the channels-last layout (nhwc, or nwc for 1-D) */
     dnnl_dims_t xd = {N, C, g->H, g->W}, yd = {N, M, out[0], out[1]}, sd = {rows, C}, wd = {C, KM}, cd2 = {rows, KM};
+    if (sp == 1) xd[2] = g->W, yd[2] = out[1];
+    dnnl_format_tag_t last = sp == 2 ? dnnl_acdb : dnnl_acb;
     dnnl_memory_desc_t x_nhwc, y_nhwc, src_md, w_md, cols_md;
     dnnl_matmul_desc_t md;
     dnnl_primitive_desc_t pd = NULL;
-    if (dnnl_memory_desc_init_by_tag(&x_nhwc, 4, xd, dnnl_f32, dnnl_acdb) != dnnl_success ||
-        dnnl_memory_desc_init_by_tag(&y_nhwc, 4, yd, dnnl_f32, dnnl_acdb) != dnnl_success ||
+    if (dnnl_memory_desc_init_by_tag(&x_nhwc, x->rank, xd, dnnl_f32, last) != dnnl_success ||
+        dnnl_memory_desc_init_by_tag(&y_nhwc, x->rank, yd, dnnl_f32, last) != dnnl_success ||
         dnnl_memory_desc_init_by_tag(&src_md, 2, sd, dnnl_f32, dnnl_ab) != dnnl_success ||
         dnnl_memory_desc_init_by_tag(&w_md, 2, wd, dnnl_f32, dnnl_ab) != dnnl_success ||
         dnnl_memory_desc_init_by_tag(&cols_md, 2, cd2, dnnl_f32, dnnl_ab) != dnnl_success ||
@@ -124,8 +133,8 @@ tsr_status *odn_build_deconv_gemm(odn_plan *p, size_t index, bool *handled) {
     if (!s) s = odn_plan_view(p, src, &src_md, n, &x_view);
     if (!s) s = odn_plan_new_mem(p, &w_md, wm, n, &w_mem);
     if (!s) s = odn_plan_arena_mem(p, &cols_md, n, &cols);
-    if (!s) s = odn_plan_define(p, y, 4, yd, via_temp ? NULL : &y_nhwc, n);
-    if (!s && via_temp) s = odn_plan_define(p, &temp, 4, yd, &y_nhwc, n);
+    if (!s) s = odn_plan_define(p, y, x->rank, yd, via_temp ? NULL : &y_nhwc, n);
+    if (!s && via_temp) s = odn_plan_define(p, &temp, x->rank, yd, &y_nhwc, n);
     if (!s) {
         dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, x_view}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_DST, cols}};
         s = odn_plan_add_primitive(p, pd, n, args, 3);

@@ -299,6 +299,34 @@ static tsr_status *arg_reduce(ref_ctx *c, bool is_max) {
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "cannot take Arg%s over an empty axis",
                        is_max ? "Max" : "Min");
     int64_t *po = o->data;
+    if (t == TSR_FLOAT && n > 0 && outer * inner > 0) {
+        /* float32 row by row, the inner positions side by side (a class map
+         * [N, C, H, W] over C reads contiguous rows instead of striding by
+         * H*W): the same comparisons as below, (u > v) - (u < v), so NaNs
+         * and select_last_index behave identically */
+        const float *xv = x->data;
+        float *bestv = malloc(sizeof(float) * (size_t)inner);
+        if (!bestv) return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
+        for (uint64_t a = 0; a < outer; a++) {
+            int64_t *pi = po + a * inner;
+            const float *row = xv + a * (uint64_t)n * inner;
+            memcpy(bestv, row, sizeof(float) * (size_t)inner);
+            memset(pi, 0, sizeof(int64_t) * (size_t)inner);
+            for (int64_t k = 1; k < n; k++) {
+                row += inner;
+                for (uint64_t b = 0; b < inner; b++) {
+                    float u = row[b], v = bestv[b];
+                    bool take = is_max ? (u > v || (last && !(u < v))) : (u < v || (last && !(u > v)));
+                    if (take) {
+                        bestv[b] = u;
+                        pi[b] = k;
+                    }
+                }
+            }
+        }
+        free(bestv);
+        return NULL;
+    }
     for (uint64_t a = 0; a < outer; a++) {
         for (uint64_t b = 0; b < inner; b++) {
             size_t base = (size_t)(a * (uint64_t)n * inner + b);

@@ -2,8 +2,9 @@
  * TopK: the k largest (or smallest) elements along an axis, with their
  * indices.
  *
- * Each slice along the axis is sorted whole (qsort on (key, index) pairs);
- * ties go to the lower index, and NaN counts as larger than every number,
+ * Each slice along the axis is ordered on (key, index) pairs (qsort, or a
+ * heap of the best k when k is small against the slice); ties go to the
+ * lower index, and NaN counts as larger than every number,
  * as in numpy's sort that the ONNX reference uses. Output is always sorted,
  * which also satisfies sorted = 0 (order unspecified). Keys are compared in
  * their own kind (double, int64 or uint64), so 64-bit integers keep every
@@ -97,6 +98,46 @@ static void load_key(int32_t t, const void *data, size_t at, topk_entry *e)
         e->key.i = ref_load_i64(t, data, at);
 }
 
+/* Puts the k first entries of e[0..n) in cmp's order (a strict total
+ * order: ties broken by index) at its start, sorted. A k much smaller than
+ * n (a detector keeping 300 boxes of 25,200) keeps the best k in a heap
+ * whose root is the worst kept, O(n log k), instead of sorting all n; the
+ * result is the same entries in the same order. */
+static void sift_down(topk_entry *h, int64_t size, int64_t at, int (*cmp)(const void *, const void *))
+{
+    for (;;) {
+        int64_t worst = at, l = 2 * at + 1, r = l + 1;
+        if (l < size && cmp(&h[l], &h[worst]) > 0)
+            worst = l;
+        if (r < size && cmp(&h[r], &h[worst]) > 0)
+            worst = r;
+        if (worst == at)
+            return;
+        topk_entry tmp = h[at];
+        h[at] = h[worst];
+        h[worst] = tmp;
+        at = worst;
+    }
+}
+
+static void first_k(topk_entry *e, int64_t n, int64_t k, int (*cmp)(const void *, const void *))
+{
+    if (k == 0)
+        return;
+    if (k * 8 > n) {
+        qsort(e, (size_t)n, sizeof *e, cmp);
+        return;
+    }
+    for (int64_t i = k / 2; i-- > 0;)
+        sift_down(e, k, i, cmp);
+    for (int64_t j = k; j < n; j++)
+        if (cmp(&e[j], &e[0]) < 0) {
+            e[0] = e[j];
+            sift_down(e, k, 0, cmp);
+        }
+    qsort(e, (size_t)k, sizeof *e, cmp);
+}
+
 /* k from the K input (opset 10 on) or the attribute (opset 1). */
 static tsr_status *read_k(ref_ctx *c, int64_t *k)
 {
@@ -170,7 +211,7 @@ tsr_status *ref_misc_topk(ref_ctx *c)
                 e[j].index = j;
                 load_key(t, X->data, (size_t)((o * n + j) * inner + i), &e[j]);
             }
-            qsort(e, (size_t)n, sizeof *e, cmp);
+            first_k(e, n, k, cmp);
             for (int64_t j = 0; j < k; j++) {
                 size_t to = (size_t)((o * k + j) * inner + i);
                 size_t from = (size_t)((o * n + e[j].index) * inner + i);

@@ -1,0 +1,93 @@
+#!/usr/bin/python3
+"""Backend-style cases for the reference provider's fast paths, whose
+results must equal the plain definition bit for bit: TopK keeping k of n
+through a heap when k is small (ties to the lower index, NaN above every
+number, largest and smallest, float and int64, axis not last), and ArgMax /
+ArgMin over the channel axis of a segmentation map (first occurrence on
+ties, select_last_index). Expected outputs: numpy (a stable argsort of
+(key, index), argmax). `tessera test -p reference --rtol 0 --atol 0` runs
+them (ctest `reference_kernels`).
+usage: kernel_cases.py OUT_DIR (prints the case dirs, one a line)
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+rng = np.random.default_rng(20261207)
+TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int64): TensorProto.INT64}
+
+
+def save_case(out_dir, name, node, inputs, outputs, inits=(), opset=13):
+    g = helper.make_graph([node], name,
+                          [helper.make_tensor_value_info(n, TYPES[a.dtype], a.shape) for n, a in inputs],
+                          [helper.make_tensor_value_info(n, TYPES[a.dtype], a.shape) for n, a in outputs],
+                          [numpy_helper.from_array(a, n) for n, a in inits])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    d = os.path.join(out_dir, name)
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    for prefix, arrs in (("input", inputs), ("output", outputs)):
+        for i, (n, a) in enumerate(arrs):
+            with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (prefix, i)), "wb") as f:
+                f.write(numpy_helper.from_array(a, n).SerializeToString())
+    print(d)
+
+
+def topk_ref(x, k, axis, largest):
+    """Sorted by value (NaN above all), ties by lower index."""
+    x = np.moveaxis(x, axis, -1)
+    key = x.astype(np.float64)
+    if largest:
+        key = np.where(np.isnan(key), -np.inf, -key)  # NaN first when largest
+        nan_first = np.isnan(x.astype(np.float64))
+        order = np.lexsort((np.broadcast_to(np.arange(x.shape[-1]), x.shape), key, ~nan_first), axis=-1)
+    else:
+        nan_last = np.isnan(key)
+        order = np.lexsort((np.broadcast_to(np.arange(x.shape[-1]), x.shape), np.where(nan_last, 0, key), nan_last),
+                           axis=-1)
+    idx = order[..., :k]
+    vals = np.take_along_axis(x, idx, axis=-1)
+    return np.moveaxis(vals, -1, axis), np.moveaxis(idx.astype(np.int64), -1, axis)
+
+
+def topk_cases(out_dir):
+    for name, shape, k, axis, largest, kind in (("ref_topk_heap_largest", (3, 1000), 10, -1, 1, "float"),
+                                                ("ref_topk_heap_smallest", (2, 1500), 17, 1, 0, "float"),
+                                                ("ref_topk_heap_axis0", (800, 3), 5, 0, 1, "float"),
+                                                ("ref_topk_heap_int64", (2, 900), 9, -1, 1, "int")):
+        if kind == "int":
+            x = rng.integers(-40, 40, shape).astype(np.int64)  # many ties
+        else:
+            x = np.round(rng.standard_normal(shape) * 4).astype(np.float32) / 4  # ties too
+            flat = x.reshape(-1)
+            flat[rng.choice(flat.size, 6, replace=False)] = np.nan
+        v, i = topk_ref(x, k, axis, largest)
+        node = helper.make_node("TopK", ["X", "K"], ["V", "I"], axis=axis, largest=largest)
+        save_case(out_dir, name, node, [("X", x)], [("V", v), ("I", i)], [("K", np.array([k], dtype=np.int64))])
+
+
+def argmax_cases(out_dir):
+    x = np.round(rng.standard_normal((2, 21, 33, 40)) * 2).astype(np.float32)  # ties between classes
+    save_case(out_dir, "ref_argmax_channels", helper.make_node("ArgMax", ["X"], ["Y"], axis=1, keepdims=0),
+              [("X", x)], [("Y", np.argmax(x, axis=1).astype(np.int64))])
+    last = x.shape[1] - 1 - np.argmin(x[:, ::-1], axis=1)
+    save_case(out_dir, "ref_argmin_channels_last", helper.make_node("ArgMin", ["X"], ["Y"], axis=1, keepdims=1,
+                                                                    select_last_index=1),
+              [("X", x)], [("Y", last[:, None].astype(np.int64))])
+
+
+def main(out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    topk_cases(out_dir)
+    argmax_cases(out_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.stderr.write(__doc__)
+        sys.exit(2)
+    sys.exit(main(sys.argv[1]))

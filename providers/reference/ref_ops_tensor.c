@@ -255,11 +255,19 @@ static tsr_status *view_run(ref_ctx *c, const view *v, tsr_tensor *dst, const ts
         } else if (rows) {
             TRY(mv_copy(c, dst, d, src, (uint64_t)(base + last[0]), (uint64_t)inner));
         } else {
-            for (int64_t k = 0; k < inner; k++) {
-                if (last[k] == MISSING)
+            /* runs of consecutive source elements as one copy each (a Tile
+             * along the last axis repeats the whole row: two runs, not one
+             * call per element) */
+            for (int64_t k = 0; k < inner;) {
+                if (last[k] == MISSING) {
                     TRY(mv_copy(c, dst, d + (uint64_t)k, fill, 0, 1));
-                else
-                    TRY(mv_copy(c, dst, d + (uint64_t)k, src, (uint64_t)(base + last[k]), 1));
+                    k++;
+                    continue;
+                }
+                int64_t run = 1;
+                while (k + run < inner && last[k + run] != MISSING && last[k + run] == last[k] + run) run++;
+                TRY(mv_copy(c, dst, d + (uint64_t)k, src, (uint64_t)(base + last[k]), (uint64_t)run));
+                k += run;
             }
         }
         for (int32_t a = r - 2; a >= 0; a--) {

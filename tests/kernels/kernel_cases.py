@@ -4,7 +4,7 @@ results must equal the plain definition bit for bit: TopK keeping k of n
 through a heap when k is small (ties to the lower index, NaN above every
 number, largest and smallest, float and int64, axis not last), and ArgMax /
 ArgMin over the channel axis of a segmentation map (first occurrence on
-ties, select_last_index). Expected outputs: numpy (a stable argsort of
+ties, select_last_index), and Tile (rows copied as runs). Expected outputs: numpy (a stable argsort of
 (key, index), argmax). `tessera test -p reference --rtol 0 --atol 0` runs
 them (ctest `reference_kernels`).
 usage: kernel_cases.py OUT_DIR (prints the case dirs, one a line)
@@ -79,10 +79,22 @@ def argmax_cases(out_dir):
               [("X", x)], [("Y", last[:, None].astype(np.int64))])
 
 
+def tile_cases(out_dir):
+    """Tile, whose rows the copy loop now moves as runs of consecutive
+    elements: repeats on the last axis and on others, and a Slice-like
+    single repeat."""
+    x = rng.standard_normal((2, 3, 5, 4)).astype(np.float32)
+    for name, reps in (("ref_tile_last_axis", [1, 1, 1, 3]), ("ref_tile_all_axes", [2, 1, 3, 2]),
+                       ("ref_tile_once", [1, 1, 1, 1])):
+        save_case(out_dir, name, helper.make_node("Tile", ["X", "R"], ["Y"]), [("X", x)],
+                  [("Y", np.tile(x, reps))], [("R", np.array(reps, dtype=np.int64))])
+
+
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     topk_cases(out_dir)
     argmax_cases(out_dir)
+    tile_cases(out_dir)
     return 0
 
 

@@ -644,6 +644,39 @@ def deconv_gemm_cases(out_dir):
               [("X", x)], [("Y", y)], [("WC", wc.reshape(16, 3, 1, 1)), ("WD", wd)])
 
 
+def slice_cases(out_dir):
+    """Slice (a C loop, odn_build_slice.c) inside fused work: rotate_half as
+    rotary attention writes it (MatMul -> two Slices of the last axis ->
+    Neg -> Concat -> Mul/Add with cos and sin), a backward slice with step
+    -2 and a start past the end, and step 3 over two axes. Numpy."""
+    x = rng.standard_normal((2, 5, 16)).astype(np.float32)
+    w = (rng.standard_normal((16, 16)) / 4).astype(np.float32)
+    cos, sin = rng.uniform(-1, 1, 16).astype(np.float32), rng.uniform(-1, 1, 16).astype(np.float32)
+    q = x.astype(np.float64) @ w
+    rot = np.concatenate([-q[..., 8:], q[..., :8]], axis=-1)
+    i64 = lambda v: np.array(v, dtype=np.int64)
+    save_case(out_dir, "odn_slice_rotate_half",
+              [helper.make_node("MatMul", ["X", "W"], ["Q"]),
+               helper.make_node("Slice", ["Q", "s0", "e8", "ax"], ["Q1"]),
+               helper.make_node("Slice", ["Q", "e8", "big", "ax"], ["Q2"]),
+               helper.make_node("Neg", ["Q2"], ["NQ2"]),
+               helper.make_node("Concat", ["NQ2", "Q1"], ["R"], axis=-1),
+               helper.make_node("Mul", ["Q", "cos"], ["A"]), helper.make_node("Mul", ["R", "sin"], ["B"]),
+               helper.make_node("Add", ["A", "B"], ["Y"])],
+              [("X", x)], [("Y", q * cos + rot * sin)],
+              [("W", w), ("cos", cos), ("sin", sin), ("s0", i64([0])), ("e8", i64([8])),
+               ("big", i64([2**62])), ("ax", i64([-1]))])
+    x = rng.standard_normal((3, 7, 10)).astype(np.float32)
+    save_case(out_dir, "odn_slice_backward",
+              [helper.make_node("Slice", ["X", "s", "e", "a", "st"], ["Y"])],
+              [("X", x)], [("Y", x[:, 100:0:-2, ::-1])],
+              [("s", i64([100, -1])), ("e", i64([0, -2**62])), ("a", i64([1, 2])), ("st", i64([-2, -1]))])
+    save_case(out_dir, "odn_slice_step3",
+              [helper.make_node("Relu", ["X"], ["R"]), helper.make_node("Slice", ["R", "s", "e", "a", "st"], ["Y"])],
+              [("X", x)], [("Y", np.maximum(x, 0)[1:, :, 2:9:3])],
+              [("s", i64([1, 2])), ("e", i64([3, 9])), ("a", i64([0, 2])), ("st", i64([1, 3]))])
+
+
 def deconv_tile_cases(out_dir):
     """The tiled ConvTranspose path (odn_build_deconv_tiles.c): bias or
     not, square and non-square tiles, one output channel, a fused Relu,
@@ -693,6 +726,7 @@ def lrn_ref(x, size, alpha=1e-4, beta=0.75, bias=1.0):
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     instnorm_cases(out_dir)
+    slice_cases(out_dir)
     deconv_gemm_cases(out_dir)
     broadcast_post_op_cases(out_dir)
     pad_cases(out_dir)

@@ -354,6 +354,10 @@ tsr_status *odn_build_instnorm(odn_plan *p, size_t index); /* a C loop: odn_buil
  * odn_build_pad.c */
 int odn_pad_check(const tsr_node *n, char *why, size_t why_size);
 tsr_status *odn_build_pad(odn_plan *p, size_t index);
+/* Slice of float data with constant starts/ends/axes/steps as a C loop:
+ * odn_build_slice.c */
+int odn_slice_check(const tsr_node *n, char *why, size_t why_size);
+tsr_status *odn_build_slice(odn_plan *p, size_t index);
 tsr_status *odn_build_reshape(odn_plan *p, size_t index); /* Reshape, Flatten, Identity */
 tsr_status *odn_build_transpose(odn_plan *p, size_t index);
 /* Transpose -> (Log)Softmax -> inverse Transpose from node `index` as one

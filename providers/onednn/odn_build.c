@@ -34,6 +34,7 @@ tsr_status *odn_build_node(odn_plan *p, size_t index) {
     if (strcmp(op, "LayerNormalization") == 0) return odn_build_layernorm(p, index);
     if (strcmp(op, "InstanceNormalization") == 0) return odn_build_instnorm(p, index);
     if (strcmp(op, "Pad") == 0) return odn_build_pad(p, index);
+    if (strcmp(op, "Slice") == 0) return odn_build_slice(p, index);
     if (strcmp(op, "Reshape") == 0 || strcmp(op, "Flatten") == 0 || strcmp(op, "Identity") == 0)
         return odn_build_reshape(p, index);
     if (strcmp(op, "Transpose") == 0) return odn_build_transpose(p, index);

@@ -275,7 +275,7 @@ static int check_types(const tsr_node *n, char *why, size_t size) {
         const tsr_value_info *v = odn_host->node_input(n, k);
         /* shape, axes, roi, scales and sizes operands are read at build time */
         if (!v || (k == 1 && (is(op, "Reshape") || odn_reduce_known(op) || odn_logsum_known(op))) ||
-            (k >= 1 && (is(op, "Resize") || is(op, "Upsample") || is(op, "Split") || is(op, "Pad"))))
+            (k >= 1 && (is(op, "Resize") || is(op, "Upsample") || is(op, "Split") || is(op, "Pad") || is(op, "Slice"))))
             continue;
         int32_t t = odn_host->value_elem_type(v);
         if (t != TSR_FLOAT && t != TSR_FLOAT16)
@@ -305,7 +305,7 @@ int odn_claim_check(const tsr_node *n, char *why, size_t size) {
                  is(op, "AveragePool") || is(op, "GlobalAveragePool") || is(op, "GlobalMaxPool") ||
                  is(op, "BatchNormalization") || is(op, "Softmax") || is(op, "LogSoftmax") ||
                  is(op, "LayerNormalization") || is(op, "Reshape") || is(op, "Flatten") ||
-                 is(op, "Identity") || is(op, "Transpose") || is(op, "Erf") || is(op, "Concat") || odn_reduce_known(op) || odn_logsum_known(op) || is(op, "LRN") || is(op, "InstanceNormalization") || is(op, "Pad") || is(op, "Resize") || is(op, "Upsample") || is(op, "Split") ||
+                 is(op, "Identity") || is(op, "Transpose") || is(op, "Erf") || is(op, "Concat") || odn_reduce_known(op) || odn_logsum_known(op) || is(op, "LRN") || is(op, "InstanceNormalization") || is(op, "Pad") || is(op, "Slice") || is(op, "Resize") || is(op, "Upsample") || is(op, "Split") ||
                  odn_binary_alg(op) || odn_eltwise_of(n, el) > 0;
     /* int8: oneDNN's int8 matmul and convolution, with their own checks
      * (odn_claim_quant.c) */
@@ -381,6 +381,7 @@ int odn_claim_check(const tsr_node *n, char *why, size_t size) {
         return 0;
     }
     if (is(op, "Pad")) return odn_pad_check(n, why, size); /* odn_build_pad.c */
+    if (is(op, "Slice")) return odn_slice_check(n, why, size); /* odn_build_slice.c */
     if (is(op, "InstanceNormalization")) {
         int32_t rk = in_rank(n, 0);
         if (rk < 3 || rk > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "InstanceNormalization on rank %d input", (int)rk);

@@ -64,7 +64,7 @@ if [ -n "$py" ] && "$py" -c 'import onnx, numpy' 2>/dev/null; then
   resize_rt=$("$py" "$here/resize_rt_cases.py" "$work/resize_rt") || { echo "resize_rt_cases.py failed"; exit 1; }
   # shellcheck disable=SC2086
   const=$("$py" "$here/const_cases.py" --f32 "$work/const" \
-          $(for d in "$suite"/node/test_resize_* "$suite"/node/test_reduce_log_sum* "$suite"/node/test_*_pad \
+          $(for d in "$suite"/node/test_resize_* "$suite"/node/test_reduce_log_sum* "$suite"/node/test_slice* "$suite"/node/test_*_pad \
                      "$suite"/node/test_*_pad_*; do
               case "$d" in *expanded*) ;; *) [ -d "$d" ] && echo "$d" ;; esac; done)) ||
     { echo "const_cases.py failed"; exit 1; }

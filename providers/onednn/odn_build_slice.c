@@ -1,0 +1,149 @@
+/* Slice of float data as a C loop over plain memory (constant starts, ends,
+ * axes and steps). Exporters write Slice on activations in the middle of
+ * fused work: rotate_half in every rotary attention (x[..., :d/2],
+ * x[..., d/2:]), YOLO heads, chunked projections; on the reference
+ * provider each one split the oneDNN piece. Each output row maps to one
+ * input row; along the last axis the slice is one memcpy when its step is
+ * 1. The bounds follow ONNX (Python's slicing): negative starts and ends
+ * count from the end, then clamp to [0, dim] (step > 0) or [-1, dim - 1]
+ * (step < 0). */
+#include <string.h>
+
+#include "odn.h"
+
+typedef struct slice_loop {
+    int32_t rank;
+    int64_t in[ODN_MAX_RANK], out[ODN_MAX_RANK], start[ODN_MAX_RANK], step[ODN_MAX_RANK];
+} slice_loop;
+
+static tsr_status *run_slice(const void *vctx, dnnl_memory_t src, dnnl_memory_t dst) {
+    const slice_loop *l = vctx;
+    void *hx = NULL, *hy = NULL;
+    dnnl_memory_get_data_handle(src, &hx);
+    dnnl_memory_get_data_handle(dst, &hy);
+    const float *x = hx;
+    float *y = hy;
+    int32_t r = l->rank, last = r - 1;
+    int64_t rows = 1;
+    for (int32_t d = 0; d < last; d++) rows *= l->out[d];
+    int64_t width = l->out[last];
+    if (rows == 0 || width == 0) return NULL;
+    if (!x || !y) return odn_host->status_new(TSR_ERR_PROVIDER, "onednn: Slice memory");
+    int64_t s0 = l->start[last], st = l->step[last];
+#pragma omp parallel for if (rows * width > 65536) schedule(static)
+    for (int64_t row = 0; row < rows; row++) {
+        int64_t in_row = 0, rem = row, stride = 1;
+        for (int32_t d = last - 1; d >= 0; d--) {
+            int64_t o = rem % l->out[d];
+            rem /= l->out[d];
+            in_row += (l->start[d] + o * l->step[d]) * stride;
+            stride *= l->in[d];
+        }
+        const float *xr = x + in_row * l->in[last];
+        float *yr = y + row * width;
+        if (st == 1) memcpy(yr, xr + s0, sizeof(float) * (size_t)width);
+        else
+            for (int64_t j = 0; j < width; j++) yr[j] = xr[s0 + j * st];
+    }
+    return NULL;
+}
+
+/* The constant int64/int32 vector input k of n into v (at most max
+ * values): its length, or -1. */
+static int64_t const_ints(const tsr_node *n, size_t k, int64_t *v, int64_t max) {
+    const tsr_value_info *vi = k < odn_host->node_input_count(n) ? odn_host->node_input(n, k) : NULL;
+    const tsr_tensor *t = vi ? odn_host->value_constant(vi) : NULL;
+    if (!t || t->rank != 1 || t->dims[0] < 0 || t->dims[0] > max) return -1;
+    size_t es = t->elem_type == TSR_INT64 ? 8 : t->elem_type == TSR_INT32 ? 4 : 0;
+    if (!es || t->nbytes != (size_t)t->dims[0] * es) return -1;
+    for (int64_t i = 0; i < t->dims[0]; i++) v[i] = es == 8 ? ((const int64_t *)t->data)[i] : ((const int32_t *)t->data)[i];
+    return t->dims[0];
+}
+
+/* starts, ends, axes (normalised, distinct) and steps of n for a rank-r
+ * input: false when they are not constants or do not fit. */
+static bool slice_params(const tsr_node *n, int32_t r, int64_t *count, int64_t *starts, int64_t *ends, int64_t *axes,
+                         int64_t *steps) {
+    int64_t c;
+    if (odn_host->node_opset(n) < 10) {
+        size_t cs = 0, ce = 0, ca = 0;
+        const int64_t *s = odn_attr_ints(n, "starts", &cs), *e = odn_attr_ints(n, "ends", &ce);
+        const int64_t *a = odn_attr_ints(n, "axes", &ca);
+        if (!s || !e || cs != ce || cs > (size_t)r || (a && ca != cs)) return false;
+        c = (int64_t)cs;
+        for (int64_t i = 0; i < c; i++) starts[i] = s[i], ends[i] = e[i], axes[i] = a ? a[i] : i, steps[i] = 1;
+    } else {
+        c = const_ints(n, 1, starts, ODN_MAX_RANK);
+        if (c < 0 || const_ints(n, 2, ends, ODN_MAX_RANK) != c) return false;
+        bool has_axes = odn_host->node_input_count(n) > 3 && odn_host->node_input(n, 3);
+        bool has_steps = odn_host->node_input_count(n) > 4 && odn_host->node_input(n, 4);
+        if (has_axes && const_ints(n, 3, axes, ODN_MAX_RANK) != c) return false;
+        if (has_steps && const_ints(n, 4, steps, ODN_MAX_RANK) != c) return false;
+        for (int64_t i = 0; i < c; i++) {
+            if (!has_axes) axes[i] = i;
+            if (!has_steps) steps[i] = 1;
+        }
+    }
+    bool seen[ODN_MAX_RANK] = {false};
+    for (int64_t i = 0; i < c; i++) {
+        if (axes[i] < -r || axes[i] >= r || steps[i] == 0) return false;
+        if (steps[i] == INT64_MIN) steps[i] = -INT64_MAX; /* so -step exists; the length is the same */
+        if (axes[i] < 0) axes[i] += r;
+        if (seen[axes[i]]) return false;
+        seen[axes[i]] = true;
+    }
+    *count = c;
+    return true;
+}
+
+int odn_slice_check(const tsr_node *n, char *why, size_t size) {
+    int32_t r = odn_host->value_rank(odn_host->node_input(n, 0));
+    if (r < 1 || r > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "Slice of a rank %d input", (int)r);
+    int64_t c, s[ODN_MAX_RANK], e[ODN_MAX_RANK], a[ODN_MAX_RANK], st[ODN_MAX_RANK];
+    if (!slice_params(n, r, &c, s, e, a, st))
+        return odn_decline(why, size, TSR_DECLINE_OTHER, "starts, ends, axes or steps are not constants (or malformed)");
+    return 0;
+}
+
+/* ONNX's bounds, as Python slices them (and the reference provider): the
+ * first index and the length along a dim of d. */
+static void bounds(int64_t d, int64_t s, int64_t e, int64_t k, int64_t *first, int64_t *len) {
+    if (s < 0) s += d;
+    if (e < 0) e += d;
+    if (k > 0) {
+        s = s < 0 ? 0 : s > d ? d : s;
+        e = e < 0 ? 0 : e > d ? d : e;
+        *len = e > s ? (e - s - 1) / k + 1 : 0;
+    } else {
+        s = s < 0 ? -1 : s > d - 1 ? d - 1 : s;
+        e = e < -1 ? -1 : e > d - 1 ? d - 1 : e;
+        *len = s > e ? (s - e - 1) / -k + 1 : 0;
+    }
+    *first = s;
+}
+
+tsr_status *odn_build_slice(odn_plan *p, size_t index) {
+    const tsr_node *n = p->nodes[index];
+    odn_value *x = odn_plan_value(p, odn_host->node_input(n, 0));
+    odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
+    if (!x || !y || !x->produced || x->rank < 1) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: Slice inputs");
+    slice_loop *l = odn_plan_alloc(p, sizeof *l);
+    if (!l) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
+    memset(l, 0, sizeof *l);
+    l->rank = x->rank;
+    int64_t c, s[ODN_MAX_RANK], e[ODN_MAX_RANK], a[ODN_MAX_RANK], st[ODN_MAX_RANK];
+    if (!slice_params(n, x->rank, &c, s, e, a, st)) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: Slice parameters");
+    for (int32_t d = 0; d < x->rank; d++) {
+        l->in[d] = l->out[d] = x->dims[d];
+        l->step[d] = 1;
+    }
+    for (int64_t i = 0; i < c; i++) {
+        int32_t d = (int32_t)a[i];
+        bounds(x->dims[d], s[i], e[i], st[i], &l->start[d], &l->out[d]);
+        l->step[d] = st[i];
+    }
+    dnnl_memory_t src;
+    tsr_status *sst = odn_plan_plain_mem(p, x, n, &src);
+    if (!sst) sst = odn_plan_define(p, y, x->rank, l->out, NULL, n);
+    return sst ? sst : odn_plan_add_loop(p, run_slice, l, src, y->mem, n);
+}

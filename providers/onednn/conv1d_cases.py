@@ -16,38 +16,14 @@ session. Expected outputs come from a direct numpy convolution in float64.
 usage: conv1d_cases.py OUT_DIR (prints the case dirs, one a line)
 """
 import math
-import os
 import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
 
-OPSET = 17
+from dynamic_cases import save_dynamic_case as save_case
+
 rng = np.random.default_rng(20261210)
-
-
-def save_case(out_dir, name, nodes, inputs, outputs, datasets, inits=()):
-    """inputs/outputs: (name, dims, str for a symbol); datasets: list of
-    (input arrays, output arrays) in the order of inputs/outputs."""
-    g = helper.make_graph(
-        nodes, name,
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, d) for n, d in inputs],
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, d) for n, d in outputs],
-        [numpy_helper.from_array(a if a.dtype == np.int64 else a.astype(np.float32), n) for n, a in inits])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
-    onnx.checker.check_model(m)
-    d = os.path.join(out_dir, name)
-    os.makedirs(d, exist_ok=True)
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    for k, (ins, outs) in enumerate(datasets):
-        sd = os.path.join(d, "test_data_set_%d" % k)
-        os.makedirs(sd, exist_ok=True)
-        for prefix, specs, arrs in (("input", inputs, ins), ("output", outputs, outs)):
-            for i, ((n, _), a) in enumerate(zip(specs, arrs)):
-                with open(os.path.join(sd, "%s_%d.pb" % (prefix, i)), "wb") as f:
-                    f.write(numpy_helper.from_array(np.asarray(a, np.float32), n).SerializeToString())
-    print(d)
 
 
 def conv1d(x, w, b=None, stride=1, pads=(0, 0), dil=1, group=1):

@@ -28,7 +28,7 @@ def save_dynamic_case(out_dir, name, nodes, inputs, outputs, datasets, inits=())
         nodes, name,
         [helper.make_tensor_value_info(n, TensorProto.FLOAT, d) for n, d in inputs],
         [helper.make_tensor_value_info(n, TensorProto.FLOAT, d) for n, d in outputs],
-        [numpy_helper.from_array(a, n) for n, a in inits])
+        [numpy_helper.from_array(a if a.dtype == np.int64 else a.astype(np.float32), n) for n, a in inits])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
     onnx.checker.check_model(m)
     d = os.path.join(out_dir, name)
@@ -40,7 +40,7 @@ def save_dynamic_case(out_dir, name, nodes, inputs, outputs, datasets, inits=())
         for prefix, specs, arrs in (("input", inputs, ins), ("output", outputs, outs)):
             for i, ((n, _), a) in enumerate(zip(specs, arrs)):
                 with open(os.path.join(sd, "%s_%d.pb" % (prefix, i)), "wb") as f:
-                    f.write(numpy_helper.from_array(a.astype(np.float32), n).SerializeToString())
+                    f.write(numpy_helper.from_array(np.asarray(a, np.float32), n).SerializeToString())
     print(d)
 
 

@@ -33,6 +33,10 @@ int64_t odn_attr_int(const tsr_node *n, const char *name, int64_t dflt);
 float odn_attr_float(const tsr_node *n, const char *name, float dflt);
 /* The INTS attribute `name`: its values and count, or NULL and 0 when absent. */
 const int64_t *odn_attr_ints(const tsr_node *n, const char *name, size_t *count);
+/* The constant int64 or int32 vector input k of n into v (at most max
+ * values): its length, or -1 when it is not such a constant (Pad's pads,
+ * Slice's starts...). */
+int64_t odn_const_ints(const tsr_node *n, size_t k, int64_t *v, int64_t max);
 /* True when the STRING attribute `name` equals `want`; `dflt` when absent. */
 bool odn_attr_string_is(const tsr_node *n, const char *name, const char *want, bool dflt);
 

@@ -73,3 +73,14 @@ int odn_decline(char *why, size_t size, int reason, const char *fmt, ...) {
     va_end(ap);
     return reason;
 }
+
+int64_t odn_const_ints(const tsr_node *n, size_t k, int64_t *v, int64_t max) {
+    const tsr_value_info *vi = k < odn_host->node_input_count(n) ? odn_host->node_input(n, k) : NULL;
+    const tsr_tensor *t = vi ? odn_host->value_constant(vi) : NULL;
+    if (!t || t->rank != 1 || t->dims[0] < 0 || t->dims[0] > max) return -1;
+    size_t es = t->elem_type == TSR_INT64 ? 8 : t->elem_type == TSR_INT32 ? 4 : 0;
+    if (!es || t->nbytes != (size_t)t->dims[0] * es) return -1;
+    for (int64_t i = 0; i < t->dims[0]; i++)
+        v[i] = es == 8 ? ((const int64_t *)t->data)[i] : ((const int32_t *)t->data)[i];
+    return t->dims[0];
+}

@@ -14,7 +14,7 @@
  * with height 1. The output is channels-last inside a piece. */
 #include <string.h>
 
-#include "odn.h"
+#include "odn_quant.h"
 
 typedef struct deconv_gather {
     int64_t N, H, W, M, kh, kw, OH, OW;
@@ -22,16 +22,10 @@ typedef struct deconv_gather {
     const float *bias;              /* M values, or NULL */
 } deconv_gather;
 
-static void *handle(dnnl_memory_t m) {
-    void *h = NULL;
-    if (m) dnnl_memory_get_data_handle(m, &h);
-    return h;
-}
-
 static tsr_status *run_gather(const void *vctx, dnnl_memory_t src, dnnl_memory_t dst) {
     const deconv_gather *g = vctx;
-    const float *cols = handle(src);
-    float *y = handle(dst);
+    const float *cols = odn_q_handle(src);
+    float *y = odn_q_handle(dst);
     if (!cols || !y) return odn_host->status_new(TSR_ERR_PROVIDER, "onednn: ConvTranspose memory");
     int64_t M = g->M, KM = g->kh * g->kw * M, rows = g->N * g->OH;
 #pragma omp parallel for if (rows * g->OW * M > 65536) schedule(static)

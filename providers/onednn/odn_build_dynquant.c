@@ -14,7 +14,7 @@
 #include <omp.h>
 #include <string.h>
 
-#include "odn.h"
+#include "odn_quant.h"
 
 static bool is_int_source(int32_t t) { return t == TSR_INT32 || t == TSR_INT8 || t == TSR_UINT8; }
 
@@ -65,12 +65,6 @@ typedef struct dql_loop {
     int64_t count;
     dnnl_memory_t scale, zero_point;
 } dql_loop;
-
-static void *handle(dnnl_memory_t m) {
-    void *h = NULL;
-    if (m) dnnl_memory_get_data_handle(m, &h);
-    return h;
-}
 
 /* The two passes' inner loops, compiled for AVX-512 and AVX2 as well as
  * the baseline ISA and picked at load time: at SSE2 they took a sixth of a
@@ -147,10 +141,10 @@ static void share(int64_t count, int t, int nt, int64_t *lo, int64_t *hi) {
 
 static tsr_status *run_dql(const void *vctx, dnnl_memory_t src, dnnl_memory_t dst) {
     const dql_loop *l = vctx;
-    const float *x = handle(src);
-    uint8_t *y = handle(dst);
-    float *scale_out = handle(l->scale);
-    uint8_t *zp_out = handle(l->zero_point);
+    const float *x = odn_q_handle(src);
+    uint8_t *y = odn_q_handle(dst);
+    float *scale_out = odn_q_handle(l->scale);
+    uint8_t *zp_out = odn_q_handle(l->zero_point);
     if ((!x || !y) && l->count) return odn_host->status_new(TSR_ERR_PROVIDER, "onednn: DynamicQuantizeLinear memory");
     if (!scale_out || !zp_out) return odn_host->status_new(TSR_ERR_PROVIDER, "onednn: DynamicQuantizeLinear memory");
     int64_t count = l->count;
@@ -221,8 +215,8 @@ typedef struct half_round {
 
 static tsr_status *run_half_round(const void *vctx, dnnl_memory_t src, dnnl_memory_t dst) {
     int64_t count = ((const half_round *)vctx)->count;
-    const float *x = handle(src);
-    float *y = handle(dst);
+    const float *x = odn_q_handle(src);
+    float *y = odn_q_handle(dst);
     if (count && (!x || !y)) return odn_host->status_new(TSR_ERR_PROVIDER, "onednn: Cast memory");
 #pragma omp parallel for if (count > 65536) schedule(static)
     for (int64_t i0 = 0; i0 < count; i0 += 1024) {

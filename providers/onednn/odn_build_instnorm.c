@@ -11,19 +11,13 @@
  * (sample, channel) rows are shared among the run's OpenMP threads. */
 #include <math.h>
 
-#include "odn.h"
+#include "odn_quant.h"
 
 typedef struct instnorm_loop {
     int64_t rows, channels, run; /* rows = N * C, run = spatial size */
     float eps;
     dnnl_memory_t scale, bias;
 } instnorm_loop;
-
-static void *handle(dnnl_memory_t m) {
-    void *h = NULL;
-    if (m) dnnl_memory_get_data_handle(m, &h);
-    return h;
-}
 
 static void normalize_row(const float *x, float *y, int64_t run, float eps, float scale, float bias) {
     double sum = 0.0;
@@ -40,8 +34,8 @@ static void normalize_row(const float *x, float *y, int64_t run, float eps, floa
 
 static tsr_status *run_instnorm(const void *vctx, dnnl_memory_t src, dnnl_memory_t dst) {
     const instnorm_loop *l = vctx;
-    const float *x = handle(src), *scale = handle(l->scale), *bias = handle(l->bias);
-    float *y = handle(dst);
+    const float *x = odn_q_handle(src), *scale = odn_q_handle(l->scale), *bias = odn_q_handle(l->bias);
+    float *y = odn_q_handle(dst);
     if (!x || !y || !scale || !bias) return odn_host->status_new(TSR_ERR_PROVIDER, "onednn: InstanceNormalization memory");
 #pragma omp parallel for if (l->rows * l->run > 65536) schedule(static)
     for (int64_t r = 0; r < l->rows; r++) {

@@ -94,19 +94,6 @@ static int pad_mode(const tsr_node *n) {
     return -1;
 }
 
-/* The constant int64 or int32 vector input k of n into v (at most max
- * values); its length, or -1 when it is not such a constant. */
-static int64_t const_ints(const tsr_node *n, size_t k, int64_t *v, int64_t max) {
-    const tsr_value_info *vi = k < odn_host->node_input_count(n) ? odn_host->node_input(n, k) : NULL;
-    const tsr_tensor *t = vi ? odn_host->value_constant(vi) : NULL;
-    if (!t || t->rank != 1 || t->dims[0] < 0 || t->dims[0] > max) return -1;
-    size_t es = t->elem_type == TSR_INT64 ? 8 : t->elem_type == TSR_INT32 ? 4 : 0;
-    if (!es || t->nbytes != (size_t)t->dims[0] * es) return -1;
-    for (int64_t i = 0; i < t->dims[0]; i++)
-        v[i] = es == 8 ? ((const int64_t *)t->data)[i] : ((const int32_t *)t->data)[i];
-    return t->dims[0];
-}
-
 /* pads as [begin..., end...] over every dim of a rank-r input; false when
  * they are not constants or do not fit the rank. */
 static bool full_pads(const tsr_node *n, int32_t r, int64_t *pads) {
@@ -119,9 +106,9 @@ static bool full_pads(const tsr_node *n, int32_t r, int64_t *pads) {
         memcpy(pads, a, c * sizeof *a);
         return true;
     }
-    int64_t np = const_ints(n, 1, raw, 2 * ODN_MAX_RANK);
+    int64_t np = odn_const_ints(n, 1, raw, 2 * ODN_MAX_RANK);
     bool has_axes = odn_host->node_input_count(n) > 3 && odn_host->node_input(n, 3);
-    int64_t na = has_axes ? const_ints(n, 3, axes, ODN_MAX_RANK) : r;
+    int64_t na = has_axes ? odn_const_ints(n, 3, axes, ODN_MAX_RANK) : r;
     if (np < 0 || na < 0 || np != 2 * na) return false;
     bool seen[ODN_MAX_RANK] = {false};
     for (int64_t k = 0; k < na; k++) {

@@ -48,18 +48,6 @@ static tsr_status *run_slice(const void *vctx, dnnl_memory_t src, dnnl_memory_t 
     return NULL;
 }
 
-/* The constant int64/int32 vector input k of n into v (at most max
- * values): its length, or -1. */
-static int64_t const_ints(const tsr_node *n, size_t k, int64_t *v, int64_t max) {
-    const tsr_value_info *vi = k < odn_host->node_input_count(n) ? odn_host->node_input(n, k) : NULL;
-    const tsr_tensor *t = vi ? odn_host->value_constant(vi) : NULL;
-    if (!t || t->rank != 1 || t->dims[0] < 0 || t->dims[0] > max) return -1;
-    size_t es = t->elem_type == TSR_INT64 ? 8 : t->elem_type == TSR_INT32 ? 4 : 0;
-    if (!es || t->nbytes != (size_t)t->dims[0] * es) return -1;
-    for (int64_t i = 0; i < t->dims[0]; i++) v[i] = es == 8 ? ((const int64_t *)t->data)[i] : ((const int32_t *)t->data)[i];
-    return t->dims[0];
-}
-
 /* starts, ends, axes (normalised, distinct) and steps of n for a rank-r
  * input: false when they are not constants or do not fit. */
 static bool slice_params(const tsr_node *n, int32_t r, int64_t *count, int64_t *starts, int64_t *ends, int64_t *axes,
@@ -73,12 +61,12 @@ static bool slice_params(const tsr_node *n, int32_t r, int64_t *count, int64_t *
         c = (int64_t)cs;
         for (int64_t i = 0; i < c; i++) starts[i] = s[i], ends[i] = e[i], axes[i] = a ? a[i] : i, steps[i] = 1;
     } else {
-        c = const_ints(n, 1, starts, ODN_MAX_RANK);
-        if (c < 0 || const_ints(n, 2, ends, ODN_MAX_RANK) != c) return false;
+        c = odn_const_ints(n, 1, starts, ODN_MAX_RANK);
+        if (c < 0 || odn_const_ints(n, 2, ends, ODN_MAX_RANK) != c) return false;
         bool has_axes = odn_host->node_input_count(n) > 3 && odn_host->node_input(n, 3);
         bool has_steps = odn_host->node_input_count(n) > 4 && odn_host->node_input(n, 4);
-        if (has_axes && const_ints(n, 3, axes, ODN_MAX_RANK) != c) return false;
-        if (has_steps && const_ints(n, 4, steps, ODN_MAX_RANK) != c) return false;
+        if (has_axes && odn_const_ints(n, 3, axes, ODN_MAX_RANK) != c) return false;
+        if (has_steps && odn_const_ints(n, 4, steps, ODN_MAX_RANK) != c) return false;
         for (int64_t i = 0; i < c; i++) {
             if (!has_axes) axes[i] = i;
             if (!has_steps) steps[i] = 1;

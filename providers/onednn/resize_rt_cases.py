@@ -21,8 +21,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
+
+from shape_cases import i64, save_case
 
 rng = np.random.default_rng(20260612)
 
@@ -36,34 +37,6 @@ RESIZES = {
     "odn_resize_rt_scales_input": ["scales_linear", "scales_nearest"],
     "odn_resize_rt_resize10": ["resize10"],
 }
-
-
-def save_case(out_dir, name, nodes, inputs, outputs, datasets, inits=(), opset=13):
-    """inputs/outputs: (name, elem type, dims with str for symbols);
-    datasets: list of (input arrays, output arrays) in that order."""
-    g = helper.make_graph(
-        nodes, name,
-        [helper.make_tensor_value_info(n, t, d) for n, t, d in inputs],
-        [helper.make_tensor_value_info(n, t, d) for n, t, d in outputs],
-        [numpy_helper.from_array(a, n) for n, a in inits])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    onnx.checker.check_model(m)
-    d = os.path.join(out_dir, name)
-    os.makedirs(d, exist_ok=True)
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    np_type = {TensorProto.FLOAT: np.float32, TensorProto.INT64: np.int64}
-    for k, (ins, outs) in enumerate(datasets):
-        sd = os.path.join(d, "test_data_set_%d" % k)
-        os.makedirs(sd, exist_ok=True)
-        for prefix, specs, arrs in (("input", inputs, ins), ("output", outputs, outs)):
-            for i, ((n, t, _), a) in enumerate(zip(specs, arrs)):
-                with open(os.path.join(sd, "%s_%d.pb" % (prefix, i)), "wb") as f:
-                    f.write(numpy_helper.from_array(np.asarray(a).astype(np_type[t]), n).SerializeToString())
-    print(d)
-
-
-def i64(name, values):
-    return (name, np.array(values, dtype=np.int64))
 
 
 # --- ONNX Resize in numpy (float64), one axis at a time ---------------------

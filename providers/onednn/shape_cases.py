@@ -28,7 +28,7 @@ RESHAPES = {
 }
 
 
-def save_case(out_dir, name, nodes, inputs, outputs, datasets, inits=()):
+def save_case(out_dir, name, nodes, inputs, outputs, datasets, inits=(), opset=OPSET):
     """inputs/outputs: (name, elem type, dims with str for symbols);
     datasets: list of (input arrays, output arrays) in that order."""
     g = helper.make_graph(
@@ -36,7 +36,7 @@ def save_case(out_dir, name, nodes, inputs, outputs, datasets, inits=()):
         [helper.make_tensor_value_info(n, t, d) for n, t, d in inputs],
         [helper.make_tensor_value_info(n, t, d) for n, t, d in outputs],
         [numpy_helper.from_array(a, n) for n, a in inits])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
     onnx.checker.check_model(m)
     d = os.path.join(out_dir, name)
     os.makedirs(d, exist_ok=True)

@@ -102,6 +102,12 @@ typedef struct odn_value {
 } odn_value;
 
 typedef struct odn_plan odn_plan;
+
+/* The provider's options (tessera --provider-option onednn:KEY=VALUE). */
+typedef struct odn_options {
+    bool winograd;    /* winograd=0|1: 3x3 stride-1 convolutions may use Winograd */
+    bool packed_gemm; /* packed_gemm=0|1: constant-weight matmuls may use odn_sgemm.c */
+} odn_options;
 typedef struct odn_const_cache odn_const_cache;
 
 /* A hash table from pointers to indices (odn_plan_index.c); putting a key
@@ -132,7 +138,12 @@ struct odn_plan {
     bool fuse; /* absorb following nodes as post-ops (off when that left oneDNN without a fast kernel) */
     dnnl_engine_t engine;
     dnnl_stream_t stream;
-    bool winograd; /* 3x3 stride-1 convolutions may use Winograd */
+    bool winograd;    /* 3x3 stride-1 convolutions may use Winograd */
+    bool packed_gemm; /* constant-weight matmuls may use the packed GEMM */
+    /* the packed GEMM's per-thread A blocks, shared by its steps (a plan's
+     * steps run one at a time), sized for sgemm_threads (odn_build_sgemm.c) */
+    float *sgemm_scratch;
+    int sgemm_threads;
     void *once_scratch; /* the scratchpad of constant reorders while building */
     size_t once_scratch_size;
     odn_const_cache *consts; /* the piece's, outliving the plan */
@@ -191,7 +202,7 @@ struct odn_plan {
 /* Builds a plan for `piece` with the given input tensors (dims taken from
  * them; data unused) or, when `inputs` is NULL, from the shapes the graph
  * declares; fails with TSR_ERR_NOT_SUPPORTED when one is unknown. */
-tsr_status *odn_plan_build(dnnl_engine_t engine, dnnl_stream_t stream, bool winograd, odn_const_cache *consts,
+tsr_status *odn_plan_build(dnnl_engine_t engine, dnnl_stream_t stream, const odn_options *opt, odn_const_cache *consts,
                            const tsr_graph *piece, const tsr_tensor *const *inputs, odn_plan **out);
 void odn_plan_free(odn_plan *p);
 /* Value inputs: non-constant int64 piece inputs (a Reshape's shape computed
@@ -347,6 +358,15 @@ tsr_status *odn_build_node(odn_plan *p, size_t index);
 tsr_status *odn_build_conv(odn_plan *p, size_t index);
 tsr_status *odn_build_matmul(odn_plan *p, size_t index);
 tsr_status *odn_build_gemm(odn_plan *p, size_t index);
+/* Runs a matmul with constant 2-D weights (and bias, post-ops in `attr`
+ * whose operands are post_args) as the packed-weights GEMM when oneDNN's
+ * choice `pd` is its gemm:jit kernel (odn_build_sgemm.c). *done says
+ * whether it did; when not, nothing was added to the plan. */
+tsr_status *odn_sgemm_try(odn_plan *p, const tsr_node *n, const_dnnl_primitive_desc_t pd, const void *const_key,
+                          dnnl_memory_t a_mem, const dnnl_memory_desc_t *a_md, dnnl_memory_t b_mem,
+                          const dnnl_memory_desc_t *b_md, dnnl_memory_t bias_mem, const_dnnl_primitive_attr_t attr,
+                          odn_value *last, int32_t onnx_rank, const int64_t *onnx_dims,
+                          const dnnl_exec_arg_t *post_args, int npost, bool *done);
 tsr_status *odn_build_pool(odn_plan *p, size_t index);
 tsr_status *odn_build_batchnorm(odn_plan *p, size_t index);
 tsr_status *odn_build_eltwise(odn_plan *p, size_t index);

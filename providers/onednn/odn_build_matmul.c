@@ -50,10 +50,11 @@ static tsr_status *finish_matmul(odn_plan *p, const tsr_node *n, dnnl_memory_t a
     if (const_key) st = dnnl_memory_desc_init_by_tag(&w_any, r, wd, dnnl_f32, dnnl_format_tag_any);
     else w_any = *b_md;
     bool plain_dst = last->output_index >= 0 || r != onnx_rank;
+    bool transposed = false;
     if (st == dnnl_success)
-        st = plain_dst                              ? odn_plain_md(&dst_md, r, out)
-             : transposed_dst(p, last, r, out, &dst_md) ? dnnl_success
-                                                        : dnnl_memory_desc_init_by_tag(&dst_md, r, od, dnnl_f32, dnnl_format_tag_any);
+        st = plain_dst                                            ? odn_plain_md(&dst_md, r, out)
+             : (transposed = transposed_dst(p, last, r, out, &dst_md)) ? dnnl_success
+                                                                      : dnnl_memory_desc_init_by_tag(&dst_md, r, od, dnnl_f32, dnnl_format_tag_any);
     if (st != dnnl_success) return odn_dnnl_error(n, "matmul layouts", st);
     dnnl_matmul_desc_t d;
     st = dnnl_matmul_desc_init(&d, a_md, &w_any, bias_md, &dst_md);
@@ -65,12 +66,21 @@ static tsr_status *finish_matmul(odn_plan *p, const tsr_node *n, dnnl_memory_t a
     if (st == dnnl_success && !plain_dst && dst_md.format_kind == dnnl_blocked && odn_impl_is_ref(odn_impl_name(pd))) {
         dnnl_primitive_desc_destroy(pd);
         pd = NULL;
+        transposed = false;
         st = dnnl_memory_desc_init_by_tag(&dst_md, r, od, dnnl_f32, dnnl_format_tag_any);
         if (st == dnnl_success) st = dnnl_matmul_desc_init(&d, a_md, &w_any, bias_md, &dst_md);
         if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &d, attr, p->engine, NULL);
     }
     if (st != dnnl_success) return odn_dnnl_error(n, "matmul setup", st);
+    bool packed = false;
     tsr_status *s = NULL;
+    if (r == 2 && !transposed)
+        s = odn_sgemm_try(p, n, pd, const_key, a_mem, a_md, b_mem, b_md, bias_mem, attr, last, onnx_rank, onnx_dims,
+                          args + 2, nargs - 2, &packed);
+    if (s || packed) {
+        dnnl_primitive_desc_destroy(pd);
+        return s;
+    }
     dnnl_memory_t w_mem = b_mem;
     const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     if (const_key && !dnnl_memory_desc_equal(want, b_md))

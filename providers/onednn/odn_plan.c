@@ -574,14 +574,15 @@ static tsr_status *collect_values(odn_plan *p, const tsr_tensor *const *inputs) 
     return NULL;
 }
 
-static tsr_status *plan_build(dnnl_engine_t engine, dnnl_stream_t stream, bool winograd, odn_const_cache *consts,
+static tsr_status *plan_build(dnnl_engine_t engine, dnnl_stream_t stream, const odn_options *opt, odn_const_cache *consts,
                               const tsr_graph *piece, const tsr_tensor *const *inputs, bool fuse, odn_plan **out) {
     odn_plan *p = calloc(1, sizeof *p);
     if (!p) return no_memory();
     p->fuse = fuse;
     p->engine = engine;
     p->stream = stream;
-    p->winograd = winograd;
+    p->winograd = opt->winograd;
+    p->packed_gemm = opt->packed_gemm;
     p->consts = consts;
     p->piece = piece;
     p->node_count = odn_host->graph_node_count(piece);
@@ -616,11 +617,11 @@ static tsr_status *plan_build(dnnl_engine_t engine, dnnl_stream_t stream, bool w
 /* A post-op can turn a primitive oneDNN has a JIT kernel for into one it
  * has only a reference kernel for (a broadcast binary post-op, say): a plan
  * that fails so is built again with each node its own primitive. */
-tsr_status *odn_plan_build(dnnl_engine_t engine, dnnl_stream_t stream, bool winograd, odn_const_cache *consts,
+tsr_status *odn_plan_build(dnnl_engine_t engine, dnnl_stream_t stream, const odn_options *opt, odn_const_cache *consts,
                            const tsr_graph *piece, const tsr_tensor *const *inputs, odn_plan **out) {
-    tsr_status *s = plan_build(engine, stream, winograd, consts, piece, inputs, true, out);
+    tsr_status *s = plan_build(engine, stream, opt, consts, piece, inputs, true, out);
     if (!s || odn_host->status_code(s) != TSR_ERR_NOT_SUPPORTED) return s;
-    tsr_status *unfused = plan_build(engine, stream, winograd, consts, piece, inputs, false, out);
+    tsr_status *unfused = plan_build(engine, stream, opt, consts, piece, inputs, false, out);
     if (unfused) {
         odn_host->status_free(s);
         return unfused;

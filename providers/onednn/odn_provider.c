@@ -14,7 +14,7 @@ typedef struct odn_state {
     dnnl_engine_t engine;
     dnnl_stream_t stream;
     int threads; /* threads a run wants: intra_op_threads, else OpenMP's default */
-    bool winograd; /* option winograd=0|1 (default 1) */
+    odn_options opt; /* winograd=0|1, packed_gemm=0|1 (both default 1) */
     odn_group_memo groups; /* the last claim's groups (odn_group.c) */
 } odn_state;
 
@@ -42,18 +42,24 @@ typedef struct odn_piece {
 } odn_piece;
 
 static tsr_status *odn_create(const tsr_provider_config *config, void **state) {
-    bool winograd = true;
+    odn_options opt = {.winograd = true, .packed_gemm = true};
     for (size_t i = 0; i < config->option_count; i++) {
         const char *k = config->option_keys[i], *v = config->option_values[i];
-        if (strcmp(k, "winograd") == 0 && (strcmp(v, "0") == 0 || strcmp(v, "1") == 0)) {
-            winograd = v[0] == '1';
+        bool flag = strcmp(v, "0") == 0 || strcmp(v, "1") == 0;
+        if (flag && strcmp(k, "winograd") == 0) {
+            opt.winograd = v[0] == '1';
             continue;
         }
-        return odn_node_error(NULL, TSR_ERR_INVALID_ARGUMENT, "option '%s=%s' is not known (known: winograd=0|1)", k, v);
+        if (flag && strcmp(k, "packed_gemm") == 0) {
+            opt.packed_gemm = v[0] == '1';
+            continue;
+        }
+        return odn_node_error(NULL, TSR_ERR_INVALID_ARGUMENT,
+                              "option '%s=%s' is not known (known: winograd=0|1, packed_gemm=0|1)", k, v);
     }
     odn_state *s = calloc(1, sizeof *s);
     if (!s) return odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
-    s->winograd = winograd;
+    s->opt = opt;
     /* OpenMP's default is read here, on the creating thread: later runs
      * change their own thread's count with omp_set_num_threads */
     s->threads = config->intra_op_threads > 0 ? config->intra_op_threads : omp_get_max_threads();
@@ -181,7 +187,7 @@ static tsr_status *odn_compile(void *state, const tsr_graph *graph, void **piece
     if (!s && input_shapes_known(graph)) {
         int threads = odn_threads_reserve(p->state->threads);
         use_threads(threads);
-        s = odn_plan_build(p->state->engine, p->state->stream, p->state->winograd, p->consts, graph, NULL,
+        s = odn_plan_build(p->state->engine, p->state->stream, &p->state->opt, p->consts, graph, NULL,
                            &p->slots[0].plan);
         p->slots[0].threads = threads;
         p->latest = p->slots[0].plan;
@@ -240,7 +246,7 @@ static tsr_status *odn_run(void *piece_state, tsr_run_context *ctx) {
     if (rebuild) {
         odn_plan_free(slot->plan);
         slot->plan = NULL;
-        s = odn_plan_build(p->state->engine, p->state->stream, p->state->winograd, p->consts, p->graph, inputs,
+        s = odn_plan_build(p->state->engine, p->state->stream, &p->state->opt, p->consts, p->graph, inputs,
                            &slot->plan);
         slot->threads = threads;
         p->full_runs = 0;

@@ -55,7 +55,22 @@ typedef struct cp_op_tally {
     size_t passed_count;
 } cp_op_tally;
 
-#define CP_MAX_CHECKS 10
+/* Lines a check keeps for the report: one per attempt, or per failure. */
+typedef struct cp_lines {
+    char **lines;
+    size_t count;
+} cp_lines;
+
+/* model_round_trip's counts and failures. */
+typedef struct cp_model_tally {
+    size_t models;   /* in --models DIR */
+    size_t ran;      /* with a heavy op on the plugin (or that crashed) */
+    size_t heavy;    /* heavy nodes on the plugin, over the models run */
+    size_t passed, failed, skipped, no_heavy;
+    cp_lines failures, skips; /* "model: reason" */
+} cp_model_tally;
+
+#define CP_MAX_CHECKS 12
 
 typedef struct cp_run {
     /* arguments */
@@ -64,6 +79,7 @@ typedef struct cp_run {
     char **ops;       /* --ops, split */
     size_t op_count;
     size_t max_cases; /* 0: all */
+    char *models_path; /* --models DIR, or NULL */
     char *expected_path; /* --expected-pass FILE, or NULL */
     char **expected;     /* its case names (the part after the last '/'), sorted */
     size_t expected_count;
@@ -77,6 +93,9 @@ typedef struct cp_run {
     cp_plugin plugin_info;
     tc_list cases;
     cp_op_tally ops_tally;
+    cp_lines negotiation; /* one line per host range offered */
+    tc_list models;       /* the cases of --models */
+    cp_model_tally models_tally;
     cp_check checks[CP_MAX_CHECKS];
     size_t check_count;
 } cp_run;
@@ -98,11 +117,22 @@ tsr_session *cp_open_case(const tsr_session_options *o, const char *case_dir, ch
 size_t cp_claimed_nodes(const cp_run *r, const tsr_session *s);
 /* The first data set folder of a case (malloc'd), or NULL. */
 char *cp_first_data_set(const char *case_dir);
+/* The case on reference alone (check_provider_ops.c): TC_PASS when it
+ * passes there (only when it loads, with `load_only`). A plugin's failure
+ * that reference shares is the case's, not the plugin's. */
+tc_kind cp_baseline(const cp_run *r, const char *dir, bool load_only, char *reason, size_t size);
+/* Appends a copy of `text`; false when out of memory. */
+bool cp_push_text(char ***list, size_t *count, const char *text);
 
 /* --- the checks ---------------------------------------------------------- */
 /* Check 1 (check_provider_load.c): loads the plugin and fills
  * r->plugin_info; returns the check's line. */
 void cp_check_load(cp_run *r, cp_check *out);
+/* The plugin's entry answering host ranges older and newer than this
+ * host's (check_provider_negotiate.c). */
+void cp_check_negotiation(cp_run *r, cp_check *out);
+/* Whole models of --models on the plugin (check_provider_models.c). */
+void cp_check_models(cp_run *r, cp_check *out);
 /* Check 2 (check_provider_ops.c): every selected case on the plugin. */
 void cp_check_ops(cp_run *r, cp_check *out);
 /* Picks the cases for check 2 from r->cases_path (--ops, --max-cases);

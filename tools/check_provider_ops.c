@@ -137,10 +137,8 @@ static bool has_random_op(const tsr_session *s) {
     return false;
 }
 
-/* The same case on reference alone: TC_PASS when it passes there (only
- * when it loads, with `load_only`). */
-static tc_kind baseline(const cp_run *r, const char *dir, bool load_only, char *reason,
-                        size_t size) {
+tc_kind cp_baseline(const cp_run *r, const char *dir, bool load_only, char *reason,
+                    size_t size) {
     tsr_session_options *o = NULL;
     tsr_status *st = cp_reference_options(r, &o);
     if (st) {
@@ -173,7 +171,7 @@ static char run_one(const cp_run *r, const tc_case *c, char *msg, size_t size) {
             cli_format(msg, size, "not in %s: %s", r->expected_path, reason);
             return TC_SKIP;
         }
-        if (!cp_is_reference(r) && baseline(r, c->dir, true, base, sizeof base) != TC_PASS) {
+        if (!cp_is_reference(r) && cp_baseline(r, c->dir, true, base, sizeof base) != TC_PASS) {
             cli_format(msg, size, "does not load with reference alone either: %s", base);
             return TC_SKIP;
         }
@@ -194,7 +192,7 @@ static char run_one(const cp_run *r, const tc_case *c, char *msg, size_t size) {
         kind = TC_SKIP;
         cli_format(msg, size, "not in %s: %s", r->expected_path, reason);
     } else if (kind == TC_FAIL && !cp_is_reference(r) &&
-               baseline(r, c->dir, false, base, sizeof base) != TC_PASS) {
+               cp_baseline(r, c->dir, false, base, sizeof base) != TC_PASS) {
         kind = TC_SKIP;
         cli_format(msg, size, "fails with reference alone too: %s", base);
     } else {
@@ -213,7 +211,7 @@ static char case_job(size_t index, void *user, char *msg, size_t size) {
 }
 
 /* --- in the parent ------------------------------------------------------- */
-static bool push_text(char ***list, size_t *count, const char *text) {
+bool cp_push_text(char ***list, size_t *count, const char *text) {
     char **grown = realloc(*list, (*count + 1) * sizeof *grown);
     if (!grown) return false;
     *list = grown;
@@ -249,7 +247,7 @@ static void case_done(size_t index, const fp_result *res, void *user) {
         t->failed++;
         if (res->kind == CASE_BROKE_LOAD) t->broke_load++;
         cli_format(line, sizeof line, "%s: %s", name, *text ? text : "(no reason)");
-        push_text(&t->failures, &t->failure_count, line);
+        cp_push_text(&t->failures, &t->failure_count, line);
         break;
     }
     if (r->verbose && !r->json && res->kind != CASE_NOT_CLAIMED) {

@@ -27,17 +27,27 @@ void cp_print_plugin(const cp_run *r) {
     }
 }
 
+static void print_failures(char *const *lines, size_t count, const char *what) {
+    for (size_t i = 0; i < count && i < FAILURES_SHOWN; i++) printf("  FAIL %s\n", lines[i]);
+    if (count > FAILURES_SHOWN)
+        printf("  ... and %zu more failed %s (--json lists them all)\n", count - FAILURES_SHOWN,
+               what);
+}
+
 void cp_print_check(const cp_run *r, const cp_check *c) {
     printf("%s %s: %s [%.2f s]\n", word(c->status), c->name, c->detail ? c->detail : "",
            c->seconds);
-    if (strcmp(c->name, "op_conformance") == 0) {
-        const cp_op_tally *t = &r->ops_tally;
-        for (size_t i = 0; i < t->failure_count && i < FAILURES_SHOWN; i++)
-            printf("  FAIL %s\n", t->failures[i]);
-        if (t->failure_count > FAILURES_SHOWN)
-            printf("  ... and %zu more failed cases (--json lists them all)\n",
-                   t->failure_count - FAILURES_SHOWN);
+    if (strcmp(c->name, "op_conformance") == 0)
+        print_failures(r->ops_tally.failures, r->ops_tally.failure_count, "cases");
+    else if (strcmp(c->name, "model_round_trip") == 0) {
+        print_failures(r->models_tally.failures.lines, r->models_tally.failures.count, "models");
+        for (size_t i = 0; !r->verbose && i < r->models_tally.skips.count; i++)
+            printf("  SKIP %s\n", r->models_tally.skips.lines[i]);
     }
+    else if (strcmp(c->name, "negotiation") == 0 && (r->verbose || c->status == TC_FAIL))
+        /* Every answer, so a failure shows beside what the plugin got right. */
+        for (size_t i = 0; i < r->negotiation.count; i++)
+            printf("  %s\n", r->negotiation.lines[i]);
     fflush(stdout);
 }
 
@@ -80,23 +90,45 @@ static void json_devices(const cp_plugin *p) {
     printf("]");
 }
 
+/* "reason" after the first ": " of "name: reason", as {"KEY": name, "reason": reason}. */
+static void json_failure(const char *f, const char *key, bool comma) {
+    const char *colon = strstr(f, ": ");
+    size_t n = colon ? (size_t)(colon - f) : strlen(f);
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), f);
+    printf("%s{", comma ? ", " : "");
+    json_key_string(key, name, false);
+    json_key_string("reason", colon ? colon + 2 : "", true);
+    printf("}");
+}
+
+static void json_model_counts(const cp_model_tally *t) {
+    printf(", \"models\": %zu, \"models_run\": %zu, \"claimed_heavy_ops\": %zu, "
+           "\"passed\": %zu, \"failed\": %zu, \"skipped\": %zu, \"no_heavy_op\": %zu, "
+           "\"failures\": [",
+           t->models, t->ran, t->heavy, t->passed, t->failed, t->skipped, t->no_heavy);
+    for (size_t i = 0; i < t->failures.count; i++) json_failure(t->failures.lines[i], "model", i);
+    printf("], \"skips\": [");
+    for (size_t i = 0; i < t->skips.count; i++) json_failure(t->skips.lines[i], "model", i);
+    printf("]");
+}
+
+static void json_lines(const char *key, const cp_lines *l) {
+    printf(", \"%s\": [", key);
+    for (size_t i = 0; i < l->count; i++) {
+        if (i) printf(", ");
+        cmpx_json_string(stdout, l->lines[i]);
+    }
+    printf("]");
+}
+
 static void json_op_counts(const cp_op_tally *t) {
     printf(", \"cases\": %zu, \"cases_before_sampling\": %zu, \"claimed_passed\": %zu, "
            "\"claimed_failed\": %zu, \"failed_to_load\": %zu, \"claimed_skipped\": %zu, "
            "\"not_claimed\": %zu, \"failures\": [",
            t->cases, t->sampled_from, t->passed, t->failed, t->broke_load, t->skipped,
            t->not_claimed);
-    for (size_t i = 0; i < t->failure_count; i++) {
-        /* "test_x: reason" -> {"case": "test_x", "reason": "reason"} */
-        const char *f = t->failures[i], *colon = strstr(f, ": ");
-        size_t n = colon ? (size_t)(colon - f) : strlen(f);
-        char name[256];
-        snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), f);
-        printf("%s{", i ? ", " : "");
-        json_key_string("case", name, false);
-        json_key_string("reason", colon ? colon + 2 : "", true);
-        printf("}");
-    }
+    for (size_t i = 0; i < t->failure_count; i++) json_failure(t->failures[i], "case", i);
     printf("]");
 }
 
@@ -110,6 +142,7 @@ void cp_print_json(const cp_run *r, double seconds) {
     printf(", \"abi_version\": %" PRIu32, p->abi_version);
     json_devices(p);
     json_key_string("cases_dir", r->cases_path, true);
+    json_key_string("models_dir", r->models_path, true);
     printf(", \"checks\": [");
     for (size_t i = 0; i < r->check_count; i++) {
         const cp_check *c = &r->checks[i];
@@ -119,6 +152,8 @@ void cp_print_json(const cp_run *r, double seconds) {
         json_key_string("detail", c->detail ? c->detail : "", true);
         printf(", \"seconds\": %.3f", c->seconds);
         if (strcmp(c->name, "op_conformance") == 0) json_op_counts(&r->ops_tally);
+        else if (strcmp(c->name, "negotiation") == 0) json_lines("attempts", &r->negotiation);
+        else if (strcmp(c->name, "model_round_trip") == 0) json_model_counts(&r->models_tally);
         printf("}");
     }
     size_t pass, fail, skip;

@@ -1,10 +1,10 @@
 /*
  * tessera check-provider PLUGIN.so — the conformance kit for a provider
  * plugin, needing no source tree: loads the plugin through the public API
- * and runs five kinds of check on it (load and devices, op conformance on
- * the ONNX backend node cases, error paths, concurrency, host<->device
- * copies), printing a PASS/FAIL/SKIP line per check and a summary, or one
- * JSON object. Exit status 1 when any check failed.
+ * and runs its checks on it (load and devices, ABI negotiation, op
+ * conformance on the ONNX backend node cases, error paths, concurrency,
+ * host<->device copies, the compiled-piece cache, whole models), printing
+ * a PASS/FAIL/SKIP line per check and a summary, or one JSON object. Exit status 1 when any check failed.
  *
  * This file parses the arguments and runs the checks in order; each check
  * lives in its own check_provider_*.c (check_provider.h says why they run in
@@ -25,6 +25,10 @@ static void help(FILE *f) {
             "PASS, FAIL or SKIP line per check, then a summary:\n"
             "  load                  it loads, negotiates an ABI version and describes\n"
             "                        its devices\n"
+            "  negotiation           its entry, called with this host's ABI range, a newer\n"
+            "                        host's, one too new and one too old for it, and args\n"
+            "                        with a larger and a smaller struct_size, picks a\n"
+            "                        version in the range or refuses with a message\n"
             "  op_conformance        every ONNX backend node case where it claims a node\n"
             "                        runs on [PLUGIN, reference] under policy \"first\"\n"
             "                        and matches the expected outputs (tolerances as\n"
@@ -39,14 +43,24 @@ static void help(FILE *f) {
             "  device_copies         for device memory: a claimed case's copies in and\n"
             "                        out are made and its outputs are right (SKIP for\n"
             "                        host memory)\n"
-            "Checks 4 and 5 reuse a case the plugin passed. Exit status 1 when a check\n"
-            "failed, 2 on a usage error.\n"
+            "  compiled_cache        pieces it exports are imported by a second session,\n"
+            "                        outputs still right (SKIP when it stores none)\n"
+            "  model_round_trip      every model of --models where it claims a heavy op\n"
+            "                        (Conv, ConvTranspose, MatMul, Gemm, Attention,\n"
+            "                        LSTM/GRU/RNN, MatMulInteger, ConvInteger, QLinearConv,\n"
+            "                        QLinearMatMul, Einsum) runs on [PLUGIN, reference] and\n"
+            "                        matches its expected outputs (SKIP without --models)\n"
+            "wrong_shape to compiled_cache reuse a case the plugin passed. Exit status\n"
+            "1 when a check failed, 2 on a usage error.\n"
             "\n"
             "  --cases DIR            the ONNX node test cases (a folder of test_*\n"
             "                         folders, or a suite holding node/); default: the\n"
             "                         first of $TESSERA_ONNX_TESTS/node,\n"
             "                         ../shared/onnx-tests/node, and beside this build\n"
             "                         the shared suite or the generated onnx 1.12 one\n"
+            "  --models DIR           whole-model test cases: DIR/NAME/model.onnx and\n"
+            "                         DIR/NAME/test_data_set_*/ (the backend suite's layout,\n"
+            "                         as tools/zoo/run_zoo_tests.sh writes its cases)\n"
             "  --ops LIST             only cases of these ops (comma-separated ONNX op\n"
             "                         types: Relu,Conv takes test_relu*, test_conv_*)\n"
             "  --max-cases N          at most N cases, evenly spread (default 0: all)\n"
@@ -141,6 +155,9 @@ static int parse_args(int argc, char **argv, cp_run *r) {
         if (c > 0) continue;
         if ((v = cli_option_value(argc, argv, &i, NULL, "--cases", &bad))) {
             cases = v;
+        } else if ((v = cli_option_value(argc, argv, &i, NULL, "--models", &bad))) {
+            free(r->models_path);
+            if (!(r->models_path = strdup(v))) return CLI_EXIT_FAIL;
         } else if ((v = cli_option_value(argc, argv, &i, NULL, "--ops", &bad))) {
             int rc = split_ops(r, v);
             if (rc) return rc;
@@ -250,10 +267,18 @@ static void run_checks(cp_run *r) {
     add_check(r, load.name, load.status, load.detail, fp_now() - t);
     free(load.detail);
     if (!r->json && r->plugin_info.loaded) cp_print_plugin(r);
+    /* Even for a plugin the host refused: how it answers other ranges
+     * tells why. */
+    t = fp_now();
+    cp_check neg = {0};
+    cp_check_negotiation(r, &neg);
+    add_check(r, neg.name, neg.status, neg.detail, fp_now() - t);
+    free(neg.detail);
     if (!r->plugin_info.loaded) {
         add_check(r, "op_conformance", TC_SKIP, "the plugin did not load", 0);
         for (size_t i = 0; i < LATE_COUNT; i++)
             add_check(r, late_checks[i].name, TC_SKIP, "the plugin did not load", 0);
+        add_check(r, "model_round_trip", TC_SKIP, "the plugin did not load", 0);
         return;
     }
     t = fp_now();
@@ -265,6 +290,16 @@ static void run_checks(cp_run *r) {
     fp_pool pool = {.count = LATE_COUNT, .jobs = 1, .timeout = r->timeout, .fork = r->fork,
                     .job = late_job, .done = late_done, .user = &ls};
     fp_run(&pool);
+    t = fp_now();
+    cp_check models = {0};
+    cp_check_models(r, &models);
+    add_check(r, models.name, models.status, models.detail, fp_now() - t);
+    free(models.detail);
+}
+
+static void free_lines(cp_lines *l) {
+    for (size_t i = 0; i < l->count; i++) free(l->lines[i]);
+    free(l->lines);
 }
 
 static void free_run(cp_run *r) {
@@ -281,6 +316,11 @@ static void free_run(cp_run *r) {
     for (size_t i = 0; i < r->ops_tally.failure_count; i++) free(r->ops_tally.failures[i]);
     free(r->ops_tally.failures);
     free(r->ops_tally.passed_cases);
+    free_lines(&r->negotiation);
+    free_lines(&r->models_tally.failures);
+    free_lines(&r->models_tally.skips);
+    tc_list_free(&r->models);
+    free(r->models_path);
     for (size_t i = 0; i < r->check_count; i++) free(r->checks[i].detail);
     for (size_t i = 0; i < r->expected_count; i++) free(r->expected[i]);
     free(r->expected);
@@ -311,7 +351,14 @@ int cmd_check_provider(int argc, char **argv) {
         free_run(&r);
         return CLI_EXIT_USAGE;
     }
-    if (!r.json) printf("tessera check-provider %s\ncases: %s\n", r.plugin, r.cases_path);
+    if (r.models_path && (rc = tc_collect(&r.models, "check-provider", r.models_path, NULL, NULL))) {
+        free_run(&r);
+        return rc;
+    }
+    if (!r.json) {
+        printf("tessera check-provider %s\ncases: %s\n", r.plugin, r.cases_path);
+        if (r.models_path) printf("models: %s (%zu)\n", r.models_path, r.models.count);
+    }
     run_checks(&r);
     double secs = fp_now() - start;
     if (r.json) cp_print_json(&r, secs);

@@ -4,19 +4,23 @@
 # that something returned 0 or 1.
 #
 # usage: check_provider_test.sh TESSERA CASES WANT_RC [-e REGEX]... [-n REGEX]...
-#                               [-s REGEX]... [--json] -- PLUGIN [ARGS...]
+#                               [-s REGEX]... [--json] [-M PYTHON SCRIPT]
+#                               -- PLUGIN [ARGS...]
 #   -e REGEX   a line of the output must match (grep -E)
 #   -n REGEX   no line may match
 #   -s REGEX   a matching line means this machine cannot run the check (a
 #              plugin with no device here): exit 77, ctest's SKIP
 #   --json     the output must be one JSON object with the documented keys
 #              (checked with python3 when there is one)
+#   -M PYTHON SCRIPT  run SCRIPT (make_models.py) with PYTHON to write the
+#              whole-model cases into a temporary folder, and pass it as
+#              --models; SCRIPT's exit status 77 (no python3-onnx) skips
 # CASES is the node suite; when it does not exist (no shared data and no
 # python3-onnx to generate the 1.12 suite) the test is skipped.
 set -u
 tessera=$1 cases=$2 want=$3
 shift 3
-musts='' nots='' skips='' json=0
+musts='' nots='' skips='' json=0 mpy='' mscript=''
 nl='
 '
 while [ $# -gt 0 ]; do
@@ -25,6 +29,7 @@ while [ $# -gt 0 ]; do
     -n) nots="$nots$2$nl"; shift 2 ;;
     -s) skips="$skips$2$nl"; shift 2 ;;
     --json) json=1; shift ;;
+    -M) mpy=$2 mscript=$3; shift 3 ;;
     --) shift; break ;;
     *) echo "check_provider_test.sh: bad argument '$1'"; exit 2 ;;
     esac
@@ -36,7 +41,15 @@ fi
 
 out=$(mktemp) || exit 1
 all=$(mktemp) || exit 1
-trap 'rm -f "$out" "$all"' EXIT
+models=$(mktemp -d) || exit 1
+trap 'rm -rf "$out" "$all" "$models"' EXIT
+if [ -n "$mscript" ]; then
+    "$mpy" "$mscript" "$models/cases"
+    mrc=$?
+    [ "$mrc" -eq 77 ] && exit 77
+    [ "$mrc" -ne 0 ] && { echo "WRONG: $mscript failed ($mrc)"; exit 1; }
+    set -- "$@" --models "$models/cases"
+fi
 echo "+ tessera check-provider --cases $cases $*"
 # stdout apart: with --json it must be the JSON object alone
 "$tessera" check-provider --cases "$cases" "$@" >"$out" 2>"$all"
@@ -71,8 +84,9 @@ with open(sys.argv[1]) as f:
 for key in ("plugin", "provider", "version", "devices", "checks", "totals"):
     assert key in doc, f"no '{key}'"
 names = [c["name"] for c in doc["checks"]]
-assert names == ["load", "op_conformance", "unknown_option", "wrong_shape",
-                 "concurrency_sessions", "concurrency_shared", "device_copies", "compiled_cache"], names
+assert names == ["load", "negotiation", "op_conformance", "unknown_option", "wrong_shape",
+                 "concurrency_sessions", "concurrency_shared", "device_copies", "compiled_cache",
+                 "model_round_trip"], names
 for c in doc["checks"]:
     assert c["status"] in ("PASS", "FAIL", "SKIP") and isinstance(c["detail"], str), c
 t = doc["totals"]

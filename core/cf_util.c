@@ -186,5 +186,6 @@ tsr_status *cf_run_body(const cf_piece *p, size_t k, const exec_hooks *hooks, co
              is_if ? (k ? "else_branch" : "then_branch") : "body");
     exec_hooks child = *hooks;
     child.path = path;
+    if (hooks->body_begin) hooks->body_begin(hooks->user, path);
     return graph_run_hooked(body, p->env->provs, ins, os, to_host, &child, budget, outs);
 }

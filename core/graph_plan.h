@@ -72,6 +72,9 @@ typedef struct exec_hooks {
      * (pi == p->part.n_pieces: a graph output read back at the end). */
     void (*copy_done)(void *user, const char *path, const graph_plan *p, size_t pi, const ir_value *v,
                       const rt_tensor *from, const rt_tensor *to, double t0, double t1);
+    /* Before a control-flow body runs once (may be NULL); `path` is the
+     * body's, as for piece_done inside it. */
+    void (*body_begin)(void *user, const char *path);
 } exec_hooks;
 
 double exec_now(void);

@@ -365,3 +365,25 @@ tsr_status *ir_graph_splice_node(ir_graph *g, ir_node *old, size_t first_new) {
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "node '%s' cannot be spliced", old->name);
     return ir_graph_splice_nodes(g, 1, &old, range);
 }
+
+/* --- renaming and moving values (core/model_compose.c) -------------------- */
+tsr_status *ir_graph_reindex(ir_graph *g) {
+    ir_map *m = calloc(1, sizeof *m);
+    if (!m) return TSR_NO_MEMORY();
+    for (size_t i = 0; i < g->n_values; i++) {
+        ir_value *v = g->values[i];
+        if (map_get(m, v->name)) {
+            map_free(m);
+            return tsr_error(TSR_ERR_INVALID_MODEL, "graph '%s' has two values named '%s'",
+                             g->name ? g->name : "", v->name);
+        }
+        if (!map_put(m, v)) {
+            map_free(m);
+            return TSR_NO_MEMORY();
+        }
+        v->index = i;
+    }
+    map_free(g->lookup);
+    g->lookup = m;
+    return NULL;
+}

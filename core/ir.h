@@ -299,6 +299,11 @@ tsr_status *ir_graph_splice_node(ir_graph *g, ir_node *old, size_t first_new);
  * entries, the last g->n_nodes), all appended after every node of olds. */
 tsr_status *ir_graph_splice_nodes(ir_graph *g, size_t n_old, ir_node *const *olds,
                                   const size_t *first_new);
+/* Rebuilds g's name -> value map and every value's index from g->values,
+ * after values were renamed or moved in from another graph
+ * (core/model_compose.c). Two values with one name: an error naming it, and
+ * the old map stays. */
+tsr_status *ir_graph_reindex(ir_graph *g);
 
 /* --- constants (core/constant_fold.c) -------------------------------------- */
 /* Removes every ai.onnx Constant node whose output already holds its tensor,

@@ -546,9 +546,25 @@ static Onnx__FunctionProto *w_function(writer *w, const ir_function *f) {
     return fp;
 }
 
-tsr_status *onnx_write_view(const struct tsr_graph *v, void **bytes, size_t *size) {
-    if (!v || !v->ir || !bytes || !size)
-        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "graph_to_onnx needs a graph, bytes and size");
+/* The model's own producer, doc string and metadata_props, for a model
+ * written whole (onnx_write_model) rather than a piece of one. */
+static void w_model_header(writer *w, const ir_model *m, Onnx__ModelProto *mp) {
+    mp->producer_name = m->producer_name;
+    mp->producer_version = m->producer_version;
+    mp->doc_string = m->doc_string && m->doc_string[0] ? m->doc_string : NULL;
+    if (!m->n_metadata) return;
+    mp->metadata_props = w_new(w, m->n_metadata, sizeof *mp->metadata_props);
+    for (size_t i = 0; mp->metadata_props && i < m->n_metadata; i++) {
+        Onnx__StringStringEntryProto *e = w_new(w, 1, sizeof *e);
+        if (!e) return;
+        onnx__string_string_entry_proto__init(e);
+        e->key = m->metadata[i].key;
+        e->value = m->metadata[i].value;
+        mp->metadata_props[mp->n_metadata_props++] = e;
+    }
+}
+
+static tsr_status *write_model(const struct tsr_graph *v, bool whole, void **bytes, size_t *size) {
     writer w = {NULL, 0, 0, v->ir->model, NULL};
     const ir_model *m = w.model;
     Onnx__ModelProto mp = ONNX__MODEL_PROTO__INIT;
@@ -557,6 +573,7 @@ tsr_status *onnx_write_view(const struct tsr_graph *v, void **bytes, size_t *siz
     mp.ir_version = m && m->ir_version >= 4 ? m->ir_version : 8;
     mp.producer_name = (char *)"tessera";
     mp.producer_version = (char *)"0.1.0";
+    if (m && whole) w_model_header(&w, m, &mp);
     if (m) {
         mp.domain = m->domain;
         mp.has_model_version = m->model_version != 0;
@@ -591,5 +608,21 @@ tsr_status *onnx_write_view(const struct tsr_graph *v, void **bytes, size_t *siz
     }
     for (size_t i = 0; i < w.n_allocs; i++) free(w.allocs[i]);
     free(w.allocs);
+    return st;
+}
+
+tsr_status *onnx_write_view(const struct tsr_graph *v, void **bytes, size_t *size) {
+    if (!v || !v->ir || !bytes || !size)
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "graph_to_onnx needs a graph, bytes and size");
+    return write_model(v, false, bytes, size);
+}
+
+tsr_status *onnx_write_model(ir_model *m, void **bytes, size_t *size) {
+    if (!m || !m->graph || !bytes || !size)
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "writing a model needs a model, bytes and size");
+    struct tsr_graph *v;
+    TSR_TRY(host_graph_view_whole(m->graph, &v));
+    tsr_status *st = write_model(v, true, bytes, size);
+    host_graph_view_free(v);
     return st;
 }

@@ -24,4 +24,8 @@
  */
 tsr_status *onnx_write_view(const struct tsr_graph *v, void **bytes, size_t *size);
 
+/* All of model `m` the same way, with the model's own producer, doc string
+ * and metadata_props: what `tessera compose -o` writes. */
+tsr_status *onnx_write_model(ir_model *m, void **bytes, size_t *size);
+
 #endif

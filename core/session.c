@@ -249,12 +249,9 @@ static tsr_status *session_finish(tsr_session *s, const tsr_session_options *o) 
     if (!st) control_flow_bind(s->provs[s->n_provs - 1], s->provs, s->n_provs, &s->rules);
     s->profiling = o->profiling;
     s->profile_epoch = exec_now();
-    /* Observing every value: each node output is a piece boundary. */
-    for (size_t i = 0; o->observe_all && i < s->model->graph->n_nodes; i++) {
-        ir_node *n = s->model->graph->nodes[i];
-        for (size_t k = 0; k < n->n_outputs; k++)
-            if (n->outputs[k]) n->outputs[k]->observed = true;
-    }
+    /* Observing every value: each node output is a piece boundary, in
+     * control-flow bodies too. */
+    if (o->observe_all) session_observe_every_value(s->model->graph);
     if (!st) st = graph_plan_build(s->model->graph, s->provs, s->n_provs, &s->rules, &s->main);
     if (!st) st = session_io_build(s);
     return st;
@@ -286,6 +283,7 @@ tsr_status *tsr_session_create(const tsr_session_options *o, const char *path, t
     if (!path || !out) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "path and out are required");
     ir_model *m;
     TSR_TRY(ir_model_load_file_limited(path, o ? &o->limits : NULL, &m));
+    TSR_TRY(session_chain_stages(m, path, o, &m));
     return session_new(m, o, out);
 }
 
@@ -294,6 +292,7 @@ tsr_status *tsr_session_create_from_buffer(const tsr_session_options *o, const v
     if (!bytes || !out) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "bytes and out are required");
     ir_model *m;
     TSR_TRY(ir_model_load_buffer_limited(bytes, size, base_dir, o ? &o->limits : NULL, &m));
+    TSR_TRY(session_chain_stages(m, "the model buffer", o, &m));
     return session_new(m, o, out);
 }
 

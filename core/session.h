@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include "ir.h"
+#include "model_compose.h"
 #include "graph_plan.h"
 #include "partition.h"
 #include "plugin.h"
@@ -47,10 +48,16 @@ struct tsr_session_options {
     char *cache_dir;            /* compiled-piece cache, or NULL */
     tsr_log_fn logger;          /* NULL: stderr */
     void *logger_user;
+    compose_spec stages;        /* models chained after the first (core/session_stages.c) */
 };
 
 /* Sets o's limits to their defaults (core/session_limits.c). */
 void session_options_init_limits(tsr_session_options *o);
+/* The session's model: `first` (stage 0, loaded from `label`) chained with
+ * o's stages (core/session_stages.c); *out is `first` itself when o has
+ * none. Consumes `first`, also on failure. */
+tsr_status *session_chain_stages(ir_model *first, const char *label, const tsr_session_options *o,
+                                 ir_model **out);
 
 
 
@@ -120,9 +127,34 @@ typedef struct run_observer {
     rt_tensor *got;                /* n_wanted slots */
     tsr_status *error;
     const char *tag;               /* the run's tag (profile events carry it), or NULL */
+    /* Values inside control-flow bodies asked for by path: n_wanted
+     * entries (value NULL for the others); their slots in `got` hold
+     * nested sequences (core/session_observe_body.c). */
+    struct body_want *bodies;
+    bool any_body_wanted;
 } run_observer;
 void run_observer_hooks(run_observer *ro, exec_hooks *out);
 void session_observe_free(tsr_session *s);
+
+/* A value made inside a control-flow body, asked for by path. */
+typedef struct body_want {
+    const ir_value *value; /* in its body's graph; NULL: not a body value */
+    size_t depth;          /* bodies around it: 1 for a body of a main-graph node */
+    char **prefixes;       /* depth entries, outermost first: each body's path
+                            * "NODE/ATTRIBUTE/" as cf_run_body names it */
+} body_want;
+/* observe_all: marks every node output of g and of its bodies observed. */
+void session_observe_every_value(ir_graph *g);
+/* Resolves `path` (NODE/ATTRIBUTE/.../VALUE) to an observed body value; on
+ * success `slot` holds the empty outermost sequence. out->value stays NULL
+ * (and NULL is returned) when there is no such value. */
+tsr_status *session_body_want(const tsr_session *s, const char *path, rt_tensor *slot, body_want *out);
+void body_want_free(body_want *w);
+/* exec_hooks.body_begin for a run_observer: a run of the body at `path`
+ * starts, opening one more item in the values of bodies nested in it. */
+void session_body_begin(void *user, const char *path);
+/* A piece of a body finished: copies the asked-for values it made. */
+void session_body_piece_done(run_observer *ro, const struct tsr_graph *v, const rt_tensor *slots);
 
 /* Input/output descriptions for tsr_io_info (core/session_io.c). */
 tsr_status *session_io_build(tsr_session *s);

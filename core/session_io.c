@@ -254,7 +254,9 @@ static tsr_status *session_run(tsr_session *s, const tsr_run_options *ro_opts, s
                        g->n_outputs, output_count);
     const ir_value **wanted = calloc(output_count + 1, sizeof *wanted);
     rt_tensor *got = calloc(output_count + 1, sizeof *got);
-    if (!st && (!wanted || !got)) st = TSR_NO_MEMORY();
+    body_want *bodies = calloc(output_count + 1, sizeof *bodies);
+    bool any_body = false;
+    if (!st && (!wanted || !got || !bodies)) st = TSR_NO_MEMORY();
     for (size_t j = 0; j < output_count && !st; j++) {
         if (!output_names) {
             pick[j] = j;
@@ -272,12 +274,16 @@ static tsr_status *session_run(tsr_session *s, const tsr_run_options *ro_opts, s
         const ir_value *v = ir_graph_find(g, output_names[j]);
         if (v && v->observed) wanted[j] = v;
         else if (v) st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "'%s' is not a graph output; create the session with observe_all to read it", output_names[j]);
-        else st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "the model has no output '%s'", output_names[j]);
+        /* or a value inside a control-flow body, by path (observe_all) */
+        else if (!(st = session_body_want(s, output_names[j], &got[j], &bodies[j])) && bodies[j].value)
+            any_body = true;
+        else if (!st) st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "the model has no output '%s'", output_names[j]);
     }
     run_budget budget;
     run_budget_init(&budget, s->max_working_bytes);
     run_options_apply(ro_opts, &budget);
-    run_observer ro = {s, &budget, output_count, wanted, false, got, NULL, ro_opts ? ro_opts->tag : NULL};
+    run_observer ro = {s, &budget, output_count, wanted, false, got, NULL, ro_opts ? ro_opts->tag : NULL,
+                       bodies, any_body};
     for (size_t j = 0; j < output_count && wanted && !ro.any_wanted; j++) ro.any_wanted = wanted[j] != NULL;
     exec_hooks hooks;
     run_observer_hooks(&ro, &hooks);
@@ -290,7 +296,7 @@ static tsr_status *session_run(tsr_session *s, const tsr_run_options *ro_opts, s
     size_t *first = calloc(g->n_outputs + 1, sizeof *first);
     if (!st && (!made || !first)) st = TSR_NO_MEMORY();
     for (size_t j = 0; j < output_count && !st; j++) {
-        if (wanted[j]) {
+        if (wanted[j] || bodies[j].value) {
             st = rt_present(&got[j]) ? output_value(&got[j], &made[j])
                                      : tsr_error(TSR_ERR_RUNTIME, "value '%s' was not computed", output_names[j]);
             continue;
@@ -310,6 +316,8 @@ static tsr_status *session_run(tsr_session *s, const tsr_run_options *ro_opts, s
     for (size_t k = 0; outs && k < g->n_outputs; k++) rt_tensor_release(&outs[k]);
     for (size_t k = 0; bound && k < g->n_inputs; k++) rt_tensor_release(&bound[k]);
     for (size_t j = 0; got && j < output_count; j++) rt_tensor_release(&got[j]);
+    for (size_t j = 0; bodies && j < output_count; j++) body_want_free(&bodies[j]);
+    free(bodies);
     free(got);
     free(wanted);
     free(made);

@@ -66,6 +66,8 @@ static void on_piece(void *user, const char *path, const graph_plan *p, size_t p
                 ro->error = run_budget_copy(&ro->got[w], &slots[v->outputs[k]->index], NULL, 0,
                                             ro->budget, "a copy of an observed value");
     }
+    /* values inside bodies: one copy per time their body runs */
+    if (path[0] && ro->any_body_wanted && !ro->error) session_body_piece_done(ro, v, slots);
     if (!s->profiling) return;
     const provider_inst *prov = s->provs[p->part.pieces[pi].prov_index];
     /* Whole lists, however large the piece: per-op summaries need them. */
@@ -149,6 +151,7 @@ void run_observer_hooks(run_observer *ro, exec_hooks *out) {
     out->path = "";
     out->piece_done = on_piece;
     out->copy_done = on_copy;
+    out->body_begin = ro->any_body_wanted ? session_body_begin : NULL;
 }
 
 static tsr_status *profile_take(tsr_session *s, char **json);

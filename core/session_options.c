@@ -33,6 +33,7 @@ void tsr_session_options_free(tsr_session_options *o) {
     free(o->assigns);
     free(o->fallback);
     free(o->cache_dir);
+    compose_spec_clear(&o->stages);
     free(o->providers);
     free(o->options);
     free(o->dims);

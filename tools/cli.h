@@ -51,6 +51,13 @@ typedef struct cli_common {
     char *cache_dir; /* --cache-dir DIR, or NULL */
     cli_dim *limits; /* --limit NAME=VALUE (symbol = the limit's name) */
     size_t limit_count;
+    /* A chain of models (run A.onnx B.onnx ...; cli_parse_chain): */
+    char **stages;   /* the models after the first, in order */
+    size_t stage_count;
+    cli_provider_option *connects; /* --connect [K:]OUT=IN: key OUT, value IN, provider K or NULL */
+    size_t connect_count;
+    char **prefixes; /* --prefix P0,P1,...: by stage, "" for none */
+    size_t prefix_count;
 } cli_common;
 
 /* Appends the names of a comma-separated provider list ("a,b,c") to
@@ -70,6 +77,17 @@ int cli_parse_common(cli_common *c, int argc, char **argv, int *i, bool accept_d
 
 /* Help text for the shared options, for the per-command --help. */
 void cli_print_common_help(FILE *f, bool with_dim);
+
+/* Chains of models, for the commands that run one (run, partition, bench,
+ * compose): cli_parse_chain consumes --connect and --prefix as
+ * cli_parse_common does its options; cli_add_stage appends a model given
+ * after the first. cli_make_session_options applies them. */
+int cli_parse_chain(cli_common *c, int argc, char **argv, int *i);
+void cli_add_stage(cli_common *c, const char *path);
+void cli_print_chain_help(FILE *f);
+/* For cli_common_free and cli_make_session_options (tools/cli_chain.c). */
+void cli_chain_free(cli_common *c);
+tsr_status *cli_chain_apply(const cli_common *c, tsr_session_options *o);
 
 /* Session options from the shared options; the caller frees them. */
 tsr_status *cli_make_session_options(const cli_common *c, tsr_session_options **out);

@@ -52,6 +52,7 @@ void cli_common_free(cli_common *c) {
     free(c->cache_dir);
     for (size_t i = 0; i < c->limit_count; i++) free(c->limits[i].symbol);
     free(c->limits);
+    cli_chain_free(c);
     cli_common_init(c);
 }
 
@@ -389,6 +390,7 @@ tsr_status *cli_make_session_options(const cli_common *c, tsr_session_options **
     if (!st && c->cache_dir) st = tsr_session_options_set_cache_dir(o, c->cache_dir);
     for (size_t i = 0; !st && i < c->limit_count; i++)
         st = tsr_session_options_set_limit(o, c->limits[i].symbol, c->limits[i].value);
+    if (!st) st = cli_chain_apply(c, o);
     if (st) {
         tsr_session_options_free(o);
         return st;

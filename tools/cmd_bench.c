@@ -24,7 +24,7 @@
 
 static void help(FILE *f) {
     fprintf(f,
-            "usage: tessera bench MODEL|CASE_DIR [options]\n"
+            "usage: tessera bench MODEL|CASE_DIR [MODEL...] [options]\n"
             "\n"
             "Creates a session for MODEL, runs it --warmup times untimed, then --runs\n"
             "times timed, on the inputs below (files, a test case, constants, or made\n"
@@ -40,6 +40,7 @@ static void help(FILE *f) {
             "                         type and copy (stderr with --json); latencies then\n"
             "                         include the recording's small cost\n");
     cli_print_inputs_help(f);
+    cli_print_chain_help(f);
     cli_print_common_help(f, true);
 }
 
@@ -81,6 +82,8 @@ static int parse_args(int argc, char **argv, bench_args *a) {
         int r = cli_parse_common(&a->common, argc, argv, &i, true);
         if (r < 0) return CLI_EXIT_USAGE;
         if (r > 0) continue;
+        if ((r = cli_parse_chain(&a->common, argc, argv, &i)) < 0) return CLI_EXIT_USAGE;
+        if (r > 0) continue;
         if ((r = cli_inputs_parse(&a->inputs, "bench", argc, argv, &i)) < 0) return CLI_EXIT_USAGE;
         if (r > 0) continue;
         if ((v = cli_option_value(argc, argv, &i, NULL, "--runs", &bad))) {
@@ -105,8 +108,8 @@ static int parse_args(int argc, char **argv, bench_args *a) {
             continue;
         }
         if (arg[0] == '-' && arg[1]) return cli_usage_error("bench", "unknown option '%s'", arg);
-        if (a->model) return cli_usage_error("bench", "one model at a time ('%s' and '%s')", a->model, arg);
-        a->model = arg;
+        if (a->model) cli_add_stage(&a->common, arg); /* a chain (cli_chain.c) */
+        else a->model = arg;
     }
     int rc = cli_inputs_resolve_model(&a->inputs, "bench", a->model);
     if (!a->model) a->model = a->inputs.case_dir;

@@ -258,6 +258,7 @@ static bool open_set(const compare_args *a, provider_set *ps, bool observe, tsr_
 typedef struct name_list {
     const char **names;
     size_t count;
+    size_t *depths; /* observed values: bodies around each (0: main graph); else NULL */
 } name_list;
 
 static bool list_has(const name_list *l, const char *name) {
@@ -314,18 +315,52 @@ static bool session_makes(const tsr_session *s, const char *value) {
     return false;
 }
 
+/* Whether session `s` runs the body node named `path` (the core runs its
+ * body, so the library can hand back its values) and it makes `value`. */
+static bool body_makes(const tsr_session *s, const char *path, const char *value) {
+    tsr_node_info info = {.struct_size = sizeof info};
+    tsr_status *st = tsr_session_node_find(s, path, &info);
+    if (st) {
+        tsr_status_free(st);
+        return false;
+    }
+    for (size_t k = 0; k < info.output_count; k++)
+        if (strcmp(info.outputs[k], value) == 0) return true;
+    return false;
+}
+
 /* Every model node output that each observing session can hand back: values
  * inside a function expanded in one set and run whole in another are not
- * comparable and are left out. Names are borrowed from the model. */
-static bool observed_names(const compare_args *a, const cmpx_model *m, name_list *l) {
-    for (size_t i = 0; i < m->node_count; i++) {
-        for (size_t k = 0; k < m->nodes[i].output_count; k++) {
-            const char *v = m->nodes[i].outputs[k];
-            if (!*v || list_has(l, v)) continue;
-            bool everywhere = true;
+ * comparable and are left out. Body nodes are found by path, so unnamed
+ * ones are left out too; their values are named PATH/VALUE, as the library
+ * takes them. Names are copied. */
+static bool observed_names(const compare_args *a, const cmpx_sites *sites, name_list *l) {
+    for (size_t i = 0; i < sites->count; i++) {
+        const cmpx_site *site = &sites->items[i];
+        const cmpx_node *n = site->node;
+        if (site->depth && !*n->name) continue;
+        char path[2048];
+        snprintf(path, sizeof path, "%s%s", site->prefix, n->name);
+        for (size_t k = 0; k < n->output_count; k++) {
+            const char *v = n->outputs[k];
+            char *name = *v ? malloc(strlen(site->prefix) + strlen(v) + 1) : NULL;
+            if (!name) {
+                if (*v) return false;
+                continue;
+            }
+            sprintf(name, "%s%s", site->prefix, v);
+            bool everywhere = !list_has(l, name);
             for (size_t s = 0; everywhere && s < a->set_count; s++)
-                everywhere = session_makes(a->sets[s].observed, v);
-            if (everywhere && !list_add(l, v)) return false;
+                everywhere = site->depth ? body_makes(a->sets[s].observed, path, v)
+                                         : session_makes(a->sets[s].observed, v);
+            size_t *depths = everywhere ? realloc(l->depths, (l->count + 1) * sizeof *depths) : NULL;
+            if (depths) l->depths = depths;
+            if (!everywhere || !depths || !list_add(l, name)) {
+                free(name);
+                if (everywhere) return false;
+                continue;
+            }
+            l->depths[l->count - 1] = site->depth;
         }
     }
     return true;
@@ -348,8 +383,18 @@ static bool run_session(const provider_set *ps, tsr_session *s, const cmpx_input
     return true;
 }
 
-/* The provider that runs the node making `value` in session `s`. */
-static const char *provider_of(const tsr_session *s, const char *value) {
+/* The provider that runs the node making `value` in session `s`; for a
+ * body node, the one running it, found by path. */
+static const char *provider_of(const tsr_session *s, const cmpx_sites *sites, size_t site,
+                               const char *value) {
+    if (sites->items[site].depth) {
+        char path[2048];
+        cmpx_site_label(sites, site, path, sizeof path);
+        tsr_node_info info = {.struct_size = sizeof info};
+        tsr_status *st = tsr_session_node_find(s, path, &info);
+        tsr_status_free(st);
+        return st ? "?" : info.provider;
+    }
     size_t n = tsr_session_node_count(s);
     for (size_t i = 0; i < n; i++) {
         tsr_node_info info;
@@ -361,19 +406,22 @@ static const char *provider_of(const tsr_session *s, const char *value) {
 }
 
 /* --- running the divergent node alone -------------------------------------- */
+/* The baseline's values as the divergent node saw them, in its run. */
 typedef struct baseline_values {
-    const name_list *names;  /* observed names */
-    tsr_value *const *values; /* the baseline's, parallel to names */
+    const cmpx_sites *sites;
+    const cmpx_observed *obs; /* series hold the baseline's items */
+    size_t site;
+    const size_t *chain;
     const cmpx_inputs *inputs;
 } baseline_values;
 
 static const tsr_value *find_baseline(void *user, const char *name) {
     const baseline_values *b = user;
-    for (size_t i = 0; i < b->names->count; i++)
-        if (strcmp(b->names->names[i], name) == 0) return b->values[i];
-    for (size_t i = 0; i < b->inputs->count; i++)
-        if (strcmp(b->inputs->names[i], name) == 0) return b->inputs->values[i];
-    return NULL;
+    const char *graph_name = NULL;
+    const tsr_value *v = cmpx_baseline_input(b->sites, b->obs, b->site, b->chain, name, &graph_name);
+    for (size_t i = 0; !v && graph_name && i < b->inputs->count; i++)
+        if (strcmp(b->inputs->names[i], graph_name) == 0) v = b->inputs->values[i];
+    return v;
 }
 
 /* When the divergent node's inputs already differed a little, runs it alone
@@ -385,7 +433,7 @@ static void isolate(const compare_args *a, provider_set *ps, const cmpx_model *m
     memset(out, 0, sizeof *out);
     if (!d->found || d->inputs_unobserved || d->inputs_max_abs == 0) return;
     out->tried = true;
-    const cmpx_node *n = &m->nodes[d->node];
+    const cmpx_node *n = b->sites->items[d->node].node;
     tsr_value **got = calloc(n->output_count + 1, sizeof *got);
     tsr_session_options *o = NULL;
     tsr_status *st = got ? set_options(a, ps, false, &o) : NULL;
@@ -394,7 +442,7 @@ static void isolate(const compare_args *a, provider_set *ps, const cmpx_model *m
     } else if (st) {
         cli_format(out->error, sizeof out->error, "%s", tsr_status_message(st));
         tsr_status_free(st);
-    } else if (cmpx_isolate(a->model, m, d->node, o, find_baseline, (void *)b, got, out->error,
+    } else if (cmpx_isolate(a->model, m, n, o, find_baseline, (void *)b, got, out->error,
                             sizeof out->error)) {
         out->ran = true;
         out->stats.comparable = true;
@@ -423,18 +471,34 @@ static cmpx_stats *measure_all(const compare_args *a, tsr_value *const *base,
     return stats;
 }
 
+/* Figures for each observed value of set `r` against the baseline's, run by
+ * run of its body. */
+static cmpx_series *measure_series(const compare_args *a, const provider_set *base,
+                                   const provider_set *ps, const name_list *l) {
+    cmpx_series *series = calloc(l->count + 1, sizeof *series);
+    bool ok = series != NULL;
+    for (size_t i = 0; ok && i < l->count; i++)
+        ok = cmpx_series_measure(base->values[i], ps->values[i], l->depths[i], a->tol, &series[i]);
+    if (!ok) {
+        fprintf(stderr, "tessera compare: out of memory\n");
+        for (size_t i = 0; series && i < l->count; i++) cmpx_series_free(&series[i]);
+        free(series);
+        return NULL;
+    }
+    return series;
+}
+
 /* Compares set `r` with the baseline and prints its part. *agree says
  * whether its graph outputs agree; false on failure. */
 static bool report_run(const compare_args *a, size_t r, const name_list *outs,
-                       const name_list *obs_names, const cmpx_model *m, const cmpx_inputs *in,
-                       bool *agree) {
+                       const name_list *obs_names, const cmpx_model *m, const cmpx_sites *sites,
+                       const cmpx_inputs *in, bool *agree) {
     provider_set *base = &a->sets[0], *ps = &a->sets[r];
     cmpx_stats *stats = measure_all(a, base->outputs, ps->outputs, outs->count);
-    cmpx_stats *obs_stats =
-        a->per_node ? measure_all(a, base->values, ps->values, obs_names->count) : NULL;
-    if (!stats || (a->per_node && !obs_stats)) {
+    cmpx_series *series = a->per_node ? measure_series(a, base, ps, obs_names) : NULL;
+    if (!stats || (a->per_node && !series)) {
         free(stats);
-        free(obs_stats);
+        free(series);
         return false;
     }
     *agree = true;
@@ -442,13 +506,14 @@ static bool report_run(const compare_args *a, size_t r, const name_list *outs,
     cmpx_divergence d = {0};
     cmpx_isolation iso = {0};
     if (a->per_node) {
-        cmpx_observed obs = {obs_names->count, obs_names->names, obs_stats};
-        cmpx_find_divergence(m, &obs, &d);
-        baseline_values b = {obs_names, base->values, in};
+        cmpx_observed obs = {obs_names->count, obs_names->names, series};
+        cmpx_find_divergence(sites, &obs, &d);
+        baseline_values b = {sites, &obs, d.node, d.chain, in};
         isolate(a, ps, m, &d, &b, &iso);
     }
-    const char *provider = d.found ? provider_of(ps->observed, d.output) : "";
-    const char *baseline_provider = d.found ? provider_of(base->observed, d.output) : "";
+    const char *provider = d.found ? provider_of(ps->observed, sites, d.node, d.output) : "";
+    const char *baseline_provider =
+        d.found ? provider_of(base->observed, sites, d.node, d.output) : "";
     if (a->json) {
         printf("%s{\"providers\": ", r > 1 ? ", " : "");
         cmpx_json_string(stdout, ps->list);
@@ -474,11 +539,11 @@ static bool report_run(const compare_args *a, size_t r, const name_list *outs,
         }
         printf(", \"first_divergent_node\": ");
         if (a->per_node)
-            cmpx_print_divergence_json(m, &d, &iso, provider, baseline_provider);
+            cmpx_print_divergence_json(sites, &d, &iso, provider, baseline_provider);
         else
             printf("null");
         printf(", \"differences_start\": ");
-        cmpx_print_start_json(m, &d);
+        cmpx_print_start_json(sites, &d);
         printf("}");
     } else {
         printf("run: %s\n", ps->list);
@@ -495,7 +560,7 @@ static bool report_run(const compare_args *a, size_t r, const name_list *outs,
             }
         }
         if (a->per_node) {
-            cmpx_print_divergence_text(m, &d, &iso, provider, baseline_provider);
+            cmpx_print_divergence_text(sites, &d, &iso, provider, baseline_provider);
             /* Observing every value splits fused pieces; a difference that
              * only the fused kernel makes shows here and nowhere else. */
             if (!*agree && !d.found)
@@ -505,7 +570,8 @@ static bool report_run(const compare_args *a, size_t r, const name_list *outs,
         printf("  result: %s\n", *agree ? "agree" : "differ");
     }
     free(stats);
-    free(obs_stats);
+    for (size_t i = 0; series && i < obs_names->count; i++) cmpx_series_free(&series[i]);
+    free(series);
     return true;
 }
 
@@ -517,6 +583,7 @@ int cmd_compare(int argc, char **argv) {
         return rc < 0 ? CLI_EXIT_OK : rc;
     }
     cmpx_model model = {0};
+    cmpx_sites sites = {0};
     cmpx_inputs in = {0};
     name_list outs = {0}, obs = {0};
     tsr_session *plain = NULL;
@@ -524,6 +591,10 @@ int cmd_compare(int argc, char **argv) {
     char err[1200];
     if (a.per_node && !cmpx_model_load(a.model, &model, err, sizeof err)) {
         fprintf(stderr, "tessera compare: %s\n", err);
+        goto done;
+    }
+    if (a.per_node && !cmpx_sites_build(&model, &sites)) {
+        fprintf(stderr, "tessera compare: out of memory\n");
         goto done;
     }
     /* Graph outputs from each set as it normally runs (fused), one session
@@ -542,7 +613,7 @@ int cmd_compare(int argc, char **argv) {
     if (a.per_node) {
         for (size_t s = 0; s < a.set_count; s++)
             if (!open_set(&a, &a.sets[s], true, &a.sets[s].observed)) goto done;
-        if (!observed_names(&a, &model, &obs)) goto done;
+        if (!observed_names(&a, &sites, &obs)) goto done;
         for (size_t s = 0; s < a.set_count; s++)
             if (!run_session(&a.sets[s], a.sets[s].observed, &in, &obs, obs.count,
                              &a.sets[s].values))
@@ -562,7 +633,7 @@ int cmd_compare(int argc, char **argv) {
     }
     for (size_t r = 1; r < a.set_count; r++) {
         bool agree;
-        if (!report_run(&a, r, &outs, &obs, &model, &in, &agree)) goto done;
+        if (!report_run(&a, r, &outs, &obs, &model, &sites, &in, &agree)) goto done;
         all_agree = all_agree && agree;
     }
     if (a.json) printf("]}\n");
@@ -575,7 +646,10 @@ done:
     free_args(&a, outs.count, obs.count);
     for (size_t i = 0; i < outs.count; i++) free((void *)outs.names[i]);
     free(outs.names);
+    for (size_t i = 0; i < obs.count; i++) free((void *)obs.names[i]);
     free(obs.names);
+    free(obs.depths);
+    cmpx_sites_free(&sites);
     cmpx_model_free(&model);
     return rc;
 }

@@ -14,7 +14,7 @@
 
 static void help(FILE *f) {
     fprintf(f,
-            "usage: tessera partition MODEL [options]\n"
+            "usage: tessera partition MODEL [MODEL...] [options]\n"
             "\n"
             "Creates a session for MODEL (providers claim, pieces compile) and prints\n"
             "the pieces with their providers, the copies between memories, the function\n"
@@ -25,6 +25,7 @@ static void help(FILE *f) {
             "                         tools (docs/partition.schema.json); dot: a Graphviz\n"
             "                         graph coloured by provider, e.g.\n"
             "                         tessera partition m.onnx --format dot | dot -Tsvg > m.svg\n");
+    cli_print_chain_help(f);
     cli_print_common_help(f, true);
 }
 
@@ -54,10 +55,11 @@ int cmd_partition(int argc, char **argv) {
             continue;
         }
         int r = cli_parse_common(&common, argc, argv, &i, true);
+        if (r == 0) r = cli_parse_chain(&common, argc, argv, &i);
         if (r < 0) rc = CLI_EXIT_USAGE;
         else if (r > 0) continue;
         else if (arg[0] == '-' && arg[1]) rc = cli_usage_error("partition", "unknown option '%s'", arg);
-        else if (model) rc = cli_usage_error("partition", "more than one model ('%s', '%s')", model, arg);
+        else if (model) cli_add_stage(&common, arg); /* a chain (cli_chain.c) */
         else model = arg;
     }
     if (rc == CLI_EXIT_OK && !model) rc = cli_usage_error("partition", "no MODEL given");

@@ -23,8 +23,10 @@
 #include <errno.h>
 #include <ftw.h>
 #include <sys/stat.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "reduce_tool.h"
@@ -63,6 +65,8 @@ static void help(FILE *f) {
             "  --max-tries N          stop dropping nodes after N candidates and write\n"
             "                         the smallest found so far (default %d)\n"
             "  -v, --verbose          print every candidate tried\n"
+            "  --json                 print one JSON object (the case's nodes, inputs,\n"
+            "                         outputs, candidates tried, time) instead of text\n"
             "  --provider-option PROVIDER:KEY=VALUE\n"
             "                         an option for one provider, passed to the sets\n"
             "                         that have it (repeatable)\n"
@@ -81,6 +85,7 @@ typedef struct reduce_args {
     const char *out_dir;
     const char *model; /* as given: a file or a test-case folder */
     int64_t max_tries;
+    bool json; /* --json: stdout gets one JSON object, not the text report */
 } reduce_args;
 
 static bool split_set(rdc_set *s, const char *list) {
@@ -178,6 +183,10 @@ static int parse_args(int argc, char **argv, reduce_args *a) {
         }
         if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0) {
             cfg->verbose = true;
+            continue;
+        }
+        if (strcmp(arg, "--json") == 0) {
+            a->json = true;
             continue;
         }
         if (arg[0] == '-' && arg[1]) return cli_usage_error("reduce", "unknown option '%s'", arg);
@@ -404,20 +413,40 @@ static bool write_case(const search *sr, const char *dir, rdc_cut *cut, rdc_resu
     return write_cut(sr, dir, false, cut, r);
 }
 
-static void print_check(const rdc_config *cfg, size_t set, const char *dir) {
-    printf("  tessera test -p %s", cfg->sets[set].list);
-    if (cfg->sets[set].oracle) printf(" --provider-option reference:precision=double");
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void append(char *buf, size_t size, const char *fmt, ...) {
+    size_t used = strlen(buf);
+    va_list ap;
+    va_start(ap, fmt);
+    if (used < size) vsnprintf(buf + used, size - used, fmt, ap);
+    va_end(ap);
+}
+
+/* The `tessera test` line that passes (set 0) or fails (set 1) on the case. */
+static void format_check(const rdc_config *cfg, size_t set, const char *dir, char *buf,
+                         size_t size) {
+    buf[0] = 0;
+    append(buf, size, "tessera test -p %s", cfg->sets[set].list);
+    if (cfg->sets[set].oracle) append(buf, size, " --provider-option reference:precision=double");
     if (cfg->tol.rtol != 1e-3 || cfg->tol.atol != 1e-5)
-        printf(" --rtol %g --atol %g", cfg->tol.rtol, cfg->tol.atol);
+        append(buf, size, " --rtol %g --atol %g", cfg->tol.rtol, cfg->tol.atol);
     for (size_t i = 0; i < cfg->common.provider_option_count; i++) {
         const cli_provider_option *po = &cfg->common.provider_options[i];
         bool named = false;
         for (size_t k = 0; k < cfg->sets[set].entry_count; k++)
             named = named || strcmp(cfg->sets[set].entries[k], po->provider) == 0 ||
                     strchr(cfg->sets[set].entries[k], '/');
-        if (named) printf(" --provider-option %s:%s=%s", po->provider, po->key, po->value);
+        if (named) append(buf, size, " --provider-option %s:%s=%s", po->provider, po->key, po->value);
     }
-    printf(" %s   # %s\n", dir, set == 0 ? "passes" : "fails");
+    append(buf, size, " %s", dir);
+}
+
+static double now_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 int cmd_reduce(int argc, char **argv) {
@@ -433,13 +462,22 @@ int cmd_reduce(int argc, char **argv) {
     char *work = NULL, *data_dir = NULL;
     bool out_existed = true;
     search sr = {.cfg = cfg, .g = &g, .max_tries = (size_t)a.max_tries};
+    /* --json: the text report is left out; errors still go to stderr */
+    FILE *text = a.json ? NULL : stdout;
+    rdc_summary sum = {.model = cfg->model, .result = "error", .case_dir = a.out_dir};
+    rdc_cut cut = {0};
+    rdc_result whole = {0}, final = {0};
+    double start = now_seconds();
+    err[0] = 0;
     rc = CLI_EXIT_FAIL;
     if (!rdc_graph_load(cfg->model, &g, err, sizeof err)) {
         fprintf(stderr, "tessera reduce: %s\n", err);
+        sum.error = err;
         goto done;
     }
     if (g.m.node_count == 0) {
         fprintf(stderr, "tessera reduce: %s has no nodes\n", cfg->model);
+        sum.error = "the model has no nodes";
         goto done;
     }
     /* The case folder must be writable: better to learn it before the search
@@ -462,41 +500,53 @@ int cmd_reduce(int argc, char **argv) {
         goto done;
     }
     cfg->work_dir = work;
-    printf("reduce: %s (%zu nodes): baseline %s, suspect %s, ", cfg->model, g.m.node_count,
-           cfg->sets[0].oracle ? "the oracle (reference, precision=double)" : cfg->sets[0].list,
-           cfg->sets[1].list);
-    if (cfg->mode == RDC_ERROR)
-        printf("looking for an error or crash\n");
-    else
-        printf("looking for a difference (rtol %g, atol %g)\n", cfg->tol.rtol, cfg->tol.atol);
-    fflush(stdout);
+    if (text) {
+        fprintf(text, "reduce: %s (%zu nodes): baseline %s, suspect %s, ", cfg->model,
+                g.m.node_count,
+                cfg->sets[0].oracle ? "the oracle (reference, precision=double)" : cfg->sets[0].list,
+                cfg->sets[1].list);
+        if (cfg->mode == RDC_ERROR)
+            fprintf(text, "looking for an error or crash\n");
+        else
+            fprintf(text, "looking for a difference (rtol %g, atol %g)\n", cfg->tol.rtol,
+                    cfg->tol.atol);
+        fflush(text);
+    }
 
     rdc_capture cap;
     if (!rdc_capture_run(cfg, &g, err, sizeof err) ||
         !rdc_capture_read(cfg->work_dir, &cap, err, sizeof err) ||
         !rdc_graph_set_capture(&g, &cap, err, sizeof err)) {
         fprintf(stderr, "tessera reduce: baseline %s: %s\n", cfg->sets[0].list, err);
+        sum.error = err;
         goto done;
     }
     if (!(sr.keep = calloc(g.m.node_count, sizeof *sr.keep))) goto done;
 
     keep_range(&sr, 0, g.m.node_count - 1);
-    rdc_result whole = {0};
-    if (!shows(&sr, sr.keep, "the whole model", &whole)) {
-        printf("the whole model does not show it: %s\n", whole.detail);
+    bool shown = shows(&sr, sr.keep, "the whole model", &whole);
+    sum.whole = whole.detail;
+    if (!shown) {
+        sum.result = "not_shown";
+        if (!text) goto done;
+        fprintf(text, "the whole model does not show it: %s\n", whole.detail);
         if (cfg->mode == RDC_DIFFERENCE && strstr(whole.detail, " fails"))
-            printf("(the suspect fails: try --fail-on error)\n");
+            fprintf(text, "(the suspect fails: try --fail-on error)\n");
         if (cfg->error_text && whole.verdict == RDC_CLEAN && !strstr(whole.detail, " runs"))
-            printf("(its error does not contain '%s')\n", cfg->error_text);
+            fprintf(text, "(its error does not contain '%s')\n", cfg->error_text);
         goto done;
     }
-    printf("whole model: %s\n", sr.last.detail);
-    fflush(stdout);
+    if (text) {
+        fprintf(text, "whole model: %s\n", sr.last.detail);
+        fflush(text);
+    }
     size_t lo, hi;
     bisect(&sr, &lo, &hi);
-    printf("bisection: nodes %zu..%zu of %zu show it (%zu tries)\n", lo, hi, g.m.node_count,
-           sr.tries);
-    fflush(stdout);
+    if (text) {
+        fprintf(text, "bisection: nodes %zu..%zu of %zu show it (%zu tries)\n", lo, hi,
+                g.m.node_count, sr.tries);
+        fflush(text);
+    }
     size_t n = hi - lo + 1;
     size_t *members = malloc(n * sizeof *members);
     if (!members) goto done;
@@ -504,41 +554,54 @@ int cmd_reduce(int argc, char **argv) {
     shrink(&sr, members, &n);
     free(members);
 
-    rdc_cut cut;
-    rdc_result final = {0};
     if (!write_case(&sr, a.out_dir, &cut, &final)) {
         rdc_cut_free(&cut);
+        memset(&cut, 0, sizeof cut);
         goto done;
     }
-    printf("reduced to %zu node%s (%zu tries%s):\n", cut.node_count, cut.node_count == 1 ? "" : "s",
-           sr.tries, sr.gave_up ? "; stopped at --max-tries, it may shrink further" : "");
+    sum.result = "reduced";
+    sum.cut = &cut;
+    sum.case_shows = final.verdict == RDC_REPRODUCES;
+    sum.final_detail = final.detail;
+    format_check(cfg, 0, a.out_dir, sum.check[0], sizeof sum.check[0]);
+    format_check(cfg, 1, a.out_dir, sum.check[1], sizeof sum.check[1]);
+    if (final.verdict == RDC_REPRODUCES) rc = CLI_EXIT_OK;
+    if (!text) goto done;
+    fprintf(text, "reduced to %zu node%s (%zu tries%s):\n", cut.node_count,
+            cut.node_count == 1 ? "" : "s", sr.tries,
+            sr.gave_up ? "; stopped at --max-tries, it may shrink further" : "");
     for (size_t i = 0; i < g.m.node_count; i++) {
         if (!cut.kept[i]) continue;
         char label[256];
         cmpx_node_label(&g.m, i, label, sizeof label);
-        printf("  %s (%s%s%s)\n", label, g.m.nodes[i].domain, *g.m.nodes[i].domain ? "." : "",
-               g.m.nodes[i].op_type);
+        fprintf(text, "  %s (%s%s%s)\n", label, g.m.nodes[i].domain,
+                *g.m.nodes[i].domain ? "." : "", g.m.nodes[i].op_type);
     }
-    printf("inputs from the baseline's run: ");
+    fprintf(text, "inputs from the baseline's run: ");
     for (size_t i = 0; i < cut.input_count; i++)
-        printf("%s%s", i ? ", " : "", g.capture.values[cut.inputs[i]].name);
-    printf("%s\noutputs: ", cut.input_count ? "" : "none");
-    for (size_t i = 0; i < cut.output_count; i++) printf("%s%s", i ? ", " : "", cut.outputs[i]);
-    printf("\n%s\n", final.detail);
-    printf("wrote %s: model.onnx, test_data_set_0 (%zu input%s, %zu expected output%s from %s)\n",
-           a.out_dir, cut.input_count, cut.input_count == 1 ? "" : "s", cut.output_count,
-           cut.output_count == 1 ? "" : "s", cfg->sets[0].oracle ? "the oracle" : cfg->sets[0].list);
+        fprintf(text, "%s%s", i ? ", " : "", g.capture.values[cut.inputs[i]].name);
+    fprintf(text, "%s\noutputs: ", cut.input_count ? "" : "none");
+    for (size_t i = 0; i < cut.output_count; i++)
+        fprintf(text, "%s%s", i ? ", " : "", cut.outputs[i]);
+    fprintf(text, "\n%s\n", final.detail);
+    fprintf(text, "wrote %s: model.onnx, test_data_set_0 (%zu input%s, %zu expected output%s from %s)\n",
+            a.out_dir, cut.input_count, cut.input_count == 1 ? "" : "s", cut.output_count,
+            cut.output_count == 1 ? "" : "s",
+            cfg->sets[0].oracle ? "the oracle" : cfg->sets[0].list);
     if (final.verdict == RDC_REPRODUCES) {
-        printf("check:\n");
-        print_check(cfg, 0, a.out_dir);
-        print_check(cfg, 1, a.out_dir);
-        rc = CLI_EXIT_OK;
+        fprintf(text, "check:\n  %s   # passes\n  %s   # fails\n", sum.check[0], sum.check[1]);
     } else {
-        printf("warning: the last run of the case did not show it again (flaky?)\n");
+        fprintf(text, "warning: the last run of the case did not show it again (flaky?)\n");
     }
-    rdc_cut_free(&cut);
 
 done:
+    if (a.json) {
+        sum.tries = sr.tries;
+        sum.gave_up = sr.gave_up;
+        sum.seconds = now_seconds() - start;
+        rdc_print_json(cfg, &g, &sum);
+    }
+    rdc_cut_free(&cut);
     fflush(stdout);
     if (cfg->work_dir) remove_tree(cfg->work_dir);
     if (rc != CLI_EXIT_OK && !out_existed && data_dir) {

@@ -1,5 +1,6 @@
 /*
- * tessera run MODEL — run a model once. Inputs come from TensorProto files,
+ * tessera run MODEL [MODEL...] — run a model, or a chain of models made
+ * one (cli_chain.c), once. Inputs come from TensorProto files,
  * a test case's folder or constants, or are made up from the declared types
  * and shapes (cli_inputs.c), so any model can be smoke-tested with no data
  * at hand; outputs are summarised and optionally saved as TensorProto files
@@ -20,7 +21,7 @@
 
 static void help(FILE *f) {
     fprintf(f,
-            "usage: tessera run MODEL|CASE_DIR [options]\n"
+            "usage: tessera run MODEL|CASE_DIR [MODEL...] [options]\n"
             "\n"
             "Runs MODEL once and prints each output's name, type, shape and a summary.\n"
             "\n"
@@ -34,6 +35,7 @@ static void help(FILE *f) {
             "                         (symbolic shapes changing between runs)\n"
             "  --timeout-ms N         stop the run after N milliseconds (exit 1, 'cancelled')\n"
             "  --tag TEXT             tag the run's log lines with [TEXT]\n");
+    cli_print_chain_help(f);
     cli_print_inputs_help(f);
     cli_print_common_help(f, true);
 }
@@ -61,6 +63,8 @@ static int parse_args(int argc, char **argv, run_args *a) {
         }
         int r = cli_parse_common(&a->common, argc, argv, &i, true);
         if (r < 0) return CLI_EXIT_USAGE;
+        if (r > 0) continue;
+        if ((r = cli_parse_chain(&a->common, argc, argv, &i)) < 0) return CLI_EXIT_USAGE;
         if (r > 0) continue;
         if ((r = cli_inputs_parse(&a->inputs, "run", argc, argv, &i)) < 0) return CLI_EXIT_USAGE;
         if (r > 0) continue;
@@ -99,8 +103,8 @@ static int parse_args(int argc, char **argv, run_args *a) {
         }
         if (bad) return CLI_EXIT_USAGE;
         if (arg[0] == '-' && arg[1]) return cli_usage_error("run", "unknown option '%s'", arg);
-        if (a->model) return cli_usage_error("run", "more than one model ('%s', '%s')", a->model, arg);
-        a->model = arg;
+        if (a->model) cli_add_stage(&a->common, arg); /* a chain: run pre.onnx model.onnx */
+        else a->model = arg;
     }
     if (!a->model && !a->inputs.case_dir) return cli_usage_error("run", "no MODEL given");
     return cli_inputs_resolve_model(&a->inputs, "run", a->model);

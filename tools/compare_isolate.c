@@ -2,7 +2,7 @@
  * Running one node of the model alone, on values given from outside: the
  * way to tell whether a provider set *introduces* a difference at a node or
  * only amplifies one its inputs already carried (within tolerance). The
- * node is cut out of the model file as a one-node ModelProto — its own
+ * node (of the main graph or of a control-flow body alike) is cut out of the model file as a one-node ModelProto — its own
  * NodeProto bytes, the initializers it reads and the opset imports copied
  * verbatim, graph inputs and outputs typed from the given values — and run
  * in a fresh session with the set's providers.
@@ -51,10 +51,9 @@ static bool seen_before(const cmpx_node *n, size_t k) {
 
 /* The one-node model's bytes; false (with a reason) when the node cannot be
  * cut out. `file` is the model file's contents. */
-static bool build_model(const cmpx_model *m, size_t node, const uint8_t *file, size_t file_size,
-                        cmpx_value_lookup find, void *user, pb_buf *model, char *err,
-                        size_t err_size) {
-    const cmpx_node *n = &m->nodes[node];
+static bool build_model(const cmpx_model *m, const cmpx_node *n, const uint8_t *file,
+                        size_t file_size, cmpx_value_lookup find, void *user, pb_buf *model,
+                        char *err, size_t err_size) {
     pb_buf graph = {0};
     if (n->raw_offset > file_size || n->raw_size > file_size - n->raw_offset) {
         snprintf(err, err_size, "the model file changed while comparing");
@@ -108,10 +107,9 @@ static char *model_dir(const char *path) {
     return slash ? strndup(path, (size_t)(slash - path) + 1) : NULL;
 }
 
-bool cmpx_isolate(const char *model_path, const cmpx_model *m, size_t node,
+bool cmpx_isolate(const char *model_path, const cmpx_model *m, const cmpx_node *n,
                   const tsr_session_options *options, cmpx_value_lookup find, void *user,
                   tsr_value **outputs, char *err, size_t err_size) {
-    const cmpx_node *n = &m->nodes[node];
     void *file = NULL;
     size_t file_size = 0;
     if (!tio_read_file(model_path, &file, &file_size)) {
@@ -119,7 +117,7 @@ bool cmpx_isolate(const char *model_path, const cmpx_model *m, size_t node,
         return false;
     }
     pb_buf model = {0};
-    bool ok = build_model(m, node, file, file_size, find, user, &model, err, err_size);
+    bool ok = build_model(m, n, file, file_size, find, user, &model, err, err_size);
     free(file);
     tsr_session *s = NULL;
     char *dir = ok ? model_dir(model_path) : NULL;

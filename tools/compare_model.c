@@ -1,7 +1,10 @@
 /*
  * The node list of an ONNX model file, read straight from the protobuf wire
  * format: ModelProto.graph (7) -> GraphProto.node (1) -> NodeProto input (1),
- * output (2), name (3), op_type (4), domain (7). Everything else is skipped.
+ * output (2), name (3), op_type (4), domain (7), and the bodies of If, Loop,
+ * Scan and SequenceMap nodes (AttributeProto g named then_branch,
+ * else_branch or body: their nodes, inputs, outputs, initializer names).
+ * Everything else is skipped.
  *
  * `tessera compare --per-node` needs each original node's *inputs*, to say
  * whether a divergent node was fed diverging values; the public API lists
@@ -79,17 +82,115 @@ static bool push_string(char ***list, size_t *count, const pb_reader *b) {
     return true;
 }
 
+static void free_strings(char **list, size_t count) {
+    for (size_t i = 0; i < count; i++) free(list[i]);
+    free(list);
+}
+
+static void free_node(cmpx_node *n);
+
+static void free_body(cmpx_body *b) {
+    free(b->attribute);
+    for (size_t i = 0; i < b->node_count; i++) free_node(&b->nodes[i]);
+    free(b->nodes);
+    free_strings(b->inputs, b->input_count);
+    free_strings(b->outputs, b->output_count);
+    free_strings(b->initializers, b->initializer_count);
+}
+
 static void free_node(cmpx_node *n) {
     free(n->name);
     free(n->op_type);
     free(n->domain);
-    for (size_t i = 0; i < n->input_count; i++) free(n->inputs[i]);
-    for (size_t i = 0; i < n->output_count; i++) free(n->outputs[i]);
-    free(n->inputs);
-    free(n->outputs);
+    free_strings(n->inputs, n->input_count);
+    free_strings(n->outputs, n->output_count);
+    for (size_t i = 0; i < n->body_count; i++) free_body(&n->bodies[i]);
+    free(n->bodies);
 }
 
-static bool read_node(pb_reader r, cmpx_node *n) {
+/* Bodies nest at most this deep here (the library's default limit is 64). */
+#define MAX_BODY_DEPTH 64
+
+static bool read_node(pb_reader r, cmpx_node *n, int depth);
+
+/* The name (field 1) of a ValueInfoProto or, with field 8, a TensorProto. */
+static bool push_name_of(char ***list, size_t *count, pb_reader r, uint64_t name_field) {
+    while (r.p < r.end) {
+        uint64_t field;
+        int wire;
+        pb_reader b;
+        if (!read_field(&r, &field, &wire, &b)) return false;
+        if (field == name_field && wire == WIRE_LEN) return push_string(list, count, &b);
+    }
+    return push_string(list, count, &(pb_reader){r.end, r.end, r.base});
+}
+
+/* A control-flow body: its nodes (with their own bodies), the names of its
+ * inputs, outputs and initializers. */
+static bool read_body(pb_reader r, cmpx_body *body, int depth) {
+    while (r.p < r.end) {
+        uint64_t field;
+        int wire;
+        pb_reader b;
+        if (!read_field(&r, &field, &wire, &b)) return false;
+        if (wire != WIRE_LEN) continue;
+        bool ok = true;
+        if (field == 1) {
+            cmpx_node *grown = realloc(body->nodes, (body->node_count + 1) * sizeof *grown);
+            if (!grown) return false;
+            body->nodes = grown;
+            ok = read_node(b, &body->nodes[body->node_count], depth);
+            body->node_count++; /* freed with the body even when half read */
+        } else if (field == 11) {
+            ok = push_name_of(&body->inputs, &body->input_count, b, 1);
+        } else if (field == 12) {
+            ok = push_name_of(&body->outputs, &body->output_count, b, 1);
+        } else if (field == 5) {
+            ok = push_name_of(&body->initializers, &body->initializer_count, b, 8);
+        }
+        if (!ok) return false;
+    }
+    return true;
+}
+
+/* An AttributeProto: a body (g, field 6, named then_branch, else_branch or
+ * body) is read into n->bodies; Scan's num_scan_inputs (i, field 3) kept. */
+static bool read_attribute(pb_reader r, cmpx_node *n, int depth) {
+    pb_reader name = {0}, graph = {0};
+    uint64_t ival = 0;
+    bool has_graph = false;
+    while (r.p < r.end) {
+        uint64_t field;
+        int wire;
+        pb_reader b;
+        if (!read_field(&r, &field, &wire, &b)) return false;
+        if (field == 1 && wire == WIRE_LEN) name = b;
+        if (field == 6 && wire == WIRE_LEN) {
+            graph = b;
+            has_graph = true;
+        }
+        if (field == 3 && wire == WIRE_VARINT) {
+            pb_reader v = {b.p, r.p, b.base};
+            if (!read_varint(&v, &ival)) return false;
+        }
+    }
+    size_t len = (size_t)(name.end - name.p);
+    if (len == 15 && memcmp(name.p, "num_scan_inputs", 15) == 0) n->num_scan_inputs = (int64_t)ival;
+    bool body_name = (len == 11 && (memcmp(name.p, "then_branch", 11) == 0 ||
+                                    memcmp(name.p, "else_branch", 11) == 0)) ||
+                     (len == 4 && memcmp(name.p, "body", 4) == 0);
+    /* deeper bodies are not walked: the node itself still is */
+    if (!has_graph || !body_name || depth >= MAX_BODY_DEPTH) return true;
+    cmpx_body *grown = realloc(n->bodies, (n->body_count + 1) * sizeof *grown);
+    if (!grown) return false;
+    n->bodies = grown;
+    cmpx_body *body = &n->bodies[n->body_count++];
+    memset(body, 0, sizeof *body);
+    if (!(body->attribute = dup_body(&name))) return false;
+    return read_body(graph, body, depth + 1);
+}
+
+static bool read_node(pb_reader r, cmpx_node *n, int depth) {
     memset(n, 0, sizeof *n);
     n->raw_offset = (size_t)(r.p - r.base);
     n->raw_size = (size_t)(r.end - r.p);
@@ -105,6 +206,7 @@ static bool read_node(pb_reader r, cmpx_node *n) {
         case 2: ok = push_string(&n->outputs, &n->output_count, &b); break;
         case 3: free(n->name); ok = (n->name = dup_body(&b)) != NULL; break;
         case 4: free(n->op_type); ok = (n->op_type = dup_body(&b)) != NULL; break;
+        case 5: ok = read_attribute(b, n, depth); break;
         case 7: free(n->domain); ok = (n->domain = dup_body(&b)) != NULL; break;
         default: break;
         }
@@ -171,7 +273,7 @@ static bool read_graph(pb_reader r, cmpx_model *m, char *err, size_t err_size) {
             return false;
         }
         m->nodes = grown;
-        if (!read_node(b, &m->nodes[m->node_count])) {
+        if (!read_node(b, &m->nodes[m->node_count], 0)) {
             free_node(&m->nodes[m->node_count]);
             snprintf(err, err_size, "malformed NodeProto (node %zu)", m->node_count);
             return false;
@@ -225,4 +327,13 @@ void cmpx_model_free(cmpx_model *m) {
     free(m->initializers);
     free(m->opsets);
     memset(m, 0, sizeof *m);
+}
+
+void cmpx_node_label(const cmpx_model *m, size_t i, char *buf, size_t size) {
+    const cmpx_node *n = &m->nodes[i];
+    if (*n->name)
+        snprintf(buf, size, "%s", n->name);
+    else
+        snprintf(buf, size, "#%zu %s (-> %s)", i, n->op_type,
+                 n->output_count ? n->outputs[0] : "nothing");
 }

@@ -21,12 +21,21 @@ void cmpx_print_stats_text(const cmpx_stats *s) {
         printf("  worst [%zu]: %s vs %s", s->worst_index, s->baseline_value, s->value);
 }
 
-static void print_earliest_text(const cmpx_model *m, const cmpx_divergence *d) {
-    char label[512];
+/* ", in iteration 3 of loop0" for a body node's run, "" elsewhere. */
+static void where_text(const cmpx_sites *m, size_t site, const size_t *chain, char *buf,
+                       size_t size) {
+    char text[1024];
+    cmpx_chain_text(m, site, chain, m->items[site].depth, text, sizeof text);
+    snprintf(buf, size, "%s%s", *text ? ", in " : "", text);
+}
+
+static void print_earliest_text(const cmpx_sites *m, const cmpx_divergence *d) {
+    char label[512], where[1100];
     if (!d->has_earliest) return;
-    cmpx_node_label(m, d->earliest, label, sizeof label);
-    printf("  differences start at: %s (%s), max_abs %.3g on identical inputs\n", label,
-           m->nodes[d->earliest].op_type, d->earliest_max_abs);
+    cmpx_site_label(m, d->earliest, label, sizeof label);
+    where_text(m, d->earliest, d->earliest_chain, where, sizeof where);
+    printf("  differences start at: %s (%s)%s, max_abs %.3g on identical inputs\n", label,
+           m->items[d->earliest].node->op_type, where, d->earliest_max_abs);
 }
 
 static void print_isolation_text(const cmpx_isolation *iso) {
@@ -43,7 +52,7 @@ static void print_isolation_text(const cmpx_isolation *iso) {
                                   : "over tolerance: the node itself introduces the difference");
 }
 
-void cmpx_print_divergence_text(const cmpx_model *m, const cmpx_divergence *d,
+void cmpx_print_divergence_text(const cmpx_sites *m, const cmpx_divergence *d,
                                 const cmpx_isolation *iso, const char *provider,
                                 const char *baseline_provider) {
     if (!d->found) {
@@ -52,12 +61,13 @@ void cmpx_print_divergence_text(const cmpx_model *m, const cmpx_divergence *d,
         print_earliest_text(m, d);
         return;
     }
-    char label[512];
-    cmpx_node_label(m, d->node, label, sizeof label);
-    const cmpx_node *n = &m->nodes[d->node];
-    printf("  first divergent node: %s (%s%s%s) run by %s, baseline %s\n", label,
+    char label[512], where[1100];
+    cmpx_site_label(m, d->node, label, sizeof label);
+    where_text(m, d->node, d->chain, where, sizeof where);
+    const cmpx_node *n = m->items[d->node].node;
+    printf("  first divergent node: %s (%s%s%s) run by %s, baseline %s%s\n", label,
            *n->domain ? n->domain : "", *n->domain ? "." : "", n->op_type,
-           provider, baseline_provider);
+           provider, baseline_provider, where);
     printf("    output %s: ", d->output);
     cmpx_print_stats_text(&d->stats);
     printf("\n    inputs: %s (max_abs %.3g)\n",
@@ -71,7 +81,7 @@ void cmpx_print_divergence_text(const cmpx_model *m, const cmpx_divergence *d,
     printf("  nodes compared %zu, over tolerance %zu, introducing a difference %zu", d->compared,
            d->divergent, d->introducing);
     for (size_t i = 0; i < d->listed_count; i++) {
-        cmpx_node_label(m, d->listed[i], label, sizeof label);
+        cmpx_site_label(m, d->listed[i], label, sizeof label);
         printf("%s%s", i ? ", " : ": ", label);
     }
     printf("%s\n", d->introducing > d->listed_count ? ", ..." : "");
@@ -133,19 +143,37 @@ static void print_isolation_json(const cmpx_isolation *iso) {
     printf("}");
 }
 
-void cmpx_print_divergence_json(const cmpx_model *m, const cmpx_divergence *d,
+/* A body node's run, one index per enclosing body (outermost first), or
+ * null in the main graph. */
+static void print_chain_json(const cmpx_sites *m, size_t site, const size_t *chain) {
+    size_t depth = m->items[site].depth;
+    if (!depth) {
+        printf("null");
+        return;
+    }
+    printf("[");
+    for (size_t i = 0; i < depth; i++) printf("%s%zu", i ? ", " : "", chain[i]);
+    printf("]");
+}
+
+void cmpx_print_divergence_json(const cmpx_sites *m, const cmpx_divergence *d,
                                 const cmpx_isolation *iso, const char *provider,
                                 const char *baseline_provider) {
     if (!d->found) {
         printf("null");
         return;
     }
-    char label[512];
-    cmpx_node_label(m, d->node, label, sizeof label);
+    char label[512], where[1024];
+    cmpx_site_label(m, d->node, label, sizeof label);
+    cmpx_chain_text(m, d->node, d->chain, m->items[d->node].depth, where, sizeof where);
     printf("{\"name\": ");
     cmpx_json_string(stdout, label);
     printf(", \"op\": ");
-    cmpx_json_string(stdout, m->nodes[d->node].op_type);
+    cmpx_json_string(stdout, m->items[d->node].node->op_type);
+    printf(", \"iteration\": ");
+    print_chain_json(m, d->node, d->chain);
+    printf(", \"where\": ");
+    cmpx_json_string(stdout, where);
     printf(", \"provider\": ");
     cmpx_json_string(stdout, provider);
     printf(", \"baseline_provider\": ");
@@ -168,17 +196,19 @@ void cmpx_print_divergence_json(const cmpx_model *m, const cmpx_divergence *d,
     printf("}");
 }
 
-void cmpx_print_start_json(const cmpx_model *m, const cmpx_divergence *d) {
+void cmpx_print_start_json(const cmpx_sites *m, const cmpx_divergence *d) {
     if (!d->has_earliest) {
         printf("null");
         return;
     }
     char label[512];
-    cmpx_node_label(m, d->earliest, label, sizeof label);
+    cmpx_site_label(m, d->earliest, label, sizeof label);
     printf("{\"name\": ");
     cmpx_json_string(stdout, label);
     printf(", \"op\": ");
-    cmpx_json_string(stdout, m->nodes[d->earliest].op_type);
+    cmpx_json_string(stdout, m->items[d->earliest].node->op_type);
+    printf(", \"iteration\": ");
+    print_chain_json(m, d->earliest, d->earliest_chain);
     printf(", \"max_abs\": ");
     cmpx_json_number(stdout, d->earliest_max_abs);
     printf("}");

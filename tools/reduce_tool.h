@@ -149,6 +149,28 @@ bool rdc_capture_run(const rdc_config *cfg, const rdc_graph *g, char *err, size_
 void rdc_try(const rdc_config *cfg, const rdc_graph *g, const rdc_cut *cut,
              const char *case_dir, rdc_result *out);
 
+/* --- the summary as JSON (reduce_report.c) -------------------------------- */
+/* What a reduction did, for --json. */
+typedef struct rdc_summary {
+    const char *model;  /* as given on the command line */
+    const char *result; /* "reduced", "not_shown" (the whole model does not
+                         * show it) or "error" (see `error`) */
+    const char *error;  /* result "error": why, when known */
+    const char *whole;  /* what the whole model showed, or NULL */
+    const rdc_cut *cut; /* the case written, or NULL */
+    const char *case_dir;
+    bool case_shows;    /* the last run of the written case showed it */
+    const char *final_detail; /* what that run saw */
+    size_t tries;       /* candidates tried, the whole model included */
+    bool gave_up;       /* step 4 stopped at --max-tries */
+    double seconds;     /* wall time, capture and search included */
+    char check[2][2048]; /* the `tessera test` lines for the case: passes, fails */
+} rdc_summary;
+
+/* Prints one JSON object on stdout (docs/compare.md, "--json"). `g` may
+ * hold no model (node_count 0) when loading it failed. */
+void rdc_print_json(const rdc_config *cfg, const rdc_graph *g, const rdc_summary *s);
+
 /* The subcommand (cmd_reduce.c); tessera.c declares it too. */
 int cmd_reduce(int argc, char **argv);
 

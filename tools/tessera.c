@@ -8,6 +8,7 @@
 #include "cli.h"
 
 int cmd_reduce(int argc, char **argv); /* cmd_reduce.c */
+int cmd_compose(int argc, char **argv); /* cmd_compose.c */
 
 typedef struct command {
     const char *name;
@@ -24,6 +25,7 @@ static const command commands[] = {
     {"compare", cmd_compare, "run a model on several provider sets and compare the results"},
     {"reduce", cmd_reduce, "shrink a model that differs or fails on a provider set to a small test case"},
     {"check-provider", cmd_check_provider, "check a provider plugin: load, op conformance, errors, threads, copies"},
+    {"compose", cmd_compose, "merge a chain of models (pre-processing, model, ...) into one ONNX file"},
 };
 
 static void print_help(FILE *f) {

@@ -2,9 +2,12 @@
 # The `compare` ctest: `tessera compare` against plugin_faulty.so (a Mul that
 # adds 1e-3) must name exactly the node it ran, and a profile trace must be
 # valid JSON with the documented fields.
-# usage: compare_test.sh TESSERA FAULTY_PLUGIN PROFILE_PROBE PYTHON SRC_DIR WORK_DIR
+# Inside control-flow bodies (make_body_models.py) the node named must be
+# the body node, by path, with the iteration it went wrong in and numpy's
+# figure; body_probe.c checks the values the library hands back from bodies.
+# usage: compare_test.sh TESSERA FAULTY_PLUGIN PROFILE_PROBE PYTHON SRC_DIR WORK_DIR BODY_PROBE
 set -u
-TESSERA=$1 FAULTY=$2 PROBE=$3 PY=$4 SRC=$5 WORK=$6
+TESSERA=$1 FAULTY=$2 PROBE=$3 PY=$4 SRC=$5 WORK=$6 BODY_PROBE=$7
 mkdir -p "$WORK" || exit 1
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
@@ -86,6 +89,104 @@ head -c 100 "$MODEL" >"$WORK/truncated.onnx"
 "$TESSERA" compare "$WORK/truncated.onnx" --per-node -p reference -p reference >/dev/null 2>&1
 rc=$?
 [ $rc -eq 1 ] || fail "truncated model: exit $rc, expected 1"
+
+# --- Inside control-flow bodies ------------------------------------------------
+B=$WORK/body
+"$PY" "$SRC/make_body_models.py" "$B" || exit 1
+LOOP_IN="-i h0=$B/h0.pb -i xl=$B/xl.pb"
+
+# The library hands a body value back per run of its body, nested per
+# enclosing body: then_branch ran in iterations 0 and 1, else_branch in 2.
+"$BODY_PROBE" "$B/loop_if.onnx" "h0=$B/h0.pb" "xl=$B/xl.pb" -- loop0/body/body_if/then_branch/m \
+    loop0/body/body_if/else_branch/t_else loop0/body/hr loop0/body/h_out loop0/body/t ts \
+    >"$WORK/body_values.json" 2>&1 || fail "body_probe: $(cat "$WORK/body_values.json")"
+"$PY" - "$WORK/body_values.json" "$B" <<'PYEOF' || fail "body values: wrong structure or values"
+import json, sys
+import numpy as np, onnx
+from onnx import numpy_helper
+r = json.load(open(sys.argv[1]))
+t = onnx.TensorProto(); t.ParseFromString(open(sys.argv[2] + "/h0.pb", "rb").read())
+h0 = numpy_helper.to_array(t)
+def arr(v):
+    return np.array(v["data"], np.float32).reshape(v["dims"])
+m, e = r["loop0/body/body_if/then_branch/m"], r["loop0/body/body_if/else_branch/t_else"]
+assert [len(x) for x in m] == [1, 1, 0] and [len(x) for x in e] == [0, 0, 1], (m, e)
+hr = [arr(v) for v in r["loop0/body/hr"]]
+h_out = [arr(v) for v in r["loop0/body/h_out"]]
+assert len(hr) == 3 and len(h_out) == 3
+scale = np.array([0.5, -1.0, 2.0], np.float32)
+assert (hr[0] == np.maximum(h0, 0)).all(), hr[0]
+assert (arr(m[0][0]) == np.maximum(h0, 0) * scale).all(), m[0][0]
+for k in (0, 1):  # the carried value: iteration k's output is k+1's input
+    assert (hr[k + 1] == np.maximum(h_out[k], 0)).all(), k
+assert (arr(e[2][0]) == -hr[2]).all()
+assert (np.stack([arr(v) for v in r["loop0/body/t"]]) == arr(r["ts"])).all()
+PYEOF
+"$BODY_PROBE" "$B/loop_if.onnx" "h0=$B/h0.pb" "xl=$B/xl.pb" -- loop0/body/nope >"$WORK/nope.txt" 2>&1 &&
+    fail "body_probe: an unknown body value was accepted"
+grep -q "no output 'loop0/body/nope'" "$WORK/nope.txt" || fail "unknown body value: $(cat "$WORK/nope.txt")"
+
+# A faulty Mul inside the If inside the Loop: named by path, in iteration 0,
+# with numpy's figure; the Loop and the nodes after it only inherit.
+"$TESSERA" compare "$B/loop_if.onnx" $LOOP_IN --per-node -p reference -p "$FAULTY,reference" \
+    >"$WORK/loop.txt" 2>&1
+[ $? -eq 1 ] || fail "loop: exit status ($(cat "$WORK/loop.txt"))"
+grep -q "first divergent node: loop0/body/body_if/then_branch/mul_then (Mul) run by faulty, baseline reference, in iteration 0 of loop0" \
+    "$WORK/loop.txt" || fail "loop: mul_then not named ($(cat "$WORK/loop.txt"))"
+"$TESSERA" compare "$B/loop_if.onnx" $LOOP_IN --per-node --json -p reference -p "$FAULTY,reference" \
+    >"$WORK/loop.json" 2>"$WORK/loop.err"
+[ $? -eq 1 ] || fail "loop --json: exit status ($(cat "$WORK/loop.err"))"
+"$PY" - "$WORK/loop.json" "$B/expected.json" <<'PYEOF' || fail "loop --json: wrong report"
+import json, sys
+run = json.load(open(sys.argv[1]))["runs"][0]
+want = json.load(open(sys.argv[2]))["mul_fault"]["0.001"]
+d = run["first_divergent_node"]
+assert d["name"] == "loop0/body/body_if/then_branch/mul_then" and d["op"] == "Mul", d
+assert d["iteration"] == [0, 0] and d["where"] == "iteration 0 of loop0", d
+assert d["provider"] == "faulty" and d["baseline_provider"] == "reference", d
+assert d["output"] == "loop0/body/body_if/then_branch/m", d
+assert d["inputs_max_abs"] == 0 and not d["inputs_differed"] and not d["inputs_unobserved"], d
+assert d["nodes_introducing"] == 1, d  # not the Loop, not carried values
+assert abs(d["max_abs"] - want) <= 1e-8 * want, (d["max_abs"], want)
+s = run["differences_start"]
+assert s["name"] == d["name"] and s["iteration"] == [0, 0], s
+PYEOF
+
+# A fault within tolerance, magnified by a later Div in the same branch: that
+# Div is the first over tolerance, agrees when run alone on the baseline's
+# values of that iteration, and the differences start at the Mul.
+"$TESSERA" compare "$B/loop_if.onnx" $LOOP_IN --per-node --json --rtol 0 -p reference \
+    -p "$FAULTY,reference" --provider-option faulty:delta=1e-6 >"$WORK/loop_tiny.json" \
+    2>"$WORK/loop_tiny.err"
+[ $? -eq 1 ] || fail "loop tiny fault: exit status ($(cat "$WORK/loop_tiny.err"))"
+"$PY" - "$WORK/loop_tiny.json" "$B/expected.json" <<'PYEOF' || fail "loop tiny fault: wrong report"
+import json, sys
+run = json.load(open(sys.argv[1]))["runs"][0]
+want = json.load(open(sys.argv[2]))["mul_fault"]["1e-06"]
+d = run["first_divergent_node"]
+assert d["name"] == "loop0/body/body_if/then_branch/amp_then" and d["provider"] == "reference", d
+assert d["iteration"] == [0, 0] and 0 < d["inputs_max_abs"] and not d["inputs_differed"], d
+assert d["isolated"]["ran"] and d["isolated"]["agree"], d
+s = run["differences_start"]
+assert s["name"] == "loop0/body/body_if/then_branch/mul_then" and s["iteration"] == [0, 0], s
+assert abs(s["max_abs"] - want) <= 1e-8 * want, (s, want)
+PYEOF
+
+# A Scan whose only Add is faulty: named in iteration 0; later iterations
+# read the carried state it spoiled and do not count as new sources.
+"$TESSERA" compare "$B/scan.onnx" -i s0="$B/s0.pb" -i xs="$B/xs.pb" --per-node --json \
+    -p reference -p "$FAULTY,reference" --provider-option faulty:op=Add >"$WORK/scan.json" \
+    2>"$WORK/scan.err"
+[ $? -eq 1 ] || fail "scan: exit status ($(cat "$WORK/scan.err"))"
+"$PY" - "$WORK/scan.json" "$B/expected.json" <<'PYEOF' || fail "scan: wrong report"
+import json, sys
+run = json.load(open(sys.argv[1]))["runs"][0]
+want = json.load(open(sys.argv[2]))["add_fault"]
+d = run["first_divergent_node"]
+assert d["name"] == "scan0/body/scan_add" and d["iteration"] == [0], d
+assert d["where"] == "iteration 0 of scan0" and d["nodes_introducing"] == 1, d
+assert abs(d["max_abs"] - want) <= 1e-8 * want, (d["max_abs"], want)
+PYEOF
 
 # Profiling: the trace file opens as JSON with the documented fields, and the
 # summary names both providers.

@@ -3,8 +3,9 @@
 # precision=double) must equal numpy float64 on a small model, and
 # `compare --oracle --per-node` must name the node that loses precision:
 # a float32 MatMul summed in order (plugin_lossy.c) on a sum whose terms
-# nearly cancel (make_oracle_models.py), and a deliberately faulty
-# provider's Mul (tests/plugins/plugin_faulty.c).
+# nearly cancel (make_oracle_models.py), also inside a Loop body's If
+# branch (make_body_models.py), and a deliberately faulty provider's Mul
+# (tests/plugins/plugin_faulty.c).
 # usage: oracle_test.sh TESSERA FAULTY_PLUGIN LOSSY_PLUGIN PYTHON SRC_DIR WORK_DIR
 set -u
 TESSERA=$1 FAULTY=$2 LOSSY=$3 PY=$4 SRC=$5 WORK=$6
@@ -127,7 +128,26 @@ acc = faulty["accuracy"][0]["vs_oracle"]
 assert 0.9e-5 < acc["max_abs"] < 1e-4, acc
 PYEOF
 
-# 4. Usage: --oracle needs only one set; a bad precision value is refused.
+# 4. The float32 MatMul inside an If branch inside a Loop body
+# (make_body_models.py): named by path, in iteration 0, with numpy's error
+# of a float32 sum in order against the float64 result rounded to float32.
+"$PY" "$SRC/make_body_models.py" "$WORK/body" || exit 1
+B=$WORK/body
+"$TESSERA" compare "$B/loop_if.onnx" -i h0="$B/h0.pb" -i xl="$B/xl.pb" --oracle --per-node \
+    -p "$LOSSY,reference" --rtol 1e-5 --atol 1e-6 --json >"$WORK/loop.json" 2>"$WORK/loop.err"
+[ $? -eq 1 ] || fail "lossy loop --oracle: exit status ($(cat "$WORK/loop.err"))"
+"$PY" - "$WORK/loop.json" "$B/expected.json" <<'PYEOF' || fail "lossy loop --oracle: wrong report"
+import json, sys
+run = json.load(open(sys.argv[1]))["runs"][0]
+want = json.load(open(sys.argv[2]))["dot_lossy"]
+d = run["first_divergent_node"]
+assert d["name"] == "loop0/body/body_if/then_branch/dot_then" and d["op"] == "MatMul", d
+assert d["provider"] == "lossy" and d["iteration"] == [0, 0], d
+assert d["inputs_max_abs"] == 0 and d["nodes_introducing"] == 1, d
+assert abs(d["max_abs"] - want) <= 1e-6 * want, (d["max_abs"], want)
+PYEOF
+
+# 5. Usage: --oracle needs only one set; a bad precision value is refused.
 "$TESSERA" compare "$MODEL" --oracle >/dev/null 2>&1
 [ $? -eq 2 ] || fail "--oracle without -p: expected usage error"
 "$TESSERA" run "$MODEL" -p reference --provider-option reference:precision=quad \

@@ -4,7 +4,8 @@
 # test` passes on the baseline and fails on the suspect: a wrong Mul
 # (plugin_faulty), a Relu that errors (plugin_fail_run) and one that crashes
 # (plugin_crash, --fail-on error). A fault that only shows once amplified
-# must keep the nodes that amplify it, and only those.
+# must keep the nodes that amplify it, and only those. --json must say the
+# same as one JSON object.
 # usage: reduce_test.sh TESSERA FAULTY FAIL_RUN CRASH PYTHON SRC_DIR WORK_DIR
 set -u
 TESSERA=$1 FAULTY=$2 FAIL_RUN=$3 CRASH=$4 PY=$5 SRC=$6 WORK=$7
@@ -177,6 +178,94 @@ if "$TESSERA" run "$MODEL" -p reference --provider-option reference:precision=do
 else
     echo "note: the reference provider has no precision=double; --oracle not tested"
 fi
+
+# --json: one JSON object on stdout and nothing else, saying what the text
+# report says; its `tessera test` lines pass and fail as they should.
+OUT=$WORK/json_mul
+"$TESSERA" reduce "$MODEL" -p reference -p "$FAULTY,reference" --provider-option faulty:delta=1 \
+    -o "$OUT" --json >"$WORK/json_mul.json" 2>"$WORK/json_mul.err"
+rc=$?
+[ $rc -eq 0 ] || fail "--json: exit $rc, expected 0 ($(cat "$WORK/json_mul.err"))"
+tries=$(sed -n 's/^reduced to .* (\([0-9]*\) tries.*/\1/p' "$WORK/mul.txt")
+"$PY" - "$WORK/json_mul.json" "$OUT" "$FAULTY,reference" "$tries" "$MODEL" >"$WORK/json_checks.txt" \
+    <<'PYEOF' || fail "--json: wrong summary"
+import json, sys
+r = json.load(open(sys.argv[1]))  # the whole of stdout: one object
+out, suspect, tries, model = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+assert r["model"] == model and r["model_nodes"] == 200, r
+assert r["baseline"] == {"providers": "reference", "oracle": False}, r
+assert r["suspect"] == {"providers": suspect, "oracle": False}, r
+assert r["failure_kind"] == "difference" and r["error_contains"] is None, r
+assert r["rtol"] == 1e-3 and r["atol"] == 1e-4, r
+assert r["result"] == "reduced" and r["error"] is None, r
+assert "differs" in r["whole_model"], r
+assert r["reduced"]["nodes"] == [{"name": "the_mul", "op": "Mul", "domain": ""}], r
+assert len(r["reduced"]["inputs"]) == 1 and len(r["reduced"]["outputs"]) == 1, r
+assert r["case"] == out and r["case_shows_it"] and "differs" in r["case_detail"], r
+assert r["tries"] == tries and not r["stopped_at_max_tries"], (r["tries"], tries)
+assert 0 < r["seconds"] < 300, r
+c = r["check"]
+assert c["passes"].startswith("tessera test -p reference ") and c["passes"].endswith(" " + out), c
+assert c["fails"].startswith("tessera test -p " + suspect + " ") and "faulty:delta=1" in c["fails"], c
+print(c["passes"][len("tessera "):])
+print(c["fails"][len("tessera "):])
+PYEOF
+if [ -s "$WORK/json_checks.txt" ]; then
+    # shellcheck disable=SC2046
+    "$TESSERA" $(sed -n 1p "$WORK/json_checks.txt") >/dev/null 2>&1 ||
+        fail "--json: its 'passes' line fails"
+    # shellcheck disable=SC2046
+    "$TESSERA" $(sed -n 2p "$WORK/json_checks.txt") >/dev/null 2>&1 &&
+        fail "--json: its 'fails' line passes"
+fi
+
+"$TESSERA" reduce "$MODEL" --fail-on error --error-contains "failed on purpose" -p reference \
+    -p "$FAIL_RUN,reference" -o "$WORK/json_error" --json >"$WORK/json_error.json" 2>/dev/null
+rc=$?
+[ $rc -eq 0 ] || fail "--json --fail-on error: exit $rc, expected 0"
+"$PY" - "$WORK/json_error.json" <<'PYEOF' || fail "--json --fail-on error: wrong summary"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["failure_kind"] == "error" and r["error_contains"] == "failed on purpose", r
+assert [n["name"] for n in r["reduced"]["nodes"]] == ["the_relu"], r
+assert "failed on purpose" in r["case_detail"], r
+PYEOF
+
+"$TESSERA" reduce "$MODEL" -p reference -p reference -o "$WORK/json_none" --json \
+    >"$WORK/json_none.json" 2>/dev/null
+rc=$?
+[ $rc -eq 1 ] || fail "--json, nothing to reduce: exit $rc, expected 1"
+"$PY" - "$WORK/json_none.json" <<'PYEOF' || fail "--json, nothing to reduce: wrong summary"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["result"] == "not_shown" and r["whole_model"] == "outputs agree", r
+assert r["reduced"] is None and r["case"] is None and r["check"] is None and r["tries"] == 1, r
+PYEOF
+
+"$TESSERA" reduce "$WORK/missing.onnx" -p reference -p reference --json >"$WORK/json_missing.json" \
+    2>/dev/null
+rc=$?
+[ $rc -eq 1 ] || fail "--json, missing model: exit $rc, expected 1"
+"$PY" -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['result']=='error' and 'missing.onnx' in r['error'], r" \
+    "$WORK/json_missing.json" || fail "--json, missing model: wrong summary"
+
+# A faulty Mul in an If branch inside a Loop body (tests/compare/
+# make_body_models.py): cuts stay in the main graph, so the case is the Loop
+# alone, fed its input h0 and the value xl its body reads from outside.
+"$PY" "$SRC/../compare/make_body_models.py" "$WORK/body" || exit 1
+OUT=$WORK/loop
+"$TESSERA" reduce "$WORK/body/loop_if.onnx" -i h0="$WORK/body/h0.pb" -i xl="$WORK/body/xl.pb" \
+    -p reference -p "$FAULTY,reference" -o "$OUT" --json >"$WORK/loop.json" 2>"$WORK/loop.err"
+rc=$?
+[ $rc -eq 0 ] || fail "Mul in a Loop body: exit $rc, expected 0 ($(cat "$WORK/loop.err"))"
+"$PY" - "$WORK/loop.json" <<'PYEOF' || fail "Mul in a Loop body: wrong summary"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["reduced"]["nodes"] == [{"name": "loop0", "op": "Loop", "domain": ""}], r
+assert sorted(r["reduced"]["inputs"]) == ["h0", "xl"], r
+PYEOF
+test_case "Mul in a Loop body on the baseline" "$OUT" 0 -p reference --atol 1e-4
+test_case "Mul in a Loop body on the suspect" "$OUT" 1 -p "$FAULTY,reference" --atol 1e-4
 
 # 5. Nothing to reduce: exit 1, no case written.
 "$TESSERA" reduce "$MODEL" -p reference -p reference -o "$WORK/none" >"$WORK/none.txt" 2>&1

@@ -400,6 +400,18 @@ TSR_EXPORT tsr_status *tsr_session_options_set_cache_dir(tsr_session_options *op
  * borrowed and live as long as the session. No such node:
  * TSR_ERR_INVALID_ARGUMENT. */
 TSR_EXPORT tsr_status *tsr_session_node_find(const tsr_session *session, const char *path, tsr_node_info *out);
+/* Values inside control-flow bodies (appended after 0.2): with observe_all,
+ * every node output inside bodies is kept observable too, and
+ * tsr_session_run's output_names may name one by path, NODE/ATTRIBUTE/VALUE
+ * (nested as above: "loop0/body/if0/then_branch/r"). Its output is a
+ * sequence with one item per time the body ran in that run, in order: per
+ * iteration for a Loop, Scan or SequenceMap body, once for an If branch
+ * taken (empty when not). In nested bodies the items are themselves
+ * sequences, one level per enclosing body, outermost first:
+ * "loop0/body/if0/then_branch/r" holds one sequence per iteration of loop0,
+ * each holding r once when if0 took then_branch in that iteration and
+ * nothing otherwise. Leaves are copies in host memory. A body a provider
+ * runs as a whole (not the core) adds no items. */
 
 /* --- run options (appended in 0.2) ----------------------------------------
  * Settings for single runs: a tag, a way to stop a run from another thread,
@@ -456,6 +468,45 @@ TSR_EXPORT tsr_status *tsr_session_options_set_logger(tsr_session_options *optio
  * memories, bodies' values; host and device; a provider's own buffers
  * where it reports them through run_charge, while its piece runs). */
 TSR_EXPORT tsr_status *tsr_session_working_bytes(const tsr_session *session, uint64_t *peak, uint64_t *left);
+
+/* --- chains of models (appended in 0.2) -----------------------------------
+ * A session over models run one after the other: a pre-processing graph
+ * (decode, resize, crop, normalize), the model, a post-processing graph.
+ * They are made one graph right after loading, as onnx.compose.merge_models
+ * merges two, so shape inference, placement and providers' fusion see one
+ * graph, seams included. The model given to tsr_session_create (or
+ * _from_buffer) is stage 0; tsr_session_options_add_stage appends stage 1,
+ * 2, ... (`path` copied; its external data is read beside it). Stage k's
+ * inputs are fed by the connections named for it, or, when none is, by
+ * stage k-1's outputs in order (inputs that have an initializer are not
+ * counted). The session's inputs are stage 0's, then every later stage's
+ * unconnected ones; its outputs, stage after stage, those not connected,
+ * then the last stage's. A value name two stages use is an error naming it
+ * (give prefixes); so is one opset domain imported at two versions, one
+ * metadata_props key with two values, one function defined twice, and an
+ * output and input whose declared types disagree. ir_version is the
+ * largest. Each stage's file is checked against the limits on its own. */
+TSR_EXPORT tsr_status *tsr_session_options_add_stage(tsr_session_options *options, const char *path);
+/* Output `output` of an earlier stage (the nearest that has one so named)
+ * feeds input `input` of stage `stage` (1 .. stages added; 0: the one stage
+ * after stage 0 that has an input so named, an error when none or several
+ * do), both named as in their own files, before prefixes. Repeatable; a
+ * stage with any connection is fed by its connections only. Strings
+ * copied. */
+TSR_EXPORT tsr_status *tsr_session_options_connect(tsr_session_options *options, size_t stage,
+                                                  const char *output, const char *input);
+/* Every name of stage `stage` (0 .. stages added): values, nodes, those in
+ * subgraphs, model-local functions and the ops calling them, gets `prefix`,
+ * as onnx.compose.add_prefix (copied; NULL or "" for none). A prefix on
+ * stage 0 applies even with no stage added. */
+TSR_EXPORT tsr_status *tsr_session_options_set_stage_prefix(tsr_session_options *options, size_t stage,
+                                                           const char *prefix);
+/* The model at `path` and the stages of `options` (may be NULL: none)
+ * merged as a session would merge them, serialized as an ONNX ModelProto
+ * (weights inline, Constant nodes as initializers; no providers loaded).
+ * *bytes is malloc'd; the caller frees it with free(). */
+TSR_EXPORT tsr_status *tsr_model_compose(const tsr_session_options *options, const char *path, void **bytes,
+                                        size_t *size);
 
 #ifdef __cplusplus
 }

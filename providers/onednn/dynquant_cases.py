@@ -150,13 +150,13 @@ def cast_case(out_dir):
 
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
-    # MatMulInteger/ConvInteger are claimed only with VNNI (odn_int8_exact:
-    # without it oneDNN's int8 sums saturate), and every case here must be
-    # claimed whole
+    # every case here must be claimed whole: with VNNI as int8 primitives,
+    # without it in float (odn_build_intgemm.c, odn_build_convint.c), where
+    # MatMulInteger needs AVX2 (odn_sgemm.c)
     flags = cpu_flags()
-    if "avx512_vnni" in flags or "avx_vnni" in flags:
+    if "avx512_vnni" in flags or "avx_vnni" in flags or ("avx2" in flags and "fma" in flags):
         mlp_case(out_dir)
-        conv_case(out_dir)
+    conv_case(out_dir)
     cast_case(out_dir)
     return 0
 

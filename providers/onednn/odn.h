@@ -367,6 +367,11 @@ tsr_status *odn_sgemm_try(odn_plan *p, const tsr_node *n, const_dnnl_primitive_d
                           const dnnl_memory_desc_t *b_md, dnnl_memory_t bias_mem, const_dnnl_primitive_attr_t attr,
                           odn_value *last, int32_t onnx_rank, const int64_t *onnx_dims,
                           const dnnl_exec_arg_t *post_args, int npost, bool *done);
+/* Appends the packed GEMM c = a x B (+ bias) as a step: a plain f32 [m, k]
+ * with row stride lda, B packed by odn_sgemm_pack (k x cols, owned by the
+ * piece's constant cache), c plain f32 [m, cols]. */
+tsr_status *odn_sgemm_add_step(odn_plan *p, const tsr_node *n, int64_t m, int64_t cols, int64_t k, int64_t lda,
+                               dnnl_memory_t a, const float *packed, const float *bias, dnnl_memory_t c);
 tsr_status *odn_build_pool(odn_plan *p, size_t index);
 tsr_status *odn_build_batchnorm(odn_plan *p, size_t index);
 tsr_status *odn_build_eltwise(odn_plan *p, size_t index);

@@ -24,9 +24,11 @@ tsr_status *odn_build_node(odn_plan *p, size_t index) {
     if (strcmp(op, "ConvTranspose") == 0) return odn_build_deconv(p, index);
     if (strcmp(op, "MatMul") == 0) return odn_build_matmul(p, index);
     if (strcmp(op, "Gemm") == 0) return odn_build_gemm(p, index);
+    if (strcmp(op, "MatMulInteger") == 0 && !odn_int8_exact()) return odn_build_intgemm(p, index);
     if (strcmp(op, "MatMulInteger") == 0 || strcmp(op, "QLinearMatMul") == 0) return odn_build_quant_matmul(p, index);
     if (strcmp(op, "DynamicQuantizeLinear") == 0) return odn_build_dynquant(p, index);
     if (strcmp(op, "Cast") == 0) return odn_build_cast(p, index);
+    if (strcmp(op, "ConvInteger") == 0 && !odn_int8_exact()) return odn_build_convint(p, index);
     if (strcmp(op, "ConvInteger") == 0 || strcmp(op, "QLinearConv") == 0) return odn_build_quant_conv(p, index);
     if (strstr(op, "Pool")) return odn_build_pool(p, index);
     if (strcmp(op, "BatchNormalization") == 0) return odn_build_batchnorm(p, index);

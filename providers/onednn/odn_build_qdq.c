@@ -82,6 +82,57 @@ static tsr_status *qdq_loop_run(const void *vctx, dnnl_memory_t x_mem, dnnl_memo
     return NULL;
 }
 
+/* Whether DequantizeLinear `n` reads only initializers (weights, their
+ * scales and zero points) and its output is not a piece output. */
+static bool is_constant(odn_plan *p, const tsr_node *n) {
+    for (size_t k = 0; k < odn_host->node_input_count(n); k++) {
+        const odn_value *v = odn_plan_value(p, odn_host->node_input(n, k));
+        if (odn_host->node_input(n, k) && (!v || !v->constant)) return false;
+    }
+    const odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
+    return y && y->output_index < 0;
+}
+
+/* A DequantizeLinear of constant weights computed once, into the piece's
+ * constant cache (shared by its plans), its output then a constant like an
+ * initializer: the float layer reading it reorders it once too. Without
+ * this, a QDQ model run as float (a CPU without VNNI) would dequantize
+ * every weight on every run. */
+static tsr_status *fold_constant(odn_plan *p, const tsr_node *n, const qdq_loop *c, dnnl_memory_t x_mem,
+                                 const odn_value *vx, odn_value *vy) {
+    dnnl_memory_desc_t md;
+    if (odn_plain_md(&md, vx->rank, vx->dims) != dnnl_success) return odn_node_error(n, TSR_ERR_PROVIDER, "layout");
+    size_t nbytes = dnnl_memory_desc_get_size(&md);
+    /* keyed by the node too: one weight tensor may be dequantized with
+     * other scales elsewhere */
+    void *buf = odn_const_cache_find(p->consts, vx->constant->data, n, &vx->md, &md);
+    dnnl_memory_t mem;
+    tsr_status *s = NULL;
+    if (!buf) {
+        buf = odn_const_cache_add(p->consts, vx->constant->data, n, &vx->md, &md, nbytes);
+        if (!buf) return odn_node_error(n, TSR_ERR_NO_MEMORY, "dequantized weights of %zu bytes", nbytes);
+        s = odn_plan_new_mem(p, &md, buf, n, &mem);
+        if (!s) s = qdq_loop_run(c, x_mem, mem);
+        if (s) return s;
+        odn_const_cache_ready(p->consts, buf);
+    } else {
+        s = odn_plan_new_mem(p, &md, buf, n, &mem);
+        if (s) return s;
+    }
+    tsr_tensor *t = odn_plan_alloc(p, sizeof *t);
+    if (!t) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
+    vy->rank = vx->rank;
+    memcpy(vy->dims, vx->dims, sizeof(int64_t) * (size_t)vx->rank);
+    *t = (tsr_tensor){.struct_size = sizeof *t, .elem_type = TSR_FLOAT, .rank = vy->rank, .dims = vy->dims,
+                      .data = buf, .nbytes = nbytes, .memory_kind = TSR_MEMORY_HOST};
+    vy->constant = t;
+    vy->elem_type = TSR_FLOAT;
+    vy->md = md;
+    vy->mem = mem;
+    vy->produced = true;
+    return NULL;
+}
+
 /* The standalone loop for node `n` (QuantizeLinear or DequantizeLinear). */
 static tsr_status *build_standalone(odn_plan *p, const tsr_node *n) {
     bool dq = strcmp(odn_host->node_op_type(n), "DequantizeLinear") == 0;
@@ -123,6 +174,7 @@ static tsr_status *build_standalone(odn_plan *p, const tsr_node *n) {
         c->axis_len = 1;
         c->inner = odn_numel(vx->rank, vx->dims);
     }
+    if (dq && is_constant(p, n)) return fold_constant(p, n, c, x_mem, vx, vy);
     s = odn_plan_define(p, vy, vx->rank, vx->dims, NULL, n);
     const dnnl_memory_t reads[] = {c->scale, c->zp};
     if (!s) s = odn_plan_add_loop_reading(p, qdq_loop_run, c, x_mem, vy->mem, reads, sizeof reads / sizeof *reads, n);
@@ -178,6 +230,8 @@ tsr_status *odn_qdq_build(odn_plan *p, size_t index, bool *handled) {
         return deferrable(p, n) ? NULL : build_standalone(p, n);
     }
     if (strcmp(op, "QuantizeLinear") == 0) {
+        tsr_status *s = odn_fake_quant_try(p, index, handled);
+        if (s || *handled) return s;
         *handled = true;
         return build_standalone(p, n);
     }

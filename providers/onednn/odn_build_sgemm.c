@@ -146,6 +146,23 @@ static tsr_status *packed_weights(odn_plan *p, const void *key, dnnl_memory_t b_
     return NULL;
 }
 
+tsr_status *odn_sgemm_add_step(odn_plan *p, const tsr_node *n, int64_t m, int64_t cols, int64_t k, int64_t lda,
+                               dnnl_memory_t a, const float *packed, const float *bias, dnnl_memory_t c) {
+    if (!p->sgemm_scratch) {
+        p->sgemm_threads = omp_get_max_threads();
+        p->sgemm_scratch = odn_plan_alloc(p, odn_sgemm_scratch_floats(p->sgemm_threads) * sizeof(float));
+        if (!p->sgemm_scratch) return odn_node_error(n, TSR_ERR_NO_MEMORY, "packed gemm scratch");
+    }
+    sgemm_ctx *g = odn_plan_alloc(p, sizeof *g);
+    if (!g) return odn_node_error(n, TSR_ERR_NO_MEMORY, "packed gemm");
+    *g = (sgemm_ctx){.m = m, .n = cols, .k = k, .lda = lda, .ldc = cols, .packed = packed, .bias = bias,
+                     .scratch = p->sgemm_scratch, .threads = p->sgemm_threads};
+    tsr_status *s = odn_plan_add_loop(p, run_sgemm, g, a, c, n);
+    /* named as oneDNN names kernels, for profiles and piece reports */
+    if (!s) snprintf(p->steps[p->step_count - 1].impl, sizeof p->steps[0].impl, "packed_gemm:avx2");
+    return s;
+}
+
 tsr_status *odn_sgemm_try(odn_plan *p, const tsr_node *n, const_dnnl_primitive_desc_t pd, const void *const_key,
                           dnnl_memory_t a_mem, const dnnl_memory_desc_t *a_md, dnnl_memory_t b_mem,
                           const dnnl_memory_desc_t *b_md, dnnl_memory_t bias_mem, const_dnnl_primitive_attr_t attr,
@@ -166,23 +183,10 @@ tsr_status *odn_sgemm_try(odn_plan *p, const tsr_node *n, const_dnnl_primitive_d
     if (!post_passes_make(p, attr, &dst_md, &pp)) return NULL;
     const float *packed = NULL;
     tsr_status *s = packed_weights(p, const_key, b_mem, b_md, k, nn, n, &packed);
-    sgemm_ctx *g = s ? NULL : odn_plan_alloc(p, sizeof *g);
-    if (!s && !g) s = odn_node_error(n, TSR_ERR_NO_MEMORY, "packed gemm");
-    if (!s && !p->sgemm_scratch) {
-        p->sgemm_threads = omp_get_max_threads();
-        p->sgemm_scratch = odn_plan_alloc(p, odn_sgemm_scratch_floats(p->sgemm_threads) * sizeof(float));
-        if (!p->sgemm_scratch) s = odn_node_error(n, TSR_ERR_NO_MEMORY, "packed gemm scratch");
-    }
-    if (!s) {
-        *g = (sgemm_ctx){.m = m, .n = nn, .k = k, .lda = lda, .ldc = nn, .packed = packed, .bias = bias,
-                         .scratch = p->sgemm_scratch, .threads = p->sgemm_threads};
-        s = odn_plan_define(p, last, onnx_rank, onnx_dims, onnx_rank == 2 ? &dst_md : NULL, n);
-    }
+    if (!s) s = odn_plan_define(p, last, onnx_rank, onnx_dims, onnx_rank == 2 ? &dst_md : NULL, n);
     dnnl_memory_t dst = last->mem;
     if (!s && onnx_rank != 2) s = odn_plan_plain_view(p, last, 2, out, NULL, n, &dst, NULL);
-    if (!s) s = odn_plan_add_loop(p, run_sgemm, g, a_mem, dst, n);
-    /* named as oneDNN names kernels, for profiles and piece reports */
-    if (!s) snprintf(p->steps[p->step_count - 1].impl, sizeof p->steps[0].impl, "packed_gemm:avx2");
+    if (!s) s = odn_sgemm_add_step(p, n, m, nn, k, lda, a_mem, packed, bias, dst);
     if (!s) s = post_passes_add(p, n, &pp, dst, post_args, npost);
     passes_free(&pp);
     *done = !s;

@@ -6,8 +6,10 @@
  * at run time. Between them, the float Conv/MatMul/Gemm/Add of a QDQ model
  * become int8 oneDNN primitives where the pattern allows (odn_fuse_qdq.c);
  * the claim is per node, so everything claimed here also works unfused.
- * Only on CPUs where the int8 sums are exact (VNNI), like the other int8
- * ops: a QDQ model is claimed whole or, for its Q/DQ nodes, not at all. */
+ * The int8 Conv/MatMul/Gemm primitives need a CPU where their sums are
+ * exact (VNNI); without it those layers run in float between the Q/DQ
+ * loops, their dequantized weights computed once (odn_build_qdq.c), so a
+ * QDQ model is still claimed whole. */
 #include <string.h>
 
 #include "odn_quant.h"
@@ -43,8 +45,6 @@ static int param_shape(const tsr_node *n, size_t k, const char *name, int32_t ra
 int odn_qdq_check(const tsr_node *n, char *why, size_t size) {
     const char *op = odn_host->node_op_type(n);
     bool dq = strcmp(op, "DequantizeLinear") == 0;
-    if (!odn_int8_exact())
-        return odn_decline(why, size, TSR_DECLINE_TYPE, "%s: the CPU lacks VNNI (int8 QDQ pieces are not mapped)", op);
     const tsr_value_info *x = input(n, 0), *s = input(n, 1), *z = input(n, 2);
     if (!x || !s) return odn_decline(why, size, TSR_DECLINE_OTHER, "input or scale missing");
     if (odn_host->node_output_count(n) != 1 || !odn_host->node_output(n, 0))

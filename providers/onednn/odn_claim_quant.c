@@ -121,7 +121,7 @@ int odn_quant_check(const tsr_node *n, char *why, size_t size) {
     bool qlinear = strcmp(op, "QLinearMatMul") == 0;
     if (!qlinear && strcmp(op, "MatMulInteger") != 0)
         return odn_decline(why, size, TSR_DECLINE_OP, "%s: int8 not mapped", op);
-    if (!odn_int8_exact()) return odn_decline(why, size, TSR_DECLINE_TYPE, "%s: the CPU lacks VNNI (oneDNN's int8 sums would saturate)", op);
+    if (!odn_int8_exact()) return odn_intgemm_check(n, why, size);
     size_t ia = 0, ib = qlinear ? 3 : 1, iza = 2, izb = qlinear ? 5 : 3;
     const tsr_value_info *a = input(n, ia), *b = input(n, ib);
     if (!a || !b) return odn_decline(why, size, TSR_DECLINE_OTHER, "operand missing");
@@ -228,9 +228,16 @@ static bool int8_conv_available(dnnl_data_type_t src, bool grouped) {
 int odn_qconv_check(const tsr_node *n, char *why, size_t size) {
     bool qlinear = strcmp(odn_host->node_op_type(n), "QLinearConv") == 0;
     size_t iw = qlinear ? 3 : 1, izw = qlinear ? 5 : 3;
-    if (!odn_int8_exact())
-        return odn_decline(why, size, TSR_DECLINE_TYPE, "%s: the CPU lacks VNNI (oneDNN's int8 sums would saturate)", odn_host->node_op_type(n));
     const tsr_value_info *x = input(n, 0), *w = input(n, iw);
+    /* without VNNI oneDNN's int8 sums would saturate: ConvInteger then runs
+     * as a float convolution of constant weights (odn_build_convint.c) */
+    bool exact = odn_int8_exact();
+    if (!exact && (qlinear || !w || !odn_host->value_constant(w) ||
+                   (input(n, izw) && !odn_host->value_constant(input(n, izw)))))
+        return odn_decline(why, size, TSR_DECLINE_TYPE,
+                           "%s: the CPU lacks VNNI (oneDNN's int8 sums would saturate; only ConvInteger of constant "
+                           "weights runs, in float)",
+                           odn_host->node_op_type(n));
     if (!x || !w) return odn_decline(why, size, TSR_DECLINE_OTHER, "operand missing");
     int32_t tx = odn_host->value_elem_type(x), tw = odn_host->value_elem_type(w);
     if (!is_8bit(tx) || !is_8bit(tw))
@@ -293,7 +300,7 @@ int odn_qconv_check(const tsr_node *n, char *why, size_t size) {
     } else if (ty != TSR_INT32) {
         return odn_decline(why, size, TSR_DECLINE_TYPE, "output type %d is not int32", (int)ty);
     }
-    if (!int8_conv_available(tx == TSR_UINT8 ? dnnl_u8 : dnnl_s8, group > 1))
+    if (exact && !int8_conv_available(tx == TSR_UINT8 ? dnnl_u8 : dnnl_s8, group > 1))
         return odn_decline(why, size, TSR_DECLINE_OTHER, "oneDNN has no int8 convolution with a runtime zero point on this CPU");
     return 0;
 }

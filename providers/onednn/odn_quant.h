@@ -9,6 +9,13 @@
 #include "odn.h"
 
 tsr_status *odn_build_quant_conv(odn_plan *p, size_t index);
+/* MatMulInteger through the float packed GEMM on CPUs without VNNI
+ * (odn_build_intgemm.c): its claim check and builder. */
+int odn_intgemm_check(const tsr_node *n, char *why, size_t size);
+tsr_status *odn_build_intgemm(odn_plan *p, size_t index);
+/* ConvInteger as a float convolution on CPUs without VNNI
+ * (odn_build_convint.c). */
+tsr_status *odn_build_convint(odn_plan *p, size_t index);
 int odn_qconv_check(const tsr_node *n, char *why, size_t size);
 /* bfloat16 MatMul/Gemm: claim check, builder, and whether the CPU has
  * native bf16 (avx512_core_bf16 or later). */
@@ -50,6 +57,10 @@ bool odn_qdq_fusable(odn_plan *p, const tsr_node *n);
 tsr_status *odn_qdq_fuse(odn_plan *p, size_t index, bool *handled);
 int odn_qdq_producer(const odn_plan *p, const tsr_value_info *vi);
 tsr_status *odn_qdq_materialize_inputs(odn_plan *p, const tsr_node *n);
+/* QuantizeLinear node `index` and the DequantizeLinear that alone reads it
+ * as one float loop (odn_build_fakequant.c), on CPUs without VNNI; sets
+ * *handled when it built both. */
+tsr_status *odn_fake_quant_try(odn_plan *p, size_t index, bool *handled);
 /* Pooling node `n` from x to y (odn_build_pool.c; y's element type: f32,
  * or u8/s8 for a QDQ MaxPool). */
 tsr_status *odn_build_pool_values(odn_plan *p, const tsr_node *n, odn_value *x, odn_value *y);

@@ -199,6 +199,12 @@ tsr_status *graph_run(const graph_plan *p, provider_inst *const *provs, const rt
 tsr_status *graph_run_hooked(const graph_plan *p, provider_inst *const *provs,
                              const rt_tensor *inputs, const outer_scope *outer, bool to_host,
                              const exec_hooks *hooks, run_budget *budget, rt_tensor *outputs) {
+    return graph_run_each(p, provs, inputs, outer, to_host, NULL, hooks, budget, outputs);
+}
+
+tsr_status *graph_run_each(const graph_plan *p, provider_inst *const *provs, const rt_tensor *inputs,
+                           const outer_scope *outer, bool all_to_host, const bool *to_host_each,
+                           const exec_hooks *hooks, run_budget *budget, rt_tensor *outputs) {
     const ir_graph *g = p->g;
     rt_tensor *slots = calloc(g->n_values + 1, sizeof *slots);
     rt_tensor *mirrors = calloc(g->n_values + 1, sizeof *mirrors);
@@ -227,6 +233,7 @@ tsr_status *graph_run_hooked(const graph_plan *p, provider_inst *const *provs,
     for (size_t o = 0; o < g->n_outputs && !st; o++) {
         rt_tensor *slot = &slots[g->outputs[o]->index];
         bool on_device = !slot->value && slot->view.memory_kind == TSR_MEMORY_DEVICE;
+        bool to_host = to_host_each ? to_host_each[o] : all_to_host;
         if (!rt_present(slot)) {
             st = tsr_error(TSR_ERR_RUNTIME, "graph output '%s' was not computed", g->outputs[o]->name);
         } else if (to_host && on_device && rt_present(&mirrors[g->outputs[o]->index]) &&

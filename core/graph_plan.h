@@ -98,5 +98,11 @@ tsr_status *graph_run_hooked(const graph_plan *p, provider_inst *const *provs,
                              const rt_tensor *inputs, const outer_scope *outer, bool to_host,
                              const exec_hooks *hooks, struct run_budget *budget,
                              rt_tensor *outputs);
+/* The same, with to_host chosen per output: to_host_each[o] (NULL: every
+ * output as all_to_host). A tsr_io_binding keeps some outputs in the
+ * memory of the provider that made them and reads the others back. */
+tsr_status *graph_run_each(const graph_plan *p, provider_inst *const *provs, const rt_tensor *inputs,
+                           const outer_scope *outer, bool all_to_host, const bool *to_host_each,
+                           const exec_hooks *hooks, struct run_budget *budget, rt_tensor *outputs);
 
 #endif

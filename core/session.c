@@ -298,6 +298,7 @@ tsr_status *tsr_session_create_from_buffer(const tsr_session_options *o, const v
 
 void tsr_session_free(tsr_session *s) {
     if (!s) return;
+    session_device_values_orphan(s); /* their providers go below */
     graph_plan_free(&s->main, s->provs);
     for (size_t i = 0; i < s->n_pins; i++) free((char *)s->pins[i].node_or_op);
     free(s->pins);

@@ -107,6 +107,11 @@ struct tsr_session {
      * finds each named input in O(log n): 100,000 inputs were matched by
      * pairwise strcmp, 1 s a run */
     struct io_name *inputs_by_name, *outputs_by_name;
+    /* Values its runs left in a provider's memory for the application
+     * (tsr_io_binding, core/device_value.c), a list under `lock`: freeing
+     * the session gives their memory back while its providers still live. */
+    struct tsr_device_value *device_values;
+    uint64_t device_value_serial; /* the last id handed out */
 };
 typedef struct io_name {
     const char *name;
@@ -159,6 +164,17 @@ void session_body_piece_done(run_observer *ro, const struct tsr_graph *v, const 
 /* Input/output descriptions for tsr_io_info (core/session_io.c). */
 tsr_status *session_io_build(tsr_session *s);
 void session_io_free(tsr_session *s);
+/* Checks what `slot` holds against graph input v's declared kind, type and
+ * shape; a tensor may be in device memory. */
+tsr_status *session_check_input_slot(const ir_value *v, const rt_tensor *slot);
+/* An owned result slot as a value the caller owns (consumes the slot). */
+tsr_status *session_output_value(rt_tensor *o, tsr_value **out);
+/* Re-infers types when the inputs in `bound` (one per graph input) have
+ * other shapes than the last run's. */
+tsr_status *session_reinfer_if_new_shapes(tsr_session *s, const rt_tensor *bound);
+/* Frees the memory of every device value s's runs made that is still held
+ * (core/device_value.c); the handles stay valid, to be freed. */
+void session_device_values_orphan(tsr_session *s);
 
 
 

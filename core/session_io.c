@@ -122,10 +122,11 @@ tsr_status *tsr_session_output_info(const tsr_session *s, size_t i, tsr_io_info 
     return fill_info(s, s->n_inputs + i, out);
 }
 
-/* Checks one caller tensor against the declared input. */
-static tsr_status *check_input(const ir_value *v, const tsr_tensor *t) {
+/* Checks one caller tensor against the declared input; device memory only
+ * where `device_ok` (a device value bound through a tsr_io_binding). */
+static tsr_status *check_tensor(const ir_value *v, const tsr_tensor *t, bool device_ok) {
     if (!t) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' is NULL", v->name);
-    if (t->memory_kind != TSR_MEMORY_HOST)
+    if (t->memory_kind != TSR_MEMORY_HOST && !(device_ok && t->memory_kind == TSR_MEMORY_DEVICE))
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' must be in host memory", v->name);
     if (t->rank < 0 || t->rank > IR_MAX_RANK || (t->rank > 0 && !t->dims))
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' has invalid rank %d", v->name, (int)t->rank);
@@ -156,6 +157,8 @@ static tsr_status *check_input(const ir_value *v, const tsr_tensor *t) {
     return NULL;
 }
 
+static tsr_status *check_input(const ir_value *v, const tsr_tensor *t) { return check_tensor(v, t, false); }
+
 /* Checks one caller value against the declared input's kind. */
 static tsr_status *check_value(const ir_value *v, const tsr_value *val) {
     if (!val) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' is NULL", v->name);
@@ -170,8 +173,12 @@ static tsr_status *check_value(const ir_value *v, const tsr_value *val) {
     return NULL;
 }
 
+tsr_status *session_check_input_slot(const ir_value *v, const rt_tensor *slot) {
+    return slot->value ? check_value(v, slot->value) : check_tensor(v, &slot->view, true);
+}
+
 /* An owned result slot as a value the caller owns (consumes the slot). */
-static tsr_status *output_value(rt_tensor *o, tsr_value **out) {
+tsr_status *session_output_value(rt_tensor *o, tsr_value **out) {
     if (o->value) {
         if (o->borrowed) return value_clone(o->value, out);
         *out = o->value;
@@ -191,7 +198,7 @@ static tsr_status *output_value(rt_tensor *o, tsr_value **out) {
 /* Re-infers types when this run's input shapes differ from the last ones
  * inferred for, so every value's type describes the run (and a
  * contradiction, say an impossible broadcast, is reported before running). */
-static tsr_status *reinfer_if_new_shapes(tsr_session *s, const rt_tensor *bound) {
+tsr_status *session_reinfer_if_new_shapes(tsr_session *s, const rt_tensor *bound) {
     ir_graph *g = s->model->graph;
     size_t len = 0;
     for (size_t i = 0; i < g->n_inputs; i++) len += 2 + (bound[i].value ? 0 : (size_t)bound[i].view.rank);
@@ -287,7 +294,7 @@ static tsr_status *session_run(tsr_session *s, const tsr_run_options *ro_opts, s
     for (size_t j = 0; j < output_count && wanted && !ro.any_wanted; j++) ro.any_wanted = wanted[j] != NULL;
     exec_hooks hooks;
     run_observer_hooks(&ro, &hooks);
-    if (!st) st = reinfer_if_new_shapes(s, bound);
+    if (!st) st = session_reinfer_if_new_shapes(s, bound);
     if (!st) st = graph_run_hooked(&s->main, s->provs, bound, NULL, true, &hooks, &budget, outs);
     if (!st && ro.error) st = ro.error;
     else tsr_status_free(ro.error);
@@ -297,7 +304,7 @@ static tsr_status *session_run(tsr_session *s, const tsr_run_options *ro_opts, s
     if (!st && (!made || !first)) st = TSR_NO_MEMORY();
     for (size_t j = 0; j < output_count && !st; j++) {
         if (wanted[j] || bodies[j].value) {
-            st = rt_present(&got[j]) ? output_value(&got[j], &made[j])
+            st = rt_present(&got[j]) ? session_output_value(&got[j], &made[j])
                                      : tsr_error(TSR_ERR_RUNTIME, "value '%s' was not computed", output_names[j]);
             continue;
         }
@@ -305,7 +312,7 @@ static tsr_status *session_run(tsr_session *s, const tsr_run_options *ro_opts, s
         /* The same output asked for twice: later ones copy the first. */
         size_t q = first[pick[j]];
         if (!q) first[pick[j]] = j + 1;
-        st = q ? value_clone(made[q - 1], &made[j]) : output_value(o, &made[j]);
+        st = q ? value_clone(made[q - 1], &made[j]) : session_output_value(o, &made[j]);
     }
     free(first);
     if (!st) {

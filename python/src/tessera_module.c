@@ -13,6 +13,8 @@
  *                    owns the tsr_value the run returned, freed when the last
  *                    array over it goes. The GIL is released while the
  *                    session is created and while it runs.
+ *   IoBinding, DeviceValue   tsr_io_binding and tsr_device_value
+ *                    (python/src/tessera_iobinding.c).
  *   list_providers() the plugins found, with their devices.
  *   tensor_to_onnx / tensor_from_onnx   TensorProto bytes <-> numpy.
  *   TesseraError and one subclass per tsr_code, each with a class attribute
@@ -35,6 +37,8 @@
 #include <string.h>
 
 #include <tessera/tessera.h>
+
+#include "tessera_module.h"
 
 /* ------------------------------------------------------------------------ */
 /* errors                                                                     */
@@ -59,7 +63,7 @@ static const struct {
 };
 
 /* Raises the exception for `st` and frees it; returns NULL for `return`. */
-static PyObject *raise_status(tsr_status *st) {
+PyObject *raise_status(tsr_status *st) {
     tsr_code code = tsr_status_code(st);
     PyObject *cls = (code > 0 && code < N_CODES) ? error_class[code] : error_base;
     PyObject *msg = PyUnicode_DecodeUTF8(tsr_status_message(st), (Py_ssize_t)strlen(tsr_status_message(st)),
@@ -76,7 +80,7 @@ static PyObject *raise_status(tsr_status *st) {
 }
 
 /* An error of our own making, as Tessera's InvalidArgument. */
-static PyObject *raise_invalid(const char *fmt, ...) {
+PyObject *raise_invalid(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
@@ -173,17 +177,13 @@ static uint16_t f32_to_bf16(float f) {
 /* ------------------------------------------------------------------------ */
 /* _Value: owns one tsr_value; the base object of the arrays made over it.    */
 
-typedef struct {
-    PyObject_HEAD
-    tsr_value *value;
-} ValueObject;
 
 static void Value_dealloc(ValueObject *self) {
     tsr_value_free(self->value);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static PyTypeObject ValueType = {
+PyTypeObject ValueType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "tessera._tessera._Value",
     .tp_basicsize = sizeof(ValueObject),
@@ -192,7 +192,7 @@ static PyTypeObject ValueType = {
     .tp_doc = "Owns a value a run returned; numpy arrays over it keep it alive.",
 };
 
-static PyObject *value_holder(tsr_value *v) {
+PyObject *value_holder(tsr_value *v) {
     ValueObject *h = PyObject_New(ValueObject, &ValueType);
     if (!h) {
         tsr_value_free(v);
@@ -295,7 +295,7 @@ static PyObject *tensor_to_numpy(const tsr_value *v, PyObject *holder) {
 
 /* Any value: a tensor as an array, a sequence as a list, an optional as
  * None or its contents, a map as a dict. */
-static PyObject *value_to_py(const tsr_value *v, PyObject *holder) {
+PyObject *value_to_py(const tsr_value *v, PyObject *holder) {
     switch (tsr_value_get_kind(v)) {
     case TSR_VALUE_TENSOR: return tensor_to_numpy(v, holder);
     case TSR_VALUE_SEQUENCE: {
@@ -348,7 +348,7 @@ static PyObject *value_to_py(const tsr_value *v, PyObject *holder) {
 /* inputs                                                                     */
 
 /* A host tensor view over a numpy array (borrowed; the array must outlive it). */
-static void tensor_view(PyArrayObject *arr, int32_t elem, int64_t *dims, tsr_tensor *t) {
+void tensor_view(PyArrayObject *arr, int32_t elem, int64_t *dims, tsr_tensor *t) {
     int rank = PyArray_NDIM(arr);
     for (int d = 0; d < rank; d++) dims[d] = (int64_t)PyArray_DIM(arr, d);
     memset(t, 0, sizeof *t);
@@ -367,7 +367,7 @@ static void tensor_view(PyArrayObject *arr, int32_t elem, int64_t *dims, tsr_ten
  * For a bfloat16 input, a uint16 array is taken as its bits and a float32
  * array is rounded to bfloat16 (a copy). Sets
  * *elem_out to the Tessera type of the result. */
-static PyArrayObject *input_array(PyObject *obj, int32_t declared, int32_t *elem_out) {
+PyArrayObject *input_array(PyObject *obj, int32_t declared, int32_t *elem_out) {
     PyArray_Descr *want = NULL;
     if (!PyArray_Check(obj)) {
         int npy = declared == TSR_BFLOAT16 ? NPY_FLOAT32 : elem_to_npy(declared); /* rounded below */
@@ -507,13 +507,6 @@ static tsr_status *value_from_py(PyObject *obj, int32_t kind, int32_t elem, tsr_
 /* ------------------------------------------------------------------------ */
 /* Session                                                                    */
 
-typedef struct {
-    PyObject_HEAD
-    tsr_session *session;
-    size_t n_in, n_out;
-    int32_t *in_elem, *in_kind; /* declared, per input */
-    PyObject *in_index;         /* dict: input name -> index */
-} SessionObject;
 
 static void Session_dealloc(SessionObject *self) {
     tsr_session_free(self->session);
@@ -715,7 +708,7 @@ static int Session_init(SessionObject *self, PyObject *args, PyObject *kwds) {
     return 0;
 }
 
-static int check_session(SessionObject *self) {
+int check_session(SessionObject *self) {
     if (self->session) return 0;
     PyErr_SetString(PyExc_RuntimeError, "the session is not initialised");
     return -1;
@@ -767,12 +760,6 @@ static PyObject *Session_inputs(SessionObject *self, PyObject *Py_UNUSED(ignored
 static PyObject *Session_outputs(SessionObject *self, PyObject *Py_UNUSED(ignored)) { return io_list(self, 1); }
 
 /* --- RunOptions: a tsr_run_options (tag, terminate, deadline) ---------- */
-typedef struct {
-    PyObject_HEAD tsr_run_options *ro;
-    PyObject *tag;  /* str or None, as set */
-    int terminate;
-    long long timeout_ms;
-} RunOptionsObject;
 
 static int RunOptions_init(RunOptionsObject *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {NULL};
@@ -850,7 +837,7 @@ static PyGetSetDef RunOptions_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static PyTypeObject RunOptionsType = {
+PyTypeObject RunOptionsType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tessera._tessera.RunOptions",
     .tp_basicsize = sizeof(RunOptionsObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
@@ -1122,7 +1109,7 @@ static PyMethodDef Session_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PyTypeObject SessionType = {
+PyTypeObject SessionType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "tessera._tessera.Session",
     .tp_basicsize = sizeof(SessionObject),
@@ -1269,12 +1256,13 @@ static struct PyModuleDef module_def = {
 
 PyMODINIT_FUNC PyInit__tessera(void) {
     import_array();
-    if (PyType_Ready(&ValueType) < 0 || PyType_Ready(&SessionType) < 0 || PyType_Ready(&RunOptionsType) < 0)
+    if (PyType_Ready(&ValueType) < 0 || PyType_Ready(&SessionType) < 0 || PyType_Ready(&RunOptionsType) < 0 ||
+        iobinding_types_ready() < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;
     if (make_errors(m) < 0 || PyModule_AddObjectRef(m, "Session", (PyObject *)&SessionType) < 0 ||
-        PyModule_AddObjectRef(m, "RunOptions", (PyObject *)&RunOptionsType) < 0) {
+        PyModule_AddObjectRef(m, "RunOptions", (PyObject *)&RunOptionsType) < 0 || iobinding_add_types(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -38,6 +38,7 @@ from ._session import (  # noqa: F401
     list_providers,
 )
 from ._tools import compare  # noqa: F401
+from ._iobinding import IOBinding, OrtValue  # noqa: F401
 
 __version__ = _tessera.version()
 
@@ -46,7 +47,7 @@ Fail = TesseraError
 
 __all__ = [
     "InferenceSession", "SessionOptions", "RunOptions", "NodeArg", "ModelMetadata",
-    "GraphOptimizationLevel", "ExecutionMode",
+    "GraphOptimizationLevel", "ExecutionMode", "IOBinding", "OrtValue",
     "get_available_providers", "get_all_providers", "get_device", "list_providers", "compare",
     "TesseraError", "Fail", "InvalidArgument", "InvalidModel", "NotSupported", "NoMemory",
     "IOFailure", "ProviderError", "RuntimeFailure", "ABIError", "Cancelled", "__version__",

@@ -355,6 +355,17 @@ class InferenceSession:
     def get_overridable_initializers(self):
         return []
 
+    def io_binding(self):
+        """An IOBinding for this session (docs/iobinding.md): inputs bound
+        once, outputs read back or left where they are made."""
+        from ._iobinding import IOBinding
+        return IOBinding(self)
+
+    def run_with_iobinding(self, iobinding, run_options=None):
+        """Runs with the binding's inputs; its get_outputs() then holds the
+        results."""
+        iobinding._run(run_options)
+
     def run(self, output_names, input_feed, run_options=None):
         """Runs the model: output_names None (or []) for every output, else the
         names wanted; input_feed {name: numpy array}. Returns a list: numpy

@@ -508,6 +508,121 @@ TSR_EXPORT tsr_status *tsr_session_options_set_stage_prefix(tsr_session_options 
 TSR_EXPORT tsr_status *tsr_model_compose(const tsr_session_options *options, const char *path, void **bytes,
                                         size_t *size);
 
+/* --- device-resident inputs and outputs (appended after 0.2) --------------
+ * A tsr_io_binding says, once, where a session's inputs come from and where
+ * its outputs go, as ONNX Runtime's IoBinding: an input from a host tensor
+ * or from a tsr_device_value, an output to host memory or left in the
+ * memory of the provider whose piece made it. A loop that feeds a model's
+ * output back in (an RNN's state, a decoder's KV cache) then makes no host
+ * round trip per run:
+ *
+ *   tsr_io_binding *b; tsr_io_binding_create(s, &b);
+ *   tsr_io_binding_bind_output(b, "y");               (read back every run)
+ *   tsr_io_binding_bind_output_device(b, "state_out"); (left where it is made)
+ *   tsr_io_binding_bind_input(b, "state_in", &zeros);  (first run: host)
+ *   tsr_device_value *state = NULL;
+ *   for each step:
+ *       tsr_io_binding_bind_input(b, "x", &x);
+ *       tsr_session_run_with_binding(s, NULL, b);
+ *       tsr_device_value *next; tsr_io_binding_take_output_device(b, "state_out", &next);
+ *       tsr_io_binding_bind_input_device(b, "state_in", next);
+ *       tsr_device_value_free(state); state = next;
+ *       tsr_value *y; tsr_io_binding_take_output(b, "y", &y); ... tsr_value_free(y);
+ *   tsr_device_value_free(state); tsr_io_binding_free(b);
+ *
+ * A bound device value read by a piece of the provider (and device) whose
+ * memory holds it is used in place; read by any other piece it is copied
+ * as any value crossing memories is, once per run. The profile
+ * (tsr_session_profile_take) shows every copy a run made: the loop above
+ * on "-p opencl,reference" copies x in and y out, and no byte of state.
+ *
+ * Threads: a binding belongs to its session and to one thread at a time;
+ * never give one binding to two runs at once (each concurrent run needs its
+ * own). Calls on device values take their session's lock: they wait for
+ * a run in progress, and they are calls on that session for
+ * tsr_session_free ("Threads" above).
+ *
+ * Completion: providers may still be computing a device value when its run
+ * returns; tsr_device_value_to_host reads it through the provider's
+ * copy_to_host, which waits for that work (provider.h, "Completion"), so
+ * what it returns is final. Runs of the session see device values in the
+ * order the runs were made, with no wait in between.
+ */
+typedef struct tsr_io_binding tsr_io_binding;
+/* A tensor (or a sequence, optional or map, which always live in host
+ * memory) made by a run of one session and kept where it was made: a
+ * provider's device memory, or host memory for a host provider. Owned by
+ * the application, freed with tsr_device_value_free. Freeing its session
+ * frees its contents (device memory must go back before the provider
+ * goes): the handle then only accepts tsr_device_value_free, and other
+ * calls on it fail with TSR_ERR_INVALID_ARGUMENT. */
+typedef struct tsr_device_value tsr_device_value;
+
+/* A binding for `session` (borrowed: must outlive every call on the
+ * binding except tsr_io_binding_free), with nothing bound. *out is the
+ * caller's, freed with tsr_io_binding_free. */
+TSR_EXPORT tsr_status *tsr_io_binding_create(tsr_session *session, tsr_io_binding **out);
+/* Frees the binding and the results it still holds (outputs not taken).
+ * Device values bound as inputs are the application's and stay. May come
+ * after its session was freed. NULL is fine. */
+TSR_EXPORT void tsr_io_binding_free(tsr_io_binding *binding);
+/* Graph input `name` (copied) is fed from `tensor`, in host memory,
+ * checked here against the input's declared type and shape. The descriptor
+ * and its dims are copied; the elements (`tensor->data`) are borrowed and
+ * read by every later run until the input is bound again or the binding
+ * cleared or freed. Replaces an earlier binding of the input. */
+TSR_EXPORT tsr_status *tsr_io_binding_bind_input(tsr_io_binding *binding, const char *name,
+                                                const tsr_tensor *tensor);
+/* Graph input `name` (copied) is fed from `value`, which must come from a
+ * run of the binding's session (another session's: TSR_ERR_INVALID_ARGUMENT)
+ * and is checked here against the input's declared type and shape.
+ * Borrowed: it stays the application's; freeing it while bound makes the
+ * next run fail with an error naming the input, not read freed memory. */
+TSR_EXPORT tsr_status *tsr_io_binding_bind_input_device(tsr_io_binding *binding, const char *name,
+                                                       const tsr_device_value *value);
+/* Graph output `name` (copied) is read back into host memory by each run
+ * and taken with tsr_io_binding_take_output. */
+TSR_EXPORT tsr_status *tsr_io_binding_bind_output(tsr_io_binding *binding, const char *name);
+/* Graph output `name` (copied) stays in the memory of the provider whose
+ * piece made it (host memory for a host provider); each run makes a new
+ * tsr_device_value, taken with tsr_io_binding_take_output_device.
+ * Outputs bound neither way are computed and dropped: never copied. */
+TSR_EXPORT tsr_status *tsr_io_binding_bind_output_device(tsr_io_binding *binding, const char *name);
+/* Unbinds every input and output and frees the results not taken. */
+TSR_EXPORT void tsr_io_binding_clear(tsr_io_binding *binding);
+/* Runs `session` with the binding's inputs and outputs (every graph input
+ * without an initializer must be bound), with run options as
+ * tsr_session_run_with_options (`options` may be NULL). First frees the
+ * results the previous run left in the binding (not taken); a failed run
+ * leaves none. The binding must have been made for `session`. */
+TSR_EXPORT tsr_status *tsr_session_run_with_binding(tsr_session *session, const tsr_run_options *options,
+                                                   tsr_io_binding *binding);
+/* The last run's result for output `name`, bound with
+ * tsr_io_binding_bind_output: *out becomes the caller's (freed with
+ * tsr_value_free) and the binding holds it no more. */
+TSR_EXPORT tsr_status *tsr_io_binding_take_output(tsr_io_binding *binding, const char *name, tsr_value **out);
+/* The same for an output bound with tsr_io_binding_bind_output_device:
+ * *out becomes the caller's (freed with tsr_device_value_free). */
+TSR_EXPORT tsr_status *tsr_io_binding_take_output_device(tsr_io_binding *binding, const char *name,
+                                                        tsr_device_value **out);
+/* What a device value holds: *out gets its element type, rank, dims
+ * (borrowed: live as long as the value), nbytes, memory_kind and
+ * device_index; `data` is the provider's handle for device memory (opaque:
+ * read it with tsr_device_value_to_host) or the elements for host memory
+ * (borrowed, as dims). Set out->struct_size first. *provider (may be NULL)
+ * gets the name of the provider whose memory holds it, or "host"
+ * (borrowed: lives as long as the session). A sequence, optional or map
+ * gives a zero tensor with elem_type 0. */
+TSR_EXPORT tsr_status *tsr_device_value_info(const tsr_device_value *value, tsr_tensor *out,
+                                            const char **provider);
+/* A copy of the value in host memory, made through the provider's
+ * copy_to_host (the sync point: it waits for the work that makes the value).
+ * *out is the caller's, freed with tsr_value_free. */
+TSR_EXPORT tsr_status *tsr_device_value_to_host(const tsr_device_value *value, tsr_value **out);
+/* Gives the memory back to its provider (waiting for a run of its session
+ * in progress). NULL is fine; so is a value whose session was freed. */
+TSR_EXPORT void tsr_device_value_free(tsr_device_value *value);
+
 #ifdef __cplusplus
 }
 #endif

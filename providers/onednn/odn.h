@@ -403,6 +403,11 @@ int odn_split_check(const tsr_node *n, int32_t rank, int64_t axis_dim, char *why
  * (odn_layout.c), or dnnl_format_tag_undef. */
 dnnl_format_tag_t odn_layout_tag(const odn_value *v);
 bool odn_layout_is_blocked(dnnl_format_tag_t tag);
+/* The channel block of the blocked layouts oneDNN's fast kernels use on
+ * this CPU (16 with AVX-512, 8 with AVX2), and that layout's tag for rank
+ * 3-5 (undef otherwise). */
+int odn_block(void);
+dnnl_format_tag_t odn_blocked_tag(int32_t rank);
 tsr_status *odn_build_deconv(odn_plan *p, size_t index);
 bool odn_deconv_pads(const tsr_node *n, int32_t sp, int32_t i, int64_t in, int64_t st, int64_t dl, int64_t k,
                      int64_t op, int64_t *b0, int64_t *e0, int64_t *out_len);

@@ -101,7 +101,7 @@ tsr_status *odn_build_concat(odn_plan *p, size_t index) {
     for (size_t i = 0; i < count && tag != dnnl_format_tag_undef; i++) {
         odn_value *v = odn_plan_value(p, odn_host->node_input(n, i));
         if (!v || !v->mem || v->rank != r || odn_layout_tag(v) != tag ||
-            (odn_layout_is_blocked(tag) && (axis != 1 || v->dims[1] % 16 != 0)))
+            (odn_layout_is_blocked(tag) && (axis != 1 || v->dims[1] % odn_block() != 0)))
             tag = dnnl_format_tag_undef;
     }
     for (size_t i = 0; i < count; i++) {

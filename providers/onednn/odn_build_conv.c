@@ -211,7 +211,7 @@ static bool piece_prefers_blocked(odn_plan *p) {
          * such a piece would flip between layouts at every such layer (a
          * first layer of <= 8 input channels reads NCHW directly) */
         int64_t group = odn_attr_int(n, "group", 1), cin = w && w->rank == 4 ? w->dims[1] * group : 0;
-        if (w && w->rank == 4 && (w->dims[0] % 16 != 0 || (cin > 8 && cin % 16 != 0))) return false;
+        if (w && w->rank == 4 && (w->dims[0] % odn_block() != 0 || (cin > 8 && cin % odn_block() != 0))) return false;
         if (wino || !w || w->rank != 4 || w->dims[2] != 3 || w->dims[3] != 3 || group != 1 ||
             w->dims[0] < 64 || w->dims[1] < 64)
             continue;
@@ -237,7 +237,7 @@ static bool keeps_blocked(const odn_value *x, const dnnl_memory_desc_t *x_md, in
     if (r != 4 || !x_md) return false;
     dnnl_status_t st = x->input_index >= 0 && xd[1] <= 8
                            ? odn_plain_md(&md, r, xd)
-                           : dnnl_memory_desc_init_by_tag(&md, r, xd, dnnl_f32, dnnl_aBcd16b);
+                           : dnnl_memory_desc_init_by_tag(&md, r, xd, dnnl_f32, odn_blocked_tag(4));
     return st == dnnl_success && dnnl_memory_desc_equal(&md, x_md);
 }
 
@@ -274,15 +274,15 @@ static dnnl_primitive_desc_t blocked_pd(odn_plan *p, bool wino, const dnnl_memor
                                         const conv_geom *g, dnnl_primitive_attr_t attr) {
     dnnl_memory_desc_t src, dst, plain;
     if (r != 4 || !x_md || odn_plain_md(&plain, r, xd) != dnnl_success) return NULL;
-    if (xd[1] % 16 == 0) {
-        if (dnnl_memory_desc_init_by_tag(&src, r, xd, dnnl_f32, dnnl_aBcd16b) != dnnl_success) return NULL;
+    if (xd[1] % odn_block() == 0) {
+        if (dnnl_memory_desc_init_by_tag(&src, r, xd, dnnl_f32, odn_blocked_tag(4)) != dnnl_success) return NULL;
     } else if (xd[1] <= 8 && dnnl_memory_desc_equal(x_md, &plain)) {
         src = plain;
     } else {
         return NULL;
     }
     if (fixed_dst) dst = *fixed_dst;
-    else if (yd[1] % 16 != 0 || dnnl_memory_desc_init_by_tag(&dst, r, yd, dnnl_f32, dnnl_aBcd16b) != dnnl_success)
+    else if (yd[1] % odn_block() != 0 || dnnl_memory_desc_init_by_tag(&dst, r, yd, dnnl_f32, odn_blocked_tag(4)) != dnnl_success)
         return NULL;
     dnnl_primitive_desc_t pd = NULL;
     if (conv_pd(p, wino, &src, w_any, b_md, &dst, g, attr, &pd) != dnnl_success) return NULL;
@@ -322,11 +322,10 @@ static dnnl_primitive_desc_t residual_pd(odn_plan *p, bool wino, const_dnnl_post
                                          const dnnl_memory_desc_t *b_md, const conv_geom *g,
                                          dnnl_memory_desc_t *layout) {
     static const dnnl_format_tag_t last_tags[] = {dnnl_acdb, dnnl_acdeb};
-    static const dnnl_format_tag_t blocked_tags[] = {dnnl_aBcd16b, dnnl_aBcde16b};
     if (r != 4 && r != 5) return NULL;
-    const dnnl_format_tag_t tags[2] = {last_tags[r - 4], blocked_tags[r - 4]};
+    const dnnl_format_tag_t tags[2] = {last_tags[r - 4], odn_blocked_tag(r)};
     for (int t = 0; t < 2; t++) {
-        if (t == 1 && yd[1] % 16 != 0) break;
+        if (t == 1 && yd[1] % odn_block() != 0) break;
         dnnl_memory_desc_t dst;
         dnnl_post_ops_t po2 = NULL;
         dnnl_primitive_attr_t attr2 = NULL;

@@ -112,7 +112,7 @@ static tsr_status *spatial_mean_as_pool(odn_plan *p, const tsr_node *n, bool *do
     if (plain_dst) {
         tags[0] = x->rank == 3 ? dnnl_abc : x->rank == 4 ? dnnl_abcd : dnnl_abcde;
         tags[1] = odn_layout_tag(x);
-        if (odn_layout_is_blocked(tags[1]) && x->dims[1] % 16 != 0) tags[1] = dnnl_format_tag_undef;
+        if (odn_layout_is_blocked(tags[1]) && x->dims[1] % odn_block() != 0) tags[1] = dnnl_format_tag_undef;
     }
     dnnl_memory_desc_t dst_md;
     dnnl_pooling_v2_desc_t d;

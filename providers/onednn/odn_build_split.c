@@ -70,7 +70,7 @@ tsr_status *odn_build_split(odn_plan *p, size_t index) {
     /* a window of a blocked layout is addressable only at whole blocks */
     bool keep = tag != dnnl_format_tag_undef;
     for (size_t i = 0; keep && i < outs; i++)
-        if (odn_layout_is_blocked(tag) && axis == 1 && sizes[i] % 16 != 0) keep = false;
+        if (odn_layout_is_blocked(tag) && axis == 1 && sizes[i] % odn_block() != 0) keep = false;
     if (odn_layout_is_blocked(tag) && axis != 1) keep = false;
     dnnl_memory_t src = x->mem;
     dnnl_memory_desc_t src_md = x->md;

@@ -1,9 +1,9 @@
 /* A per-channel operand ([N,C,1,1]: a squeeze-excitation scale) applied to
  * a 4-D float tensor in the layout it already has, oneDNN's blocked
- * nChw16c or NHWC, as one pass of a C loop. oneDNN 2.6's JIT binary
+ * nChw16c / nChw8c or NHWC, as one pass of a C loop. oneDNN 2.6's JIT binary
  * (jit:uni) broadcasts such an operand at about 0.44 ns an element
  * (0.18 ms for EfficientNet's 32x112x112 block), well under what the
- * cache allows; here each 16-channel block multiplies by one vector of
+ * cache allows; here each channel block multiplies by one vector of
  * scales. */
 #include <string.h>
 
@@ -13,7 +13,7 @@ typedef struct chan_loop {
     dnnl_alg_kind_t alg;
     int64_t n, c, hw;
     int64_t srow;      /* s's stride between images: c, or 0 when shared */
-    bool blocked;      /* nChw16c; else NHWC */
+    int64_t block;     /* 16 or 8 (nChw16c, nChw8c); 0 for NHWC */
     dnnl_memory_t s;   /* [N,C] or [1,C] plain */
 } chan_loop;
 
@@ -54,14 +54,14 @@ static tsr_status *run_chan_loop(const void *ctx, dnnl_memory_t src, dnnl_memory
     dnnl_memory_get_data_handle(dst, &py);
     const float *x = px, *s = ps;
     float *y = py;
-    if (l->blocked) {
-        /* one (image, 16-channel block) plane of hw x 16 per item */
-        int64_t cb = l->c / 16, items = l->n * cb;
-#pragma omp parallel for if (items * l->hw * 16 > 32768) schedule(static)
+    if (l->block) {
+        /* one (image, channel block) plane of hw x block per item */
+        int64_t bk = l->block, cb = l->c / bk, items = l->n * cb;
+#pragma omp parallel for if (items * l->hw * bk > 32768) schedule(static)
         for (int64_t it = 0; it < items; it++) {
             int64_t n = it / cb, b = it % cb;
-            size_t at = (size_t)(it * l->hw * 16);
-            apply(l->alg, x + at, s + n * l->srow + b * 16, y + at, 16, l->hw * 16);
+            size_t at = (size_t)(it * l->hw * bk);
+            apply(l->alg, x + at, s + n * l->srow + b * bk, y + at, bk, l->hw * bk);
         }
     } else {
         /* one image's rows of c per item */
@@ -74,26 +74,28 @@ static tsr_status *run_chan_loop(const void *ctx, dnnl_memory_t src, dnnl_memory
     return NULL;
 }
 
-/* nChw16c with whole blocks, or NHWC, of a dense 4-D tensor */
-static bool layout_of(const dnnl_memory_desc_t *md, int64_t c, bool *blocked) {
+/* nChw16c or nChw8c with whole blocks (*block 16 or 8), or NHWC (*block
+ * 0), of a dense 4-D tensor */
+static bool layout_of(const dnnl_memory_desc_t *md, int64_t c, int64_t *block) {
     if (md->ndims != 4 || md->data_type != dnnl_f32 || md->format_kind != dnnl_blocked || md->offset0 != 0)
         return false;
     const dnnl_blocking_desc_t *bd = &md->format_desc.blocking;
     const dnnl_dim_t *d = md->dims, *st = bd->strides;
-    if (bd->inner_nblks == 1 && bd->inner_blks[0] == 16 && bd->inner_idxs[0] == 1 && c % 16 == 0) {
-        *blocked = true;
-        return st[3] == 16 && st[2] == d[3] * 16 && st[1] == d[2] * d[3] * 16 && st[0] == c * d[2] * d[3];
+    int64_t bk = bd->inner_nblks == 1 ? bd->inner_blks[0] : 0;
+    if ((bk == 16 || bk == 8) && bd->inner_idxs[0] == 1 && c % bk == 0) {
+        *block = bk;
+        return st[3] == bk && st[2] == d[3] * bk && st[1] == d[2] * d[3] * bk && st[0] == c * d[2] * d[3];
     }
-    *blocked = false;
+    *block = 0;
     return bd->inner_nblks == 0 && st[1] == 1 && st[3] == c && st[2] == d[3] * c && st[0] == d[2] * d[3] * c;
 }
 
 bool odn_channel_loop_fits(const odn_value *a, const char *op, int32_t rank, const int64_t *dims,
                            const int64_t *db) {
-    bool blocked;
+    int64_t block;
     bool known = !strcmp(op, "Mul") || !strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Div");
     return known && rank == 4 && a->rank == 4 && db[1] == dims[1] && (db[0] == 1 || db[0] == dims[0]) &&
-           db[2] == 1 && db[3] == 1 && dims[2] * dims[3] > 1 && layout_of(&a->md, dims[1], &blocked);
+           db[2] == 1 && db[3] == 1 && dims[2] * dims[3] > 1 && layout_of(&a->md, dims[1], &block);
 }
 
 tsr_status *odn_build_channel_loop(odn_plan *p, const tsr_node *n, odn_value *a, odn_value *b, odn_value *y,
@@ -102,7 +104,7 @@ tsr_status *odn_build_channel_loop(odn_plan *p, const tsr_node *n, odn_value *a,
     if (!l) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
     *l = (chan_loop){.alg = odn_binary_alg(odn_host->node_op_type(n)), .n = dims[0], .c = dims[1],
                      .hw = dims[2] * dims[3], .srow = db[0] == 1 ? 0 : dims[1]};
-    layout_of(&a->md, dims[1], &l->blocked);
+    layout_of(&a->md, dims[1], &l->block);
     dnnl_memory_t ms;
     tsr_status *s = odn_plan_plain_mem(p, b, n, &ms);
     if (!s) s = odn_plan_define(p, y, 4, dims, &a->md, n);

@@ -1,18 +1,38 @@
 /* Which of the layouts a builder can reproduce for another shape a value
- * is in: plain (NCHW), channels-last (NHWC) or channel-blocked by 16
- * (nChw16c). Concat and Split keep their inputs' layout with it, so a
- * chain of convolutions around them pays no reorder to plain and back. */
+ * is in: plain (NCHW), channels-last (NHWC) or channel-blocked (nChw16c
+ * where oneDNN's kernels are AVX-512 ones, nChw8c where they are AVX2
+ * ones: odn_block). Concat and Split keep their inputs' layout with it, so
+ * a chain of convolutions around them pays no reorder to plain and back. */
 #include "odn.h"
 
 static const dnnl_format_tag_t plain_tags[] = {dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd, dnnl_abcde, dnnl_abcdef};
 static const dnnl_format_tag_t last_tags[] = {dnnl_format_tag_undef, dnnl_format_tag_undef, dnnl_acb, dnnl_acdb,
                                               dnnl_acdeb, dnnl_format_tag_undef};
-static const dnnl_format_tag_t blocked_tags[] = {dnnl_format_tag_undef, dnnl_format_tag_undef, dnnl_aBc16b,
-                                                 dnnl_aBcd16b, dnnl_aBcde16b, dnnl_format_tag_undef};
+
+int odn_block(void) {
+    /* 0x27 is avx512_core's bit set: its JIT convolutions block by 16,
+     * the AVX2 ones by 8 (and take nChw16c only through slow kernels) */
+    static int block;
+    if (!block) {
+        int isa = (int)dnnl_get_effective_cpu_isa();
+        block = (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core ? 16 : 8;
+    }
+    return block;
+}
+
+dnnl_format_tag_t odn_blocked_tag(int32_t rank) {
+    bool b16 = odn_block() == 16;
+    switch (rank) {
+    case 3: return b16 ? dnnl_aBc16b : dnnl_aBc8b;
+    case 4: return b16 ? dnnl_aBcd16b : dnnl_aBcd8b;
+    case 5: return b16 ? dnnl_aBcde16b : dnnl_aBcde8b;
+    default: return dnnl_format_tag_undef;
+    }
+}
 
 dnnl_format_tag_t odn_layout_tag(const odn_value *v) {
     if (v->rank < 1 || v->rank > 6) return dnnl_format_tag_undef;
-    const dnnl_format_tag_t cands[3] = {plain_tags[v->rank - 1], last_tags[v->rank - 1], blocked_tags[v->rank - 1]};
+    const dnnl_format_tag_t cands[3] = {plain_tags[v->rank - 1], last_tags[v->rank - 1], odn_blocked_tag(v->rank)};
     dnnl_dims_t d;
     for (int32_t i = 0; i < v->rank; i++) d[i] = v->dims[i];
     for (int k = 0; k < 3; k++) {
@@ -26,5 +46,5 @@ dnnl_format_tag_t odn_layout_tag(const odn_value *v) {
 }
 
 bool odn_layout_is_blocked(dnnl_format_tag_t tag) {
-    return tag == dnnl_aBc16b || tag == dnnl_aBcd16b || tag == dnnl_aBcde16b;
+    return tag != dnnl_format_tag_undef && (tag == odn_blocked_tag(3) || tag == odn_blocked_tag(4) || tag == odn_blocked_tag(5));
 }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Writes the AffineGrid bodies (AffineGrid-20-2d/3d.onnxtxt), chosen by the
 # length of `size` (4 values: 2-D, 5: 3-D; ONNX's body branches on it at
-# run time with If). Run ./embed.sh afterwards.
+# run time with If). The build embeds the bodies.
 set -eu
 cd "$(dirname "$0")"
 # axis NAME START: the base coordinates along one spatial axis (size[START]).

@@ -2,7 +2,7 @@
 # Writes the Attention bodies (Attention-23-*.onnxtxt): one per input rank,
 # attn_mask given or not, past_key/past_value given or not, nonpad_kv_seqlen
 # given or not. They share everything else, so they are made from one
-# template here; run ./embed.sh afterwards.
+# template here; the build embeds the bodies.
 set -eu
 cd "$(dirname "$0")"
 for r in 3 4; do for m in has lacks; do for p in has lacks; do for np in has lacks; do

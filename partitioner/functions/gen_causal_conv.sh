@@ -1,7 +1,7 @@
 #!/bin/sh
 # Writes the CausalConvWithState bodies (CausalConvWithState-27-*.onnxtxt):
 # one per activation (none, silu, and its alias swish) and past_state given
-# or not; run ./embed.sh afterwards.
+# or not; the build embeds the bodies.
 set -eu
 cd "$(dirname "$0")"
 for act in none silu swish; do for p in has lacks; do

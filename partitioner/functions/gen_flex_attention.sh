@@ -1,7 +1,7 @@
 #!/bin/sh
 # Writes the FlexAttention bodies (FlexAttention-1-*.onnxtxt), which differ
 # only in the type the softmax runs in: softmax_precision when given, else
-# double for double inputs and float for the rest. Run ./embed.sh afterwards.
+# double for double inputs and float for the rest. The build embeds the bodies.
 set -eu
 cd "$(dirname "$0")"
 for v in precision double float; do

@@ -2,7 +2,7 @@
 # Writes the LinearAttention bodies (LinearAttention-27-*.onnxtxt): one per
 # update_rule (linear, gated, delta, gated_delta) and past_state given or
 # not. Each is a Scan over the sequence whose body updates the recurrent
-# state (batch, kv heads, d_k, d_v) one step at a time. Run ./embed.sh afterwards.
+# state (batch, kv heads, d_k, d_v) one step at a time. The build embeds the bodies.
 set -eu
 cd "$(dirname "$0")"
 for rule in linear gated delta gated_delta; do for p in has lacks; do

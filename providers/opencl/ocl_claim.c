@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "ocl_group.h"
+#include "ocl_piece.h"
 
 /* The node a view's output goes to, when it is the only reader, the value
  * is not a graph output (`outputs`, sorted) and we run the reader; else

@@ -4,7 +4,7 @@
 #ifndef OCL_FUSE_H
 #define OCL_FUSE_H
 
-#include "ocl_piece.h"
+#include "ocl_op.h"
 
 typedef struct ocl_step {
     const ocl_op *op;

@@ -5,7 +5,7 @@
 #define OCL_GROUP_H
 
 #include "ocl_names.h"
-#include "ocl_piece.h"
+#include "ocl_op.h"
 
 #define OCL_GROUP_MAX 16
 

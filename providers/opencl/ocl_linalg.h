@@ -2,7 +2,7 @@
 #ifndef OCL_LINALG_H
 #define OCL_LINALG_H
 
-#include "ocl_piece.h"
+#include "ocl_op.h"
 
 enum { OCL_LIN_GEMM, OCL_LIN_MATMUL, OCL_LIN_CONV };
 

@@ -2,7 +2,7 @@
  * compiles. */
 #include <string.h>
 
-#include "ocl_piece.h"
+#include "ocl_op.h"
 
 int64_t ocl_attr_int(const tsr_node *n, const char *name, int64_t dflt) {
     const tsr_attr *a = ocl_host->node_attr_find(n, name);

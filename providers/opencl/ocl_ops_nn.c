@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ocl_piece.h"
+#include "ocl_op.h"
 
 typedef struct nn_state {
     cl_kernel k;

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ocl_piece.h"
+#include "ocl_op.h"
 
 #define MAX_PADS (2 * OCL_MAX_RANK)
 

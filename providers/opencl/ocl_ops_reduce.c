@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ocl_piece.h"
+#include "ocl_op.h"
 
 #define MAX_AXES OCL_MAX_RANK
 

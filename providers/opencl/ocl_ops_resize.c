@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ocl_piece.h"
+#include "ocl_op.h"
 
 #define RESIZE_MAX_RANK 4 /* linear blends 2^rank corners */
 

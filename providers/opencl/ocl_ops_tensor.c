@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ocl_piece.h"
+#include "ocl_op.h"
 
 #define MAX_LIST 64
 

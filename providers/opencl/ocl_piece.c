@@ -7,42 +7,29 @@
  * retained reference to its base's buffer); piece inputs and host-allocated
  * outputs are the host's. Every owned reference is dropped when the run
  * ends, after the last step was enqueued; OpenCL keeps a buffer alive until
- * the commands using it have finished, so nothing waits here. */
+ * the commands using it have finished, so nothing waits here.
+ *
+ * What a step sees while it runs, and the ops call, is in ocl_exec.c: the
+ * driver calls the ops, the ops call ocl_exec_*, never the other way. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "ocl_exec.h"
 #include "ocl_fuse.h"
 #include "ocl_names.h"
 #include "ocl_piece.h"
-
-typedef struct piece_value {
-    const char *name;
-    size_t out_index; /* among the piece's outputs; SIZE_MAX when it stays inside */
-    ocl_tensor t;
-    bool present;
-    bool owned; /* holds a reference this run releases (see above) */
-} piece_value;
 
 /* Which slot of a run's value array each value uses, worked out once at
  * compile: finding values by name at run time was a scan of every value
  * for every step input and output, quadratic in big pieces. */
 typedef struct piece_slots {
-    piece_value *proto; /* what a run's slots start as: names and output indices */
+    ocl_slot *proto; /* what a run's slots start as: names and output indices */
     size_t n;
     size_t *of_input;   /* piece input i -> slot */
     size_t *of_step;    /* each step's inputs, then outputs -> slot (SIZE_MAX: none) */
     size_t *step_base;  /* where step k's entries start in of_step */
     size_t scratch;     /* the slot "" of omitted outputs; SIZE_MAX when none */
 } piece_slots;
-
-struct ocl_exec {
-    ocl_state *st;
-    const ocl_step *step;
-    tsr_run_context *ctx;
-    piece_value *vals;
-    const size_t *in_slot, *out_slot; /* this step's, from piece_slots */
-    size_t scratch;
-};
 
 typedef struct ocl_piece {
     ocl_state *st;
@@ -51,141 +38,6 @@ typedef struct ocl_piece {
     size_t n_steps;
     piece_slots slots;
 } ocl_piece;
-
-/* --- the exec interface the ops use --------------------------------------- */
-
-size_t ocl_exec_input_count(const ocl_exec *x) { return x->step->n_in; }
-ocl_state *ocl_exec_state(const ocl_exec *x) { return x->st; }
-const char *ocl_exec_node_name(const ocl_exec *x) { return ocl_host->node_name(x->step->node); }
-
-const ocl_tensor *ocl_exec_input(const ocl_exec *x, size_t index) {
-    if (index >= x->step->n_in || !x->step->in_names[index]) return NULL;
-    size_t slot = x->in_slot[index];
-    return slot != SIZE_MAX && x->vals[slot].present ? &x->vals[slot].t : NULL;
-}
-
-bool ocl_dims_count(int32_t rank, const int64_t *dims, size_t *count) {
-    size_t c = 1;
-    for (int32_t i = 0; i < rank; i++) {
-        if (dims[i] < 0) return false;
-        if (dims[i] && c > SIZE_MAX / (size_t)dims[i]) return false;
-        c *= (size_t)dims[i];
-    }
-    *count = c;
-    return true;
-}
-
-size_t ocl_elem_size(int32_t t) {
-    switch (t) {
-    case TSR_FLOAT: case TSR_INT32: case TSR_UINT32: return 4;
-    case TSR_INT64: case TSR_UINT64: case TSR_DOUBLE: return 8;
-    case TSR_INT16: case TSR_UINT16: case TSR_FLOAT16: case TSR_BFLOAT16: return 2;
-    case TSR_INT8: case TSR_UINT8: case TSR_BOOL: return 1;
-    default: return 0;
-    }
-}
-
-static bool fill_tensor(ocl_tensor *t, int32_t elem_type, int32_t rank, const int64_t *dims) {
-    size_t es = ocl_elem_size(elem_type);
-    if (rank < 0 || rank > OCL_MAX_RANK || !es) return false;
-    t->elem_type = elem_type;
-    t->rank = rank;
-    for (int32_t i = 0; i < rank; i++) t->dims[i] = dims[i];
-    if (!ocl_dims_count(rank, dims, &t->count) || t->count > SIZE_MAX / es) return false;
-    t->nbytes = t->count * es;
-    return true;
-}
-
-/* The slot of step output `index` (the scratch slot "" for an omitted one),
- * not yet produced this run. */
-static tsr_status *output_slot(ocl_exec *x, size_t index, piece_value **out) {
-    /* an omitted optional output (NULL name) has the slot "" */
-    size_t slot = index < x->step->n_out ? x->out_slot[index] : x->scratch;
-    if (slot == SIZE_MAX || x->vals[slot].present)
-        return ocl_error(TSR_ERR_PROVIDER, "opencl: node '%s': output %zu has no slot",
-                         ocl_exec_node_name(x), index);
-    *out = &x->vals[slot];
-    return NULL;
-}
-
-tsr_status *ocl_exec_output(ocl_exec *x, size_t index, int32_t elem_type, int32_t rank,
-                            const int64_t *dims, ocl_tensor **out) {
-    piece_value *v = NULL;
-    tsr_status *s = output_slot(x, index, &v);
-    if (s) return s;
-    if (!fill_tensor(&v->t, elem_type, rank, dims))
-        return ocl_error(TSR_ERR_INVALID_ARGUMENT,
-                         "opencl: node '%s': output %zu has an invalid shape or type",
-                         ocl_exec_node_name(x), index);
-    size_t gi = v->out_index;
-    if (gi != SIZE_MAX) {
-        tsr_tensor *ht;
-        s = ocl_host->run_alloc_output(x->ctx, gi, elem_type, rank, dims, &ht);
-        if (s) return s;
-        v->t.mem = (cl_mem)ht->data;
-        v->owned = false;
-    } else {
-        /* an intermediate of the piece, on the device until the piece run
-         * ends: the run's working_bytes limit counts it (host of ABI 1
-         * before run_charge: not counted) */
-        if (TSR_HAS_MEMBER(ocl_host, tsr_host_api, run_charge) && ocl_host->run_charge &&
-            (s = ocl_host->run_charge(x->ctx, v->t.nbytes, "an OpenCL intermediate")))
-            return s;
-        cl_int err;
-        v->t.mem = clCreateBuffer(x->st->context, CL_MEM_READ_WRITE, v->t.nbytes ? v->t.nbytes : 4,
-                                  NULL, &err);
-        if (!v->t.mem) return ocl_cl_error(err, "clCreateBuffer");
-        v->owned = true;
-    }
-    v->present = true;
-    *out = &v->t;
-    return NULL;
-}
-
-tsr_status *ocl_exec_output_view(ocl_exec *x, size_t index, const ocl_tensor *base, int32_t rank,
-                                 const int64_t *dims) {
-    piece_value *v = NULL;
-    tsr_status *s = output_slot(x, index, &v);
-    if (s) return s;
-    if (v->out_index != SIZE_MAX) {
-        /* The host allocated this output: ABI 1 has no way to hand it
-         * `base`'s buffer, so the bytes move, on the device. */
-        ocl_tensor *y;
-        if ((s = ocl_exec_output(x, index, base->elem_type, rank, dims, &y))) return s;
-        return ocl_device_copy(x->st, base->mem, y->mem, base->nbytes);
-    }
-    ocl_tensor t;
-    if (!fill_tensor(&t, base->elem_type, rank, dims) || t.nbytes != base->nbytes)
-        return ocl_error(TSR_ERR_INVALID_ARGUMENT,
-                         "opencl: node '%s': view of %zu bytes as a shape of another size",
-                         ocl_exec_node_name(x), base->nbytes);
-    /* Same buffer, new shape. The view holds its own reference, so the base
-     * stays alive however long the view is read, whoever frees it first. */
-    cl_int err = clRetainMemObject(base->mem);
-    if (err != CL_SUCCESS) return ocl_cl_error(err, "clRetainMemObject");
-    t.mem = base->mem;
-    v->t = t;
-    v->owned = true;
-    v->present = true;
-    x->st->views++;
-    return NULL;
-}
-
-tsr_status *ocl_exec_read_ints(ocl_exec *x, size_t index, int64_t *vals, size_t max, size_t *n) {
-    const ocl_tensor *t = ocl_exec_input(x, index);
-    if (!t || (t->elem_type != TSR_INT64 && t->elem_type != TSR_INT32) || t->count > max ||
-        t->count > 64)
-        return ocl_error(TSR_ERR_INVALID_ARGUMENT,
-                         "opencl: node '%s': input %zu must be a short int64 or int32 list",
-                         ocl_exec_node_name(x), index);
-    *n = t->count;
-    if (!t->count) return NULL;
-    if (t->elem_type == TSR_INT64) return ocl_read(x->st, t->mem, 0, t->nbytes, vals);
-    int32_t tmp[64];
-    tsr_status *s = ocl_read(x->st, t->mem, 0, t->nbytes, tmp);
-    for (size_t i = 0; i < t->count && !s; i++) vals[i] = tmp[i];
-    return s;
-}
 
 /* --- value slots (built at compile) ------------------------------------- */
 
@@ -238,7 +90,7 @@ static tsr_status *fill_proto(piece_slots *sl, const ocl_names *t, const size_t 
     tsr_status *s = ocl_names_of_outputs(&outputs, graph);
     for (size_t pos = 0; pos < t->n && !s; pos++) {
         const ocl_name_ref *r = &t->refs[pos]; /* visits every position once */
-        piece_value *v = &sl->proto[slot[r->index]];
+        ocl_slot *v = &sl->proto[slot[r->index]];
         size_t first;
         v->name = r->name;
         /* sorted by index within a name: the first match is the first output */
@@ -324,13 +176,13 @@ tsr_status *ocl_piece_compile(void *state, const tsr_graph *graph, void **out) {
 }
 
 /* Piece input i's tensor into its slot. */
-static tsr_status *bind_input(ocl_piece *p, tsr_run_context *ctx, piece_value *vals, size_t i) {
-    piece_value *v = &vals[p->slots.of_input[i]];
+static tsr_status *bind_input(ocl_piece *p, tsr_run_context *ctx, ocl_slot *vals, size_t i) {
+    ocl_slot *v = &vals[p->slots.of_input[i]];
     const tsr_tensor *t = ocl_host->run_input(ctx, i);
     if (!t) return NULL;
     if (t->memory_kind != TSR_MEMORY_DEVICE)
         return ocl_error(TSR_ERR_PROVIDER, "opencl: input '%s' is not in device memory", v->name);
-    if (!fill_tensor(&v->t, t->elem_type, t->rank, t->dims))
+    if (!ocl_tensor_fill(&v->t, t->elem_type, t->rank, t->dims))
         return ocl_error(TSR_ERR_INVALID_ARGUMENT,
                          "opencl: input '%s' has an unsupported type or rank", v->name);
     v->t.mem = (cl_mem)t->data;
@@ -338,12 +190,13 @@ static tsr_status *bind_input(ocl_piece *p, tsr_run_context *ctx, piece_value *v
     return NULL;
 }
 
-static tsr_status *run_step(ocl_piece *p, size_t k, tsr_run_context *ctx, piece_value *vals) {
+static tsr_status *run_step(ocl_piece *p, size_t k, tsr_run_context *ctx, ocl_slot *vals) {
     const ocl_step *step = &p->steps[k];
     const size_t *in = p->slots.of_step + p->slots.step_base[k];
-    ocl_exec x = {p->st, step, ctx, vals, in, in + step->n_in, p->slots.scratch};
+    ocl_exec x = {.st = p->st, .step = step, .ctx = ctx, .vals = vals, .in_slot = in,
+                  .out_slot = in + step->n_in, .scratch = p->slots.scratch};
     /* The scratch slot for omitted outputs is reusable per step. */
-    piece_value *scratch = x.scratch != SIZE_MAX ? &vals[x.scratch] : NULL;
+    ocl_slot *scratch = x.scratch != SIZE_MAX ? &vals[x.scratch] : NULL;
     if (scratch && scratch->present) {
         if (scratch->owned) clReleaseMemObject(scratch->t.mem);
         scratch->present = scratch->owned = false;
@@ -366,7 +219,7 @@ static tsr_status *run_step(ocl_piece *p, size_t k, tsr_run_context *ctx, piece_
 tsr_status *ocl_piece_run(void *ps, tsr_run_context *ctx) {
     ocl_piece *p = ps;
     size_t n = p->slots.n;
-    piece_value *vals = malloc(sizeof *vals * (n + 1));
+    ocl_slot *vals = malloc(sizeof *vals * (n + 1));
     if (!vals) return ocl_error(TSR_ERR_NO_MEMORY, "opencl: out of memory");
     memcpy(vals, p->slots.proto, sizeof *vals * n);
     tsr_status *s = NULL;

@@ -3,8 +3,14 @@
  * reads inputs and attributes through these helpers (which go through the
  * host API only) and allocates its outputs with ref_out.
  *
- * Kernels live in ref_ops_*.c, each file exporting one table of ref_op
- * terminated by an entry whose op_type is NULL; ref_registry.c lists the tables.
+ * Each family of ops has one table file, ref_ops_<family>.c, exporting one
+ * table of ref_op terminated by an entry whose op_type is NULL;
+ * ref_registry.c lists the tables. A family's kernels are named
+ * ref_<family>_<op> (ref_nn_conv, ref_math_add, ref_tensor_gather,
+ * ref_quant_qlinear_conv; attention's are ref_attn_). A kernel is either
+ * static in the table file or lives in ref_<family>_*.c, declared in the
+ * family's one header (ref_nn.h, ref_math.h, ref_quant.h, ...), so the
+ * table and the definition are checked against one prototype.
  */
 #ifndef TESSERA_REF_H
 #define TESSERA_REF_H

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "ref.h"
-#include "ref_math_internal.h"
+#include "ref_math.h"
 
 enum { NK_F, NK_I, NK_U };
 typedef struct num {

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "ref.h"
-#include "ref_math_internal.h"
+#include "ref_math.h"
 
 #define EIN_LETTERS 52
 #define EIN_MAX_LABELS (EIN_LETTERS + REF_MAX_RANK)

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "ref.h"
-#include "ref_math_internal.h"
+#include "ref_math.h"
 
 enum rop { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_LOGSUM, R_LSE, R_SUMSQ };
 

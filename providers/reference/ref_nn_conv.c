@@ -19,22 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ref.h"
-
-tsr_status *ref_nn_f32_view(ref_ctx *c, const tsr_tensor *t, const float **view, float **owned);
-tsr_status *ref_nn_f64_view(ref_ctx *c, const tsr_tensor *t, const double **view,
-                            double **owned);
-void ref_nn_f32_store(tsr_tensor *t, const float *src, size_t n);
-void ref_nn_f64_store(tsr_tensor *t, const double *src, size_t n);
-tsr_status *ref_nn_sgemm_run(ref_ctx *ctx, int64_t m, int64_t n, int64_t k, const float *a,
-                             int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc);
-tsr_status *ref_nn_dgemm_run(ref_ctx *ctx, int64_t m, int64_t n, int64_t k, const double *a,
-                             int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc);
-
-tsr_status *ref_nn_conv(ref_ctx *c);
-tsr_status *ref_nn_conv_transpose(ref_ctx *c);
-int ref_nn_check_conv(const tsr_host_api *host, const tsr_node *node, char *why,
-                      size_t why_size);
+#include "ref_nn.h"
 
 /* Elements of unfolded input kept at once (4 MiB of floats). */
 #define NN_COL_BUDGET ((int64_t)1 << 20)

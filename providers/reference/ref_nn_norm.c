@@ -14,19 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ref.h"
-
-void ref_nn_f64_store(tsr_tensor *t, const double *src, size_t n);
-void ref_nn_get_f64(const tsr_tensor *t, size_t off, size_t n, double *dst);
-void ref_nn_put_f64(tsr_tensor *t, size_t off, size_t n, const double *src);
-
-tsr_status *ref_nn_batchnorm(ref_ctx *c);
-tsr_status *ref_nn_layernorm(ref_ctx *c);
-tsr_status *ref_nn_instancenorm(ref_ctx *c);
-tsr_status *ref_nn_groupnorm(ref_ctx *c);
-tsr_status *ref_nn_lrn(ref_ctx *c);
-int ref_nn_check_float(const tsr_host_api *host, const tsr_node *node, char *why,
-                       size_t why_size);
+#include "ref_nn.h"
 
 /* Frees up to four double buffers (any may be NULL). */
 static void free4(double *a, double *b, double *c, double *d)

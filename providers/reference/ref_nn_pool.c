@@ -13,19 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ref.h"
-
-void ref_nn_get_f64(const tsr_tensor *t, size_t off, size_t n, double *dst);
-void ref_nn_put_f64(tsr_tensor *t, size_t off, size_t n, const double *src);
-
-tsr_status *ref_nn_maxpool(ref_ctx *c);
-tsr_status *ref_nn_avgpool(ref_ctx *c);
-tsr_status *ref_nn_lppool(ref_ctx *c);
-tsr_status *ref_nn_global_maxpool(ref_ctx *c);
-tsr_status *ref_nn_global_avgpool(ref_ctx *c);
-tsr_status *ref_nn_global_lppool(ref_ctx *c);
-int ref_nn_check_pool(const tsr_host_api *host, const tsr_node *node, char *why,
-                      size_t why_size);
+#include "ref_nn.h"
 
 typedef enum { POOL_MAX, POOL_AVG, POOL_LP } pool_kind;
 

@@ -14,14 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ref.h"
-
-void ref_nn_f64_store(tsr_tensor *t, const double *src, size_t n);
-
-tsr_status *ref_nn_resize(ref_ctx *c);
-tsr_status *ref_nn_upsample(ref_ctx *c);
-int ref_nn_check_numeric(const tsr_host_api *host, const tsr_node *node, char *why,
-                         size_t why_size);
+#include "ref_nn.h"
 
 typedef enum { MODE_NEAREST, MODE_LINEAR, MODE_CUBIC } rs_mode;
 typedef enum {

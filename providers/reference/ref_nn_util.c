@@ -12,15 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ref.h"
+#include "ref_nn.h"
 
-tsr_status *ref_nn_f32_view(ref_ctx *c, const tsr_tensor *t, const float **view, float **owned);
-tsr_status *ref_nn_f64_view(ref_ctx *c, const tsr_tensor *t, const double **view,
-                            double **owned);
-void ref_nn_f32_store(tsr_tensor *t, const float *src, size_t n);
-void ref_nn_f64_store(tsr_tensor *t, const double *src, size_t n);
-void ref_nn_get_f64(const tsr_tensor *t, size_t off, size_t n, double *dst);
-void ref_nn_put_f64(tsr_tensor *t, size_t off, size_t n, const double *src);
+/* Used only here (the kernels call ref_nn_sgemm_run, ref_nn_dgemm_run). */
 void ref_nn_sgemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
                   int64_t ldb, float *c, int64_t ldc);
 void ref_nn_dgemm(int64_t m, int64_t n, int64_t k, const double *a, int64_t lda,
@@ -29,10 +23,6 @@ void ref_nn_sgemm_mt(int threads, int64_t m, int64_t n, int64_t k, const float *
                      const float *b, int64_t ldb, float *c, int64_t ldc);
 void ref_nn_dgemm_mt(int threads, int64_t m, int64_t n, int64_t k, const double *a,
                      int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc);
-tsr_status *ref_nn_sgemm_run(ref_ctx *ctx, int64_t m, int64_t n, int64_t k, const float *a,
-                             int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc);
-tsr_status *ref_nn_dgemm_run(ref_ctx *ctx, int64_t m, int64_t n, int64_t k, const double *a,
-                             int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc);
 
 /* Reads t as floats: *view points at t's own data when it already holds
  * floats, else at *owned, a converted copy the caller frees. */

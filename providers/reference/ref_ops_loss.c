@@ -178,8 +178,8 @@ static tsr_status *loss_run(ref_ctx *c, bool softmax)
     return NULL;
 }
 
-static tsr_status *k_nll_loss(ref_ctx *c) { return loss_run(c, false); }
-static tsr_status *k_softmax_cross_entropy(ref_ctx *c) { return loss_run(c, true); }
+static tsr_status *ref_loss_nll_loss(ref_ctx *c) { return loss_run(c, false); }
+static tsr_status *ref_loss_softmax_cross_entropy(ref_ctx *c) { return loss_run(c, true); }
 
 /* Declines element types the kernel does not compute in: the scores and
  * weight are float types, the target int32 or int64. */
@@ -202,6 +202,6 @@ static int check_loss(const tsr_host_api *h, const tsr_node *node, char *why, si
 }
 
 const ref_op ref_ops_loss[] = {
-    {"", "NegativeLogLikelihoodLoss", 12, k_nll_loss, check_loss},
-    {"", "SoftmaxCrossEntropyLoss", 12, k_softmax_cross_entropy, check_loss},
+    {"", "NegativeLogLikelihoodLoss", 12, ref_loss_nll_loss, check_loss},
+    {"", "SoftmaxCrossEntropyLoss", 12, ref_loss_softmax_cross_entropy, check_loss},
     {NULL, NULL, 0, NULL, NULL}};

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "ref.h"
-#include "ref_math_internal.h"
+#include "ref_math.h"
 
 #if defined(__GNUC__)
 #define M_INLINE static inline __attribute__((always_inline))
@@ -472,39 +472,39 @@ static tsr_status *variadic(ref_ctx *c, int op, bool mean) {
 
 #define BIN_KERNEL(name, op) \
     static tsr_status *name(ref_ctx *c) { return binary(c, op); }
-BIN_KERNEL(k_add, B_ADD)
-BIN_KERNEL(k_sub, B_SUB)
-BIN_KERNEL(k_mul, B_MUL)
-BIN_KERNEL(k_div, B_DIV)
-BIN_KERNEL(k_pow, B_POW)
-BIN_KERNEL(k_and, B_AND)
-BIN_KERNEL(k_or, B_OR)
-BIN_KERNEL(k_xor, B_XOR)
-BIN_KERNEL(k_equal, B_EQ)
-BIN_KERNEL(k_less, B_LT)
-BIN_KERNEL(k_greater, B_GT)
-BIN_KERNEL(k_less_equal, B_LE)
-BIN_KERNEL(k_greater_equal, B_GE)
-BIN_KERNEL(k_bitwise_and, B_BAND)
-BIN_KERNEL(k_bitwise_or, B_BOR)
-BIN_KERNEL(k_bitwise_xor, B_BXOR)
-BIN_KERNEL(k_prelu, B_PRELU)
+BIN_KERNEL(ref_math_add, B_ADD)
+BIN_KERNEL(ref_math_sub, B_SUB)
+BIN_KERNEL(ref_math_mul, B_MUL)
+BIN_KERNEL(ref_math_div, B_DIV)
+BIN_KERNEL(ref_math_pow, B_POW)
+BIN_KERNEL(ref_math_and, B_AND)
+BIN_KERNEL(ref_math_or, B_OR)
+BIN_KERNEL(ref_math_xor, B_XOR)
+BIN_KERNEL(ref_math_equal, B_EQ)
+BIN_KERNEL(ref_math_less, B_LT)
+BIN_KERNEL(ref_math_greater, B_GT)
+BIN_KERNEL(ref_math_less_equal, B_LE)
+BIN_KERNEL(ref_math_greater_equal, B_GE)
+BIN_KERNEL(ref_math_bitwise_and, B_BAND)
+BIN_KERNEL(ref_math_bitwise_or, B_BOR)
+BIN_KERNEL(ref_math_bitwise_xor, B_BXOR)
+BIN_KERNEL(ref_math_prelu, B_PRELU)
 
-static tsr_status *k_mod(ref_ctx *c) {
+static tsr_status *ref_math_mod(ref_ctx *c) {
     return binary(c, ref_attr_int(c, "fmod", 0) ? B_FMOD : B_MOD);
 }
 
-static tsr_status *k_bitshift(ref_ctx *c) {
+static tsr_status *ref_math_bitshift(ref_ctx *c) {
     const char *dir = ref_attr_str(c, "direction", "");
     if (str_eq(dir, "LEFT")) return binary(c, B_SHL);
     if (str_eq(dir, "RIGHT")) return binary(c, B_SHR);
     return ref_err(c, TSR_ERR_INVALID_MODEL, "direction must be LEFT or RIGHT, not '%s'", dir);
 }
 
-static tsr_status *k_max(ref_ctx *c) { return variadic(c, B_MAX, false); }
-static tsr_status *k_min(ref_ctx *c) { return variadic(c, B_MIN, false); }
-static tsr_status *k_sum(ref_ctx *c) { return variadic(c, B_ADD, false); }
-static tsr_status *k_mean(ref_ctx *c) { return variadic(c, B_ADD, true); }
+static tsr_status *ref_math_max(ref_ctx *c) { return variadic(c, B_MAX, false); }
+static tsr_status *ref_math_min(ref_ctx *c) { return variadic(c, B_MIN, false); }
+static tsr_status *ref_math_sum(ref_ctx *c) { return variadic(c, B_ADD, false); }
+static tsr_status *ref_math_mean(ref_ctx *c) { return variadic(c, B_ADD, true); }
 
 /* ======================================================================== */
 /* Unary operators                                                           */
@@ -676,76 +676,76 @@ static tsr_status *unary(ref_ctx *c, int op) {
 
 #define UN_KERNEL(name, op) \
     static tsr_status *name(ref_ctx *c) { return unary(c, op); }
-UN_KERNEL(k_abs, U_ABS)
-UN_KERNEL(k_neg, U_NEG)
-UN_KERNEL(k_floor, U_FLOOR)
-UN_KERNEL(k_ceil, U_CEIL)
-UN_KERNEL(k_round, U_ROUND)
-UN_KERNEL(k_sqrt, U_SQRT)
-UN_KERNEL(k_reciprocal, U_RECIP)
-UN_KERNEL(k_exp, U_EXP)
-UN_KERNEL(k_log, U_LOG)
-UN_KERNEL(k_sin, U_SIN)
-UN_KERNEL(k_cos, U_COS)
-UN_KERNEL(k_tan, U_TAN)
-UN_KERNEL(k_asin, U_ASIN)
-UN_KERNEL(k_acos, U_ACOS)
-UN_KERNEL(k_atan, U_ATAN)
-UN_KERNEL(k_sinh, U_SINH)
-UN_KERNEL(k_cosh, U_COSH)
-UN_KERNEL(k_asinh, U_ASINH)
-UN_KERNEL(k_acosh, U_ACOSH)
-UN_KERNEL(k_atanh, U_ATANH)
-UN_KERNEL(k_tanh, U_TANH)
-UN_KERNEL(k_sigmoid, U_SIGMOID)
-UN_KERNEL(k_relu, U_RELU)
-UN_KERNEL(k_softplus, U_SOFTPLUS)
-UN_KERNEL(k_softsign, U_SOFTSIGN)
-UN_KERNEL(k_hardswish, U_HSWISH)
-UN_KERNEL(k_mish, U_MISH)
-UN_KERNEL(k_erf, U_ERF)
-UN_KERNEL(k_sign, U_SIGN)
-UN_KERNEL(k_isnan, U_ISNAN)
-UN_KERNEL(k_not, U_NOT)
-UN_KERNEL(k_bitwise_not, U_BNOT)
+UN_KERNEL(ref_math_abs, U_ABS)
+UN_KERNEL(ref_math_neg, U_NEG)
+UN_KERNEL(ref_math_floor, U_FLOOR)
+UN_KERNEL(ref_math_ceil, U_CEIL)
+UN_KERNEL(ref_math_round, U_ROUND)
+UN_KERNEL(ref_math_sqrt, U_SQRT)
+UN_KERNEL(ref_math_reciprocal, U_RECIP)
+UN_KERNEL(ref_math_exp, U_EXP)
+UN_KERNEL(ref_math_log, U_LOG)
+UN_KERNEL(ref_math_sin, U_SIN)
+UN_KERNEL(ref_math_cos, U_COS)
+UN_KERNEL(ref_math_tan, U_TAN)
+UN_KERNEL(ref_math_asin, U_ASIN)
+UN_KERNEL(ref_math_acos, U_ACOS)
+UN_KERNEL(ref_math_atan, U_ATAN)
+UN_KERNEL(ref_math_sinh, U_SINH)
+UN_KERNEL(ref_math_cosh, U_COSH)
+UN_KERNEL(ref_math_asinh, U_ASINH)
+UN_KERNEL(ref_math_acosh, U_ACOSH)
+UN_KERNEL(ref_math_atanh, U_ATANH)
+UN_KERNEL(ref_math_tanh, U_TANH)
+UN_KERNEL(ref_math_sigmoid, U_SIGMOID)
+UN_KERNEL(ref_math_relu, U_RELU)
+UN_KERNEL(ref_math_softplus, U_SOFTPLUS)
+UN_KERNEL(ref_math_softsign, U_SOFTSIGN)
+UN_KERNEL(ref_math_hardswish, U_HSWISH)
+UN_KERNEL(ref_math_mish, U_MISH)
+UN_KERNEL(ref_math_erf, U_ERF)
+UN_KERNEL(ref_math_sign, U_SIGN)
+UN_KERNEL(ref_math_isnan, U_ISNAN)
+UN_KERNEL(ref_math_not, U_NOT)
+UN_KERNEL(ref_math_bitwise_not, U_BNOT)
 
-static tsr_status *k_leaky_relu(ref_ctx *c) {
+static tsr_status *ref_math_leaky_relu(ref_ctx *c) {
     unp p = {U_LEAKY, ref_attr_float(c, "alpha", 0.01f), 0, 0, false, false};
     return unary_p(c, &p);
 }
-static tsr_status *k_elu(ref_ctx *c) {
+static tsr_status *ref_math_elu(ref_ctx *c) {
     unp p = {U_ELU, ref_attr_float(c, "alpha", 1.0f), 0, 0, false, false};
     return unary_p(c, &p);
 }
-static tsr_status *k_selu(ref_ctx *c) {
+static tsr_status *ref_math_selu(ref_ctx *c) {
     unp p = {U_SELU, ref_attr_float(c, "alpha", 1.67326319217681884765625f), 0,
              ref_attr_float(c, "gamma", 1.05070102214813232421875f), false, false};
     return unary_p(c, &p);
 }
-static tsr_status *k_celu(ref_ctx *c) {
+static tsr_status *ref_math_celu(ref_ctx *c) {
     unp p = {U_CELU, ref_attr_float(c, "alpha", 1.0f), 0, 0, false, false};
     return unary_p(c, &p);
 }
-static tsr_status *k_hard_sigmoid(ref_ctx *c) {
+static tsr_status *ref_math_hard_sigmoid(ref_ctx *c) {
     unp p = {U_HSIGMOID, ref_attr_float(c, "alpha", 0.2f), ref_attr_float(c, "beta", 0.5f), 0,
              false, false};
     return unary_p(c, &p);
 }
-static tsr_status *k_thresholded_relu(ref_ctx *c) {
+static tsr_status *ref_math_thresholded_relu(ref_ctx *c) {
     unp p = {U_TRELU, ref_attr_float(c, "alpha", 1.0f), 0, 0, false, false};
     return unary_p(c, &p);
 }
-static tsr_status *k_shrink(ref_ctx *c) {
+static tsr_status *ref_math_shrink(ref_ctx *c) {
     unp p = {U_SHRINK, ref_attr_float(c, "lambd", 0.5f), ref_attr_float(c, "bias", 0.0f), 0,
              false, false};
     return unary_p(c, &p);
 }
-static tsr_status *k_swish(ref_ctx *c) {
+static tsr_status *ref_math_swish(ref_ctx *c) {
     unp p = {U_SWISH, ref_attr_float(c, "alpha", 1.0f), 0, 0, false, false};
     return unary_p(c, &p);
 }
 /* SwiGLU (opset 28): Swish(a, alpha) * b, broadcast. */
-static tsr_status *k_swiglu(ref_ctx *c) {
+static tsr_status *ref_math_swiglu(ref_ctx *c) {
     tsr_status *st = need_inputs(c, 2);
     if (st) return st;
     const tsr_tensor *a = ref_in(c, 0), *b = ref_in(c, 1);
@@ -772,12 +772,12 @@ static tsr_status *k_swiglu(ref_ctx *c) {
     return NULL;
 }
 
-static tsr_status *k_isinf(ref_ctx *c) {
+static tsr_status *ref_math_isinf(ref_ctx *c) {
     unp p = {U_ISINF, 0, 0, 0, ref_attr_int(c, "detect_positive", 1) != 0,
              ref_attr_int(c, "detect_negative", 1) != 0};
     return unary_p(c, &p);
 }
-static tsr_status *k_gelu(ref_ctx *c) {
+static tsr_status *ref_math_gelu(ref_ctx *c) {
     const char *approx = ref_attr_str(c, "approximate", "none");
     unp p = {U_GELU, 0, 0, 0, false, false};
     if (str_eq(approx, "tanh")) p.op = U_GELU_TANH;
@@ -794,7 +794,7 @@ static tsr_status *k_gelu(ref_ctx *c) {
  * exporters emit for "no bound"). */
 static bool bound_present(const tsr_tensor *t) { return t && ref_numel(t) > 0; }
 
-static tsr_status *k_clip(ref_ctx *c) {
+static tsr_status *ref_math_clip(ref_ctx *c) {
     tsr_status *st = need_inputs(c, 1);
     if (st) return st;
     const tsr_tensor *x = ref_in(c, 0);
@@ -862,7 +862,7 @@ static tsr_status *k_clip(ref_ctx *c) {
     return NULL;
 }
 
-static tsr_status *k_where(ref_ctx *c) {
+static tsr_status *ref_math_where(ref_ctx *c) {
     tsr_status *st = need_inputs(c, 3);
     if (st) return st;
     const tsr_tensor *cond = ref_in(c, 0), *x = ref_in(c, 1), *y = ref_in(c, 2);
@@ -926,7 +926,7 @@ static tsr_status *k_where(ref_ctx *c) {
 
 /* Det: determinant of each trailing [M, M] matrix, by Gaussian elimination
  * with partial pivoting in double. */
-static tsr_status *k_det(ref_ctx *c) {
+static tsr_status *ref_math_det(ref_ctx *c) {
     tsr_status *st = need_inputs(c, 1);
     if (st) return st;
     const tsr_tensor *x = ref_in(c, 0);
@@ -1078,78 +1078,78 @@ static int check_where(const tsr_host_api *h, const tsr_node *node, char *why, s
 #define OP(name, fn, chk) {"", name, 1, fn, chk}
 
 const ref_op ref_ops_math[] = {
-    OP("Abs", k_abs, check_types),
-    OP("Neg", k_neg, check_types),
-    OP("Floor", k_floor, check_types),
-    OP("Ceil", k_ceil, check_types),
-    OP("Round", k_round, check_types),
-    OP("Sqrt", k_sqrt, check_types),
-    OP("Reciprocal", k_reciprocal, check_types),
-    OP("Exp", k_exp, check_types),
-    OP("Log", k_log, check_types),
-    OP("Sin", k_sin, check_types),
-    OP("Cos", k_cos, check_types),
-    OP("Tan", k_tan, check_types),
-    OP("Asin", k_asin, check_types),
-    OP("Acos", k_acos, check_types),
-    OP("Atan", k_atan, check_types),
-    OP("Sinh", k_sinh, check_types),
-    OP("Cosh", k_cosh, check_types),
-    OP("Asinh", k_asinh, check_types),
-    OP("Acosh", k_acosh, check_types),
-    OP("Atanh", k_atanh, check_types),
-    OP("Tanh", k_tanh, check_types),
-    OP("Sigmoid", k_sigmoid, check_types),
-    OP("Relu", k_relu, check_types),
-    OP("LeakyRelu", k_leaky_relu, check_types),
-    OP("Elu", k_elu, check_types),
-    OP("Selu", k_selu, check_types),
-    OP("Celu", k_celu, check_types),
-    OP("Softplus", k_softplus, check_types),
-    OP("Softsign", k_softsign, check_types),
-    OP("HardSigmoid", k_hard_sigmoid, check_types),
-    OP("HardSwish", k_hardswish, check_types),
-    OP("Mish", k_mish, check_types),
-    OP("Gelu", k_gelu, check_types),
-    OP("Erf", k_erf, check_types),
-    OP("Sign", k_sign, check_types),
-    OP("IsNaN", k_isnan, check_types),
-    OP("IsInf", k_isinf, check_types),
-    OP("Not", k_not, check_types),
-    OP("BitwiseNot", k_bitwise_not, check_types),
-    OP("ThresholdedRelu", k_thresholded_relu, check_types),
-    OP("Shrink", k_shrink, check_types),
-    OP("Swish", k_swish, check_types),
-    OP("SwiGLU", k_swiglu, check_types),
-    OP("Det", k_det, check_types),
+    OP("Abs", ref_math_abs, check_types),
+    OP("Neg", ref_math_neg, check_types),
+    OP("Floor", ref_math_floor, check_types),
+    OP("Ceil", ref_math_ceil, check_types),
+    OP("Round", ref_math_round, check_types),
+    OP("Sqrt", ref_math_sqrt, check_types),
+    OP("Reciprocal", ref_math_reciprocal, check_types),
+    OP("Exp", ref_math_exp, check_types),
+    OP("Log", ref_math_log, check_types),
+    OP("Sin", ref_math_sin, check_types),
+    OP("Cos", ref_math_cos, check_types),
+    OP("Tan", ref_math_tan, check_types),
+    OP("Asin", ref_math_asin, check_types),
+    OP("Acos", ref_math_acos, check_types),
+    OP("Atan", ref_math_atan, check_types),
+    OP("Sinh", ref_math_sinh, check_types),
+    OP("Cosh", ref_math_cosh, check_types),
+    OP("Asinh", ref_math_asinh, check_types),
+    OP("Acosh", ref_math_acosh, check_types),
+    OP("Atanh", ref_math_atanh, check_types),
+    OP("Tanh", ref_math_tanh, check_types),
+    OP("Sigmoid", ref_math_sigmoid, check_types),
+    OP("Relu", ref_math_relu, check_types),
+    OP("LeakyRelu", ref_math_leaky_relu, check_types),
+    OP("Elu", ref_math_elu, check_types),
+    OP("Selu", ref_math_selu, check_types),
+    OP("Celu", ref_math_celu, check_types),
+    OP("Softplus", ref_math_softplus, check_types),
+    OP("Softsign", ref_math_softsign, check_types),
+    OP("HardSigmoid", ref_math_hard_sigmoid, check_types),
+    OP("HardSwish", ref_math_hardswish, check_types),
+    OP("Mish", ref_math_mish, check_types),
+    OP("Gelu", ref_math_gelu, check_types),
+    OP("Erf", ref_math_erf, check_types),
+    OP("Sign", ref_math_sign, check_types),
+    OP("IsNaN", ref_math_isnan, check_types),
+    OP("IsInf", ref_math_isinf, check_types),
+    OP("Not", ref_math_not, check_types),
+    OP("BitwiseNot", ref_math_bitwise_not, check_types),
+    OP("ThresholdedRelu", ref_math_thresholded_relu, check_types),
+    OP("Shrink", ref_math_shrink, check_types),
+    OP("Swish", ref_math_swish, check_types),
+    OP("SwiGLU", ref_math_swiglu, check_types),
+    OP("Det", ref_math_det, check_types),
     OP("Einsum", ref_math_einsum, check_types),
 
-    OP("Add", k_add, check_types),
-    OP("Sub", k_sub, check_types),
-    OP("Mul", k_mul, check_types),
-    OP("Div", k_div, check_types),
-    OP("Pow", k_pow, check_types),
-    OP("Mod", k_mod, check_types),
-    OP("Max", k_max, check_types),
-    OP("Min", k_min, check_types),
-    OP("Sum", k_sum, check_types),
-    OP("Mean", k_mean, check_types),
-    OP("And", k_and, check_types),
-    OP("Or", k_or, check_types),
-    OP("Xor", k_xor, check_types),
-    OP("Equal", k_equal, check_types),
-    OP("Less", k_less, check_types),
-    OP("Greater", k_greater, check_types),
-    OP("LessOrEqual", k_less_equal, check_types),
-    OP("GreaterOrEqual", k_greater_equal, check_types),
-    OP("BitShift", k_bitshift, check_types),
-    OP("BitwiseAnd", k_bitwise_and, check_types),
-    OP("BitwiseOr", k_bitwise_or, check_types),
-    OP("BitwiseXor", k_bitwise_xor, check_types),
-    OP("PRelu", k_prelu, check_types),
+    OP("Add", ref_math_add, check_types),
+    OP("Sub", ref_math_sub, check_types),
+    OP("Mul", ref_math_mul, check_types),
+    OP("Div", ref_math_div, check_types),
+    OP("Pow", ref_math_pow, check_types),
+    OP("Mod", ref_math_mod, check_types),
+    OP("Max", ref_math_max, check_types),
+    OP("Min", ref_math_min, check_types),
+    OP("Sum", ref_math_sum, check_types),
+    OP("Mean", ref_math_mean, check_types),
+    OP("And", ref_math_and, check_types),
+    OP("Or", ref_math_or, check_types),
+    OP("Xor", ref_math_xor, check_types),
+    OP("Equal", ref_math_equal, check_types),
+    OP("Less", ref_math_less, check_types),
+    OP("Greater", ref_math_greater, check_types),
+    OP("LessOrEqual", ref_math_less_equal, check_types),
+    OP("GreaterOrEqual", ref_math_greater_equal, check_types),
+    OP("BitShift", ref_math_bitshift, check_types),
+    OP("BitwiseAnd", ref_math_bitwise_and, check_types),
+    OP("BitwiseOr", ref_math_bitwise_or, check_types),
+    OP("BitwiseXor", ref_math_bitwise_xor, check_types),
+    OP("PRelu", ref_math_prelu, check_types),
 
-    OP("Clip", k_clip, check_types),
-    OP("Where", k_where, check_where),
+    OP("Clip", ref_math_clip, check_types),
+    OP("Where", ref_math_where, check_where),
 
     OP("Cast", ref_math_cast, ref_math_cast_check),
     OP("CastLike", ref_math_castlike, ref_math_cast_check),

@@ -16,7 +16,7 @@
 
 /* Each vector along `axis` divided by its L1 or L2 norm; a zero vector stays
  * zero (as the ONNX reference does) rather than becoming NaN. */
-static tsr_status *k_lp_normalization(ref_ctx *c)
+static tsr_status *ref_misc_lp_normalization(ref_ctx *c)
 {
     const tsr_tensor *X = ref_in(c, 0);
     if (!X)
@@ -66,7 +66,7 @@ static tsr_status *k_lp_normalization(ref_ctx *c)
 /* Y = (X - mean) / (sqrt(variance) + 1e-9), the statistics taken over
  * `axes` (default 0, 2, 3: per channel of an NCHW tensor). The epsilon is
  * the one in the operator's function body; it keeps a constant slice at 0. */
-static tsr_status *k_mean_variance_normalization(ref_ctx *c)
+static tsr_status *ref_misc_mean_variance_normalization(ref_ctx *c)
 {
     const tsr_tensor *X = ref_in(c, 0);
     if (!X)
@@ -162,8 +162,8 @@ static int check_float_input(const tsr_host_api *h, const tsr_node *node, char *
 
 const ref_op ref_ops_misc[] = {
     {"", "TopK", 1, ref_misc_topk, ref_misc_topk_check},
-    {"", "LpNormalization", 1, k_lp_normalization, check_float_input},
-    {"", "MeanVarianceNormalization", 1, k_mean_variance_normalization, check_float_input},
+    {"", "LpNormalization", 1, ref_misc_lp_normalization, check_float_input},
+    {"", "MeanVarianceNormalization", 1, ref_misc_mean_variance_normalization, check_float_input},
     {"", "RandomUniform", 1, ref_misc_random_uniform, ref_misc_random_check},
     {"", "RandomNormal", 1, ref_misc_random_normal, ref_misc_random_check},
     {"", "RandomUniformLike", 1, ref_misc_random_uniform_like, ref_misc_random_check},

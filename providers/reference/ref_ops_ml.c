@@ -7,7 +7,7 @@
 #include "ref_ml.h"
 
 /* Binarizer: 1 where X > threshold, else 0 (NaN gives 0), in X's type. */
-static tsr_status *binarizer(ref_ctx *c) {
+static tsr_status *ref_ml_binarizer(ref_ctx *c) {
     const tsr_tensor *X = ref_in(c, 0);
     if (!X) return ref_err(c, TSR_ERR_INVALID_MODEL, "input X is missing");
     if (!ref_is_float(X->elem_type) && !ref_is_int(X->elem_type))
@@ -24,7 +24,7 @@ static tsr_status *binarizer(ref_ctx *c) {
 }
 
 const ref_op ref_ops_ml[] = {
-    {"ai.onnx.ml", "Binarizer", 1, binarizer, NULL},
+    {"ai.onnx.ml", "Binarizer", 1, ref_ml_binarizer, NULL},
     {"ai.onnx.ml", "LabelEncoder", 1, ref_ml_label_encoder, NULL},
     {"ai.onnx.ml", "TreeEnsemble", 5, ref_ml_tree_ensemble, ref_ml_check_tree_ensemble},
     {NULL, NULL, 0, NULL, NULL},

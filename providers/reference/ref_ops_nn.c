@@ -5,37 +5,7 @@
  */
 #include <stddef.h>
 
-#include "ref.h"
-
-tsr_status *ref_nn_conv(ref_ctx *c);
-tsr_status *ref_nn_conv_transpose(ref_ctx *c);
-tsr_status *ref_nn_matmul(ref_ctx *c);
-tsr_status *ref_nn_gemm(ref_ctx *c);
-tsr_status *ref_nn_dropout(ref_ctx *c);
-tsr_status *ref_nn_maxpool(ref_ctx *c);
-tsr_status *ref_nn_avgpool(ref_ctx *c);
-tsr_status *ref_nn_lppool(ref_ctx *c);
-tsr_status *ref_nn_global_maxpool(ref_ctx *c);
-tsr_status *ref_nn_global_avgpool(ref_ctx *c);
-tsr_status *ref_nn_global_lppool(ref_ctx *c);
-tsr_status *ref_nn_batchnorm(ref_ctx *c);
-tsr_status *ref_nn_layernorm(ref_ctx *c);
-tsr_status *ref_nn_instancenorm(ref_ctx *c);
-tsr_status *ref_nn_groupnorm(ref_ctx *c);
-tsr_status *ref_nn_lrn(ref_ctx *c);
-tsr_status *ref_nn_resize(ref_ctx *c);
-tsr_status *ref_nn_upsample(ref_ctx *c);
-
-int ref_nn_check_conv(const tsr_host_api *host, const tsr_node *node, char *why,
-                      size_t why_size);
-int ref_nn_check_matmul(const tsr_host_api *host, const tsr_node *node, char *why,
-                        size_t why_size);
-int ref_nn_check_pool(const tsr_host_api *host, const tsr_node *node, char *why,
-                      size_t why_size);
-int ref_nn_check_float(const tsr_host_api *host, const tsr_node *node, char *why,
-                       size_t why_size);
-int ref_nn_check_numeric(const tsr_host_api *host, const tsr_node *node, char *why,
-                         size_t why_size);
+#include "ref_nn.h"
 
 /* min_opset is where the operator (in the form these kernels implement)
  * first appears in ai.onnx; every later version is covered. */

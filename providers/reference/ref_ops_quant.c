@@ -119,12 +119,12 @@ static int check_qlinear_conv(const tsr_host_api *h, const tsr_node *node, char 
 /* min_opset is where the operator first appears in ai.onnx; the kernels
  * read each attribute only from the opset that introduced it. */
 const ref_op ref_ops_quant[] = {
-    {"", "QuantizeLinear", 10, rq_quantize_linear, check_quantize},
-    {"", "DequantizeLinear", 10, rq_dequantize_linear, check_dequantize},
-    {"", "DynamicQuantizeLinear", 11, rq_dynamic_quantize_linear, check_dynamic_quantize},
-    {"", "MatMulInteger", 10, rq_matmul_integer, check_integer_op},
-    {"", "ConvInteger", 10, rq_conv_integer, check_integer_op},
-    {"", "QLinearMatMul", 10, rq_qlinear_matmul, check_qlinear_matmul},
-    {"", "QLinearConv", 10, rq_qlinear_conv, check_qlinear_conv},
+    {"", "QuantizeLinear", 10, ref_quant_quantize_linear, check_quantize},
+    {"", "DequantizeLinear", 10, ref_quant_dequantize_linear, check_dequantize},
+    {"", "DynamicQuantizeLinear", 11, ref_quant_dynamic_quantize_linear, check_dynamic_quantize},
+    {"", "MatMulInteger", 10, ref_quant_matmul_integer, check_integer_op},
+    {"", "ConvInteger", 10, ref_quant_conv_integer, check_integer_op},
+    {"", "QLinearMatMul", 10, ref_quant_qlinear_matmul, check_qlinear_matmul},
+    {"", "QLinearConv", 10, ref_quant_qlinear_conv, check_qlinear_conv},
     {NULL, NULL, 0, NULL, NULL},
 };

@@ -6,13 +6,13 @@
 
 #include "ref_rnn.h"
 
-static tsr_status *run_rnn(ref_ctx *c) {
+static tsr_status *ref_rnn_rnn(ref_ctx *c) {
     return ref_rnn_run(c, RNN_CELL_SIMPLE);
 }
-static tsr_status *run_gru(ref_ctx *c) {
+static tsr_status *ref_rnn_gru(ref_ctx *c) {
     return ref_rnn_run(c, RNN_CELL_GRU);
 }
-static tsr_status *run_lstm(ref_ctx *c) {
+static tsr_status *ref_rnn_lstm(ref_ctx *c) {
     return ref_rnn_run(c, RNN_CELL_LSTM);
 }
 
@@ -44,8 +44,8 @@ static int check_lstm(const tsr_host_api *host, const tsr_node *node, char *why,
 /* Opset 1's forms differ only in attributes these kernels ignore
  * (output_sequence: Y is always produced) or read (layout from 14). */
 const ref_op ref_ops_rnn[] = {
-    {"", "RNN", 1, run_rnn, check_rnn},
-    {"", "GRU", 1, run_gru, check_gru},
-    {"", "LSTM", 1, run_lstm, check_lstm},
+    {"", "RNN", 1, ref_rnn_rnn, check_rnn},
+    {"", "GRU", 1, ref_rnn_gru, check_gru},
+    {"", "LSTM", 1, ref_rnn_lstm, check_lstm},
     {NULL, NULL, 0, NULL, NULL},
 };

@@ -94,7 +94,7 @@ static tsr_status *position(ref_ctx *c, size_t i, int64_t len, bool inclusive_en
     return NULL;
 }
 
-static tsr_status *op_sequence_empty(ref_ctx *c) {
+static tsr_status *ref_sequence_sequence_empty(ref_ctx *c) {
     tsr_value *s;
     TRY(c->host->val_new_sequence((int32_t)ref_attr_int(c, "dtype", TSR_FLOAT), &s));
     return set_out(c, 0, s);
@@ -117,7 +117,7 @@ static tsr_status *clone_without(ref_ctx *c, const tsr_value *seq, int64_t skip,
     return NULL;
 }
 
-static tsr_status *op_sequence_construct(ref_ctx *c) {
+static tsr_status *ref_sequence_sequence_construct(ref_ctx *c) {
     const tsr_tensor *first = ref_in(c, 0);
     tsr_value *s;
     TRY(c->host->val_new_sequence(first ? first->elem_type : 0, &s));
@@ -137,7 +137,7 @@ static tsr_status *op_sequence_construct(ref_ctx *c) {
     return set_out(c, 0, s);
 }
 
-static tsr_status *op_sequence_at(ref_ctx *c) {
+static tsr_status *ref_sequence_sequence_at(ref_ctx *c) {
     const tsr_value *seq = NULL;
     int64_t at;
     TRY(need_kind(c, 0, TSR_VALUE_SEQUENCE, &seq));
@@ -151,7 +151,7 @@ static tsr_status *op_sequence_at(ref_ctx *c) {
     return set_out(c, 0, copy);
 }
 
-static tsr_status *op_sequence_insert(ref_ctx *c) {
+static tsr_status *ref_sequence_sequence_insert(ref_ctx *c) {
     const tsr_value *seq = NULL;
     TRY(need_kind(c, 0, TSR_VALUE_SEQUENCE, &seq));
     const tsr_tensor *t = ref_in(c, 1);
@@ -178,7 +178,7 @@ static tsr_status *op_sequence_insert(ref_ctx *c) {
     return set_out(c, 0, out);
 }
 
-static tsr_status *op_sequence_erase(ref_ctx *c) {
+static tsr_status *ref_sequence_sequence_erase(ref_ctx *c) {
     const tsr_value *seq = NULL;
     TRY(need_kind(c, 0, TSR_VALUE_SEQUENCE, &seq));
     int64_t len = (int64_t)c->host->val_count(seq), at;
@@ -189,7 +189,7 @@ static tsr_status *op_sequence_erase(ref_ctx *c) {
     return set_out(c, 0, out);
 }
 
-static tsr_status *op_sequence_length(ref_ctx *c) {
+static tsr_status *ref_sequence_sequence_length(ref_ctx *c) {
     const tsr_value *seq = NULL;
     TRY(need_kind(c, 0, TSR_VALUE_SEQUENCE, &seq));
     tsr_tensor *y;
@@ -231,7 +231,7 @@ static tsr_status *slice_value(ref_ctx *c, const tsr_tensor *x, int32_t axis, in
     return NULL;
 }
 
-static tsr_status *op_split_to_sequence(ref_ctx *c) {
+static tsr_status *ref_sequence_split_to_sequence(ref_ctx *c) {
     const tsr_tensor *x = ref_in(c, 0), *split = ref_in(c, 1);
     int64_t axis;
     if (!x || x->rank < 1 || !ref_axis(ref_attr_int(c, "axis", 0), x->rank, &axis))
@@ -283,7 +283,7 @@ static tsr_status *op_split_to_sequence(ref_ctx *c) {
     return set_out(c, 0, seq);
 }
 
-static tsr_status *op_concat_from_sequence(ref_ctx *c) {
+static tsr_status *ref_sequence_concat_from_sequence(ref_ctx *c) {
     const tsr_value *seq = NULL;
     TRY(need_kind(c, 0, TSR_VALUE_SEQUENCE, &seq));
     size_t n = c->host->val_count(seq);
@@ -337,7 +337,7 @@ static tsr_status *op_concat_from_sequence(ref_ctx *c) {
     return NULL;
 }
 
-static tsr_status *op_optional(ref_ctx *c) {
+static tsr_status *ref_sequence_optional(ref_ctx *c) {
     const tsr_value *v = in_value(c, 0);
     tsr_value *contents = NULL, *opt;
     if (v) TRY(c->host->val_clone(v, &contents));
@@ -347,7 +347,7 @@ static tsr_status *op_optional(ref_ctx *c) {
     return set_out(c, 0, opt);
 }
 
-static tsr_status *op_optional_has_element(ref_ctx *c) {
+static tsr_status *ref_sequence_optional_has_element(ref_ctx *c) {
     const tsr_value *v = in_value(c, 0);
     bool has = v && (c->host->val_kind(v) != TSR_VALUE_OPTIONAL || c->host->val_count(v) > 0);
     tsr_tensor *y;
@@ -356,7 +356,7 @@ static tsr_status *op_optional_has_element(ref_ctx *c) {
     return NULL;
 }
 
-static tsr_status *op_optional_get_element(ref_ctx *c) {
+static tsr_status *ref_sequence_optional_get_element(ref_ctx *c) {
     const tsr_value *v = in_value(c, 0);
     if (!v) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "input is required");
     if (c->host->val_kind(v) == TSR_VALUE_OPTIONAL) {
@@ -379,16 +379,16 @@ static int check_values(const tsr_host_api *h, const tsr_node *n, char *why, siz
 }
 
 const ref_op ref_ops_sequence[] = {
-    {"", "SequenceEmpty", 11, op_sequence_empty, check_values},
-    {"", "SequenceConstruct", 11, op_sequence_construct, check_values},
-    {"", "SequenceAt", 11, op_sequence_at, check_values},
-    {"", "SequenceInsert", 11, op_sequence_insert, check_values},
-    {"", "SequenceErase", 11, op_sequence_erase, check_values},
-    {"", "SequenceLength", 11, op_sequence_length, check_values},
-    {"", "SplitToSequence", 11, op_split_to_sequence, check_values},
-    {"", "ConcatFromSequence", 11, op_concat_from_sequence, check_values},
-    {"", "Optional", 15, op_optional, check_values},
-    {"", "OptionalHasElement", 15, op_optional_has_element, check_values},
-    {"", "OptionalGetElement", 15, op_optional_get_element, check_values},
+    {"", "SequenceEmpty", 11, ref_sequence_sequence_empty, check_values},
+    {"", "SequenceConstruct", 11, ref_sequence_sequence_construct, check_values},
+    {"", "SequenceAt", 11, ref_sequence_sequence_at, check_values},
+    {"", "SequenceInsert", 11, ref_sequence_sequence_insert, check_values},
+    {"", "SequenceErase", 11, ref_sequence_sequence_erase, check_values},
+    {"", "SequenceLength", 11, ref_sequence_sequence_length, check_values},
+    {"", "SplitToSequence", 11, ref_sequence_split_to_sequence, check_values},
+    {"", "ConcatFromSequence", 11, ref_sequence_concat_from_sequence, check_values},
+    {"", "Optional", 15, ref_sequence_optional, check_values},
+    {"", "OptionalHasElement", 15, ref_sequence_optional_has_element, check_values},
+    {"", "OptionalGetElement", 15, ref_sequence_optional_get_element, check_values},
     {NULL, NULL, 0, NULL, NULL},
 };

@@ -302,7 +302,7 @@ static tsr_status *permute(ref_ctx *c, tsr_tensor *dst, const tsr_tensor *src, i
 /* ------------------------------------------------------------------------ */
 /* Reshaping without moving: Identity, Reshape, Flatten, Squeeze, Unsqueeze  */
 
-static tsr_status *op_identity(ref_ctx *c) {
+static tsr_status *ref_tensor_identity(ref_ctx *c) {
     const tsr_tensor *x;
     tsr_tensor *y;
     /* Since opsets 14/16 Identity also passes sequences and optionals on. */
@@ -334,7 +334,7 @@ static tsr_status *reshaped(ref_ctx *c, const tsr_tensor *x, int32_t rank, const
     return copy_all(c, y, x);
 }
 
-static tsr_status *op_reshape(ref_ctx *c) {
+static tsr_status *ref_tensor_reshape(ref_ctx *c) {
     const tsr_tensor *x;
     int64_t *shape = NULL, dims[REF_MAX_RANK];
     size_t n = 0;
@@ -397,7 +397,7 @@ done:
     return st;
 }
 
-static tsr_status *op_flatten(ref_ctx *c) {
+static tsr_status *ref_tensor_flatten(ref_ctx *c) {
     const tsr_tensor *x;
     TRY(need_in(c, 0, &x));
     int64_t axis = ref_attr_int(c, "axis", 1);
@@ -410,7 +410,7 @@ static tsr_status *op_flatten(ref_ctx *c) {
     return reshaped(c, x, 2, dims);
 }
 
-static tsr_status *op_squeeze(ref_ctx *c) {
+static tsr_status *ref_tensor_squeeze(ref_ctx *c) {
     const tsr_tensor *x;
     int64_t *axes, dims[REF_MAX_RANK];
     size_t n;
@@ -443,7 +443,7 @@ done:
     return st;
 }
 
-static tsr_status *op_unsqueeze(ref_ctx *c) {
+static tsr_status *ref_tensor_unsqueeze(ref_ctx *c) {
     const tsr_tensor *x;
     int64_t *axes, dims[REF_MAX_RANK];
     size_t n;
@@ -476,7 +476,7 @@ done:
 /* ------------------------------------------------------------------------ */
 /* Shape, Size                                                               */
 
-static tsr_status *op_shape(ref_ctx *c) {
+static tsr_status *ref_tensor_shape(ref_ctx *c) {
     const tsr_tensor *x = ref_in(c, 0);
     tsr_tensor *y;
     if (!x) return ref_err(c, TSR_ERR_INVALID_MODEL, "input 0 is missing");
@@ -493,7 +493,7 @@ static tsr_status *op_shape(ref_ctx *c) {
     return NULL;
 }
 
-static tsr_status *op_size(ref_ctx *c) {
+static tsr_status *ref_tensor_size(ref_ctx *c) {
     const tsr_tensor *x = ref_in(c, 0);
     tsr_tensor *y;
     if (!x) return ref_err(c, TSR_ERR_INVALID_MODEL, "input 0 is missing");
@@ -505,7 +505,7 @@ static tsr_status *op_size(ref_ctx *c) {
 /* ------------------------------------------------------------------------ */
 /* Transpose, DepthToSpace, SpaceToDepth                                     */
 
-static tsr_status *op_transpose(ref_ctx *c) {
+static tsr_status *ref_tensor_transpose(ref_ctx *c) {
     const tsr_tensor *x;
     tsr_tensor *y;
     int64_t perm[REF_MAX_RANK], dims[REF_MAX_RANK];
@@ -535,7 +535,7 @@ static tsr_status *op_transpose(ref_ctx *c) {
     return permute(c, y, x, x->rank, x->dims, perm);
 }
 
-static tsr_status *op_depth_to_space(ref_ctx *c) {
+static tsr_status *ref_tensor_depth_to_space(ref_ctx *c) {
     const tsr_tensor *x;
     tsr_tensor *y;
     TRY(need_in(c, 0, &x));
@@ -558,7 +558,7 @@ static tsr_status *op_depth_to_space(ref_ctx *c) {
     return permute(c, y, x, 6, vd, perm);
 }
 
-static tsr_status *op_space_to_depth(ref_ctx *c) {
+static tsr_status *ref_tensor_space_to_depth(ref_ctx *c) {
     const tsr_tensor *x;
     tsr_tensor *y;
     TRY(need_in(c, 0, &x));
@@ -576,7 +576,7 @@ static tsr_status *op_space_to_depth(ref_ctx *c) {
 /* ------------------------------------------------------------------------ */
 /* Concat, Split                                                             */
 
-static tsr_status *op_concat(ref_ctx *c) {
+static tsr_status *ref_tensor_concat(ref_ctx *c) {
     const tsr_tensor *x0;
     tsr_tensor *y;
     int64_t dims[REF_MAX_RANK], axis;
@@ -632,7 +632,7 @@ static tsr_status *slice_axis_out(ref_ctx *c, size_t i, const tsr_tensor *x, int
     return NULL;
 }
 
-static tsr_status *op_split(ref_ctx *c) {
+static tsr_status *ref_tensor_split(ref_ctx *c) {
     const tsr_tensor *x;
     int64_t axis, *split = NULL;
     size_t n = 0;
@@ -717,7 +717,7 @@ done:
 /* ------------------------------------------------------------------------ */
 /* Slice                                                                     */
 
-static tsr_status *op_slice(ref_ctx *c) {
+static tsr_status *ref_tensor_slice(ref_ctx *c) {
     const tsr_tensor *x;
     tsr_tensor *y;
     int64_t *starts = NULL, *ends = NULL, *axes = NULL, *steps = NULL;
@@ -801,7 +801,7 @@ done:
 /* ------------------------------------------------------------------------ */
 /* Expand, Tile                                                              */
 
-static tsr_status *op_expand(ref_ctx *c) {
+static tsr_status *ref_tensor_expand(ref_ctx *c) {
     const tsr_tensor *x;
     tsr_tensor *y;
     int64_t *shape, dims[REF_MAX_RANK], str[REF_MAX_RANK];
@@ -836,7 +836,7 @@ done:
     return st;
 }
 
-static tsr_status *op_tile(ref_ctx *c) {
+static tsr_status *ref_tensor_tile(ref_ctx *c) {
     const tsr_tensor *x;
     tsr_tensor *y;
     int64_t *rep, dims[REF_MAX_RANK], str[REF_MAX_RANK];
@@ -871,7 +871,7 @@ done:
 /* ------------------------------------------------------------------------ */
 /* Pad                                                                       */
 
-static tsr_status *op_pad(ref_ctx *c) {
+static tsr_status *ref_tensor_pad(ref_ctx *c) {
     const tsr_tensor *x, *fill;
     tsr_tensor *y;
     int64_t *pads = NULL, *axes = NULL;
@@ -992,7 +992,7 @@ done:
 /* CenterCropPad: each listed axis is cropped or zero-padded to the target
  * size around its centre; the odd element goes to the end, as the ONNX
  * reference does (start offset is the floor of half the difference). */
-static tsr_status *op_center_crop_pad(ref_ctx *c) {
+static tsr_status *ref_tensor_center_crop_pad(ref_ctx *c) {
     const tsr_tensor *x;
     tsr_tensor *y;
     int64_t *shape, dims[REF_MAX_RANK], shift[REF_MAX_RANK] = {0}, str[REF_MAX_RANK];
@@ -1051,7 +1051,7 @@ static bool wrap_index(int64_t i, int64_t dim, int64_t *out) {
     return true;
 }
 
-static tsr_status *op_gather(ref_ctx *c) {
+static tsr_status *ref_tensor_gather(ref_ctx *c) {
     const tsr_tensor *x, *ind;
     tsr_tensor *y;
     int64_t *idx, axis, dims[REF_MAX_RANK];
@@ -1113,7 +1113,7 @@ done:
 
 /* ai.onnx.ml ArrayFeatureExtractor: x[..., indices] with the indices
  * flattened; a 1-D x gives a [1, n] result, as the ONNX reference does. */
-static tsr_status *op_array_feature_extractor(ref_ctx *c) {
+static tsr_status *ref_tensor_array_feature_extractor(ref_ctx *c) {
     const tsr_tensor *x, *ind;
     tsr_tensor *y;
     int64_t *idx, dims[REF_MAX_RANK];
@@ -1144,7 +1144,7 @@ done:
     return st;
 }
 
-static tsr_status *op_gather_elements(ref_ctx *c) {
+static tsr_status *ref_tensor_gather_elements(ref_ctx *c) {
     const tsr_tensor *x, *ind;
     tsr_tensor *y;
     int64_t *idx, axis, str[REF_MAX_RANK], pos[REF_MAX_RANK] = {0};
@@ -1236,7 +1236,7 @@ static tsr_status *nd_offsets(ref_ctx *c, const tsr_tensor *x, const tsr_tensor 
     return NULL;
 }
 
-static tsr_status *op_gather_nd(ref_ctx *c) {
+static tsr_status *ref_tensor_gather_nd(ref_ctx *c) {
     const tsr_tensor *x, *ind;
     tsr_tensor *y;
     int64_t *offs, nt, slice, dims[REF_MAX_RANK];
@@ -1306,7 +1306,7 @@ static tsr_status *combine(ref_ctx *c, int red, tsr_tensor *dst, uint64_t di,
     return NULL;
 }
 
-static tsr_status *op_scatter_elements(ref_ctx *c) {
+static tsr_status *ref_tensor_scatter_elements(ref_ctx *c) {
     const tsr_tensor *x, *ind, *upd;
     tsr_tensor *y;
     int64_t *idx, axis, str[REF_MAX_RANK], pos[REF_MAX_RANK] = {0};
@@ -1357,7 +1357,7 @@ static tsr_status *op_scatter_elements(ref_ctx *c) {
     return st;
 }
 
-static tsr_status *op_scatter_nd(ref_ctx *c) {
+static tsr_status *ref_tensor_scatter_nd(ref_ctx *c) {
     const tsr_tensor *x, *ind, *upd;
     tsr_tensor *y;
     int64_t *offs, nt, slice;
@@ -1388,7 +1388,7 @@ done:
 /* TensorScatter (opset 24), a KV-cache update: present = past with, per
  * batch entry b, update's sequence rows written from write_indices[b] on
  * along `axis` (wrapping around in "circular" mode). */
-static tsr_status *op_tensor_scatter(ref_ctx *c) {
+static tsr_status *ref_tensor_tensor_scatter(ref_ctx *c) {
     const tsr_tensor *x, *upd, *wt = ref_in(c, 2);
     tsr_tensor *y;
     int64_t axis, *wi = NULL;
@@ -1447,7 +1447,7 @@ static tsr_status *op_tensor_scatter(ref_ctx *c) {
 /* ------------------------------------------------------------------------ */
 /* Constant, ConstantOfShape, EyeLike, Range, OneHot                         */
 
-static tsr_status *op_constant(ref_ctx *c) {
+static tsr_status *ref_tensor_constant(ref_ctx *c) {
     const tsr_host_api *h = c->host;
     tsr_tensor *y;
     const tsr_tensor *v = ref_attr_tensor(c, "value");
@@ -1504,7 +1504,7 @@ static tsr_status *op_constant(ref_ctx *c) {
     return ref_err(c, TSR_ERR_INVALID_MODEL, "no value attribute");
 }
 
-static tsr_status *op_constant_of_shape(ref_ctx *c) {
+static tsr_status *ref_tensor_constant_of_shape(ref_ctx *c) {
     tsr_tensor *y;
     int64_t *shape;
     size_t n;
@@ -1534,7 +1534,7 @@ done:
     return st;
 }
 
-static tsr_status *op_eye_like(ref_ctx *c) {
+static tsr_status *ref_tensor_eye_like(ref_ctx *c) {
     const tsr_tensor *x;
     tsr_tensor *y;
     TRY(need_in(c, 0, &x));
@@ -1555,7 +1555,7 @@ static tsr_status *op_eye_like(ref_ctx *c) {
     return NULL;
 }
 
-static tsr_status *op_range(ref_ctx *c) {
+static tsr_status *ref_tensor_range(ref_ctx *c) {
     const tsr_tensor *in[3];
     tsr_tensor *y;
     for (size_t i = 0; i < 3; i++) {
@@ -1600,7 +1600,7 @@ static tsr_status *op_range(ref_ctx *c) {
     return NULL;
 }
 
-static tsr_status *op_one_hot(ref_ctx *c) {
+static tsr_status *ref_tensor_one_hot(ref_ctx *c) {
     const tsr_tensor *ind, *dep, *val;
     tsr_tensor *y;
     int64_t axis, dims[REF_MAX_RANK];
@@ -1643,7 +1643,7 @@ static tsr_status *op_one_hot(ref_ctx *c) {
 /* ------------------------------------------------------------------------ */
 /* Trilu, CumSum, NonZero, Compress, ReverseSequence                         */
 
-static tsr_status *op_trilu(ref_ctx *c) {
+static tsr_status *ref_tensor_trilu(ref_ctx *c) {
     const tsr_tensor *x, *kt = ref_in(c, 1);
     tsr_tensor *y;
     scalar zero;
@@ -1725,8 +1725,8 @@ static tsr_status *cumulate(ref_ctx *c, bool product) {
     return NULL;
 }
 
-static tsr_status *op_cumsum(ref_ctx *c) { return cumulate(c, false); }
-static tsr_status *op_cumprod(ref_ctx *c) { return cumulate(c, true); }
+static tsr_status *ref_tensor_cumsum(ref_ctx *c) { return cumulate(c, false); }
+static tsr_status *ref_tensor_cumprod(ref_ctx *c) { return cumulate(c, true); }
 
 /* Whether element i of x is not zero (not empty, for strings). */
 static bool is_nonzero(const tsr_tensor *x, uint64_t i) {
@@ -1745,7 +1745,7 @@ static bool is_nonzero(const tsr_tensor *x, uint64_t i) {
     return false;
 }
 
-static tsr_status *op_nonzero(ref_ctx *c) {
+static tsr_status *ref_tensor_nonzero(ref_ctx *c) {
     const tsr_tensor *x;
     tsr_tensor *y;
     TRY(need_in(c, 0, &x));
@@ -1770,7 +1770,7 @@ static tsr_status *op_nonzero(ref_ctx *c) {
     return NULL;
 }
 
-static tsr_status *op_compress(ref_ctx *c) {
+static tsr_status *ref_tensor_compress(ref_ctx *c) {
     const tsr_tensor *x, *cond;
     tsr_tensor *y;
     TRY(need_in(c, 0, &x));
@@ -1816,7 +1816,7 @@ static tsr_status *op_compress(ref_ctx *c) {
     return view_run_free(c, &v, y, x, NULL);
 }
 
-static tsr_status *op_reverse_sequence(ref_ctx *c) {
+static tsr_status *ref_tensor_reverse_sequence(ref_ctx *c) {
     const tsr_tensor *x, *lt;
     tsr_tensor *y;
     int64_t *lens, str[REF_MAX_RANK], pos[REF_MAX_RANK] = {0};
@@ -1925,7 +1925,7 @@ static void slice_sort(const slices *s, int64_t *v, int64_t *tmp, int64_t n) {
     memcpy(v, tmp, sizeof(int64_t) * (size_t)n);
 }
 
-static tsr_status *op_unique(ref_ctx *c) {
+static tsr_status *ref_tensor_unique(ref_ctx *c) {
     const tsr_tensor *x;
     tsr_tensor *y, *o_idx, *o_inv, *o_cnt;
     int64_t axis = 0, dims[REF_MAX_RANK];
@@ -2061,42 +2061,42 @@ static int check_constant(const tsr_host_api *h, const tsr_node *n, char *why, s
 /* ------------------------------------------------------------------------ */
 
 const ref_op ref_ops_tensor[] = {
-    {"", "Identity", 1, op_identity, check_movable},
-    {"", "Reshape", 1, op_reshape, check_movable},
-    {"", "Flatten", 1, op_flatten, check_movable},
-    {"", "Squeeze", 1, op_squeeze, check_movable},
-    {"", "Unsqueeze", 1, op_unsqueeze, check_movable},
-    {"", "Shape", 1, op_shape, NULL},
-    {"", "Size", 1, op_size, NULL},
-    {"", "Transpose", 1, op_transpose, check_movable},
-    {"", "DepthToSpace", 1, op_depth_to_space, check_movable},
-    {"", "SpaceToDepth", 1, op_space_to_depth, check_movable},
-    {"", "Concat", 1, op_concat, check_movable},
-    {"", "Split", 1, op_split, check_movable},
-    {"", "Slice", 1, op_slice, check_movable},
-    {"", "Expand", 8, op_expand, check_movable},
-    {"", "Tile", 1, op_tile, check_movable},
-    {"", "Pad", 1, op_pad, check_movable},
-    {"", "Gather", 1, op_gather, check_movable},
-    {"", "GatherElements", 11, op_gather_elements, check_movable},
-    {"", "GatherND", 11, op_gather_nd, check_movable},
-    {"", "Scatter", 9, op_scatter_elements, check_scatter},
-    {"", "ScatterElements", 11, op_scatter_elements, check_scatter},
-    {"", "ScatterND", 11, op_scatter_nd, check_scatter},
-    {"", "Constant", 1, op_constant, check_constant},
-    {"", "ConstantOfShape", 9, op_constant_of_shape, NULL},
-    {"", "EyeLike", 9, op_eye_like, check_movable},
-    {"", "Range", 11, op_range, check_numeric},
-    {"", "OneHot", 9, op_one_hot, check_movable},
-    {"", "Trilu", 14, op_trilu, check_movable},
-    {"", "CumSum", 11, op_cumsum, check_numeric},
-    {"", "CumProd", 26, op_cumprod, check_numeric},
-    {"", "CenterCropPad", 18, op_center_crop_pad, check_movable},
-    {"", "TensorScatter", 24, op_tensor_scatter, check_movable},
-    {"", "Unique", 11, op_unique, check_movable},
-    {"", "NonZero", 9, op_nonzero, check_movable},
-    {"", "Compress", 9, op_compress, check_movable},
-    {"", "ReverseSequence", 10, op_reverse_sequence, check_movable},
-    {"ai.onnx.ml", "ArrayFeatureExtractor", 1, op_array_feature_extractor, check_movable},
+    {"", "Identity", 1, ref_tensor_identity, check_movable},
+    {"", "Reshape", 1, ref_tensor_reshape, check_movable},
+    {"", "Flatten", 1, ref_tensor_flatten, check_movable},
+    {"", "Squeeze", 1, ref_tensor_squeeze, check_movable},
+    {"", "Unsqueeze", 1, ref_tensor_unsqueeze, check_movable},
+    {"", "Shape", 1, ref_tensor_shape, NULL},
+    {"", "Size", 1, ref_tensor_size, NULL},
+    {"", "Transpose", 1, ref_tensor_transpose, check_movable},
+    {"", "DepthToSpace", 1, ref_tensor_depth_to_space, check_movable},
+    {"", "SpaceToDepth", 1, ref_tensor_space_to_depth, check_movable},
+    {"", "Concat", 1, ref_tensor_concat, check_movable},
+    {"", "Split", 1, ref_tensor_split, check_movable},
+    {"", "Slice", 1, ref_tensor_slice, check_movable},
+    {"", "Expand", 8, ref_tensor_expand, check_movable},
+    {"", "Tile", 1, ref_tensor_tile, check_movable},
+    {"", "Pad", 1, ref_tensor_pad, check_movable},
+    {"", "Gather", 1, ref_tensor_gather, check_movable},
+    {"", "GatherElements", 11, ref_tensor_gather_elements, check_movable},
+    {"", "GatherND", 11, ref_tensor_gather_nd, check_movable},
+    {"", "Scatter", 9, ref_tensor_scatter_elements, check_scatter},
+    {"", "ScatterElements", 11, ref_tensor_scatter_elements, check_scatter},
+    {"", "ScatterND", 11, ref_tensor_scatter_nd, check_scatter},
+    {"", "Constant", 1, ref_tensor_constant, check_constant},
+    {"", "ConstantOfShape", 9, ref_tensor_constant_of_shape, NULL},
+    {"", "EyeLike", 9, ref_tensor_eye_like, check_movable},
+    {"", "Range", 11, ref_tensor_range, check_numeric},
+    {"", "OneHot", 9, ref_tensor_one_hot, check_movable},
+    {"", "Trilu", 14, ref_tensor_trilu, check_movable},
+    {"", "CumSum", 11, ref_tensor_cumsum, check_numeric},
+    {"", "CumProd", 26, ref_tensor_cumprod, check_numeric},
+    {"", "CenterCropPad", 18, ref_tensor_center_crop_pad, check_movable},
+    {"", "TensorScatter", 24, ref_tensor_tensor_scatter, check_movable},
+    {"", "Unique", 11, ref_tensor_unique, check_movable},
+    {"", "NonZero", 9, ref_tensor_nonzero, check_movable},
+    {"", "Compress", 9, ref_tensor_compress, check_movable},
+    {"", "ReverseSequence", 10, ref_tensor_reverse_sequence, check_movable},
+    {"ai.onnx.ml", "ArrayFeatureExtractor", 1, ref_tensor_array_feature_extractor, check_movable},
     {NULL, NULL, 0, NULL, NULL},
 };

@@ -143,7 +143,7 @@ static tsr_status *optimizer_run(ref_ctx *c, step_params *p, size_t n_state)
     return NULL;
 }
 
-static tsr_status *k_adagrad(ref_ctx *c)
+static tsr_status *ref_training_adagrad(ref_ctx *c)
 {
     step_params p = {.kind = OPT_ADAGRAD};
     p.decay = ref_attr_float(c, "decay_factor", 0.0f);
@@ -152,7 +152,7 @@ static tsr_status *k_adagrad(ref_ctx *c)
     return optimizer_run(c, &p, 1);
 }
 
-static tsr_status *k_adam(ref_ctx *c)
+static tsr_status *ref_training_adam(ref_ctx *c)
 {
     step_params p = {.kind = OPT_ADAM};
     p.alpha = ref_attr_float(c, "alpha", 0.9f);
@@ -163,7 +163,7 @@ static tsr_status *k_adam(ref_ctx *c)
     return optimizer_run(c, &p, 2);
 }
 
-static tsr_status *k_momentum(ref_ctx *c)
+static tsr_status *ref_training_momentum(ref_ctx *c)
 {
     static const char *const required[] = {"alpha", "beta", "mode", "norm_coefficient"};
     for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
@@ -186,7 +186,7 @@ static tsr_status *k_momentum(ref_ctx *c)
 }
 
 const ref_op ref_ops_training[] = {
-    {TRAINING_DOMAIN, "Adagrad", 1, k_adagrad, NULL},
-    {TRAINING_DOMAIN, "Adam", 1, k_adam, NULL},
-    {TRAINING_DOMAIN, "Momentum", 1, k_momentum, NULL},
+    {TRAINING_DOMAIN, "Adagrad", 1, ref_training_adagrad, NULL},
+    {TRAINING_DOMAIN, "Adam", 1, ref_training_adam, NULL},
+    {TRAINING_DOMAIN, "Momentum", 1, ref_training_momentum, NULL},
     {NULL, NULL, 0, NULL, NULL}};

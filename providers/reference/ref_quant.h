@@ -92,12 +92,14 @@ tsr_status *rq_broadcast_values(ref_ctx *c, const tsr_tensor *p, int32_t rank,
                                 const int64_t *dims, const char *what, double **out);
 
 /* --- kernels (ref_quant_*.c) -------------------------------------------- */
-tsr_status *rq_quantize_linear(ref_ctx *c);
-tsr_status *rq_dequantize_linear(ref_ctx *c);
-tsr_status *rq_dynamic_quantize_linear(ref_ctx *c);
-tsr_status *rq_matmul_integer(ref_ctx *c);
-tsr_status *rq_qlinear_matmul(ref_ctx *c);
-tsr_status *rq_conv_integer(ref_ctx *c);
-tsr_status *rq_qlinear_conv(ref_ctx *c);
+/* Named ref_quant_<op> like every family's kernels (ref.h); the rq_
+ * prefix above marks helpers private to this family. */
+tsr_status *ref_quant_quantize_linear(ref_ctx *c);
+tsr_status *ref_quant_dequantize_linear(ref_ctx *c);
+tsr_status *ref_quant_dynamic_quantize_linear(ref_ctx *c);
+tsr_status *ref_quant_matmul_integer(ref_ctx *c);
+tsr_status *ref_quant_qlinear_matmul(ref_ctx *c);
+tsr_status *ref_quant_conv_integer(ref_ctx *c);
+tsr_status *ref_quant_qlinear_conv(ref_ctx *c);
 
 #endif

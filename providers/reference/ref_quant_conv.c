@@ -260,7 +260,7 @@ static void out_dims(const qconv_geom *g, int64_t *dims) {
     for (int d = 0; d < g->nsp; d++) dims[d + 2] = g->out[d];
 }
 
-tsr_status *rq_conv_integer(ref_ctx *c) {
+tsr_status *ref_quant_conv_integer(ref_ctx *c) {
     static const char *const names[] = {"x", "w", "x_zero_point", "w_zero_point"};
     tsr_status *st = NULL;
     for (size_t i = 0; !st && i < 4; i++) st = check_8bit(c, i, names[i], i >= 2);
@@ -295,7 +295,7 @@ static tsr_status *check_scale(ref_ctx *c, size_t i, const char *name) {
     return st;
 }
 
-tsr_status *rq_qlinear_conv(ref_ctx *c) {
+tsr_status *ref_quant_qlinear_conv(ref_ctx *c) {
     tsr_status *st = check_8bit(c, 0, "x", false);
     if (!st) st = check_8bit(c, 3, "w", false);
     if (!st) st = check_8bit(c, 2, "x_zero_point", true);

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ref_math_internal.h"
+#include "ref_math.h"
 #include "ref_quant.h"
 
 int rq_packed_bits(int32_t t) {

@@ -24,7 +24,7 @@ static tsr_status *check_inputs(ref_ctx *c, const char *const *names, size_t n,
     return NULL;
 }
 
-tsr_status *rq_quantize_linear(ref_ctx *c) {
+tsr_status *ref_quant_quantize_linear(ref_ctx *c) {
     static const char *const names[] = {"x", "y_scale", "y_zero_point"};
     tsr_status *st = check_inputs(c, names, 3, true);
     if (st) return st;
@@ -80,7 +80,7 @@ tsr_status *rq_quantize_linear(ref_ctx *c) {
     return NULL;
 }
 
-tsr_status *rq_dequantize_linear(ref_ctx *c) {
+tsr_status *ref_quant_dequantize_linear(ref_ctx *c) {
     static const char *const names[] = {"x", "x_scale", "x_zero_point"};
     tsr_status *st = check_inputs(c, names, 3, true);
     if (st) return st;
@@ -123,7 +123,7 @@ tsr_status *rq_dequantize_linear(ref_ctx *c) {
 
 /* All in float, as the operator's definition computes it, so that the
  * scale and zero point match bit for bit. */
-tsr_status *rq_dynamic_quantize_linear(ref_ctx *c) {
+tsr_status *ref_quant_dynamic_quantize_linear(ref_ctx *c) {
     const tsr_tensor *x = ref_in(c, 0);
     tsr_status *st = rq_check_tensor(c, x, "x");
     if (st) return st;

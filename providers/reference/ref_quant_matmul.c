@@ -204,7 +204,7 @@ static tsr_status *check_operand(ref_ctx *c, size_t i, const char *name, size_t 
     return NULL;
 }
 
-tsr_status *rq_matmul_integer(ref_ctx *c) {
+tsr_status *ref_quant_matmul_integer(ref_ctx *c) {
     tsr_status *st = check_operand(c, 0, "A", 2, "a_zero_point", is_8bit_int);
     if (!st) st = check_operand(c, 1, "B", 3, "b_zero_point", is_8bit_int);
     if (st) return st;
@@ -227,7 +227,7 @@ tsr_status *rq_matmul_integer(ref_ctx *c) {
     return st;
 }
 
-tsr_status *rq_qlinear_matmul(ref_ctx *c) {
+tsr_status *ref_quant_qlinear_matmul(ref_ctx *c) {
     static const char *const scale_names[] = {"a_scale", "b_scale", "y_scale"};
     static const size_t scale_inputs[] = {1, 4, 6};
     tsr_status *st = check_operand(c, 0, "a", 2, "a_zero_point", is_qmatmul_type);

@@ -9,8 +9,8 @@
  * float path that does not widen float32 to double per element; these are
  * small inline switches the compiler can hoist out of loops.
  */
-#ifndef TESSERA_REF_MATH_INTERNAL_H
-#define TESSERA_REF_MATH_INTERNAL_H
+#ifndef TESSERA_REF_MATH_H
+#define TESSERA_REF_MATH_H
 
 #include <math.h>
 #include <stdint.h>

@@ -143,7 +143,7 @@ static tsr_status *result_of(tsr_io_binding *b, const char *name, bound_output_k
 }
 
 tsr_status *tsr_io_binding_take_output(tsr_io_binding *b, const char *name, tsr_value **out) {
-    bound_output *r;
+    bound_output *r = NULL;
     if (!out) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "binding, name and out are required");
     TSR_TRY(result_of(b, name, BIND_OUT_HOST, &r));
     *out = r->host;
@@ -152,7 +152,7 @@ tsr_status *tsr_io_binding_take_output(tsr_io_binding *b, const char *name, tsr_
 }
 
 tsr_status *tsr_io_binding_take_output_device(tsr_io_binding *b, const char *name, tsr_device_value **out) {
-    bound_output *r;
+    bound_output *r = NULL;
     if (!out) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "binding, name and out are required");
     TSR_TRY(result_of(b, name, BIND_OUT_DEVICE, &r));
     *out = r->dev;

@@ -120,7 +120,10 @@ struct ir_node {
     char *name;     /* "" when the model gave none */
     char *op_type;
     char *domain;   /* "" for ai.onnx ("ai.onnx" is normalised to "") */
-    int64_t opset;  /* version of its domain imported by the model */
+    int64_t opset;  /* version of its domain it was written for: its file's import (or
+                     * its function's). Nodes of one graph may differ (a chain of models
+                     * at different opsets, expanded function bodies): ask the node,
+                     * not the model (ir_model_opset is the newest, for new nodes) */
     size_t n_inputs;
     ir_value **inputs;  /* NULL entries for omitted optional inputs */
     size_t n_outputs;

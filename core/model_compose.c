@@ -300,15 +300,19 @@ static int cmp_keyed_order(const void *a, const void *b) {
 
 /* Sorts e by key and marks the first of each key; true when an entry's
  * value differs from its key's first (*conflict: the first such, *was: its
- * key's first). Then e is back in stage order. */
-static bool unite(keyed *e, size_t n, bool numbers, keyed *conflict, keyed *was) {
+ * key's first). With `keep_max` (numbers only) differing numbers are no
+ * conflict: the first of each key gets the largest. Then e is back in
+ * stage order. */
+static bool unite(keyed *e, size_t n, bool numbers, bool keep_max, keyed *conflict, keyed *was) {
     qsort(e, n, sizeof *e, cmp_keyed);
     bool found = false;
     for (size_t i = 0, head = 0; i < n; i++) {
         if (i == 0 || strcmp(e[i].key, e[head].key) != 0) head = i;
         e[i].first = i == head;
         bool differs = numbers ? e[i].number != e[head].number : strcmp(e[i].text, e[head].text) != 0;
-        if (differs && !found) {
+        if (differs && keep_max) {
+            if (e[i].number > e[head].number) e[head].number = e[i].number;
+        } else if (differs && !found) {
             *conflict = e[i];
             *was = e[head];
             found = true;
@@ -318,8 +322,12 @@ static bool unite(keyed *e, size_t n, bool numbers, keyed *conflict, keyed *was)
     return found;
 }
 
-/* One version per domain, as onnx.compose requires: nodes were read at
- * their own model's version, and one model holds only one. */
+/* One version per domain, the newest any stage imports. onnx.compose
+ * refuses two versions, since a model holds one; here each node keeps the
+ * version of its own file (ir_node.opset, set by the loader), which every
+ * reader asks, so a node of an older stage keeps its meaning. Writing the
+ * merged model as one file rewrites or refuses such nodes
+ * (ir_model_settle_opsets). */
 static tsr_status *unite_opsets(composer *c) {
     size_t total = 0;
     for (size_t k = 0; k < c->n; k++) total += c->m[k]->n_opsets;
@@ -334,15 +342,9 @@ static tsr_status *unite_opsets(composer *c) {
     for (size_t k = 0; k < c->n; k++)
         for (size_t i = 0; i < c->m[k]->n_opsets; i++)
             e[n++] = (keyed){c->m[k]->opsets[i].domain, NULL, c->m[k]->opsets[i].version, k, i, false};
-    keyed bad, was;
+    keyed unused, unused_was;
+    (void)unite(e, n, true, true, &unused, &unused_was);
     tsr_status *st = NULL;
-    if (unite(e, n, true, &bad, &was))
-        st = tsr_error(TSR_ERR_INVALID_MODEL,
-                       "stage %zu '%s' imports opset %lld of domain '%s', but stage %zu '%s' imports "
-                       "opset %lld: one model holds one version per domain; convert one of them first "
-                       "(onnx.version_converter)",
-                       bad.stage, label(c, bad.stage), (long long)bad.number, domain_name(bad.key), was.stage,
-                       label(c, was.stage), (long long)was.number);
     size_t m = 0;
     for (size_t i = 0; i < n && !st; i++) {
         if (!e[i].first) continue;
@@ -381,7 +383,7 @@ static tsr_status *unite_metadata(composer *c) {
             e[n++] = (keyed){c->m[k]->metadata[i].key, c->m[k]->metadata[i].value, 0, k, i, false};
     keyed bad, was;
     tsr_status *st = NULL;
-    if (unite(e, n, false, &bad, &was))
+    if (unite(e, n, false, false, &bad, &was))
         st = tsr_error(TSR_ERR_INVALID_MODEL,
                        "stage %zu '%s': metadata_props '%s' is '%s', but stage %zu '%s' has '%s'",
                        bad.stage, label(c, bad.stage), bad.key, bad.text, was.stage, label(c, was.stage),

@@ -44,7 +44,10 @@ void compose_spec_clear(compose_spec *s);
  *   - the graph's inputs are stage 0's, then each later stage's
  *     unconnected ones; its outputs are the earlier stages' outputs not
  *     connected, then the last stage's, stage by stage;
- *   - opset imports are united (one domain at two versions is an error);
+ *   - opset imports are united, a domain at several versions taking the
+ *     newest: each node keeps its own file's version (ir_node.opset), which
+ *     every reader asks, so nothing is converted (a file written from the
+ *     result needs ir_model_settle_opsets, opset_convert.h);
  *     ir_version is the largest; metadata_props united (one key with two
  *     values is an error); functions united (one defined twice is an error).
  * Shapes are not inferred: the result is what loading one file would give.

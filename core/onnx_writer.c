@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "onnx.pb-c.h"
+#include "onnx_opsets.h"
 #include "status.h"
 #include "tessera/tessera.h"
 
@@ -578,8 +579,14 @@ static tsr_status *write_model(const struct tsr_graph *v, bool whole, void **byt
         mp.domain = m->domain;
         mp.has_model_version = m->model_version != 0;
         mp.model_version = m->model_version;
-        mp.opset_import = w_opsets(&w, m->opsets, m->n_opsets);
-        mp.n_opset_import = m->n_opsets;
+        /* one version per domain, though nodes keep their own (onnx_opsets.c) */
+        ir_opset *ops = NULL;
+        size_t n_ops = 0;
+        tsr_status *st = onnx_opsets_for(m, v->nodes, v->n_nodes, whole, &ops, &n_ops);
+        if (st) w_fail(&w, st);
+        mp.opset_import = w_opsets(&w, ops, n_ops);
+        mp.n_opset_import = n_ops;
+        free(ops); /* w_opsets kept the domains, which are the model's and the nodes' */
         if (m->n_functions) {
             mp.functions = w_new(&w, m->n_functions, sizeof *mp.functions);
             for (size_t i = 0; mp.functions && i < m->n_functions && !w.err; i++)

@@ -18,7 +18,11 @@
  *   - nodes with every attribute, subgraphs recursively (a densified sparse
  *     attribute is written back as a SparseTensorProto);
  *   - graph outputs: v's outputs; value_info for the typed intermediates;
- *   - opset_import and model-local functions from v's model.
+ *   - model-local functions from v's model; opset_import one version per
+ *     domain (onnx_opsets_for): a piece whose nodes of a domain share a
+ *     version gets it (after a chain of models, a piece of one stage is
+ *     written at that stage's opset), else the newest, and an older node
+ *     whose op changed in between is an error naming it.
  * *bytes is malloc'd (so host->free releases it too); *size gets its length.
  * Nothing is written on error.
  */

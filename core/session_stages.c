@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "onnx_writer.h"
+#include "opset_convert.h"
 #include "session.h"
 #include "status.h"
 
@@ -125,7 +126,9 @@ tsr_status *tsr_model_compose(const tsr_session_options *o, const char *path, vo
     ir_model *m;
     TSR_TRY(ir_model_load_file_limited(path, o ? &o->limits : NULL, &m));
     TSR_TRY(session_chain_stages(m, path, o, &m));
-    tsr_status *st = onnx_write_model(m, bytes, size);
+    /* one file holds one version per domain: older stages' nodes converted */
+    tsr_status *st = ir_model_settle_opsets(m);
+    if (!st) st = onnx_write_model(m, bytes, size);
     ir_model_free(m);
     return st;
 }

@@ -28,8 +28,13 @@ opencl,reference):
   clash        a classifier reusing the name 'normalized': the error names
                it and both files; --prefix p_,c_ works and equals
                onnx.compose with prefix1/prefix2
-  opset        a classifier at opset 13 after pre18: a clear error naming
-               the domain and both versions (onnx.compose refuses it too)
+  opset        a classifier at opset 13 (ReduceMean with an axes attribute,
+               an input from 18) after pre18: the chain runs, == numpy ==
+               running pre18 then cls13 one after the other, on every
+               provider set; compose -o rewrites ReduceMean to opset 18's
+               form; a classifier at opset 11 (Softmax's 2-D coercion too)
+               the same; a stage with Resize-10, whose meaning changed at
+               11, runs as a chain and compose -o refuses it by name
   external     the classifier's weights as external data in another folder
   subgraph     an If whose branches read the connected input (prefixed)
   passthrough  a middle stage whose output is its connected input
@@ -179,6 +184,30 @@ def make_cls(opset, conv_out="conv", with_bias_input=False):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
 
 
+def make_cls_reduce(opset):
+    """The classifier with ReduceMean (axes as an attribute: opset < 18) in
+    place of GlobalAveragePool and Flatten, and Softmax axis 1 (the 2-D
+    coercion before 13, the same here on [1,5])."""
+    nodes = [helper.make_node("Conv", ["input", "W", "B"], ["conv"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["conv"], ["act"], name="relu"),
+             helper.make_node("ReduceMean", ["act"], ["pooled"], name="pool", axes=[2, 3], keepdims=0),
+             helper.make_node("Gemm", ["pooled", "G", "GB"], ["logits"], name="fc"),
+             helper.make_node("Softmax", ["logits"], ["probs"], name="softmax", axis=1)]
+    g = helper.make_graph(nodes, "cls_reduce", [vi("input", TensorProto.FLOAT, [1, 3, 6, 6])],
+                          [vi("probs", TensorProto.FLOAT, [1, 5])], [init(k, v) for k, v in CLS.items()])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=7)
+
+
+def make_up10():
+    """y = Resize-10(x, scales [1,1,2,2], nearest): Resize's coordinate
+    mapping changed at opset 11, so no later opset reads this node the same."""
+    nodes = [helper.make_node("Resize", ["x", "up_scales"], ["y"], name="up", mode="nearest")]
+    g = helper.make_graph(nodes, "up10", [vi("x", TensorProto.FLOAT, [1, 3, 6, 6])],
+                          [vi("y", TensorProto.FLOAT, [1, 3, 12, 12])],
+                          [init("up_scales", np.array([1, 1, 2, 2], np.float32))])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 10)], ir_version=5)
+
+
 def make_post():
     nodes = [helper.make_node("ArgMax", ["scores"], ["label"], name="argmax", axis=1, keepdims=0),
              helper.make_node("ReduceMax", ["scores", "rmax_axes"], ["confidence"], name="rmax", keepdims=0)]
@@ -313,6 +342,78 @@ def same_graph(what, a, b):
     check(oa == ob, "%s: opsets %s, onnx.compose has %s" % (what, oa, ob))
 
 
+def opsets_of(m):
+    return sorted((o.domain or "ai.onnx", o.version) for o in m.opset_import)
+
+
+def opset_case(t, work, sets, pre, pre18, img, image):
+    """pre18 before classifiers at opsets 13 and 11, and before a Resize-10."""
+    pixels = pre_np(image)
+    want = cls_np(pixels, CLS)
+    c13 = save(make_cls_reduce(13), work, "cls13")
+    c11 = save(make_cls_reduce(11), work, "cls11")
+    try:
+        merge(pre18, make_cls_reduce(13), [("pixels", "input")])
+        check(False, "onnx.compose merged opsets 18 and 13; the opset case is no longer beyond it")
+    except ValueError:
+        pass
+    for ps in sets:
+        got = run(t, work, "opset", [pre, c13], ps, {"image": img})
+        expect_close("run pre18 cls13 -p " + ps, got, "probs", want)
+        # the same two models one after the other: pre18's output fed to cls13
+        first = run(t, work, "opset-pre", [pre], ps, {"image": img})
+        if first is None or not check("pixels" in first, "run pre18 -p %s: no pixels" % ps):
+            continue
+        expect_close("run pre18 -p " + ps, first, "pixels", pixels)
+        px = write_input(work, "pixels-" + ps.replace(",", "_"), first["pixels"])
+        second = run(t, work, "opset-cls", [c13], ps, {"input": px})
+        expect_close("run cls13 on pre18's output -p " + ps, second, "probs", want)
+        if got and second and "probs" in got and "probs" in second:
+            check(np.allclose(got["probs"], second["probs"], rtol=0, atol=1e-6),
+                  "-p %s: the chain and its stages run one after the other differ" % ps)
+        got = run(t, work, "opset11", [pre, c11], ps, {"image": img})
+        expect_close("run pre18 cls11 -p " + ps, got, "probs", want)
+
+    # compose -o: ReduceMean-13's axes attribute becomes opset 18's input
+    composed = os.path.join(work, "composed_opset.onnx")
+    rc, _, err = tessera(t, ["compose", pre, c13, "-o", composed])
+    if check(rc == 0, "compose pre18 cls13: exit %d: %s" % (rc, err.strip())):
+        m = onnx.load(composed)
+        check(opsets_of(m) == [("ai.onnx", 18)], "compose pre18 cls13: opsets %s" % opsets_of(m))
+        pool = [n for n in m.graph.node if n.name == "pool"]
+        if check(len(pool) == 1, "compose pre18 cls13: no node 'pool'"):
+            axes = pool[0].input[1] if len(pool[0].input) > 1 else ""
+            inits = {i.name: numpy_helper.to_array(i) for i in m.graph.initializer}
+            check(not [a for a in pool[0].attribute if a.name == "axes"] and axes in inits
+                  and list(inits[axes]) == [2, 3],
+                  "compose pre18 cls13: ReduceMean keeps opset 13's form: %s" % pool[0])
+        for ps in sets:
+            expect_close("run composed pre18 cls13 -p " + ps,
+                         run(t, work, "composed_opset", [composed], ps, {"image": img}), "probs", want)
+    # opset 11: ReduceMean too, and Softmax (2-D coercion as Flatten, Softmax, Reshape)
+    composed = os.path.join(work, "composed_opset11.onnx")
+    rc, _, err = tessera(t, ["compose", pre, c11, "-o", composed])
+    if check(rc == 0, "compose pre18 cls11: exit %d: %s" % (rc, err.strip())):
+        m = onnx.load(composed)
+        ops = [n.op_type for n in m.graph.node]
+        check("Flatten" in ops and "Reshape" in ops, "compose pre18 cls11: Softmax not rewritten: %s" % ops)
+        sm = [n for n in m.graph.node if n.name == "softmax"]
+        check(len(sm) == 1 and [a.i for a in sm[0].attribute if a.name == "axis"] == [-1],
+              "compose pre18 cls11: softmax %s" % sm)
+        for ps in sets:
+            expect_close("run composed pre18 cls11 -p " + ps,
+                         run(t, work, "composed_opset11", [composed], ps, {"image": img}), "probs", want)
+
+    # Resize-10 maps coordinates as no later Resize does: the chain runs,
+    # one file at opset 18 cannot hold it
+    up = save(make_up10(), work, "up10")
+    up_want = pixels.repeat(2, axis=2).repeat(2, axis=3)
+    expect_close("run pre18 up10", run(t, work, "up10", [pre, up], "reference", {"image": img}), "y", up_want)
+    expect_error(t, "compose pre18 up10", ["compose", pre, up, "-o", os.path.join(work, "x.onnx")],
+                 "node 'up' (Resize, opset 10)", "opset 18", "at opset 11", "tessera run")
+    check(not os.path.exists(os.path.join(work, "x.onnx")), "compose pre18 up10 wrote a file")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tessera", required=True)
@@ -424,18 +525,10 @@ def main():
         same_graph("compose --prefix p_,c_", onnx.load(composed),
                    merge(pre18, clash18, [("pixels", "input")], prefix1="p_", prefix2="c_"))
 
-    # opsets: one domain at two versions cannot be one model
-    cls13 = make_cls(13)
-    c13 = save(cls13, work, "cls13")
-    expect_error(t, "run pre18 cls13", ["run", pre, c13, "-p", "reference"],
-                 "opset 13 of domain 'ai.onnx'", "imports opset 18", "cls13.onnx", "pre18.onnx")
-    expect_error(t, "compose pre18 cls13", ["compose", pre, c13, "-o", os.path.join(work, "x.onnx")],
-                 "opset 13 of domain 'ai.onnx'")
-    try:
-        merge(pre18, cls13, [("pixels", "input")])
-        check(False, "onnx.compose merged opsets 18 and 13")
-    except ValueError:
-        pass
+    # opsets: stages at different versions of ai.onnx. Each node keeps its
+    # own file's version, so the chain runs; one written file has one
+    # version per domain, so compose -o rewrites what changed in form only
+    opset_case(t, work, sets, pre, pre18, img, image)
 
     # external data beside its own file, in another folder than the first's
     ext_dir = os.path.join(work, "elsewhere")

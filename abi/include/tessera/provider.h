@@ -158,14 +158,20 @@ typedef struct tsr_host_api {
     const tsr_value_info *(*graph_output)(const tsr_graph *graph, size_t index);
     /* The graph (or piece) as a serialized ONNX ModelProto whose graph inputs
      * and outputs are the ones above. *bytes is allocated with host->alloc;
-     * the caller frees it with host->free. */
+     * the caller frees it with host->free. Its opset_import holds one version
+     * per domain: the nodes' own where they share one (a piece of one model
+     * of a chain), else the newest, and then an older node whose op changed
+     * in between is an error naming it (see node_opset). */
     tsr_status *(*graph_to_onnx)(const tsr_graph *graph, void **bytes, size_t *size);
 
     /* --- nodes ---------------------------------------------------------- */
     const char *(*node_name)(const tsr_node *node);    /* may be "" */
     const char *(*node_op_type)(const tsr_node *node);
     const char *(*node_domain)(const tsr_node *node);  /* "" is ai.onnx */
-    int64_t (*node_opset)(const tsr_node *node);       /* of its domain */
+    /* The version of its domain the node was written for. Nodes of one graph
+     * may differ (a chain of models at different opsets, expanded function
+     * bodies): read each node's semantics at its own version. */
+    int64_t (*node_opset)(const tsr_node *node);
     size_t (*node_input_count)(const tsr_node *node);
     /* NULL for an omitted optional input. */
     const tsr_value_info *(*node_input)(const tsr_node *node, size_t index);

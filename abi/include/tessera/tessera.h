@@ -482,10 +482,11 @@ TSR_EXPORT tsr_status *tsr_session_working_bytes(const tsr_session *session, uin
  * counted). The session's inputs are stage 0's, then every later stage's
  * unconnected ones; its outputs, stage after stage, those not connected,
  * then the last stage's. A value name two stages use is an error naming it
- * (give prefixes); so is one opset domain imported at two versions, one
- * metadata_props key with two values, one function defined twice, and an
- * output and input whose declared types disagree. ir_version is the
- * largest. Each stage's file is checked against the limits on its own. */
+ * (give prefixes); so is one metadata_props key with two values, one
+ * function defined twice, and an output and input whose declared types
+ * disagree. A domain imported at several versions is imported at the newest
+ * and each node keeps its own file's version. ir_version is the largest.
+ * Each stage's file is checked against the limits on its own. */
 TSR_EXPORT tsr_status *tsr_session_options_add_stage(tsr_session_options *options, const char *path);
 /* Output `output` of an earlier stage (the nearest that has one so named)
  * feeds input `input` of stage `stage` (1 .. stages added; 0: the one stage
@@ -504,6 +505,10 @@ TSR_EXPORT tsr_status *tsr_session_options_set_stage_prefix(tsr_session_options 
 /* The model at `path` and the stages of `options` (may be NULL: none)
  * merged as a session would merge them, serialized as an ONNX ModelProto
  * (weights inline, Constant nodes as initializers; no providers loaded).
+ * One file holds one version per domain: nodes of a stage at an older
+ * version are rewritten where their op changed in form only (an attribute
+ * become an input, ...), and a node whose op changed in meaning is an error
+ * naming it (docs/compose.md).
  * *bytes is malloc'd; the caller frees it with free(). */
 TSR_EXPORT tsr_status *tsr_model_compose(const tsr_session_options *options, const char *path, void **bytes,
                                         size_t *size);

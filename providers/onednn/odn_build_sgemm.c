@@ -172,6 +172,9 @@ tsr_status *odn_sgemm_try(odn_plan *p, const tsr_node *n, const_dnnl_primitive_d
     int64_t lda = row_stride(a_md, true), ldb = row_stride(b_md, false);
     if (!p->packed_gemm || !odn_sgemm_supported() || !const_key || strncmp(odn_impl_name(pd), "gemm:jit", 8) != 0 || !lda || !ldb) return NULL;
     int64_t m = a_md->dims[0], k = a_md->dims[1], nn = b_md->dims[1];
+    /* a row or a handful (a batch-1 MLP: oneDNN's gemv needs no packing)
+     * and tiny products (its call costs less than our A copy) stay oneDNN's */
+    if (m < 6 || (double)m * (double)k * (double)nn < 262144.0) return NULL;
     const float *bias = NULL;
     if (bias_mem && !(bias = data_of(bias_mem))) return NULL;
     int64_t out[2] = {m, nn};

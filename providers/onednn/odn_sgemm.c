@@ -13,8 +13,8 @@
  * strips (k-major, 6 floats per k: one broadcast stream instead of six
  * strided ones), which stay in L2 while it sweeps its share of the panels;
  * a panel's K slice (16 KiB) stays in L1 across the block's 6-row tiles.
- * C tiles are accumulated slice by slice. Threads split the panels, or the
- * row blocks when there are too few panels. */
+ * C tiles are accumulated slice by slice. Threads split the panels (large
+ * B), or the rows (B small enough for each thread's L2). */
 #include "odn_sgemm.h"
 
 #include <immintrin.h>
@@ -169,23 +169,24 @@ void odn_sgemm_run(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
         return;
     }
     gemm_shape g = {m, n, k, lda, ldc, a, packed, bias, c};
-    int64_t panels = (n + NR - 1) / NR, row_blocks = (m + MC - 1) / MC, kc_even = slice_rows(k);
+    int64_t panels = (n + NR - 1) / NR, kc_even = slice_rows(k);
     int threads = omp_get_max_threads();
     if (threads > scratch_threads) threads = scratch_threads;
     double flops = 2.0 * (double)m * (double)n * (double)k;
     if (threads < 1 || flops < 2e6) threads = 1;
-    /* panels shared out when each thread gets a few, else row blocks */
-    bool by_panels = panels >= 2 * (int64_t)threads || row_blocks < (int64_t)threads;
+    /* Threads share out the panels when B is too large for each to read
+     * all of it from L2, else the rows: then no thread copies A rows another
+     * one also copies (with 192 columns that copy is a fifth of the work). */
+    int64_t tiles = (m + MR - 1) / MR;
+    bool by_panels = (double)k * (double)n * sizeof(float) > 256.0 * 1024 || tiles < 2 * (int64_t)threads;
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
         int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
         float *abuf = scratch + t * MC * KC;
-        for (int64_t rb = 0; rb < row_blocks; rb++) {
-            int64_t i0 = rb * MC, i1 = i0 + MC < m ? i0 + MC : m;
-            if (by_panels)
-                block(&g, i0, i1, panels * t / nt, panels * (t + 1) / nt, kc_even, abuf);
-            else if (rb % nt == t)
-                block(&g, i0, i1, 0, panels, kc_even, abuf);
-        }
+        int64_t r0 = by_panels ? 0 : tiles * t / nt * MR, r1 = by_panels ? m : tiles * (t + 1) / nt * MR;
+        if (r1 > m) r1 = m;
+        int64_t p0 = by_panels ? panels * t / nt : 0, p1 = by_panels ? panels * (t + 1) / nt : panels;
+        for (int64_t i0 = r0; i0 < r1; i0 += MC)
+            block(&g, i0, i0 + MC < r1 ? i0 + MC : r1, p0, p1, kc_even, abuf);
     }
 }

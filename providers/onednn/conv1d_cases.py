@@ -102,6 +102,20 @@ def depthwise_bn_silu(out_dir):
               [("W", w), ("B", b)] + list(zip("shmv", bn)))
 
 
+def depthwise_strided_dilated(out_dir):
+    """Depthwise k=31, stride 2, dilation 2, pads (20, 33), no bias, 64
+    channels, of two lengths in one session (where oneDNN has only its im2col
+    kernel for it, AVX2, a C loop: odn_build_dwconv1d.c)."""
+    w, _ = weights(64, 1, 31)
+    sets = []
+    for t in (57, 100):
+        x = data(2, 64, t)
+        sets.append(([x], [conv1d(x, w, stride=2, pads=(20, 33), dil=2, group=64)]))
+    nodes = [conv_node(["X", "W"], "Y", 31, group=64, stride=2, pads=[20, 33], dil=2)]
+    save_case(out_dir, "odn_conv1d_depthwise_strided_dilated", nodes, [("X", [2, 64, "T"])], [("Y", [2, 64, "U"])],
+              sets, [("W", w)])
+
+
 def conformer_module(out_dir):
     """Pointwise 256->512, GLU (Split, Sigmoid, Mul), depthwise k=31, BN,
     SiLU, pointwise 256->256, residual Add; time symbolic."""
@@ -241,7 +255,7 @@ def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     out = sys.argv[1]
-    for f in (depthwise_bn_silu, conformer_module, pointwise_residual, whisper_front, strided_only, tcn_block,
+    for f in (depthwise_bn_silu, depthwise_strided_dilated, conformer_module, pointwise_residual, whisper_front, strided_only, tcn_block,
               grouped_broadcast, bn_unfused):
         f(out)
 

@@ -356,6 +356,14 @@ void odn_f32_to_f16(const float *src, uint16_t *dst, int64_t count);
 /* Turns node `index` (and any following nodes it absorbs) into steps. */
 tsr_status *odn_build_node(odn_plan *p, size_t index);
 tsr_status *odn_build_conv(odn_plan *p, size_t index);
+/* A depthwise 1-D convolution of constant float weights as a C loop
+ * (odn_build_dwconv1d.c), wanted where oneDNN would pick its im2col kernel
+ * for it (dims at the convolution's rank 4, oneDNN's conventions). */
+bool odn_dwconv1d_wanted(odn_plan *p, const odn_value *x, const odn_value *w, const odn_value *b, int64_t group,
+                         const dnnl_dims_t xd, const dnnl_dims_t wd, const dnnl_dims_t yd, const dnnl_dims_t strides,
+                         const dnnl_dims_t dilation, const dnnl_dims_t pad_l, const dnnl_dims_t pad_r);
+tsr_status *odn_build_dwconv1d(odn_plan *p, const tsr_node *n, odn_value *x, const odn_value *w, const odn_value *b,
+                               odn_value *y, const int64_t *out, int64_t stride, int64_t dil, int64_t pad);
 tsr_status *odn_build_matmul(odn_plan *p, size_t index);
 tsr_status *odn_build_gemm(odn_plan *p, size_t index);
 /* Runs a matmul with constant 2-D weights (and bias, post-ops in `attr`

@@ -408,6 +408,12 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
         g.dilation[0] = g.pad_l[0] = g.pad_r[0] = 0;
     }
 
+    if (as2d && group > 1 && !scale) {
+        dnnl_dims_t xd4 = {x->dims[0], x->dims[1], 1, x->dims[2]}, yd4 = {out[0], out[1], 1, out[2]};
+        dnnl_dims_t wd5 = {group, m / group, w->dims[1], 1, w->dims[2]};
+        if (odn_dwconv1d_wanted(p, x, w, b, group, xd4, wd5, yd4, g.strides, g.dilation, g.pad_l, g.pad_r))
+            return odn_build_dwconv1d(p, n, x, w, b, y, out, g.strides[1], g.dilation[1] + 1, g.pad_l[1]);
+    }
     /* BatchNormalization right after, with everything constant: fold it. */
     float *folded_w = NULL, *folded_b = NULL;
     odn_value *conv_out = y;

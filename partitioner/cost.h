@@ -8,15 +8,18 @@
 #include "ir.h"
 
 /* Floating-point operations (a multiply-add counts 2) one run of `n` does,
- * or a negative number when its shapes are not known. */
+ * with each symbolic dimension counted as a fixed guess (cost.c), or a
+ * negative number when a rank is not known. This is the host's node_flops
+ * that providers turn into their claims' cost estimates. */
 double cost_node_flops(const ir_node *n);
 
-/* Bytes of a tensor value, or a negative number when its shape or type is
- * not known statically. */
-double cost_value_bytes(const ir_value *v);
+/* Bytes of a tensor value, or a negative number when its type or rank is
+ * not known, or (unless `estimate`: then they count as the guess) a
+ * dimension is symbolic. */
+double cost_value_bytes(const ir_value *v, bool estimate);
 
 /* Whether n is shape arithmetic or a small elementwise step: worth moving
- * next to its neighbours to save copies. */
+ * next to its neighbours to save copies. Judged on known sizes only. */
 bool cost_node_is_cheap(const ir_node *n);
 
 #endif

@@ -3,8 +3,13 @@
  * claim of the whole graph (with its cost estimate); then a local search
  * moves single nodes and whole claimed sets between providers while the
  * total estimate falls. The total is compute time plus one copy per value
- * and per memory it must reach, so a node is moved off the list order's
- * provider only when that pays for the copies it causes or saves.
+ * and per memory it must reach plus one piece boundary per value and per
+ * other piece that reads it (pieces as the survey's claims would make
+ * them), so a node is moved off the list order's provider only when that
+ * pays for the copies and boundaries it causes or saves. The search runs
+ * from two starts (the cheapest provider per node, and list order) and
+ * keeps the lower total, list order's unless the other is clearly lower:
+ * the result is never estimated slower than the list.
  *
  * Under the order policy the same machinery only keeps cheap nodes next to
  * their neighbours (ping-pong avoidance): compute is not weighed, and only
@@ -31,6 +36,21 @@
 #define DEFAULT_NODE_S 2e-6
 /* Bytes assumed for a value whose shape is not known statically. */
 #define UNKNOWN_VALUE_BYTES 65536.0
+/* A value read by another piece than the one that made it, in the same
+ * memory or not: one more piece to dispatch, its output allocated and
+ * handed over, and the producer no longer fuses the reader (a scale Mul
+ * folded into a matrix product's output stage). A chain of tiny nodes
+ * alternating oneDNN and reference pieces measured 0.4 us more per
+ * boundary than one oneDNN piece, [64,768] ones 3.4 us. Without this, two
+ * host providers meet for free, and a scalar Mul that costs a microsecond
+ * less on the reference provider splits a oneDNN piece in two. */
+#define BOUNDARY_S 2e-6
+/* Providers' estimates are rough figures per node (oneDNN's 2 us a node
+ * against reference's 1 us, where both take well under a microsecond on a
+ * tiny tensor): under the cost policy a move is made only when the total
+ * falls by more than this, so no node leaves the list's provider for a
+ * difference below what the estimates can tell apart. */
+#define MIN_GAIN_S 1e-6
 #define MAX_SWEEPS 32
 
 typedef struct group {
@@ -48,6 +68,8 @@ typedef struct placer {
     double *cost;   /* n_nodes x n_provs: seconds, from the claim or the default */
     group *groups;  /* the survey's claims of more than one node */
     size_t n_groups;
+    size_t *claim;  /* n_nodes x n_provs: which survey claim of the provider
+                     * holds the node (SIZE_MAX: none), i.e. its piece */
     /* consumers of each value: CSR over value indices */
     size_t *cons_start, *cons;
     size_t *a;      /* current provider per node */
@@ -58,12 +80,31 @@ typedef struct placer {
     size_t *saved, *comp, *order, *starts;
 } placer;
 
-static double bytes_of(const ir_value *v) {
-    double b = cost_value_bytes(v);
+/* Under the cost policy symbolic dims count as cost.c's guess, as they do
+ * in the providers' estimates; the order policy keeps its flat figure. */
+static double bytes_of(const placer *pl, const ir_value *v) {
+    double b = cost_value_bytes(v, pl->pol->kind == PLACE_COST);
     return b < 0 ? UNKNOWN_VALUE_BYTES : b;
 }
 
 static double copy_time(double bytes) { return COPY_LATENCY_S + bytes / COPY_BYTES_PER_S; }
+
+/* Adds (x, y) to a small set of pairs; false when it was there (or the set
+ * is full, so a value read in more than 8 memories or pieces counts 8). */
+static bool add_new(size_t (*set)[2], size_t *n, size_t x, size_t y) {
+    for (size_t i = 0; i < *n; i++)
+        if (set[i][0] == x && set[i][1] == y) return false;
+    if (*n == 8) return false;
+    set[*n][0] = x;
+    set[*n][1] = y;
+    (*n)++;
+    return true;
+}
+
+/* The piece node i would be in on its current provider. */
+static size_t piece_of(const placer *pl, size_t i) {
+    return pl->claim[i * pl->n_provs + pl->a[i]];
+}
 
 /* The memory a value lives in when its consumers need it. */
 static int source_domain(const placer *pl, const ir_value *v) {
@@ -71,38 +112,55 @@ static int source_domain(const placer *pl, const ir_value *v) {
     return 0; /* graph input, initializer, outer value: host */
 }
 
-/* The copies value v costs under the current assignment: one per memory
- * other than its own that a consumer (or the graph's output) needs.
- * Constants are copied once per session and cost nothing per run. */
+/* What value v costs under the current assignment: one copy per memory
+ * other than its own that a consumer (or the graph's output) needs, and
+ * (cost policy) one boundary per piece other than its producer's that
+ * reads it. Constants are copied once per session and cost nothing per
+ * run. */
 static double value_copies(const placer *pl, const ir_value *v, bool bytes_only) {
     if (!v->producer && v->constant) return 0.0;
+    bool inside = v->producer && v->producer->graph == pl->g;
     /* Counting bytes is the order policy's "stay with your neighbours": only
      * copies between nodes count, not the graph's own inputs and outputs,
      * so a lone node is never moved off the provider the list gave it. */
-    if (bytes_only && (!v->producer || v->producer->graph != pl->g)) return 0.0;
+    if (bytes_only && !inside) return 0.0;
     int src = source_domain(pl, v);
-    /* Few distinct memories: a small seen-list suffices. */
-    int seen[8];
-    size_t n_seen = 0;
+    /* A graph input is read by every piece that needs it whatever the
+     * placement: only values made here have boundaries to weigh. */
+    size_t maker = inside ? pl->a[v->producer->index] : SIZE_MAX;
+    size_t maker_piece = inside ? piece_of(pl, v->producer->index) : SIZE_MAX;
+    /* Few distinct memories and pieces: small seen-lists suffice. */
+    size_t seen[8][2], seen_p[8][2];
+    size_t n_seen = 0, n_seen_p = 0;
     double total = 0.0;
-    double b = bytes_of(v);
-    for (size_t k = pl->cons_start[v->index]; k <= pl->cons_start[v->index + 1] && n_seen < 8;
-         k++) {
+    double b = bytes_of(pl, v);
+    for (size_t k = pl->cons_start[v->index]; k <= pl->cons_start[v->index + 1]; k++) {
         int d;
         if (k == pl->cons_start[v->index + 1]) {
             if (!v->is_graph_output || bytes_only) break;
             d = 0;
         } else {
-            d = pl->domain[pl->a[pl->cons[k]]];
+            size_t reader = pl->a[pl->cons[k]], piece = piece_of(pl, pl->cons[k]);
+            d = pl->domain[reader];
+            if (!bytes_only && maker != SIZE_MAX && (reader != maker || piece != maker_piece) &&
+                add_new(seen_p, &n_seen_p, reader, piece))
+                total += BOUNDARY_S;
         }
-        if (d == src) continue;
-        bool dup = false;
-        for (size_t s = 0; s < n_seen; s++) dup |= seen[s] == d;
-        if (dup) continue;
-        seen[n_seen++] = d;
+        if (d == src || !add_new(seen, &n_seen, (size_t)d, 0)) continue;
         total += bytes_only ? b : copy_time(b);
     }
     return total;
+}
+
+/* The objective of the current assignment: compute plus copies and
+ * boundaries, each value counted once. */
+static double total_estimate(const placer *pl) {
+    double t = 0.0;
+    for (size_t i = 0; i < pl->n_nodes; i++) t += pl->cost[i * pl->n_provs + pl->a[i]];
+    for (size_t v = 0; v < pl->g->n_values; v++)
+        if (pl->g->values[v] && pl->g->values[v]->index == v)
+            t += value_copies(pl, pl->g->values[v], false);
+    return t;
 }
 
 /* Change of the objective if the nodes in `set` all went to provider p. */
@@ -182,6 +240,7 @@ static tsr_status *survey(placer *pl, provider_inst *const *provs, const bool *a
             for (size_t k = 0; k < ce->n; k++) {
                 size_t i = ce->nodes[k]->index;
                 pl->can[i * pl->n_provs + p] = true;
+                pl->claim[i * pl->n_provs + p] = c;
                 if (known && weight > 0)
                     pl->cost[i * pl->n_provs + p] *= ce->cost / weight;
             }
@@ -290,7 +349,7 @@ static void same_provider_runs(placer *pl, bool cheap_only, size_t *order, size_
  * most; true when it moved. */
 static bool try_move(placer *pl, const size_t *set, size_t n, bool copies_only) {
     size_t best = SIZE_MAX;
-    double best_d = copies_only ? -0.5 : -1e-9; /* bytes, or seconds */
+    double best_d = copies_only ? -0.5 : -MIN_GAIN_S; /* bytes, or seconds */
     for (size_t p = 0; p < pl->n_provs; p++) {
         if (all_on(pl, set, n, p) || !all_can(pl, set, n, p)) continue;
         double d = move_delta(pl, set, n, p, copies_only);
@@ -316,7 +375,7 @@ static void improve(placer *pl) {
                 if (all_on(pl, gr->nodes, gr->n, gr->prov) ||
                     !all_can(pl, gr->nodes, gr->n, gr->prov))
                     continue;
-                if (move_delta(pl, gr->nodes, gr->n, gr->prov, false) < -1e-9) {
+                if (move_delta(pl, gr->nodes, gr->n, gr->prov, false) < -MIN_GAIN_S) {
                     for (size_t i = 0; i < gr->n; i++) pl->a[gr->nodes[i]] = gr->prov;
                     moved = true;
                 }
@@ -344,6 +403,7 @@ static void placer_free(placer *pl) {
     free(pl->groups);
     free(pl->domain);
     free(pl->can);
+    free(pl->claim);
     free(pl->cost);
     free(pl->cons_start);
     free(pl->cons);
@@ -365,6 +425,7 @@ tsr_status *placement_choose(ir_graph *g, provider_inst *const *provs, size_t n_
     placer pl = {.g = g, .n_nodes = n, .n_provs = n_provs, .pol = pol};
     pl.domain = malloc(sizeof(int) * n_provs);
     pl.can = calloc(n * n_provs, 1);
+    pl.claim = malloc(sizeof(size_t) * n * n_provs);
     pl.cost = malloc(sizeof(double) * n * n_provs);
     pl.a = malloc(sizeof(size_t) * n);
     pl.stamp = calloc(g->n_values + 1, sizeof(unsigned));
@@ -373,9 +434,10 @@ tsr_status *placement_choose(ir_graph *g, provider_inst *const *provs, size_t n_
     pl.order = malloc(sizeof(size_t) * n);
     pl.starts = malloc(sizeof(size_t) * (n + 1));
     size_t *first = malloc(sizeof(size_t) * n);
+    size_t *greedy = malloc(sizeof(size_t) * n);
     tsr_status *s = NULL;
-    if (!pl.domain || !pl.can || !pl.cost || !pl.a || !pl.stamp || !pl.saved || !pl.comp ||
-        !pl.order || !pl.starts || !first) {
+    if (!pl.domain || !pl.can || !pl.claim || !pl.cost || !pl.a || !pl.stamp || !pl.saved ||
+        !pl.comp || !pl.order || !pl.starts || !first || !greedy) {
         s = TSR_NO_MEMORY();
         goto out;
     }
@@ -384,7 +446,10 @@ tsr_status *placement_choose(ir_graph *g, provider_inst *const *provs, size_t n_
     for (size_t i = 0; i < n; i++) {
         double f = cost_node_flops(g->nodes[i]);
         double dflt = DEFAULT_NODE_S + (f > 0 ? f / DEFAULT_FLOPS_PER_S : 0.0);
-        for (size_t p = 0; p < n_provs; p++) pl.cost[i * n_provs + p] = dflt;
+        for (size_t p = 0; p < n_provs; p++) {
+            pl.cost[i * n_provs + p] = dflt;
+            pl.claim[i * n_provs + p] = SIZE_MAX;
+        }
     }
     if ((s = survey(&pl, provs, allowed, out)) || (s = build_consumers(&pl))) goto out;
     /* The fallback runs only what nobody else can. */
@@ -414,12 +479,27 @@ tsr_status *placement_choose(ir_graph *g, provider_inst *const *provs, size_t n_
     for (size_t i = 0; i < n; i++) unplaced |= pl.a[i] == SIZE_MAX;
     if (unplaced) goto out;
     improve(&pl);
+    if (pol->kind == PLACE_COST) {
+        /* From the cheapest provider per node the search can settle in a
+         * local minimum that list order, improved, beats (a chain of
+         * nodes that are each a little cheaper elsewhere but cost
+         * boundaries together): run it from list order too and keep the lower total,
+         * list order's unless the other is lower by more than a move's
+         * minimum gain. */
+        double from_greedy = total_estimate(&pl);
+        memcpy(greedy, pl.a, sizeof(size_t) * n);
+        memcpy(pl.a, first, sizeof(size_t) * n);
+        improve(&pl);
+        if (from_greedy < total_estimate(&pl) - MIN_GAIN_S)
+            memcpy(pl.a, greedy, sizeof(size_t) * n);
+    }
     for (size_t i = 0; i < n; i++) {
         choice[i] = pl.a[i];
         if (pl.a[i] != first[i]) (*n_moved)++;
     }
 out:
     free(first);
+    free(greedy);
     placer_free(&pl);
     return s;
 }

@@ -280,8 +280,8 @@ typedef struct tsr_host_api {
     /* --- cost estimates (appended; check TSR_HAS_MEMBER(host, tsr_host_api,
      * node_flops) before use) ------------------------------------------- */
     /* The floating-point operations (a multiply-add counts 2) one run of
-     * `node` does, estimated by the host from inferred shapes; negative when
-     * the shapes are not known. A provider turns it into the cost_seconds
+     * `node` does, estimated by the host from inferred shapes (a symbolic
+     * dimension counts as 32); negative when a rank is not known. A provider turns it into the cost_seconds
      * it passes to claim_piece with its own throughput, so that a session
      * with the cost policy can weigh it against other providers and the
      * copies between them. */

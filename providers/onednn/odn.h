@@ -201,7 +201,8 @@ struct odn_plan {
 
 /* Builds a plan for `piece` with the given input tensors (dims taken from
  * them; data unused) or, when `inputs` is NULL, from the shapes the graph
- * declares; fails with TSR_ERR_NOT_SUPPORTED when one is unknown. */
+ * declares; fails with TSR_ERR_NOT_SUPPORTED when one is unknown
+ * (odn_plan_build.c). */
 tsr_status *odn_plan_build(dnnl_engine_t engine, dnnl_stream_t stream, const odn_options *opt, odn_const_cache *consts,
                            const tsr_graph *piece, const tsr_tensor *const *inputs, odn_plan **out);
 void odn_plan_free(odn_plan *p);
@@ -254,6 +255,9 @@ void odn_const_cache_ready(odn_const_cache *c, const void *data);
 
 /* Helpers for builders. */
 odn_value *odn_plan_value(odn_plan *p, const tsr_value_info *vi); /* NULL when unknown */
+/* The value of `vi`, added to the plan when new (the piece's values are
+ * added as the plan is built); NULL when out of memory. */
+odn_value *odn_plan_add_value(odn_plan *p, const tsr_value_info *vi);
 /* Index of the node in the plan, or -1. */
 int odn_plan_node_index(const odn_plan *p, const tsr_node *n);
 /* The only node reading `v` inside the piece when `v` is not a piece output
@@ -353,7 +357,8 @@ void odn_f16_to_f32(const uint16_t *src, float *dst, int64_t count);
 void odn_f32_to_f16(const float *src, uint16_t *dst, int64_t count);
 
 /* --- builders ------------------------------------------------------------ */
-/* Turns node `index` (and any following nodes it absorbs) into steps. */
+/* Turns node `index` (and any following nodes it absorbs) into steps with
+ * the builder of its op's row (odn_ops.h). */
 tsr_status *odn_build_node(odn_plan *p, size_t index);
 tsr_status *odn_build_conv(odn_plan *p, size_t index);
 /* A depthwise 1-D convolution of constant float weights as a C loop

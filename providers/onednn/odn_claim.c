@@ -1,10 +1,12 @@
-/* Which nodes the oneDNN provider takes. Every decline says why; nothing is
+/* Which nodes the oneDNN provider takes: the claim checks the op table
+ * (odn_ops.c) names, one per op. Every decline says why; nothing is
  * claimed that the builders cannot compute to the reference's tolerance. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "odn_ops.h"
 #include "odn_quant.h"
 
 static bool is(const char *op, const char *name) { return strcmp(op, name) == 0; }
@@ -266,17 +268,22 @@ static int check_clip(const tsr_node *n, char *why, size_t size) {
     return 0;
 }
 
+/* Which operands check_types skips: those read when the plan is built
+ * (shape, axes, roi, scales, sizes, pads, starts...), not computed on. */
+typedef enum build_time_inputs {
+    BUILD_TIME_NONE,   /* every operand is data */
+    BUILD_TIME_SECOND, /* input 1: Reshape's shape, Reduce*'s axes */
+    BUILD_TIME_REST,   /* inputs 1 on: Resize, Upsample, Split, Pad, Slice */
+} build_time_inputs;
+
 /* float32, or float16 computed in float32 (odn_f16.c); one of them for
  * every float operand and output of the node */
-static int check_types(const tsr_node *n, char *why, size_t size) {
+static int check_types(const tsr_node *n, build_time_inputs skip, char *why, size_t size) {
     const char *op = odn_host->node_op_type(n);
     int32_t ft = 0; /* the node's float type, from its first float operand */
     for (size_t k = 0; k < odn_host->node_input_count(n); k++) {
         const tsr_value_info *v = odn_host->node_input(n, k);
-        /* shape, axes, roi, scales and sizes operands are read at build time */
-        if (!v || (k == 1 && (is(op, "Reshape") || odn_reduce_known(op) || odn_logsum_known(op))) ||
-            (k >= 1 && (is(op, "Resize") || is(op, "Upsample") || is(op, "Split") || is(op, "Pad") || is(op, "Slice"))))
-            continue;
+        if (!v || (k == 1 && skip == BUILD_TIME_SECOND) || (k >= 1 && skip == BUILD_TIME_REST)) continue;
         int32_t t = odn_host->value_elem_type(v);
         if (t != TSR_FLOAT && t != TSR_FLOAT16)
             return odn_decline(why, size, TSR_DECLINE_TYPE, "input %zu is not float32 or float16 (type %d)", k, (int)t);
@@ -296,205 +303,278 @@ static int check_types(const tsr_node *n, char *why, size_t size) {
     return 0;
 }
 
+static int not_mapped(const tsr_node *n, char *why, size_t size) {
+    return odn_decline(why, size, TSR_DECLINE_OP, "%s is not mapped to oneDNN", odn_host->node_op_type(n));
+}
+
 int odn_claim_check(const tsr_node *n, char *why, size_t size) {
-    const char *op = odn_host->node_op_type(n);
     if (odn_host->node_domain(n)[0] && strcmp(odn_host->node_domain(n), "ai.onnx") != 0)
         return odn_decline(why, size, TSR_DECLINE_OP, "domain '%s' not handled", odn_host->node_domain(n));
-    odn_eltwise el[2];
-    bool known = is(op, "Conv") || is(op, "ConvTranspose") || is(op, "MatMul") || is(op, "Gemm") || is(op, "MaxPool") ||
-                 is(op, "AveragePool") || is(op, "GlobalAveragePool") || is(op, "GlobalMaxPool") ||
-                 is(op, "BatchNormalization") || is(op, "Softmax") || is(op, "LogSoftmax") ||
-                 is(op, "LayerNormalization") || is(op, "Reshape") || is(op, "Flatten") ||
-                 is(op, "Identity") || is(op, "Transpose") || is(op, "Erf") || is(op, "Concat") || odn_reduce_known(op) || odn_logsum_known(op) || is(op, "LRN") || is(op, "InstanceNormalization") || is(op, "Pad") || is(op, "Slice") || is(op, "Resize") || is(op, "Upsample") || is(op, "Split") ||
-                 odn_binary_alg(op) || odn_eltwise_of(n, el) > 0;
-    /* int8: oneDNN's int8 matmul and convolution, with their own checks
-     * (odn_claim_quant.c) */
-    if (is(op, "MatMulInteger") || is(op, "QLinearMatMul")) return odn_quant_check(n, why, size);
-    if (is(op, "ConvInteger") || is(op, "QLinearConv")) return odn_qconv_check(n, why, size);
-    if (is(op, "QuantizeLinear") || is(op, "DequantizeLinear")) return odn_qdq_check(n, why, size);
-    if (is(op, "DynamicQuantizeLinear") || is(op, "Cast")) return odn_dynquant_check(n, why, size); /* odn_build_dynquant.c */
-    if (is(op, "LSTM") || is(op, "GRU") || is(op, "RNN")) return odn_rnn_check(n, why, size); /* odn_claim_rnn.c */
-    if (!known) return odn_decline(why, size, TSR_DECLINE_OP, "%s is not mapped to oneDNN", op);
-    /* bfloat16 MatMul/Gemm: their own builder (odn_build_bf16.c) */
-    if ((is(op, "MatMul") || is(op, "Gemm")) && present(n, 0) &&
-        odn_host->value_elem_type(odn_host->node_input(n, 0)) == TSR_BFLOAT16)
-        return odn_bf16_check(n, why, size);
-    int r = check_types(n, why, size);
+    const odn_op *op = odn_op_find(odn_host->node_op_type(n));
+    return op ? op->check(n, why, size) : not_mapped(n, why, size);
+}
+
+/* The checks of the op table's float rows (odn_ops.c). Each starts with
+ * the operand types, so a node of other types is declined for that first. */
+
+int odn_claim_conv(const tsr_node *n, char *why, size_t size) {
+    int r = check_types(n, BUILD_TIME_NONE, why, size);
+    return r ? r : check_conv(n, why, size);
+}
+
+int odn_claim_deconv(const tsr_node *n, char *why, size_t size) {
+    int r = check_types(n, BUILD_TIME_NONE, why, size);
     if (r) return r;
-    if (is(op, "Conv")) return check_conv(n, why, size);
-    if (is(op, "ConvTranspose")) {
-        size_t c;
-        const int64_t *op_pad = odn_attr_ints(n, "output_padding", &c);
-        int32_t sp = in_rank(n, 0) - 2;
-        if (op_pad && c != (size_t)sp) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "output_padding of wrong length");
-        for (size_t k = 0; op_pad && k < c; k++)
-            if (op_pad[k] < 0) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "negative output_padding");
-        /* output_shape and auto_pad SAME_* set the pads (odn_deconv_pads):
-         * they must not be negative at the start */
-        const tsr_value_info *wv = present(n, 1) ? odn_host->node_input(n, 1) : NULL;
-        size_t cs = 0, cd = 0;
-        const int64_t *sa = odn_attr_ints(n, "strides", &cs), *da = odn_attr_ints(n, "dilations", &cd);
-        for (int32_t i = 0; sp > 0 && wv && i < sp; i++) {
-            int64_t k = odn_host->value_rank(wv) == sp + 2 ? odn_host->value_dim(wv, 2 + i) : -1;
-            int64_t in = odn_host->value_dim(odn_host->node_input(n, 0), 2 + i), b0 = 0, e0 = 0, len = 0;
-            int64_t st = cs == (size_t)sp ? sa[i] : 1, dl = cd == (size_t)sp ? da[i] : 1, opv = op_pad ? op_pad[i] : 0;
-            if (k < 1 || st < 1 || dl < 1 || !odn_deconv_pads(n, sp, i, in, st, dl, k, opv, &b0, &e0, &len))
-                return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "pads from output_shape or auto_pad not mapped (axis %d)", (int)i);
-            if (odn_host->node_attr_find(n, "output_shape") && in < 0)
-                return odn_decline(why, size, TSR_DECLINE_SHAPE, "output_shape with an input length unknown before run time");
-        }
-        return check_conv(n, why, size);
+    size_t c;
+    const int64_t *op_pad = odn_attr_ints(n, "output_padding", &c);
+    int32_t sp = in_rank(n, 0) - 2;
+    if (op_pad && c != (size_t)sp) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "output_padding of wrong length");
+    for (size_t k = 0; op_pad && k < c; k++)
+        if (op_pad[k] < 0) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "negative output_padding");
+    /* output_shape and auto_pad SAME_* set the pads (odn_deconv_pads):
+     * they must not be negative at the start */
+    const tsr_value_info *wv = present(n, 1) ? odn_host->node_input(n, 1) : NULL;
+    size_t cs = 0, cd = 0;
+    const int64_t *sa = odn_attr_ints(n, "strides", &cs), *da = odn_attr_ints(n, "dilations", &cd);
+    for (int32_t i = 0; sp > 0 && wv && i < sp; i++) {
+        int64_t k = odn_host->value_rank(wv) == sp + 2 ? odn_host->value_dim(wv, 2 + i) : -1;
+        int64_t in = odn_host->value_dim(odn_host->node_input(n, 0), 2 + i), b0 = 0, e0 = 0, len = 0;
+        int64_t st = cs == (size_t)sp ? sa[i] : 1, dl = cd == (size_t)sp ? da[i] : 1, opv = op_pad ? op_pad[i] : 0;
+        if (k < 1 || st < 1 || dl < 1 || !odn_deconv_pads(n, sp, i, in, st, dl, k, opv, &b0, &e0, &len))
+            return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "pads from output_shape or auto_pad not mapped (axis %d)", (int)i);
+        if (odn_host->node_attr_find(n, "output_shape") && in < 0)
+            return odn_decline(why, size, TSR_DECLINE_SHAPE, "output_shape with an input length unknown before run time");
     }
-    if (is(op, "MatMul")) return check_matmul(n, why, size);
-    if (is(op, "Gemm")) return check_gemm(n, why, size);
-    if (strstr(op, "Pool")) return check_pool(n, op, why, size);
-    if (odn_binary_alg(op)) return check_binary(n, op, why, size);
-    if (is(op, "Clip")) return check_clip(n, why, size);
-    if (is(op, "Reshape")) {
-        const tsr_value_info *shape = present(n, 1) ? odn_host->node_input(n, 1) : NULL;
-        const tsr_tensor *t = shape ? odn_host->value_constant(shape) : NULL;
-        if (t) {
-            if (t->elem_type != TSR_INT64 || t->rank != 1 || t->dims[0] > ODN_MAX_RANK)
-                return odn_decline(why, size, TSR_DECLINE_OTHER, "shape is not a 1-D int64 of at most %d values", ODN_MAX_RANK);
-            return 0;
-        }
-        /* a shape computed at run time (Shape -> Gather -> Concat on
-         * another provider: no claimed op makes int64) is a piece input the
-         * plan reads when it is built, and is built again for other values */
-        int64_t len = shape && odn_host->value_rank(shape) == 1 ? odn_host->value_dim(shape, 0) : -1;
-        if (!shape || odn_host->value_elem_type(shape) != TSR_INT64 || len < 0 || len > ODN_MAX_RANK)
-            return odn_decline(why, size, TSR_DECLINE_OTHER,
-                               "shape is not a 1-D int64 of known length at most %d", ODN_MAX_RANK);
+    return check_conv(n, why, size);
+}
+
+/* bfloat16 MatMul/Gemm have their own check and builder (odn_build_bf16.c) */
+static bool bf16_in(const tsr_node *n) {
+    return present(n, 0) && odn_host->value_elem_type(odn_host->node_input(n, 0)) == TSR_BFLOAT16;
+}
+
+int odn_claim_matmul(const tsr_node *n, char *why, size_t size) {
+    if (bf16_in(n)) return odn_bf16_check(n, why, size);
+    int r = check_types(n, BUILD_TIME_NONE, why, size);
+    return r ? r : check_matmul(n, why, size);
+}
+
+int odn_claim_gemm(const tsr_node *n, char *why, size_t size) {
+    if (bf16_in(n)) return odn_bf16_check(n, why, size);
+    int r = check_types(n, BUILD_TIME_NONE, why, size);
+    return r ? r : check_gemm(n, why, size);
+}
+
+int odn_claim_pool(const tsr_node *n, char *why, size_t size) {
+    int r = check_types(n, BUILD_TIME_NONE, why, size);
+    return r ? r : check_pool(n, odn_host->node_op_type(n), why, size);
+}
+
+int odn_claim_binary(const tsr_node *n, char *why, size_t size) {
+    int r = check_types(n, BUILD_TIME_NONE, why, size);
+    return r ? r : check_binary(n, odn_host->node_op_type(n), why, size);
+}
+
+/* A unary op is ours only where odn_eltwise_of maps this node (Pow needs
+ * a constant scalar exponent, Clip constant float bounds). */
+int odn_claim_eltwise(const tsr_node *n, char *why, size_t size) {
+    odn_eltwise el[2];
+    if (odn_eltwise_of(n, el) <= 0) return not_mapped(n, why, size);
+    return check_types(n, BUILD_TIME_NONE, why, size);
+}
+
+int odn_claim_clip(const tsr_node *n, char *why, size_t size) {
+    int r = odn_claim_eltwise(n, why, size);
+    return r ? r : check_clip(n, why, size);
+}
+
+int odn_claim_reshape(const tsr_node *n, char *why, size_t size) {
+    int r = check_types(n, BUILD_TIME_SECOND, why, size);
+    if (r) return r;
+    const tsr_value_info *shape = present(n, 1) ? odn_host->node_input(n, 1) : NULL;
+    const tsr_tensor *t = shape ? odn_host->value_constant(shape) : NULL;
+    if (t) {
+        if (t->elem_type != TSR_INT64 || t->rank != 1 || t->dims[0] > ODN_MAX_RANK)
+            return odn_decline(why, size, TSR_DECLINE_OTHER, "shape is not a 1-D int64 of at most %d values", ODN_MAX_RANK);
         return 0;
     }
-    if (is(op, "Identity") || is(op, "Flatten") || is(op, "Transpose") || is(op, "Erf")) {
-        if (in_rank(n, 0) < (is(op, "Identity") || is(op, "Erf") ? 0 : 1))
-            return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or 0");
-        return 0;
+    /* a shape computed at run time (Shape -> Gather -> Concat on
+     * another provider: no claimed op makes int64) is a piece input the
+     * plan reads when it is built, and is built again for other values */
+    int64_t len = shape && odn_host->value_rank(shape) == 1 ? odn_host->value_dim(shape, 0) : -1;
+    if (!shape || odn_host->value_elem_type(shape) != TSR_INT64 || len < 0 || len > ODN_MAX_RANK)
+        return odn_decline(why, size, TSR_DECLINE_OTHER,
+                           "shape is not a 1-D int64 of known length at most %d", ODN_MAX_RANK);
+    return 0;
+}
+
+int odn_claim_ranked(const tsr_node *n, char *why, size_t size) {
+    int r = check_types(n, BUILD_TIME_NONE, why, size);
+    if (r) return r;
+    const char *op = odn_host->node_op_type(n);
+    if (in_rank(n, 0) < (is(op, "Identity") || is(op, "Erf") ? 0 : 1))
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or 0");
+    return 0;
+}
+
+int odn_claim_reduce(const tsr_node *n, char *why, size_t size) {
+    int r = check_types(n, BUILD_TIME_SECOND, why, size);
+    if (r) return r;
+    int32_t rk = in_rank(n, 0);
+    bool axes[ODN_MAX_RANK];
+    if (rk < 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or 0");
+    if (!odn_reduce_axes(n, rk, axes)) return odn_decline(why, size, TSR_DECLINE_OTHER, "axes not a constant in range");
+    if (odn_attr_int(n, "noop_with_empty_axes", 0)) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "noop_with_empty_axes");
+    return 0;
+}
+
+int odn_claim_pad(const tsr_node *n, char *why, size_t size) {
+    int r = check_types(n, BUILD_TIME_REST, why, size);
+    return r ? r : odn_pad_check(n, why, size); /* odn_build_pad.c */
+}
+
+int odn_claim_slice(const tsr_node *n, char *why, size_t size) {
+    int r = check_types(n, BUILD_TIME_REST, why, size);
+    return r ? r : odn_slice_check(n, why, size); /* odn_build_slice.c */
+}
+
+int odn_claim_instnorm(const tsr_node *n, char *why, size_t size) {
+    int r = check_types(n, BUILD_TIME_NONE, why, size);
+    if (r) return r;
+    int32_t rk = in_rank(n, 0);
+    if (rk < 3 || rk > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "InstanceNormalization on rank %d input", (int)rk);
+    int64_t ch = odn_host->value_dim(odn_host->node_input(n, 0), 1);
+    if (ch <= 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "channel count unknown before run time");
+    for (size_t k = 1; k <= 2; k++) {
+        const tsr_value_info *v = present(n, k) ? odn_host->node_input(n, k) : NULL;
+        if (!v || odn_host->value_rank(v) != 1 || odn_host->value_dim(v, 0) != ch)
+            return odn_decline(why, size, TSR_DECLINE_SHAPE, "scale or B is not one value per channel");
     }
-    if (odn_reduce_known(op) || odn_logsum_known(op)) {
-        int32_t r = in_rank(n, 0);
-        bool axes[ODN_MAX_RANK];
-        if (r < 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or 0");
-        if (!odn_reduce_axes(n, r, axes)) return odn_decline(why, size, TSR_DECLINE_OTHER, "axes not a constant in range");
-        if (odn_attr_int(n, "noop_with_empty_axes", 0)) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "noop_with_empty_axes");
-        return 0;
+    return 0;
+}
+
+int odn_claim_lrn(const tsr_node *n, char *why, size_t size) {
+    int r = check_types(n, BUILD_TIME_NONE, why, size);
+    if (r) return r;
+    int32_t rk = in_rank(n, 0);
+    int64_t lsize = odn_attr_int(n, "size", 0);
+    if (rk < 3 || rk > 5) return odn_decline(why, size, TSR_DECLINE_SHAPE, "LRN on rank %d input: oneDNN does 1-3 spatial dims", (int)rk);
+    if (lsize < 1) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "size missing or < 1");
+    /* an even size (ONNX puts its extra channel after the centre) is
+     * built as an asymmetrically padded pool (odn_build_lrn.c) */
+    return 0;
+}
+
+int odn_claim_resize(const tsr_node *n, char *why, size_t size) {
+    int r = check_types(n, BUILD_TIME_REST, why, size);
+    if (r) return r;
+    int32_t rk = in_rank(n, 0);
+    int64_t dx[ODN_MAX_RANK], out[ODN_MAX_RANK];
+    bool linear;
+    if (rk < 1 || rk > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or above %d", ODN_MAX_RANK);
+    if (present(n, 3) && !odn_host->value_constant(odn_host->node_input(n, 3))) return check_runtime_sizes(n, rk, why, size);
+    size_t ks;
+    if (runtime_scales(n, &ks)) return check_runtime_scales(n, rk, ks, why, size);
+    /* the batch dim may be left to run time (the check does not depend
+     * on it); the others decide the mapping */
+    for (int32_t d = 0; d < rk; d++) {
+        dx[d] = odn_host->value_dim(odn_host->node_input(n, 0), d);
+        /* an unknown spatial size is fine when the factor is an integer:
+         * then no output falls between two inputs, whatever the size
+         * (checked as size 1, which a tie would show for too) */
+        if (d >= 2 && dx[d] < 0 && integral_scales(n)) dx[d] = 1;
+        if (d > 0 && dx[d] < 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input dim %d unknown before run time", (int)d);
     }
-    if (is(op, "Pad")) return odn_pad_check(n, why, size); /* odn_build_pad.c */
-    if (is(op, "Slice")) return odn_slice_check(n, why, size); /* odn_build_slice.c */
-    if (is(op, "InstanceNormalization")) {
-        int32_t rk = in_rank(n, 0);
-        if (rk < 3 || rk > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "InstanceNormalization on rank %d input", (int)rk);
-        int64_t ch = odn_host->value_dim(odn_host->node_input(n, 0), 1);
-        if (ch <= 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "channel count unknown before run time");
-        for (size_t k = 1; k <= 2; k++) {
-            const tsr_value_info *v = present(n, k) ? odn_host->node_input(n, k) : NULL;
-            if (!v || odn_host->value_rank(v) != 1 || odn_host->value_dim(v, 0) != ch)
-                return odn_decline(why, size, TSR_DECLINE_SHAPE, "scale or B is not one value per channel");
-        }
-        return 0;
+    dx[0] = dx[0] > 0 ? dx[0] : 1;
+    r = odn_resize_check(n, rk, dx, out, &linear, why, size);
+    return r && resize_loop_takes(n, rk) ? 0 : r;
+}
+
+int odn_claim_upsample(const tsr_node *n, char *why, size_t size) {
+    int r = check_types(n, BUILD_TIME_REST, why, size);
+    if (r) return r;
+    /* integer factors: the mapping holds whatever the run-time sizes */
+    int32_t rk = in_rank(n, 0);
+    int64_t dx[ODN_MAX_RANK], out[ODN_MAX_RANK];
+    if (rk < 1 || rk > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or above %d", ODN_MAX_RANK);
+    size_t ks;
+    if (odn_host->node_opset(n) >= 9 && runtime_scales(n, &ks)) return check_runtime_scales(n, rk, ks, why, size);
+    for (int32_t d = 0; d < rk; d++) dx[d] = 1;
+    r = odn_upsample_check(n, rk, dx, out, why, size);
+    return r && resize_loop_takes(n, rk) ? 0 : r;
+}
+
+int odn_claim_split(const tsr_node *n, char *why, size_t size) {
+    int r = check_types(n, BUILD_TIME_REST, why, size);
+    if (r) return r;
+    int32_t rk = in_rank(n, 0);
+    int64_t axis = odn_attr_int(n, "axis", 0);
+    int64_t dim = rk > 0 && axis >= -rk && axis < rk ? odn_host->value_dim(odn_host->node_input(n, 0), (int32_t)(axis < 0 ? axis + rk : axis)) : -1;
+    return odn_split_check(n, rk, dim, why, size);
+}
+
+int odn_claim_concat(const tsr_node *n, char *why, size_t size) {
+    int r = check_types(n, BUILD_TIME_NONE, why, size);
+    if (r) return r;
+    size_t count = odn_host->node_input_count(n);
+    if (count < 1 || count > ODN_MAX_ARGS - 1) return odn_decline(why, size, TSR_DECLINE_OTHER, "%zu inputs (1..%d handled)", count, ODN_MAX_ARGS - 1);
+    int32_t rk = in_rank(n, 0);
+    if (rk < 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or 0");
+    for (size_t k = 0; k < count; k++)
+        if (!present(n, k) || in_rank(n, k) != rk) return odn_decline(why, size, TSR_DECLINE_SHAPE, "inputs of different or unknown rank");
+    int64_t axis = odn_attr_int(n, "axis", 0);
+    if (!odn_host->node_attr_find(n, "axis") || axis < -rk || axis >= rk) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "axis missing or out of range");
+    return 0;
+}
+
+int odn_claim_batchnorm(const tsr_node *n, char *why, size_t size) {
+    int r = check_types(n, BUILD_TIME_NONE, why, size);
+    if (r) return r;
+    if (odn_attr_int(n, "training_mode", 0)) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "training_mode");
+    if (odn_attr_int(n, "spatial", 1) != 1) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "spatial=0");
+    for (size_t k = 1; k < odn_host->node_output_count(n); k++)
+        if (output_used(n, k)) return odn_decline(why, size, TSR_DECLINE_OTHER, "running statistics outputs");
+    int32_t rk = in_rank(n, 0);
+    if (rk < 2 || rk > 5) return odn_decline(why, size, TSR_DECLINE_SHAPE, "rank %d", (int)rk);
+    for (size_t k = 1; k < 5; k++)
+        if (in_rank(n, k) != 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "statistics input %zu is not 1-D", k);
+    return 0;
+}
+
+int odn_claim_softmax(const tsr_node *n, char *why, size_t size) {
+    int r = check_types(n, BUILD_TIME_NONE, why, size);
+    if (r) return r;
+    int32_t rk = in_rank(n, 0);
+    int64_t axis = odn_attr_int(n, "axis", odn_host->node_opset(n) >= 13 ? -1 : 1);
+    if (rk < 1 || axis < -rk || axis >= rk) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "axis out of range");
+    return 0;
+}
+
+int odn_claim_layernorm(const tsr_node *n, char *why, size_t size) {
+    int r = check_types(n, BUILD_TIME_NONE, why, size);
+    if (r) return r;
+    for (size_t k = 1; k < 3; k++)
+        if (output_used(n, k)) return odn_decline(why, size, TSR_DECLINE_OTHER, "Mean/InvStdDev outputs");
+    if (odn_attr_int(n, "stash_type", 1) != 1) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "stash_type other than float");
+    int32_t rx, rs, rb;
+    int64_t dx[ODN_MAX_RANK], ds[ODN_MAX_RANK], db[ODN_MAX_RANK];
+    claim_dim cx[ODN_MAX_RANK];
+    if (!shape_of(n, 0, &rx, cx) || !known_dims(n, 1, &rs, ds))
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank or Scale shape unknown before run time");
+    int64_t axis = odn_attr_int(n, "axis", -1);
+    if (axis < -rx || axis >= rx) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "axis out of range");
+    if (axis < 0) axis += rx;
+    /* the leading (e.g. batch, sequence) dims may wait for run time */
+    for (int32_t d = 0; d < rx; d++) {
+        dx[d] = cx[d].size;
+        if (d >= axis && dx[d] < 0)
+            return odn_decline(why, size, TSR_DECLINE_SHAPE, "normalized dim %d unknown before run time", (int)d);
     }
-    if (is(op, "LRN")) {
-        int32_t rk = in_rank(n, 0);
-        int64_t lsize = odn_attr_int(n, "size", 0);
-        if (rk < 3 || rk > 5) return odn_decline(why, size, TSR_DECLINE_SHAPE, "LRN on rank %d input: oneDNN does 1-3 spatial dims", (int)rk);
-        if (lsize < 1) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "size missing or < 1");
-        /* an even size (ONNX puts its extra channel after the centre) is
-         * built as an asymmetrically padded pool (odn_build_lrn.c) */
-        return 0;
-    }
-    if (is(op, "Resize")) {
-        int32_t rk = in_rank(n, 0);
-        int64_t dx[ODN_MAX_RANK], out[ODN_MAX_RANK];
-        bool linear;
-        if (rk < 1 || rk > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or above %d", ODN_MAX_RANK);
-        if (present(n, 3) && !odn_host->value_constant(odn_host->node_input(n, 3))) return check_runtime_sizes(n, rk, why, size);
-        size_t ks;
-        if (runtime_scales(n, &ks)) return check_runtime_scales(n, rk, ks, why, size);
-        /* the batch dim may be left to run time (the check does not depend
-         * on it); the others decide the mapping */
-        for (int32_t d = 0; d < rk; d++) {
-            dx[d] = odn_host->value_dim(odn_host->node_input(n, 0), d);
-            /* an unknown spatial size is fine when the factor is an integer:
-             * then no output falls between two inputs, whatever the size
-             * (checked as size 1, which a tie would show for too) */
-            if (d >= 2 && dx[d] < 0 && integral_scales(n)) dx[d] = 1;
-            if (d > 0 && dx[d] < 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input dim %d unknown before run time", (int)d);
-        }
-        dx[0] = dx[0] > 0 ? dx[0] : 1;
-        int r = odn_resize_check(n, rk, dx, out, &linear, why, size);
-        return r && resize_loop_takes(n, rk) ? 0 : r;
-    }
-    if (is(op, "Split")) {
-        int32_t rk = in_rank(n, 0);
-        int64_t axis = odn_attr_int(n, "axis", 0);
-        int64_t dim = rk > 0 && axis >= -rk && axis < rk ? odn_host->value_dim(odn_host->node_input(n, 0), (int32_t)(axis < 0 ? axis + rk : axis)) : -1;
-        return odn_split_check(n, rk, dim, why, size);
-    }
-    if (is(op, "Upsample")) {
-        /* integer factors: the mapping holds whatever the run-time sizes */
-        int32_t rk = in_rank(n, 0);
-        int64_t dx[ODN_MAX_RANK], out[ODN_MAX_RANK];
-        if (rk < 1 || rk > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or above %d", ODN_MAX_RANK);
-        size_t ks;
-        if (odn_host->node_opset(n) >= 9 && runtime_scales(n, &ks)) return check_runtime_scales(n, rk, ks, why, size);
-        for (int32_t d = 0; d < rk; d++) dx[d] = 1;
-        int r = odn_upsample_check(n, rk, dx, out, why, size);
-        return r && resize_loop_takes(n, rk) ? 0 : r;
-    }
-    if (is(op, "Concat")) {
-        size_t count = odn_host->node_input_count(n);
-        if (count < 1 || count > ODN_MAX_ARGS - 1) return odn_decline(why, size, TSR_DECLINE_OTHER, "%zu inputs (1..%d handled)", count, ODN_MAX_ARGS - 1);
-        int32_t r = in_rank(n, 0);
-        if (r < 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or 0");
-        for (size_t k = 0; k < count; k++)
-            if (!present(n, k) || in_rank(n, k) != r) return odn_decline(why, size, TSR_DECLINE_SHAPE, "inputs of different or unknown rank");
-        int64_t axis = odn_attr_int(n, "axis", 0);
-        if (!odn_host->node_attr_find(n, "axis") || axis < -r || axis >= r) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "axis missing or out of range");
-        return 0;
-    }
-    if (is(op, "BatchNormalization")) {
-        if (odn_attr_int(n, "training_mode", 0)) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "training_mode");
-        if (odn_attr_int(n, "spatial", 1) != 1) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "spatial=0");
-        for (size_t k = 1; k < odn_host->node_output_count(n); k++)
-            if (output_used(n, k)) return odn_decline(why, size, TSR_DECLINE_OTHER, "running statistics outputs");
-        int32_t rk = in_rank(n, 0);
-        if (rk < 2 || rk > 5) return odn_decline(why, size, TSR_DECLINE_SHAPE, "rank %d", (int)rk);
-        for (size_t k = 1; k < 5; k++)
-            if (in_rank(n, k) != 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "statistics input %zu is not 1-D", k);
-        return 0;
-    }
-    if (is(op, "Softmax") || is(op, "LogSoftmax")) {
-        int32_t rk = in_rank(n, 0);
-        int64_t axis = odn_attr_int(n, "axis", odn_host->node_opset(n) >= 13 ? -1 : 1);
-        if (rk < 1 || axis < -rk || axis >= rk) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "axis out of range");
-        return 0;
-    }
-    if (is(op, "LayerNormalization")) {
-        for (size_t k = 1; k < 3; k++)
-            if (output_used(n, k)) return odn_decline(why, size, TSR_DECLINE_OTHER, "Mean/InvStdDev outputs");
-        if (odn_attr_int(n, "stash_type", 1) != 1) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "stash_type other than float");
-        int32_t rx, rs, rb;
-        int64_t dx[ODN_MAX_RANK], ds[ODN_MAX_RANK], db[ODN_MAX_RANK];
-        claim_dim cx[ODN_MAX_RANK];
-        if (!shape_of(n, 0, &rx, cx) || !known_dims(n, 1, &rs, ds))
-            return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank or Scale shape unknown before run time");
-        int64_t axis = odn_attr_int(n, "axis", -1);
-        if (axis < -rx || axis >= rx) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "axis out of range");
-        if (axis < 0) axis += rx;
-        /* the leading (e.g. batch, sequence) dims may wait for run time */
-        for (int32_t d = 0; d < rx; d++) {
-            dx[d] = cx[d].size;
-            if (d >= axis && dx[d] < 0)
-                return odn_decline(why, size, TSR_DECLINE_SHAPE, "normalized dim %d unknown before run time", (int)d);
-        }
-        /* oneDNN takes scale and shift per normalized element, so they must
-         * span the normalized dims exactly */
-        int64_t want = odn_numel(rx - (int32_t)axis, dx + axis);
-        if (odn_numel(rs, ds) != want) return odn_decline(why, size, TSR_DECLINE_SHAPE, "Scale broadcasts");
-        if (present(n, 2) && (!known_dims(n, 2, &rb, db) || odn_numel(rb, db) != want))
-            return odn_decline(why, size, TSR_DECLINE_SHAPE, "B broadcasts");
-        return 0;
-    }
+    /* oneDNN takes scale and shift per normalized element, so they must
+     * span the normalized dims exactly */
+    int64_t want = odn_numel(rx - (int32_t)axis, dx + axis);
+    if (odn_numel(rs, ds) != want) return odn_decline(why, size, TSR_DECLINE_SHAPE, "Scale broadcasts");
+    if (present(n, 2) && (!known_dims(n, 2, &rb, db) || odn_numel(rb, db) != want))
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "B broadcasts");
     return 0;
 }

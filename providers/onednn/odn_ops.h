@@ -1,0 +1,70 @@
+/* The oneDNN provider's op table (odn_ops.c): one row per ONNX op type it
+ * claims, naming the claim check and the builder, so the claim path
+ * (odn_claim_check) and the plan (odn_build_node) read one list. */
+#ifndef TESSERA_ODN_OPS_H
+#define TESSERA_ODN_OPS_H
+
+#include "odn.h"
+
+typedef struct odn_op {
+    const char *op;
+    /* 0 when the node is one we compute exactly; otherwise a
+     * tsr_decline_reason with `why` filled. Runs for every node of every
+     * claim, after the domain check. */
+    int (*check)(const tsr_node *n, char *why, size_t why_size);
+    /* Turns node `index` (and what it absorbs) into steps; runs after the
+     * QDQ hook (odn_qdq_build). NULL where that hook builds every node of
+     * the op. */
+    tsr_status *(*build)(odn_plan *p, size_t index);
+} odn_op;
+
+/* The row of `op_type` (a default-domain op), or NULL when oneDNN has none. */
+const odn_op *odn_op_find(const char *op_type);
+
+/* Claim checks of float ops (odn_claim.c): each checks the node's operand
+ * types (float32, or float16 computed in float32) and then its own
+ * attributes and shapes. */
+int odn_claim_conv(const tsr_node *n, char *why, size_t size);
+int odn_claim_deconv(const tsr_node *n, char *why, size_t size);
+int odn_claim_matmul(const tsr_node *n, char *why, size_t size); /* bfloat16 too */
+int odn_claim_gemm(const tsr_node *n, char *why, size_t size);   /* bfloat16 too */
+int odn_claim_pool(const tsr_node *n, char *why, size_t size);
+int odn_claim_binary(const tsr_node *n, char *why, size_t size);
+/* Unary ops oneDNN's eltwise computes (odn_eltwise_of), Clip among them. */
+int odn_claim_eltwise(const tsr_node *n, char *why, size_t size);
+int odn_claim_clip(const tsr_node *n, char *why, size_t size);
+int odn_claim_reshape(const tsr_node *n, char *why, size_t size);
+/* Identity, Flatten, Transpose, Erf: the input's rank must be known. */
+int odn_claim_ranked(const tsr_node *n, char *why, size_t size);
+int odn_claim_reduce(const tsr_node *n, char *why, size_t size); /* Reduce*, ReduceLogSum* */
+int odn_claim_pad(const tsr_node *n, char *why, size_t size);
+int odn_claim_slice(const tsr_node *n, char *why, size_t size);
+int odn_claim_instnorm(const tsr_node *n, char *why, size_t size);
+int odn_claim_lrn(const tsr_node *n, char *why, size_t size);
+int odn_claim_resize(const tsr_node *n, char *why, size_t size);
+int odn_claim_upsample(const tsr_node *n, char *why, size_t size);
+int odn_claim_split(const tsr_node *n, char *why, size_t size);
+int odn_claim_concat(const tsr_node *n, char *why, size_t size);
+int odn_claim_batchnorm(const tsr_node *n, char *why, size_t size);
+int odn_claim_softmax(const tsr_node *n, char *why, size_t size); /* Softmax, LogSoftmax */
+int odn_claim_layernorm(const tsr_node *n, char *why, size_t size);
+
+/* Builders that pick among others by what the node turns out to be
+ * (odn_build.c). */
+/* Mul, Div, Add: a written-out activation starting here, else a binary. */
+tsr_status *odn_build_act_or_binary(odn_plan *p, size_t index);
+/* Pow, Sigmoid, HardSigmoid: a written-out activation, else an eltwise. */
+tsr_status *odn_build_act_or_eltwise(odn_plan *p, size_t index);
+/* Other unary ops: an eltwise where odn_eltwise_of maps the node. */
+tsr_status *odn_build_unary(odn_plan *p, size_t index);
+/* MatMul, Gemm: the bfloat16 builder by output type, else the float one. */
+tsr_status *odn_build_matmul_typed(odn_plan *p, size_t index);
+tsr_status *odn_build_gemm_typed(odn_plan *p, size_t index);
+/* MatMulInteger, ConvInteger: in float where int8 sums are not exact
+ * (odn_int8_exact), else oneDNN's int8 primitives. */
+tsr_status *odn_build_matmulinteger(odn_plan *p, size_t index);
+tsr_status *odn_build_convinteger(odn_plan *p, size_t index);
+/* ReduceMean: a written-out LayerNorm starting here, else a reduction. */
+tsr_status *odn_build_reducemean(odn_plan *p, size_t index);
+
+#endif

@@ -431,9 +431,8 @@ tsr_status *odn_build_deconv_tiles(odn_plan *p, size_t index, bool *handled);
  * *handled false when it does not apply. */
 tsr_status *odn_build_deconv_gemm(odn_plan *p, size_t index, bool *handled);
 tsr_status *odn_build_reduce(odn_plan *p, size_t index);
-/* Reduce* ops we map, and their axes as per-dim flags (false when the axes
- * are not constant or out of range). */
-bool odn_reduce_known(const char *op_type);
+/* A Reduce* node's axes as per-dim flags (false when the axes are not
+ * constant or out of range). */
 bool odn_reduce_axes(const tsr_node *n, int32_t rank, bool *reduce);
 /* A reduction node's operands, shared by the Reduce* builders. */
 typedef struct odn_reduce_io {
@@ -446,7 +445,6 @@ typedef struct odn_reduce_io {
 /* Defines the output (keepdims honoured) and fills io. */
 tsr_status *odn_reduce_setup(odn_plan *p, const tsr_node *n, odn_reduce_io *io);
 tsr_status *odn_build_logsum(odn_plan *p, size_t index); /* ReduceLogSum, ReduceLogSumExp */
-bool odn_logsum_known(const char *op_type);
 tsr_status *odn_build_lrn(odn_plan *p, size_t index);
 tsr_status *odn_build_resize(odn_plan *p, size_t index);
 /* MatMulInteger, QLinearMatMul (odn_build_quant.c) and their claim check

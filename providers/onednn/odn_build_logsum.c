@@ -18,8 +18,6 @@
 
 #include "odn.h"
 
-bool odn_logsum_known(const char *op) { return strcmp(op, "ReduceLogSum") == 0 || strcmp(op, "ReduceLogSumExp") == 0; }
-
 /* One primitive step from a descriptor with plain SRC/DST-style arguments. */
 static tsr_status *step(odn_plan *p, const tsr_node *n, const void *desc, const dnnl_primitive_attr_t attr,
                         const dnnl_exec_arg_t *args, int nargs, const char *what) {

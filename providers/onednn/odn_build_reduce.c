@@ -28,8 +28,6 @@ static const reduce_kind *kind_of(const char *op) {
     return NULL;
 }
 
-bool odn_reduce_known(const char *op) { return kind_of(op) != NULL; }
-
 /* The axes to reduce, as flags per dim; false when they are not constant or
  * out of range. `all` is set when no axes are given. */
 bool odn_reduce_axes(const tsr_node *n, int32_t rank, bool *reduce) {

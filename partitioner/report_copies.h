@@ -1,5 +1,5 @@
 /* The copies a partition makes between memories, as the executor makes them
- * (core/executor.c): where a piece reads a value held in another memory, and
+ * (runtime/executor.c): where a piece reads a value held in another memory, and
  * where a graph output is read back from a device. Shared by the reports. */
 #ifndef TESSERA_REPORT_COPIES_H
 #define TESSERA_REPORT_COPIES_H

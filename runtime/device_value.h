@@ -1,8 +1,8 @@
 /* Values a run leaves in a provider's memory for the application
  * (tsr_device_value, tessera.h "device-resident inputs and outputs"), and
  * the tsr_io_binding that makes and reads them. */
-#ifndef TESSERA_CORE_DEVICE_VALUE_H
-#define TESSERA_CORE_DEVICE_VALUE_H
+#ifndef TESSERA_RUNTIME_DEVICE_VALUE_H
+#define TESSERA_RUNTIME_DEVICE_VALUE_H
 
 #include "rt_tensor.h"
 #include "session.h"

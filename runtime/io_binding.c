@@ -2,7 +2,7 @@
  * values, which outputs are read back or left in a provider's memory, and
  * the results of the last run until the application takes them. Checks
  * happen when something is bound, so a wrong binding is reported where it
- * was made; the run itself is core/io_binding_run.c. */
+ * was made; the run itself is runtime/io_binding_run.c. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,8 +1,8 @@
 /* A graph made ready to run: partitioned over the session's providers, its
  * pieces compiled, and each value's last reader known. The main graph has
- * one; every If/Loop/Scan body has one too (core/control_flow.c). */
-#ifndef TESSERA_CORE_GRAPH_PLAN_H
-#define TESSERA_CORE_GRAPH_PLAN_H
+ * one; every If/Loop/Scan body has one too (runtime/control_flow.c). */
+#ifndef TESSERA_RUNTIME_GRAPH_PLAN_H
+#define TESSERA_RUNTIME_GRAPH_PLAN_H
 
 #include "ir.h"
 #include "partition.h"

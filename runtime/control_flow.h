@@ -5,8 +5,8 @@
  * It is always the session's last provider, so a plugin that can run a
  * whole control-flow node (say, to fuse a loop) is asked first.
  */
-#ifndef TESSERA_CORE_CONTROL_FLOW_H
-#define TESSERA_CORE_CONTROL_FLOW_H
+#ifndef TESSERA_RUNTIME_CONTROL_FLOW_H
+#define TESSERA_RUNTIME_CONTROL_FLOW_H
 
 #include "graph_plan.h"
 #include "plugin.h"
@@ -18,7 +18,7 @@ tsr_plugin *control_flow_plugin(void);
 void control_flow_bind(provider_inst *core, provider_inst *const *provs, size_t n_provs,
                        const plan_rules *rules);
 
-/* --- internal to core/cf_*.c ------------------------------------------- */
+/* --- internal to runtime/cf_*.c ---------------------------------------- */
 typedef struct cf_state {
     provider_inst *const *provs;
     size_t n_provs;
@@ -39,7 +39,7 @@ tsr_status *cf_run_loop(cf_piece *p, struct tsr_run_context *ctx);
 tsr_status *cf_run_scan(cf_piece *p, struct tsr_run_context *ctx);
 tsr_status *cf_run_sequence_map(cf_piece *p, struct tsr_run_context *ctx);
 
-/* Helpers shared by the runners (core/cf_util.c). */
+/* Helpers shared by the runners (runtime/cf_util.c). */
 /* Runs body k (p->plans[k]) with the hooks of the run that runs p (NULL:
  * none), its pieces named under "NODE/ATTRIBUTE/" in profiles. */
 tsr_status *cf_run_body(const cf_piece *p, size_t k, const exec_hooks *hooks, const rt_tensor *ins,
@@ -68,7 +68,7 @@ tsr_status *cf_stack(const rt_tensor *parts, size_t n, int32_t axis, bool revers
                      int32_t elem_type, int32_t empty_rank, const int64_t *empty_dims,
                      ir_tensor **out);
 
-/* Per-iteration scan outputs, collected then stacked (core/cf_if_loop.c). */
+/* Per-iteration scan outputs, collected then stacked (runtime/cf_if_loop.c). */
 typedef struct scan_acc {
     rt_tensor *items;
     size_t n, cap;

@@ -1,7 +1,7 @@
 /* A growing text buffer for the assignment reports (JSON, DOT), and the
  * escaping they need. */
-#ifndef TESSERA_REPORT_BUF_H
-#define TESSERA_REPORT_BUF_H
+#ifndef TESSERA_CORE_REPORT_BUF_H
+#define TESSERA_CORE_REPORT_BUF_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,9 @@
 /* Rough static estimates the partitioner places nodes by: the arithmetic a
- * node does and the bytes a value holds, from inferred shapes. */
-#ifndef TESSERA_PARTITIONER_COST_H
-#define TESSERA_PARTITIONER_COST_H
+ * node does and the bytes a value holds, from inferred shapes. In core/, not
+ * partitioner/, because the host API offers them to providers too
+ * (host->node_flops), and core must not call up into the partitioner. */
+#ifndef TESSERA_CORE_COST_H
+#define TESSERA_CORE_COST_H
 
 #include <stdbool.h>
 

@@ -1,6 +1,6 @@
 /* Sessions: a loaded model, its providers, its pieces and its run plan. */
-#ifndef TESSERA_CORE_SESSION_H
-#define TESSERA_CORE_SESSION_H
+#ifndef TESSERA_RUNTIME_SESSION_H
+#define TESSERA_RUNTIME_SESSION_H
 
 #include <pthread.h>
 
@@ -48,13 +48,13 @@ struct tsr_session_options {
     char *cache_dir;            /* compiled-piece cache, or NULL */
     tsr_log_fn logger;          /* NULL: stderr */
     void *logger_user;
-    compose_spec stages;        /* models chained after the first (core/session_stages.c) */
+    compose_spec stages;        /* models chained after the first (runtime/session_stages.c) */
 };
 
-/* Sets o's limits to their defaults (core/session_limits.c). */
+/* Sets o's limits to their defaults (runtime/session_limits.c). */
 void session_options_init_limits(tsr_session_options *o);
 /* The session's model: `first` (stage 0, loaded from `label`) chained with
- * o's stages (core/session_stages.c); *out is `first` itself when o has
+ * o's stages (runtime/session_stages.c); *out is `first` itself when o has
  * none. Consumes `first`, also on failure. */
 tsr_status *session_chain_stages(ir_model *first, const char *label, const tsr_session_options *o,
                                  ir_model **out);
@@ -108,7 +108,7 @@ struct tsr_session {
      * pairwise strcmp, 1 s a run */
     struct io_name *inputs_by_name, *outputs_by_name;
     /* Values its runs left in a provider's memory for the application
-     * (tsr_io_binding, core/device_value.c), a list under `lock`: freeing
+     * (tsr_io_binding, runtime/device_value.c), a list under `lock`: freeing
      * the session gives their memory back while its providers still live. */
     struct tsr_device_value *device_values;
     uint64_t device_value_serial; /* the last id handed out */
@@ -122,7 +122,7 @@ size_t session_input_index(const tsr_session *s, const char *name);
 size_t session_output_index(const tsr_session *s, const char *name);
 
 /* Hooks for one run: profiling events and values asked for by name that
- * are not graph outputs (core/session_observe.c). */
+ * are not graph outputs (runtime/session_observe.c). */
 typedef struct run_observer {
     tsr_session *s;
     struct run_budget *budget; /* copies of observed values count in it */
@@ -134,7 +134,7 @@ typedef struct run_observer {
     const char *tag;               /* the run's tag (profile events carry it), or NULL */
     /* Values inside control-flow bodies asked for by path: n_wanted
      * entries (value NULL for the others); their slots in `got` hold
-     * nested sequences (core/session_observe_body.c). */
+     * nested sequences (runtime/session_observe_body.c). */
     struct body_want *bodies;
     bool any_body_wanted;
 } run_observer;
@@ -161,7 +161,7 @@ void session_body_begin(void *user, const char *path);
 /* A piece of a body finished: copies the asked-for values it made. */
 void session_body_piece_done(run_observer *ro, const struct tsr_graph *v, const rt_tensor *slots);
 
-/* Input/output descriptions for tsr_io_info (core/session_io.c). */
+/* Input/output descriptions for tsr_io_info (runtime/session_io.c). */
 tsr_status *session_io_build(tsr_session *s);
 void session_io_free(tsr_session *s);
 /* Checks what `slot` holds against graph input v's declared kind, type and
@@ -173,7 +173,7 @@ tsr_status *session_output_value(rt_tensor *o, tsr_value **out);
  * other shapes than the last run's. */
 tsr_status *session_reinfer_if_new_shapes(tsr_session *s, const rt_tensor *bound);
 /* Frees the memory of every device value s's runs made that is still held
- * (core/device_value.c); the handles stay valid, to be freed. */
+ * (runtime/device_value.c); the handles stay valid, to be freed. */
 void session_device_values_orphan(tsr_session *s);
 
 

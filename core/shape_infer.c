@@ -30,13 +30,19 @@
 #include "shape_infer_internal.h"
 #include "tessera/tessera.h"
 
-/* ir_value.infer_flags bits. */
+/* ir_value.infer_flags bits. A type that is not a plain tensor is a chain
+ * of kinds (sequence -> optional -> tensor, say), and the model may declare
+ * only its first levels: bits 8-15 count the levels it gave, and the ELEM and
+ * RANK bits (and infer_open_dims) describe the tensor that ends the chain
+ * when that tensor is one of them. A plain tensor is a chain of one. */
 enum {
     SI_F_SEEN = 1u,      /* declaration recorded */
     SI_F_DECL_KIND = 2u, /* the model gave a type at all */
     SI_F_DECL_ELEM = 4u, /* ... with an element type */
     SI_F_DECL_RANK = 8u  /* ... with a shape (rank and dims) */
 };
+#define SI_F_DEPTH_SHIFT 8
+#define SI_F_DEPTH_MAX 255u
 
 /* Largest shape value tracked; Reshape targets and such are far smaller. */
 #define SI_SVAL_MAX IR_MAX_RANK
@@ -251,6 +257,30 @@ void si_in_shape(si_ctx *c, const ir_node *n, size_t i, si_shape *out) {
 
 void si_value_shape(const ir_value *v, si_shape *out) { type_to_shape(v ? &real_value(v)->type : NULL, out); }
 
+const ir_type *si_value_type(const ir_value *v) { return v ? &real_value(v)->type : NULL; }
+
+void si_type_shape(const ir_type *t, si_shape *out) { type_to_shape(t, out); }
+
+int32_t si_type_elem(const ir_type *t) { return t && t->kind == IR_TYPE_TENSOR ? t->elem_type : 0; }
+
+const ir_type *si_in_inner(si_ctx *c, const ir_node *n, size_t i) {
+    const ir_type *t = si_in_type(c, n, i);
+    if (!t || (t->kind != IR_TYPE_SEQUENCE && t->kind != IR_TYPE_OPTIONAL)) return NULL;
+    return t->elem;
+}
+
+void si_shape_join(const si_shape *a, const si_shape *b, si_shape *out) {
+    if (a->rank < 0 || b->rank < 0 || a->rank != b->rank) {
+        si_shape_unknown(out);
+        return;
+    }
+    si_shape tmp;
+    tmp.rank = a->rank;
+    for (int32_t i = 0; i < a->rank; i++)
+        tmp.dims[i] = si_dim_same(a->dims[i], b->dims[i]) ? a->dims[i] : si_unknown();
+    *out = tmp;
+}
+
 int32_t si_value_elem(const ir_value *v) {
     const ir_type *t = v ? &real_value(v)->type : NULL;
     return t && t->kind == IR_TYPE_TENSOR ? t->elem_type : 0;
@@ -381,17 +411,28 @@ static char *dup_str(const char *s) {
     return p;
 }
 
+static bool is_container(int32_t kind) {
+    return kind == IR_TYPE_SEQUENCE || kind == IR_TYPE_OPTIONAL || kind == IR_TYPE_MAP;
+}
+
 /* First sight of a value: remember what the model declared. */
 static void record_declared(ir_value *v) {
-    const ir_type *t = &v->type;
-    uint32_t f = SI_F_SEEN;
+    const ir_type *t = &v->type, *last = t;
+    uint32_t f = SI_F_SEEN, depth = 0;
     uint64_t open = 0;
-    if (t->kind != IR_TYPE_UNKNOWN) f |= SI_F_DECL_KIND;
-    if (t->elem_type) f |= SI_F_DECL_ELEM;
-    if (t->kind == IR_TYPE_TENSOR && t->rank >= 0 && t->rank <= IR_MAX_RANK) {
+    while (t && t->kind != IR_TYPE_UNKNOWN && depth < SI_F_DEPTH_MAX) {
+        depth++;
+        last = t;
+        t = is_container(t->kind) ? t->elem : NULL;
+    }
+    if (depth) f |= SI_F_DECL_KIND;
+    f |= depth << SI_F_DEPTH_SHIFT;
+    if (depth && (last->kind == IR_TYPE_TENSOR || last->kind == IR_TYPE_SPARSE_TENSOR) && last->elem_type)
+        f |= SI_F_DECL_ELEM;
+    if (depth && last->kind == IR_TYPE_TENSOR && last->rank >= 0 && last->rank <= IR_MAX_RANK) {
         f |= SI_F_DECL_RANK;
-        for (int32_t d = 0; d < t->rank; d++)
-            if (t->dims[d].value < 0) open |= (uint64_t)1 << d;
+        for (int32_t d = 0; d < last->rank; d++)
+            if (last->dims[d].value < 0) open |= (uint64_t)1 << d;
     }
     v->infer_flags = f;
     v->infer_open_dims = open;
@@ -410,7 +451,21 @@ static void restore_declared(ir_value *v) {
         t->rank = -1;
         return;
     }
-    if (t->kind != IR_TYPE_TENSOR) return; /* we only ever write tensors */
+    /* Down to the last level the model declared; below it, all is ours. */
+    uint32_t depth = (v->infer_flags >> SI_F_DEPTH_SHIFT) & SI_F_DEPTH_MAX;
+    if (depth >= SI_F_DEPTH_MAX) return; /* deeper than counted: leave it */
+    for (uint32_t k = 1; k < depth && t && is_container(t->kind); k++) t = t->elem;
+    if (!t) return;
+    if (is_container(t->kind)) {
+        if (t->elem) {
+            ir_type_clear(t->elem);
+            free(t->elem);
+            t->elem = NULL;
+        }
+        if (t->kind == IR_TYPE_MAP) t->elem_type = 0; /* mirrors the value type's */
+        return;
+    }
+    if (t->kind != IR_TYPE_TENSOR) return; /* sparse: never written */
     if (!(v->infer_flags & SI_F_DECL_ELEM)) t->elem_type = 0;
     if (!(v->infer_flags & SI_F_DECL_RANK)) {
         free_dims(t);
@@ -420,12 +475,12 @@ static void restore_declared(ir_value *v) {
         if (v->infer_open_dims & ((uint64_t)1 << d)) t->dims[d].value = TSR_DIM_UNKNOWN;
 }
 
-/* Merges an inferred tensor type into v's type. What the model declared
- * stays unless the rule is certain it is wrong (flags); what is unknown gets
- * filled; a declared shape of another rank wins over the inferred one, since
- * a wrong rule is likelier than a model that lies about rank and still runs. */
-static tsr_status *merge_type(ir_value *v, int32_t elem, const si_shape *s, unsigned flags) {
-    ir_type *t = &v->type;
+/* Merges an inferred tensor type into t (a value's type, or the tensor
+ * inside one). What the model declared stays unless the rule is certain it
+ * is wrong (flags); what is unknown gets filled; a declared shape of another
+ * rank wins over the inferred one, since a wrong rule is likelier than a
+ * model that lies about rank and still runs. */
+static tsr_status *merge_tensor(ir_type *t, int32_t elem, const si_shape *s, unsigned flags) {
     if (t->kind != IR_TYPE_UNKNOWN && t->kind != IR_TYPE_TENSOR) return NULL;
     int32_t new_elem = t->elem_type;
     if (elem && (!new_elem || (new_elem != elem && (flags & SI_ELEM_CERTAIN)))) new_elem = elem;
@@ -471,10 +526,48 @@ static tsr_status *merge_type(ir_value *v, int32_t elem, const si_shape *s, unsi
     return NULL;
 }
 
-tsr_status *si_set_out_ex(si_ctx *c, const ir_node *n, size_t i, int32_t elem, const si_shape *s,
-                          unsigned flags) {
-    (void)c;
-    if (i >= n->n_outputs || !n->outputs[i]) return NULL;
+static tsr_status *merge_type(ir_value *v, int32_t elem, const si_shape *s, unsigned flags) {
+    return merge_tensor(&v->type, elem, s, flags);
+}
+
+/* Merges an inferred type of any kind into t, level by level: a level the
+ * model left unknown takes the inferred kind, a level of another kind than
+ * the inferred one stays as declared (and so does all below it), tensors
+ * merge as in merge_tensor. SI_NO_SHAPES in flags takes element types only. */
+static tsr_status *merge_any(ir_type *t, const ir_type *src, unsigned flags, int depth) {
+    if (!src || src->kind == IR_TYPE_UNKNOWN || depth > IR_MAX_GRAPH_DEPTH) return NULL;
+    if (src->kind == IR_TYPE_TENSOR) {
+        si_shape s;
+        type_to_shape(src, &s);
+        return merge_tensor(t, src->elem_type, flags & SI_NO_SHAPES ? NULL : &s, flags & SI_ELEM_CERTAIN);
+    }
+    if (src->kind == IR_TYPE_SPARSE_TENSOR) {
+        if (t->kind == IR_TYPE_UNKNOWN) {
+            ir_type_clear(t);
+            return ir_type_copy(t, src);
+        }
+        if (t->kind == IR_TYPE_SPARSE_TENSOR && !t->elem_type) t->elem_type = src->elem_type;
+        return NULL;
+    }
+    if (!is_container(src->kind)) return NULL;
+    if (t->kind == IR_TYPE_UNKNOWN) {
+        ir_type_clear(t);
+        t->kind = src->kind;
+    }
+    if (t->kind != src->kind) return NULL;
+    if (t->kind == IR_TYPE_MAP && !t->key_type) t->key_type = src->key_type;
+    if (!src->elem) return NULL;
+    if (!t->elem) {
+        if (!(t->elem = calloc(1, sizeof *t->elem))) return TSR_NO_MEMORY();
+        t->elem->rank = -1;
+    }
+    TSR_TRY(merge_any(t->elem, src->elem, flags, depth + 1));
+    if (t->kind == IR_TYPE_MAP && t->elem->kind == IR_TYPE_TENSOR) t->elem_type = t->elem->elem_type;
+    return NULL;
+}
+
+/* An error when shape s can't be output i's: rank or element count out of range. */
+static tsr_status *check_out_shape(const ir_node *n, size_t i, const si_shape *s) {
     if (s && s->rank > IR_MAX_RANK) return si_err(n, "output %zu would have rank %d", i, (int)s->rank);
     int64_t count = 1;
     for (int32_t d = 0; s && d < s->rank; d++) {
@@ -485,7 +578,85 @@ tsr_status *si_set_out_ex(si_ctx *c, const ir_node *n, size_t i, int32_t elem, c
         if (v > 0 && (v > IR_MAX_ELEMENTS / count || (count *= v) > IR_MAX_ELEMENTS))
             return si_err(n, "output %zu would have dims making more than 2^56 elements", i);
     }
+    return NULL;
+}
+
+tsr_status *si_set_out_ex(si_ctx *c, const ir_node *n, size_t i, int32_t elem, const si_shape *s,
+                          unsigned flags) {
+    (void)c;
+    if (i >= n->n_outputs || !n->outputs[i]) return NULL;
+    TSR_TRY(check_out_shape(n, i, s));
     return merge_type(n->outputs[i], elem, s, flags);
+}
+
+tsr_status *si_set_out_type(si_ctx *c, const ir_node *n, size_t i, const ir_type *t) {
+    (void)c;
+    if (i >= n->n_outputs || !n->outputs[i]) return NULL;
+    return merge_any(&n->outputs[i]->type, t, 0, 0);
+}
+
+tsr_status *si_set_out_wrap(si_ctx *c, const ir_node *n, size_t i, int32_t kind, const ir_type *inner) {
+    (void)c;
+    if (i >= n->n_outputs || !n->outputs[i] || !is_container(kind) || kind == IR_TYPE_MAP) return NULL;
+    /* A wrapper on the stack: merge_any only reads it. */
+    ir_type w = {.kind = kind, .rank = -1, .elem = (ir_type *)inner};
+    return merge_any(&n->outputs[i]->type, &w, 0, 0);
+}
+
+tsr_status *si_set_out_seq(si_ctx *c, const ir_node *n, size_t i, int32_t elem, const si_shape *s) {
+    (void)c;
+    if (i >= n->n_outputs || !n->outputs[i]) return NULL;
+    TSR_TRY(check_out_shape(n, i, s));
+    ir_type *t = &n->outputs[i]->type;
+    if (t->kind == IR_TYPE_UNKNOWN) {
+        ir_type_clear(t);
+        t->kind = IR_TYPE_SEQUENCE;
+    }
+    if (t->kind != IR_TYPE_SEQUENCE) return NULL; /* the model says otherwise: its word stands */
+    if (!t->elem) {
+        if (!(t->elem = calloc(1, sizeof *t->elem))) return TSR_NO_MEMORY();
+        t->elem->rank = -1;
+    }
+    return merge_tensor(t->elem, elem, s, 0);
+}
+
+/* What a and b agree on, into out (zeroed by the caller): one side without
+ * a type gives the other's element types but no shapes, since the unknown
+ * side may have any; kinds that differ give nothing. */
+static tsr_status *join_types(const ir_type *a, const ir_type *b, ir_type *out, int depth) {
+    bool ka = a && a->kind != IR_TYPE_UNKNOWN, kb = b && b->kind != IR_TYPE_UNKNOWN;
+    out->rank = -1;
+    if ((!ka && !kb) || depth > IR_MAX_GRAPH_DEPTH) return NULL;
+    if (!ka || !kb) return merge_any(out, ka ? a : b, SI_NO_SHAPES, depth);
+    if (a->kind != b->kind) return NULL;
+    out->kind = a->kind;
+    if (a->kind == IR_TYPE_TENSOR || a->kind == IR_TYPE_SPARSE_TENSOR) {
+        out->elem_type = a->elem_type == b->elem_type ? a->elem_type : !a->elem_type ? b->elem_type
+                         : !b->elem_type ? a->elem_type : 0;
+        if (a->kind != IR_TYPE_TENSOR) return NULL;
+        si_shape sa, sb, s;
+        type_to_shape(a, &sa);
+        type_to_shape(b, &sb);
+        si_shape_join(&sa, &sb, &s);
+        return s.rank >= 0 ? merge_tensor(out, 0, &s, 0) : NULL;
+    }
+    out->key_type = a->key_type == b->key_type ? a->key_type : 0;
+    if (!a->elem && !b->elem) return NULL;
+    if (!(out->elem = calloc(1, sizeof *out->elem))) return TSR_NO_MEMORY();
+    TSR_TRY(join_types(a->elem, b->elem, out->elem, depth + 1));
+    if (out->kind == IR_TYPE_MAP && out->elem->kind == IR_TYPE_TENSOR) out->elem_type = out->elem->elem_type;
+    return NULL;
+}
+
+tsr_status *si_set_out_join(si_ctx *c, const ir_node *n, size_t i, const ir_type *a, const ir_type *b) {
+    (void)c;
+    if (i >= n->n_outputs || !n->outputs[i]) return NULL;
+    ir_type j;
+    memset(&j, 0, sizeof j);
+    tsr_status *st = join_types(a, b, &j, 0);
+    if (!st) st = merge_any(&n->outputs[i]->type, &j, 0, 0);
+    ir_type_clear(&j);
+    return st;
 }
 
 tsr_status *si_set_out(si_ctx *c, const ir_node *n, size_t i, int32_t elem, const si_shape *s) {
@@ -773,11 +944,22 @@ static si_rule find_rule(const ir_node *n) {
                   {si_ops_reduce, &si_ops_reduce_count},
                   {si_ops_control, &si_ops_control_count},
                   {si_ops_rnn, &si_ops_rnn_count},
-                  {si_ops_misc, &si_ops_misc_count}};
-    if (n->domain && n->domain[0]) return NULL; /* only ai.onnx for now */
+                  {si_ops_misc, &si_ops_misc_count},
+                  {si_ops_sequence, &si_ops_sequence_count}};
     int64_t opset = si_opset(n);
     si_rule best = NULL;
     int64_t best_since = -1;
+    if (n->domain && n->domain[0]) {
+        for (size_t k = 0; k < si_ops_domains_count; k++) {
+            const si_domain_op *o = &si_ops_domains[k];
+            if (o->since <= opset && o->since > best_since && !strcmp(o->domain, n->domain) &&
+                !strcmp(o->op_type, n->op_type)) {
+                best = o->rule;
+                best_since = o->since;
+            }
+        }
+        return best;
+    }
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
         for (size_t k = 0; k < *tables[t].count; k++) {
             const si_op *o = &tables[t].ops[k];
@@ -843,9 +1025,11 @@ static tsr_status *run_graph(si_ctx *c, size_t n_feeds, const si_feed *feeds) {
         }
         if (v->constant) st = type_from_constant(v);
     }
-    for (size_t i = 0; i < n_feeds && i < g->n_inputs && !st; i++)
-        if (g->inputs[i] && !g->inputs[i]->constant)
-            st = merge_type(g->inputs[i], feeds[i].elem, &feeds[i].shape, 0);
+    for (size_t i = 0; i < n_feeds && i < g->n_inputs && !st; i++) {
+        if (!g->inputs[i] || g->inputs[i]->constant) continue;
+        if (feeds[i].type) st = merge_any(&g->inputs[i]->type, feeds[i].type, feeds[i].flags, 0);
+        else st = merge_type(g->inputs[i], feeds[i].elem, &feeds[i].shape, 0);
+    }
 
     for (size_t k = 0; k < g->n_nodes && !st; k++) {
         const ir_node *n = g->nodes[k];

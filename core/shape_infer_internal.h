@@ -60,6 +60,19 @@ extern const si_op si_ops_rnn[];
 extern const size_t si_ops_rnn_count;
 extern const si_op si_ops_misc[];
 extern const size_t si_ops_misc_count;
+extern const si_op si_ops_sequence[];
+extern const size_t si_ops_sequence_count;
+
+/* A rule for an op of another domain (ai.onnx.ml, ai.onnx.preview, ...),
+ * from version `since` of that domain on. */
+typedef struct si_domain_op {
+    const char *domain;
+    const char *op_type;
+    int64_t since;
+    si_rule rule;
+} si_domain_op;
+extern const si_domain_op si_ops_domains[];
+extern const size_t si_ops_domains_count;
 
 /* --- dims and shapes ------------------------------------------------------ */
 static inline si_dim si_known(int64_t v) { si_dim d = {v, NULL}; return d; }
@@ -75,6 +88,10 @@ bool si_dim_same(si_dim a, si_dim b);
 /* Numpy broadcast of a and b into out; an error naming n when two known dims clash. */
 tsr_status *si_broadcast(si_ctx *c, const ir_node *n, const si_shape *a, const si_shape *b,
                          si_shape *out);
+/* What two possible shapes of one value agree on (If's branches, the
+ * tensors of a sequence): rank -1 when the ranks differ, a dim unknown
+ * where they differ. out may be a or b. */
+void si_shape_join(const si_shape *a, const si_shape *b, si_shape *out);
 /* Merges two dims that must be equal (e.g. Concat's other axes): the known or
  * named one wins; false when both are known and differ. */
 bool si_dim_unify(si_dim a, si_dim b, si_dim *out);
@@ -123,7 +140,9 @@ const ir_attr *si_attr(const ir_node *n, const char *name);
 enum {
     /* The element type follows from the op alone (Shape -> int64, Cast's
      * `to`), so a contradicting declaration is plainly wrong and loses. */
-    SI_ELEM_CERTAIN = 1u
+    SI_ELEM_CERTAIN = 1u,
+    /* Element types only: the tensors' shapes are left out (si_feed.flags). */
+    SI_NO_SHAPES = 2u
 };
 /* Sets output i (ignored when omitted) to a tensor of `elem` (0 unknown) and
  * shape s (NULL: unknown), merged with the declared type. */
@@ -132,22 +151,49 @@ tsr_status *si_set_out_ex(si_ctx *c, const ir_node *n, size_t i, int32_t elem, c
                           unsigned flags);
 /* Output i gets exactly input j's type (element type and shape). */
 tsr_status *si_same_as_in(si_ctx *c, const ir_node *n, size_t i, size_t j);
+
+/* Values of any kind: sequences, optionals and maps as well as tensors.
+ * Each merges with the declared type level by level (a declared level of
+ * another kind stays, with everything below it). */
+/* Output i gets a copy of type t (NULL or unknown: nothing). */
+tsr_status *si_set_out_type(si_ctx *c, const ir_node *n, size_t i, const ir_type *t);
+/* Output i gets a sequence or optional (kind) of type inner. */
+tsr_status *si_set_out_wrap(si_ctx *c, const ir_node *n, size_t i, int32_t kind, const ir_type *inner);
+/* Output i gets a sequence of tensors of `elem` (0 unknown) and shape s (NULL unknown). */
+tsr_status *si_set_out_seq(si_ctx *c, const ir_node *n, size_t i, int32_t elem, const si_shape *s);
+/* Output i gets what types a and b both allow (If's two branches, a Loop
+ * value's initial and body types); a side with no type at all gives the
+ * other's element types without shapes. */
+tsr_status *si_set_out_join(si_ctx *c, const ir_node *n, size_t i, const ir_type *a, const ir_type *b);
+/* The type inside input i when it is a sequence or an optional (NULL when it
+ * is not, or when that type is unknown). */
+const ir_type *si_in_inner(si_ctx *c, const ir_node *n, size_t i);
+/* A type's shape when it is a tensor (rank -1 otherwise), and element type
+ * (0 when not a tensor or unknown). */
+void si_type_shape(const ir_type *t, si_shape *out);
+int32_t si_type_elem(const ir_type *t);
 /* Interns a symbol for the rest of the run (NULL on allocation failure). */
 const char *si_intern(si_ctx *c, const char *s);
 
 /* --- subgraphs ------------------------------------------------------------ */
-/* What a node feeds a subgraph input: element type (0 unknown) and shape. */
+/* What a node feeds a subgraph input: element type (0 unknown) and shape,
+ * or, when `type` is not NULL, that type of any kind (a sequence a Loop
+ * carries) merged under `flags` (SI_NO_SHAPES). */
 typedef struct si_feed {
     int32_t elem;
     si_shape shape;
+    const ir_type *type;
+    unsigned flags;
 } si_feed;
 /* Infers a subgraph attribute's body. feeds (may be NULL) gives the types of
  * the body's first n_feeds inputs, merged with what the body declares. */
 tsr_status *si_infer_subgraph(si_ctx *c, const ir_node *n, ir_graph *body, size_t n_feeds,
                               const si_feed *feeds);
-/* The type of any value (e.g. a body's output) as a shape and element type. */
+/* The type of any value (e.g. a body's output) as a shape and element type,
+ * and whole (following outer-scope placeholders; NULL for NULL). */
 void si_value_shape(const ir_value *v, si_shape *out);
 int32_t si_value_elem(const ir_value *v);
+const ir_type *si_value_type(const ir_value *v);
 
 /* An error about node n: "node 'name' (Op): <message>". */
 tsr_status *si_err(const ir_node *n, const char *fmt, ...) TSR_PRINTF(2, 3);

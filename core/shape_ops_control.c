@@ -1,8 +1,8 @@
 /*
  * Shape rules for control flow: If, Loop and Scan. Each infers its bodies
  * (feeding them the types it knows) and reads its outputs off the bodies'
- * outputs. Only tensors are handled; sequence- or optional-typed outputs are
- * left as the model declared them.
+ * outputs. If's outputs and Loop's carried values may be sequences or
+ * optionals as well as tensors (Scan's are tensors only).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,15 +15,8 @@ static ir_graph *graph_attr(const ir_node *n, const char *name) {
     return a && a->type == TSR_ATTR_GRAPH ? a->g : NULL;
 }
 
-/* What both of two possible shapes agree on. */
-static void join_shapes(const si_shape *a, const si_shape *b, si_shape *out) {
-    if (a->rank < 0 || b->rank < 0 || a->rank != b->rank) {
-        si_shape_unknown(out);
-        return;
-    }
-    out->rank = a->rank;
-    for (int32_t i = 0; i < a->rank; i++)
-        out->dims[i] = si_dim_same(a->dims[i], b->dims[i]) ? a->dims[i] : si_unknown();
+static bool is_container(const ir_type *t) {
+    return t && (t->kind == IR_TYPE_SEQUENCE || t->kind == IR_TYPE_OPTIONAL || t->kind == IR_TYPE_MAP);
 }
 
 static tsr_status *rule_if(si_ctx *c, const ir_node *n) {
@@ -33,10 +26,16 @@ static tsr_status *rule_if(si_ctx *c, const ir_node *n) {
     if (!th || !el) return NULL;
     for (size_t i = 0; i < n->n_outputs; i++) {
         if (i >= th->n_outputs || i >= el->n_outputs) break;
+        const ir_type *ta = si_value_type(th->outputs[i]), *tb = si_value_type(el->outputs[i]);
+        if (is_container(ta) || is_container(tb)) {
+            /* a sequence or optional: what both branches agree on */
+            TSR_TRY(si_set_out_join(c, n, i, ta, tb));
+            continue;
+        }
         si_shape a, b, s;
         si_value_shape(th->outputs[i], &a);
         si_value_shape(el->outputs[i], &b);
-        join_shapes(&a, &b, &s);
+        si_shape_join(&a, &b, &s);
         int32_t ea = si_value_elem(th->outputs[i]), eb = si_value_elem(el->outputs[i]);
         if (!ea && !eb) continue; /* not a tensor we know of */
         TSR_TRY(si_set_out(c, n, i, ea ? ea : eb, &s));
@@ -46,13 +45,16 @@ static tsr_status *rule_if(si_ctx *c, const ir_node *n) {
 
 /* Loop: body inputs (iteration, cond, carried...), body outputs (cond,
  * carried..., scan outputs...). Node outputs: carried finals, then each scan
- * output stacked along a new first axis of unknown length. */
+ * output stacked along a new first axis of unknown length. A carried
+ * sequence or optional reaches the body without the shapes of its tensors,
+ * as ONNX's Loop inference passes it (a sequence grows and its tensors may
+ * differ from one iteration to the next). */
 static tsr_status *rule_loop(si_ctx *c, const ir_node *n) {
     ir_graph *body = graph_attr(n, "body");
     if (!body) return NULL;
     size_t carried = n->n_inputs > 2 ? n->n_inputs - 2 : 0;
     size_t nf = carried + 2;
-    si_feed *f = malloc(nf * sizeof *f);
+    si_feed *f = calloc(nf, sizeof *f);
     if (!f) return TSR_NO_MEMORY();
     f[0].elem = TSR_INT64;
     f[0].shape.rank = 0;
@@ -61,11 +63,27 @@ static tsr_status *rule_loop(si_ctx *c, const ir_node *n) {
     for (size_t i = 0; i < carried; i++) {
         f[i + 2].elem = si_in_elem(c, n, i + 2);
         si_in_shape(c, n, i + 2, &f[i + 2].shape);
+        const ir_type *t = si_in_type(c, n, i + 2);
+        if (is_container(t)) {
+            f[i + 2].type = t;
+            f[i + 2].flags = SI_NO_SHAPES;
+        }
     }
     tsr_status *st = si_infer_subgraph(c, n, body, nf, f);
     for (size_t i = 0; i < n->n_outputs && !st; i++) {
         size_t bo = i + 1;
         if (bo >= body->n_outputs) break;
+        const ir_type *bt = si_value_type(body->outputs[bo]);
+        if (i < carried && (is_container(f[i + 2].type) || is_container(bt))) {
+            /* The final value is the initial one (no iteration) or the
+             * body's last: what both allow. An optional that the body turns
+             * into its content (test_loop16_seq_none) gives the body's
+             * type, as ONNX's inference takes it. */
+            const ir_type *it = f[i + 2].type;
+            if (it && bt && bt->kind != IR_TYPE_UNKNOWN && it->kind != bt->kind) it = NULL;
+            st = si_set_out_join(c, n, i, it, bt);
+            continue;
+        }
         si_shape s;
         si_value_shape(body->outputs[bo], &s);
         int32_t elem = si_value_elem(body->outputs[bo]);
@@ -73,7 +91,7 @@ static tsr_status *rule_loop(si_ctx *c, const ir_node *n) {
             /* The carried value's shape may change between iterations:
              * only what the initial value and the body agree on holds. */
             si_shape j;
-            join_shapes(&f[i + 2].shape, &s, &j);
+            si_shape_join(&f[i + 2].shape, &s, &j);
             if (!elem) elem = f[i + 2].elem;
             if (elem) st = si_set_out(c, n, i, elem, &j);
         } else if (elem) {
@@ -104,7 +122,7 @@ static tsr_status *rule_scan(si_ctx *c, const ir_node *n) {
     const int64_t *in_axes = si_attr_ints(n, "scan_input_axes", &cnt_in);
     const int64_t *out_axes = si_attr_ints(n, "scan_output_axes", &cnt_out);
     if (in_axes && cnt_in != (size_t)m) return si_err(n, "%zu scan_input_axes for %lld scan inputs", cnt_in, (long long)m);
-    si_feed *f = malloc((ni ? ni : 1) * sizeof *f);
+    si_feed *f = calloc(ni ? ni : 1, sizeof *f);
     if (!f) return TSR_NO_MEMORY();
     si_dim len = si_unknown();
     tsr_status *st = NULL;
@@ -150,9 +168,64 @@ static tsr_status *rule_scan(si_ctx *c, const ir_node *n) {
     return st;
 }
 
+/* Drops `k` dims of s from position `at` (s->rank >= at + k). */
+static void drop_dims(si_shape *s, int32_t at, int32_t k) {
+    memmove(&s->dims[at], &s->dims[at + k], (size_t)(s->rank - at - k) * sizeof s->dims[0]);
+    s->rank -= k;
+}
+
+/* Scan (opset 8): sequence_lens (optional), then N state inputs [batch,
+ * ...] and M scan inputs [batch, sequence, ...]. The body sees states
+ * without the batch axis and scan inputs without both; the final states
+ * get the batch axis back, the scan outputs [batch, sequence, ...]. */
+static tsr_status *rule_scan8(si_ctx *c, const ir_node *n) {
+    ir_graph *body = graph_attr(n, "body");
+    if (!body || n->n_inputs < 1) return NULL;
+    int64_t m = si_attr_int(n, "num_scan_inputs", 0);
+    size_t ni = n->n_inputs - 1;
+    if (m < 0 || (size_t)m > ni) return si_err(n, "num_scan_inputs %lld", (long long)m);
+    size_t ns = ni - (size_t)m;
+    si_feed *f = calloc(ni ? ni : 1, sizeof *f);
+    if (!f) return TSR_NO_MEMORY();
+    si_dim batch = si_unknown(), len = si_unknown();
+    for (size_t i = 0; i < ni; i++) {
+        f[i].elem = si_in_elem(c, n, i + 1);
+        si_in_shape(c, n, i + 1, &f[i].shape);
+        si_shape *sh = &f[i].shape;
+        int32_t axes = i < ns ? 1 : 2;
+        if (sh->rank < axes) {
+            si_shape_unknown(sh);
+            continue;
+        }
+        if (!si_is_known(batch)) si_dim_unify(batch, sh->dims[0], &batch);
+        if (i >= ns && !si_is_known(len)) si_dim_unify(len, sh->dims[1], &len);
+        drop_dims(sh, 0, axes);
+    }
+    tsr_status *st = si_infer_subgraph(c, n, body, ni, f);
+    for (size_t i = 0; i < n->n_outputs && i < body->n_outputs && !st; i++) {
+        si_shape s;
+        si_value_shape(body->outputs[i], &s);
+        int32_t elem = i < ns ? f[i].elem : 0;
+        if (!elem) elem = si_value_elem(body->outputs[i]);
+        int32_t axes = i < ns ? 1 : 2;
+        if (s.rank >= 0 && s.rank + axes <= IR_MAX_RANK) {
+            memmove(&s.dims[axes], &s.dims[0], (size_t)s.rank * sizeof s.dims[0]);
+            s.dims[0] = batch;
+            if (axes == 2) s.dims[1] = len;
+            s.rank += axes;
+        } else {
+            si_shape_unknown(&s);
+        }
+        if (elem) st = si_set_out(c, n, i, elem, &s);
+    }
+    free(f);
+    return st;
+}
+
 const si_op si_ops_control[] = {
     {"If", 1, rule_if},
     {"Loop", 1, rule_loop},
+    {"Scan", 8, rule_scan8},
     {"Scan", 9, rule_scan},
 };
 const size_t si_ops_control_count = sizeof si_ops_control / sizeof si_ops_control[0];

@@ -11,6 +11,33 @@
 /* Same type and shape as input 0: every unary map and activation. */
 static tsr_status *rule_unary(si_ctx *c, const ir_node *n) { return si_same_as_in(c, n, 0, 0); }
 
+/* Identity passes any value on (a sequence or an optional too, opset 14
+ * and 16): its output has exactly the input's type. */
+static tsr_status *rule_identity(si_ctx *c, const ir_node *n) {
+    const ir_type *t = si_in_type(c, n, 0);
+    if (t && t->kind != IR_TYPE_TENSOR && t->kind != IR_TYPE_UNKNOWN) return si_set_out_type(c, n, 0, t);
+    return si_same_as_in(c, n, 0, 0);
+}
+
+/* SwiGLU (opset 28): A and B have one shape (no broadcasting); Y is that
+ * shape, of A's type. Each dim is whichever of A's and B's is known. */
+static tsr_status *rule_swiglu(si_ctx *c, const ir_node *n) {
+    si_shape a, b;
+    si_in_shape(c, n, 0, &a);
+    si_in_shape(c, n, 1, &b);
+    int32_t elem = si_in_elem(c, n, 0);
+    if (!elem) elem = si_in_elem(c, n, 1);
+    if (a.rank < 0) a = b;
+    if (a.rank >= 0 && b.rank >= 0) {
+        if (a.rank != b.rank) return si_err(n, "A has rank %d, B rank %d: they must have one shape", (int)a.rank, (int)b.rank);
+        for (int32_t d = 0; d < a.rank; d++)
+            if (!si_dim_unify(a.dims[d], b.dims[d], &a.dims[d]))
+                return si_err(n, "A and B differ in dimension %d (%lld against %lld)", (int)d,
+                              (long long)a.dims[d].value, (long long)b.dims[d].value);
+    }
+    return si_set_out(c, n, 0, elem, a.rank >= 0 ? &a : NULL);
+}
+
 /* Input 0's shape with a bool result (IsNaN, IsInf). */
 static tsr_status *rule_unary_bool(si_ctx *c, const ir_node *n) {
     si_shape s;
@@ -137,14 +164,14 @@ const si_op si_ops_elementwise[] = {
     {"Acos", 1, rule_unary}, {"Atan", 1, rule_unary}, {"Sinh", 1, rule_unary},
     {"Cosh", 1, rule_unary}, {"Asinh", 1, rule_unary}, {"Acosh", 1, rule_unary},
     {"Atanh", 1, rule_unary}, {"Not", 1, rule_unary}, {"BitwiseNot", 1, rule_unary},
-    {"Identity", 1, rule_unary}, {"Clip", 1, rule_unary},
+    {"Identity", 1, rule_identity}, {"Clip", 1, rule_unary},
     /* activations */
     {"Relu", 1, rule_unary}, {"LeakyRelu", 1, rule_unary}, {"Elu", 1, rule_unary},
     {"Selu", 1, rule_unary}, {"Celu", 1, rule_unary}, {"Sigmoid", 1, rule_unary},
     {"HardSigmoid", 1, rule_unary}, {"HardSwish", 1, rule_unary}, {"Tanh", 1, rule_unary},
     {"Softplus", 1, rule_unary}, {"Softsign", 1, rule_unary},
     {"ThresholdedRelu", 1, rule_unary}, {"Gelu", 1, rule_unary}, {"Mish", 1, rule_unary},
-    {"Shrink", 1, rule_unary}, {"Swish", 1, rule_unary},
+    {"Shrink", 1, rule_unary}, {"Swish", 1, rule_unary}, {"SwiGLU", 28, rule_swiglu},
     {"IsNaN", 1, rule_unary_bool}, {"IsInf", 1, rule_unary_bool},
     /* broadcasting */
     {"Add", 1, rule_broadcast}, {"Sub", 1, rule_broadcast}, {"Mul", 1, rule_broadcast},

@@ -1,9 +1,12 @@
 /* Shape and type rules for ops whose outputs are fixed by their attributes,
  * constant inputs or input ranks: window functions, DFT, STFT,
  * MelWeightMatrix, MaxUnpool, Col2Im, AffineGrid, DynamicQuantizeLinear,
- * NonMaxSuppression, Unique, Multinomial, the losses and the string ops. What depends on data (how many
+ * NonMaxSuppression, Unique, Multinomial, the losses, the string ops,
+ * TfIdfVectorizer and ImageDecoder. What depends on data (how many
  * boxes survive, how many values are unique) stays an unknown dim; the rank
  * and element type are what the next op needs (issue 16). */
+#include <string.h>
+
 #include "shape_infer_internal.h"
 
 /* Hann/Hamming/BlackmanWindow: a 1-D window of `size` (a scalar input)
@@ -113,8 +116,9 @@ static int64_t scalar_in(si_ctx *c, const ir_node *n, size_t i) {
 }
 
 /* DFT: the input with its last (real or complex) dim 2, the transformed
- * axis dft_length long (one-sided: floor(n/2) + 1). The axis is an
- * attribute (default 1) before opset 20, then input 2 (default -2). */
+ * axis dft_length long (one-sided: floor(n/2) + 1; the IRFFT, one-sided
+ * and inverse, gives a real signal, last dim 1). The axis is an attribute
+ * (default 1) before opset 20, then input 2 (default -2). */
 static tsr_status *rule_dft(si_ctx *c, const ir_node *n) {
     si_shape x;
     si_in_shape(c, n, 0, &x);
@@ -124,10 +128,16 @@ static tsr_status *rule_dft(si_ctx *c, const ir_node *n) {
     int32_t a;
     if (si_opset(n) >= 20 && si_has_in(n, 2) && axis == -1) return si_set_out(c, n, 0, elem, NULL); /* not constant */
     if (!si_axis(axis, x.rank, &a) || a == x.rank - 1) return si_err(n, "axis %lld is not a signal axis", (long long)axis);
-    int64_t len = si_has_in(n, 1) ? scalar_in(c, n, 1) : (si_is_known(x.dims[a]) ? x.dims[a].value : -1);
-    bool onesided = si_attr_int(n, "onesided", 0) != 0 && !si_attr_int(n, "inverse", 0);
-    x.dims[a] = len < 0 ? si_unknown() : si_known(onesided ? len / 2 + 1 : len);
-    x.dims[x.rank - 1] = si_known(2);
+    /* onesided with inverse is the IRFFT: a real signal of dft_length
+     * (default 2 * (n - 1)) from the n one-sided bins */
+    bool inverse = si_attr_int(n, "inverse", 0) != 0, onesided = si_attr_int(n, "onesided", 0) != 0;
+    bool irfft = inverse && onesided;
+    int64_t len = -1;
+    if (si_has_in(n, 1)) len = scalar_in(c, n, 1);
+    else if (si_is_known(x.dims[a]) && (!irfft || x.dims[a].value >= 1))
+        len = irfft ? 2 * (x.dims[a].value - 1) : x.dims[a].value;
+    x.dims[a] = len < 0 ? si_unknown() : si_known(onesided && !inverse ? len / 2 + 1 : len);
+    x.dims[x.rank - 1] = si_known(irfft ? 1 : 2);
     return si_set_out(c, n, 0, elem, &x);
 }
 
@@ -251,6 +261,35 @@ static tsr_status *rule_string_split(si_ctx *c, const ir_node *n) {
     return si_set_out_ex(c, n, 1, TSR_INT64, x.rank >= 0 ? &x : NULL, SI_ELEM_CERTAIN);
 }
 
+/* TfIdfVectorizer: float counts, [max(ngram_indexes) + 1] for a [C] input
+ * and [N, max + 1] for [N, C]. */
+static tsr_status *rule_tfidf(si_ctx *c, const ir_node *n) {
+    si_shape x, out;
+    si_in_shape(c, n, 0, &x);
+    size_t count = 0;
+    const int64_t *idx = si_attr_ints(n, "ngram_indexes", &count);
+    int64_t most = -1;
+    for (size_t i = 0; idx && i < count; i++)
+        if (idx[i] > most) most = idx[i];
+    if (x.rank < 1 || x.rank > 2) return si_set_out_ex(c, n, 0, TSR_FLOAT, NULL, SI_ELEM_CERTAIN);
+    out.rank = x.rank;
+    out.dims[0] = x.dims[0];
+    out.dims[x.rank - 1] = most >= 0 && most < INT64_MAX ? si_known(most + 1) : si_unknown();
+    return si_set_out_ex(c, n, 0, TSR_FLOAT, &out, SI_ELEM_CERTAIN);
+}
+
+/* ImageDecoder: a uint8 image [H, W, C], channels last; C is 1 for
+ * Grayscale and 3 for RGB and BGR (an image that can't be decoded is
+ * [0, 0, C]). */
+static tsr_status *rule_image_decoder(si_ctx *c, const ir_node *n) {
+    si_shape out;
+    const char *fmt = si_attr_str(n, "pixel_format", "RGB");
+    si_shape_rank(&out, 3);
+    if (!strcmp(fmt, "Grayscale")) out.dims[2] = si_known(1);
+    else if (!strcmp(fmt, "RGB") || !strcmp(fmt, "BGR")) out.dims[2] = si_known(3);
+    return si_set_out_ex(c, n, 0, TSR_UINT8, &out, SI_ELEM_CERTAIN);
+}
+
 /* Det: [..., M, M] -> [...]. */
 static tsr_status *rule_det(si_ctx *c, const ir_node *n) {
     si_shape x;
@@ -281,5 +320,7 @@ const si_op si_ops_misc[] = {
     {"SoftmaxCrossEntropyLoss", 12, rule_loss},
     {"RegexFullMatch", 20, rule_regex_match},
     {"StringConcat", 20, rule_string_concat},
+    {"TfIdfVectorizer", 9, rule_tfidf},
+    {"ImageDecoder", 20, rule_image_decoder},
 };
 const size_t si_ops_misc_count = sizeof si_ops_misc / sizeof si_ops_misc[0];

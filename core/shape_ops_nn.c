@@ -492,6 +492,8 @@ const si_op si_ops_nn[] = {
     {"ConvInteger", 10, rule_conv_integer},
     {"QLinearConv", 10, rule_qlinear_conv},
     {"ConvTranspose", 1, rule_conv_transpose},
+    /* X and W as Conv's; the offsets only move where the kernel samples */
+    {"DeformConv", 19, rule_conv},
     {"MaxPool", 1, rule_pool},
     {"AveragePool", 1, rule_pool},
     {"LpPool", 1, rule_pool},

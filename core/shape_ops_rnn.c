@@ -1,6 +1,6 @@
 /* Shape and type rules for recurrent and spatial-sampling ops: RNN, GRU,
  * LSTM, GridSample, RoiAlign, CenterCropPad, CumProd, RotaryEmbedding,
- * Attention, TensorScatter.
+ * Attention, TensorScatter, LinearAttention, CausalConvWithState.
  * Without them a piece holding one left its outputs' type and rank unknown,
  * and the next heavy op (a MatMul after an LSTM) was declined by oneDNN for
  * an "input of type 0" (issue 16). Rules only derive; a contradiction with
@@ -183,6 +183,65 @@ static tsr_status *rule_attention(si_ctx *c, const ir_node *n) {
     return si_set_out(c, n, 3, kt, &qk);
 }
 
+/* The first of a and b that is known (or named). */
+static si_dim dim_either(si_dim a, si_dim b) {
+    si_dim out;
+    return si_dim_unify(a, b, &out) ? out : a;
+}
+
+/* LinearAttention (opset 27): query [B, T, Hq * dk], key [B, T, Hkv * dk],
+ * value [B, T, Hkv * dv], past_state [B, Hkv, dk, dv]. The output is
+ * [B, T, Hq * dv] of the query's type; present_state [B, Hkv, dk, dv] of
+ * past_state's type, or the query's without one (the schema's S: the state
+ * is cast back to past_state's dtype, else the query's). */
+static tsr_status *rule_linear_attention(si_ctx *c, const ir_node *n) {
+    si_shape q, k, v, past, y, state;
+    si_in_shape(c, n, 0, &q);
+    si_in_shape(c, n, 1, &k);
+    si_in_shape(c, n, 2, &v);
+    si_in_shape(c, n, 3, &past);
+    int32_t qt = si_in_elem(c, n, 0), st = si_has_in(n, 3) ? si_in_elem(c, n, 3) : qt;
+    int64_t hq = si_attr_int(n, "q_num_heads", 0), hkv = si_attr_int(n, "kv_num_heads", 0);
+    si_dim u = si_unknown();
+    si_dim b = q.rank == 3 ? q.dims[0] : k.rank == 3 ? k.dims[0] : v.rank == 3 ? v.dims[0] : u;
+    si_dim t = q.rank == 3 ? q.dims[1] : k.rank == 3 ? k.dims[1] : v.rank == 3 ? v.dims[1] : u;
+    si_dim dk = k.rank == 3 && hkv > 0 ? dim_div(k.dims[2], hkv) : u;
+    if (!si_is_known(dk) && q.rank == 3 && hq > 0) dk = dim_div(q.dims[2], hq);
+    si_dim dv = v.rank == 3 && hkv > 0 ? dim_div(v.dims[2], hkv) : u;
+    if (past.rank == 4) {
+        b = dim_either(b, past.dims[0]);
+        dk = dim_either(dk, past.dims[2]);
+        dv = dim_either(dv, past.dims[3]);
+    }
+    y.rank = 3;
+    y.dims[0] = b, y.dims[1] = t;
+    y.dims[2] = hq > 0 && si_is_known(dv) ? si_dim_mul(si_known(hq), dv) : u;
+    shape4(&state, b, hkv > 0 ? si_known(hkv) : u, dk, dv);
+    TSR_TRY(si_set_out(c, n, 0, qt, &y));
+    return si_set_out(c, n, 1, st, &state);
+}
+
+/* CausalConvWithState (opset 27): input [B, C, L], weight [C, 1, k],
+ * past_state [B, C, k - 1]. The output is like the input; present_state
+ * [B, C, k - 1] of the input's type. */
+static tsr_status *rule_causal_conv_with_state(si_ctx *c, const ir_node *n) {
+    si_shape x, w, past, state;
+    si_in_shape(c, n, 0, &x);
+    si_in_shape(c, n, 1, &w);
+    si_in_shape(c, n, 3, &past);
+    int32_t elem = si_in_elem(c, n, 0);
+    si_dim u = si_unknown();
+    state.rank = 3;
+    state.dims[0] = x.rank == 3 ? x.dims[0] : u;
+    state.dims[1] = x.rank == 3 ? x.dims[1] : u;
+    state.dims[2] = w.rank == 3 && si_is_known(w.dims[2]) && w.dims[2].value >= 1 ? si_known(w.dims[2].value - 1) : u;
+    if (w.rank == 3) state.dims[1] = dim_either(state.dims[1], w.dims[0]);
+    if (past.rank == 3)
+        for (int32_t d = 0; d < 3; d++) state.dims[d] = dim_either(state.dims[d], past.dims[d]);
+    TSR_TRY(si_set_out(c, n, 0, elem, x.rank >= 0 ? &x : NULL));
+    return si_set_out(c, n, 1, elem, &state);
+}
+
 const si_op si_ops_rnn[] = {
     {"RNN", 1, rule_recurrent},
     {"GRU", 1, rule_recurrent},
@@ -194,5 +253,7 @@ const si_op si_ops_rnn[] = {
     {"RotaryEmbedding", 23, rule_same},
     {"Attention", 23, rule_attention},
     {"TensorScatter", 24, rule_same},
+    {"LinearAttention", 27, rule_linear_attention},
+    {"CausalConvWithState", 27, rule_causal_conv_with_state},
 };
 const size_t si_ops_rnn_count = sizeof si_ops_rnn / sizeof si_ops_rnn[0];

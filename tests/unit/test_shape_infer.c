@@ -1084,6 +1084,363 @@ static void test_loop_scan(void) {
     tb_free(&t);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Sequences, optionals and ops of other domains                             */
+
+/* A type as "float[2,?]", "seq(int32[*])", "opt(seq(float[]))"; "?" when
+ * not even the kind is known. */
+static void type_str_into(const ir_type *t, char *buf, size_t size) {
+    if (!t || t->kind == IR_TYPE_UNKNOWN) {
+        snprintf(buf, size, "?");
+    } else if (t->kind == IR_TYPE_TENSOR) {
+        snprintf(buf, size, "%s[%s]", tsr_elem_type_name(t->elem_type), shape_str(t));
+    } else if (t->kind == IR_TYPE_SEQUENCE || t->kind == IR_TYPE_OPTIONAL) {
+        char inner[256];
+        type_str_into(t->elem, inner, sizeof inner);
+        snprintf(buf, size, "%s(%s)", t->kind == IR_TYPE_SEQUENCE ? "seq" : "opt", inner);
+    } else {
+        snprintf(buf, size, "kind %d", (int)t->kind);
+    }
+}
+
+static const char *type_str(const ir_type *t) {
+    static char buf[512];
+    type_str_into(t, buf, sizeof buf);
+    return buf;
+}
+
+#define EXPECT_TYPE(t, name, want) CU_ASSERT_STRING_EQUAL(type_str(&val(t, name)->type), want)
+
+/* A graph input typed as a sequence (kind IR_TYPE_SEQUENCE) or optional of
+ * tensors of elem and shape. */
+static ir_value *wrapped_input(tb *t, const char *name, int32_t kind, int32_t elem, const char *shape) {
+    ir_value *v = input(t, name, elem, shape);
+    ir_type inner = v->type;
+    memset(&v->type, 0, sizeof v->type);
+    v->type.kind = kind;
+    v->type.rank = -1;
+    v->type.elem = malloc(sizeof *v->type.elem);
+    *v->type.elem = inner;
+    return v;
+}
+
+static ir_node *domain_node(tb *t, const char *domain, int64_t opset, const char *op, const char *ins,
+                            const char *outs) {
+    ir_node *n = node(t, op, op, ins, outs);
+    free(n->domain);
+    n->domain = strdup(domain);
+    n->opset = opset;
+    return n;
+}
+
+/* The sequence ops, typed as their ONNX schemas say (onnx/defs/sequence). */
+static void test_sequences(void) {
+    tb t = tb_new(12);
+    input(&t, "a", TSR_FLOAT, "2,3");
+    input(&t, "b", TSR_FLOAT, "2,4");
+    input(&t, "x", TSR_FLOAT, "6,4");
+    const_i64(&t, "pos", 0, 1, (int64_t[]){0});
+    const_i64(&t, "two", 0, 1, (int64_t[]){2});
+    const_i64(&t, "four", 0, 1, (int64_t[]){4});
+    const_i64(&t, "halves", 1, 2, (int64_t[]){3, 3});
+    const_i64(&t, "uneven", 1, 2, (int64_t[]){2, 4});
+    node(&t, "SequenceEmpty", "empty", "", "e_float");
+    attr_int(node(&t, "SequenceEmpty", "empty_i32", "", "e_i32"), "dtype", TSR_INT32);
+    node(&t, "SequenceConstruct", "construct", "a,b", "ab");
+    node(&t, "SequenceConstruct", "construct_aa", "a,a", "aa");
+    node(&t, "SequenceInsert", "insert", "e_float,x", "ins");
+    node(&t, "SequenceInsert", "insert_a", "aa,b,pos", "aab");
+    node(&t, "SequenceAt", "at", "ab,pos", "at0");
+    node(&t, "SequenceErase", "erase", "ab", "erased");
+    node(&t, "SequenceLength", "len", "ab", "n");
+    node(&t, "SplitToSequence", "split_scalar", "x,two", "by2");
+    node(&t, "SplitToSequence", "split_scalar_4", "x,four", "by4");
+    node(&t, "SplitToSequence", "split_equal", "x,halves", "by3");
+    node(&t, "SplitToSequence", "split_uneven", "x,uneven", "byu");
+    attr_int(node(&t, "SplitToSequence", "split_ones", "x", "ones"), "axis", 1);
+    ir_node *n = node(&t, "SplitToSequence", "split_squeezed", "x", "squeezed");
+    attr_int(n, "axis", 1);
+    attr_int(n, "keepdims", 0);
+    attr_int(node(&t, "ConcatFromSequence", "cat0", "aa", "cat0_out"), "axis", 0);
+    n = node(&t, "ConcatFromSequence", "stack_last", "aa", "stacked");
+    attr_int(n, "axis", -1);
+    attr_int(n, "new_axis", 1);
+    EXPECT_OK(&t);
+    EXPECT_TYPE(&t, "e_float", "seq(float[*])");  /* dtype defaults to float */
+    EXPECT_TYPE(&t, "e_i32", "seq(int32[*])");
+    EXPECT_TYPE(&t, "ab", "seq(float[2,?])");      /* [2,3] and [2,4] share [2,?] */
+    EXPECT_TYPE(&t, "aa", "seq(float[2,3])");
+    EXPECT_TYPE(&t, "ins", "seq(float[*])");       /* the empty sequence has no shape */
+    EXPECT_TYPE(&t, "aab", "seq(float[2,?])");
+    EXPECT_TYPE(&t, "at0", "float[2,?]");
+    EXPECT_TYPE(&t, "erased", "seq(float[2,?])");
+    EXPECT_TYPE(&t, "n", "int64[]");
+    EXPECT_TYPE(&t, "by2", "seq(float[2,4])");     /* 6 rows in pieces of 2 */
+    EXPECT_TYPE(&t, "by4", "seq(float[?,4])");     /* 4 and 2 rows */
+    EXPECT_TYPE(&t, "by3", "seq(float[3,4])");
+    EXPECT_TYPE(&t, "byu", "seq(float[?,4])");
+    EXPECT_TYPE(&t, "ones", "seq(float[6,1])");    /* no split: pieces of 1, kept */
+    EXPECT_TYPE(&t, "squeezed", "seq(float[6])");  /* ... or dropped with keepdims 0 */
+    EXPECT_TYPE(&t, "cat0_out", "float[?,3]");     /* the sequence's length is not known */
+    EXPECT_TYPE(&t, "stacked", "float[2,3,?]");
+    tb_free(&t);
+}
+
+/* Optional, OptionalHasElement, OptionalGetElement, Identity of a sequence
+ * (onnx/defs/optional; Identity takes any type from opset 14/16). */
+static void test_optionals(void) {
+    tb t = tb_new(18);
+    input(&t, "x", TSR_FLOAT, "3");
+    wrapped_input(&t, "s", IR_TYPE_SEQUENCE, TSR_INT64, "N");
+    wrapped_input(&t, "os", IR_TYPE_OPTIONAL, TSR_BOOL, "2,2");
+    node(&t, "Optional", "wrap", "x", "ox");
+    node(&t, "Optional", "wrap_seq", "s", "oseq");
+    node(&t, "OptionalHasElement", "has", "ox", "h");
+    node(&t, "OptionalGetElement", "get", "ox", "gx");
+    node(&t, "OptionalGetElement", "get_seq", "oseq", "gs");
+    node(&t, "OptionalGetElement", "get_plain", "x", "gp"); /* opset 18: a tensor passes */
+    node(&t, "OptionalGetElement", "get_input", "os", "go");
+    node(&t, "Identity", "id_seq", "s", "ids");
+    node(&t, "Identity", "id_opt", "oseq", "ido");
+    EXPECT_OK(&t);
+    EXPECT_TYPE(&t, "ox", "opt(float[3])");
+    EXPECT_TYPE(&t, "oseq", "opt(seq(int64[N]))");
+    EXPECT_TYPE(&t, "h", "bool[]");
+    EXPECT_TYPE(&t, "gx", "float[3]");
+    EXPECT_TYPE(&t, "gs", "seq(int64[N])");
+    EXPECT_TYPE(&t, "gp", "float[3]");
+    EXPECT_TYPE(&t, "go", "bool[2,2]");
+    EXPECT_TYPE(&t, "ids", "seq(int64[N])");
+    EXPECT_TYPE(&t, "ido", "opt(seq(int64[N]))");
+    tb_free(&t);
+}
+
+/* A declared sequence output keeps its declaration across runs: what one
+ * run inferred inside it (its tensors' shape) is redone for the next run's
+ * inputs, not kept. */
+static void test_sequence_rerun(void) {
+    tb t = tb_new(12);
+    input(&t, "x", TSR_FLOAT, "N,3");
+    ir_value *o = output(&t, "seq", 0, "*");
+    ir_type_clear(&o->type);
+    o->type.kind = IR_TYPE_SEQUENCE; /* declared: a sequence, of nothing more */
+    o->type.rank = -1;
+    node(&t, "SequenceConstruct", "construct", "x,x", "seq");
+    node(&t, "SequenceAt", "at", "seq,x", "first");
+    EXPECT_OK(&t);
+    EXPECT_TYPE(&t, "seq", "seq(float[N,3])");
+    int64_t d2[2] = {2, 3}, d5[2] = {5, 3};
+    tsr_tensor in = {0};
+    in.elem_type = TSR_FLOAT;
+    in.rank = 2;
+    in.dims = d2;
+    const tsr_tensor *ins[1] = {&in};
+    CU_ASSERT_PTR_NULL(ir_infer_shapes_for_inputs(t.g, 1, ins));
+    EXPECT_TYPE(&t, "seq", "seq(float[2,3])");
+    EXPECT_TYPE(&t, "first", "float[2,3]");
+    in.dims = d5;
+    CU_ASSERT_PTR_NULL(ir_infer_shapes_for_inputs(t.g, 1, ins));
+    EXPECT_TYPE(&t, "seq", "seq(float[5,3])");
+    EXPECT_TYPE(&t, "first", "float[5,3]");
+    tb_free(&t);
+}
+
+/* A branch of an If: out = op(outer value `in`). */
+static ir_graph *branch(tb *t, const char *name, const char *op, const char *in, const char *out) {
+    ir_graph *g = ir_graph_new(t->m, t->g, name);
+    ir_value *o = NULL;
+    CU_ASSERT_PTR_NULL_FATAL(ir_graph_value(g, out, &o));
+    ir_node *bn = NULL;
+    CU_ASSERT_PTR_NULL_FATAL(ir_graph_add_node(g, &bn));
+    bn->name = strdup(op);
+    bn->op_type = strdup(op);
+    bn->domain = strdup("");
+    bn->opset = t->opset;
+    bn->n_inputs = 1;
+    bn->inputs = malloc(sizeof *bn->inputs);
+    bn->inputs[0] = ir_graph_resolve(g, in);
+    bn->n_outputs = 1;
+    bn->outputs = malloc(sizeof *bn->outputs);
+    bn->outputs[0] = o;
+    o->producer = bn;
+    g->n_outputs = 1;
+    g->outputs = malloc(sizeof *g->outputs);
+    g->outputs[0] = o;
+    o->is_graph_output = true;
+    return g;
+}
+
+/* If and Loop pass sequences on: If's output is what both branches allow;
+ * a Loop's carried sequence is the initial one's or the body's. */
+static void test_sequence_control_flow(void) {
+    tb t = tb_new(16);
+    input(&t, "c", TSR_BOOL, "");
+    input(&t, "a", TSR_FLOAT, "2");
+    input(&t, "b", TSR_FLOAT, "3");
+    ir_node *n = node(&t, "If", "if", "c", "y");
+    add_attr(n, "then_branch", TSR_ATTR_GRAPH)->g = branch(&t, "then", "SequenceConstruct", "a", "ta");
+    add_attr(n, "else_branch", TSR_ATTR_GRAPH)->g = branch(&t, "else", "SequenceConstruct", "b", "eb");
+    n = node(&t, "If", "if_opt", "c", "z");
+    add_attr(n, "then_branch", TSR_ATTR_GRAPH)->g = branch(&t, "then2", "Optional", "a", "oa");
+    add_attr(n, "else_branch", TSR_ATTR_GRAPH)->g = branch(&t, "else2", "Optional", "a", "oa2");
+    EXPECT_OK(&t);
+    EXPECT_TYPE(&t, "y", "seq(float[?])"); /* [2] or [3] */
+    EXPECT_TYPE(&t, "z", "opt(float[2])");
+    tb_free(&t);
+
+    t = tb_new(13);
+    input(&t, "m", TSR_INT64, "");
+    input(&t, "cond", TSR_BOOL, "");
+    input(&t, "x", TSR_FLOAT, "4");
+    wrapped_input(&t, "s0", IR_TYPE_SEQUENCE, TSR_FLOAT, "4");
+    n = node(&t, "Loop", "loop", "m,cond,s0", "s_out");
+    /* body(i, c, s) -> (c, SequenceInsert(s, x)) */
+    ir_graph *g = body1(&t, "SequenceInsert", 3, (const char *[]){"i", "c", "s"}, (const char *[]){"", "b", ""}, 2,
+                        (const char *[]){"c", "s2"}, "s", "x", "s2");
+    add_attr(n, "body", TSR_ATTR_GRAPH)->g = g;
+    EXPECT_OK(&t);
+    /* the body sees the sequence without its tensors' shapes (they may
+     * change from one iteration to the next) */
+    CU_ASSERT_STRING_EQUAL(type_str(&g->inputs[2]->type), "seq(float[*])");
+    CU_ASSERT_STRING_EQUAL(type_str(&g->outputs[1]->type), "seq(float[*])");
+    EXPECT_TYPE(&t, "s_out", "seq(float[*])");
+    tb_free(&t);
+
+    /* Scan at opset 8: a batch axis before everything, the sequence axis
+     * second in scan inputs and outputs. */
+    t = tb_new(8);
+    input(&t, "init", TSR_FLOAT, "B,2");
+    input(&t, "xs", TSR_FLOAT, "B,T,2");
+    n = node(&t, "Scan", "scan8", ",init,xs", "final,ys");
+    attr_int(n, "num_scan_inputs", 1);
+    g = body1(&t, "Add", 2, (const char *[]){"s", "x"}, (const char *[]){"", ""}, 2, (const char *[]){"s2", "s2"}, "s",
+              "x", "s2");
+    add_attr(n, "body", TSR_ATTR_GRAPH)->g = g;
+    EXPECT_OK(&t);
+    CU_ASSERT_STRING_EQUAL(type_str(&g->inputs[1]->type), "float[2]");
+    EXPECT_TYPE(&t, "final", "float[B,2]");
+    EXPECT_TYPE(&t, "ys", "float[B,T,2]");
+    tb_free(&t);
+}
+
+/* The ops that had no rule (shape_rules' former NO_RULE_YET), with shapes
+ * from their ONNX schemas. */
+static void test_newer_ops(void) {
+    tb t = tb_new(28);
+    input(&t, "ga", TSR_FLOAT16, "N,8");
+    input(&t, "gb", TSR_FLOAT16, "?,8");
+    node(&t, "SwiGLU", "swiglu", "ga,gb", "glu");
+    /* LinearAttention: 4 query heads, 2 kv heads; d_k 8, d_v 6 */
+    input(&t, "q", TSR_FLOAT, "2,5,32");
+    input(&t, "k", TSR_FLOAT, "2,5,16");
+    input(&t, "v", TSR_FLOAT, "2,5,12");
+    ir_node *n = node(&t, "LinearAttention", "la", "q,k,v", "la_out,la_state");
+    attr_int(n, "q_num_heads", 4);
+    attr_int(n, "kv_num_heads", 2);
+    attr_str(n, "update_rule", "linear");
+    input(&t, "past", TSR_DOUBLE, "2,2,8,6");
+    n = node(&t, "LinearAttention", "la_past", "q,k,v,past", "lp_out,lp_state");
+    attr_int(n, "q_num_heads", 4);
+    attr_int(n, "kv_num_heads", 2);
+    /* CausalConvWithState: 16 channels, kernel 4 */
+    input(&t, "cx", TSR_FLOAT, "1,16,10");
+    input(&t, "cw", TSR_FLOAT, "16,1,4");
+    node(&t, "CausalConvWithState", "ccs", "cx,cw", "cc_out,cc_state");
+    /* DeformConv: Conv's output shape */
+    input(&t, "dx", TSR_FLOAT, "1,4,10,10");
+    input(&t, "dw", TSR_FLOAT, "8,4,3,3");
+    input(&t, "doff", TSR_FLOAT, "1,18,8,8");
+    node(&t, "DeformConv", "dc", "dx,dw,doff", "dy");
+    input(&t, "tokens", TSR_INT32, "2,7");
+    n = node(&t, "TfIdfVectorizer", "tfidf", "tokens", "tf");
+    attr_ints(n, "ngram_indexes", 4, 0, 1, 2, 5);
+    input(&t, "jpeg", TSR_UINT8, "?");
+    attr_str(node(&t, "ImageDecoder", "dec_gray", "jpeg", "gray"), "pixel_format", "Grayscale");
+    node(&t, "ImageDecoder", "dec_rgb", "jpeg", "rgb");
+    EXPECT_OK(&t);
+    EXPECT_TYPE(&t, "glu", "float16[N,8]");
+    EXPECT_TYPE(&t, "la_out", "float[2,5,24]");    /* [B, T, Hq * d_v] */
+    EXPECT_TYPE(&t, "la_state", "float[2,2,8,6]"); /* [B, Hkv, d_k, d_v], the query's type */
+    EXPECT_TYPE(&t, "lp_state", "double[2,2,8,6]"); /* past_state's type */
+    EXPECT_TYPE(&t, "cc_out", "float[1,16,10]");
+    EXPECT_TYPE(&t, "cc_state", "float[1,16,3]");  /* the last k - 1 positions */
+    EXPECT_TYPE(&t, "dy", "float[1,8,8,8]");
+    EXPECT_TYPE(&t, "tf", "float[2,6]");           /* max(ngram_indexes) + 1 */
+    EXPECT_TYPE(&t, "gray", "uint8[?,?,1]");
+    EXPECT_TYPE(&t, "rgb", "uint8[?,?,3]");
+    tb_free(&t);
+
+    /* SwiGLU's inputs have one shape: no broadcasting */
+    t = tb_new(28);
+    input(&t, "ga", TSR_FLOAT, "4,8");
+    input(&t, "gb", TSR_FLOAT, "1,8");
+    node(&t, "SwiGLU", "swiglu", "ga,gb", "glu");
+    CU_ASSERT_STRING_EQUAL(infer(&t), "node 'swiglu' (SwiGLU): A and B differ in dimension 0 (4 against 1)");
+    tb_free(&t);
+
+    /* DFT one-sided and inverse is the IRFFT: 6 bins make a real signal of
+     * 2 * (6 - 1) = 10 (the schema's default dft_length). */
+    t = tb_new(19);
+    input(&t, "spec", TSR_FLOAT, "1,6,10,2");
+    n = node(&t, "DFT", "irfft", "spec", "signal");
+    attr_int(n, "axis", 1);
+    attr_int(n, "inverse", 1);
+    attr_int(n, "onesided", 1);
+    EXPECT_OK(&t);
+    EXPECT_TYPE(&t, "signal", "float[1,10,10,1]");
+    tb_free(&t);
+}
+
+/* ai.onnx.ml, ai.onnx.preview.training and ai.onnx.preview ops. */
+static void test_other_domains(void) {
+    tb t = tb_new(18);
+    input(&t, "x", TSR_DOUBLE, "N,3");
+    input(&t, "names", TSR_STRING, "5");
+    input(&t, "idx", TSR_INT64, "2");
+    domain_node(&t, "ai.onnx.ml", 1, "Binarizer", "x", "bin");
+    ir_node *n = domain_node(&t, "ai.onnx.ml", 2, "LabelEncoder", "names", "codes");
+    add_attr(n, "values_int64s", TSR_ATTR_INTS);
+    domain_node(&t, "ai.onnx.ml", 1, "LabelEncoder", "names", "codes_v1"); /* strings -> int64 */
+    domain_node(&t, "ai.onnx.ml", 1, "ArrayFeatureExtractor", "x,idx", "picked");
+    attr_int(domain_node(&t, "ai.onnx.ml", 5, "TreeEnsemble", "x", "trees"), "n_targets", 2);
+    input(&t, "r", TSR_FLOAT, "");
+    input(&t, "step", TSR_INT64, "");
+    input(&t, "w", TSR_FLOAT, "3,4");
+    input(&t, "g", TSR_FLOAT, "3,4");
+    input(&t, "m1", TSR_FLOAT, "3,4");
+    input(&t, "m2", TSR_DOUBLE, "3,4");
+    domain_node(&t, "ai.onnx.preview.training", 1, "Adam", "r,step,w,g,m1,m2", "w_new,m1_new,m2_new");
+    domain_node(&t, "ai.onnx.preview.training", 1, "Momentum", "r,step,w,g,m1", "mw_new,mv_new");
+    domain_node(&t, "ai.onnx.preview.training", 1, "Adagrad", "r,step,w,g,m2", "aw_new,ah_new");
+    EXPECT_OK(&t);
+    EXPECT_TYPE(&t, "bin", "double[N,3]");
+    EXPECT_TYPE(&t, "codes", "int64[5]");
+    EXPECT_TYPE(&t, "codes_v1", "int64[5]");
+    EXPECT_TYPE(&t, "picked", "double[N,2]");
+    EXPECT_TYPE(&t, "trees", "double[N,2]");
+    EXPECT_TYPE(&t, "w_new", "float[3,4]");
+    EXPECT_TYPE(&t, "m2_new", "double[3,4]");
+    EXPECT_TYPE(&t, "mv_new", "float[3,4]");
+    EXPECT_TYPE(&t, "ah_new", "double[3,4]");
+    tb_free(&t);
+
+    /* FlexAttention: Y [B, Hq, L, Ev]; the score_mod body sees the scores
+     * [B, Hq, L, S] in float (the default softmax precision for float16) */
+    t = tb_new(26);
+    input(&t, "q", TSR_FLOAT16, "B,4,7,8");
+    input(&t, "k", TSR_FLOAT16, "B,2,9,8");
+    input(&t, "v", TSR_FLOAT16, "B,2,9,5");
+    n = domain_node(&t, "ai.onnx.preview", 1, "FlexAttention", "q,k,v", "y");
+    ir_graph *g = body1(&t, "Neg", 1, (const char *[]){"scores"}, (const char *[]){""}, 1,
+                        (const char *[]){"neg"}, "scores", NULL, "neg");
+    add_attr(n, "score_mod", TSR_ATTR_GRAPH)->g = g;
+    EXPECT_OK(&t);
+    EXPECT_TYPE(&t, "y", "float16[B,4,7,5]");
+    CU_ASSERT_STRING_EQUAL(type_str(&g->inputs[0]->type), "float[B,4,7,9]");
+    CU_ASSERT_STRING_EQUAL(type_str(&g->outputs[0]->type), "float[B,4,7,9]");
+    tb_free(&t);
+}
+
 void unit_register(void) {
     CU_pSuite s = CU_add_suite("shape_infer", NULL, NULL);
     CU_add_test(s, "conv", test_conv);
@@ -1109,4 +1466,10 @@ void unit_register(void) {
     CU_add_test(s, "more_ops", test_more_ops);
     CU_add_test(s, "shape_value_where", test_shape_value_where);
     CU_add_test(s, "loop_scan", test_loop_scan);
+    CU_add_test(s, "sequences", test_sequences);
+    CU_add_test(s, "optionals", test_optionals);
+    CU_add_test(s, "sequence_rerun", test_sequence_rerun);
+    CU_add_test(s, "sequence_control_flow", test_sequence_control_flow);
+    CU_add_test(s, "newer_ops", test_newer_ops);
+    CU_add_test(s, "other_domains", test_other_domains);
 }

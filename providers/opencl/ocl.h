@@ -10,6 +10,11 @@
 #include <tessera/provider.h>
 
 #define OCL_MAX_RANK 8
+/* The plugin's version: the host keys cached pieces by it, and it is part
+ * of the compatibility string. */
+#define OCL_PROVIDER_VERSION "0.1.0"
+/* A program binary larger than this is not one of ours: refuse to read it. */
+#define OCL_MAX_BINARY ((size_t)256 << 20)
 
 extern const tsr_host_api *ocl_host;
 
@@ -29,7 +34,21 @@ typedef struct ocl_device_desc {
 typedef struct ocl_program_entry {
     uint64_t key;
     cl_program program;
+    /* its binary, fetched once when the first piece using it is exported
+     * (PoCL compiles every kernel to produce it: not worth doing twice) */
+    unsigned char *binary;
+    size_t binary_size;
 } ocl_program_entry;
+
+/* The programs one piece asked for while compiling, as indices into
+ * ocl_state.programs in first-use order, each once: what its exported
+ * blob carries (ocl_piece_cache.c). */
+typedef struct ocl_program_set {
+    size_t *index;
+    size_t n, cap;
+} ocl_program_set;
+
+struct ocl_blob; /* ocl_blob.h */
 
 /* A kernel of a program, made once and shared by every step that runs it
  * (ocl_kernel_from). */
@@ -75,6 +94,18 @@ typedef struct ocl_state {
     ocl_kernel_entry *shared_kernels;
     size_t n_shared, cap_shared;
     bool disk_cache;    /* option cache=0 turns the on-disk cache off */
+    /* The host's compiled-piece cache (ocl_piece_cache.c). host_cache: the
+     * host asked for cache_compat, so it stores this session's pieces and
+     * programs built while compiling a piece go into its blobs instead of
+     * the on-disk program cache. */
+    bool host_cache;
+    char *compat;                 /* the compatibility string, made on first ask */
+    ocl_program_set *recording;   /* during compile: the piece's program list */
+    const struct ocl_blob *importing; /* during piece_import: programs come from it */
+    /* programs this session: built from source while compiling pieces and
+     * at run time, made from the on-disk cache's and from imported blobs'
+     * binaries */
+    uint64_t built_compile, built_run, from_disk, from_blob;
     bool cpu_kernels;   /* option cpu_kernels=0: the GPU-shaped GEMM and conv kernels on CPUs too */
     /* option profile=1: kernel time from events, copy time from the clock;
      * the totals go to the log when the session ends */
@@ -115,9 +146,15 @@ tsr_status *ocl_device_select(const ocl_device_desc *devs, size_t n, const char 
                               size_t *index);
 
 /* --- programs (ocl_program.c) ------------------------------------------ */
+/* FNV-1a, for program keys and the other hashes of the provider. */
+uint64_t ocl_fnv(uint64_t h, const void *data, size_t n);
+uint64_t ocl_fnv_str(uint64_t h, const char *s); /* the NUL too; NULL reads as "" */
+#define OCL_FNV_SEED 1469598103934665603ull
 /* `prefix`, the named embedded sources and `extra` (either may be NULL)
  * concatenated, built with `options` for the active device, cached in memory
- * and on disk. The program belongs to the state. */
+ * and on disk (ocl_program.c says where). The program belongs to the state.
+ * While a piece compiles it is listed in st->recording; while a piece is
+ * imported it is made from st->importing's binary, or the call fails. */
 tsr_status *ocl_program_get(ocl_state *st, const char *prefix, const char *const *source_names,
                             size_t n_names, const char *extra, const char *options,
                             cl_program *out);
@@ -127,9 +164,27 @@ tsr_status *ocl_program_get(ocl_state *st, const char *prefix, const char *const
  * enqueue, so a launch queued before is unaffected). */
 tsr_status *ocl_kernel_from(ocl_state *st, cl_program prog, const char *kernel_name,
                             cl_kernel *out);
+/* A program for the active device made from `binary` and built with
+ * `options`; an error names what the driver said. */
+tsr_status *ocl_program_from_binary(ocl_state *st, const unsigned char *binary, size_t size,
+                                    const char *options, cl_program *out);
 tsr_status *ocl_kernel_create(ocl_state *st, const char *source_name, const char *options,
                               const char *kernel_name, cl_kernel *out);
 void ocl_programs_release(ocl_state *st);
+/* The binary of st->programs[index] (owned by the entry), fetched from the
+ * driver on first use. */
+tsr_status *ocl_program_binary(ocl_state *st, size_t index, const unsigned char **binary,
+                               size_t *size);
+
+/* --- the on-disk program cache (ocl_disk_cache.c) ---------------------- */
+/* The cache's file for `key` in *path; false when there is no cache
+ * directory ($XDG_CACHE_HOME or $HOME unset, or mkdir failed). */
+bool ocl_disk_cache_path(uint64_t key, char *path, size_t size);
+/* The program stored under `key`, built for the active device; NULL when
+ * absent, stale or damaged. */
+cl_program ocl_disk_cache_load(ocl_state *st, const char *path, uint64_t key, const char *options);
+/* Stores `binary` under `key`; failures only cost the next session a build. */
+void ocl_disk_cache_store(const char *path, uint64_t key, const unsigned char *binary, size_t size);
 
 /* --- launching ---------------------------------------------------------- */
 tsr_status *ocl_launch(ocl_state *st, cl_kernel k, cl_uint dims, const size_t *global,

@@ -37,6 +37,7 @@ typedef struct ocl_piece {
     ocl_step *steps;
     size_t n_steps;
     piece_slots slots;
+    ocl_program_set programs; /* what compile asked for: its blob's programs */
 } ocl_piece;
 
 /* --- value slots (built at compile) ------------------------------------- */
@@ -148,6 +149,7 @@ void ocl_piece_release(void *ps) {
     for (size_t i = 0; i < p->n_steps; i++) ocl_step_free(&p->steps[i]);
     free(p->steps);
     slots_free(&p->slots);
+    free(p->programs.index);
     free(p);
 }
 
@@ -158,7 +160,10 @@ tsr_status *ocl_piece_compile(void *state, const tsr_graph *graph, void **out) {
     if (!p) return ocl_error(TSR_ERR_NO_MEMORY, "opencl: out of memory");
     p->st = st;
     p->graph = graph;
+    /* every program the steps ask for is listed: the piece's blob holds them */
+    st->recording = &p->programs;
     tsr_status *s = ocl_fuse_steps(st, graph, &p->steps, &p->n_steps);
+    st->recording = NULL;
     if (!s) s = slots_build(p);
     /* The host uploads constant inputs from this memory, which lives until
      * release: those writes need not block (ocl_transfer.c). */
@@ -173,6 +178,25 @@ tsr_status *ocl_piece_compile(void *state, const tsr_graph *graph, void **out) {
     }
     *out = p;
     return NULL;
+}
+
+ocl_state *ocl_piece_owner(const void *ps) { return ((const ocl_piece *)ps)->st; }
+
+const ocl_program_set *ocl_piece_programs(const void *ps) { return &((const ocl_piece *)ps)->programs; }
+
+uint64_t ocl_piece_plan(const void *ps) {
+    const ocl_piece *p = ps;
+    uint64_t h = ocl_fnv(OCL_FNV_SEED, &p->n_steps, sizeof p->n_steps);
+    for (size_t k = 0; k < p->n_steps; k++) {
+        const ocl_step *step = &p->steps[k];
+        h = ocl_fnv_str(h, step->op ? step->op->op_type : NULL);
+        h = ocl_fnv_str(h, ocl_host->node_name(step->node));
+        h = ocl_fnv(h, &step->n_in, sizeof step->n_in);
+        for (size_t i = 0; i < step->n_in; i++) h = ocl_fnv_str(h, step->in_names[i]);
+        h = ocl_fnv(h, &step->n_out, sizeof step->n_out);
+        for (size_t o = 0; o < step->n_out; o++) h = ocl_fnv_str(h, step->out_names[o]);
+    }
+    return h;
 }
 
 /* Piece input i's tensor into its slot. */

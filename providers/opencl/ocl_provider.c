@@ -13,6 +13,7 @@ const tsr_host_api *ocl_host;
 static void state_free(ocl_state *st) {
     if (!st) return;
     ocl_programs_release(st);
+    free(st->compat);
     if (st->queue) clReleaseCommandQueue(st->queue);
     if (st->context) clReleaseContext(st->context);
     free(st->devices);
@@ -167,7 +168,7 @@ static const tsr_provider ocl_provider = {
     .struct_size = sizeof(tsr_provider),
     .name = "opencl",
     .vendor = "Tessera",
-    .version = "0.1.0",
+    .version = OCL_PROVIDER_VERSION,
     .create = ocl_create,
     .destroy = ocl_destroy,
     .device_count = ocl_device_count,
@@ -180,6 +181,9 @@ static const tsr_provider ocl_provider = {
     .mem_free = ocl_mem_free,
     .copy_to_device = ocl_copy_to_device,
     .copy_to_host = ocl_copy_to_host,
+    .cache_compat = ocl_cache_compat,
+    .piece_export = ocl_piece_export,
+    .piece_import = ocl_piece_import,
 };
 
 TSR_EXPORT tsr_status *tessera_provider_entry(tsr_provider_entry_args *args) {

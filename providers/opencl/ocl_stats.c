@@ -53,6 +53,14 @@ void ocl_stats_log(ocl_state *st) {
              (unsigned long long)st->uploads_const, (unsigned long long)st->uploads_staged,
              (unsigned long long)st->uploads_blocking);
     ocl_host->log(TSR_LOG_WARNING, "opencl", line);
+    /* where the programs came from: proof that an imported session ran no
+     * compiler for its pieces (docs/opencl.md, "Caching compiled pieces") */
+    snprintf(line, sizeof line,
+             "profile: programs: %llu built from source while compiling pieces, %llu at their first "
+             "run; %llu made from imported pieces' binaries, %llu from the program cache's",
+             (unsigned long long)st->built_compile, (unsigned long long)st->built_run,
+             (unsigned long long)st->from_blob, (unsigned long long)st->from_disk);
+    ocl_host->log(TSR_LOG_WARNING, "opencl", line);
     snprintf(line, sizeof line, "profile: %llu kernel launches, %llu device-side copies, %llu views",
              (unsigned long long)st->kernels, (unsigned long long)st->copies,
              (unsigned long long)st->views);

@@ -190,8 +190,12 @@ static int axis_taps(double x, const gs_axis *ax, enum gs_mode mode, enum gs_pad
     return 4;
 }
 
-/* Normalized coordinate -> pixel coordinate. Float grids compute in float,
- * as the reference does, so that nearest-mode ties land where it puts them. */
+/* Normalized coordinate -> pixel coordinate. In nearest mode float grids
+ * compute in float, as the ONNX reference does, so that ties land on the
+ * pixel it picks; linear and cubic weights are continuous in the
+ * coordinate, so they take it in double: a float coordinate is one more
+ * rounding before the weights, and most outputs of a random grid came out
+ * 1 ULP or more off the exact result. */
 static double denormalize(double g, int64_t size, bool align, bool as_float)
 {
     if (as_float) {
@@ -273,7 +277,7 @@ tsr_status *ref_image_grid_sample(ref_ctx *c)
         st = ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
         goto done;
     }
-    bool as_float = G->elem_type != TSR_DOUBLE;
+    bool as_float = G->elem_type != TSR_DOUBLE && mode == GS_NEAREST;
     for (int64_t n = 0; n < N; n++) {
         for (int64_t o = 0; o < out_sp; o++) {
             const double *gp = g + (size_t)((n * out_sp + o) * (int64_t)r);

@@ -33,6 +33,30 @@ tsr_status *ref_nn_sgemm_run(ref_ctx *ctx, int64_t m, int64_t n, int64_t k, cons
                              int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc);
 tsr_status *ref_nn_dgemm_run(ref_ctx *ctx, int64_t m, int64_t n, int64_t k, const double *a,
                              int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc);
+/* C += A B with float A and B and a double C: sums that go on past the
+ * GEMM (ConvTranspose's overlapping columns) before their one rounding. */
+tsr_status *ref_nn_sgemm_run_d(ref_ctx *ctx, int64_t m, int64_t n, int64_t k, const float *a,
+                               int64_t lda, const float *b, int64_t ldb, double *c, int64_t ldc);
+
+/* The float GEMM under ref_nn_sgemm_run (ref_nn_wide.c): float operands,
+ * double sums, each C element rounded once. */
+void ref_nn_sgemm_wide(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                       const float *b, int64_t ldb, float *c, int64_t ldc);
+void ref_nn_sgemm_wide_d(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                         const float *b, int64_t ldb, double *c, int64_t ldc);
+
+/* The GEMM loops run over k in blocks of KC, so a block of B stays in cache
+ * (ref_nn_util.c, ref_nn_wide.c). */
+#define NN_GEMM_KC 256
+
+/* On x86-64 gcc also builds the GEMM kernels for AVX2 and AVX-512 and picks
+ * one when the library loads (an ifunc): the same code, twice the width of
+ * the SSE2 baseline. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define NN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define NN_CLONES
+#endif
 
 /* --- kernels and checks --------------------------------------------------- */
 /* ref_nn_conv.c */

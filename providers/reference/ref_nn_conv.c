@@ -13,7 +13,11 @@
  * input gives one column per input position, which col2im scatters (adds)
  * into the output.
  *
- * float, float16 and bfloat16 compute in float; double in double.
+ * float, float16 and bfloat16 compute in float with double sums; double in
+ * double. ConvTranspose keeps its columns and their overlapping sums in
+ * double up to the bias, so each output is rounded once: in float they
+ * were rounded after the GEMM and after every overlapping add, hundreds of
+ * ULPs off where the adds cancel.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +27,10 @@
 
 /* Elements of unfolded input kept at once (4 MiB of floats). */
 #define NN_COL_BUDGET ((int64_t)1 << 20)
+/* ConvTranspose's columns (doubles): a band stays in cache (1 MiB) from the
+ * GEMM that writes it to col2im that reads it; a band of 8 MiB made it
+ * 1.3x slower than float columns were. */
+#define NN_COLT_BUDGET ((int64_t)1 << 17)
 
 typedef struct conv_geom {
     int nsp;                    /* spatial dimensions */
@@ -94,7 +102,11 @@ static bool map_row(const conv_geom *g, int64_t q, const int64_t *from_dims,
     return inside;
 }
 
-#define NN_DEFINE_CONV(SUF, T, GEMM)                                                              \
+/* SUF: name suffix; T: the working type; GEMM: its C += A B; ACC and
+ * GEMM_ACC: the type ConvTranspose's columns are summed in and the GEMM
+ * that makes them (double, so each output is rounded once to T: after the
+ * GEMM, the overlapping columns and the bias). */
+#define NN_DEFINE_CONV(SUF, T, GEMM, ACC, GEMM_ACC)                                               \
     /* Unfolds output rows [q0, q1) of one group's input x (cg channels). */                      \
     static void im2col_##SUF(const conv_geom *g, const T *x, int64_t q0, int64_t q1, T *col)     \
     {                                                                                             \
@@ -134,8 +146,8 @@ static bool map_row(const conv_geom *g, int64_t q, const int64_t *from_dims,
         }                                                                                         \
     }                                                                                             \
                                                                                                   \
-    /* Adds columns for input rows [q0, q1) into one group's output y. */                        \
-    static void col2im_##SUF(const conv_geom *g, const T *col, int64_t q0, int64_t q1, T *y)     \
+    /* Adds columns for input rows [q0, q1) into one group's output sums y. */                   \
+    static void col2im_##SUF(const conv_geom *g, const ACC *col, int64_t q0, int64_t q1, ACC *y) \
     {                                                                                             \
         int nsp = g->nsp;                                                                         \
         int64_t ol = g->out[nsp - 1], il = g->in[nsp - 1], sl = g->s[nsp - 1];                    \
@@ -143,8 +155,8 @@ static bool map_row(const conv_geom *g, int64_t q, const int64_t *from_dims,
         int64_t kpos[REF_MAX_RANK];                                                               \
         for (int64_t r = 0; r < g->mg * g->ksz; r++) {                                            \
             decode_tap(g, r % g->ksz, kpos);                                                      \
-            T *ym = y + (r / g->ksz) * g->outsz;                                                  \
-            const T *crow = col + r * ncols;                                                      \
+            ACC *ym = y + (r / g->ksz) * g->outsz;                                                \
+            const ACC *crow = col + r * ncols;                                                    \
             int64_t off = kpos[nsp - 1] * g->d[nsp - 1] - g->pb[nsp - 1], lo, hi;                 \
             valid_range(il, sl, off, ol, &lo, &hi);                                               \
             for (int64_t q = q0; q < q1; q++) {                                                   \
@@ -153,7 +165,7 @@ static bool map_row(const conv_geom *g, int64_t q, const int64_t *from_dims,
                     q += skip - 1;                                                                \
                     continue;                                                                     \
                 }                                                                                 \
-                const T *src = crow + (q - q0) * il;                                              \
+                const ACC *src = crow + (q - q0) * il;                                            \
                 base += off; /* output index of input i is base + i*sl */                         \
                 for (int64_t i = lo; i < hi; i++)                                                 \
                     ym[base + i * sl] += src[i];                                                  \
@@ -223,56 +235,56 @@ static bool map_row(const conv_geom *g, int64_t q, const int64_t *from_dims,
         int64_t kk = g->mg * g->ksz; /* rows of the column matrix */                              \
         int64_t il = g->in[nsp - 1];                                                              \
         int64_t rows = g->insz / (il ? il : 1);                                                   \
-        int64_t band = NN_COL_BUDGET / (kk * il > 0 ? kk * il : 1);                               \
+        int64_t band = NN_COLT_BUDGET / (kk * il > 0 ? kk * il : 1);                              \
         if (band < 1)                                                                             \
             band = 1;                                                                             \
         if (band > rows)                                                                          \
             band = rows;                                                                          \
         /* W is [cin, mg, k...]: per group a cg x kk matrix, needed as kk x cg. */                \
         T *wt = malloc((size_t)(g->cin * kk + 1) * sizeof *wt);                                   \
-        T *col = malloc((size_t)(kk * band * il + 1) * sizeof *col);                              \
-        if (!wt || !col) {                                                                        \
+        ACC *col = malloc((size_t)(kk * band * il + 1) * sizeof *col);                            \
+        ACC *acc = malloc((size_t)(g->mg * g->outsz + 1) * sizeof *acc);                          \
+        if (!wt || !col || !acc) {                                                                \
             free(wt);                                                                             \
             free(col);                                                                            \
+            free(acc);                                                                            \
             return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory for ConvTranspose columns");      \
         }                                                                                         \
         for (int64_t gi = 0; gi < g->group; gi++)                                                 \
             for (int64_t ci = 0; ci < g->cg; ci++)                                                \
                 for (int64_t r = 0; r < kk; r++)                                                  \
                     wt[gi * kk * g->cg + r * g->cg + ci] = w[(gi * g->cg + ci) * kk + r];         \
-        size_t ytotal = (size_t)(g->batch * g->cout * g->outsz);                                  \
-        memset(y, 0, ytotal * sizeof *y);                                                         \
         tsr_status *st = NULL;                                                                    \
         for (int64_t n = 0; n < g->batch && !st; n++)                                             \
             for (int64_t gi = 0; gi < g->group && !st; gi++) {                                    \
                 const T *xg = x + (n * g->cin + gi * g->cg) * g->insz;                            \
                 T *yg = y + (n * g->cout + gi * g->mg) * g->outsz;                                \
+                memset(acc, 0, (size_t)(g->mg * g->outsz) * sizeof *acc);                         \
                 for (int64_t q0 = 0; q0 < rows && !st; q0 += band) {                              \
                     int64_t q1 = q0 + band < rows ? q0 + band : rows;                             \
                     int64_t ncols = (q1 - q0) * il;                                               \
                     memset(col, 0, (size_t)(kk * ncols) * sizeof *col);                           \
-                    st = GEMM(c, kk, ncols, g->cg, wt + gi * kk * g->cg, g->cg, xg + q0 * il,     \
-                              g->insz, col, ncols);                                               \
+                    st = GEMM_ACC(c, kk, ncols, g->cg, wt + gi * kk * g->cg, g->cg,               \
+                                  xg + q0 * il, g->insz, col, ncols);                             \
                     if (!st && ref_work(c, g->cg * kk * ncols))                                   \
                         st = ref_stopped(c);                                                      \
                     if (!st)                                                                      \
-                        col2im_##SUF(g, col, q0, q1, yg);                                         \
+                        col2im_##SUF(g, col, q0, q1, acc);                                        \
+                }                                                                                 \
+                for (int64_t m = 0; m < g->mg; m++) {                                             \
+                    ACC b0 = bias ? (ACC)bias[gi * g->mg + m] : (ACC)0;                           \
+                    for (int64_t j = 0; j < g->outsz; j++)                                        \
+                        yg[m * g->outsz + j] = (T)(acc[m * g->outsz + j] + b0);                   \
                 }                                                                                 \
             }                                                                                     \
-        if (bias && !st)                                                                          \
-            for (int64_t n = 0; n < g->batch; n++)                                                \
-                for (int64_t m = 0; m < g->cout; m++) {                                           \
-                    T *ym = y + (n * g->cout + m) * g->outsz;                                     \
-                    for (int64_t j = 0; j < g->outsz; j++)                                        \
-                        ym[j] += bias[m];                                                         \
-                }                                                                                 \
         free(wt);                                                                                 \
         free(col);                                                                                \
+        free(acc);                                                                                \
         return st;                                                                                \
     }
 
-NN_DEFINE_CONV(f32, float, ref_nn_sgemm_run)
-NN_DEFINE_CONV(f64, double, ref_nn_dgemm_run)
+NN_DEFINE_CONV(f32, float, ref_nn_sgemm_run, double, ref_nn_sgemm_run_d)
+NN_DEFINE_CONV(f64, double, ref_nn_dgemm_run, double, ref_nn_dgemm_run)
 
 /* Bound on kernel sizes, strides, dilations, pads, output_padding and
  * group: far beyond any real model, and small enough that the extents and

@@ -1,10 +1,11 @@
 /*
  * MatMul, Gemm and Dropout for the reference provider.
  *
- * MatMul and Gemm run on ref_nn_sgemm/ref_nn_dgemm (ref_nn_util.c): float
- * math for float, float16 and bfloat16, double math for double. Integer
- * MatMul accumulates in 64-bit unsigned arithmetic, so it wraps exactly as
- * numpy's fixed-width integers do.
+ * MatMul and Gemm run on ref_nn_sgemm_run/ref_nn_dgemm_run (ref_nn_util.c,
+ * ref_nn_wide.c): float operands with double sums for float, float16 and
+ * bfloat16, double math for double. Integer MatMul accumulates in 64-bit
+ * unsigned arithmetic, so it wraps exactly as numpy's fixed-width integers
+ * do.
  */
 #include <math.h>
 #include <stdio.h>
@@ -221,6 +222,74 @@ int ref_nn_check_matmul(const tsr_host_api *host, const tsr_node *node, char *wh
 NN_DEFINE_TRANSPOSE(transpose_f32, float)
 NN_DEFINE_TRANSPOSE(transpose_f64, double)
 
+/*
+ * The float Gemm's two ways to round alpha*AB + beta*C once (rule 1 of
+ * docs/conformance.md, "Precision"): rounding AB to float first and then
+ * adding C rounds twice, 1 ULP off on a few elements in ten.
+ *
+ * alpha = beta = 1 (what exporters write): Y starts as C, broadcast, and
+ * the float GEMM adds its double sums to it before its one rounding.
+ */
+static tsr_status *gemm_f32_plain(ref_ctx *c, int64_t m, int64_t n, int64_t k, const float *a,
+                                  const float *b, const tsr_tensor *C, const int64_t cstr[2],
+                                  float *y)
+{
+    if (!C) {
+        memset(y, 0, (size_t)(m * n) * sizeof *y);
+    } else {
+        const float *cv;
+        float *co;
+        tsr_status *st = ref_nn_f32_view(c, C, &cv, &co);
+        if (st)
+            return st;
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++)
+                y[i * n + j] = cv[i * cstr[0] + j * cstr[1]];
+        free(co);
+    }
+    return ref_nn_sgemm_run(c, m, n, k, a, k, b, n, y, n);
+}
+
+/* Other alpha or beta: AB in double (operands widened, exact), then
+ * alpha*AB + beta*C in double and one rounding (alpha and beta are float
+ * attributes, exact in double). */
+static tsr_status *gemm_f32_scaled(ref_ctx *c, int64_t m, int64_t n, int64_t k, const float *a,
+                                   const float *b, double alpha, const tsr_tensor *C,
+                                   double beta, const int64_t cstr[2], float *y)
+{
+    size_t na = (size_t)(m * k), nb = (size_t)(k * n), ny = (size_t)(m * n);
+    double *ad = malloc((na ? na : 1) * sizeof *ad), *bd = malloc((nb ? nb : 1) * sizeof *bd);
+    double *yd = calloc(ny, sizeof *yd);
+    const float *cv = NULL;
+    float *co = NULL;
+    tsr_status *st = NULL;
+    if (!ad || !bd || !yd) {
+        st = ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < na; i++)
+        ad[i] = a[i];
+    for (size_t i = 0; i < nb; i++)
+        bd[i] = b[i];
+    if ((st = ref_nn_dgemm_run(c, m, n, k, ad, k, bd, n, yd, n)))
+        goto done;
+    if (C && (st = ref_nn_f32_view(c, C, &cv, &co)))
+        goto done;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double v = alpha * yd[i * n + j];
+            if (cv)
+                v += beta * (double)cv[i * cstr[0] + j * cstr[1]];
+            y[i * n + j] = (float)v;
+        }
+done:
+    free(ad);
+    free(bd);
+    free(yd);
+    free(co);
+    return st;
+}
+
 tsr_status *ref_nn_gemm(ref_ctx *c)
 {
     const tsr_tensor *A = ref_in(c, 0), *B = ref_in(c, 1), *C = ref_in(c, 2);
@@ -290,25 +359,11 @@ tsr_status *ref_nn_gemm(ref_ctx *c)
                 goto fdone;
             }
         }
-        memset(y, 0, total * sizeof *y);
-        if ((st = ref_nn_sgemm_run(c, m, n, k, a, k, b, n, y, n)))
+        st = alpha == 1.0 && (!C || beta == 1.0)
+                 ? gemm_f32_plain(c, m, n, k, a, b, C, cstr, y)
+                 : gemm_f32_scaled(c, m, n, k, a, b, alpha, C, beta, cstr, y);
+        if (st)
             goto fdone;
-        if (alpha != 1.0 || C) {
-            const float *cv = NULL;
-            float *co = NULL;
-            if (C && (st = ref_nn_f32_view(c, C, &cv, &co)))
-                goto fdone;
-            /* alpha*AB + beta*C in double, rounded once (alpha and beta
-             * are float attributes, exact in double) */
-            for (int64_t i = 0; i < m; i++)
-                for (int64_t j = 0; j < n; j++) {
-                    double v = alpha * (double)y[i * n + j];
-                    if (cv)
-                        v += beta * (double)cv[i * cstr[0] + j * cstr[1]];
-                    y[i * n + j] = (float)v;
-                }
-            free(co);
-        }
         if (yo)
             ref_nn_f32_store(Y, yo, total);
     fdone:

@@ -6,7 +6,7 @@
  * The kernels compute in float for float, float16 and bfloat16 and in double
  * for double, so a float tensor is used in place and only the 16-bit types
  * pay for a conversion; the float GEMM's sums run in double
- * (ref_nn_sgemm_wide).
+ * (ref_nn_sgemm_wide, ref_nn_wide.c).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -15,14 +15,8 @@
 #include "ref_nn.h"
 
 /* Used only here (the kernels call ref_nn_sgemm_run, ref_nn_dgemm_run). */
-void ref_nn_sgemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
-                  int64_t ldb, float *c, int64_t ldc);
 void ref_nn_dgemm(int64_t m, int64_t n, int64_t k, const double *a, int64_t lda,
                   const double *b, int64_t ldb, double *c, int64_t ldc);
-void ref_nn_sgemm_mt(int threads, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
-                     const float *b, int64_t ldb, float *c, int64_t ldc);
-void ref_nn_dgemm_mt(int threads, int64_t m, int64_t n, int64_t k, const double *a,
-                     int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc);
 
 /* Reads t as floats: *view points at t's own data when it already holds
  * floats, else at *owned, a converted copy the caller frees. */
@@ -142,7 +136,7 @@ void ref_nn_put_f64(tsr_tensor *t, size_t off, size_t n, const double *src)
  * C[m x n] += A[m x k] * B[k x n], all row-major with leading dimensions.
  *
  * A register-blocked kernel updates a 4 x W block of C (W = two vectors of
- * 32 bytes: 16 floats or 8 doubles): per step of k it reads one W-wide
+ * 32 bytes: 8 doubles): per step of k it reads one W-wide
  * slice of a row of B and four values of A, and does 4W multiply-adds into
  * accumulators held in vector registers; each C element's sum runs over k
  * in order within a block of KC, and blocks are added in order. The column
@@ -151,16 +145,7 @@ void ref_nn_put_f64(tsr_tensor *t, size_t off, size_t n, const double *src)
  * directly instead of hoping the auto-vectoriser keeps the accumulators in
  * registers (gcc -O2 does not).
  */
-#define NN_GEMM_KC 256
-
-/* On x86-64 gcc also builds the kernels for AVX2 and AVX-512 and picks one
- * when the library loads (an ifunc): the same code, twice the width of the
- * SSE2 baseline. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define NN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define NN_CLONES
-#endif
+/* NN_GEMM_KC and NN_CLONES: ref_nn.h. */
 
 /* Unaligned vector load and add-store through memcpy (one instruction
  * each); macros, since passing vectors to functions would tie the baseline
@@ -250,115 +235,11 @@ void ref_nn_put_f64(tsr_tensor *t, size_t off, size_t n, const double *src)
         }                                                                                         \
     }
 
-typedef float nn_vf32 __attribute__((vector_size(32)));
+/* The double GEMM; float runs on ref_nn_sgemm_wide (ref_nn_wide.c), whose
+ * kernels are these with float operands and double sums: a float
+ * instance of this macro would accumulate in float. */
 typedef double nn_vf64 __attribute__((vector_size(32)));
-NN_DEFINE_GEMM(ref_nn_sgemm, float, nn_vf32)
 NN_DEFINE_GEMM(ref_nn_dgemm, double, nn_vf64)
-
-/*
- * The float GEMM the kernels run: float operands, double sums. A product of
- * two floats is exact in double and a sum of k of them loses next to
- * nothing, so each C element is the exact dot product rounded once to
- * float (once per KC block when k > KC) — where a float accumulator rounds
- * twice per term (ONNX Runtime's MLAS, with FMA, once). About half the speed
- * of a float-accumulating loop; the reference kernels are the yardstick, so
- * precision comes first (docs/conformance.md, "Precision").
- */
-typedef float nn_vf32x4 __attribute__((vector_size(16)));
-enum { NN_WL = 4, NN_WW = 8 }; /* doubles per vector; columns per strip */
-
-#define NN_WLD(v, p)                                                                              \
-    do {                                                                                          \
-        nn_vf32x4 f_;                                                                             \
-        memcpy(&f_, (p), sizeof f_);                                                              \
-        (v) = __builtin_convertvector(f_, nn_vf64);                                               \
-    } while (0)
-#define NN_WADDST(p, acc)                                                                         \
-    do {                                                                                          \
-        nn_vf64 d_;                                                                               \
-        NN_WLD(d_, p);                                                                            \
-        d_ += (acc);                                                                              \
-        nn_vf32x4 f_ = __builtin_convertvector(d_, nn_vf32x4);                                    \
-        memcpy((p), &f_, sizeof f_);                                                              \
-    } while (0)
-
-NN_CLONES static void nn_wgemm_4xw(int64_t kb, const float *restrict a, int64_t lda,
-                                   const float *restrict b, int64_t ldb, float *restrict c,
-                                   int64_t ldc)
-{
-    nn_vf64 z = {0};
-    nn_vf64 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z;
-    for (int64_t p = 0; p < kb; p++) {
-        const float *bp = b + p * ldb;
-        nn_vf64 b0, b1;
-        NN_WLD(b0, bp);
-        NN_WLD(b1, bp + NN_WL);
-        nn_vf64 a0 = z + (double)a[p], a1 = z + (double)a[lda + p];
-        nn_vf64 a2 = z + (double)a[2 * lda + p], a3 = z + (double)a[3 * lda + p];
-        c00 += a0 * b0;
-        c01 += a0 * b1;
-        c10 += a1 * b0;
-        c11 += a1 * b1;
-        c20 += a2 * b0;
-        c21 += a2 * b1;
-        c30 += a3 * b0;
-        c31 += a3 * b1;
-    }
-    float *r0 = c, *r1 = c + ldc, *r2 = c + 2 * ldc, *r3 = c + 3 * ldc;
-    NN_WADDST(r0, c00);
-    NN_WADDST(r0 + NN_WL, c01);
-    NN_WADDST(r1, c10);
-    NN_WADDST(r1 + NN_WL, c11);
-    NN_WADDST(r2, c20);
-    NN_WADDST(r2 + NN_WL, c21);
-    NN_WADDST(r3, c30);
-    NN_WADDST(r3 + NN_WL, c31);
-}
-
-NN_CLONES static void nn_wgemm_1xw(int64_t kb, const float *restrict a, const float *restrict b,
-                                   int64_t ldb, float *restrict c)
-{
-    nn_vf64 z = {0};
-    nn_vf64 c00 = z, c01 = z;
-    for (int64_t p = 0; p < kb; p++) {
-        const float *bp = b + p * ldb;
-        nn_vf64 b0, b1;
-        NN_WLD(b0, bp);
-        NN_WLD(b1, bp + NN_WL);
-        nn_vf64 a0 = z + (double)a[p];
-        c00 += a0 * b0;
-        c01 += a0 * b1;
-    }
-    NN_WADDST(c, c00);
-    NN_WADDST(c + NN_WL, c01);
-}
-
-void ref_nn_sgemm_wide(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
-                       const float *b, int64_t ldb, float *c, int64_t ldc);
-void ref_nn_sgemm_wide(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
-                       const float *b, int64_t ldb, float *c, int64_t ldc)
-{
-    int64_t nw = n - n % NN_WW;
-    for (int64_t k0 = 0; k0 < k; k0 += NN_GEMM_KC) {
-        int64_t kb = k - k0 < NN_GEMM_KC ? k - k0 : NN_GEMM_KC;
-        for (int64_t j = 0; j < nw; j += NN_WW) {
-            const float *bs = b + k0 * ldb + j;
-            int64_t i = 0;
-            for (; i + 4 <= m; i += 4)
-                nn_wgemm_4xw(kb, a + i * lda + k0, lda, bs, ldb, c + i * ldc + j, ldc);
-            for (; i < m; i++)
-                nn_wgemm_1xw(kb, a + i * lda + k0, bs, ldb, c + i * ldc + j);
-        }
-        /* The last n % W columns, plainly. */
-        for (int64_t i = 0; i < m && nw < n; i++)
-            for (int64_t j = nw; j < n; j++) {
-                double sum = 0;
-                for (int64_t p = 0; p < kb; p++)
-                    sum += (double)a[i * lda + k0 + p] * b[(k0 + p) * ldb + j];
-                c[i * ldc + j] = (float)(c[i * ldc + j] + sum);
-            }
-    }
-}
 
 /*
  * The GEMMs on `threads` threads: C is cut into bands of columns (or, when
@@ -371,8 +252,12 @@ void ref_nn_sgemm_wide(int64_t m, int64_t n, int64_t k, const float *a, int64_t 
 #define NN_MT_MAX 64
 #define NN_MT_MIN_WORK ((int64_t)1 << 20) /* multiply-adds worth a thread */
 
+/* The element types of a GEMM: float, double, or float operands with a
+ * double C (ConvTranspose's columns, summed before one rounding). */
+enum nn_gemm_kind { NN_GEMM_S, NN_GEMM_D, NN_GEMM_SD };
+
 typedef struct nn_gemm_job {
-    bool dbl;
+    enum nn_gemm_kind kind;
     int64_t m, n, k, lda, ldb, ldc;
     const void *a, *b;
     void *c;
@@ -381,17 +266,21 @@ typedef struct nn_gemm_job {
 static void *nn_gemm_job_run(void *arg)
 {
     const nn_gemm_job *j = arg;
-    if (j->dbl)
+    if (j->kind == NN_GEMM_D)
         ref_nn_dgemm(j->m, j->n, j->k, j->a, j->lda, j->b, j->ldb, j->c, j->ldc);
+    else if (j->kind == NN_GEMM_SD)
+        ref_nn_sgemm_wide_d(j->m, j->n, j->k, j->a, j->lda, j->b, j->ldb, j->c, j->ldc);
     else
         ref_nn_sgemm_wide(j->m, j->n, j->k, j->a, j->lda, j->b, j->ldb, j->c, j->ldc);
     return NULL;
 }
 
-static void nn_gemm_mt(bool dbl, int threads, int64_t m, int64_t n, int64_t k, const void *a,
-                       int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc)
+static void nn_gemm_mt(enum nn_gemm_kind kind, int threads, int64_t m, int64_t n, int64_t k,
+                       const void *a, int64_t lda, const void *b, int64_t ldb, void *c,
+                       int64_t ldc)
 {
-    size_t es = dbl ? sizeof(double) : sizeof(float);
+    size_t es = kind == NN_GEMM_D ? sizeof(double) : sizeof(float);
+    size_t esc = kind == NN_GEMM_S ? sizeof(float) : sizeof(double);
     int64_t work = m * n * k;
     int t = threads < NN_MT_MAX ? threads : NN_MT_MAX;
     if (t > work / NN_MT_MIN_WORK)
@@ -402,7 +291,7 @@ static void nn_gemm_mt(bool dbl, int threads, int64_t m, int64_t n, int64_t k, c
     if (!by_cols && m / 4 < t)
         t = (int)(m / 4 > n / 16 ? m / 4 : n / 16);
     if (t <= 1) {
-        nn_gemm_job j = {dbl, m, n, k, lda, ldb, ldc, a, b, c};
+        nn_gemm_job j = {kind, m, n, k, lda, ldb, ldc, a, b, c};
         nn_gemm_job_run(&j);
         return;
     }
@@ -417,15 +306,15 @@ static void nn_gemm_mt(bool dbl, int threads, int64_t m, int64_t n, int64_t k, c
         int64_t hi = i == t - 1 ? (by_cols ? n : m) : (done + take) * (by_cols ? 16 : 4);
         done += take;
         nn_gemm_job *j = &jobs[i];
-        *j = (nn_gemm_job){dbl, m, n, k, lda, ldb, ldc, a, b, c};
+        *j = (nn_gemm_job){kind, m, n, k, lda, ldb, ldc, a, b, c};
         if (by_cols) {
             j->n = hi - lo;
             j->b = (const char *)b + (size_t)lo * es;
-            j->c = (char *)c + (size_t)lo * es;
+            j->c = (char *)c + (size_t)lo * esc;
         } else {
             j->m = hi - lo;
             j->a = (const char *)a + (size_t)(lo * lda) * es;
-            j->c = (char *)c + (size_t)(lo * ldc) * es;
+            j->c = (char *)c + (size_t)(lo * ldc) * esc;
         }
         /* The calling thread takes the last band itself. */
         started[i] = i < t - 1 && pthread_create(&tid[i], NULL, nn_gemm_job_run, j) == 0;
@@ -438,27 +327,17 @@ static void nn_gemm_mt(bool dbl, int threads, int64_t m, int64_t n, int64_t k, c
             pthread_join(tid[i], NULL);
 }
 
-void ref_nn_sgemm_mt(int threads, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
-                     const float *b, int64_t ldb, float *c, int64_t ldc)
-{
-    nn_gemm_mt(false, threads, m, n, k, a, lda, b, ldb, c, ldc);
-}
-
-void ref_nn_dgemm_mt(int threads, int64_t m, int64_t n, int64_t k, const double *a,
-                     int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc)
-{
-    nn_gemm_mt(true, threads, m, n, k, a, lda, b, ldb, c, ldc);
-}
-
 /* The GEMM in bands of rows, each about REF_WORK_PER_CHECK multiply-adds,
  * with a look at the host's stop flag between bands: a MatMul or Conv of
  * hours (valid, within every size limit) ends at the run's deadline or on
  * cancellation instead of running on. Every element is summed exactly as in
  * one call, so banding changes no result. */
-static tsr_status *nn_gemm_run(ref_ctx *ctx, bool dbl, int64_t m, int64_t n, int64_t k, const void *a,
-                               int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc)
+static tsr_status *nn_gemm_run(ref_ctx *ctx, enum nn_gemm_kind kind, int64_t m, int64_t n,
+                               int64_t k, const void *a, int64_t lda, const void *b, int64_t ldb,
+                               void *c, int64_t ldc)
 {
-    size_t es = dbl ? sizeof(double) : sizeof(float);
+    size_t es = kind == NN_GEMM_D ? sizeof(double) : sizeof(float);
+    size_t esc = kind == NN_GEMM_S ? sizeof(float) : sizeof(double);
     int64_t per_row = n * k > 0 ? n * k : 1;
     int64_t band = REF_WORK_PER_CHECK / per_row;
     band = band < 4 ? 4 : band / 4 * 4; /* whole strips of the 4-row kernel */
@@ -466,8 +345,8 @@ static tsr_status *nn_gemm_run(ref_ctx *ctx, bool dbl, int64_t m, int64_t n, int
         int64_t rows = m - i0 < band ? m - i0 : band;
         if (i0 && ref_work(ctx, REF_WORK_PER_CHECK))
             return ref_stopped(ctx);
-        nn_gemm_mt(dbl, ctx->threads, rows, n, k, (const char *)a + (size_t)(i0 * lda) * es, lda, b, ldb,
-                   (char *)c + (size_t)(i0 * ldc) * es, ldc);
+        nn_gemm_mt(kind, ctx->threads, rows, n, k, (const char *)a + (size_t)(i0 * lda) * es,
+                   lda, b, ldb, (char *)c + (size_t)(i0 * ldc) * esc, ldc);
     }
     return NULL;
 }
@@ -475,11 +354,17 @@ static tsr_status *nn_gemm_run(ref_ctx *ctx, bool dbl, int64_t m, int64_t n, int
 tsr_status *ref_nn_sgemm_run(ref_ctx *ctx, int64_t m, int64_t n, int64_t k, const float *a,
                              int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc)
 {
-    return nn_gemm_run(ctx, false, m, n, k, a, lda, b, ldb, c, ldc);
+    return nn_gemm_run(ctx, NN_GEMM_S, m, n, k, a, lda, b, ldb, c, ldc);
+}
+
+tsr_status *ref_nn_sgemm_run_d(ref_ctx *ctx, int64_t m, int64_t n, int64_t k, const float *a,
+                               int64_t lda, const float *b, int64_t ldb, double *c, int64_t ldc)
+{
+    return nn_gemm_run(ctx, NN_GEMM_SD, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
 tsr_status *ref_nn_dgemm_run(ref_ctx *ctx, int64_t m, int64_t n, int64_t k, const double *a,
                              int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc)
 {
-    return nn_gemm_run(ctx, true, m, n, k, a, lda, b, ldb, c, ldc);
+    return nn_gemm_run(ctx, NN_GEMM_D, m, n, k, a, lda, b, ldb, c, ldc);
 }

@@ -148,6 +148,20 @@ def cast_case(out_dir):
                ("ci", I32, ["r", 7])], [([a, b, c], outs)])
 
 
+def int32_case(out_dir):
+    """MatMulInteger whose int32 product is read as int32 (no Cast after
+    it): uint8 A with zero point 3 over symbolic rows, constant int8 B with
+    zero point -2; numpy's exact integer product."""
+    b = rng.integers(-128, 128, (40, 24)).astype(np.int8)
+    nodes = [helper.make_node("MatMulInteger", ["a", "b", "za", "zb"], ["y"])]
+    sets = []
+    for rows in (7, 13):
+        a = rng.integers(0, 256, (rows, 40)).astype(np.uint8)
+        sets.append(([a], [(a.astype(np.int32) - 3) @ (b.astype(np.int32) + 2)]))
+    save_case(out_dir, "odn_dynquant_int32_product", nodes, [("a", U8, ["r", 40])], [("y", I32, ["r", 24])], sets,
+              [("b", b), ("za", np.array(3, np.uint8)), ("zb", np.array(-2, np.int8))])
+
+
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     # every case here must be claimed whole: with VNNI as int8 primitives,
@@ -156,6 +170,7 @@ def main(out_dir):
     flags = cpu_flags()
     if "avx512_vnni" in flags or "avx_vnni" in flags or ("avx2" in flags and "fma" in flags):
         mlp_case(out_dir)
+        int32_case(out_dir)
     conv_case(out_dir)
     cast_case(out_dir)
     return 0

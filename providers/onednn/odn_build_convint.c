@@ -7,45 +7,10 @@
  * another reader gets int32 rounded back from the floats. Without this a
  * dynamically quantized CNN ran its ConvIntegers on the reference
  * provider: 2.2 s a run against ONNX Runtime's ~0.03. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "odn_quant.h"
-
-typedef struct widen_x {
-    size_t count;
-    int32_t x_type, zx_type;
-    dnnl_memory_t zx; /* NULL: zero point 0 */
-} widen_x;
-
-static tsr_status *widen_run(const void *vctx, dnnl_memory_t x_mem, dnnl_memory_t xf_mem) {
-    const widen_x *c = vctx;
-    const void *x = odn_q_handle(x_mem);
-    float *xf = odn_q_handle(xf_mem);
-    if (!x || !xf) return odn_host->status_new(TSR_ERR_PROVIDER, "onednn: int8 input without buffers");
-    float zx = (float)odn_q_value(c->zx, c->zx_type, 0);
-    ptrdiff_t count = (ptrdiff_t)c->count;
-    if (c->x_type == TSR_UINT8) {
-        const uint8_t *v = x;
-#pragma omp parallel for simd if (count > 65536) schedule(static)
-        for (ptrdiff_t i = 0; i < count; i++) xf[i] = (float)v[i] - zx;
-    } else {
-        const int8_t *v = x;
-#pragma omp parallel for simd if (count > 65536) schedule(static)
-        for (ptrdiff_t i = 0; i < count; i++) xf[i] = (float)v[i] - zx;
-    }
-    return NULL;
-}
-
-static tsr_status *narrow_run(const void *vctx, dnnl_memory_t yf_mem, dnnl_memory_t y_mem) {
-    const widen_x *c = vctx;
-    const float *yf = odn_q_handle(yf_mem);
-    int32_t *y = odn_q_handle(y_mem);
-    if (!yf || !y) return odn_host->status_new(TSR_ERR_PROVIDER, "onednn: int32 result without buffers");
-    for (size_t i = 0; i < c->count; i++) y[i] = (int32_t)lrintf(yf[i]);
-    return NULL;
-}
 
 /* (w - zw[m]) as floats in the piece's constant cache, plain, with oneDNN's
  * grouped dims (same bytes as ONNX's). */
@@ -126,16 +91,10 @@ tsr_status *odn_build_convint(odn_plan *p, size_t index) {
     dnnl_memory_desc_t xq = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
     dnnl_memory_desc_t wq = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     dnnl_memory_desc_t yq = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
-    widen_x *wc = odn_plan_alloc(p, sizeof *wc);
-    tsr_status *e = wc ? NULL : odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
     dnnl_memory_t x_mem, xf, xm, wf, wm = NULL, ym;
-    if (!e) {
-        *wc = (widen_x){.count = (size_t)odn_numel(r, vx->dims), .x_type = vx->elem_type};
-        e = odn_q_input(p, n, 2, &wc->zx, &wc->zx_type);
-    }
-    if (!e) e = odn_plan_plain_mem(p, vx, n, &x_mem);
+    tsr_status *e = odn_plan_plain_mem(p, vx, n, &x_mem);
     if (!e) e = odn_plan_arena_mem(p, &x_md, n, &xf);
-    if (!e) e = odn_plan_add_loop_reading(p, widen_run, wc, x_mem, xf, &wc->zx, 1, n);
+    if (!e) e = odn_int_widen_step(p, n, x_mem, vx->elem_type, (size_t)odn_numel(r, vx->dims), xf);
     xm = xf;
     if (!e && !dnnl_memory_desc_equal(&xq, &x_md)) {
         e = odn_plan_arena_mem(p, &xq, n, &xm);
@@ -149,10 +108,8 @@ tsr_status *odn_build_convint(odn_plan *p, size_t index) {
                                                : odn_arena_const_as_keyed(p, h, NULL, wf, &w_md, &wq, n, &wm);
     }
     /* quantize_dynamic's Cast(to float) reads the result: write it */
-    const tsr_node *cast = odn_plan_sole_consumer(p, vy);
-    odn_value *vc = cast && strcmp(odn_host->node_op_type(cast), "Cast") == 0 && odn_attr_int(cast, "to", 0) == TSR_FLOAT
-                        ? odn_plan_value(p, odn_host->node_output(cast, 0))
-                        : NULL;
+    const tsr_node *cast;
+    odn_value *vc = odn_int_float_reader(p, vy, &cast);
     if (!e && vc) {
         e = odn_plan_define(p, vc, r, dy, vc->output_index >= 0 ? NULL : &yq, cast);
         ym = vc->mem;
@@ -175,15 +132,10 @@ tsr_status *odn_build_convint(odn_plan *p, size_t index) {
         e = odn_plan_arena_mem(p, &y_md, n, &yf);
         if (!e) e = odn_plan_add_reorder(p, ym, &yq, yf, &y_md, n);
     }
-    widen_x *nc = e ? NULL : odn_plan_alloc(p, sizeof *nc);
-    if (!e && !nc) e = odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
-    if (!e) {
-        *nc = (widen_x){.count = (size_t)odn_numel(r, dy)};
-        e = odn_plan_define(p, vy, r, dy, NULL, n);
-    }
+    if (!e) e = odn_plan_define(p, vy, r, dy, NULL, n);
     if (!e) {
         y_mem = vy->mem;
-        e = odn_plan_add_loop(p, narrow_run, nc, yf, y_mem, n);
+        e = odn_int_narrow_step(p, n, (size_t)odn_numel(r, dy), yf, y_mem);
     }
     return e;
 }

@@ -13,6 +13,14 @@ tsr_status *odn_build_quant_conv(odn_plan *p, size_t index);
  * (odn_build_intgemm.c): its claim check and builder. */
 int odn_intgemm_check(const tsr_node *n, char *why, size_t size);
 tsr_status *odn_build_intgemm(odn_plan *p, size_t index);
+/* Shared by those two (odn_int_float.c): a step writing float(src) - zero
+ * point (input 2 of n, read at run time) into dst; one rounding the float
+ * result src back to int32 into dst; and quantize_dynamic's Cast to float
+ * when it alone reads y (its output value, *cast set), else NULL. */
+tsr_status *odn_int_widen_step(odn_plan *p, const tsr_node *n, dnnl_memory_t src, int32_t type, size_t count,
+                               dnnl_memory_t dst);
+tsr_status *odn_int_narrow_step(odn_plan *p, const tsr_node *n, size_t count, dnnl_memory_t src, dnnl_memory_t dst);
+odn_value *odn_int_float_reader(odn_plan *p, const odn_value *y, const tsr_node **cast);
 /* ConvInteger as a float convolution on CPUs without VNNI
  * (odn_build_convint.c). */
 tsr_status *odn_build_convint(odn_plan *p, size_t index);

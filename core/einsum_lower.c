@@ -98,18 +98,6 @@ static bool plan_of(const char *eq, einsum_plan *pl) {
     return true;
 }
 
-/* A new value of g named "<base>/<what>" (made unique). */
-static tsr_status *new_value(ir_graph *g, const char *base, const char *what, ir_value **out) {
-    size_t cap = strlen(base) + strlen(what) + 24;
-    char *name = malloc(cap);
-    if (!name) return TSR_NO_MEMORY();
-    snprintf(name, cap, "%s/%s", base, what);
-    for (unsigned k = 2; ir_graph_resolve(g, name); k++) snprintf(name, cap, "%s/%s_%u", base, what, k);
-    tsr_status *st = ir_graph_value(g, name, out);
-    free(name);
-    return st;
-}
-
 /* Appends `op`(in) -> out to g, named "<einsum>/<op><suffix>", with a perm
  * attribute when perm is given. */
 static tsr_status *add(ir_graph *g, const ir_node *einsum, const char *op, const char *suffix, ir_value *in0,
@@ -151,19 +139,19 @@ static tsr_status *lower_one(ir_graph *g, const ir_node *e, const einsum_plan *p
     ir_value *a = e->inputs[0], *b = e->inputs[1], *y = e->outputs[0];
     if (!is_identity(pl->perm_a, pl->rank_a)) {
         ir_value *t;
-        TSR_TRY(new_value(g, base, "einsum_a", &t));
+        TSR_TRY(ir_graph_new_named_value(g, base, "einsum_a", &t));
         TSR_TRY(add(g, e, "Transpose", "_a", a, NULL, pl->perm_a, pl->rank_a, t));
         a = t;
     }
     if (!is_identity(pl->perm_b, pl->rank_b)) {
         ir_value *t;
-        TSR_TRY(new_value(g, base, "einsum_b", &t));
+        TSR_TRY(ir_graph_new_named_value(g, base, "einsum_b", &t));
         TSR_TRY(add(g, e, "Transpose", "_b", b, NULL, pl->perm_b, pl->rank_b, t));
         b = t;
     }
     if (is_identity(pl->perm_y, pl->rank_y)) return add(g, e, "MatMul", "", a, b, NULL, 0, y);
     ir_value *p;
-    TSR_TRY(new_value(g, base, "einsum_product", &p));
+    TSR_TRY(ir_graph_new_named_value(g, base, "einsum_product", &p));
     TSR_TRY(add(g, e, "MatMul", "", a, b, NULL, 0, p));
     return add(g, e, "Transpose", "_y", p, NULL, pl->perm_y, pl->rank_y, y);
 }

@@ -1,5 +1,6 @@
 /* Graph IR: building, lookup by name, freeing. */
 #include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -238,6 +239,22 @@ tsr_status *ir_graph_value(ir_graph *g, const char *name, ir_value **out) {
  * itself possibly a placeholder: then every level that an outer value passes
  * through has its own placeholder, and the node owning each subgraph can see
  * its implicit inputs (for ordering and liveness) by looking one level down. */
+tsr_status *ir_graph_new_named_value(ir_graph *g, const char *base, const char *what, ir_value **out) {
+    size_t cap = strlen(base) + strlen(what) + 24;
+    char *name = malloc(cap);
+    if (!name) return TSR_NO_MEMORY();
+    snprintf(name, cap, "%s/%s", base, what);
+    for (unsigned k = 2;; k++) {
+        const ir_graph *in = g;
+        while (in && !ir_graph_find(in, name)) in = in->parent;
+        if (!in) break;
+        snprintf(name, cap, "%s/%s_%u", base, what, k);
+    }
+    tsr_status *st = ir_graph_value(g, name, out);
+    free(name);
+    return st;
+}
+
 ir_value *ir_graph_resolve(ir_graph *g, const char *name) {
     ir_value *v = ir_graph_find(g, name);
     if (v || !g->parent) return v;

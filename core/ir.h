@@ -237,6 +237,10 @@ tsr_status *ir_graph_value(ir_graph *g, const char *name, ir_value **out);
 /* Looks `name` up in g, then its ancestors; when found in an ancestor, makes
  * (or reuses) an is_outer placeholder in g bound to it. NULL when absent. */
 ir_value *ir_graph_resolve(ir_graph *g, const char *name);
+/* A new value of g named "<base>/<what>", with "_2", "_3"... appended until
+ * no value of g or of the graphs enclosing it has that name (a subgraph may
+ * not shadow an outer name); for the values rewrites add. */
+tsr_status *ir_graph_new_named_value(ir_graph *g, const char *base, const char *what, ir_value **out);
 tsr_status *ir_graph_add_node(ir_graph *g, ir_node **out); /* zeroed node appended */
 void ir_attr_clear(ir_attr *a);
 void ir_type_clear(ir_type *t);

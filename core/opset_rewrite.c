@@ -79,25 +79,6 @@ static tsr_status *set_string(ir_node *n, const char *name, const char *s) {
 
 /* --- new values ---------------------------------------------------------------- */
 
-static bool name_taken(const ir_graph *g, const char *name) {
-    for (; g; g = g->parent)
-        if (ir_graph_find(g, name)) return true;
-    return false;
-}
-
-/* A new value of g named "<base>/<what>", made unique against g and the
- * graphs enclosing it (a subgraph may not shadow an outer name). */
-static tsr_status *new_value(ir_graph *g, const char *base, const char *what, ir_value **out) {
-    size_t cap = strlen(base) + strlen(what) + 24;
-    char *name = malloc(cap);
-    if (!name) return TSR_NO_MEMORY();
-    snprintf(name, cap, "%s/%s", base, what);
-    for (unsigned k = 2; name_taken(g, name); k++) snprintf(name, cap, "%s/%s_%u", base, what, k);
-    tsr_status *st = ir_graph_value(g, name, out);
-    free(name);
-    return st;
-}
-
 static const char *base_name(const ir_node *n) {
     if (n->name && n->name[0]) return n->name;
     return n->n_outputs && n->outputs[0] ? n->outputs[0]->name : n->op_type;
@@ -119,7 +100,7 @@ static tsr_status *set_input(ir_node *n, size_t k, ir_value *v) {
 /* Constant t (consumed) as n's input k, named after n and `what`. */
 static tsr_status *const_input(ir_node *n, size_t k, const char *what, ir_tensor *t) {
     ir_value *v;
-    tsr_status *st = new_value(n->graph, base_name(n), what, &v);
+    tsr_status *st = ir_graph_new_named_value(n->graph, base_name(n), what, &v);
     if (st) {
         ir_tensor_free(t);
         return st;
@@ -222,7 +203,7 @@ static tsr_status *float_to_input(ir_node *n, const char *name, size_t k, int32_
         if (!st) st = floats_tensor(cast ? TSR_FLOAT : elem, &a.f, 1, true, &t);
         if (!st) st = const_input(n, k, name, t);
         ir_value *typed = NULL;
-        if (!st && cast) st = new_value(n->graph, base_name(n), "cast", &typed);
+        if (!st && cast) st = ir_graph_new_named_value(n->graph, base_name(n), "cast", &typed);
         if (!st && cast) st = add_node(n, to, "CastLike", n->inputs[k], x, typed, NULL);
         if (!st && cast) n->inputs[k] = typed;
     }
@@ -245,9 +226,9 @@ static tsr_status *softmax_13(ir_node *n, int64_t to) {
     int32_t r = x->type.kind == IR_TYPE_TENSOR ? x->type.rank : -1;
     if (r > 0 && (a == r - 1 || a == -1)) return set_int(n, "axis", -1);
     ir_value *flat, *shape, *rows;
-    TSR_TRY(new_value(n->graph, y->name, "flat", &flat));
-    TSR_TRY(new_value(n->graph, y->name, "shape", &shape));
-    TSR_TRY(new_value(n->graph, y->name, "2d", &rows));
+    TSR_TRY(ir_graph_new_named_value(n->graph, y->name, "flat", &flat));
+    TSR_TRY(ir_graph_new_named_value(n->graph, y->name, "shape", &shape));
+    TSR_TRY(ir_graph_new_named_value(n->graph, y->name, "2d", &rows));
     ir_node *fl;
     TSR_TRY(add_node(n, to, "Flatten", x, NULL, flat, &fl));
     TSR_TRY(set_int(fl, "axis", a));

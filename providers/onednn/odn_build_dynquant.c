@@ -121,12 +121,36 @@ __attribute__((target("avx512f"))) static void quantize_avx512(const float *x, i
     }
     quantize_scalar(x + i, n - i, scale, zp, y + i);
 }
+
+/* The same, 8 at a time. */
+__attribute__((target("avx2"))) static void quantize_avx2(const float *x, int64_t n, float scale, float zp,
+                                                           uint8_t *y) {
+    const __m256 vs = _mm256_set1_ps(scale), vz = _mm256_set1_ps(zp), lo = _mm256_set1_ps(-512.0f),
+                 hi = _mm256_set1_ps(512.0f), zero = _mm256_setzero_ps(), top = _mm256_set1_ps(255.0f);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 q = _mm256_div_ps(_mm256_loadu_ps(x + i), vs);
+        q = _mm256_and_ps(q, _mm256_cmp_ps(q, q, _CMP_ORD_Q)); /* NaN -> 0 */
+        q = _mm256_min_ps(_mm256_max_ps(q, lo), hi);
+        q = _mm256_round_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        q = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(q, vz), zero), top);
+        /* 0..255 in each int32 lane: pack to 16 then 8 bits, lanes in order */
+        __m256i v = _mm256_cvttps_epi32(q);
+        __m128i w = _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+        _mm_storel_epi64((__m128i *)(void *)(y + i), _mm_packus_epi16(w, w));
+    }
+    quantize_scalar(x + i, n - i, scale, zp, y + i);
+}
 #endif
 
 static void quantize(const float *x, int64_t n, float scale, float zp, uint8_t *y) {
 #if defined(__x86_64__) && defined(__GNUC__)
     if (__builtin_cpu_supports("avx512f")) {
         quantize_avx512(x, n, scale, zp, y);
+        return;
+    }
+    if (__builtin_cpu_supports("avx2")) {
+        quantize_avx2(x, n, scale, zp, y);
         return;
     }
 #endif

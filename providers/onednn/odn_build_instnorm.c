@@ -19,7 +19,15 @@ typedef struct instnorm_loop {
     dnnl_memory_t scale, bias;
 } instnorm_loop;
 
-static void normalize_row(const float *x, float *y, int64_t run, float eps, float scale, float bias) {
+/* Compiled for AVX-512 and AVX2 as well as the baseline ISA, picked at
+ * load time: at SSE2 the double sums take two lanes. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define IN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define IN_CLONES
+#endif
+
+IN_CLONES static void normalize_row(const float *x, float *y, int64_t run, float eps, float scale, float bias) {
     double sum = 0.0;
 #pragma omp simd reduction(+ : sum)
     for (int64_t j = 0; j < run; j++) sum += x[j];

@@ -2,7 +2,8 @@
  * computed here, on shapes that hit every edge of its blocking: rows short
  * of a 6-row tile and of a 240-row block, columns short of a 16-column
  * panel, K short of, at and past a 256-row slice, transposed weights, bias,
- * row strides wider than the rows, and 1 and 2 threads. Exit 77 (skip)
+ * row strides wider than the rows, and 1 and 2 threads; A read in place
+ * (at most 16 panels a thread) and copied (more). Exit 77 (skip)
  * on a CPU without AVX2 and FMA. */
 #include <math.h>
 #include <omp.h>
@@ -72,7 +73,7 @@ int main(void) {
     }
     static const int64_t ms[] = {1, 5, 6, 7, 13, 241, 500};
     static const int64_t ks[] = {1, 3, 256, 257, 600};
-    static const int64_t ns[] = {1, 15, 16, 17, 40};
+    static const int64_t ns[] = {1, 15, 16, 17, 40, 300};
     int failed = 0, cases = 0;
     for (size_t x = 0; x < sizeof ms / sizeof *ms; x++)
         for (size_t y = 0; y < sizeof ks / sizeof *ks; y++)

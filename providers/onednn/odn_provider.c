@@ -1,7 +1,11 @@
 /* The oneDNN provider's plugin entry: options, the device, claims grouped
  * into connected pieces, and compiled pieces that run as oneDNN plans. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <omp.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -211,6 +215,10 @@ static tsr_status *odn_compile(void *state, const tsr_graph *graph, void **piece
  * keeps both versions, so a rebuild mostly costs the constant weights'
  * reorders. */
 #define GROW_AFTER 8
+
+static double ms_between(const struct timespec *a, const struct timespec *b) {
+    return (double)(b->tv_sec - a->tv_sec) * 1e3 + (double)(b->tv_nsec - a->tv_nsec) * 1e-6;
+}
 static tsr_status *odn_run(void *piece_state, tsr_run_context *ctx) {
     odn_piece *p = piece_state;
     int want = p->state->threads, threads = odn_threads_reserve(want);
@@ -254,7 +262,22 @@ static tsr_status *odn_run(void *piece_state, tsr_run_context *ctx) {
     slot->used = ++p->runs;
     p->latest = slot->plan;
     if (inputs != stack_inputs) free(inputs);
-    if (!s) s = odn_plan_run(slot->plan, ctx);
+    if (!s) {
+        /* watched for contention only where it matters: more than one
+         * thread, or under the cap (to lift it) */
+        bool watch = threads > 1 || odn_threads_capped();
+        struct timespec w0, w1, c0, c1;
+        if (watch) {
+            clock_gettime(CLOCK_MONOTONIC, &w0);
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+        }
+        s = odn_plan_run(slot->plan, ctx);
+        if (watch) {
+            clock_gettime(CLOCK_MONOTONIC, &w1);
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+            odn_threads_observe(threads, ms_between(&w0, &w1), ms_between(&c0, &c1));
+        }
+    }
     odn_threads_release(threads);
     return s;
 }

@@ -1,0 +1,56 @@
+/* The contention cap of odn_threads.c: multi-thread runs whose calling
+ * thread spent more than 15% of a 20 ms window off its core cap later
+ * reservations at one thread; runs at or under that share, or windows not
+ * yet full, do not; one-thread runs under the cap count calm runs and lift
+ * it no sooner than the calm count asks (8, doubled per relapse), and
+ * then only when /proc/loadavg shows a core free. Values are the rules'
+ * own thresholds, worked by hand. */
+#include <stdio.h>
+
+#include "../odn_threads.h"
+
+static int failed;
+
+static void expect(bool ok, const char *what) {
+    if (!ok) {
+        printf("FAIL: %s\n", what);
+        failed = 1;
+    }
+}
+
+int main(void) {
+    int cores = odn_threads_cores();
+    if (cores < 2) {
+        printf("SKIP: one core\n");
+        return 77;
+    }
+    /* 19 ms with 10 ms off core: the window is not full, no verdict */
+    odn_threads_observe(2, 19.0, 9.0);
+    expect(!odn_threads_capped(), "a window short of 20 ms capped");
+    /* window 20 ms, cpu 17.5: 12.5% off core, under 15% */
+    odn_threads_observe(2, 1.0, 8.5);
+    expect(!odn_threads_capped(), "12.5% off core capped");
+    int got = odn_threads_reserve(2);
+    expect(got == 2, "uncapped reservation of 2 on a free machine is not 2");
+    odn_threads_release(got);
+    /* 20 ms with 16 ms on core: 20% off */
+    odn_threads_observe(2, 20.0, 16.0);
+    expect(odn_threads_capped(), "20% off core did not cap");
+    got = odn_threads_reserve(2);
+    expect(got == 1, "capped reservation is not 1");
+    odn_threads_release(got);
+    /* calm one-thread runs: the first relapse asks for 16 */
+    for (int i = 0; i < 15; i++) odn_threads_observe(1, 5.0, 5.0);
+    expect(odn_threads_capped(), "the cap lifted before 16 calm runs");
+    /* the 16th lifts it only if a core is free now: either way the cap
+     * must not have lifted with the system's cores all runnable */
+    odn_threads_observe(1, 5.0, 5.0);
+    FILE *f = fopen("/proc/loadavg", "r");
+    double a, b, c;
+    int running = -1, total;
+    if (f && fscanf(f, "%lf %lf %lf %d/%d", &a, &b, &c, &running, &total) == 5 && running >= cores)
+        expect(odn_threads_capped(), "lifted with every core busy");
+    if (f) fclose(f);
+    printf("%s\n", failed ? "threads_cap: failed" : "threads_cap: all rules hold");
+    return failed;
+}

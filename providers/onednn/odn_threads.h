@@ -15,7 +15,8 @@ int odn_threads_in_use(void);
 
 /* Contention from outside the process. Runs with more than one thread
  * whose calling thread spent much of their `wall_ms` off its core (its CPU
- * time `cpu_ms` short of it) cap every later reservation at one thread: another process holds a core, and libgomp's threads would spin at
+ * time `cpu_ms` short of it), over 20 ms windows, three in a row, cap
+ * every later reservation at one thread: another process holds a core, and libgomp's threads would spin at
  * each barrier for a descheduled partner, many times slower than one
  * thread. The cap lifts after a number of calm one-thread runs, doubling
  * after each relapse, and only while the system has a core free. */

@@ -1,7 +1,7 @@
 /* The contention cap of odn_threads.c: multi-thread runs whose calling
- * thread spent more than 15% of a 20 ms window off its core cap later
- * reservations at one thread; runs at or under that share, or windows not
- * yet full, do not; one-thread runs under the cap count calm runs and lift
+ * thread spent more than 35% of a 20 ms window off its core, three windows
+ * in a row, cap later reservations at one thread; windows at or under that
+ * share (which restart the count), or not yet full, do not; one-thread runs under the cap count calm runs and lift
  * it no sooner than the calm count asks (8, doubled per relapse), and
  * then only when /proc/loadavg shows a core free. Values are the rules'
  * own thresholds, worked by hand. */
@@ -27,15 +27,23 @@ int main(void) {
     /* 19 ms with 10 ms off core: the window is not full, no verdict */
     odn_threads_observe(2, 19.0, 9.0);
     expect(!odn_threads_capped(), "a window short of 20 ms capped");
-    /* window 20 ms, cpu 17.5: 12.5% off core, under 15% */
-    odn_threads_observe(2, 1.0, 8.5);
-    expect(!odn_threads_capped(), "12.5% off core capped");
+    /* that window completed: 20 ms, 12.5 on core, 37.5% off: one high */
+    odn_threads_observe(2, 1.0, 3.5);
+    /* 30% off: at or under the share, the count starts again */
+    odn_threads_observe(2, 20.0, 14.0);
+    /* two high windows (40% off), then a calm one, then two high again */
+    odn_threads_observe(2, 20.0, 12.0);
+    odn_threads_observe(2, 20.0, 12.0);
+    odn_threads_observe(2, 20.0, 20.0);
+    odn_threads_observe(2, 20.0, 12.0);
+    odn_threads_observe(2, 20.0, 12.0);
+    expect(!odn_threads_capped(), "capped without three high windows in a row");
     int got = odn_threads_reserve(2);
     expect(got == 2, "uncapped reservation of 2 on a free machine is not 2");
     odn_threads_release(got);
-    /* 20 ms with 16 ms on core: 20% off */
-    odn_threads_observe(2, 20.0, 16.0);
-    expect(odn_threads_capped(), "20% off core did not cap");
+    /* the third in a row */
+    odn_threads_observe(2, 20.0, 12.0);
+    expect(odn_threads_capped(), "three windows 40% off core did not cap");
     got = odn_threads_reserve(2);
     expect(got == 1, "capped reservation is not 1");
     odn_threads_release(got);

@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host_api.h"
+#include "graph_view.h"
 #include "status.h"
 
-void host_graph_view_free(struct tsr_graph *v) {
+void graph_view_free(struct tsr_graph *v) {
     if (!v) return;
     free(v->nodes);
     free(v->inputs);
@@ -14,7 +14,7 @@ void host_graph_view_free(struct tsr_graph *v) {
     free(v);
 }
 
-tsr_status *host_graph_view_whole(ir_graph *g, struct tsr_graph **out) {
+tsr_status *graph_view_whole(ir_graph *g, struct tsr_graph **out) {
     struct tsr_graph *v = calloc(1, sizeof *v);
     if (!v) return TSR_NO_MEMORY();
     v->ir = g;
@@ -22,7 +22,7 @@ tsr_status *host_graph_view_whole(ir_graph *g, struct tsr_graph **out) {
     v->inputs = malloc(sizeof(ir_value *) * (g->n_inputs + 1));
     v->outputs = malloc(sizeof(ir_value *) * (g->n_outputs + 1));
     if (!v->nodes || !v->inputs || !v->outputs) {
-        host_graph_view_free(v);
+        graph_view_free(v);
         return TSR_NO_MEMORY();
     }
     /* memcpy from NULL is undefined even for 0 bytes (a subgraph with no inputs) */
@@ -139,7 +139,7 @@ tsr_status *graph_readers_new(const ir_graph *g, graph_readers **out) {
  * output or is kept observable. Everything here is O(set), given the
  * readers counted once for the graph: a partition of a 100,000-node chain
  * into single-node pieces was quadratic. */
-tsr_status *host_graph_view_nodes_counted(graph_readers *r, ir_node *const *nodes, size_t n,
+tsr_status *graph_view_nodes_counted(graph_readers *r, ir_node *const *nodes, size_t n,
                                           struct tsr_graph **out) {
     const ir_graph *g = r->g;
     struct tsr_graph *v = calloc(1, sizeof *v);
@@ -211,18 +211,18 @@ tsr_status *host_graph_view_nodes_counted(graph_readers *r, ir_node *const *node
     free(touched);
     free(sub);
     if (s) {
-        host_graph_view_free(v);
+        graph_view_free(v);
         return s;
     }
     *out = v;
     return NULL;
 }
 
-tsr_status *host_graph_view_nodes(ir_graph *g, ir_node *const *nodes, size_t n,
+tsr_status *graph_view_nodes(ir_graph *g, ir_node *const *nodes, size_t n,
                                   struct tsr_graph **out) {
     graph_readers *r;
     TSR_TRY(graph_readers_new(g, &r));
-    tsr_status *s = host_graph_view_nodes_counted(r, nodes, n, out);
+    tsr_status *s = graph_view_nodes_counted(r, nodes, n, out);
     graph_readers_free(r);
     return s;
 }

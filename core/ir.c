@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host_api.h"
+#include "graph_view.h"
 #include "ir.h"
 #include "status.h"
 
@@ -183,7 +183,7 @@ ir_graph *ir_graph_new(ir_model *model, ir_graph *parent, const char *name) {
 
 void ir_graph_free(ir_graph *g) {
     if (!g) return;
-    host_graph_view_free(g->view); /* made on demand by host_api.c (attr_graph) */
+    graph_view_free(g->view); /* made on demand by graph_api.c (attr_graph) */
     for (size_t i = 0; i < g->n_nodes; i++) node_free(g->nodes[i]);
     free(g->nodes);
     for (size_t i = 0; i < g->n_values; i++) {

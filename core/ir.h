@@ -150,8 +150,8 @@ struct ir_graph {
     int depth;            /* 0 for the main graph */
     void *lookup;         /* name -> value map (core/ir.c) */
     struct tsr_graph *view; /* host-API view of the whole graph, made on demand by
-                             * core/host_api.c; ir_graph_free releases it with
-                             * host_graph_view_free */
+                             * core/graph_api.c; ir_graph_free releases it with
+                             * graph_view_free */
 };
 
 typedef struct ir_opset {
@@ -221,6 +221,10 @@ tsr_status *ir_tensor_new(int32_t elem_type, int32_t rank, const int64_t *dims, 
 tsr_status *ir_tensor_clone(const tsr_tensor *src, ir_tensor **out);
 void ir_tensor_free(ir_tensor *t);
 tsr_status *ir_tensor_set_string(ir_tensor *t, size_t index, const char *data, size_t size);
+/* Element `index` of a string tensor's data (`nbytes` of tsr_string) becomes
+ * a copy of data[0..size), the old bytes freed: what ir_tensor_set_string
+ * and the host's tensor_set_string (core/run_context.c) share. */
+tsr_status *ir_strings_set(void *strings, size_t nbytes, size_t index, const char *data, size_t size);
 /* Recomputes t->view from the other members. */
 void ir_tensor_sync_view(ir_tensor *t);
 

@@ -628,8 +628,8 @@ tsr_status *onnx_write_model(ir_model *m, void **bytes, size_t *size) {
     if (!m || !m->graph || !bytes || !size)
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "writing a model needs a model, bytes and size");
     struct tsr_graph *v;
-    TSR_TRY(host_graph_view_whole(m->graph, &v));
+    TSR_TRY(graph_view_whole(m->graph, &v));
     tsr_status *st = write_model(v, true, bytes, size);
-    host_graph_view_free(v);
+    graph_view_free(v);
     return st;
 }

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "host_api.h"
+#include "graph_view.h"
 
 /*
  * Writes `v` as a serialized ModelProto:

@@ -20,7 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "host_api.h"
+#include "graph_view.h"
+#include "host_log.h"
 #include "status.h"
 
 #define MAGIC "TSRPIECE"
@@ -334,6 +335,6 @@ tsr_status *piece_cache_compile(provider_inst *pv, const struct tsr_graph *view,
     } else if (bytes || !size) {
         store(path, compat, key, bytes, size, pv->name);
     }
-    host_api_table()->free(bytes);
+    free(bytes); /* made with the host table's alloc, which is malloc */
     return NULL;
 }

@@ -11,7 +11,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "host_api.h"
 #include "status.h"
 
 #define PLUGIN_PREFIX "libtessera_provider_"
@@ -54,7 +53,7 @@ static tsr_status *check_table(const tsr_provider *vt, const char *path) {
     return NULL;
 }
 
-static tsr_status *load_new(const char *path, tsr_plugin **out) {
+static tsr_status *load_new(const char *path, const tsr_host_api *host, tsr_plugin **out) {
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!dl) {
         const char *e = dlerror();
@@ -72,7 +71,7 @@ static tsr_status *load_new(const char *path, tsr_plugin **out) {
     args.struct_size = sizeof args;
     args.host_abi_min = HOST_ABI_MIN;
     args.host_abi_max = HOST_ABI_MAX;
-    args.host = host_api_table();
+    args.host = host;
     args.plugin_path = path;
     tsr_status *s = entry(&args);
     if (s) {
@@ -115,7 +114,7 @@ static tsr_status *load_new(const char *path, tsr_plugin **out) {
 static pthread_mutex_t loaded_lock = PTHREAD_MUTEX_INITIALIZER;
 static tsr_plugin *loaded; /* linked through next */
 
-tsr_status *plugin_load(const char *path, tsr_plugin **out) {
+tsr_status *plugin_load(const char *path, const tsr_host_api *host, tsr_plugin **out) {
     /* one file under several names (a symlink, a relative path) is one plugin */
     char *real = realpath(path, NULL);
     const char *key = real ? real : path;
@@ -125,7 +124,7 @@ tsr_status *plugin_load(const char *path, tsr_plugin **out) {
     tsr_status *s = NULL;
     if (p) {
         p->refs++;
-    } else if (!(s = load_new(path, &p))) {
+    } else if (!(s = load_new(path, host, &p))) {
         p->key = strdup(key);
         if (!p->key) {
             s = TSR_NO_MEMORY();

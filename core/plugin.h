@@ -27,10 +27,13 @@ typedef struct tsr_plugin {
 #define PLUGIN_SLOT(pl, member) \
     (TSR_HAS_MEMBER((pl)->vt, tsr_provider, member) ? (pl)->vt->member : NULL)
 
-/* dlopens `path`, finds the entry symbol, negotiates. Errors name the path.
- * A plugin already loaded (the same file) is shared, its entry not run
- * again; each plugin_load is matched by one plugin_unload. Thread-safe. */
-tsr_status *plugin_load(const char *path, tsr_plugin **out);
+/* dlopens `path`, finds the entry symbol, negotiates, handing the plugin
+ * `host`, the host API table (it must outlive the plugin; the session layer
+ * assembles it: runtime/host_api.c). Errors name the path. A plugin already
+ * loaded (the same file) is shared, its entry not run again, so it keeps
+ * the table it was first given; each plugin_load is matched by one
+ * plugin_unload. Thread-safe. */
+tsr_status *plugin_load(const char *path, const tsr_host_api *host, tsr_plugin **out);
 void plugin_unload(tsr_plugin *p);
 
 /* The directories searched, in order: beside libtessera.so, then each of

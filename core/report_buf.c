@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-void rb_printf(report_buf *b, const char *fmt, ...) {
+void report_buf_printf(report_buf *b, const char *fmt, ...) {
     if (b->failed) return;
     for (;;) {
         va_list ap;
@@ -31,7 +31,7 @@ void rb_printf(report_buf *b, const char *fmt, ...) {
     }
 }
 
-size_t rb_utf8_seq(const char *s) {
+size_t report_buf_utf8_seq(const char *s) {
     const unsigned char *u = (const unsigned char *)s;
     unsigned char c = u[0];
     if (c < 0x80) return 1;
@@ -56,23 +56,23 @@ size_t rb_utf8_seq(const char *s) {
     return n;
 }
 
-void rb_json_string(report_buf *b, const char *s) {
-    rb_printf(b, "\"");
+void report_buf_json_string(report_buf *b, const char *s) {
+    report_buf_printf(b, "\"");
     for (const char *q = s ? s : ""; *q && !b->failed;) {
         unsigned char ch = (unsigned char)*q;
-        size_t n = rb_utf8_seq(q);
-        if (ch == '"' || ch == '\\') rb_printf(b, "\\%c", ch);
-        else if (ch == '\n') rb_printf(b, "\\n");
-        else if (ch == '\t') rb_printf(b, "\\t");
-        else if (ch < 0x20) rb_printf(b, "\\u%04x", ch);
-        else if (n == 0) rb_printf(b, "\\ufffd");
-        else rb_printf(b, "%.*s", (int)n, q);
+        size_t n = report_buf_utf8_seq(q);
+        if (ch == '"' || ch == '\\') report_buf_printf(b, "\\%c", ch);
+        else if (ch == '\n') report_buf_printf(b, "\\n");
+        else if (ch == '\t') report_buf_printf(b, "\\t");
+        else if (ch < 0x20) report_buf_printf(b, "\\u%04x", ch);
+        else if (n == 0) report_buf_printf(b, "\\ufffd");
+        else report_buf_printf(b, "%.*s", (int)n, q);
         q += n ? n : 1;
     }
-    rb_printf(b, "\"");
+    report_buf_printf(b, "\"");
 }
 
-char *rb_finish(report_buf *b) {
+char *report_buf_finish(report_buf *b) {
     if (b->failed || !b->p) {
         free(b->p);
         b->p = NULL;

@@ -36,41 +36,41 @@
  * RANK bits (and infer_open_dims) describe the tensor that ends the chain
  * when that tensor is one of them. A plain tensor is a chain of one. */
 enum {
-    SI_F_SEEN = 1u,      /* declaration recorded */
-    SI_F_DECL_KIND = 2u, /* the model gave a type at all */
-    SI_F_DECL_ELEM = 4u, /* ... with an element type */
-    SI_F_DECL_RANK = 8u  /* ... with a shape (rank and dims) */
+    SHAPE_F_SEEN = 1u,      /* declaration recorded */
+    SHAPE_F_DECL_KIND = 2u, /* the model gave a type at all */
+    SHAPE_F_DECL_ELEM = 4u, /* ... with an element type */
+    SHAPE_F_DECL_RANK = 8u  /* ... with a shape (rank and dims) */
 };
-#define SI_F_DEPTH_SHIFT 8
-#define SI_F_DEPTH_MAX 255u
+#define SHAPE_F_DEPTH_SHIFT 8
+#define SHAPE_F_DEPTH_MAX 255u
 
 /* Largest shape value tracked; Reshape targets and such are far smaller. */
-#define SI_SVAL_MAX IR_MAX_RANK
+#define SHAPE_SVAL_MAX IR_MAX_RANK
 
-typedef struct si_sval {
+typedef struct shape_sval {
     int32_t rank; /* 0 scalar, 1 vector */
     size_t n;
-    si_dim e[SI_SVAL_MAX];
-} si_sval;
+    shape_dim e[SHAPE_SVAL_MAX];
+} shape_sval;
 
-typedef struct si_pool {
-    struct si_pool *next;
+typedef struct shape_pool {
+    struct shape_pool *next;
     char s[];
-} si_pool;
+} shape_pool;
 
-struct si_ctx {
+struct shape_ctx {
     ir_graph *g;
-    si_ctx *parent;     /* enclosing graph's run, for outer-scope values */
-    si_sval **svals;    /* n_values entries, NULL when nothing is known */
+    shape_ctx *parent;     /* enclosing graph's run, for outer-scope values */
+    shape_sval **svals;    /* n_values entries, NULL when nothing is known */
     size_t n_svals;
-    si_pool **pool;     /* shared with the root run */
-    si_pool *pool_root; /* only meaningful in the root */
+    shape_pool **pool;     /* shared with the root run */
+    shape_pool *pool_root; /* only meaningful in the root */
 };
 
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                    */
 
-tsr_status *si_err(const ir_node *n, const char *fmt, ...) {
+tsr_status *shape_err(const ir_node *n, const char *fmt, ...) {
     char msg[512];
     va_list ap;
     va_start(ap, fmt);
@@ -87,42 +87,42 @@ tsr_status *si_err(const ir_node *n, const char *fmt, ...) {
 /* ------------------------------------------------------------------------ */
 /* Dims and shapes                                                           */
 
-void si_shape_unknown(si_shape *s) { s->rank = -1; }
+void shape_dims_unknown(shape_dims *s) { s->rank = -1; }
 
-void si_shape_rank(si_shape *s, int32_t rank) {
+void shape_dims_rank(shape_dims *s, int32_t rank) {
     s->rank = rank;
-    for (int32_t i = 0; i < rank && i < IR_MAX_RANK; i++) s->dims[i] = si_unknown();
+    for (int32_t i = 0; i < rank && i < IR_MAX_RANK; i++) s->dims[i] = shape_unknown();
 }
 
-si_dim si_dim_mul(si_dim a, si_dim b) {
-    if (si_is_known(a) && si_is_known(b)) {
-        if (a.value != 0 && b.value > INT64_MAX / a.value) return si_unknown();
-        return si_known(a.value * b.value);
+shape_dim shape_dim_mul(shape_dim a, shape_dim b) {
+    if (shape_is_known(a) && shape_is_known(b)) {
+        if (a.value != 0 && b.value > INT64_MAX / a.value) return shape_unknown();
+        return shape_known(a.value * b.value);
     }
-    if (a.value == 0 || b.value == 0) return si_known(0);
+    if (a.value == 0 || b.value == 0) return shape_known(0);
     if (a.value == 1) return b;
     if (b.value == 1) return a;
-    return si_unknown();
+    return shape_unknown();
 }
 
-bool si_dim_same(si_dim a, si_dim b) {
-    if (si_is_known(a) || si_is_known(b)) return a.value == b.value;
+bool shape_dim_same(shape_dim a, shape_dim b) {
+    if (shape_is_known(a) || shape_is_known(b)) return a.value == b.value;
     return a.symbol && b.symbol && strcmp(a.symbol, b.symbol) == 0;
 }
 
-bool si_dim_unify(si_dim a, si_dim b, si_dim *out) {
-    if (si_is_known(a) && si_is_known(b)) {
+bool shape_dim_unify(shape_dim a, shape_dim b, shape_dim *out) {
+    if (shape_is_known(a) && shape_is_known(b)) {
         *out = a;
         return a.value == b.value;
     }
-    if (si_is_known(a)) *out = a;
-    else if (si_is_known(b)) *out = b;
+    if (shape_is_known(a)) *out = a;
+    else if (shape_is_known(b)) *out = b;
     else *out = a.symbol ? a : b;
     return true;
 }
 
-static si_dim broadcast_dim(si_dim a, si_dim b, bool *clash) {
-    if (si_is_known(a) && si_is_known(b)) {
+static shape_dim broadcast_dim(shape_dim a, shape_dim b, bool *clash) {
+    if (shape_is_known(a) && shape_is_known(b)) {
         if (a.value == b.value || b.value == 1) return a;
         if (a.value == 1) return b;
         *clash = true;
@@ -132,38 +132,38 @@ static si_dim broadcast_dim(si_dim a, si_dim b, bool *clash) {
     if (b.value == 1) return a;
     /* A known number other than 1 is what a valid run produces: the other
      * side must be 1 or that same number. */
-    if (si_is_known(a)) return a;
-    if (si_is_known(b)) return b;
+    if (shape_is_known(a)) return a;
+    if (shape_is_known(b)) return b;
     if (a.symbol && b.symbol && strcmp(a.symbol, b.symbol) == 0) return a;
     /* "N" against "M" (or against an unnamed dim) may be either at run time. */
-    return si_unknown();
+    return shape_unknown();
 }
 
-tsr_status *si_broadcast(si_ctx *c, const ir_node *n, const si_shape *a, const si_shape *b,
-                         si_shape *out) {
+tsr_status *shape_broadcast(shape_ctx *c, const ir_node *n, const shape_dims *a, const shape_dims *b,
+                         shape_dims *out) {
     (void)c;
     if (a->rank < 0 || b->rank < 0) {
-        si_shape_unknown(out);
+        shape_dims_unknown(out);
         return NULL;
     }
     int32_t r = a->rank > b->rank ? a->rank : b->rank;
-    si_shape tmp;
+    shape_dims tmp;
     tmp.rank = r;
     for (int32_t i = 0; i < r; i++) {
         int32_t ia = i - (r - a->rank), ib = i - (r - b->rank);
-        si_dim da = ia >= 0 ? a->dims[ia] : si_known(1);
-        si_dim db = ib >= 0 ? b->dims[ib] : si_known(1);
+        shape_dim da = ia >= 0 ? a->dims[ia] : shape_known(1);
+        shape_dim db = ib >= 0 ? b->dims[ib] : shape_known(1);
         bool clash = false;
         tmp.dims[i] = broadcast_dim(da, db, &clash);
         if (clash)
-            return si_err(n, "can't broadcast dimension %lld with %lld (axis %d of the result)",
+            return shape_err(n, "can't broadcast dimension %lld with %lld (axis %d of the result)",
                           (long long)da.value, (long long)db.value, (int)i);
     }
     *out = tmp;
     return NULL;
 }
 
-bool si_axis(int64_t axis, int32_t rank, int32_t *out) {
+bool shape_axis(int64_t axis, int32_t rank, int32_t *out) {
     if (axis < -(int64_t)rank || axis >= rank) return false;
     *out = (int32_t)(axis < 0 ? axis + rank : axis);
     return true;
@@ -172,12 +172,12 @@ bool si_axis(int64_t axis, int32_t rank, int32_t *out) {
 /* ------------------------------------------------------------------------ */
 /* String pool                                                               */
 
-const char *si_intern(si_ctx *c, const char *s) {
+const char *shape_intern(shape_ctx *c, const char *s) {
     if (!s) return NULL;
-    for (si_pool *p = *c->pool; p; p = p->next)
+    for (shape_pool *p = *c->pool; p; p = p->next)
         if (strcmp(p->s, s) == 0) return p->s;
     size_t len = strlen(s);
-    si_pool *p = malloc(sizeof *p + len + 1);
+    shape_pool *p = malloc(sizeof *p + len + 1);
     if (!p) return NULL;
     memcpy(p->s, s, len + 1);
     p->next = *c->pool;
@@ -188,24 +188,24 @@ const char *si_intern(si_ctx *c, const char *s) {
 /* ------------------------------------------------------------------------ */
 /* Attributes                                                                */
 
-const ir_attr *si_attr(const ir_node *n, const char *name) { return ir_node_attr(n, name); }
+const ir_attr *shape_attr(const ir_node *n, const char *name) { return ir_node_attr(n, name); }
 
-int64_t si_attr_int(const ir_node *n, const char *name, int64_t dflt) {
+int64_t shape_attr_int(const ir_node *n, const char *name, int64_t dflt) {
     const ir_attr *a = ir_node_attr(n, name);
     return a && a->type == TSR_ATTR_INT ? a->i : dflt;
 }
 
-float si_attr_float(const ir_node *n, const char *name, float dflt) {
+float shape_attr_float(const ir_node *n, const char *name, float dflt) {
     const ir_attr *a = ir_node_attr(n, name);
     return a && a->type == TSR_ATTR_FLOAT ? a->f : dflt;
 }
 
-const char *si_attr_str(const ir_node *n, const char *name, const char *dflt) {
+const char *shape_attr_str(const ir_node *n, const char *name, const char *dflt) {
     const ir_attr *a = ir_node_attr(n, name);
     return a && a->type == TSR_ATTR_STRING && a->s ? a->s : dflt;
 }
 
-const int64_t *si_attr_ints(const ir_node *n, const char *name, size_t *count) {
+const int64_t *shape_attr_ints(const ir_node *n, const char *name, size_t *count) {
     const ir_attr *a = ir_node_attr(n, name);
     if (!a || a->type != TSR_ATTR_INTS) return NULL;
     *count = a->count;
@@ -223,21 +223,21 @@ static const ir_value *real_value(const ir_value *v) {
     return v;
 }
 
-bool si_has_in(const ir_node *n, size_t i) { return i < n->n_inputs && n->inputs[i]; }
+bool shape_has_in(const ir_node *n, size_t i) { return i < n->n_inputs && n->inputs[i]; }
 
-const ir_type *si_in_type(si_ctx *c, const ir_node *n, size_t i) {
+const ir_type *shape_in_type(shape_ctx *c, const ir_node *n, size_t i) {
     (void)c;
-    if (!si_has_in(n, i)) return NULL;
+    if (!shape_has_in(n, i)) return NULL;
     return &real_value(n->inputs[i])->type;
 }
 
-int32_t si_in_elem(si_ctx *c, const ir_node *n, size_t i) {
-    const ir_type *t = si_in_type(c, n, i);
+int32_t shape_in_elem(shape_ctx *c, const ir_node *n, size_t i) {
+    const ir_type *t = shape_in_type(c, n, i);
     if (!t || (t->kind != IR_TYPE_TENSOR && t->kind != IR_TYPE_SPARSE_TENSOR)) return 0;
     return t->elem_type;
 }
 
-static void type_to_shape(const ir_type *t, si_shape *out) {
+static void type_to_shape(const ir_type *t, shape_dims *out) {
     if (!t || t->kind != IR_TYPE_TENSOR || t->rank < 0 || t->rank > IR_MAX_RANK) {
         out->rank = -1;
         return;
@@ -251,44 +251,44 @@ static void type_to_shape(const ir_type *t, si_shape *out) {
     }
 }
 
-void si_in_shape(si_ctx *c, const ir_node *n, size_t i, si_shape *out) {
-    type_to_shape(si_in_type(c, n, i), out);
+void shape_in_shape(shape_ctx *c, const ir_node *n, size_t i, shape_dims *out) {
+    type_to_shape(shape_in_type(c, n, i), out);
 }
 
-void si_value_shape(const ir_value *v, si_shape *out) { type_to_shape(v ? &real_value(v)->type : NULL, out); }
+void shape_value_shape(const ir_value *v, shape_dims *out) { type_to_shape(v ? &real_value(v)->type : NULL, out); }
 
-const ir_type *si_value_type(const ir_value *v) { return v ? &real_value(v)->type : NULL; }
+const ir_type *shape_value_type(const ir_value *v) { return v ? &real_value(v)->type : NULL; }
 
-void si_type_shape(const ir_type *t, si_shape *out) { type_to_shape(t, out); }
+void shape_type_shape(const ir_type *t, shape_dims *out) { type_to_shape(t, out); }
 
-int32_t si_type_elem(const ir_type *t) { return t && t->kind == IR_TYPE_TENSOR ? t->elem_type : 0; }
+int32_t shape_type_elem(const ir_type *t) { return t && t->kind == IR_TYPE_TENSOR ? t->elem_type : 0; }
 
-const ir_type *si_in_inner(si_ctx *c, const ir_node *n, size_t i) {
-    const ir_type *t = si_in_type(c, n, i);
+const ir_type *shape_in_inner(shape_ctx *c, const ir_node *n, size_t i) {
+    const ir_type *t = shape_in_type(c, n, i);
     if (!t || (t->kind != IR_TYPE_SEQUENCE && t->kind != IR_TYPE_OPTIONAL)) return NULL;
     return t->elem;
 }
 
-void si_shape_join(const si_shape *a, const si_shape *b, si_shape *out) {
+void shape_dims_join(const shape_dims *a, const shape_dims *b, shape_dims *out) {
     if (a->rank < 0 || b->rank < 0 || a->rank != b->rank) {
-        si_shape_unknown(out);
+        shape_dims_unknown(out);
         return;
     }
-    si_shape tmp;
+    shape_dims tmp;
     tmp.rank = a->rank;
     for (int32_t i = 0; i < a->rank; i++)
-        tmp.dims[i] = si_dim_same(a->dims[i], b->dims[i]) ? a->dims[i] : si_unknown();
+        tmp.dims[i] = shape_dim_same(a->dims[i], b->dims[i]) ? a->dims[i] : shape_unknown();
     *out = tmp;
 }
 
-int32_t si_value_elem(const ir_value *v) {
+int32_t shape_value_elem(const ir_value *v) {
     const ir_type *t = v ? &real_value(v)->type : NULL;
     return t && t->kind == IR_TYPE_TENSOR ? t->elem_type : 0;
 }
 
-const ir_tensor *si_in_const(si_ctx *c, const ir_node *n, size_t i) {
+const ir_tensor *shape_in_const(shape_ctx *c, const ir_node *n, size_t i) {
     (void)c;
-    if (!si_has_in(n, i)) return NULL;
+    if (!shape_has_in(n, i)) return NULL;
     return real_value(n->inputs[i])->constant;
 }
 
@@ -320,17 +320,17 @@ static bool tensor_count(const ir_tensor *t, size_t *count) {
 
 /* The shape-value record of v (following outer placeholders into the
  * enclosing runs), or NULL. */
-static const si_sval *sval_of(si_ctx *c, const ir_value *v) {
+static const shape_sval *sval_of(shape_ctx *c, const ir_value *v) {
     const ir_value *r = real_value(v);
-    for (si_ctx *k = c; k; k = k->parent)
+    for (shape_ctx *k = c; k; k = k->parent)
         if (r->index < k->n_svals && k->g->values[r->index] == r) return k->svals[r->index];
     return NULL;
 }
 
-bool si_in_dims(si_ctx *c, const ir_node *n, size_t i, si_dim *buf, size_t cap, size_t *count,
+bool shape_in_dims(shape_ctx *c, const ir_node *n, size_t i, shape_dim *buf, size_t cap, size_t *count,
                 int32_t *rank) {
-    if (!si_has_in(n, i)) return false;
-    const ir_tensor *t = si_in_const(c, n, i);
+    if (!shape_has_in(n, i)) return false;
+    const ir_tensor *t = shape_in_const(c, n, i);
     if (t) {
         size_t cnt;
         if (t->rank > 1 || !tensor_count(t, &cnt) || cnt > cap) return false;
@@ -345,7 +345,7 @@ bool si_in_dims(si_ctx *c, const ir_node *n, size_t i, si_dim *buf, size_t cap, 
         if (rank) *rank = t->rank;
         return true;
     }
-    const si_sval *s = sval_of(c, n->inputs[i]);
+    const shape_sval *s = sval_of(c, n->inputs[i]);
     if (!s || s->n > cap) return false;
     memcpy(buf, s->e, s->n * sizeof *buf);
     *count = s->n;
@@ -353,13 +353,13 @@ bool si_in_dims(si_ctx *c, const ir_node *n, size_t i, si_dim *buf, size_t cap, 
     return true;
 }
 
-bool si_in_ints(si_ctx *c, const ir_node *n, size_t i, int64_t *buf, size_t cap, size_t *count,
+bool shape_in_ints(shape_ctx *c, const ir_node *n, size_t i, int64_t *buf, size_t cap, size_t *count,
                 int32_t *rank) {
-    si_dim d[SI_SVAL_MAX];
+    shape_dim d[SHAPE_SVAL_MAX];
     size_t cnt;
-    const ir_tensor *t = si_in_const(c, n, i);
+    const ir_tensor *t = shape_in_const(c, n, i);
     /* A big constant (Gather's indices, say) is read directly, not capped
-     * at SI_SVAL_MAX. */
+     * at SHAPE_SVAL_MAX. */
     if (t) {
         if (t->rank > 1 || !tensor_count(t, &cnt) || cnt > cap || (cnt && !t->data)) return false;
         for (size_t k = 0; k < cnt; k++)
@@ -368,18 +368,18 @@ bool si_in_ints(si_ctx *c, const ir_node *n, size_t i, int64_t *buf, size_t cap,
         if (rank) *rank = t->rank;
         return true;
     }
-    if (!si_in_dims(c, n, i, d, cap < SI_SVAL_MAX ? cap : SI_SVAL_MAX, &cnt, rank)) return false;
+    if (!shape_in_dims(c, n, i, d, cap < SHAPE_SVAL_MAX ? cap : SHAPE_SVAL_MAX, &cnt, rank)) return false;
     for (size_t k = 0; k < cnt; k++) {
-        if (d[k].value == SI_NAN) return false;
+        if (d[k].value == SHAPE_NAN) return false;
         buf[k] = d[k].value;
     }
     *count = cnt;
     return true;
 }
 
-bool si_in_doubles(si_ctx *c, const ir_node *n, size_t i, double *buf, size_t cap,
+bool shape_in_doubles(shape_ctx *c, const ir_node *n, size_t i, double *buf, size_t cap,
                    size_t *count) {
-    const ir_tensor *t = si_in_const(c, n, i);
+    const ir_tensor *t = shape_in_const(c, n, i);
     size_t cnt;
     if (!t || t->rank > 1 || !tensor_count(t, &cnt) || cnt > cap || (cnt && !t->data))
         return false;
@@ -418,19 +418,19 @@ static bool is_container(int32_t kind) {
 /* First sight of a value: remember what the model declared. */
 static void record_declared(ir_value *v) {
     const ir_type *t = &v->type, *last = t;
-    uint32_t f = SI_F_SEEN, depth = 0;
+    uint32_t f = SHAPE_F_SEEN, depth = 0;
     uint64_t open = 0;
-    while (t && t->kind != IR_TYPE_UNKNOWN && depth < SI_F_DEPTH_MAX) {
+    while (t && t->kind != IR_TYPE_UNKNOWN && depth < SHAPE_F_DEPTH_MAX) {
         depth++;
         last = t;
         t = is_container(t->kind) ? t->elem : NULL;
     }
-    if (depth) f |= SI_F_DECL_KIND;
-    f |= depth << SI_F_DEPTH_SHIFT;
+    if (depth) f |= SHAPE_F_DECL_KIND;
+    f |= depth << SHAPE_F_DEPTH_SHIFT;
     if (depth && (last->kind == IR_TYPE_TENSOR || last->kind == IR_TYPE_SPARSE_TENSOR) && last->elem_type)
-        f |= SI_F_DECL_ELEM;
+        f |= SHAPE_F_DECL_ELEM;
     if (depth && last->kind == IR_TYPE_TENSOR && last->rank >= 0 && last->rank <= IR_MAX_RANK) {
-        f |= SI_F_DECL_RANK;
+        f |= SHAPE_F_DECL_RANK;
         for (int32_t d = 0; d < last->rank; d++)
             if (last->dims[d].value < 0) open |= (uint64_t)1 << d;
     }
@@ -440,20 +440,20 @@ static void record_declared(ir_value *v) {
 
 /* Drops what an earlier run inferred, leaving the declaration. */
 static void restore_declared(ir_value *v) {
-    if (!(v->infer_flags & SI_F_SEEN)) {
+    if (!(v->infer_flags & SHAPE_F_SEEN)) {
         record_declared(v);
         return;
     }
     ir_type *t = &v->type;
-    if (!(v->infer_flags & SI_F_DECL_KIND)) {
+    if (!(v->infer_flags & SHAPE_F_DECL_KIND)) {
         ir_type_clear(t);
         memset(t, 0, sizeof *t);
         t->rank = -1;
         return;
     }
     /* Down to the last level the model declared; below it, all is ours. */
-    uint32_t depth = (v->infer_flags >> SI_F_DEPTH_SHIFT) & SI_F_DEPTH_MAX;
-    if (depth >= SI_F_DEPTH_MAX) return; /* deeper than counted: leave it */
+    uint32_t depth = (v->infer_flags >> SHAPE_F_DEPTH_SHIFT) & SHAPE_F_DEPTH_MAX;
+    if (depth >= SHAPE_F_DEPTH_MAX) return; /* deeper than counted: leave it */
     for (uint32_t k = 1; k < depth && t && is_container(t->kind); k++) t = t->elem;
     if (!t) return;
     if (is_container(t->kind)) {
@@ -466,8 +466,8 @@ static void restore_declared(ir_value *v) {
         return;
     }
     if (t->kind != IR_TYPE_TENSOR) return; /* sparse: never written */
-    if (!(v->infer_flags & SI_F_DECL_ELEM)) t->elem_type = 0;
-    if (!(v->infer_flags & SI_F_DECL_RANK)) {
+    if (!(v->infer_flags & SHAPE_F_DECL_ELEM)) t->elem_type = 0;
+    if (!(v->infer_flags & SHAPE_F_DECL_RANK)) {
         free_dims(t);
         return;
     }
@@ -480,17 +480,17 @@ static void restore_declared(ir_value *v) {
  * is wrong (flags); what is unknown gets filled; a declared shape of another
  * rank wins over the inferred one, since a wrong rule is likelier than a
  * model that lies about rank and still runs. */
-static tsr_status *merge_tensor(ir_type *t, int32_t elem, const si_shape *s, unsigned flags) {
+static tsr_status *merge_tensor(ir_type *t, int32_t elem, const shape_dims *s, unsigned flags) {
     if (t->kind != IR_TYPE_UNKNOWN && t->kind != IR_TYPE_TENSOR) return NULL;
     int32_t new_elem = t->elem_type;
-    if (elem && (!new_elem || (new_elem != elem && (flags & SI_ELEM_CERTAIN)))) new_elem = elem;
+    if (elem && (!new_elem || (new_elem != elem && (flags & SHAPE_ELEM_CERTAIN)))) new_elem = elem;
     if (t->kind == IR_TYPE_TENSOR && t->rank >= 0) {
         if (s && s->rank == t->rank) {
             for (int32_t d = 0; d < t->rank; d++) {
                 ir_dim *dd = &t->dims[d];
-                si_dim id = s->dims[d];
+                shape_dim id = s->dims[d];
                 if (dd->value >= 0) continue;
-                if (si_is_known(id)) {
+                if (shape_is_known(id)) {
                     dd->value = id.value;
                 } else if (!dd->symbol && id.symbol) {
                     dd->symbol = dup_str(id.symbol);
@@ -508,7 +508,7 @@ static tsr_status *merge_tensor(ir_type *t, int32_t elem, const si_shape *s, uns
         if (!dims) return TSR_NO_MEMORY();
         for (int32_t d = 0; d < rank; d++) {
             dims[d].value = s->dims[d].value >= 0 ? s->dims[d].value : TSR_DIM_UNKNOWN;
-            if (!si_is_known(s->dims[d]) && s->dims[d].symbol) {
+            if (!shape_is_known(s->dims[d]) && s->dims[d].symbol) {
                 dims[d].symbol = dup_str(s->dims[d].symbol);
                 if (!dims[d].symbol) {
                     for (int32_t k = 0; k < d; k++) free(dims[k].symbol);
@@ -526,20 +526,20 @@ static tsr_status *merge_tensor(ir_type *t, int32_t elem, const si_shape *s, uns
     return NULL;
 }
 
-static tsr_status *merge_type(ir_value *v, int32_t elem, const si_shape *s, unsigned flags) {
+static tsr_status *merge_type(ir_value *v, int32_t elem, const shape_dims *s, unsigned flags) {
     return merge_tensor(&v->type, elem, s, flags);
 }
 
 /* Merges an inferred type of any kind into t, level by level: a level the
  * model left unknown takes the inferred kind, a level of another kind than
  * the inferred one stays as declared (and so does all below it), tensors
- * merge as in merge_tensor. SI_NO_SHAPES in flags takes element types only. */
+ * merge as in merge_tensor. SHAPE_NO_SHAPES in flags takes element types only. */
 static tsr_status *merge_any(ir_type *t, const ir_type *src, unsigned flags, int depth) {
     if (!src || src->kind == IR_TYPE_UNKNOWN || depth > IR_MAX_GRAPH_DEPTH) return NULL;
     if (src->kind == IR_TYPE_TENSOR) {
-        si_shape s;
+        shape_dims s;
         type_to_shape(src, &s);
-        return merge_tensor(t, src->elem_type, flags & SI_NO_SHAPES ? NULL : &s, flags & SI_ELEM_CERTAIN);
+        return merge_tensor(t, src->elem_type, flags & SHAPE_NO_SHAPES ? NULL : &s, flags & SHAPE_ELEM_CERTAIN);
     }
     if (src->kind == IR_TYPE_SPARSE_TENSOR) {
         if (t->kind == IR_TYPE_UNKNOWN) {
@@ -567,21 +567,21 @@ static tsr_status *merge_any(ir_type *t, const ir_type *src, unsigned flags, int
 }
 
 /* An error when shape s can't be output i's: rank or element count out of range. */
-static tsr_status *check_out_shape(const ir_node *n, size_t i, const si_shape *s) {
-    if (s && s->rank > IR_MAX_RANK) return si_err(n, "output %zu would have rank %d", i, (int)s->rank);
+static tsr_status *check_out_shape(const ir_node *n, size_t i, const shape_dims *s) {
+    if (s && s->rank > IR_MAX_RANK) return shape_err(n, "output %zu would have rank %d", i, (int)s->rank);
     int64_t count = 1;
     for (int32_t d = 0; s && d < s->rank; d++) {
         int64_t v = s->dims[d].value;
         if (v < TSR_DIM_UNKNOWN)
-            return si_err(n, "output %zu would have negative dimension %lld", i, (long long)v);
+            return shape_err(n, "output %zu would have negative dimension %lld", i, (long long)v);
         /* a 0 does not excuse the others: kernels compute strides from them */
         if (v > 0 && (v > IR_MAX_ELEMENTS / count || (count *= v) > IR_MAX_ELEMENTS))
-            return si_err(n, "output %zu would have dims making more than 2^56 elements", i);
+            return shape_err(n, "output %zu would have dims making more than 2^56 elements", i);
     }
     return NULL;
 }
 
-tsr_status *si_set_out_ex(si_ctx *c, const ir_node *n, size_t i, int32_t elem, const si_shape *s,
+tsr_status *shape_set_out_ex(shape_ctx *c, const ir_node *n, size_t i, int32_t elem, const shape_dims *s,
                           unsigned flags) {
     (void)c;
     if (i >= n->n_outputs || !n->outputs[i]) return NULL;
@@ -589,13 +589,13 @@ tsr_status *si_set_out_ex(si_ctx *c, const ir_node *n, size_t i, int32_t elem, c
     return merge_type(n->outputs[i], elem, s, flags);
 }
 
-tsr_status *si_set_out_type(si_ctx *c, const ir_node *n, size_t i, const ir_type *t) {
+tsr_status *shape_set_out_type(shape_ctx *c, const ir_node *n, size_t i, const ir_type *t) {
     (void)c;
     if (i >= n->n_outputs || !n->outputs[i]) return NULL;
     return merge_any(&n->outputs[i]->type, t, 0, 0);
 }
 
-tsr_status *si_set_out_wrap(si_ctx *c, const ir_node *n, size_t i, int32_t kind, const ir_type *inner) {
+tsr_status *shape_set_out_wrap(shape_ctx *c, const ir_node *n, size_t i, int32_t kind, const ir_type *inner) {
     (void)c;
     if (i >= n->n_outputs || !n->outputs[i] || !is_container(kind) || kind == IR_TYPE_MAP) return NULL;
     /* A wrapper on the stack: merge_any only reads it. */
@@ -603,7 +603,7 @@ tsr_status *si_set_out_wrap(si_ctx *c, const ir_node *n, size_t i, int32_t kind,
     return merge_any(&n->outputs[i]->type, &w, 0, 0);
 }
 
-tsr_status *si_set_out_seq(si_ctx *c, const ir_node *n, size_t i, int32_t elem, const si_shape *s) {
+tsr_status *shape_set_out_seq(shape_ctx *c, const ir_node *n, size_t i, int32_t elem, const shape_dims *s) {
     (void)c;
     if (i >= n->n_outputs || !n->outputs[i]) return NULL;
     TSR_TRY(check_out_shape(n, i, s));
@@ -627,17 +627,17 @@ static tsr_status *join_types(const ir_type *a, const ir_type *b, ir_type *out, 
     bool ka = a && a->kind != IR_TYPE_UNKNOWN, kb = b && b->kind != IR_TYPE_UNKNOWN;
     out->rank = -1;
     if ((!ka && !kb) || depth > IR_MAX_GRAPH_DEPTH) return NULL;
-    if (!ka || !kb) return merge_any(out, ka ? a : b, SI_NO_SHAPES, depth);
+    if (!ka || !kb) return merge_any(out, ka ? a : b, SHAPE_NO_SHAPES, depth);
     if (a->kind != b->kind) return NULL;
     out->kind = a->kind;
     if (a->kind == IR_TYPE_TENSOR || a->kind == IR_TYPE_SPARSE_TENSOR) {
         out->elem_type = a->elem_type == b->elem_type ? a->elem_type : !a->elem_type ? b->elem_type
                          : !b->elem_type ? a->elem_type : 0;
         if (a->kind != IR_TYPE_TENSOR) return NULL;
-        si_shape sa, sb, s;
+        shape_dims sa, sb, s;
         type_to_shape(a, &sa);
         type_to_shape(b, &sb);
-        si_shape_join(&sa, &sb, &s);
+        shape_dims_join(&sa, &sb, &s);
         return s.rank >= 0 ? merge_tensor(out, 0, &s, 0) : NULL;
     }
     out->key_type = a->key_type == b->key_type ? a->key_type : 0;
@@ -648,7 +648,7 @@ static tsr_status *join_types(const ir_type *a, const ir_type *b, ir_type *out, 
     return NULL;
 }
 
-tsr_status *si_set_out_join(si_ctx *c, const ir_node *n, size_t i, const ir_type *a, const ir_type *b) {
+tsr_status *shape_set_out_join(shape_ctx *c, const ir_node *n, size_t i, const ir_type *a, const ir_type *b) {
     (void)c;
     if (i >= n->n_outputs || !n->outputs[i]) return NULL;
     ir_type j;
@@ -659,34 +659,34 @@ tsr_status *si_set_out_join(si_ctx *c, const ir_node *n, size_t i, const ir_type
     return st;
 }
 
-tsr_status *si_set_out(si_ctx *c, const ir_node *n, size_t i, int32_t elem, const si_shape *s) {
-    return si_set_out_ex(c, n, i, elem, s, 0);
+tsr_status *shape_set_out(shape_ctx *c, const ir_node *n, size_t i, int32_t elem, const shape_dims *s) {
+    return shape_set_out_ex(c, n, i, elem, s, 0);
 }
 
-tsr_status *si_same_as_in(si_ctx *c, const ir_node *n, size_t i, size_t j) {
-    si_shape s;
-    si_in_shape(c, n, j, &s);
-    return si_set_out(c, n, i, si_in_elem(c, n, j), &s);
+tsr_status *shape_same_as_in(shape_ctx *c, const ir_node *n, size_t i, size_t j) {
+    shape_dims s;
+    shape_in_shape(c, n, j, &s);
+    return shape_set_out(c, n, i, shape_in_elem(c, n, j), &s);
 }
 
 /* A constant's type is exactly its tensor's. */
 static tsr_status *type_from_constant(ir_value *v) {
     const ir_tensor *t = v->constant;
-    si_shape s;
+    shape_dims s;
     if (t->rank < 0 || t->rank > IR_MAX_RANK) return NULL;
     s.rank = t->rank;
-    for (int32_t d = 0; d < t->rank; d++) s.dims[d] = si_known(t->dims[d]);
-    return merge_type(v, t->elem_type, &s, SI_ELEM_CERTAIN);
+    for (int32_t d = 0; d < t->rank; d++) s.dims[d] = shape_known(t->dims[d]);
+    return merge_type(v, t->elem_type, &s, SHAPE_ELEM_CERTAIN);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Shape values                                                              */
 
-static tsr_status *sval_set(si_ctx *c, const ir_value *v, int32_t rank, const si_dim *e,
+static tsr_status *sval_set(shape_ctx *c, const ir_value *v, int32_t rank, const shape_dim *e,
                             size_t n) {
-    if (!v || v->index >= c->n_svals || c->g->values[v->index] != v || n > SI_SVAL_MAX)
+    if (!v || v->index >= c->n_svals || c->g->values[v->index] != v || n > SHAPE_SVAL_MAX)
         return NULL;
-    si_sval *s = c->svals[v->index];
+    shape_sval *s = c->svals[v->index];
     if (!s) {
         s = malloc(sizeof *s);
         if (!s) return TSR_NO_MEMORY();
@@ -697,7 +697,7 @@ static tsr_status *sval_set(si_ctx *c, const ir_value *v, int32_t rank, const si
     for (size_t k = 0; k < n; k++) {
         s->e[k] = e[k];
         if (e[k].symbol) {
-            s->e[k].symbol = si_intern(c, e[k].symbol);
+            s->e[k].symbol = shape_intern(c, e[k].symbol);
             if (!s->e[k].symbol) return TSR_NO_MEMORY();
         }
     }
@@ -710,13 +710,13 @@ static bool is_int_type(int32_t t) {
            t == TSR_BOOL;
 }
 
-static si_dim nan_dim(const char *symbol) {
-    si_dim d = {SI_NAN, symbol};
+static shape_dim nan_dim(const char *symbol) {
+    shape_dim d = {SHAPE_NAN, symbol};
     return d;
 }
 
-static si_dim sval_arith(const char *op, si_dim a, si_dim b) {
-    if (a.value != SI_NAN && b.value != SI_NAN) {
+static shape_dim sval_arith(const char *op, shape_dim a, shape_dim b) {
+    if (a.value != SHAPE_NAN && b.value != SHAPE_NAN) {
         int64_t x = a.value, y = b.value, r;
         if (!strcmp(op, "Add")) { if (__builtin_add_overflow(x, y, &r)) return nan_dim(NULL); }
         else if (!strcmp(op, "Sub")) { if (__builtin_sub_overflow(x, y, &r)) return nan_dim(NULL); }
@@ -728,8 +728,8 @@ static si_dim sval_arith(const char *op, si_dim a, si_dim b) {
         else if (!strcmp(op, "Min")) r = x < y ? x : y;
         else if (!strcmp(op, "Equal")) r = x == y;
         else return nan_dim(NULL);
-        if (r == SI_NAN) return nan_dim(NULL);
-        return si_known(r);
+        if (r == SHAPE_NAN) return nan_dim(NULL);
+        return shape_known(r);
     }
     /* N*1, N/1, N+0, N-0 keep the name; N == N is true. */
     if (b.value == 1 && (!strcmp(op, "Mul") || !strcmp(op, "Div"))) return a;
@@ -737,76 +737,76 @@ static si_dim sval_arith(const char *op, si_dim a, si_dim b) {
     if (b.value == 0 && (!strcmp(op, "Add") || !strcmp(op, "Sub"))) return a;
     if (a.value == 0 && !strcmp(op, "Add")) return b;
     if (!strcmp(op, "Equal") && a.symbol && b.symbol && !strcmp(a.symbol, b.symbol))
-        return si_known(1);
+        return shape_known(1);
     /* A dim is never negative, so it never equals -1 (Reshape's marker):
      * exporters test exactly that in Where(Equal(shape, -1), ...). */
-    if (!strcmp(op, "Equal") && ((a.value == SI_NAN && b.value < 0) || (b.value == SI_NAN && a.value < 0)))
-        return si_known(0);
+    if (!strcmp(op, "Equal") && ((a.value == SHAPE_NAN && b.value < 0) || (b.value == SHAPE_NAN && a.value < 0)))
+        return shape_known(0);
     return nan_dim(NULL);
 }
 
 /* Works out the contents of n's first output when it is a small integer
  * tensor computed from other small integer tensors or from a shape. Only
  * what exporters use to build shapes; anything else is left unknown. */
-static tsr_status *sval_node(si_ctx *c, const ir_node *n) {
+static tsr_status *sval_node(shape_ctx *c, const ir_node *n) {
     if (n->domain[0] || n->n_outputs < 1 || !n->outputs[0]) return NULL;
     const char *op = n->op_type;
     const ir_value *out = n->outputs[0];
-    si_dim a[SI_SVAL_MAX], b[SI_SVAL_MAX], r[SI_SVAL_MAX];
+    shape_dim a[SHAPE_SVAL_MAX], b[SHAPE_SVAL_MAX], r[SHAPE_SVAL_MAX];
     size_t na, nb;
     int32_t ra, rb;
 
     if (!strcmp(op, "Shape")) {
-        si_shape s;
-        si_in_shape(c, n, 0, &s);
+        shape_dims s;
+        shape_in_shape(c, n, 0, &s);
         if (s.rank < 0) return NULL;
-        int64_t start = si_attr_int(n, "start", 0), end = si_attr_int(n, "end", s.rank);
+        int64_t start = shape_attr_int(n, "start", 0), end = shape_attr_int(n, "end", s.rank);
         if (start < 0) start += s.rank;
         if (end < 0) end += s.rank;
         if (start < 0) start = 0;
         if (end > s.rank) end = s.rank;
         if (end < start) end = start;
-        if ((size_t)(end - start) > SI_SVAL_MAX) return NULL;
+        if ((size_t)(end - start) > SHAPE_SVAL_MAX) return NULL;
         for (int64_t d = start; d < end; d++)
-            r[d - start] = si_is_known(s.dims[d]) ? s.dims[d] : nan_dim(s.dims[d].symbol);
+            r[d - start] = shape_is_known(s.dims[d]) ? s.dims[d] : nan_dim(s.dims[d].symbol);
         return sval_set(c, out, 1, r, (size_t)(end - start));
     }
     if (!strcmp(op, "Size")) {
-        si_shape s;
-        si_in_shape(c, n, 0, &s);
+        shape_dims s;
+        shape_in_shape(c, n, 0, &s);
         if (s.rank < 0) return NULL;
-        si_dim p = si_known(1);
-        for (int32_t d = 0; d < s.rank; d++) p = si_dim_mul(p, s.dims[d]);
-        if (!si_is_known(p)) return NULL;
+        shape_dim p = shape_known(1);
+        for (int32_t d = 0; d < s.rank; d++) p = shape_dim_mul(p, s.dims[d]);
+        if (!shape_is_known(p)) return NULL;
         return sval_set(c, out, 0, &p, 1);
     }
     if (!strcmp(op, "Identity") || !strcmp(op, "Cast")) {
-        if (!strcmp(op, "Cast") && !is_int_type((int32_t)si_attr_int(n, "to", 0))) return NULL;
-        if (!si_in_dims(c, n, 0, a, SI_SVAL_MAX, &na, &ra)) return NULL;
+        if (!strcmp(op, "Cast") && !is_int_type((int32_t)shape_attr_int(n, "to", 0))) return NULL;
+        if (!shape_in_dims(c, n, 0, a, SHAPE_SVAL_MAX, &na, &ra)) return NULL;
         return sval_set(c, out, ra, a, na);
     }
     if (!strcmp(op, "Neg")) {
-        if (!si_in_dims(c, n, 0, a, SI_SVAL_MAX, &na, &ra)) return NULL;
+        if (!shape_in_dims(c, n, 0, a, SHAPE_SVAL_MAX, &na, &ra)) return NULL;
         for (size_t k = 0; k < na; k++)
-            r[k] = a[k].value != SI_NAN ? si_known(-a[k].value) : nan_dim(NULL);
+            r[k] = a[k].value != SHAPE_NAN ? shape_known(-a[k].value) : nan_dim(NULL);
         return sval_set(c, out, ra, r, na);
     }
     if (!strcmp(op, "Unsqueeze") || !strcmp(op, "Squeeze") || !strcmp(op, "Reshape") ||
         !strcmp(op, "Flatten")) {
         /* Only scalar <-> [k] changes of a 1-D-or-less value; the output
          * type tells which. */
-        if (!si_in_dims(c, n, 0, a, SI_SVAL_MAX, &na, &ra)) return NULL;
+        if (!shape_in_dims(c, n, 0, a, SHAPE_SVAL_MAX, &na, &ra)) return NULL;
         const ir_type *t = &out->type;
         if (t->kind != IR_TYPE_TENSOR || t->rank < 0 || t->rank > 1) return NULL;
         if (t->rank == 0 && na != 1) return NULL;
         return sval_set(c, out, t->rank, a, na);
     }
     if (!strcmp(op, "Gather")) {
-        int64_t idx[SI_SVAL_MAX];
+        int64_t idx[SHAPE_SVAL_MAX];
         size_t ni;
         int32_t ri;
-        if (!si_in_dims(c, n, 0, a, SI_SVAL_MAX, &na, &ra) || ra != 1) return NULL;
-        if (!si_in_ints(c, n, 1, idx, SI_SVAL_MAX, &ni, &ri)) return NULL;
+        if (!shape_in_dims(c, n, 0, a, SHAPE_SVAL_MAX, &na, &ra) || ra != 1) return NULL;
+        if (!shape_in_ints(c, n, 1, idx, SHAPE_SVAL_MAX, &ni, &ri)) return NULL;
         for (size_t k = 0; k < ni; k++) {
             int64_t j = idx[k] < 0 ? idx[k] + (int64_t)na : idx[k];
             if (j < 0 || j >= (int64_t)na) return NULL;
@@ -815,24 +815,24 @@ static tsr_status *sval_node(si_ctx *c, const ir_node *n) {
         return sval_set(c, out, ri, r, ni);
     }
     if (!strcmp(op, "Slice")) {
-        if (!si_in_dims(c, n, 0, a, SI_SVAL_MAX, &na, &ra) || ra != 1) return NULL;
+        if (!shape_in_dims(c, n, 0, a, SHAPE_SVAL_MAX, &na, &ra) || ra != 1) return NULL;
         int64_t st[1], en[1], ax[1] = {0}, sp[1] = {1};
         size_t k1, k2, k3 = 1, k4 = 1;
         if (n->opset > 0 && n->opset < 10) {
             size_t cs, ce, ca = 0;
-            const int64_t *ps = si_attr_ints(n, "starts", &cs), *pe = si_attr_ints(n, "ends", &ce);
-            const int64_t *pa = si_attr_ints(n, "axes", &ca);
+            const int64_t *ps = shape_attr_ints(n, "starts", &cs), *pe = shape_attr_ints(n, "ends", &ce);
+            const int64_t *pa = shape_attr_ints(n, "axes", &ca);
             if (!ps || !pe || cs != 1 || ce != 1 || (pa && (ca != 1 || (pa[0] != 0 && pa[0] != -1))))
                 return NULL;
             st[0] = ps[0];
             en[0] = pe[0];
         } else {
-            if (!si_in_ints(c, n, 1, st, 1, &k1, NULL) || k1 != 1) return NULL;
-            if (!si_in_ints(c, n, 2, en, 1, &k2, NULL) || k2 != 1) return NULL;
-            if (si_has_in(n, 3) && (!si_in_ints(c, n, 3, ax, 1, &k3, NULL) || k3 != 1 ||
+            if (!shape_in_ints(c, n, 1, st, 1, &k1, NULL) || k1 != 1) return NULL;
+            if (!shape_in_ints(c, n, 2, en, 1, &k2, NULL) || k2 != 1) return NULL;
+            if (shape_has_in(n, 3) && (!shape_in_ints(c, n, 3, ax, 1, &k3, NULL) || k3 != 1 ||
                                     (ax[0] != 0 && ax[0] != -1)))
                 return NULL;
-            if (si_has_in(n, 4) && (!si_in_ints(c, n, 4, sp, 1, &k4, NULL) || k4 != 1 || sp[0] == 0))
+            if (shape_has_in(n, 4) && (!shape_in_ints(c, n, 4, sp, 1, &k4, NULL) || k4 != 1 || sp[0] == 0))
                 return NULL;
         }
         int64_t len = (int64_t)na, s0 = st[0], e0 = en[0], step = sp[0];
@@ -853,9 +853,9 @@ static tsr_status *sval_node(si_ctx *c, const ir_node *n) {
     if (!strcmp(op, "Concat")) {
         size_t m = 0;
         for (size_t i = 0; i < n->n_inputs; i++) {
-            if (!si_has_in(n, i)) continue;
-            if (!si_in_dims(c, n, i, a, SI_SVAL_MAX, &na, &ra) || ra != 1) return NULL;
-            if (m + na > SI_SVAL_MAX) return NULL;
+            if (!shape_has_in(n, i)) continue;
+            if (!shape_in_dims(c, n, i, a, SHAPE_SVAL_MAX, &na, &ra) || ra != 1) return NULL;
+            if (m + na > SHAPE_SVAL_MAX) return NULL;
             memcpy(r + m, a, na * sizeof *a);
             m += na;
         }
@@ -864,29 +864,29 @@ static tsr_status *sval_node(si_ctx *c, const ir_node *n) {
     if (!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div") ||
         !strcmp(op, "Max") || !strcmp(op, "Min") || !strcmp(op, "Equal")) {
         if (n->n_inputs != 2) return NULL;
-        if (!si_in_dims(c, n, 0, a, SI_SVAL_MAX, &na, &ra)) return NULL;
-        if (!si_in_dims(c, n, 1, b, SI_SVAL_MAX, &nb, &rb)) return NULL;
+        if (!shape_in_dims(c, n, 0, a, SHAPE_SVAL_MAX, &na, &ra)) return NULL;
+        if (!shape_in_dims(c, n, 1, b, SHAPE_SVAL_MAX, &nb, &rb)) return NULL;
         if (na != nb && na != 1 && nb != 1) return NULL;
         size_t m = na > nb ? na : nb;
         for (size_t k = 0; k < m; k++) {
-            si_dim x = a[na == 1 ? 0 : k], y = b[nb == 1 ? 0 : k];
+            shape_dim x = a[na == 1 ? 0 : k], y = b[nb == 1 ? 0 : k];
             r[k] = sval_arith(op, x, y);
         }
         return sval_set(c, out, ra > rb ? ra : rb, r, m);
     }
     if (!strcmp(op, "Where")) {
-        si_dim cd[SI_SVAL_MAX];
+        shape_dim cd[SHAPE_SVAL_MAX];
         size_t nc;
-        if (!si_in_dims(c, n, 0, cd, SI_SVAL_MAX, &nc, &ra)) return NULL;
-        if (!si_in_dims(c, n, 1, a, SI_SVAL_MAX, &na, NULL)) return NULL;
-        if (!si_in_dims(c, n, 2, b, SI_SVAL_MAX, &nb, &rb)) return NULL;
+        if (!shape_in_dims(c, n, 0, cd, SHAPE_SVAL_MAX, &nc, &ra)) return NULL;
+        if (!shape_in_dims(c, n, 1, a, SHAPE_SVAL_MAX, &na, NULL)) return NULL;
+        if (!shape_in_dims(c, n, 2, b, SHAPE_SVAL_MAX, &nb, &rb)) return NULL;
         size_t m = nc;
         if (na > m) m = na;
         if (nb > m) m = nb;
         if ((nc != m && nc != 1) || (na != m && na != 1) || (nb != m && nb != 1)) return NULL;
         for (size_t k = 0; k < m; k++) {
-            si_dim cond = cd[nc == 1 ? 0 : k];
-            if (cond.value == SI_NAN) return NULL;
+            shape_dim cond = cd[nc == 1 ? 0 : k];
+            if (cond.value == SHAPE_NAN) return NULL;
             r[k] = cond.value ? a[na == 1 ? 0 : k] : b[nb == 1 ? 0 : k];
         }
         return sval_set(c, out, m > 1 || ra > 0 || rb > 0 ? 1 : 0, r, m);
@@ -895,29 +895,29 @@ static tsr_status *sval_node(si_ctx *c, const ir_node *n) {
         !strcmp(op, "ReduceMin")) {
         /* a whole 1-D shape value reduced (Shape(start=2) -> ReduceProd gives
          * the flattened size a Reshape then uses): axes absent or [0] */
-        if (!si_in_dims(c, n, 0, a, SI_SVAL_MAX, &na, &ra) || ra != 1 || na == 0) return NULL;
+        if (!shape_in_dims(c, n, 0, a, SHAPE_SVAL_MAX, &na, &ra) || ra != 1 || na == 0) return NULL;
         int64_t axes[2];
         size_t n_axes = 0;
-        const int64_t *attr_axes = si_attr_ints(n, "axes", &n_axes);
+        const int64_t *attr_axes = shape_attr_ints(n, "axes", &n_axes);
         if (attr_axes) {
             if (n_axes != 1) return NULL;
             axes[0] = attr_axes[0];
         } else if (n->n_inputs > 1 && n->inputs[1]) {
-            if (!si_in_ints(c, n, 1, axes, 2, &n_axes, NULL) || n_axes > 1) return NULL;
+            if (!shape_in_ints(c, n, 1, axes, 2, &n_axes, NULL) || n_axes > 1) return NULL;
         }
         if (n_axes == 1 && axes[0] != 0 && axes[0] != -1) return NULL;
         const char *arith = !strcmp(op, "ReduceProd") ? "Mul" : !strcmp(op, "ReduceSum") ? "Add"
                             : !strcmp(op, "ReduceMax")  ? "Max" : "Min";
-        si_dim acc = a[0];
+        shape_dim acc = a[0];
         for (size_t k = 1; k < na; k++) acc = sval_arith(arith, acc, a[k]);
-        return sval_set(c, out, si_attr_int(n, "keepdims", 1) ? 1 : 0, &acc, 1);
+        return sval_set(c, out, shape_attr_int(n, "keepdims", 1) ? 1 : 0, &acc, 1);
     }
     if (!strcmp(op, "ConstantOfShape")) {
         int64_t shp[1];
         size_t k;
-        if (!si_in_ints(c, n, 0, shp, 1, &k, NULL) || k != 1 || shp[0] < 0 || shp[0] > SI_SVAL_MAX)
+        if (!shape_in_ints(c, n, 0, shp, 1, &k, NULL) || k != 1 || shp[0] < 0 || shp[0] > SHAPE_SVAL_MAX)
             return NULL;
-        const ir_attr *v = si_attr(n, "value");
+        const ir_attr *v = shape_attr(n, "value");
         int64_t fill = 0;
         if (v && v->type == TSR_ATTR_TENSOR && v->t) {
             size_t cnt;
@@ -925,7 +925,7 @@ static tsr_status *sval_node(si_ctx *c, const ir_node *n) {
                 !tensor_int_at(v->t, 0, &fill))
                 return NULL;
         }
-        for (int64_t j = 0; j < shp[0]; j++) r[j] = si_known(fill);
+        for (int64_t j = 0; j < shp[0]; j++) r[j] = shape_known(fill);
         return sval_set(c, out, 1, r, (size_t)shp[0]);
     }
     return NULL;
@@ -934,24 +934,24 @@ static tsr_status *sval_node(si_ctx *c, const ir_node *n) {
 /* ------------------------------------------------------------------------ */
 /* Dispatch                                                                  */
 
-static si_rule find_rule(const ir_node *n) {
+static shape_rule find_rule(const ir_node *n) {
     static const struct {
-        const si_op *ops;
+        const shape_op *ops;
         const size_t *count;
-    } tables[] = {{si_ops_elementwise, &si_ops_elementwise_count},
-                  {si_ops_nn, &si_ops_nn_count},
-                  {si_ops_tensor, &si_ops_tensor_count},
-                  {si_ops_reduce, &si_ops_reduce_count},
-                  {si_ops_control, &si_ops_control_count},
-                  {si_ops_rnn, &si_ops_rnn_count},
-                  {si_ops_misc, &si_ops_misc_count},
-                  {si_ops_sequence, &si_ops_sequence_count}};
-    int64_t opset = si_opset(n);
-    si_rule best = NULL;
+    } tables[] = {{shape_ops_elementwise, &shape_ops_elementwise_count},
+                  {shape_ops_nn, &shape_ops_nn_count},
+                  {shape_ops_tensor, &shape_ops_tensor_count},
+                  {shape_ops_reduce, &shape_ops_reduce_count},
+                  {shape_ops_control, &shape_ops_control_count},
+                  {shape_ops_rnn, &shape_ops_rnn_count},
+                  {shape_ops_misc, &shape_ops_misc_count},
+                  {shape_ops_sequence, &shape_ops_sequence_count}};
+    int64_t opset = shape_opset(n);
+    shape_rule best = NULL;
     int64_t best_since = -1;
     if (n->domain && n->domain[0]) {
-        for (size_t k = 0; k < si_ops_domains_count; k++) {
-            const si_domain_op *o = &si_ops_domains[k];
+        for (size_t k = 0; k < shape_ops_domains_count; k++) {
+            const shape_domain_op *o = &shape_ops_domains[k];
             if (o->since <= opset && o->since > best_since && !strcmp(o->domain, n->domain) &&
                 !strcmp(o->op_type, n->op_type)) {
                 best = o->rule;
@@ -962,7 +962,7 @@ static si_rule find_rule(const ir_node *n) {
     }
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
         for (size_t k = 0; k < *tables[t].count; k++) {
-            const si_op *o = &tables[t].ops[k];
+            const shape_op *o = &tables[t].ops[k];
             if (o->since <= opset && o->since > best_since && !strcmp(o->op_type, n->op_type)) {
                 best = o->rule;
                 best_since = o->since;
@@ -971,13 +971,13 @@ static si_rule find_rule(const ir_node *n) {
     return best;
 }
 
-static tsr_status *run_graph(si_ctx *c, size_t n_feeds, const si_feed *feeds);
+static tsr_status *run_graph(shape_ctx *c, size_t n_feeds, const shape_feed *feeds);
 
-tsr_status *si_infer_subgraph(si_ctx *c, const ir_node *n, ir_graph *body, size_t n_feeds,
-                              const si_feed *feeds) {
+tsr_status *shape_infer_subgraph(shape_ctx *c, const ir_node *n, ir_graph *body, size_t n_feeds,
+                              const shape_feed *feeds) {
     if (!body) return NULL;
     if (body->depth > IR_MAX_GRAPH_DEPTH) return NULL;
-    si_ctx sub = {0};
+    shape_ctx sub = {0};
     sub.g = body;
     sub.parent = c;
     sub.pool = c->pool;
@@ -991,7 +991,7 @@ tsr_status *si_infer_subgraph(si_ctx *c, const ir_node *n, ir_graph *body, size_
     return NULL;
 }
 
-static tsr_status *run_graph(si_ctx *c, size_t n_feeds, const si_feed *feeds) {
+static tsr_status *run_graph(shape_ctx *c, size_t n_feeds, const shape_feed *feeds) {
     ir_graph *g = c->g;
     tsr_status *st = NULL;
     c->n_svals = g->n_values;
@@ -1019,7 +1019,7 @@ static tsr_status *run_graph(si_ctx *c, size_t n_feeds, const si_feed *feeds) {
         /* A main-graph input belongs to whoever set it (model or session);
          * a subgraph's inputs are fed by its node, so they are re-inferred. */
         if (v->is_graph_input && !g->parent) {
-            if (!(v->infer_flags & SI_F_SEEN)) record_declared(v);
+            if (!(v->infer_flags & SHAPE_F_SEEN)) record_declared(v);
         } else {
             restore_declared(v);
         }
@@ -1033,7 +1033,7 @@ static tsr_status *run_graph(si_ctx *c, size_t n_feeds, const si_feed *feeds) {
 
     for (size_t k = 0; k < g->n_nodes && !st; k++) {
         const ir_node *n = g->nodes[k];
-        si_rule rule = find_rule(n);
+        shape_rule rule = find_rule(n);
         if (rule) st = rule(c, n);
         if (!st) st = sval_node(c, n);
     }
@@ -1045,9 +1045,9 @@ static tsr_status *run_graph(si_ctx *c, size_t n_feeds, const si_feed *feeds) {
     return st;
 }
 
-static void pool_free(si_pool *p) {
+static void pool_free(shape_pool *p) {
     while (p) {
-        si_pool *next = p->next;
+        shape_pool *next = p->next;
         free(p);
         p = next;
     }
@@ -1055,7 +1055,7 @@ static void pool_free(si_pool *p) {
 
 tsr_status *ir_infer_shapes(ir_graph *g) {
     if (!g) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "no graph");
-    si_ctx c = {0};
+    shape_ctx c = {0};
     c.g = g;
     c.pool = &c.pool_root;
     tsr_status *st = run_graph(&c, 0, NULL);
@@ -1068,16 +1068,16 @@ tsr_status *ir_infer_shapes(ir_graph *g) {
  * their names. */
 static tsr_status *set_input(ir_value *v, const tsr_tensor *x) {
     ir_type *t = &v->type;
-    if (!(v->infer_flags & SI_F_SEEN)) record_declared(v);
+    if (!(v->infer_flags & SHAPE_F_SEEN)) record_declared(v);
     if (t->kind != IR_TYPE_UNKNOWN && t->kind != IR_TYPE_TENSOR)
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' is not a tensor", v->name);
     if (x->rank < 0 || x->rank > IR_MAX_RANK)
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s': rank %d out of range", v->name,
                          (int)x->rank);
-    if ((v->infer_flags & SI_F_DECL_ELEM) && t->elem_type != x->elem_type)
+    if ((v->infer_flags & SHAPE_F_DECL_ELEM) && t->elem_type != x->elem_type)
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s': expected %s, got %s", v->name,
                          tsr_elem_type_name(t->elem_type), tsr_elem_type_name(x->elem_type));
-    if (v->infer_flags & SI_F_DECL_RANK) {
+    if (v->infer_flags & SHAPE_F_DECL_RANK) {
         if (t->rank != x->rank)
             return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s': expected rank %d, got %d",
                              v->name, (int)t->rank, (int)x->rank);
@@ -1095,30 +1095,30 @@ static tsr_status *set_input(ir_value *v, const tsr_tensor *x) {
         t->kind = IR_TYPE_TENSOR;
         return NULL;
     }
-    si_shape s;
+    shape_dims s;
     s.rank = x->rank;
-    for (int32_t d = 0; d < x->rank; d++) s.dims[d] = si_known(x->dims[d]);
+    for (int32_t d = 0; d < x->rank; d++) s.dims[d] = shape_known(x->dims[d]);
     /* Nothing declared to keep: the run's shape replaces an earlier run's. */
     free_dims(t);
-    return merge_type(v, x->elem_type, &s, SI_ELEM_CERTAIN);
+    return merge_type(v, x->elem_type, &s, SHAPE_ELEM_CERTAIN);
 }
 
 /* Before the first run nothing was inferred into an input, so its type is
  * the declaration; after it, the flags say which parts were declared. */
 int32_t ir_input_declared_elem(const ir_value *v) {
-    if ((v->infer_flags & SI_F_SEEN) && !(v->infer_flags & SI_F_DECL_ELEM)) return 0;
+    if ((v->infer_flags & SHAPE_F_SEEN) && !(v->infer_flags & SHAPE_F_DECL_ELEM)) return 0;
     return v->type.kind == IR_TYPE_TENSOR ? v->type.elem_type : 0;
 }
 
 int32_t ir_input_declared_rank(const ir_value *v) {
-    if ((v->infer_flags & SI_F_SEEN) && !(v->infer_flags & SI_F_DECL_RANK)) return -1;
+    if ((v->infer_flags & SHAPE_F_SEEN) && !(v->infer_flags & SHAPE_F_DECL_RANK)) return -1;
     return v->type.kind == IR_TYPE_TENSOR ? v->type.rank : -1;
 }
 
 int64_t ir_input_declared_dim(const ir_value *v, int32_t d) {
     int32_t rank = ir_input_declared_rank(v);
     if (d < 0 || d >= rank || !v->type.dims) return -1;
-    if ((v->infer_flags & SI_F_SEEN) && d < 64 && (v->infer_open_dims & ((uint64_t)1 << d))) return -1;
+    if ((v->infer_flags & SHAPE_F_SEEN) && d < 64 && (v->infer_open_dims & ((uint64_t)1 << d))) return -1;
     return v->type.dims[d].value;
 }
 
@@ -1131,7 +1131,7 @@ tsr_status *ir_infer_shapes_for_inputs(ir_graph *g, size_t n_inputs, const tsr_t
         ir_value *v = g->inputs[i];
         if (!v) continue;
         /* Start from the declaration, not from an earlier run's input. */
-        if (v->infer_flags & SI_F_SEEN) restore_declared(v);
+        if (v->infer_flags & SHAPE_F_SEEN) restore_declared(v);
         else record_declared(v);
         if (i < n_inputs && inputs[i]) TSR_TRY(set_input(v, inputs[i]));
     }

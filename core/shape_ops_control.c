@@ -11,7 +11,7 @@
 #include "tessera/tessera.h"
 
 static ir_graph *graph_attr(const ir_node *n, const char *name) {
-    const ir_attr *a = si_attr(n, name);
+    const ir_attr *a = shape_attr(n, name);
     return a && a->type == TSR_ATTR_GRAPH ? a->g : NULL;
 }
 
@@ -19,26 +19,26 @@ static bool is_container(const ir_type *t) {
     return t && (t->kind == IR_TYPE_SEQUENCE || t->kind == IR_TYPE_OPTIONAL || t->kind == IR_TYPE_MAP);
 }
 
-static tsr_status *rule_if(si_ctx *c, const ir_node *n) {
+static tsr_status *rule_if(shape_ctx *c, const ir_node *n) {
     ir_graph *th = graph_attr(n, "then_branch"), *el = graph_attr(n, "else_branch");
-    TSR_TRY(si_infer_subgraph(c, n, th, 0, NULL));
-    TSR_TRY(si_infer_subgraph(c, n, el, 0, NULL));
+    TSR_TRY(shape_infer_subgraph(c, n, th, 0, NULL));
+    TSR_TRY(shape_infer_subgraph(c, n, el, 0, NULL));
     if (!th || !el) return NULL;
     for (size_t i = 0; i < n->n_outputs; i++) {
         if (i >= th->n_outputs || i >= el->n_outputs) break;
-        const ir_type *ta = si_value_type(th->outputs[i]), *tb = si_value_type(el->outputs[i]);
+        const ir_type *ta = shape_value_type(th->outputs[i]), *tb = shape_value_type(el->outputs[i]);
         if (is_container(ta) || is_container(tb)) {
             /* a sequence or optional: what both branches agree on */
-            TSR_TRY(si_set_out_join(c, n, i, ta, tb));
+            TSR_TRY(shape_set_out_join(c, n, i, ta, tb));
             continue;
         }
-        si_shape a, b, s;
-        si_value_shape(th->outputs[i], &a);
-        si_value_shape(el->outputs[i], &b);
-        si_shape_join(&a, &b, &s);
-        int32_t ea = si_value_elem(th->outputs[i]), eb = si_value_elem(el->outputs[i]);
+        shape_dims a, b, s;
+        shape_value_shape(th->outputs[i], &a);
+        shape_value_shape(el->outputs[i], &b);
+        shape_dims_join(&a, &b, &s);
+        int32_t ea = shape_value_elem(th->outputs[i]), eb = shape_value_elem(el->outputs[i]);
         if (!ea && !eb) continue; /* not a tensor we know of */
-        TSR_TRY(si_set_out(c, n, i, ea ? ea : eb, &s));
+        TSR_TRY(shape_set_out(c, n, i, ea ? ea : eb, &s));
     }
     return NULL;
 }
@@ -49,31 +49,31 @@ static tsr_status *rule_if(si_ctx *c, const ir_node *n) {
  * sequence or optional reaches the body without the shapes of its tensors,
  * as ONNX's Loop inference passes it (a sequence grows and its tensors may
  * differ from one iteration to the next). */
-static tsr_status *rule_loop(si_ctx *c, const ir_node *n) {
+static tsr_status *rule_loop(shape_ctx *c, const ir_node *n) {
     ir_graph *body = graph_attr(n, "body");
     if (!body) return NULL;
     size_t carried = n->n_inputs > 2 ? n->n_inputs - 2 : 0;
     size_t nf = carried + 2;
-    si_feed *f = calloc(nf, sizeof *f);
+    shape_feed *f = calloc(nf, sizeof *f);
     if (!f) return TSR_NO_MEMORY();
     f[0].elem = TSR_INT64;
     f[0].shape.rank = 0;
     f[1].elem = TSR_BOOL;
     f[1].shape.rank = 0;
     for (size_t i = 0; i < carried; i++) {
-        f[i + 2].elem = si_in_elem(c, n, i + 2);
-        si_in_shape(c, n, i + 2, &f[i + 2].shape);
-        const ir_type *t = si_in_type(c, n, i + 2);
+        f[i + 2].elem = shape_in_elem(c, n, i + 2);
+        shape_in_shape(c, n, i + 2, &f[i + 2].shape);
+        const ir_type *t = shape_in_type(c, n, i + 2);
         if (is_container(t)) {
             f[i + 2].type = t;
-            f[i + 2].flags = SI_NO_SHAPES;
+            f[i + 2].flags = SHAPE_NO_SHAPES;
         }
     }
-    tsr_status *st = si_infer_subgraph(c, n, body, nf, f);
+    tsr_status *st = shape_infer_subgraph(c, n, body, nf, f);
     for (size_t i = 0; i < n->n_outputs && !st; i++) {
         size_t bo = i + 1;
         if (bo >= body->n_outputs) break;
-        const ir_type *bt = si_value_type(body->outputs[bo]);
+        const ir_type *bt = shape_value_type(body->outputs[bo]);
         if (i < carried && (is_container(f[i + 2].type) || is_container(bt))) {
             /* The final value is the initial one (no iteration) or the
              * body's last: what both allow. An optional that the body turns
@@ -81,28 +81,28 @@ static tsr_status *rule_loop(si_ctx *c, const ir_node *n) {
              * type, as ONNX's inference takes it. */
             const ir_type *it = f[i + 2].type;
             if (it && bt && bt->kind != IR_TYPE_UNKNOWN && it->kind != bt->kind) it = NULL;
-            st = si_set_out_join(c, n, i, it, bt);
+            st = shape_set_out_join(c, n, i, it, bt);
             continue;
         }
-        si_shape s;
-        si_value_shape(body->outputs[bo], &s);
-        int32_t elem = si_value_elem(body->outputs[bo]);
+        shape_dims s;
+        shape_value_shape(body->outputs[bo], &s);
+        int32_t elem = shape_value_elem(body->outputs[bo]);
         if (i < carried) {
             /* The carried value's shape may change between iterations:
              * only what the initial value and the body agree on holds. */
-            si_shape j;
-            si_shape_join(&f[i + 2].shape, &s, &j);
+            shape_dims j;
+            shape_dims_join(&f[i + 2].shape, &s, &j);
             if (!elem) elem = f[i + 2].elem;
-            if (elem) st = si_set_out(c, n, i, elem, &j);
+            if (elem) st = shape_set_out(c, n, i, elem, &j);
         } else if (elem) {
             if (s.rank >= 0 && s.rank < IR_MAX_RANK) {
                 memmove(&s.dims[1], &s.dims[0], (size_t)s.rank * sizeof s.dims[0]);
-                s.dims[0] = si_unknown();
+                s.dims[0] = shape_unknown();
                 s.rank++;
             } else {
-                si_shape_unknown(&s);
+                shape_dims_unknown(&s);
             }
-            st = si_set_out(c, n, i, elem, &s);
+            st = shape_set_out(c, n, i, elem, &s);
         }
     }
     free(f);
@@ -112,49 +112,49 @@ static tsr_status *rule_loop(si_ctx *c, const ir_node *n) {
 /* Scan (opset 9+): N state inputs then M scan inputs (num_scan_inputs);
  * the body sees each scan input without its scan axis; scan outputs gain
  * the scan length at their scan_output_axes. */
-static tsr_status *rule_scan(si_ctx *c, const ir_node *n) {
+static tsr_status *rule_scan(shape_ctx *c, const ir_node *n) {
     ir_graph *body = graph_attr(n, "body");
     if (!body) return NULL;
-    int64_t m = si_attr_int(n, "num_scan_inputs", 0);
-    if (m < 0 || (size_t)m > n->n_inputs) return si_err(n, "num_scan_inputs %lld", (long long)m);
+    int64_t m = shape_attr_int(n, "num_scan_inputs", 0);
+    if (m < 0 || (size_t)m > n->n_inputs) return shape_err(n, "num_scan_inputs %lld", (long long)m);
     size_t ni = n->n_inputs, ns = ni - (size_t)m;
     size_t cnt_in = 0, cnt_out = 0;
-    const int64_t *in_axes = si_attr_ints(n, "scan_input_axes", &cnt_in);
-    const int64_t *out_axes = si_attr_ints(n, "scan_output_axes", &cnt_out);
-    if (in_axes && cnt_in != (size_t)m) return si_err(n, "%zu scan_input_axes for %lld scan inputs", cnt_in, (long long)m);
-    si_feed *f = calloc(ni ? ni : 1, sizeof *f);
+    const int64_t *in_axes = shape_attr_ints(n, "scan_input_axes", &cnt_in);
+    const int64_t *out_axes = shape_attr_ints(n, "scan_output_axes", &cnt_out);
+    if (in_axes && cnt_in != (size_t)m) return shape_err(n, "%zu scan_input_axes for %lld scan inputs", cnt_in, (long long)m);
+    shape_feed *f = calloc(ni ? ni : 1, sizeof *f);
     if (!f) return TSR_NO_MEMORY();
-    si_dim len = si_unknown();
+    shape_dim len = shape_unknown();
     tsr_status *st = NULL;
     for (size_t i = 0; i < ni && !st; i++) {
-        f[i].elem = si_in_elem(c, n, i);
-        si_in_shape(c, n, i, &f[i].shape);
+        f[i].elem = shape_in_elem(c, n, i);
+        shape_in_shape(c, n, i, &f[i].shape);
         if (i < ns || f[i].shape.rank < 0) continue;
         int32_t axis;
-        si_shape *sh = &f[i].shape;
-        if (!si_axis(in_axes ? in_axes[i - ns] : 0, sh->rank, &axis)) {
-            st = si_err(n, "scan input %zu: axis out of range for rank %d", i - ns, (int)sh->rank);
+        shape_dims *sh = &f[i].shape;
+        if (!shape_axis(in_axes ? in_axes[i - ns] : 0, sh->rank, &axis)) {
+            st = shape_err(n, "scan input %zu: axis out of range for rank %d", i - ns, (int)sh->rank);
             break;
         }
-        si_dim d = sh->dims[axis];
+        shape_dim d = sh->dims[axis];
         if (i == ns) len = d;
-        else if (!si_dim_unify(len, d, &len)) st = si_err(n, "scan inputs of lengths %lld and %lld", (long long)len.value, (long long)d.value);
+        else if (!shape_dim_unify(len, d, &len)) st = shape_err(n, "scan inputs of lengths %lld and %lld", (long long)len.value, (long long)d.value);
         memmove(&sh->dims[axis], &sh->dims[axis + 1], (size_t)(sh->rank - axis - 1) * sizeof sh->dims[0]);
         sh->rank--;
     }
-    if (!st) st = si_infer_subgraph(c, n, body, ni, f);
+    if (!st) st = shape_infer_subgraph(c, n, body, ni, f);
     for (size_t i = 0; i < n->n_outputs && i < body->n_outputs && !st; i++) {
-        si_shape s;
-        si_value_shape(body->outputs[i], &s);
-        int32_t elem = si_value_elem(body->outputs[i]);
+        shape_dims s;
+        shape_value_shape(body->outputs[i], &s);
+        int32_t elem = shape_value_elem(body->outputs[i]);
         if (!elem) continue;
         if (i >= ns) {
             size_t k = i - ns;
             int32_t axis;
             if (s.rank < 0 || s.rank >= IR_MAX_RANK) {
-                si_shape_unknown(&s);
-            } else if (!si_axis(out_axes && k < cnt_out ? out_axes[k] : 0, s.rank + 1, &axis)) {
-                st = si_err(n, "scan output %zu: axis out of range", k);
+                shape_dims_unknown(&s);
+            } else if (!shape_axis(out_axes && k < cnt_out ? out_axes[k] : 0, s.rank + 1, &axis)) {
+                st = shape_err(n, "scan output %zu: axis out of range", k);
                 break;
             } else {
                 memmove(&s.dims[axis + 1], &s.dims[axis], (size_t)(s.rank - axis) * sizeof s.dims[0]);
@@ -162,14 +162,14 @@ static tsr_status *rule_scan(si_ctx *c, const ir_node *n) {
                 s.rank++;
             }
         }
-        st = si_set_out(c, n, i, elem, &s);
+        st = shape_set_out(c, n, i, elem, &s);
     }
     free(f);
     return st;
 }
 
 /* Drops `k` dims of s from position `at` (s->rank >= at + k). */
-static void drop_dims(si_shape *s, int32_t at, int32_t k) {
+static void drop_dims(shape_dims *s, int32_t at, int32_t k) {
     memmove(&s->dims[at], &s->dims[at + k], (size_t)(s->rank - at - k) * sizeof s->dims[0]);
     s->rank -= k;
 }
@@ -178,35 +178,35 @@ static void drop_dims(si_shape *s, int32_t at, int32_t k) {
  * ...] and M scan inputs [batch, sequence, ...]. The body sees states
  * without the batch axis and scan inputs without both; the final states
  * get the batch axis back, the scan outputs [batch, sequence, ...]. */
-static tsr_status *rule_scan8(si_ctx *c, const ir_node *n) {
+static tsr_status *rule_scan8(shape_ctx *c, const ir_node *n) {
     ir_graph *body = graph_attr(n, "body");
     if (!body || n->n_inputs < 1) return NULL;
-    int64_t m = si_attr_int(n, "num_scan_inputs", 0);
+    int64_t m = shape_attr_int(n, "num_scan_inputs", 0);
     size_t ni = n->n_inputs - 1;
-    if (m < 0 || (size_t)m > ni) return si_err(n, "num_scan_inputs %lld", (long long)m);
+    if (m < 0 || (size_t)m > ni) return shape_err(n, "num_scan_inputs %lld", (long long)m);
     size_t ns = ni - (size_t)m;
-    si_feed *f = calloc(ni ? ni : 1, sizeof *f);
+    shape_feed *f = calloc(ni ? ni : 1, sizeof *f);
     if (!f) return TSR_NO_MEMORY();
-    si_dim batch = si_unknown(), len = si_unknown();
+    shape_dim batch = shape_unknown(), len = shape_unknown();
     for (size_t i = 0; i < ni; i++) {
-        f[i].elem = si_in_elem(c, n, i + 1);
-        si_in_shape(c, n, i + 1, &f[i].shape);
-        si_shape *sh = &f[i].shape;
+        f[i].elem = shape_in_elem(c, n, i + 1);
+        shape_in_shape(c, n, i + 1, &f[i].shape);
+        shape_dims *sh = &f[i].shape;
         int32_t axes = i < ns ? 1 : 2;
         if (sh->rank < axes) {
-            si_shape_unknown(sh);
+            shape_dims_unknown(sh);
             continue;
         }
-        if (!si_is_known(batch)) si_dim_unify(batch, sh->dims[0], &batch);
-        if (i >= ns && !si_is_known(len)) si_dim_unify(len, sh->dims[1], &len);
+        if (!shape_is_known(batch)) shape_dim_unify(batch, sh->dims[0], &batch);
+        if (i >= ns && !shape_is_known(len)) shape_dim_unify(len, sh->dims[1], &len);
         drop_dims(sh, 0, axes);
     }
-    tsr_status *st = si_infer_subgraph(c, n, body, ni, f);
+    tsr_status *st = shape_infer_subgraph(c, n, body, ni, f);
     for (size_t i = 0; i < n->n_outputs && i < body->n_outputs && !st; i++) {
-        si_shape s;
-        si_value_shape(body->outputs[i], &s);
+        shape_dims s;
+        shape_value_shape(body->outputs[i], &s);
         int32_t elem = i < ns ? f[i].elem : 0;
-        if (!elem) elem = si_value_elem(body->outputs[i]);
+        if (!elem) elem = shape_value_elem(body->outputs[i]);
         int32_t axes = i < ns ? 1 : 2;
         if (s.rank >= 0 && s.rank + axes <= IR_MAX_RANK) {
             memmove(&s.dims[axes], &s.dims[0], (size_t)s.rank * sizeof s.dims[0]);
@@ -214,18 +214,18 @@ static tsr_status *rule_scan8(si_ctx *c, const ir_node *n) {
             if (axes == 2) s.dims[1] = len;
             s.rank += axes;
         } else {
-            si_shape_unknown(&s);
+            shape_dims_unknown(&s);
         }
-        if (elem) st = si_set_out(c, n, i, elem, &s);
+        if (elem) st = shape_set_out(c, n, i, elem, &s);
     }
     free(f);
     return st;
 }
 
-const si_op si_ops_control[] = {
+const shape_op shape_ops_control[] = {
     {"If", 1, rule_if},
     {"Loop", 1, rule_loop},
     {"Scan", 8, rule_scan8},
     {"Scan", 9, rule_scan},
 };
-const size_t si_ops_control_count = sizeof si_ops_control / sizeof si_ops_control[0];
+const size_t shape_ops_control_count = sizeof shape_ops_control / sizeof shape_ops_control[0];

@@ -3,7 +3,7 @@
  * functions of ONNX's schemas: ai.onnx.ml (ArrayFeatureExtractor,
  * Binarizer, LabelEncoder, TreeEnsemble), ai.onnx.preview.training
  * (Adagrad, Adam, Momentum) and ai.onnx.preview (FlexAttention and its
- * modifier bodies). Rows name their domain (si_domain_op); the driver looks
+ * modifier bodies). Rows name their domain (shape_domain_op); the driver looks
  * them up only for nodes of that domain.
  */
 #include <string.h>
@@ -12,82 +12,82 @@
 #include "tessera/tessera.h"
 
 /* Same type and shape as input 0. */
-static tsr_status *rule_same(si_ctx *c, const ir_node *n) { return si_same_as_in(c, n, 0, 0); }
+static tsr_status *rule_same(shape_ctx *c, const ir_node *n) { return shape_same_as_in(c, n, 0, 0); }
 
 /* ArrayFeatureExtractor: X's type; the last axis becomes the selected
  * indices (as many as Y holds); a 1-D X gives no shape (as in ONNX). */
-static tsr_status *rule_array_feature_extractor(si_ctx *c, const ir_node *n) {
-    si_shape x, y;
-    si_in_shape(c, n, 0, &x);
-    si_in_shape(c, n, 1, &y);
-    int32_t elem = si_in_elem(c, n, 0);
-    if (x.rank < 2) return si_set_out(c, n, 0, elem, NULL);
-    si_dim count = y.rank > 0 ? si_known(1) : si_unknown();
-    for (int32_t d = 0; d < y.rank; d++) count = si_is_known(y.dims[d]) ? si_dim_mul(count, y.dims[d]) : si_unknown();
+static tsr_status *rule_array_feature_extractor(shape_ctx *c, const ir_node *n) {
+    shape_dims x, y;
+    shape_in_shape(c, n, 0, &x);
+    shape_in_shape(c, n, 1, &y);
+    int32_t elem = shape_in_elem(c, n, 0);
+    if (x.rank < 2) return shape_set_out(c, n, 0, elem, NULL);
+    shape_dim count = y.rank > 0 ? shape_known(1) : shape_unknown();
+    for (int32_t d = 0; d < y.rank; d++) count = shape_is_known(y.dims[d]) ? shape_dim_mul(count, y.dims[d]) : shape_unknown();
     x.dims[x.rank - 1] = count;
-    return si_set_out(c, n, 0, elem, &x);
+    return shape_set_out(c, n, 0, elem, &x);
 }
 
-static bool has_attr(const ir_node *n, const char *name) { return si_attr(n, name) != NULL; }
+static bool has_attr(const ir_node *n, const char *name) { return shape_attr(n, name) != NULL; }
 
 /* LabelEncoder: X's shape; the type of the values. Version 1 maps strings
  * to int64 and int64 to strings; from version 2 the values_* attribute
  * present says (values_tensor, version 4, first: its tensor's type). */
-static tsr_status *rule_label_encoder(si_ctx *c, const ir_node *n) {
-    si_shape x;
-    si_in_shape(c, n, 0, &x);
+static tsr_status *rule_label_encoder(shape_ctx *c, const ir_node *n) {
+    shape_dims x;
+    shape_in_shape(c, n, 0, &x);
     int32_t elem = 0;
-    if (si_opset(n) < 2) {
-        int32_t in = si_in_elem(c, n, 0);
+    if (shape_opset(n) < 2) {
+        int32_t in = shape_in_elem(c, n, 0);
         elem = in == TSR_STRING ? TSR_INT64 : in == TSR_INT64 ? TSR_STRING : 0;
     } else {
-        const ir_attr *t = si_attr(n, "values_tensor");
+        const ir_attr *t = shape_attr(n, "values_tensor");
         if (t && t->type == TSR_ATTR_TENSOR && t->t) elem = t->t->elem_type;
         else if (has_attr(n, "values_strings")) elem = TSR_STRING;
         else if (has_attr(n, "values_int64s")) elem = TSR_INT64;
         else if (has_attr(n, "values_floats")) elem = TSR_FLOAT;
     }
-    return si_set_out_ex(c, n, 0, elem, x.rank >= 0 ? &x : NULL, elem ? SI_ELEM_CERTAIN : 0);
+    return shape_set_out_ex(c, n, 0, elem, x.rank >= 0 ? &x : NULL, elem ? SHAPE_ELEM_CERTAIN : 0);
 }
 
 /* TreeEnsemble: [N, n_targets] of X's type. */
-static tsr_status *rule_tree_ensemble(si_ctx *c, const ir_node *n) {
-    si_shape x, out;
-    si_in_shape(c, n, 0, &x);
-    if (x.rank >= 0 && x.rank != 2) return si_err(n, "X has rank %d, not 2", (int)x.rank);
-    int64_t targets = si_attr_int(n, "n_targets", -1);
+static tsr_status *rule_tree_ensemble(shape_ctx *c, const ir_node *n) {
+    shape_dims x, out;
+    shape_in_shape(c, n, 0, &x);
+    if (x.rank >= 0 && x.rank != 2) return shape_err(n, "X has rank %d, not 2", (int)x.rank);
+    int64_t targets = shape_attr_int(n, "n_targets", -1);
     out.rank = 2;
-    out.dims[0] = x.rank == 2 ? x.dims[0] : si_unknown();
-    out.dims[1] = targets >= 0 ? si_known(targets) : si_unknown();
-    return si_set_out(c, n, 0, si_in_elem(c, n, 0), &out);
+    out.dims[0] = x.rank == 2 ? x.dims[0] : shape_unknown();
+    out.dims[1] = targets >= 0 ? shape_known(targets) : shape_unknown();
+    return shape_set_out(c, n, 0, shape_in_elem(c, n, 0), &out);
 }
 
 /* The optimizers: inputs R, T, then `groups` lists of n tensors (X, G, then
  * the optimizer's state lists); outputs the new X list and each state
  * list, each new tensor like the one it replaces. `from` gives, per output
  * list, which input list it replaces. */
-static tsr_status *optimizer(si_ctx *c, const ir_node *n, size_t groups, const size_t *from, size_t n_out_lists) {
+static tsr_status *optimizer(shape_ctx *c, const ir_node *n, size_t groups, const size_t *from, size_t n_out_lists) {
     if (n->n_inputs < 2 || (n->n_inputs - 2) % groups) return NULL;
     size_t count = (n->n_inputs - 2) / groups;
     for (size_t l = 0; l < n_out_lists; l++)
-        for (size_t k = 0; k < count; k++) TSR_TRY(si_same_as_in(c, n, l * count + k, 2 + from[l] * count + k));
+        for (size_t k = 0; k < count; k++) TSR_TRY(shape_same_as_in(c, n, l * count + k, 2 + from[l] * count + k));
     return NULL;
 }
 
 /* Adagrad: X, G, H lists -> X_new, H_new. */
-static tsr_status *rule_adagrad(si_ctx *c, const ir_node *n) {
+static tsr_status *rule_adagrad(shape_ctx *c, const ir_node *n) {
     static const size_t from[] = {0, 2};
     return optimizer(c, n, 3, from, 2);
 }
 
 /* Adam: X, G, V, H lists -> X_new, V_new, H_new. */
-static tsr_status *rule_adam(si_ctx *c, const ir_node *n) {
+static tsr_status *rule_adam(shape_ctx *c, const ir_node *n) {
     static const size_t from[] = {0, 2, 3};
     return optimizer(c, n, 4, from, 3);
 }
 
 /* Momentum: X, G, V lists -> X_new, V_new. */
-static tsr_status *rule_momentum(si_ctx *c, const ir_node *n) {
+static tsr_status *rule_momentum(shape_ctx *c, const ir_node *n) {
     static const size_t from[] = {0, 2};
     return optimizer(c, n, 3, from, 2);
 }
@@ -97,32 +97,32 @@ static tsr_status *rule_momentum(si_ctx *c, const ir_node *n) {
  * each take and give the scores [B, Hq, L, S] in the softmax precision:
  * softmax_precision when given, else double for double inputs and float
  * for all others. */
-static tsr_status *rule_flex_attention(si_ctx *c, const ir_node *n) {
-    si_shape q, k, v, y;
-    si_in_shape(c, n, 0, &q);
-    si_in_shape(c, n, 1, &k);
-    si_in_shape(c, n, 2, &v);
-    int32_t elem = si_in_elem(c, n, 0);
-    si_dim u = si_unknown();
-    si_dim b = q.rank == 4 ? q.dims[0] : u, hq = q.rank == 4 ? q.dims[1] : u, l = q.rank == 4 ? q.dims[2] : u;
-    si_dim s = k.rank == 4 ? k.dims[2] : v.rank == 4 ? v.dims[2] : u;
+static tsr_status *rule_flex_attention(shape_ctx *c, const ir_node *n) {
+    shape_dims q, k, v, y;
+    shape_in_shape(c, n, 0, &q);
+    shape_in_shape(c, n, 1, &k);
+    shape_in_shape(c, n, 2, &v);
+    int32_t elem = shape_in_elem(c, n, 0);
+    shape_dim u = shape_unknown();
+    shape_dim b = q.rank == 4 ? q.dims[0] : u, hq = q.rank == 4 ? q.dims[1] : u, l = q.rank == 4 ? q.dims[2] : u;
+    shape_dim s = k.rank == 4 ? k.dims[2] : v.rank == 4 ? v.dims[2] : u;
     y.rank = 4;
     y.dims[0] = b, y.dims[1] = hq, y.dims[2] = l, y.dims[3] = v.rank == 4 ? v.dims[3] : u;
-    const ir_attr *prec = si_attr(n, "softmax_precision");
-    si_feed f;
+    const ir_attr *prec = shape_attr(n, "softmax_precision");
+    shape_feed f;
     memset(&f, 0, sizeof f);
     f.elem = prec && prec->type == TSR_ATTR_INT ? (int32_t)prec->i : elem == TSR_DOUBLE ? TSR_DOUBLE : elem ? TSR_FLOAT : 0;
     f.shape.rank = 4;
     f.shape.dims[0] = b, f.shape.dims[1] = hq, f.shape.dims[2] = l, f.shape.dims[3] = s;
     static const char *const bodies[] = {"score_mod", "prob_mod"};
     for (size_t i = 0; i < 2; i++) {
-        const ir_attr *a = si_attr(n, bodies[i]);
-        if (a && a->type == TSR_ATTR_GRAPH) TSR_TRY(si_infer_subgraph(c, n, a->g, 1, &f));
+        const ir_attr *a = shape_attr(n, bodies[i]);
+        if (a && a->type == TSR_ATTR_GRAPH) TSR_TRY(shape_infer_subgraph(c, n, a->g, 1, &f));
     }
-    return si_set_out(c, n, 0, elem, &y);
+    return shape_set_out(c, n, 0, elem, &y);
 }
 
-const si_domain_op si_ops_domains[] = {
+const shape_domain_op shape_ops_domains[] = {
     {"ai.onnx.ml", "ArrayFeatureExtractor", 1, rule_array_feature_extractor},
     {"ai.onnx.ml", "Binarizer", 1, rule_same},
     {"ai.onnx.ml", "LabelEncoder", 1, rule_label_encoder},
@@ -132,4 +132,4 @@ const si_domain_op si_ops_domains[] = {
     {"ai.onnx.preview.training", "Momentum", 1, rule_momentum},
     {"ai.onnx.preview", "FlexAttention", 1, rule_flex_attention},
 };
-const size_t si_ops_domains_count = sizeof si_ops_domains / sizeof si_ops_domains[0];
+const size_t shape_ops_domains_count = sizeof shape_ops_domains / sizeof shape_ops_domains[0];

@@ -128,13 +128,19 @@ tsr_status *ir_tensor_clone(const tsr_tensor *src, ir_tensor **out) {
 }
 
 tsr_status *ir_tensor_set_string(ir_tensor *t, size_t index, const char *data, size_t size) {
-    if (t->elem_type != TSR_STRING || index >= t->nbytes / sizeof(tsr_string))
+    if (t->elem_type != TSR_STRING)
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "string index %zu out of range", index);
+    return ir_strings_set(t->data, t->nbytes, index, data, size);
+}
+
+tsr_status *ir_strings_set(void *strings, size_t nbytes, size_t index, const char *data, size_t size) {
+    if (index >= nbytes / sizeof(tsr_string))
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "string index %zu out of range", index);
     char *copy = malloc(size + 1);
     if (!copy) return TSR_NO_MEMORY();
     if (size) memcpy(copy, data, size);
     copy[size] = 0;
-    tsr_string *s = (tsr_string *)t->data + index;
+    tsr_string *s = (tsr_string *)strings + index;
     free((void *)s->data);
     s->data = copy;
     s->size = size;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host_log.h"
 #include "index_heap.h"
 #include "partition_expand.h"
 #include "placement.h"
@@ -76,7 +77,7 @@ static tsr_status *add_piece(partition *p, graph_readers *readers, ir_node *cons
     p->pieces = np;
     piece *pc = &np[p->n_pieces];
     memset(pc, 0, sizeof *pc);
-    TSR_TRY(host_graph_view_nodes_counted(readers, nodes, n, &pc->view));
+    TSR_TRY(graph_view_nodes_counted(readers, nodes, n, &pc->view));
     pc->prov_index = prov;
     pc->cost = cost;
     p->n_pieces++;
@@ -465,7 +466,7 @@ tsr_status *partition_graph_policy(ir_graph *g, provider_inst *const *provs, siz
 }
 
 void partition_free(partition *p) {
-    for (size_t i = 0; i < p->n_pieces; i++) host_graph_view_free(p->pieces[i].view);
+    for (size_t i = 0; i < p->n_pieces; i++) graph_view_free(p->pieces[i].view);
     for (size_t i = 0; i < p->n_declines; i++) free(p->declines[i].text);
     for (size_t i = 0; i < p->n_expanded; i++) expansion_clear(&p->expanded[i]);
     free(p->pieces);

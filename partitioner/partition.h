@@ -2,8 +2,8 @@
 #ifndef TESSERA_PARTITION_H
 #define TESSERA_PARTITION_H
 
+#include "claim_sink.h"
 #include "function_expand.h"
-#include "host_api.h"
 #include "ir.h"
 #include "plugin.h"
 

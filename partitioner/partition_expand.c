@@ -49,7 +49,7 @@ tsr_status *partition_expand_unclaimed(ir_graph *g, const bool *assigned, expans
     *n_expanded = done;
     if (done && g->view) {
         /* The whole-graph view lists the replaced nodes; it is remade on demand. */
-        host_graph_view_free(g->view);
+        graph_view_free(g->view);
         g->view = NULL;
     }
     return s;

@@ -24,9 +24,9 @@ static void impls_text(report_buf *b, const partition *p, provider_inst *const *
     for (size_t i = 0; i < p->n_pieces; i++) {
         const char *d = partition_piece_impl(&p->pieces[i], provs[p->pieces[i].prov_index]);
         if (!d) continue;
-        if (!any) rb_printf(b, "implementations:\n");
+        if (!any) report_buf_printf(b, "implementations:\n");
         any = true;
-        rb_printf(b, "  piece %zu %s:", i, provs[p->pieces[i].prov_index]->name);
+        report_buf_printf(b, "  piece %zu %s:", i, provs[p->pieces[i].prov_index]->name);
         size_t n = 1;
         for (const char *c = d; *c; c++) n += *c == ';';
         const char **at = malloc(n * sizeof *at);
@@ -53,9 +53,9 @@ static void impls_text(report_buf *b, const partition *p, provider_inst *const *
                     count++;
                 }
             if (first != x) continue; /* shown with its first appearance */
-            rb_printf(b, "%s %.*s x%zu", shown++ ? "," : "", (int)len[x], at[x], count);
+            report_buf_printf(b, "%s %.*s x%zu", shown++ ? "," : "", (int)len[x], at[x], count);
         }
-        rb_printf(b, "\n");
+        report_buf_printf(b, "\n");
         free(at);
         free(len);
     }
@@ -70,16 +70,16 @@ static void copies_text(report_buf *b, const partition *p, provider_inst *const 
         b->failed = true;
         return;
     }
-    if (!n) rb_printf(b, "copies: none\n");
-    else rb_printf(b, "copies:\n");
+    if (!n) report_buf_printf(b, "copies: none\n");
+    else report_buf_printf(b, "copies:\n");
     for (size_t i = 0; i < n; i++) {
         const report_copy *k = &c[i];
         if (k->to_piece != REPORT_HOST)
-            rb_printf(b, "  piece %-4zu %-28s %s -> %s%s\n", k->to_piece, k->value->name,
+            report_buf_printf(b, "  piece %-4zu %-28s %s -> %s%s\n", k->to_piece, k->value->name,
                       k->from ? k->from->name : "host", k->to ? k->to->name : "host",
                       k->once_per_session ? " (constant: once per session)" : "");
         else
-            rb_printf(b, "  piece %-4zu %-28s %s -> host (graph output)\n", k->from_piece,
+            report_buf_printf(b, "  piece %-4zu %-28s %s -> host (graph output)\n", k->from_piece,
                       k->value->name, k->from ? k->from->name : "host");
     }
     free(c);
@@ -114,7 +114,7 @@ static void text_rows(report_buf *b, const partition *p, provider_inst *const *p
         if (per_prov && depth == 0) per_prov[pc->prov_index] += pc->view->n_nodes;
         char device[32] = "";
         if (provs[pc->prov_index]->n_devices > 1) snprintf(device, sizeof device, "  (device %d)", (int)pc->view->device);
-        rb_printf(b, "%*s%-*zu %-12s %5zu  %-40s %s%s%s%s\n", 2 * depth, "", 5 - 2 * depth > 1 ? 5 - 2 * depth : 1, i,
+        report_buf_printf(b, "%*s%-*zu %-12s %5zu  %-40s %s%s%s%s\n", 2 * depth, "", 5 - 2 * depth > 1 ? 5 - 2 * depth : 1, i,
                   provs[pc->prov_index]->name, pc->view->n_nodes, ops, path, pc->view->nodes[0]->name, device,
                   pc->prov_index == p->policy.fallback ? "  (fallback)" : "");
         report_body body[REPORT_MAX_BODIES];
@@ -122,7 +122,7 @@ static void text_rows(report_buf *b, const partition *p, provider_inst *const *p
         for (size_t k = 0; k < nb; k++) {
             char sub[512];
             snprintf(sub, sizeof sub, "%s%s/%s/", path, pc->view->nodes[0]->name, body[k].attr);
-            rb_printf(b, "%*s%.*s: %zu node%s in %zu piece%s\n", 2 * depth + 2, "", (int)strlen(sub) - 1, sub,
+            report_buf_printf(b, "%*s%.*s: %zu node%s in %zu piece%s\n", 2 * depth + 2, "", (int)strlen(sub) - 1, sub,
                       body[k].g->n_nodes, body[k].g->n_nodes == 1 ? "" : "s", body[k].part->n_pieces,
                       body[k].part->n_pieces == 1 ? "" : "s");
             text_rows(b, body[k].part, provs, per_prov, bodies, sub, depth + 1);
@@ -133,46 +133,46 @@ static void text_rows(report_buf *b, const partition *p, provider_inst *const *p
 char *partition_text(const partition *p, const ir_graph *g, provider_inst *const *provs,
                      size_t n_provs, report_bodies_fn bodies) {
     report_buf b = {0};
-    rb_printf(&b, "%-5s %-12s %5s  %-40s %s\n", "piece", "provider", "nodes", "ops", "first node");
+    report_buf_printf(&b, "%-5s %-12s %5s  %-40s %s\n", "piece", "provider", "nodes", "ops", "first node");
     size_t *per_prov = calloc(n_provs + 1, sizeof *per_prov);
     text_rows(&b, p, provs, per_prov, bodies, "", 0);
-    rb_printf(&b, "total: %zu nodes in %zu pieces", g->n_nodes, p->n_pieces);
+    report_buf_printf(&b, "total: %zu nodes in %zu pieces", g->n_nodes, p->n_pieces);
     for (size_t i = 0; per_prov && i < n_provs; i++)
-        rb_printf(&b, "%s %s %zu", i ? "," : ";", provs[i]->name, per_prov[i]);
-    rb_printf(&b, "\n");
+        report_buf_printf(&b, "%s %s %zu", i ? "," : ";", provs[i]->name, per_prov[i]);
+    report_buf_printf(&b, "\n");
     free(per_prov);
-    rb_printf(&b, "placement: %s", p->policy.kind == PLACE_COST    ? "by estimated cost"
+    report_buf_printf(&b, "placement: %s", p->policy.kind == PLACE_COST    ? "by estimated cost"
                                    : p->policy.kind == PLACE_FIRST ? "first claim in list order"
                                                                    : "list order");
     if (p->n_moved)
-        rb_printf(&b, "; %zu node(s) placed off list order %s", p->n_moved,
+        report_buf_printf(&b, "; %zu node(s) placed off list order %s", p->n_moved,
                   p->policy.kind == PLACE_COST ? "(cheaper with copies counted)"
                                                : "(kept by their neighbours to save copies)");
     if (p->policy.fallback < n_provs)
-        rb_printf(&b, "; fallback %s", provs[p->policy.fallback]->name);
-    rb_printf(&b, "\n");
+        report_buf_printf(&b, "; fallback %s", provs[p->policy.fallback]->name);
+    report_buf_printf(&b, "\n");
     copies_text(&b, p, provs);
     impls_text(&b, p, provs);
-    if (p->n_expanded) rb_printf(&b, "expanded:\n");
+    if (p->n_expanded) report_buf_printf(&b, "expanded:\n");
     for (size_t i = 0; i < p->n_expanded; i++) {
         const expansion *e = &p->expanded[i];
         if (e->op[0])
-            rb_printf(&b, "  %s%s%s '%s' expanded: %zu node%s", e->domain, e->domain[0] ? "." : "",
+            report_buf_printf(&b, "  %s%s%s '%s' expanded: %zu node%s", e->domain, e->domain[0] ? "." : "",
                       e->op, e->node, e->body_nodes, e->body_nodes == 1 ? "" : "s");
         else
-            rb_printf(&b, "  '%s' expanded earlier: %zu node%s", e->node, e->body_nodes,
+            report_buf_printf(&b, "  '%s' expanded earlier: %zu node%s", e->node, e->body_nodes,
                       e->body_nodes == 1 ? "" : "s");
-        if (e->origin) rb_printf(&b, " (inside '%s')", e->origin);
+        if (e->origin) report_buf_printf(&b, " (inside '%s')", e->origin);
         else if (e->total_nodes != e->body_nodes && e->op[0])
-            rb_printf(&b, " (%zu after nested expansion)", e->total_nodes);
-        rb_printf(&b, "\n");
+            report_buf_printf(&b, " (%zu after nested expansion)", e->total_nodes);
+        report_buf_printf(&b, "\n");
     }
-    if (p->n_declines) rb_printf(&b, "declined:\n");
+    if (p->n_declines) report_buf_printf(&b, "declined:\n");
     for (size_t i = 0; i < p->n_declines; i++) {
         const declined *d = &p->declines[i];
-        rb_printf(&b, "  %-12s %s '%s': %s\n", provs[d->prov_index]->name, d->node->op_type,
+        report_buf_printf(&b, "  %-12s %s '%s': %s\n", provs[d->prov_index]->name, d->node->op_type,
                   d->node->name, d->text);
     }
-    return rb_finish(&b);
+    return report_buf_finish(&b);
 }
 

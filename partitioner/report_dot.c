@@ -28,21 +28,21 @@ static const char *colour(size_t prov_index) { return palette[prov_index % N_PAL
 static void dot_text(report_buf *b, const char *s) {
     for (const char *q = s ? s : ""; *q && !b->failed;) {
         unsigned char ch = (unsigned char)*q;
-        size_t n = rb_utf8_seq(q);
-        if (ch == '"') rb_printf(b, "\\\"");
-        else if (ch == '\\') rb_printf(b, q[1] ? "\\\\" : "\\\\ ");
-        else if (ch == '\n') rb_printf(b, "\\n");
-        else if (ch < 0x20 || ch == 0x7f || n == 0) rb_printf(b, "?");
-        else rb_printf(b, "%.*s", (int)n, q);
+        size_t n = report_buf_utf8_seq(q);
+        if (ch == '"') report_buf_printf(b, "\\\"");
+        else if (ch == '\\') report_buf_printf(b, q[1] ? "\\\\" : "\\\\ ");
+        else if (ch == '\n') report_buf_printf(b, "\\n");
+        else if (ch < 0x20 || ch == 0x7f || n == 0) report_buf_printf(b, "?");
+        else report_buf_printf(b, "%.*s", (int)n, q);
         q += n ? n : 1;
     }
 }
 
 static void dot_bytes(report_buf *b, const report_copy *c) {
-    if (!c->bytes_known) rb_printf(b, "? bytes");
-    else if (c->bytes >= (1u << 20)) rb_printf(b, "%.1f MiB", (double)c->bytes / (1u << 20));
-    else if (c->bytes >= 1024) rb_printf(b, "%.1f KiB", (double)c->bytes / 1024);
-    else rb_printf(b, "%" PRIu64 " B", c->bytes);
+    if (!c->bytes_known) report_buf_printf(b, "? bytes");
+    else if (c->bytes >= (1u << 20)) report_buf_printf(b, "%.1f MiB", (double)c->bytes / (1u << 20));
+    else if (c->bytes >= 1024) report_buf_printf(b, "%.1f KiB", (double)c->bytes / 1024);
+    else report_buf_printf(b, "%" PRIu64 " B", c->bytes);
 }
 
 /* The copy that brings v into piece `to`, or NULL when it is read in place. */
@@ -63,17 +63,17 @@ static bool host_box(const ir_value *v, const report_copy *c, size_t n) {
 }
 
 static void dot_node(report_buf *b, const char *prefix, const ir_node *n, size_t prov_index) {
-    rb_printf(b, "    \"%sn%zu\" [label=\"", prefix, n->index);
+    report_buf_printf(b, "    \"%sn%zu\" [label=\"", prefix, n->index);
     if (n->name[0]) {
         dot_text(b, n->name);
-        rb_printf(b, "\\n");
+        report_buf_printf(b, "\\n");
     }
     if (n->domain[0]) {
         dot_text(b, n->domain);
-        rb_printf(b, ".");
+        report_buf_printf(b, ".");
     }
     dot_text(b, n->op_type);
-    rb_printf(b, "\", fillcolor=\"%s\"];\n", colour(prov_index));
+    report_buf_printf(b, "\", fillcolor=\"%s\"];\n", colour(prov_index));
 }
 
 static void dot_pieces(report_buf *b, const partition *p, provider_inst *const *provs, report_bodies_fn bodies,
@@ -89,11 +89,11 @@ static void dot_bodies(report_buf *b, const piece *pc, provider_inst *const *pro
     for (size_t k = 0; k < nb; k++) {
         char prefix[32];
         snprintf(prefix, sizeof prefix, "b%u_", (*next_body)++);
-        rb_printf(b, "  subgraph \"cluster_%s\" {\n    label=\"", prefix);
+        report_buf_printf(b, "  subgraph \"cluster_%s\" {\n    label=\"", prefix);
         dot_text(b, pc->view->nodes[0]->name);
-        rb_printf(b, "/");
+        report_buf_printf(b, "/");
         dot_text(b, body[k].attr);
-        rb_printf(b, "\"; style=\"rounded\"; color=\"#303030\";\n");
+        report_buf_printf(b, "\"; style=\"rounded\"; color=\"#303030\";\n");
         dot_pieces(b, body[k].part, provs, bodies, prefix, next_body, depth + 1);
         const partition *bp = body[k].part;
         for (size_t i = 0; i < bp->n_pieces; i++)
@@ -102,13 +102,13 @@ static void dot_bodies(report_buf *b, const piece *pc, provider_inst *const *pro
                 for (size_t j = 0; j < n->n_inputs; j++) {
                     const ir_value *iv = n->inputs[j];
                     if (!iv || !iv->producer || iv->producer->graph != body[k].g) continue;
-                    rb_printf(b, "    \"%sn%zu\" -> \"%sn%zu\" [tooltip=\"", prefix, iv->producer->index, prefix,
+                    report_buf_printf(b, "    \"%sn%zu\" -> \"%sn%zu\" [tooltip=\"", prefix, iv->producer->index, prefix,
                               n->index);
                     dot_text(b, iv->name);
-                    rb_printf(b, "\"];\n");
+                    report_buf_printf(b, "\"];\n");
                 }
             }
-        rb_printf(b, "  }\n");
+        report_buf_printf(b, "  }\n");
     }
 }
 
@@ -116,12 +116,12 @@ static void dot_pieces(report_buf *b, const partition *p, provider_inst *const *
                        const char *prefix, unsigned *next_body, int depth) {
     for (size_t i = 0; i < p->n_pieces; i++) {
         const piece *pc = &p->pieces[i];
-        rb_printf(b, "  subgraph \"cluster_%sp%zu\" {\n    label=\"piece %zu: ", prefix, i, i);
+        report_buf_printf(b, "  subgraph \"cluster_%sp%zu\" {\n    label=\"piece %zu: ", prefix, i, i);
         dot_text(b, provs[pc->prov_index]->name);
-        rb_printf(b, "\"; style=\"rounded,dashed\"; color=\"#606060\";\n");
+        report_buf_printf(b, "\"; style=\"rounded,dashed\"; color=\"#606060\";\n");
         for (size_t k = 0; k < pc->view->n_nodes; k++) dot_node(b, prefix, pc->view->nodes[k], pc->prov_index);
         dot_bodies(b, pc, provs, bodies, next_body, depth);
-        rb_printf(b, "  }\n");
+        report_buf_printf(b, "  }\n");
     }
 }
 
@@ -130,22 +130,22 @@ static void dot_pieces(report_buf *b, const partition *p, provider_inst *const *
  * edge of each copy carries its label. */
 static void dot_edge(report_buf *b, const char *from_id, const char *to_id, const ir_value *v,
                      const report_copy *copy, bool *labelled) {
-    rb_printf(b, "  \"%s\" -> \"%s\" [tooltip=\"", from_id, to_id);
+    report_buf_printf(b, "  \"%s\" -> \"%s\" [tooltip=\"", from_id, to_id);
     dot_text(b, v->name);
-    rb_printf(b, "\"");
+    report_buf_printf(b, "\"");
     if (copy) {
-        rb_printf(b, ", style=dashed, color=red, fontcolor=red");
+        report_buf_printf(b, ", style=dashed, color=red, fontcolor=red");
         if (!*labelled) {
-            rb_printf(b, ", label=\"");
+            report_buf_printf(b, ", label=\"");
             dot_text(b, v->name);
-            rb_printf(b, "\\n");
+            report_buf_printf(b, "\\n");
             dot_bytes(b, copy);
-            if (copy->once_per_session) rb_printf(b, "\\nonce per session");
-            rb_printf(b, "\"");
+            if (copy->once_per_session) report_buf_printf(b, "\\nonce per session");
+            report_buf_printf(b, "\"");
             *labelled = true;
         }
     }
-    rb_printf(b, "];\n");
+    report_buf_printf(b, "];\n");
 }
 
 /* The DOT id an edge carrying `v` starts from: its producing node in `g`,
@@ -199,27 +199,27 @@ static void dot_host_boxes(report_buf *b, const ir_graph *g, const report_copy *
     for (size_t i = 0; i < g->n_values; i++) {
         const ir_value *v = g->values[i];
         if (!host_box(v, c, n)) continue;
-        rb_printf(b, "  \"v%zu\" [shape=box, style=\"\", label=\"%s\\n", v->index,
+        report_buf_printf(b, "  \"v%zu\" [shape=box, style=\"\", label=\"%s\\n", v->index,
                   v->constant ? "initializer" : "input");
         dot_text(b, v->name);
-        rb_printf(b, "\"];\n");
+        report_buf_printf(b, "\"];\n");
     }
     for (size_t o = 0; o < g->n_outputs; o++) {
-        rb_printf(b, "  \"o%zu\" [shape=box, style=\"\", label=\"output\\n", o);
+        report_buf_printf(b, "  \"o%zu\" [shape=box, style=\"\", label=\"output\\n", o);
         dot_text(b, g->outputs[o]->name);
-        rb_printf(b, "\"];\n");
+        report_buf_printf(b, "\"];\n");
     }
 }
 
 static void dot_legend(report_buf *b, provider_inst *const *provs, size_t n_provs) {
-    rb_printf(b, "  subgraph \"cluster_legend\" {\n    label=\"providers\"; color=\"#a0a0a0\";\n");
+    report_buf_printf(b, "  subgraph \"cluster_legend\" {\n    label=\"providers\"; color=\"#a0a0a0\";\n");
     for (size_t i = 0; i < n_provs; i++) {
-        rb_printf(b, "    \"legend%zu\" [label=\"", i);
+        report_buf_printf(b, "    \"legend%zu\" [label=\"", i);
         dot_text(b, provs[i]->name);
-        rb_printf(b, "%s\", fillcolor=\"%s\"];\n",
+        report_buf_printf(b, "%s\", fillcolor=\"%s\"];\n",
                   provs[i]->memory_kind == TSR_MEMORY_DEVICE ? "\\n(device memory)" : "", colour(i));
     }
-    rb_printf(b,
+    report_buf_printf(b,
               "    \"legend_copy_a\" [label=\"\", shape=point, style=\"\"];\n"
               "    \"legend_copy_b\" [label=\"\", shape=point, style=\"\"];\n"
               "    \"legend_copy_a\" -> \"legend_copy_b\" [style=dashed, color=red, fontcolor=red,"
@@ -233,16 +233,16 @@ char *partition_dot(const partition *p, const ir_graph *g, provider_inst *const 
     size_t n_copies = 0;
     if (!report_copies(p, provs, &copies, &n_copies)) return NULL;
     report_buf b = {0};
-    rb_printf(&b, "digraph \"");
+    report_buf_printf(&b, "digraph \"");
     dot_text(&b, g->name && g->name[0] ? g->name : "model");
-    rb_printf(&b, "\" {\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", fontsize=10];\n"
+    report_buf_printf(&b, "\" {\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", fontsize=10];\n"
                   "  edge [fontsize=9];\n");
     dot_legend(&b, provs, n_provs);
     unsigned next_body = 0;
     dot_pieces(&b, p, provs, bodies, "", &next_body, 0);
     dot_host_boxes(&b, g, copies, n_copies);
     dot_edges(&b, p, g, copies, n_copies);
-    rb_printf(&b, "}\n");
+    report_buf_printf(&b, "}\n");
     free(copies);
-    return rb_finish(&b);
+    return report_buf_finish(&b);
 }

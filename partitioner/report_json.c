@@ -32,66 +32,66 @@ static const char *decline_code(int32_t r) {
 }
 
 static void json_piece_ref(report_buf *b, size_t piece) {
-    if (piece == REPORT_HOST) rb_printf(b, "null");
-    else rb_printf(b, "%zu", piece);
+    if (piece == REPORT_HOST) report_buf_printf(b, "null");
+    else report_buf_printf(b, "%zu", piece);
 }
 
 /* What the provider says about its devices; a device it cannot describe is
  * listed with the provider's error instead of failing the whole report. */
 static void json_devices(report_buf *b, const provider_inst *pi) {
-    rb_printf(b, "[");
+    report_buf_printf(b, "[");
     for (size_t d = 0; d < pi->n_devices; d++) {
         tsr_device_info info;
         memset(&info, 0, sizeof info);
         info.struct_size = sizeof info;
         tsr_status *st = pi->plugin->vt->device_info(pi->state, d, &info);
-        rb_printf(b, "%s{\"index\":%zu,", d ? "," : "", d);
+        report_buf_printf(b, "%s{\"index\":%zu,", d ? "," : "", d);
         if (st) {
-            rb_printf(b, "\"error\":");
-            rb_json_string(b, tsr_status_message(st));
+            report_buf_printf(b, "\"error\":");
+            report_buf_json_string(b, tsr_status_message(st));
             tsr_status_free(st);
         } else {
-            rb_printf(b, "\"name\":");
-            rb_json_string(b, info.name);
-            rb_printf(b, ",\"vendor\":");
-            rb_json_string(b, info.vendor);
-            rb_printf(b, ",\"kind\":\"%s\",\"memory\":\"%s\",\"memory_bytes\":", device_kind(info.kind),
+            report_buf_printf(b, "\"name\":");
+            report_buf_json_string(b, info.name);
+            report_buf_printf(b, ",\"vendor\":");
+            report_buf_json_string(b, info.vendor);
+            report_buf_printf(b, ",\"kind\":\"%s\",\"memory\":\"%s\",\"memory_bytes\":", device_kind(info.kind),
                       info.memory_kind == TSR_MEMORY_DEVICE ? "device" : "host");
-            if (info.memory_bytes) rb_printf(b, "%" PRIu64, info.memory_bytes);
-            else rb_printf(b, "null");
+            if (info.memory_bytes) report_buf_printf(b, "%" PRIu64, info.memory_bytes);
+            else report_buf_printf(b, "null");
             if (info.details) {
-                rb_printf(b, ",\"details\":");
-                rb_json_string(b, info.details);
+                report_buf_printf(b, ",\"details\":");
+                report_buf_json_string(b, info.details);
             }
         }
-        rb_printf(b, "}");
+        report_buf_printf(b, "}");
     }
-    rb_printf(b, "]");
+    report_buf_printf(b, "]");
 }
 
 static void json_providers(report_buf *b, provider_inst *const *provs, size_t n_provs) {
-    rb_printf(b, "\"providers\":[");
+    report_buf_printf(b, "\"providers\":[");
     for (size_t i = 0; i < n_provs; i++) {
         const provider_inst *pi = provs[i];
-        rb_printf(b, "%s\n  {\"name\":", i ? "," : "");
-        rb_json_string(b, pi->name);
-        rb_printf(b, ",\"version\":");
-        rb_json_string(b, pi->plugin->vt->version);
-        rb_printf(b, ",\"memory\":\"%s\",\"devices\":",
+        report_buf_printf(b, "%s\n  {\"name\":", i ? "," : "");
+        report_buf_json_string(b, pi->name);
+        report_buf_printf(b, ",\"version\":");
+        report_buf_json_string(b, pi->plugin->vt->version);
+        report_buf_printf(b, ",\"memory\":\"%s\",\"devices\":",
                   pi->memory_kind == TSR_MEMORY_DEVICE ? "device" : "host");
         json_devices(b, pi);
-        rb_printf(b, "}");
+        report_buf_printf(b, "}");
     }
-    rb_printf(b, "\n]");
+    report_buf_printf(b, "\n]");
 }
 
 static void json_names(report_buf *b, ir_value *const *vals, size_t n) {
-    rb_printf(b, "[");
+    report_buf_printf(b, "[");
     for (size_t k = 0; k < n; k++) {
-        if (k) rb_printf(b, ",");
-        rb_json_string(b, vals[k]->name);
+        if (k) report_buf_printf(b, ",");
+        report_buf_json_string(b, vals[k]->name);
     }
-    rb_printf(b, "]");
+    report_buf_printf(b, "]");
 }
 
 static void json_piece_list(report_buf *b, const partition *p, provider_inst *const *provs,
@@ -103,83 +103,83 @@ static void json_subgraphs(report_buf *b, const piece *pc, provider_inst *const 
     report_body body[REPORT_MAX_BODIES];
     size_t nb = bodies && depth < 16 ? bodies(pc, provs[pc->prov_index], body, REPORT_MAX_BODIES) : 0;
     if (!nb) return;
-    rb_printf(b, ",\"subgraphs\":[");
+    report_buf_printf(b, ",\"subgraphs\":[");
     for (size_t k = 0; k < nb; k++) {
         char sub[512];
         snprintf(sub, sizeof sub, "%s%s/%s", path, pc->view->nodes[0]->name, body[k].attr);
-        rb_printf(b, "%s{\"attribute\":", k ? "," : "");
-        rb_json_string(b, body[k].attr);
-        rb_printf(b, ",\"path\":");
-        rb_json_string(b, sub);
-        rb_printf(b, ",\"nodes\":%zu,\"pieces\":", body[k].g->n_nodes);
+        report_buf_printf(b, "%s{\"attribute\":", k ? "," : "");
+        report_buf_json_string(b, body[k].attr);
+        report_buf_printf(b, ",\"path\":");
+        report_buf_json_string(b, sub);
+        report_buf_printf(b, ",\"nodes\":%zu,\"pieces\":", body[k].g->n_nodes);
         size_t len = strlen(sub);
         if (len + 1 < sizeof sub) sub[len] = '/', sub[len + 1] = 0;
         json_piece_list(b, body[k].part, provs, bodies, sub, depth + 1);
-        rb_printf(b, "}");
+        report_buf_printf(b, "}");
     }
-    rb_printf(b, "]");
+    report_buf_printf(b, "]");
 }
 
 static void json_piece_list(report_buf *b, const partition *p, provider_inst *const *provs,
                             report_bodies_fn bodies, const char *path, int depth) {
-    rb_printf(b, "[");
+    report_buf_printf(b, "[");
     for (size_t i = 0; i < p->n_pieces; i++) {
         const piece *pc = &p->pieces[i];
         const struct tsr_graph *v = pc->view;
-        rb_printf(b, "%s\n  {\"id\":%zu,\"provider\":", i ? "," : "", i);
-        rb_json_string(b, provs[pc->prov_index]->name);
-        rb_printf(b, ",\"device\":%d", (int)v->device);
+        report_buf_printf(b, "%s\n  {\"id\":%zu,\"provider\":", i ? "," : "", i);
+        report_buf_json_string(b, provs[pc->prov_index]->name);
+        report_buf_printf(b, ",\"device\":%d", (int)v->device);
         /* ops[k] is the op of nodes[k], so the two read side by side. */
-        rb_printf(b, ",\"nodes\":[");
+        report_buf_printf(b, ",\"nodes\":[");
         for (size_t k = 0; k < v->n_nodes; k++) {
-            if (k) rb_printf(b, ",");
-            rb_json_string(b, v->nodes[k]->name);
+            if (k) report_buf_printf(b, ",");
+            report_buf_json_string(b, v->nodes[k]->name);
         }
-        rb_printf(b, "],\"ops\":[");
+        report_buf_printf(b, "],\"ops\":[");
         for (size_t k = 0; k < v->n_nodes; k++) {
-            if (k) rb_printf(b, ",");
-            rb_json_string(b, v->nodes[k]->op_type);
+            if (k) report_buf_printf(b, ",");
+            report_buf_json_string(b, v->nodes[k]->op_type);
         }
-        rb_printf(b, "],\"inputs\":");
+        report_buf_printf(b, "],\"inputs\":");
         json_names(b, v->inputs, v->n_inputs);
-        rb_printf(b, ",\"outputs\":");
+        report_buf_printf(b, ",\"outputs\":");
         json_names(b, v->outputs, v->n_outputs);
         const char *impl = partition_piece_impl(pc, provs[pc->prov_index]);
         if (impl) {
-            rb_printf(b, ",\"impl\":");
-            rb_json_string(b, impl);
+            report_buf_printf(b, ",\"impl\":");
+            report_buf_json_string(b, impl);
         }
         json_subgraphs(b, pc, provs, bodies, path, depth);
-        rb_printf(b, "}");
+        report_buf_printf(b, "}");
     }
-    rb_printf(b, "\n]");
+    report_buf_printf(b, "\n]");
 }
 
 static void json_pieces(report_buf *b, const partition *p, provider_inst *const *provs, report_bodies_fn bodies) {
-    rb_printf(b, "\"pieces\":");
+    report_buf_printf(b, "\"pieces\":");
     json_piece_list(b, p, provs, bodies, "", 0);
 }
 
 static void json_copies(report_buf *b, const report_copy *c, size_t n) {
-    rb_printf(b, "\"copies\":[");
+    report_buf_printf(b, "\"copies\":[");
     for (size_t i = 0; i < n; i++) {
-        rb_printf(b, "%s\n  {\"tensor\":", i ? "," : "");
-        rb_json_string(b, c[i].value->name);
-        rb_printf(b, ",\"bytes\":");
-        if (c[i].bytes_known) rb_printf(b, "%" PRIu64, c[i].bytes);
-        else rb_printf(b, "null");
-        rb_printf(b, ",\"from_piece\":");
+        report_buf_printf(b, "%s\n  {\"tensor\":", i ? "," : "");
+        report_buf_json_string(b, c[i].value->name);
+        report_buf_printf(b, ",\"bytes\":");
+        if (c[i].bytes_known) report_buf_printf(b, "%" PRIu64, c[i].bytes);
+        else report_buf_printf(b, "null");
+        report_buf_printf(b, ",\"from_piece\":");
         json_piece_ref(b, c[i].from_piece);
-        rb_printf(b, ",\"to_piece\":");
+        report_buf_printf(b, ",\"to_piece\":");
         json_piece_ref(b, c[i].to_piece);
-        rb_printf(b, ",\"from_memory\":");
-        rb_json_string(b, c[i].from ? c[i].from->name : "host");
-        rb_printf(b, ",\"to_memory\":");
-        rb_json_string(b, c[i].to ? c[i].to->name : "host");
-        if (c[i].once_per_session) rb_printf(b, ",\"once_per_session\":true");
-        rb_printf(b, "}");
+        report_buf_printf(b, ",\"from_memory\":");
+        report_buf_json_string(b, c[i].from ? c[i].from->name : "host");
+        report_buf_printf(b, ",\"to_memory\":");
+        report_buf_json_string(b, c[i].to ? c[i].to->name : "host");
+        if (c[i].once_per_session) report_buf_printf(b, ",\"once_per_session\":true");
+        report_buf_printf(b, "}");
     }
-    rb_printf(b, "%s]", n ? "\n" : "");
+    report_buf_printf(b, "%s]", n ? "\n" : "");
 }
 
 /* Whether node n of the final graph came from expansion e: a top-level
@@ -194,46 +194,46 @@ static bool from_expansion(const ir_node *n, const expansion *e) {
 }
 
 static void json_expanded(report_buf *b, const partition *p, const ir_graph *g) {
-    rb_printf(b, "\"expanded\":[");
+    report_buf_printf(b, "\"expanded\":[");
     for (size_t i = 0; i < p->n_expanded; i++) {
         const expansion *e = &p->expanded[i];
-        rb_printf(b, "%s\n  {\"node\":", i ? "," : "");
-        rb_json_string(b, e->node);
-        rb_printf(b, ",\"op\":");
-        rb_json_string(b, e->op);
-        rb_printf(b, ",\"domain\":");
-        rb_json_string(b, e->domain);
+        report_buf_printf(b, "%s\n  {\"node\":", i ? "," : "");
+        report_buf_json_string(b, e->node);
+        report_buf_printf(b, ",\"op\":");
+        report_buf_json_string(b, e->op);
+        report_buf_printf(b, ",\"domain\":");
+        report_buf_json_string(b, e->domain);
         if (e->origin) {
-            rb_printf(b, ",\"inside\":");
-            rb_json_string(b, e->origin);
+            report_buf_printf(b, ",\"inside\":");
+            report_buf_json_string(b, e->origin);
         }
-        rb_printf(b, ",\"body_size\":%zu,\"body_nodes\":[", e->body_nodes);
+        report_buf_printf(b, ",\"body_size\":%zu,\"body_nodes\":[", e->body_nodes);
         size_t k = 0;
         for (size_t j = 0; j < g->n_nodes; j++) {
             if (!from_expansion(g->nodes[j], e)) continue;
-            if (k++) rb_printf(b, ",");
-            rb_json_string(b, g->nodes[j]->name);
+            if (k++) report_buf_printf(b, ",");
+            report_buf_json_string(b, g->nodes[j]->name);
         }
-        rb_printf(b, "]}");
+        report_buf_printf(b, "]}");
     }
-    rb_printf(b, "%s]", p->n_expanded ? "\n" : "");
+    report_buf_printf(b, "%s]", p->n_expanded ? "\n" : "");
 }
 
 static void json_declined(report_buf *b, const partition *p, provider_inst *const *provs) {
-    rb_printf(b, "\"declined\":[");
+    report_buf_printf(b, "\"declined\":[");
     for (size_t i = 0; i < p->n_declines; i++) {
         const declined *d = &p->declines[i];
-        rb_printf(b, "%s\n  {\"node\":", i ? "," : "");
-        rb_json_string(b, d->node->name);
-        rb_printf(b, ",\"op\":");
-        rb_json_string(b, d->node->op_type);
-        rb_printf(b, ",\"provider\":");
-        rb_json_string(b, provs[d->prov_index]->name);
-        rb_printf(b, ",\"code\":\"%s\",\"reason\":", decline_code(d->reason));
-        rb_json_string(b, d->text);
-        rb_printf(b, "}");
+        report_buf_printf(b, "%s\n  {\"node\":", i ? "," : "");
+        report_buf_json_string(b, d->node->name);
+        report_buf_printf(b, ",\"op\":");
+        report_buf_json_string(b, d->node->op_type);
+        report_buf_printf(b, ",\"provider\":");
+        report_buf_json_string(b, provs[d->prov_index]->name);
+        report_buf_printf(b, ",\"code\":\"%s\",\"reason\":", decline_code(d->reason));
+        report_buf_json_string(b, d->text);
+        report_buf_printf(b, "}");
     }
-    rb_printf(b, "%s]", p->n_declines ? "\n" : "");
+    report_buf_printf(b, "%s]", p->n_declines ? "\n" : "");
 }
 
 /* Counts for a glance: copy_bytes is what every run moves (copies of known
@@ -248,17 +248,17 @@ static void json_totals(report_buf *b, const partition *p, const ir_graph *g,
         else if (c[i].once_per_session) once += c[i].bytes;
         else per_run += c[i].bytes;
     }
-    rb_printf(b, "\"totals\":{\"pieces\":%zu,\"nodes\":%zu,\"nodes_per_provider\":{", p->n_pieces,
+    report_buf_printf(b, "\"totals\":{\"pieces\":%zu,\"nodes\":%zu,\"nodes_per_provider\":{", p->n_pieces,
               g->n_nodes);
     for (size_t i = 0; i < n_provs; i++) {
         size_t n = 0;
         for (size_t k = 0; k < p->n_pieces; k++)
             if (p->pieces[k].prov_index == i) n += p->pieces[k].view->n_nodes;
-        if (i) rb_printf(b, ",");
-        rb_json_string(b, provs[i]->name);
-        rb_printf(b, ":%zu", n);
+        if (i) report_buf_printf(b, ",");
+        report_buf_json_string(b, provs[i]->name);
+        report_buf_printf(b, ":%zu", n);
     }
-    rb_printf(b,
+    report_buf_printf(b,
               "},\"copies\":%zu,\"copy_bytes\":%" PRIu64 ",\"once_per_session_bytes\":%" PRIu64
               ",\"copies_of_unknown_size\":%zu,\"expanded\":%zu,\"declined\":%zu}",
               n_copies, per_run, once, unknown, p->n_expanded, p->n_declines);
@@ -271,10 +271,10 @@ static void json_placement(report_buf *b, const partition *p, provider_inst *con
     const char *policy = p->policy.kind == PLACE_COST    ? "cost"
                          : p->policy.kind == PLACE_FIRST ? "first"
                                                          : "order";
-    rb_printf(b, "\"placement\":{\"policy\":\"%s\",\"fallback\":", policy);
-    if (p->policy.fallback < n_provs) rb_json_string(b, provs[p->policy.fallback]->name);
-    else rb_printf(b, "null");
-    rb_printf(b, ",\"moved\":%zu}", p->n_moved);
+    report_buf_printf(b, "\"placement\":{\"policy\":\"%s\",\"fallback\":", policy);
+    if (p->policy.fallback < n_provs) report_buf_json_string(b, provs[p->policy.fallback]->name);
+    else report_buf_printf(b, "null");
+    report_buf_printf(b, ",\"moved\":%zu}", p->n_moved);
 }
 
 char *partition_json(const partition *p, const ir_graph *g, provider_inst *const *provs,
@@ -283,21 +283,21 @@ char *partition_json(const partition *p, const ir_graph *g, provider_inst *const
     size_t n_copies = 0;
     if (!report_copies(p, provs, &copies, &n_copies)) return NULL;
     report_buf b = {0};
-    rb_printf(&b, "{");
+    report_buf_printf(&b, "{");
     json_providers(&b, provs, n_provs);
-    rb_printf(&b, ",\n");
+    report_buf_printf(&b, ",\n");
     json_pieces(&b, p, provs, bodies);
-    rb_printf(&b, ",\n");
+    report_buf_printf(&b, ",\n");
     json_copies(&b, copies, n_copies);
-    rb_printf(&b, ",\n");
+    report_buf_printf(&b, ",\n");
     json_expanded(&b, p, g);
-    rb_printf(&b, ",\n");
+    report_buf_printf(&b, ",\n");
     json_declined(&b, p, provs);
-    rb_printf(&b, ",\n");
+    report_buf_printf(&b, ",\n");
     json_totals(&b, p, g, provs, n_provs, copies, n_copies);
-    rb_printf(&b, ",\n");
+    report_buf_printf(&b, ",\n");
     json_placement(&b, p, provs, n_provs);
-    rb_printf(&b, "}\n");
+    report_buf_printf(&b, "}\n");
     free(copies);
-    return rb_finish(&b);
+    return report_buf_finish(&b);
 }

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "control_flow.h"
-#include "host_api.h"
 #include "run_budget.h"
+#include "run_context.h"
 #include "status.h"
 
 tsr_status *cf_run_if(cf_piece *p, struct tsr_run_context *ctx) {

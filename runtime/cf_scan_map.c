@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "control_flow.h"
-#include "host_api.h"
 #include "run_budget.h"
+#include "run_context.h"
 #include "status.h"
 
 /* An ints attribute of `want` entries, or NULL when absent. */

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "control_flow.h"
-#include "host_api.h"
+#include "run_context.h"
 #include "status.h"
 
 static void borrow_input(const struct tsr_run_context *ctx, size_t k, rt_tensor *out) {

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph_view.h"
 #include "host_api.h"
+#include "run_context.h"
 #include "status.h"
 
 typedef tsr_status *(*cf_runner)(cf_piece *, struct tsr_run_context *);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "device_value.h"
-#include "host_api.h"
+#include "host_log.h"
 #include "run_budget.h"
 #include "status.h"
 

@@ -7,10 +7,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "arena_plan.h"
+#include "control_flow.h"
 #include "graph_plan.h"
-#include "host_api.h"
+#include "graph_view.h"
 #include "output_check.h"
 #include "run_budget.h"
+#include "run_context.h"
 #include "status.h"
 
 /* Whether a slot can be read directly by a piece of `prov` on `device`. */
@@ -75,7 +78,7 @@ static tsr_status *constant_copy(graph_plan *gp, const ir_value *v, const rt_ten
  * residual input, say) crosses once per run, not once per piece. */
 static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, size_t pi,
                              rt_tensor *slots, rt_tensor *mirrors, const exec_hooks *hooks,
-                             run_budget *budget) {
+                             run_budget *budget, arena_run *arena) {
     const piece *pc = &gp->part.pieces[pi];
     const struct tsr_graph *v = pc->view;
     provider_inst *prov = provs[pc->prov_index];
@@ -136,7 +139,14 @@ static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, 
     double t_start = 0;
     if (!st) {
         struct tsr_run_context ctx = {v->n_inputs, ins, v->n_outputs, outs, prov, NULL, 0, vals, NULL,
-                                      gp->max_tensor_bytes, budget, dev, hooks, 0};
+                                      gp->max_tensor_bytes, budget, dev, hooks, 0, NULL, NULL};
+        /* Control-flow pieces move tensors into and out of their bodies:
+         * they keep allocating each (arena_plan.c). */
+        arena_piece ap = {arena, pi, 0};
+        if (arena && prov->plugin != control_flow_plugin()) {
+            ctx.place = arena_place;
+            ctx.place_user = &ap;
+        }
         t_start = hooks ? exec_now() : 0;
         st = prov->plugin->vt->run(pc->compiled, (tsr_run_context *)&ctx);
         run_context_end(&ctx);
@@ -205,6 +215,13 @@ tsr_status *graph_run_hooked(const graph_plan *p, provider_inst *const *provs,
 tsr_status *graph_run_each(const graph_plan *p, provider_inst *const *provs, const rt_tensor *inputs,
                            const outer_scope *outer, bool all_to_host, const bool *to_host_each,
                            const exec_hooks *hooks, run_budget *budget, rt_tensor *outputs) {
+    return graph_run_arena(p, provs, inputs, outer, all_to_host, to_host_each, hooks, budget, NULL, outputs);
+}
+
+tsr_status *graph_run_arena(const graph_plan *p, provider_inst *const *provs, const rt_tensor *inputs,
+                            const outer_scope *outer, bool all_to_host, const bool *to_host_each,
+                            const exec_hooks *hooks, run_budget *budget, struct arena_run *arena,
+                            rt_tensor *outputs) {
     const ir_graph *g = p->g;
     rt_tensor *slots = calloc(g->n_values + 1, sizeof *slots);
     rt_tensor *mirrors = calloc(g->n_values + 1, sizeof *mirrors);
@@ -228,7 +245,7 @@ tsr_status *graph_run_each(const graph_plan *p, provider_inst *const *provs, con
             st = run_budget_stop_error(budget, what);
             break;
         }
-        st = run_piece(p, provs, pi, slots, mirrors, hooks, budget);
+        st = run_piece(p, provs, pi, slots, mirrors, hooks, budget, arena);
     }
     for (size_t o = 0; o < g->n_outputs && !st; o++) {
         rt_tensor *slot = &slots[g->outputs[o]->index];

@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host_api.h"
+#include "graph_view.h"
+#include "host_log.h"
 #include "piece_cache.h"
 #include "status.h"
 

@@ -104,5 +104,12 @@ tsr_status *graph_run_hooked(const graph_plan *p, provider_inst *const *provs,
 tsr_status *graph_run_each(const graph_plan *p, provider_inst *const *provs, const rt_tensor *inputs,
                            const outer_scope *outer, bool all_to_host, const bool *to_host_each,
                            const exec_hooks *hooks, struct run_budget *budget, rt_tensor *outputs);
+/* The same, placing host intermediates in the run's planned arena (NULL:
+ * each allocated alone; runtime/arena_plan.h). Bodies never get one. */
+struct arena_run;
+tsr_status *graph_run_arena(const graph_plan *p, provider_inst *const *provs, const rt_tensor *inputs,
+                            const outer_scope *outer, bool all_to_host, const bool *to_host_each,
+                            const exec_hooks *hooks, struct run_budget *budget, struct arena_run *arena,
+                            rt_tensor *outputs);
 
 #endif

@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena_plan.h"
 #include "device_value.h"
-#include "host_api.h"
+#include "host_log.h"
 #include "run_budget.h"
 #include "run_options.h"
 #include "status.h"
@@ -63,7 +64,10 @@ static tsr_status *binding_run(tsr_session *s, const tsr_run_options *opts, tsr_
     exec_hooks hooks;
     run_observer_hooks(&ro, &hooks);
     if (!st) st = session_reinfer_if_new_shapes(s, bound);
-    if (!st) st = graph_run_each(&s->main, s->provs, bound, NULL, false, to_host, &hooks, &budget, outs);
+    arena_run ar;
+    arena_run_begin(st ? NULL : s->arena, &s->main, s->shape_sig, s->shape_sig_len, &ar);
+    if (!st) st = graph_run_arena(&s->main, s->provs, bound, NULL, false, to_host, &hooks, &budget, &ar, outs);
+    arena_run_end(&ar, !st);
     if (!st && ro.error) st = ro.error;
     else tsr_status_free(ro.error);
     if (!st) st = keep_outputs(s, b, outs);

@@ -1,6 +1,7 @@
 /* Creating a session: load, infer shapes, load providers, partition,
  * compile pieces (handing a failed piece to the next provider), plan. */
 #include "session.h"
+#include "arena_plan.h"
 #include "host_block_cache.h"
 
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include "control_flow.h"
 #include "gradient.h"
 #include "host_api.h"
+#include "host_log.h"
 #include "status.h"
 
 static void fix_dims(ir_graph *g, const tsr_session_options *o) {
@@ -31,7 +33,7 @@ static tsr_status *add_provider(tsr_session *s, const tsr_session_options *o, co
     char *path;
     TSR_TRY(plugin_resolve(spec, &path));
     tsr_plugin *pl;
-    tsr_status *st = plugin_load(path, &pl);
+    tsr_status *st = plugin_load(path, host_api_table(), &pl);
     free(path);
     if (st) return st;
     for (size_t i = 0; i < s->n_provs; i++) {
@@ -265,6 +267,7 @@ static tsr_status *session_new(ir_model *m, const tsr_session_options *o, tsr_se
     }
     s->model = m;
     pthread_mutex_init(&s->lock, NULL);
+    s->arena = arena_plans_new(); /* NULL: runs allocate each tensor, as before */
     s->logger = (host_logger){o ? o->logger : NULL, o ? o->logger_user : NULL};
     int32_t outer = host_log_enter(o ? o->log_level : TSR_LOG_WARNING);
     host_logger outer_logger = host_logger_enter(s->logger);
@@ -313,6 +316,7 @@ void tsr_session_free(tsr_session *s) {
     session_io_free(s); /* reads s->model->graph: before the model goes */
     session_observe_free(s);
     ir_model_free(s->model);
+    arena_plans_free(s->arena);
     pthread_mutex_destroy(&s->lock);
     free(s);
     /* the buffers its runs left for the next run (others' runs refill it) */

@@ -7,6 +7,7 @@
 #include "ir.h"
 #include "model_compose.h"
 #include "graph_plan.h"
+#include "host_log.h"
 #include "partition.h"
 #include "plugin.h"
 #include "rt_tensor.h"
@@ -112,6 +113,10 @@ struct tsr_session {
      * the session gives their memory back while its providers still live. */
     struct tsr_device_value *device_values;
     uint64_t device_value_serial; /* the last id handed out */
+    /* Planned blocks for the main graph's host intermediates, one plan per
+     * input-shape signature (runtime/arena_plan.h); NULL: each allocated
+     * alone. Has its own lock. */
+    struct arena_plans *arena;
 };
 typedef struct io_name {
     const char *name;

@@ -3,7 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host_api.h"
+#include "arena_plan.h"
+#include "host_log.h"
 #include "run_budget.h"
 #include "run_options.h"
 #include "session.h"
@@ -295,7 +296,10 @@ static tsr_status *session_run(tsr_session *s, const tsr_run_options *ro_opts, s
     exec_hooks hooks;
     run_observer_hooks(&ro, &hooks);
     if (!st) st = session_reinfer_if_new_shapes(s, bound);
-    if (!st) st = graph_run_hooked(&s->main, s->provs, bound, NULL, true, &hooks, &budget, outs);
+    arena_run ar;
+    arena_run_begin(st ? NULL : s->arena, &s->main, s->shape_sig, s->shape_sig_len, &ar);
+    if (!st) st = graph_run_arena(&s->main, s->provs, bound, NULL, true, NULL, &hooks, &budget, &ar, outs);
+    arena_run_end(&ar, !st);
     if (!st && ro.error) st = ro.error;
     else tsr_status_free(ro.error);
     tsr_value **made = calloc(output_count + 1, sizeof *made);

@@ -5,9 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host_api.h"
-#include "run_budget.h"
+#include "graph_view.h"
+#include "host_log.h"
 #include "report_buf.h"
+#include "run_budget.h"
 #include "session.h"
 #include "status.h"
 
@@ -74,41 +75,41 @@ static void on_piece(void *user, const char *path, const graph_plan *p, size_t p
     report_buf nodes = {0}, ops = {0}, ev = {0};
     for (size_t i = 0; i < v->n_nodes; i++) {
         const ir_node *n = v->nodes[i];
-        rb_printf(&nodes, "%s%s%s", i ? "," : "", path, n->origin ? n->origin : n->name ? n->name : "");
-        rb_printf(&ops, "%s%s", i ? "," : "", n->op_type);
+        report_buf_printf(&nodes, "%s%s%s", i ? "," : "", path, n->origin ? n->origin : n->name ? n->name : "");
+        report_buf_printf(&ops, "%s%s", i ? "," : "", n->op_type);
     }
     size_t bin = 0, bout = 0;
     for (size_t k = 0; k < v->n_inputs; k++) bin += tensor_bytes(&slots[v->inputs[k]->index]);
     for (size_t k = 0; k < v->n_outputs; k++) bout += tensor_bytes(&slots[v->outputs[k]->index]);
-    rb_printf(&ev, "%s{\"name\":", s->profile_len ? "," : "");
-    rb_json_string(&ev, v->n_nodes == 1 ? ops.p : "piece");
-    rb_printf(&ev, ",\"cat\":\"piece\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":1,\"tid\":%zu,"
+    report_buf_printf(&ev, "%s{\"name\":", s->profile_len ? "," : "");
+    report_buf_json_string(&ev, v->n_nodes == 1 ? ops.p : "piece");
+    report_buf_printf(&ev, ",\"cat\":\"piece\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":1,\"tid\":%zu,"
               "\"args\":{\"provider\":\"%s\",\"device\":%d,\"piece\":%zu,\"nodes\":",
               (t0 - s->profile_epoch) * 1e6, (t1 - t0) * 1e6, p->part.pieces[pi].prov_index,
               prov->name, (int)v->device, pi);
-    rb_json_string(&ev, nodes.p);
-    rb_printf(&ev, ",\"ops\":");
-    rb_json_string(&ev, ops.p);
-    rb_printf(&ev, ",\"bytes_in\":%zu,\"bytes_out\":%zu", bin, bout);
+    report_buf_json_string(&ev, nodes.p);
+    report_buf_printf(&ev, ",\"ops\":");
+    report_buf_json_string(&ev, ops.p);
+    report_buf_printf(&ev, ",\"bytes_in\":%zu,\"bytes_out\":%zu", bin, bout);
     if (ro->tag) {
-        rb_printf(&ev, ",\"tag\":");
-        rb_json_string(&ev, ro->tag);
+        report_buf_printf(&ev, ",\"tag\":");
+        report_buf_json_string(&ev, ro->tag);
     }
     if (path[0]) {
         /* inside a control-flow body: its piece ids are the body's */
-        rb_printf(&ev, ",\"path\":");
-        rb_json_string(&ev, path);
+        report_buf_printf(&ev, ",\"path\":");
+        report_buf_json_string(&ev, path);
     }
     const tsr_provider *vt = prov->plugin->vt;
     const char *impl = TSR_HAS_MEMBER(vt, tsr_provider, piece_describe) && vt->piece_describe
                            ? vt->piece_describe(p->part.pieces[pi].compiled)
                            : NULL;
     if (impl && impl[0]) {
-        rb_printf(&ev, ",\"impl\":");
-        rb_json_string(&ev, impl);
+        report_buf_printf(&ev, ",\"impl\":");
+        report_buf_json_string(&ev, impl);
     }
-    rb_printf(&ev, "}}");
-    char *text = nodes.failed || ops.failed ? NULL : rb_finish(&ev);
+    report_buf_printf(&ev, "}}");
+    char *text = nodes.failed || ops.failed ? NULL : report_buf_finish(&ev);
     if (!text || !prof_add(s, "%s", text)) s->profile_dropped++;
     free(text);
     free(nodes.p);
@@ -125,23 +126,23 @@ static void on_copy(void *user, const char *path, const graph_plan *p, size_t pi
     const char *src = from->dev_owner ? from->dev_owner->name : "host";
     const char *to_name = dst && to->view.memory_kind == TSR_MEMORY_DEVICE ? dst->name : "host";
     report_buf ev = {0};
-    rb_printf(&ev, "%s{\"name\":\"copy\",\"cat\":\"copy\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,"
+    report_buf_printf(&ev, "%s{\"name\":\"copy\",\"cat\":\"copy\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,"
               "\"pid\":1,\"tid\":%zu,\"args\":{\"value\":",
               s->profile_len ? "," : "", (t0 - s->profile_epoch) * 1e6, (t1 - t0) * 1e6, s->n_provs);
     if (path[0]) {
         char *named = malloc(strlen(path) + strlen(v->name) + 1);
         if (named) sprintf(named, "%s%s", path, v->name);
-        rb_json_string(&ev, named ? named : v->name);
+        report_buf_json_string(&ev, named ? named : v->name);
         free(named);
     } else {
-        rb_json_string(&ev, v->name);
+        report_buf_json_string(&ev, v->name);
     }
-    rb_printf(&ev, ",\"from\":\"%s\",\"to\":\"%s\",\"bytes\":%zu", src, to_name, tensor_bytes(from));
+    report_buf_printf(&ev, ",\"from\":\"%s\",\"to\":\"%s\",\"bytes\":%zu", src, to_name, tensor_bytes(from));
     /* the devices, where the memories are a provider's */
-    if (from->dev_owner) rb_printf(&ev, ",\"from_device\":%d", (int)from->view.device_index);
-    if (to->view.memory_kind == TSR_MEMORY_DEVICE) rb_printf(&ev, ",\"to_device\":%d", (int)to->view.device_index);
-    rb_printf(&ev, "}}");
-    char *text = rb_finish(&ev);
+    if (from->dev_owner) report_buf_printf(&ev, ",\"from_device\":%d", (int)from->view.device_index);
+    if (to->view.memory_kind == TSR_MEMORY_DEVICE) report_buf_printf(&ev, ",\"to_device\":%d", (int)to->view.device_index);
+    report_buf_printf(&ev, "}}");
+    char *text = report_buf_finish(&ev);
     if (!text || !prof_add(s, "%s", text)) s->profile_dropped++;
     free(text);
 }

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """The `layers` ctest: the library's folders point one way.
 
-    core/         IR, loader, shape inference, rewrites, host API, plugins,
+    core/         IR, loader, shape inference, rewrites, graph views, the
+                  host API's graph and run slots, logging, plugins,
                   estimates (cost.c), the report buffer (report_buf.c)
-    partitioner/  may use core/
-    runtime/      may use partitioner/ and core/
+    partitioner/  claims (the claim sink), placement, ...; may use core/
+    runtime/      sessions, the host API table, ...; may use partitioner/
+                  and core/
 
 A file may include headers of its own folder and of the folders it may
 use, the public headers (abi/include: "tessera/...") and the generated
@@ -12,7 +14,10 @@ protobuf header; nothing else. CMake already compiles each folder with only
 those include paths (tessera_layer_* in CMakeLists.txt), but a local
 prototype would get past that, so with --archive the static library's
 objects are checked too: no object of a lower folder may refer to a
-function or variable defined by an object of a higher one.
+function or variable defined by an object of a higher one. And the
+structs behind the provider ABI's opaque handles are each defined in one
+file of the folder that owns them (HANDLES), so the host API's pieces stay
+where docs/architecture.md says.
 
 usage: check_layers.py --root SOURCE_DIR [--archive libtessera_core.a]
 Exits 1 naming every arrow that points up (or sideways into an unknown
@@ -32,6 +37,15 @@ ALLOWED = {
     "core": set(),
     "partitioner": {"core"},
     "runtime": {"core", "partitioner"},
+}
+# The concrete structs behind the ABI's opaque handles: the folder whose
+# header defines each. The claim sink is the partitioner's (it is what a
+# claim request collects into); the table that hands all of them to plugins
+# is assembled in runtime/host_api.c.
+HANDLES = {
+    "tsr_graph": "core",
+    "tsr_run_context": "core",
+    "tsr_claim_sink": "partitioner",
 }
 # Headers from outside the three folders that any of them may include.
 GENERATED = {"onnx.pb-c.h"}
@@ -71,6 +85,22 @@ def check_includes(root, files):
                 elif where != layer and where not in ALLOWED[layer]:
                     errors.append("%s/%s includes %s/%s: %s may use only %s" %
                                   (layer, n, where, inc, layer, ", ".join(sorted(ALLOWED[layer])) or "itself"))
+    return errors
+
+
+def check_handles(root, files):
+    errors = []
+    for handle, layer in sorted(HANDLES.items()):
+        define = re.compile(r"^\s*struct\s+%s\s*\{" % handle, re.M)
+        where = []
+        for folder, names in files.items():
+            for n in names:
+                with open(os.path.join(root, folder, n), encoding="utf-8", errors="replace") as f:
+                    if define.search(f.read()):
+                        where.append((folder, n))
+        if len(where) != 1 or where[0][0] != layer:
+            found = ", ".join("%s/%s" % w for w in where) or "nowhere"
+            errors.append("struct %s must be defined once, in %s/; found in %s" % (handle, layer, found))
     return errors
 
 
@@ -127,7 +157,7 @@ def main():
     ap.add_argument("--archive")
     a = ap.parse_args()
     files = sources(a.root)
-    errors = check_includes(a.root, files)
+    errors = check_includes(a.root, files) + check_handles(a.root, files)
     if a.archive:
         if shutil.which("nm"):
             errors += check_symbols(a.archive, files)

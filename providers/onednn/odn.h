@@ -22,6 +22,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <tessera/provider.h>
+#include <tessera/provider_util.h>
 
 extern const tsr_host_api *odn_host;
 
@@ -31,8 +32,14 @@ extern const tsr_host_api *odn_host;
 /* --- attributes ---------------------------------------------------------- */
 int64_t odn_attr_int(const tsr_node *n, const char *name, int64_t dflt);
 float odn_attr_float(const tsr_node *n, const char *name, float dflt);
-/* The INTS attribute `name`: its values and count, or NULL and 0 when absent. */
+/* The INTS attribute `name`: its values and count, or NULL and 0 when absent.
+ * All odn_attr_ readers are tsr_util_attr_* (provider_util.h) on odn_host: an
+ * attribute of the wrong type reads as absent. */
 const int64_t *odn_attr_ints(const tsr_node *n, const char *name, size_t *count);
+/* Input k of n, or NULL when omitted or past the last. */
+static inline const tsr_value_info *odn_input(const tsr_node *n, size_t k) {
+    return tsr_util_node_input(odn_host, n, k);
+}
 /* The constant int64 or int32 vector input k of n into v (at most max
  * values): its length, or -1 when it is not such a constant (Pad's pads,
  * Slice's starts...). */

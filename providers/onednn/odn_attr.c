@@ -6,32 +6,21 @@
 
 #include "odn.h"
 
+/* The readers are provider_util.h's, bound to odn_host. */
 int64_t odn_attr_int(const tsr_node *n, const char *name, int64_t dflt) {
-    const tsr_attr *a = odn_host->node_attr_find(n, name);
-    if (!a || odn_host->attr_type(a) != TSR_ATTR_INT) return dflt;
-    return odn_host->attr_int(a);
+    return tsr_util_attr_int(odn_host, n, name, dflt);
 }
 
 float odn_attr_float(const tsr_node *n, const char *name, float dflt) {
-    const tsr_attr *a = odn_host->node_attr_find(n, name);
-    if (!a || odn_host->attr_type(a) != TSR_ATTR_FLOAT) return dflt;
-    return odn_host->attr_float(a);
+    return tsr_util_attr_float(odn_host, n, name, dflt);
 }
 
 const int64_t *odn_attr_ints(const tsr_node *n, const char *name, size_t *count) {
-    const tsr_attr *a = odn_host->node_attr_find(n, name);
-    *count = 0;
-    if (!a || odn_host->attr_type(a) != TSR_ATTR_INTS) return NULL;
-    *count = odn_host->attr_list_size(a);
-    return odn_host->attr_ints(a);
+    return tsr_util_attr_ints(odn_host, n, name, count);
 }
 
 bool odn_attr_string_is(const tsr_node *n, const char *name, const char *want, bool dflt) {
-    const tsr_attr *a = odn_host->node_attr_find(n, name);
-    if (!a || odn_host->attr_type(a) != TSR_ATTR_STRING) return dflt;
-    size_t size = 0;
-    const char *s = odn_host->attr_string(a, &size);
-    return size == strlen(want) && memcmp(s, want, size) == 0;
+    return tsr_util_attr_string_is(odn_host, n, name, want, dflt) != 0;
 }
 
 tsr_status *odn_node_error(const tsr_node *n, int32_t code, const char *fmt, ...) {
@@ -75,7 +64,7 @@ int odn_decline(char *why, size_t size, int reason, const char *fmt, ...) {
 }
 
 int64_t odn_const_ints(const tsr_node *n, size_t k, int64_t *v, int64_t max) {
-    const tsr_value_info *vi = k < odn_host->node_input_count(n) ? odn_host->node_input(n, k) : NULL;
+    const tsr_value_info *vi = tsr_util_node_input(odn_host, n, k);
     const tsr_tensor *t = vi ? odn_host->value_constant(vi) : NULL;
     if (!t || t->rank != 1 || t->dims[0] < 0 || t->dims[0] > max) return -1;
     size_t es = t->elem_type == TSR_INT64 ? 8 : t->elem_type == TSR_INT32 ? 4 : 0;

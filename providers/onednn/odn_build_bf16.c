@@ -14,15 +14,11 @@ bool odn_bf16_native(void) {
     return (isa & want) == want;
 }
 
-static const tsr_value_info *input(const tsr_node *n, size_t k) {
-    return k < odn_host->node_input_count(n) ? odn_host->node_input(n, k) : NULL;
-}
-
 int odn_bf16_check(const tsr_node *n, char *why, size_t size) {
     bool gemm = strcmp(odn_host->node_op_type(n), "Gemm") == 0;
     size_t count = odn_host->node_input_count(n);
     for (size_t k = 0; k < count; k++) {
-        const tsr_value_info *v = input(n, k);
+        const tsr_value_info *v = odn_input(n, k);
         if (!v) continue;
         if (odn_host->value_elem_type(v) != TSR_BFLOAT16)
             return odn_decline(why, size, TSR_DECLINE_TYPE, "input %zu is not bfloat16 like input 0", k);
@@ -35,19 +31,19 @@ int odn_bf16_check(const tsr_node *n, char *why, size_t size) {
     if (!y || odn_host->value_elem_type(y) != TSR_BFLOAT16)
         return odn_decline(why, size, TSR_DECLINE_TYPE, "output is not bfloat16");
     if (!odn_bf16_native()) return odn_decline(why, size, TSR_DECLINE_TYPE, "bfloat16: the CPU lacks avx512_bf16");
-    int32_t ra = input(n, 0) ? odn_host->value_rank(input(n, 0)) : -1;
-    int32_t rb = input(n, 1) ? odn_host->value_rank(input(n, 1)) : -1;
+    int32_t ra = odn_input(n, 0) ? odn_host->value_rank(odn_input(n, 0)) : -1;
+    int32_t rb = odn_input(n, 1) ? odn_host->value_rank(odn_input(n, 1)) : -1;
     if (gemm) {
         if (ra != 2 || rb != 2) return odn_decline(why, size, TSR_DECLINE_SHAPE, "Gemm inputs must be 2-D");
-        if (input(n, 2) && odn_attr_float(n, "beta", 1.0f) != 1.0f)
+        if (odn_input(n, 2) && odn_attr_float(n, "beta", 1.0f) != 1.0f)
             return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "bfloat16 Gemm with beta != 1 not mapped");
         return 0;
     }
     if (ra < 2 || rb < 2) return odn_decline(why, size, TSR_DECLINE_SHAPE, "bfloat16 MatMul of a 1-D operand not mapped");
     int32_t r = ra > rb ? ra : rb;
     for (int32_t i = 2; i < r; i++) {
-        int64_t x = i < ra ? odn_host->value_dim(input(n, 0), ra - 1 - i) : 1;
-        int64_t z = i < rb ? odn_host->value_dim(input(n, 1), rb - 1 - i) : 1;
+        int64_t x = i < ra ? odn_host->value_dim(odn_input(n, 0), ra - 1 - i) : 1;
+        int64_t z = i < rb ? odn_host->value_dim(odn_input(n, 1), rb - 1 - i) : 1;
         if (x > 1 && z > 1 && x != z) return odn_decline(why, size, TSR_DECLINE_SHAPE, "batch dims do not broadcast");
     }
     return 0;
@@ -73,7 +69,7 @@ tsr_status *odn_build_bf16(odn_plan *p, size_t index) {
     bool gemm = strcmp(odn_host->node_op_type(n), "Gemm") == 0;
     odn_value *va = odn_plan_value(p, odn_host->node_input(n, 0));
     odn_value *vb = odn_plan_value(p, odn_host->node_input(n, 1));
-    odn_value *vc = gemm ? odn_plan_value(p, input(n, 2)) : NULL;
+    odn_value *vc = gemm ? odn_plan_value(p, odn_input(n, 2)) : NULL;
     odn_value *vy = odn_plan_value(p, odn_host->node_output(n, 0));
     if (!va || !vb || !vy || !va->produced || !vb->produced || !va->mem || !vb->mem || (vc && !vc->mem))
         return odn_node_error(n, TSR_ERR_PROVIDER, "internal: bfloat16 operands not ready");

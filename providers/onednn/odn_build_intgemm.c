@@ -15,17 +15,13 @@
 #include "odn_quant.h"
 #include "odn_sgemm.h"
 
-static const tsr_value_info *input(const tsr_node *n, size_t k) {
-    return k < odn_host->node_input_count(n) ? odn_host->node_input(n, k) : NULL;
-}
-
 int odn_intgemm_check(const tsr_node *n, char *why, size_t size) {
     if (strcmp(odn_host->node_op_type(n), "MatMulInteger") != 0)
         return odn_decline(why, size, TSR_DECLINE_TYPE, "%s: the CPU lacks VNNI (oneDNN's int8 sums would saturate)",
                            odn_host->node_op_type(n));
     if (!odn_sgemm_supported())
         return odn_decline(why, size, TSR_DECLINE_TYPE, "MatMulInteger: the CPU lacks VNNI and AVX2");
-    const tsr_value_info *a = input(n, 0), *b = input(n, 1), *za = input(n, 2), *zb = input(n, 3);
+    const tsr_value_info *a = odn_input(n, 0), *b = odn_input(n, 1), *za = odn_input(n, 2), *zb = odn_input(n, 3);
     const tsr_tensor *bt = b ? odn_host->value_constant(b) : NULL;
     if (!a || !bt || bt->rank != 2)
         return odn_decline(why, size, TSR_DECLINE_OTHER, "without VNNI only constant 2-D weights are mapped");

@@ -29,7 +29,7 @@
 /* The constant input k when it is present with elements; *absent is set
  * when the input is missing or empty (ONNX's way of leaving it out). */
 static const tsr_tensor *const_input(const tsr_node *n, size_t k, bool *absent, bool *dynamic) {
-    const tsr_value_info *v = k < odn_host->node_input_count(n) ? odn_host->node_input(n, k) : NULL;
+    const tsr_value_info *v = odn_input(n, k);
     *absent = *dynamic = false;
     if (!v) {
         *absent = true;
@@ -242,7 +242,7 @@ tsr_status *odn_build_resize(odn_plan *p, size_t index) {
      * maps any scales (oneDNN's resampling is checked exact for constant
      * ones only) */
     size_t ks = upsample ? 1 : odn_host->node_opset(n) >= 11 ? 2 : 1;
-    const tsr_value_info *si = ks < odn_host->node_input_count(n) ? odn_host->node_input(n, ks) : NULL;
+    const tsr_value_info *si = odn_input(n, ks);
     if (si && odn_is_scales_input(p->piece, si)) return odn_resize_loop(p, n, x, y);
     if (zi && !odn_host->value_constant(zi)) {
         odn_value *zval = odn_plan_value(p, zi);

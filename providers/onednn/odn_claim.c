@@ -13,12 +13,12 @@ static bool is(const char *op, const char *name) { return strcmp(op, name) == 0;
 
 /* Input k's rank, or -1 when absent or unknown. */
 static int32_t in_rank(const tsr_node *n, size_t k) {
-    const tsr_value_info *v = k < odn_host->node_input_count(n) ? odn_host->node_input(n, k) : NULL;
+    const tsr_value_info *v = odn_input(n, k);
     return v ? odn_host->value_rank(v) : -1;
 }
 
 static bool present(const tsr_node *n, size_t k) {
-    return k < odn_host->node_input_count(n) && odn_host->node_input(n, k) != NULL;
+    return odn_input(n, k) != NULL;
 }
 
 static bool output_used(const tsr_node *n, size_t k) {

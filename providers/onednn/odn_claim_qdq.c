@@ -14,15 +14,11 @@
 
 #include "odn_quant.h"
 
-static const tsr_value_info *input(const tsr_node *n, size_t k) {
-    return k < odn_host->node_input_count(n) ? odn_host->node_input(n, k) : NULL;
-}
-
 /* 0 when scale/zero point input k is one value, or a 1-D tensor of as many
  * values as x's dim `axis` (when known). */
 static int param_shape(const tsr_node *n, size_t k, const char *name, int32_t rank, int64_t axis, char *why,
                        size_t size) {
-    const tsr_value_info *v = input(n, k);
+    const tsr_value_info *v = odn_input(n, k);
     int32_t r = odn_host->value_rank(v);
     if (r < 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "%s rank unknown", name);
     int64_t count = 1;
@@ -35,7 +31,7 @@ static int param_shape(const tsr_node *n, size_t k, const char *name, int32_t ra
     if (r != 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "%s of rank %d (blocked quantization not mapped)", name, (int)r);
     if (axis < 0) axis += rank;
     if (axis < 0 || axis >= rank) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "axis out of range");
-    int64_t want = odn_host->value_dim(input(n, 0), (int32_t)axis);
+    int64_t want = odn_host->value_dim(odn_input(n, 0), (int32_t)axis);
     if (want >= 0 && want != count)
         return odn_decline(why, size, TSR_DECLINE_SHAPE, "%s of %lld values for an axis of %lld", name, (long long)count,
                            (long long)want);
@@ -45,7 +41,7 @@ static int param_shape(const tsr_node *n, size_t k, const char *name, int32_t ra
 int odn_qdq_check(const tsr_node *n, char *why, size_t size) {
     const char *op = odn_host->node_op_type(n);
     bool dq = strcmp(op, "DequantizeLinear") == 0;
-    const tsr_value_info *x = input(n, 0), *s = input(n, 1), *z = input(n, 2);
+    const tsr_value_info *x = odn_input(n, 0), *s = odn_input(n, 1), *z = odn_input(n, 2);
     if (!x || !s) return odn_decline(why, size, TSR_DECLINE_OTHER, "input or scale missing");
     if (odn_host->node_output_count(n) != 1 || !odn_host->node_output(n, 0))
         return odn_decline(why, size, TSR_DECLINE_OTHER, "output missing");

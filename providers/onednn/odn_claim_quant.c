@@ -11,7 +11,7 @@
 #include "odn_quant.h"
 
 static const tsr_value_info *input(const tsr_node *n, size_t k) {
-    return k < odn_host->node_input_count(n) ? odn_host->node_input(n, k) : NULL;
+    return odn_input(n, k);
 }
 
 static bool is_8bit(int32_t t) { return t == TSR_UINT8 || t == TSR_INT8; }

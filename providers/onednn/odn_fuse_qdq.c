@@ -77,10 +77,6 @@ typedef struct qdq_match {
     qdq_out out;
 } qdq_match;
 
-static const tsr_value_info *input(const tsr_node *n, size_t k) {
-    return k < odn_host->node_input_count(n) ? odn_host->node_input(n, k) : NULL;
-}
-
 static int64_t numel_of(const tsr_tensor *t) {
     int64_t c = 1;
     for (int32_t d = 0; d < t->rank; d++) c *= t->dims[d];
@@ -125,13 +121,13 @@ static const tsr_node *dq_producer(const odn_plan *p, const tsr_value_info *v) {
 static bool act_of(const odn_plan *p, const tsr_value_info *v, qdq_act *a) {
     const tsr_node *n = v ? dq_producer(p, v) : NULL;
     if (!n) return false;
-    a->q = input(n, 0);
+    a->q = odn_input(n, 0);
     a->type = odn_host->value_elem_type(a->q);
     int64_t c;
-    const float *s = const_f32(input(n, 1), &c);
+    const float *s = const_f32(odn_input(n, 1), &c);
     if ((a->type != TSR_UINT8 && a->type != TSR_INT8) || !s || c != 1 || !(s[0] > 0) || !isfinite(s[0])) return false;
     a->scale = s[0];
-    return const_zp(input(n, 2), a->type, false, &a->zp);
+    return const_zp(odn_input(n, 2), a->type, false, &a->zp);
 }
 
 /* Weights of `rank` dims whose output channels lie on `axis` (count
@@ -139,12 +135,12 @@ static bool act_of(const odn_plan *p, const tsr_value_info *v, qdq_act *a) {
 static bool weight_of(const odn_plan *p, const tsr_value_info *v, int32_t rank, int64_t axis, qdq_weight *w) {
     const tsr_node *n = v ? dq_producer(p, v) : NULL;
     if (!n) return false;
-    w->q = odn_host->value_constant(input(n, 0));
+    w->q = odn_host->value_constant(odn_input(n, 0));
     if (!w->q || w->q->elem_type != TSR_INT8 || w->q->rank != rank || !w->q->data) return false;
     int64_t channels = w->q->dims[axis];
     int32_t z;
-    w->scale = const_f32(input(n, 1), &w->scale_count);
-    if (!w->scale || !const_zp(input(n, 2), TSR_INT8, true, &z)) return false;
+    w->scale = const_f32(odn_input(n, 1), &w->scale_count);
+    if (!w->scale || !const_zp(odn_input(n, 2), TSR_INT8, true, &z)) return false;
     if (w->scale_count != 1) {
         int64_t a = odn_attr_int(n, "axis", 1);
         if (a < 0) a += rank;
@@ -161,13 +157,13 @@ static bool bias_of(const odn_plan *p, const tsr_value_info *v, int64_t channels
     if ((b->f = const_f32(v, &c))) return c == channels;
     const tsr_node *n = dq_producer(p, v);
     if (!n) return false;
-    const tsr_tensor *t = odn_host->value_constant(input(n, 0));
+    const tsr_tensor *t = odn_host->value_constant(odn_input(n, 0));
     int32_t z;
     if (!t || t->elem_type != TSR_INT32 || numel_of(t) != channels || !t->data) return false;
     b->q = t->data;
-    b->scale = const_f32(input(n, 1), &b->scale_count);
+    b->scale = const_f32(odn_input(n, 1), &b->scale_count);
     return b->scale && (b->scale_count == 1 || b->scale_count == channels) &&
-           const_zp(input(n, 2), TSR_INT32, true, &z);
+           const_zp(odn_input(n, 2), TSR_INT32, true, &z);
 }
 
 /* y read by exactly [Relu ->] QuantizeLinear with constant per-tensor
@@ -186,10 +182,10 @@ static bool out_of(const odn_plan *p, const tsr_value_info *y, qdq_out *o) {
     o->y = odn_host->node_output(c, 0);
     o->type = odn_host->value_elem_type(o->y);
     int64_t cnt;
-    const float *s = const_f32(input(c, 1), &cnt);
+    const float *s = const_f32(odn_input(c, 1), &cnt);
     if ((o->type != TSR_UINT8 && o->type != TSR_INT8) || !s || cnt != 1 || !(s[0] > 0) || !isfinite(s[0])) return false;
     o->scale = s[0];
-    return const_zp(input(c, 2), o->type, false, &o->zp);
+    return const_zp(odn_input(c, 2), o->type, false, &o->zp);
 }
 
 /* Rank and dims of value `v` (-1 where known only at run time, e.g. a
@@ -214,7 +210,7 @@ static bool match(odn_plan *p, const tsr_node *n, qdq_match *m) {
     int64_t da[ODN_MAX_RANK], db[ODN_MAX_RANK];
     if (strcmp(op, "Add") == 0) {
         m->kind = Q_ADD;
-        if (odn_host->node_input_count(n) != 2 || !act_of(p, input(n, 0), &m->a) || !act_of(p, input(n, 1), &m->b))
+        if (odn_host->node_input_count(n) != 2 || !act_of(p, odn_input(n, 0), &m->a) || !act_of(p, odn_input(n, 1), &m->b))
             return false;
         if (!dims_of(m->a.q, &ra, da) || !dims_of(m->b.q, &rb, db) || ra != rb) return false;
         for (int32_t d = 0; d < ra; d++)
@@ -225,24 +221,24 @@ static bool match(odn_plan *p, const tsr_node *n, qdq_match *m) {
         /* a lone Relu between QDQ pairs (ORT's quantizer writes one after
          * the residual Add's QDQ): fuse_add against a zero */
         m->kind = Q_RELU;
-        return act_of(p, input(n, 0), &m->a) && dims_of(m->a.q, &ra, da) &&
+        return act_of(p, odn_input(n, 0), &m->a) && dims_of(m->a.q, &ra, da) &&
                out_of(p, odn_host->node_output(n, 0), &m->out) && !m->out.relu;
     }
     if (strcmp(op, "MaxPool") == 0) {
         /* the maximum commutes with dequantization, and quantizing with the
          * same scale and zero point gives the integers back exactly */
         m->kind = Q_MAXPOOL;
-        if (!act_of(p, input(n, 0), &m->a) || !dims_of(m->a.q, &ra, da) || ra < 3 || ra > 5) return false;
+        if (!act_of(p, odn_input(n, 0), &m->a) || !dims_of(m->a.q, &ra, da) || ra < 3 || ra > 5) return false;
         if (!out_of(p, odn_host->node_output(n, 0), &m->out) || m->out.relu) return false;
         return m->out.type == m->a.type && m->out.scale == m->a.scale && m->out.zp == m->a.zp;
     }
     bool conv = strcmp(op, "Conv") == 0, mm = strcmp(op, "MatMul") == 0, gemm = strcmp(op, "Gemm") == 0;
     if (!conv && !mm && !gemm) return false;
     m->kind = conv ? Q_CONV : mm ? Q_MATMUL : Q_GEMM;
-    if (!act_of(p, input(n, 0), &m->a) || !dims_of(m->a.q, &ra, da)) return false;
+    if (!act_of(p, odn_input(n, 0), &m->a) || !dims_of(m->a.q, &ra, da)) return false;
     int64_t channels, depth;
     if (conv) {
-        if (ra < 3 || ra > 5 || !weight_of(p, input(n, 1), ra, 0, &m->w)) return false;
+        if (ra < 3 || ra > 5 || !weight_of(p, odn_input(n, 1), ra, 0, &m->w)) return false;
         if (!odn_attr_string_is(n, "auto_pad", "NOTSET", true) && !odn_attr_string_is(n, "auto_pad", "VALID", false))
             return false;
         int64_t group = odn_attr_int(n, "group", 1);
@@ -262,7 +258,7 @@ static bool match(odn_plan *p, const tsr_node *n, qdq_match *m) {
         } else if (ra < 2) {
             return false;
         }
-        if (!weight_of(p, input(n, 1), 2, m->trans_b ? 0 : 1, &m->w)) return false;
+        if (!weight_of(p, odn_input(n, 1), 2, m->trans_b ? 0 : 1, &m->w)) return false;
         channels = m->w.q->dims[m->trans_b ? 0 : 1];
         depth = m->w.q->dims[m->trans_b ? 1 : 0];
         if (depth != da[ra - 1]) return false;
@@ -270,12 +266,12 @@ static bool match(odn_plan *p, const tsr_node *n, qdq_match *m) {
     /* |x - zx| * |w| <= 255 * 128: past this depth int32 sums could overflow */
     if (depth > INT32_MAX / (255 * 128)) return false;
     size_t ib = 2;
-    if (input(n, ib)) {
-        if (!bias_of(p, input(n, ib), channels, &m->bias)) return false;
+    if (odn_input(n, ib)) {
+        if (!bias_of(p, odn_input(n, ib), channels, &m->bias)) return false;
         if (gemm) { /* C must be [N] or [1, N] */
             int32_t rc;
             int64_t dc[ODN_MAX_RANK];
-            if (!dims_of(input(n, ib), &rc, dc) || (rc == 2 && dc[0] != 1) || rc > 2) return false;
+            if (!dims_of(odn_input(n, ib), &rc, dc) || (rc == 2 && dc[0] != 1) || rc > 2) return false;
         }
         m->has_bias = true;
     }

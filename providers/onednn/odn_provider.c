@@ -119,7 +119,7 @@ static void leave_scales_producers(const tsr_graph *graph, bool *claimed, tsr_cl
         bool upsample = strcmp(op, "Upsample") == 0;
         if (!claimed[j] || (!upsample && strcmp(op, "Resize") != 0)) continue;
         size_t k = upsample || odn_host->node_opset(r) < 11 ? 1 : 2;
-        const tsr_value_info *sv = k < odn_host->node_input_count(r) ? odn_host->node_input(r, k) : NULL;
+        const tsr_value_info *sv = odn_input(r, k);
         if (!sv || odn_host->value_constant(sv) || odn_host->value_elem_type(sv) != TSR_FLOAT) continue;
         for (size_t i = 0; i < n; i++) {
             const tsr_node *m = odn_host->graph_node(graph, i);

@@ -216,7 +216,7 @@ static bool runtime_shape(odn_plan *p, const tsr_node *n, const int64_t *in, int
      * scale) in float, as for constant scales */
     bool upsample = strcmp(odn_host->node_op_type(n), "Upsample") == 0;
     size_t ks = upsample ? 1 : odn_host->node_opset(n) >= 11 ? 2 : 1;
-    const tsr_value_info *svi = ks < odn_host->node_input_count(n) ? odn_host->node_input(n, ks) : NULL;
+    const tsr_value_info *svi = odn_input(n, ks);
     if (svi && !odn_host->value_constant(svi) && odn_host->value_elem_type(svi) == TSR_FLOAT &&
         !(odn_host->value_rank(svi) == 1 && odn_host->value_dim(svi, 0) == 0)) {
         *found = true;

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <tessera/provider.h>
+#include <tessera/provider_util.h>
 
 #define OCL_MAX_RANK 8
 /* The plugin's version: the host keys cached pieces by it, and it is part

@@ -4,41 +4,31 @@
 
 #include "ocl_op.h"
 
+/* The readers are provider_util.h's, bound to ocl_host. */
 int64_t ocl_attr_int(const tsr_node *n, const char *name, int64_t dflt) {
-    const tsr_attr *a = ocl_host->node_attr_find(n, name);
-    return a && ocl_host->attr_type(a) == TSR_ATTR_INT ? ocl_host->attr_int(a) : dflt;
+    return tsr_util_attr_int(ocl_host, n, name, dflt);
 }
 
 float ocl_attr_float(const tsr_node *n, const char *name, float dflt) {
-    const tsr_attr *a = ocl_host->node_attr_find(n, name);
-    return a && ocl_host->attr_type(a) == TSR_ATTR_FLOAT ? ocl_host->attr_float(a) : dflt;
+    return tsr_util_attr_float(ocl_host, n, name, dflt);
 }
 
 int ocl_attr_ints(const tsr_node *n, const char *name, int64_t *out, int max) {
-    const tsr_attr *a = ocl_host->node_attr_find(n, name);
-    if (!a || ocl_host->attr_type(a) != TSR_ATTR_INTS) return -1;
-    size_t len = ocl_host->attr_list_size(a);
+    if (!tsr_util_attr_typed(ocl_host, n, name, TSR_ATTR_INTS)) return -1;
+    size_t len;
+    const int64_t *v = tsr_util_attr_ints(ocl_host, n, name, &len);
     if (len > (size_t)max) return -1;
-    const int64_t *v = ocl_host->attr_ints(a);
     for (size_t i = 0; i < len; i++) out[i] = v[i];
     return (int)len;
 }
 
 bool ocl_attr_string_is(const tsr_node *n, const char *name, const char *value, bool dflt) {
-    const tsr_attr *a = ocl_host->node_attr_find(n, name);
-    if (!a || ocl_host->attr_type(a) != TSR_ATTR_STRING) return dflt;
-    size_t len;
-    const char *s = ocl_host->attr_string(a, &len);
-    return len == strlen(value) && memcmp(s, value, len) == 0;
+    return tsr_util_attr_string_is(ocl_host, n, name, value, dflt) != 0;
 }
 
-bool ocl_input_present(const tsr_node *n, size_t i) {
-    return i < ocl_host->node_input_count(n) && ocl_host->node_input(n, i) != NULL;
-}
+bool ocl_input_present(const tsr_node *n, size_t i) { return tsr_util_node_input(ocl_host, n, i) != NULL; }
 
-bool ocl_output_present(const tsr_node *n, size_t i) {
-    return i < ocl_host->node_output_count(n) && ocl_host->node_output(n, i) != NULL;
-}
+bool ocl_output_present(const tsr_node *n, size_t i) { return tsr_util_node_output(ocl_host, n, i) != NULL; }
 
 int32_t ocl_input_type(const tsr_node *n, size_t i) {
     return ocl_input_present(n, i) ? ocl_host->value_elem_type(ocl_host->node_input(n, i)) : 0;

@@ -7,10 +7,14 @@
  * table of ref_op terminated by an entry whose op_type is NULL;
  * ref_registry.c lists the tables. A family's kernels are named
  * ref_<family>_<op> (ref_nn_conv, ref_math_add, ref_tensor_gather,
- * ref_quant_qlinear_conv; attention's are ref_attn_). A kernel is either
- * static in the table file or lives in ref_<family>_*.c, declared in the
- * family's one header (ref_nn.h, ref_math.h, ref_quant.h, ...), so the
- * table and the definition are checked against one prototype.
+ * ref_quant_qlinear_conv; attention's are ref_attn_). Kernels live in
+ * ref_<family>_*.c, grouped by what they share, and are declared in the
+ * family's one header (ref_nn.h, ref_math.h, ref_tensor.h, ref_sequence.h,
+ * ref_quant.h, ...), so the table and the definition are checked against
+ * one prototype. The table files hold their table and, for some families,
+ * claim-time checks; only ref_ops_loss.c, ref_ops_misc.c, ref_ops_ml.c,
+ * ref_ops_rnn.c and ref_ops_training.c still keep a few small kernels,
+ * static there.
  */
 #ifndef TESSERA_REF_H
 #define TESSERA_REF_H
@@ -20,6 +24,7 @@
 #include <stdint.h>
 
 #include "tessera/provider.h"
+#include "tessera/provider_util.h"
 
 #if defined(__GNUC__)
 #define REF_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -90,6 +95,8 @@ int64_t ref_opset(ref_ctx *c);
 const char *ref_op_type(ref_ctx *c);
 
 /* --- attributes --------------------------------------------------------- */
+/* tsr_util_attr_* (provider_util.h) on the kernel's node: an attribute that
+ * is absent or of the wrong type reads as the default. */
 bool ref_attr_has(ref_ctx *c, const char *name);
 int64_t ref_attr_int(ref_ctx *c, const char *name, int64_t dflt);
 float ref_attr_float(ref_ctx *c, const char *name, float dflt);
@@ -103,6 +110,10 @@ const tsr_tensor *ref_attr_tensor(ref_ctx *c, const char *name);
 /* --- element types ------------------------------------------------------ */
 size_t ref_elem_size(int32_t t); /* bytes; 0 for packed 4-bit types and unknown */
 bool ref_is_float(int32_t t);    /* float, double, float16, bfloat16 */
+/* Claim-time check shared by the families whose kernels compute on floats
+ * only: declines (TSR_DECLINE_TYPE) unless input 0's element type, when
+ * known, is a float type. */
+int ref_check_float(const tsr_host_api *host, const tsr_node *node, char *why, size_t why_size);
 bool ref_is_int(int32_t t);      /* signed or unsigned integer types, not bool */
 bool ref_is_signed(int32_t t);
 uint64_t ref_numel(const tsr_tensor *t);
@@ -113,6 +124,9 @@ int64_t ref_load_i64(int32_t t, const void *data, size_t idx);
  * truncate toward zero (as C casts do), bool is v != 0. */
 void ref_store(int32_t t, void *data, size_t idx, double v);
 void ref_store_i64(int32_t t, void *data, size_t idx, int64_t v);
+/* Stores n doubles into elements [off, off + n) of t, converting as
+ * ref_store does; float and double without a switch per element. */
+void ref_put_f64(tsr_tensor *t, size_t off, size_t n, const double *src);
 float ref_half_to_float(uint16_t h);
 uint16_t ref_float_to_half(float f);
 float ref_bf16_to_float(uint16_t h);

@@ -21,10 +21,6 @@ tsr_status *ref_attn_causal_conv(ref_ctx *c);   /* CausalConvWithState */
 tsr_status *ref_attn_rms_norm(ref_ctx *c);      /* RMSNormalization */
 tsr_status *ref_attn_rotary(ref_ctx *c);        /* RotaryEmbedding */
 
-/* Claim-time check: input 0's element type, when known, is a float type. */
-int ref_attn_check_float(const tsr_host_api *host, const tsr_node *node, char *why,
-                         size_t why_size);
-
 /* --- helpers (ref_attn_util.c) ------------------------------------------ */
 /* a * b into *out; false on size_t overflow. */
 bool ref_attn_mul(size_t a, size_t b, size_t *out);
@@ -34,8 +30,6 @@ tsr_status *ref_attn_zeros(ref_ctx *c, size_t n, const char *what, double **out)
 /* A double copy of numeric tensor t (`what` names it in errors); the caller
  * frees *out. */
 tsr_status *ref_attn_f64(ref_ctx *c, const tsr_tensor *t, const char *what, double **out);
-/* Stores n doubles into t from element offset `off`, rounding to t's type. */
-void ref_attn_store(tsr_tensor *t, size_t off, const double *src, size_t n);
 /* v rounded to element type t (a float type), as storing and reloading
  * it would. */
 double ref_attn_round(int32_t t, double v);

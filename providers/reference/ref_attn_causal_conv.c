@@ -69,8 +69,8 @@ tsr_status *ref_attn_causal_conv(ref_ctx *c)
                 }
                 seq[t] = acc; /* seq[t] is no longer read: later outputs start past it */
             }
-            ref_attn_store(Y, bc * (size_t)L, seq, (size_t)L);
-            ref_attn_store(Ps, bc * (size_t)(K - 1), seq + L, (size_t)(K - 1));
+            ref_put_f64(Y, bc * (size_t)L, (size_t)L, seq);
+            ref_put_f64(Ps, bc * (size_t)(K - 1), (size_t)(K - 1), seq + L);
         }
 done:
     free(x);

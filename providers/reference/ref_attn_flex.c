@@ -77,7 +77,7 @@ static tsr_status *apply_mod(ref_ctx *c, const flex_args *a, const char *attr, d
         return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory for %s's input", attr);
     int64_t dims[4] = {a->B, a->Hq, a->L, a->S};
     tsr_tensor in = {sizeof(tsr_tensor), a->soft_type, 4, dims, data, n * es, TSR_MEMORY_HOST, 0};
-    ref_attn_store(&in, 0, buf, n);
+    ref_put_f64(&in, 0, n, buf);
     double *res = NULL;
     tsr_status *st = ref_attn_subgraph(c, attr, &in, n, &res);
     free(data);
@@ -155,7 +155,7 @@ tsr_status *ref_attn_flex(ref_ctx *c)
                     y[d] += pr[j] * vh[(int64_t)j * a.Ev + d];
             for (int64_t d = 0; d < a.Ev; d++)
                 y[d] = ref_attn_round(a.soft_type, y[d]);
-            ref_attn_store(Y, r * (size_t)a.Ev, y, (size_t)a.Ev);
+            ref_put_f64(Y, r * (size_t)a.Ev, (size_t)a.Ev, y);
         }
     }
 done:

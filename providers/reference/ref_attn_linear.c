@@ -150,10 +150,10 @@ tsr_status *ref_attn_linear(ref_ctx *c)
                             o[j] += qt[i] * S[i * d.dv + j];
                     for (int64_t j = 0; j < d.dv; j++)
                         o[j] *= scale;
-                    ref_attn_store(Y, (size_t)(bt * d.Hq * d.dv + hq * d.dv), o, (size_t)d.dv);
+                    ref_put_f64(Y, (size_t)(bt * d.Hq * d.dv + hq * d.dv), (size_t)d.dv, o);
                 }
             }
-            ref_attn_store(Ps, soff, S, ss);
+            ref_put_f64(Ps, soff, ss, S);
         }
 done:
     free(q);

@@ -57,7 +57,7 @@ tsr_status *ref_attn_rms_norm(ref_ctx *c)
                 idx[d] = 0;
             }
         }
-        ref_attn_store(Y, i * inner, row, inner);
+        ref_put_f64(Y, i * inner, inner, row);
     }
 done:
     free(x);

@@ -136,7 +136,7 @@ tsr_status *ref_attn_rotary(ref_ctx *c)
                     v[i1] = cr[i] * xi[i1] - sr[i] * xi[i2];
                     v[i2] = sr[i] * xi[i1] + cr[i] * xi[i2];
                 }
-                ref_attn_store(Y, off, v, (size_t)D);
+                ref_put_f64(Y, off, (size_t)D, v);
             }
         }
 done:

@@ -162,7 +162,7 @@ static tsr_status *concat_cache(ref_ctx *c, const sdpa_args *a, const bhsd *nl,
         tsr_tensor *T;
         if ((st = ref_out(c, out, past ? past->elem_type : fresh->elem_type, 4, dims, &T)))
             goto done;
-        ref_attn_store(T, 0, *buf, n);
+        ref_put_f64(T, 0, n, *buf);
     }
 done:
     free(p);
@@ -247,28 +247,28 @@ tsr_status *ref_attn_sdpa(ref_ctx *c)
                 }
                 size_t qk_off = (size_t)(((b * a.q.H + h) * a.q.S + i) * T);
                 if (QK && a.mode == 0)
-                    ref_attn_store(QK, qk_off, qk, row);
+                    ref_put_f64(QK, qk_off, row, qk);
                 for (int64_t j = 0; j < T; j++) {
                     if (a.softcap > 0)
                         qk[j] = a.softcap * tanh(qk[j] / a.softcap);
                     x[j] = qk[j] + bias[j];
                 }
                 if (QK && a.mode == 1)
-                    ref_attn_store(QK, qk_off, qk, row);
+                    ref_put_f64(QK, qk_off, row, qk);
                 if (QK && a.mode == 2)
-                    ref_attn_store(QK, qk_off, x, row);
+                    ref_put_f64(QK, qk_off, row, x);
                 if (all_masked)
                     memset(x, 0, row * sizeof *x);
                 else
                     ref_attn_softmax(x, row, true);
                 if (QK && a.mode == 3)
-                    ref_attn_store(QK, qk_off, x, row);
+                    ref_put_f64(QK, qk_off, row, x);
                 for (int64_t d = 0; d < Dv; d++)
                     y[d] = 0;
                 for (int64_t j = 0; j < T; j++)
                     for (int64_t d = 0; d < Dv; d++)
                         y[d] += x[j] * vh[j * Dv + d];
-                ref_attn_store(Y, (size_t)(b * yl.sb + h * yl.sh + i * yl.ss), y, (size_t)Dv);
+                ref_put_f64(Y, (size_t)(b * yl.sb + h * yl.sh + i * yl.ss), (size_t)Dv, y);
             }
         }
 done:

@@ -33,21 +33,6 @@ tsr_status *ref_attn_f64(ref_ctx *c, const tsr_tensor *t, const char *what, doub
     return ref_tensor_f64(c, t, out);
 }
 
-void ref_attn_store(tsr_tensor *t, size_t off, const double *src, size_t n)
-{
-    if (t->elem_type == TSR_FLOAT) {
-        float *f = (float *)t->data + off;
-        for (size_t i = 0; i < n; i++)
-            f[i] = (float)src[i];
-    } else if (t->elem_type == TSR_DOUBLE) {
-        if (n)
-            memcpy((double *)t->data + off, src, n * sizeof *src);
-    } else {
-        for (size_t i = 0; i < n; i++)
-            ref_store(t->elem_type, t->data, off + i, src[i]);
-    }
-}
-
 tsr_status *ref_attn_want(ref_ctx *c, const tsr_tensor *t, const char *what, int32_t rank)
 {
     if (!t)
@@ -59,19 +44,6 @@ tsr_status *ref_attn_want(ref_ctx *c, const tsr_tensor *t, const char *what, int
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "%s must have rank %d, not %d", what,
                        (int)rank, (int)t->rank);
     return NULL;
-}
-
-int ref_attn_check_float(const tsr_host_api *host, const tsr_node *node, char *why,
-                         size_t why_size)
-{
-    const tsr_value_info *x = host->node_input_count(node) > 0 ? host->node_input(node, 0) : NULL;
-    int32_t t = x ? host->value_elem_type(x) : 0;
-    if (t != 0 && !ref_is_float(t)) {
-        snprintf(why, why_size, "%s of element type %d is not implemented",
-                 host->node_op_type(node), (int)t);
-        return TSR_DECLINE_TYPE;
-    }
-    return 0;
 }
 
 void ref_attn_softmax(double *x, size_t n, bool masked_rows_zero)

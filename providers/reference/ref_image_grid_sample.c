@@ -93,7 +93,7 @@ int ref_image_check_grid_sample(const tsr_host_api *host, const tsr_node *node, 
             return TSR_DECLINE_ATTRIBUTE;
         }
     }
-    const tsr_value_info *x = host->node_input_count(node) > 0 ? host->node_input(node, 0) : NULL;
+    const tsr_value_info *x = tsr_util_node_input(host, node, 0);
     int32_t t = x ? host->value_elem_type(x) : 0;
     if (t != 0 && !ref_is_float(t) && !ref_is_int(t) && t != TSR_BOOL) {
         snprintf(why, why_size, "GridSample of element type %d is not implemented", (int)t);

@@ -1,8 +1,10 @@
 /*
- * Shared by the math-family kernels (ref_ops_math.c, ref_math_*.c) and by
- * nothing else: element access by compute class, an n-ary broadcast
- * iterator, and the kernels that live outside ref_ops_math.c so its table
- * can name them.
+ * The math family of the reference provider: its table is in
+ * ref_ops_math.c, its kernels (ref_math_<op>) in ref_math_*.c, one file per
+ * group of ops, and its claim-time checks in ref_math_check.c. This header
+ * declares them all, so the compiler checks the table and the definitions
+ * against one prototype, and holds what the kernels share: element access
+ * by compute class and an n-ary broadcast iterator.
  *
  * Why our own loaders next to ref_load/ref_store: the math kernels need
  * exact int64 and uint64 arithmetic (a double holds only 53 bits) and a
@@ -18,9 +20,18 @@
 
 #include "ref.h"
 
+/* Forced inlining where a per-element switch must fold into its loop. */
+#if defined(__GNUC__)
+#define M_INLINE static inline __attribute__((always_inline))
+#else
+#define M_INLINE static inline
+#endif
+
 /* How elements are computed: float16/bfloat16 go through float as numpy
  * does; every integer type but uint64 fits int64 exactly; bool is 0/1. */
 enum { MC_NONE = 0, MC_F32, MC_F64, MC_I64, MC_U64 };
+
+static inline bool m_str_eq(const char *a, const char *b) { return strcmp(a, b) == 0; }
 
 static inline int m_class(int32_t t) {
     switch (t) {
@@ -229,6 +240,86 @@ uint8_t ref_f4_encode(double x);
 uint8_t ref_sub_get(const void *data, size_t i, int bits);
 void ref_sub_set(void *data, size_t i, int bits, uint8_t v);
 
+/* Shared by the kernels, defined in ref_math_binary.c: an error unless
+ * inputs 0..n-1 are present, and the error for shapes that do not
+ * broadcast (naming both). */
+tsr_status *ref_math_need_inputs(ref_ctx *c, size_t n);
+tsr_status *ref_math_shape_err(ref_ctx *c, const tsr_tensor *a, const tsr_tensor *b);
+
+/* Kernels defined in ref_math_binary.c. */
+tsr_status *ref_math_add(ref_ctx *c);
+tsr_status *ref_math_sub(ref_ctx *c);
+tsr_status *ref_math_mul(ref_ctx *c);
+tsr_status *ref_math_div(ref_ctx *c);
+tsr_status *ref_math_pow(ref_ctx *c);
+tsr_status *ref_math_and(ref_ctx *c);
+tsr_status *ref_math_or(ref_ctx *c);
+tsr_status *ref_math_xor(ref_ctx *c);
+tsr_status *ref_math_equal(ref_ctx *c);
+tsr_status *ref_math_less(ref_ctx *c);
+tsr_status *ref_math_greater(ref_ctx *c);
+tsr_status *ref_math_less_equal(ref_ctx *c);
+tsr_status *ref_math_greater_equal(ref_ctx *c);
+tsr_status *ref_math_bitwise_and(ref_ctx *c);
+tsr_status *ref_math_bitwise_or(ref_ctx *c);
+tsr_status *ref_math_bitwise_xor(ref_ctx *c);
+tsr_status *ref_math_prelu(ref_ctx *c);
+tsr_status *ref_math_mod(ref_ctx *c);
+tsr_status *ref_math_bitshift(ref_ctx *c);
+tsr_status *ref_math_max(ref_ctx *c);
+tsr_status *ref_math_min(ref_ctx *c);
+tsr_status *ref_math_sum(ref_ctx *c);
+tsr_status *ref_math_mean(ref_ctx *c);
+/* Kernels defined in ref_math_unary.c. */
+tsr_status *ref_math_abs(ref_ctx *c);
+tsr_status *ref_math_neg(ref_ctx *c);
+tsr_status *ref_math_floor(ref_ctx *c);
+tsr_status *ref_math_ceil(ref_ctx *c);
+tsr_status *ref_math_round(ref_ctx *c);
+tsr_status *ref_math_sqrt(ref_ctx *c);
+tsr_status *ref_math_reciprocal(ref_ctx *c);
+tsr_status *ref_math_exp(ref_ctx *c);
+tsr_status *ref_math_log(ref_ctx *c);
+tsr_status *ref_math_sin(ref_ctx *c);
+tsr_status *ref_math_cos(ref_ctx *c);
+tsr_status *ref_math_tan(ref_ctx *c);
+tsr_status *ref_math_asin(ref_ctx *c);
+tsr_status *ref_math_acos(ref_ctx *c);
+tsr_status *ref_math_atan(ref_ctx *c);
+tsr_status *ref_math_sinh(ref_ctx *c);
+tsr_status *ref_math_cosh(ref_ctx *c);
+tsr_status *ref_math_asinh(ref_ctx *c);
+tsr_status *ref_math_acosh(ref_ctx *c);
+tsr_status *ref_math_atanh(ref_ctx *c);
+tsr_status *ref_math_tanh(ref_ctx *c);
+tsr_status *ref_math_sigmoid(ref_ctx *c);
+tsr_status *ref_math_relu(ref_ctx *c);
+tsr_status *ref_math_softplus(ref_ctx *c);
+tsr_status *ref_math_softsign(ref_ctx *c);
+tsr_status *ref_math_hardswish(ref_ctx *c);
+tsr_status *ref_math_mish(ref_ctx *c);
+tsr_status *ref_math_erf(ref_ctx *c);
+tsr_status *ref_math_sign(ref_ctx *c);
+tsr_status *ref_math_isnan(ref_ctx *c);
+tsr_status *ref_math_not(ref_ctx *c);
+tsr_status *ref_math_bitwise_not(ref_ctx *c);
+tsr_status *ref_math_leaky_relu(ref_ctx *c);
+tsr_status *ref_math_elu(ref_ctx *c);
+tsr_status *ref_math_selu(ref_ctx *c);
+tsr_status *ref_math_celu(ref_ctx *c);
+tsr_status *ref_math_hard_sigmoid(ref_ctx *c);
+tsr_status *ref_math_thresholded_relu(ref_ctx *c);
+tsr_status *ref_math_shrink(ref_ctx *c);
+tsr_status *ref_math_swish(ref_ctx *c);
+tsr_status *ref_math_swiglu(ref_ctx *c);
+tsr_status *ref_math_isinf(ref_ctx *c);
+tsr_status *ref_math_gelu(ref_ctx *c);
+/* Kernels defined in ref_math_where.c. */
+tsr_status *ref_math_clip(ref_ctx *c);
+tsr_status *ref_math_where(ref_ctx *c);
+/* Kernels defined in ref_math_det.c. */
+tsr_status *ref_math_det(ref_ctx *c);
+
 /* Kernels defined in ref_math_cast.c. */
 tsr_status *ref_math_cast(ref_ctx *c);
 tsr_status *ref_math_castlike(ref_ctx *c);
@@ -255,5 +346,10 @@ tsr_status *ref_math_argmin(ref_ctx *c);
 tsr_status *ref_math_softmax(ref_ctx *c);
 tsr_status *ref_math_log_softmax(ref_ctx *c);
 tsr_status *ref_math_hardmax(ref_ctx *c);
+
+/* Claim-time checks (ref_math_check.c): the element types each operator's
+ * kernel implements (check_types), and Where's value type. */
+int ref_math_check_types(const tsr_host_api *h, const tsr_node *node, char *why, size_t why_size);
+int ref_math_check_where(const tsr_host_api *h, const tsr_node *node, char *why, size_t why_size);
 
 #endif

@@ -553,7 +553,7 @@ int ref_math_cast_check(const tsr_host_api *h, const tsr_node *node, char *why,
         snprintf(why, why_size, "%s to element type %d is not implemented", op, (int)to);
         return TSR_DECLINE_TYPE;
     }
-    const tsr_value_info *in = h->node_input_count(node) > 0 ? h->node_input(node, 0) : NULL;
+    const tsr_value_info *in = tsr_util_node_input(h, node, 0);
     int32_t from = in ? h->value_elem_type(in) : 0;
     if (from != TSR_UNDEFINED && !castable(from)) {
         snprintf(why, why_size, "%s from element type %d is not implemented", op, (int)from);

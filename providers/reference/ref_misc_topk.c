@@ -226,7 +226,7 @@ tsr_status *ref_misc_topk(ref_ctx *c)
 int ref_misc_topk_check(const tsr_host_api *host, const tsr_node *node, char *why,
                         size_t why_size)
 {
-    const tsr_value_info *x = host->node_input_count(node) ? host->node_input(node, 0) : NULL;
+    const tsr_value_info *x = tsr_util_node_input(host, node, 0);
     int32_t t = x ? host->value_elem_type(x) : 0;
     if (t != 0 && !ref_is_float(t) && !ref_is_int(t)) {
         snprintf(why, why_size, "TopK on element type %d is not implemented", (int)t);

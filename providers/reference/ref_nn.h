@@ -23,10 +23,28 @@ tsr_status *ref_nn_f64_view(ref_ctx *c, const tsr_tensor *t, const double **view
 /* Writes n floats (doubles) into t, converting to t's element type. */
 void ref_nn_f32_store(tsr_tensor *t, const float *src, size_t n);
 void ref_nn_f64_store(tsr_tensor *t, const double *src, size_t n);
-/* Elements [off, off + n) of a numeric tensor as doubles, and back,
- * converting: slice-by-slice kernels keep their working set in cache. */
+/* Elements [off, off + n) of a numeric tensor as doubles (and back with
+ * ref_put_f64, ref.h), converting: slice-by-slice kernels keep their
+ * working set in cache. */
 void ref_nn_get_f64(const tsr_tensor *t, size_t off, size_t n, double *dst);
-void ref_nn_put_f64(tsr_tensor *t, size_t off, size_t n, const double *src);
+/* Indices i in [0, n) with i*step + off inside [0, lim) form [lo, hi): the
+ * output positions a convolution's kernel tap reaches (step: the stride),
+ * or the taps of a pooling window that land on the input (step: the
+ * dilation). Inline: both call it in their innermost loops. */
+static inline void ref_nn_inside_range(int64_t n, int64_t step, int64_t off, int64_t lim, int64_t *lo,
+                                       int64_t *hi)
+{
+    int64_t l = off >= 0 ? 0 : (-off + step - 1) / step;
+    int64_t h = lim - off > 0 ? (lim - off + step - 1) / step : 0;
+    if (l > n)
+        l = n;
+    if (h > n)
+        h = n;
+    if (h < l)
+        h = l;
+    *lo = l;
+    *hi = h;
+}
 /* C += A B, row-major, on the run's threads, looking at the stop flag
  * between bands of rows. */
 tsr_status *ref_nn_sgemm_run(ref_ctx *ctx, int64_t m, int64_t n, int64_t k, const float *a,
@@ -78,8 +96,6 @@ tsr_status *ref_nn_layernorm(ref_ctx *c);
 tsr_status *ref_nn_instancenorm(ref_ctx *c);
 tsr_status *ref_nn_groupnorm(ref_ctx *c);
 tsr_status *ref_nn_lrn(ref_ctx *c);
-int ref_nn_check_float(const tsr_host_api *host, const tsr_node *node, char *why,
-                       size_t why_size);
 
 /* ref_nn_pool.c */
 tsr_status *ref_nn_maxpool(ref_ctx *c);

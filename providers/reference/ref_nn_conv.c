@@ -41,23 +41,6 @@ typedef struct conv_geom {
     int64_t insz, outsz, ksz;   /* products of in, out, k */
 } conv_geom;
 
-/* First index o in [0, n) with o*s + off >= 0, and the first with
- * o*s + off >= lim: positions [lo, hi) map inside [0, lim). */
-static void valid_range(int64_t n, int64_t s, int64_t off, int64_t lim, int64_t *lo,
-                        int64_t *hi)
-{
-    int64_t l = off >= 0 ? 0 : (-off + s - 1) / s;
-    int64_t h = lim - off > 0 ? (lim - off + s - 1) / s : 0;
-    if (l > n)
-        l = n;
-    if (h > n)
-        h = n;
-    if (h < l)
-        h = l;
-    *lo = l;
-    *hi = h;
-}
-
 /* Splits kernel tap index kr into per-axis positions. */
 static void decode_tap(const conv_geom *g, int64_t kr, int64_t *kpos)
 {
@@ -119,7 +102,7 @@ static bool map_row(const conv_geom *g, int64_t q, const int64_t *from_dims,
             const T *xc = x + (r / g->ksz) * g->insz;                                             \
             T *crow = col + r * ncols;                                                            \
             int64_t off = kpos[nsp - 1] * g->d[nsp - 1] - g->pb[nsp - 1], lo, hi;                 \
-            valid_range(ol, sl, off, il, &lo, &hi);                                               \
+            ref_nn_inside_range(ol, sl, off, il, &lo, &hi);                                       \
             for (int64_t q = q0; q < q1; q++) {                                                   \
                 T *dst = crow + (q - q0) * ol;                                                    \
                 int64_t base, skip;                                                               \
@@ -158,7 +141,7 @@ static bool map_row(const conv_geom *g, int64_t q, const int64_t *from_dims,
             ACC *ym = y + (r / g->ksz) * g->outsz;                                                \
             const ACC *crow = col + r * ncols;                                                    \
             int64_t off = kpos[nsp - 1] * g->d[nsp - 1] - g->pb[nsp - 1], lo, hi;                 \
-            valid_range(il, sl, off, ol, &lo, &hi);                                               \
+            ref_nn_inside_range(il, sl, off, ol, &lo, &hi);                                       \
             for (int64_t q = q0; q < q1; q++) {                                                   \
                 int64_t base, skip;                                                               \
                 if (!map_row(g, q, g->in, g->out, kpos, &base, &skip)) {                          \

@@ -123,7 +123,7 @@ tsr_status *ref_nn_batchnorm(ref_ctx *c)
                 for (int64_t j = 0; j < sp; j++)
                     buf[j] = buf[j] * a + o;
             }
-            ref_nn_put_f64(Y, off, (size_t)sp, buf);
+            ref_put_f64(Y, off, (size_t)sp, buf);
         }
 
     /* Other outputs. Opset 14+: running mean and variance, updated with
@@ -244,7 +244,7 @@ tsr_status *ref_nn_layernorm(ref_ctx *c)
         double inv = 1.0 / sqrt(var + eps);
         for (int64_t j = 0; j < inner; j++)
             x[j] = (x[j] - mean) * inv * se[j] + be[j];
-        ref_nn_put_f64(Y, (size_t)(i * inner), (size_t)inner, x);
+        ref_put_f64(Y, (size_t)(i * inner), (size_t)inner, x);
         if (Mo)
             ref_store(Mo->elem_type, Mo->data, (size_t)i, mean);
         if (Io)
@@ -301,7 +301,7 @@ static tsr_status *group_norm(ref_ctx *c, const tsr_tensor *X, const tsr_tensor 
                 for (int64_t j = 0; j < sp; j++)
                     xs[k * sp + j] = (xs[k * sp + j] - mean) * inv * s[p] + b[p];
             }
-            ref_nn_put_f64(Y, off, (size_t)run, xs);
+            ref_put_f64(Y, off, (size_t)run, xs);
         }
 done:
     free(xs);
@@ -384,17 +384,4 @@ tsr_status *ref_nn_lrn(ref_ctx *c)
     free(x);
     free(y);
     return NULL;
-}
-
-int ref_nn_check_float(const tsr_host_api *host, const tsr_node *node, char *why,
-                       size_t why_size)
-{
-    const tsr_value_info *x = host->node_input_count(node) > 0 ? host->node_input(node, 0) : NULL;
-    int32_t t = x ? host->value_elem_type(x) : 0;
-    if (t != 0 && !ref_is_float(t)) {
-        snprintf(why, why_size, "%s of element type %d is not implemented",
-                 host->node_op_type(node), (int)t);
-        return TSR_DECLINE_TYPE;
-    }
-    return 0;
 }

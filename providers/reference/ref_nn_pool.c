@@ -25,22 +25,6 @@ typedef struct pool_geom {
     int64_t insz, outsz;
 } pool_geom;
 
-/* Taps t in [0, k) with t*dil + start inside [0, lim) form [lo, hi). */
-static void tap_range(int64_t k, int64_t dil, int64_t start, int64_t lim, int64_t *lo,
-                      int64_t *hi)
-{
-    int64_t l = start >= 0 ? 0 : (-start + dil - 1) / dil;
-    int64_t h = lim - start > 0 ? (lim - start + dil - 1) / dil : 0;
-    if (l > k)
-        l = k;
-    if (h > k)
-        h = k;
-    if (h < l)
-        h = l;
-    *lo = l;
-    *hi = h;
-}
-
 /* Taps between two looks at whether the run was cancelled: a window that
  * covers a whole large input for every output is within every limit. */
 #define POOL_TAPS_PER_CHECK ((int64_t)1 << 20)
@@ -69,7 +53,7 @@ static bool pool_plane(ref_ctx *c, const pool_geom *g, pool_kind kind, bool incl
         bool empty = false;
         for (int d = 0; d < nsp; d++) {
             int64_t start = o[d] * g->s[d] - g->pb[d];
-            tap_range(g->k[d], g->d[d], start, g->in[d], &lo[d], &hi[d]);
+            ref_nn_inside_range(g->k[d], g->d[d], start, g->in[d], &lo[d], &hi[d]);
             if (hi[d] <= lo[d])
                 empty = true;
             count *= hi[d] - lo[d];
@@ -77,8 +61,8 @@ static bool pool_plane(ref_ctx *c, const pool_geom *g, pool_kind kind, bool incl
                 /* count_include_pad counts taps on the padding too, but not
                  * those past it (ceil_mode can put a window there). */
                 int64_t plo, phi;
-                tap_range(g->k[d], g->d[d], start + g->pb[d], g->in[d] + g->pb[d] + g->pe[d],
-                          &plo, &phi);
+                ref_nn_inside_range(g->k[d], g->d[d], start + g->pb[d], g->in[d] + g->pb[d] + g->pe[d],
+                                    &plo, &phi);
                 padcount *= phi - plo;
             }
         }
@@ -302,7 +286,7 @@ static tsr_status *pool_run(ref_ctx *c, bool global, pool_kind kind)
             free(y);
             return ref_stopped(c);
         }
-        ref_nn_put_f64(Y, (size_t)(pl * g.outsz), (size_t)g.outsz, y);
+        ref_put_f64(Y, (size_t)(pl * g.outsz), (size_t)g.outsz, y);
         /* Indices count from the start of the whole tensor. */
         if (idx)
             for (int64_t j = 0; j < g.outsz; j++)

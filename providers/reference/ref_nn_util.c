@@ -116,22 +116,6 @@ void ref_nn_get_f64(const tsr_tensor *t, size_t off, size_t n, double *dst)
     }
 }
 
-/* Stores n doubles into elements [off, off + n) of t, converting. */
-void ref_nn_put_f64(tsr_tensor *t, size_t off, size_t n, const double *src)
-{
-    if (t->elem_type == TSR_FLOAT) {
-        float *f = (float *)t->data + off;
-        for (size_t i = 0; i < n; i++)
-            f[i] = (float)src[i];
-    } else if (t->elem_type == TSR_DOUBLE) {
-        if (n)
-            memcpy((double *)t->data + off, src, n * sizeof *src);
-    } else {
-        for (size_t i = 0; i < n; i++)
-            ref_store(t->elem_type, t->data, off + i, src[i]);
-    }
-}
-
 /*
  * C[m x n] += A[m x k] * B[k x n], all row-major with leading dimensions.
  *

@@ -10,7 +10,7 @@
  * ref_attn_subgraph.c), so every node in them needs one. */
 static int check_flex(const tsr_host_api *host, const tsr_node *node, char *why, size_t why_size)
 {
-    int r = ref_attn_check_float(host, node, why, why_size);
+    int r = ref_check_float(host, node, why, why_size);
     if (r)
         return r;
     static const char *const mods[] = {"score_mod", "prob_mod"};
@@ -37,11 +37,11 @@ static int check_flex(const tsr_host_api *host, const tsr_node *node, char *why,
 }
 
 const ref_op ref_ops_attention[] = {
-    {"", "Attention", 23, ref_attn_sdpa, ref_attn_check_float},
-    {"", "RMSNormalization", 23, ref_attn_rms_norm, ref_attn_check_float},
-    {"", "RotaryEmbedding", 23, ref_attn_rotary, ref_attn_check_float},
-    {"", "LinearAttention", 27, ref_attn_linear, ref_attn_check_float},
-    {"", "CausalConvWithState", 27, ref_attn_causal_conv, ref_attn_check_float},
+    {"", "Attention", 23, ref_attn_sdpa, ref_check_float},
+    {"", "RMSNormalization", 23, ref_attn_rms_norm, ref_check_float},
+    {"", "RotaryEmbedding", 23, ref_attn_rotary, ref_check_float},
+    {"", "LinearAttention", 27, ref_attn_linear, ref_check_float},
+    {"", "CausalConvWithState", 27, ref_attn_causal_conv, ref_check_float},
     {"ai.onnx.preview", "FlexAttention", 1, ref_attn_flex, check_flex},
     {NULL, NULL, 0, NULL, NULL},
 };

@@ -14,21 +14,8 @@ int ref_image_check_grid_sample(const tsr_host_api *host, const tsr_node *node, 
 /* The element type of node input i, 0 when unknown or absent. */
 static int32_t input_type(const tsr_host_api *host, const tsr_node *node, size_t i)
 {
-    const tsr_value_info *v = i < host->node_input_count(node) ? host->node_input(node, i) : NULL;
+    const tsr_value_info *v = tsr_util_node_input(host, node, i);
     return v ? host->value_elem_type(v) : 0;
-}
-
-/* Operators whose data input must be a float tensor. */
-static int check_float(const tsr_host_api *host, const tsr_node *node, char *why,
-                       size_t why_size)
-{
-    int32_t t = input_type(host, node, 0);
-    if (t != 0 && !ref_is_float(t)) {
-        snprintf(why, why_size, "%s of element type %d is not implemented",
-                 host->node_op_type(node), (int)t);
-        return TSR_DECLINE_TYPE;
-    }
-    return 0;
 }
 
 /* Operators that compute on any numeric (or bool) element type. */
@@ -71,11 +58,11 @@ static int check_image_decoder(const tsr_host_api *host, const tsr_node *node, c
  * are covered by the same kernel (each reads its opset where they differ). */
 const ref_op ref_ops_image[] = {
     {"", "GridSample", 16, ref_image_grid_sample, ref_image_check_grid_sample},
-    {"", "AffineGrid", 20, ref_image_affine_grid, check_float},
-    {"", "RoiAlign", 10, ref_image_roi_align, check_float},
+    {"", "AffineGrid", 20, ref_image_affine_grid, ref_check_float},
+    {"", "RoiAlign", 10, ref_image_roi_align, ref_check_float},
     {"", "NonMaxSuppression", 10, ref_image_nms, NULL},
     {"", "Col2Im", 18, ref_image_col2im, check_numeric},
-    {"", "DeformConv", 19, ref_image_deform_conv, check_float},
+    {"", "DeformConv", 19, ref_image_deform_conv, ref_check_float},
     {"", "MaxUnpool", 9, ref_image_max_unpool, check_numeric},
     {"", "ImageDecoder", 20, ref_image_decoder, check_image_decoder},
     {NULL, NULL, 0, NULL, NULL},

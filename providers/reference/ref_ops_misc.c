@@ -150,7 +150,7 @@ static tsr_status *ref_misc_mean_variance_normalization(ref_ctx *c)
 static int check_float_input(const tsr_host_api *h, const tsr_node *node, char *why,
                              size_t why_size)
 {
-    const tsr_value_info *x = h->node_input_count(node) ? h->node_input(node, 0) : NULL;
+    const tsr_value_info *x = tsr_util_node_input(h, node, 0);
     int32_t t = x ? h->value_elem_type(x) : 0;
     if (t != 0 && !ref_is_float(t)) {
         snprintf(why, why_size, "%s on element type %d is not implemented",

@@ -2,7 +2,8 @@
  * Reference kernels for the ai.onnx.ml domain that the conformance suite
  * exercises: Binarizer (here), LabelEncoder (ref_ml_label_encoder.c) and
  * TreeEnsemble (ref_ml_tree_ensemble.c). ArrayFeatureExtractor, which only
- * moves elements, lives with the data-movement kernels in ref_ops_tensor.c.
+ * moves elements, lives with the data-movement kernels (ref_ops_tensor.c,
+ * ref_tensor_gather.c).
  */
 #include "ref_ml.h"
 

@@ -11,7 +11,7 @@
 
 /* Element type of node input i, 0 when absent or not yet known. */
 static int32_t input_type(const tsr_host_api *h, const tsr_node *node, size_t i) {
-    const tsr_value_info *v = i < h->node_input_count(node) ? h->node_input(node, i) : NULL;
+    const tsr_value_info *v = tsr_util_node_input(h, node, i);
     return v ? h->value_elem_type(v) : 0;
 }
 

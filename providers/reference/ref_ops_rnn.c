@@ -2,8 +2,6 @@
  * The reference provider's recurrent operators: the table ref_registry.c
  * picks up. The work is in ref_rnn_run.c (driver) and ref_rnn_cells.c.
  */
-#include <stdio.h>
-
 #include "ref_rnn.h"
 
 static tsr_status *ref_rnn_rnn(ref_ctx *c) {
@@ -20,13 +18,8 @@ static tsr_status *ref_rnn_lstm(ref_ctx *c) {
  * non-float X, or attributes it cannot honour. */
 static int check(const tsr_host_api *host, const tsr_node *node, rnn_cell_kind kind, char *why,
                  size_t why_size) {
-    const tsr_value_info *x = host->node_input_count(node) > 0 ? host->node_input(node, 0) : NULL;
-    int32_t t = x ? host->value_elem_type(x) : 0;
-    if (t != 0 && !ref_is_float(t)) {
-        snprintf(why, why_size, "%s of element type %d is not implemented",
-                 host->node_op_type(node), (int)t);
-        return TSR_DECLINE_TYPE;
-    }
+    int r = ref_check_float(host, node, why, why_size);
+    if (r) return r;
     rnn_attrs a;
     return ref_rnn_parse_attrs(host, node, kind, &a, why, why_size);
 }

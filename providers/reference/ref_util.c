@@ -40,41 +40,36 @@ tsr_status *ref_err(ref_ctx *c, int32_t code, const char *fmt, ...) {
 int64_t ref_opset(ref_ctx *c) { return c->host->node_opset(c->node); }
 const char *ref_op_type(ref_ctx *c) { return c->host->node_op_type(c->node); }
 
-bool ref_attr_has(ref_ctx *c, const char *name) {
-    return c->host->node_attr_find(c->node, name) != NULL;
-}
+/* The attribute readers are provider_util.h's, under the names the kernels
+ * use; the ctx supplies the host table and the node. */
+bool ref_attr_has(ref_ctx *c, const char *name) { return tsr_util_attr_has(c->host, c->node, name); }
 
 int64_t ref_attr_int(ref_ctx *c, const char *name, int64_t dflt) {
-    const tsr_attr *a = c->host->node_attr_find(c->node, name);
-    return a ? c->host->attr_int(a) : dflt;
+    return tsr_util_attr_int(c->host, c->node, name, dflt);
 }
 
 float ref_attr_float(ref_ctx *c, const char *name, float dflt) {
-    const tsr_attr *a = c->host->node_attr_find(c->node, name);
-    return a ? c->host->attr_float(a) : dflt;
+    return tsr_util_attr_float(c->host, c->node, name, dflt);
 }
 
 const char *ref_attr_str(ref_ctx *c, const char *name, const char *dflt) {
-    const tsr_attr *a = c->host->node_attr_find(c->node, name);
-    size_t n;
-    return a ? c->host->attr_string(a, &n) : dflt;
+    return tsr_util_attr_string(c->host, c->node, name, dflt, NULL);
 }
 
 size_t ref_attr_ints(ref_ctx *c, const char *name, const int64_t **out) {
-    const tsr_attr *a = c->host->node_attr_find(c->node, name);
-    *out = a ? c->host->attr_ints(a) : NULL;
-    return *out ? c->host->attr_list_size(a) : 0; /* an attribute of another type: none */
+    size_t n;
+    *out = tsr_util_attr_ints(c->host, c->node, name, &n);
+    return n;
 }
 
 size_t ref_attr_floats(ref_ctx *c, const char *name, const float **out) {
-    const tsr_attr *a = c->host->node_attr_find(c->node, name);
-    *out = a ? c->host->attr_floats(a) : NULL;
-    return *out ? c->host->attr_list_size(a) : 0; /* an attribute of another type: none */
+    size_t n;
+    *out = tsr_util_attr_floats(c->host, c->node, name, &n);
+    return n;
 }
 
 const tsr_tensor *ref_attr_tensor(ref_ctx *c, const char *name) {
-    const tsr_attr *a = c->host->node_attr_find(c->node, name);
-    return a ? c->host->attr_tensor(a) : NULL;
+    return tsr_util_attr_tensor(c->host, c->node, name);
 }
 
 size_t ref_elem_size(int32_t t) {
@@ -224,6 +219,27 @@ void ref_store(int32_t t, void *data, size_t i, double v) {
         ref_store_i64(t, data, i,
                       v >= 9223372036854775807.0 ? INT64_MAX : v <= -9223372036854775808.0 ? INT64_MIN : (int64_t)v);
         break;
+    }
+}
+
+int ref_check_float(const tsr_host_api *host, const tsr_node *node, char *why, size_t why_size) {
+    const tsr_value_info *x = tsr_util_node_input(host, node, 0);
+    int32_t t = x ? host->value_elem_type(x) : 0;
+    if (t != 0 && !ref_is_float(t)) {
+        snprintf(why, why_size, "%s of element type %d is not implemented", host->node_op_type(node), (int)t);
+        return TSR_DECLINE_TYPE;
+    }
+    return 0;
+}
+
+void ref_put_f64(tsr_tensor *t, size_t off, size_t n, const double *src) {
+    if (t->elem_type == TSR_FLOAT) {
+        float *f = (float *)t->data + off;
+        for (size_t i = 0; i < n; i++) f[i] = (float)src[i];
+    } else if (t->elem_type == TSR_DOUBLE) {
+        if (n) memcpy((double *)t->data + off, src, n * sizeof *src);
+    } else {
+        for (size_t i = 0; i < n; i++) ref_store(t->elem_type, t->data, off + i, src[i]);
     }
 }
 

@@ -5,6 +5,7 @@
 
 int abi_c99_provider_check(void);
 int abi_c99_tessera_check(void);
+int abi_c99_provider_util_check(void);
 
 int main(void) {
     tsr_tensor t;
@@ -17,7 +18,7 @@ int main(void) {
         fprintf(stderr, "an enum value moved\n");
         return 1;
     }
-    int bad = abi_c99_provider_check() + abi_c99_tessera_check();
+    int bad = abi_c99_provider_check() + abi_c99_tessera_check() + abi_c99_provider_util_check();
     if (!bad) printf("public headers compile as C99\n");
     return bad ? 1 : 0;
 }

@@ -2,6 +2,7 @@
 // the same struct layout as the C compiler gives (abi_layout_c, from
 // abi_c99_provider.c compiled as C99 into this program).
 #include "tessera/provider.h"
+#include "tessera/provider_util.h"
 #include "tessera/tessera.h"
 #include "tessera/types.h"
 
@@ -23,7 +24,18 @@ tsr_status *compile(void *, const tsr_graph *, void **ps) {
     *ps = nullptr;
     return nullptr;
 }
+// provider_util.h's macro and helpers in C++: a compile kernel that reads
+// an attribute of its piece's first node, as a C++ plugin would.
 tsr_status *run(void *, tsr_run_context *) { return nullptr; }
+const tsr_host_api *util_host = nullptr;
+tsr_status *util_compile(const tsr_graph *piece) {
+    const tsr_node *n = util_host->graph_node(piece, 0);
+    size_t count = 0;
+    if (tsr_util_attr_int(util_host, n, "axis", 0) < 0 || tsr_util_attr_ints(util_host, n, "pads", &count) ||
+        tsr_util_attr_string_is(util_host, n, "mode", "linear", 1) || tsr_util_node_input(util_host, n, 0))
+        TSR_TRY(util_host->status_new(TSR_ERR_INVALID_ARGUMENT, "unsupported"));
+    return nullptr;
+}
 void release(void *) {}
 
 // A table a C++ plugin would write (no designated initializers in C++11).
@@ -41,6 +53,8 @@ tsr_status *entry(tsr_provider_entry_args *args) {
 }  // namespace
 
 int main() {
+    tsr_status *(*compile_fn)(const tsr_graph *) = util_compile; // type-checked, never run
+    (void)compile_fn;
     tsr_provider_entry_fn fn = entry;
     tsr_provider_entry_args args = {sizeof args, 1, 1, nullptr, "x.so", 0, nullptr};
     if (fn(&args) || !TSR_HAS_MEMBER(args.provider, tsr_provider, copy_to_host)) {

@@ -33,7 +33,7 @@ providerdir=$(pkg-config --variable=providerdir tessera-provider)
 [ -z "$(pkg-config --libs tessera-provider)" ] || fail "tessera-provider.pc has Libs: a plugin must not link libtessera"
 
 # What was installed, and nothing else.
-for h in tessera.h provider.h types.h; do
+for h in tessera.h provider.h provider_util.h types.h; do
   [ -f "$prefix/include/tessera/$h" ] || fail "$h not installed in $prefix/include/tessera"
 done
 for l in libtessera.so libtessera.so.0; do

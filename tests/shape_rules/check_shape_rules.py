@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Every op the reference provider implements (its op tables in
-providers/reference/*.c) has a shape and type rule (the si_op tables of
+providers/reference/*.c) has a shape and type rule (the shape_op tables of
 core/shape_ops_*.c), except those listed in NO_RULE_YET (issue 16; none
 left): without a rule an op leaves its outputs' type and rank unknown, and
 the next heavy op may be declined by the fast providers.

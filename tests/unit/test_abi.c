@@ -11,7 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "graph_view.h"
 #include "host_api.h"
+#include "host_log.h"
 #include "onnx_writer.h"
 #include "session.h"
 #include "tessera/tessera.h"
@@ -620,14 +622,14 @@ static void test_to_onnx_piece(void) {
     ir_node *nodes[3] = {node_named(g, "n1"), node_named(g, "n2"), node_named(g, "n3")};
     CU_ASSERT_FATAL(nodes[0] && nodes[1] && nodes[2]);
     struct tsr_graph *v = NULL;
-    CU_ASSERT_PTR_NULL_FATAL(host_graph_view_nodes(g, nodes, 3, &v));
+    CU_ASSERT_PTR_NULL_FATAL(graph_view_nodes(g, nodes, 3, &v));
     void *bytes = NULL;
     size_t size = 0;
     const tsr_host_api *h = host_api_table();
     tsr_status *st = h->graph_to_onnx((const tsr_graph *)v, &bytes, &size);
     CU_ASSERT_PTR_NULL(st);
     tsr_status_free(st);
-    host_graph_view_free(v);
+    graph_view_free(v);
     CU_ASSERT_FATAL(bytes && size);
 
     ir_model *r = reload(bytes, size);
@@ -853,14 +855,14 @@ static void test_to_onnx_round_trip(void) {
     ir_model *m = load_model("abi_attrs.onnx", false);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     struct tsr_graph *v = NULL;
-    CU_ASSERT_PTR_NULL_FATAL(host_graph_view_whole(m->graph, &v));
+    CU_ASSERT_PTR_NULL_FATAL(graph_view_whole(m->graph, &v));
     void *bytes = NULL;
     size_t size = 0;
     tsr_status *st = onnx_write_view(v, &bytes, &size);
     if (st) fprintf(stderr, "\n  writing: %s\n", tsr_status_message(st));
     CU_ASSERT_PTR_NULL(st);
     tsr_status_free(st);
-    host_graph_view_free(v);
+    graph_view_free(v);
     ir_model *r = bytes ? reload(bytes, size) : NULL;
     if (r) {
         same_graph(m->graph, r->graph);
@@ -898,13 +900,13 @@ static void test_to_onnx_outer_reads(void) {
     ir_node *ifn = node_named(m->graph, "if0");
     CU_ASSERT_PTR_NOT_NULL_FATAL(ifn);
     struct tsr_graph *v = NULL;
-    CU_ASSERT_PTR_NULL_FATAL(host_graph_view_nodes(m->graph, &ifn, 1, &v));
+    CU_ASSERT_PTR_NULL_FATAL(graph_view_nodes(m->graph, &ifn, 1, &v));
     void *bytes = NULL;
     size_t size = 0;
     tsr_status *st = onnx_write_view(v, &bytes, &size);
     CU_ASSERT_PTR_NULL(st);
     tsr_status_free(st);
-    host_graph_view_free(v);
+    graph_view_free(v);
     ir_model *r = bytes ? reload(bytes, size) : NULL;
     if (r) {
         const ir_graph *rg = r->graph;
@@ -1205,9 +1207,9 @@ static int corpus_visit(const char *path, const struct stat *st, int flag, struc
     struct tsr_graph *v = NULL;
     void *bytes = NULL;
     size_t size = 0;
-    err = host_graph_view_whole(m->graph, &v);
+    err = graph_view_whole(m->graph, &v);
     if (!err) err = onnx_write_view(v, &bytes, &size);
-    host_graph_view_free(v);
+    graph_view_free(v);
     if (err) {
         bool typeproto = tsr_status_code(err) == TSR_ERR_NOT_SUPPORTED &&
                          strstr(tsr_status_message(err), "TypeProto") != NULL;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "function_expand.h"
+#include "graph_view.h"
 #include "host_api.h"
 #include "onnx_text.h"
 #include "onnx_writer.h"
@@ -487,9 +488,9 @@ static void run_and_check(ir_model *m, const float *x, const float *want, size_t
     tsr_session *s = NULL;
     tsr_session_options *o = NULL;
     tsr_value *out = NULL;
-    tsr_status *st = host_graph_view_whole(m->graph, &view);
+    tsr_status *st = graph_view_whole(m->graph, &view);
     if (!st) st = onnx_write_view(view, &bytes, &size);
-    host_graph_view_free(view);
+    graph_view_free(view);
     ir_model_free(m);
     if (!st) st = tsr_session_options_create(&o);
     if (!st) st = tsr_session_options_add_provider(o, "reference");
@@ -914,7 +915,7 @@ static void test_partition_expands_declined(void) {
              env_or("TESSERA_BUILD_LIB", "build/lib"));
     tsr_plugin *plugin = NULL;
     provider_inst *inst = NULL;
-    tsr_status *st = plugin_load(path, &plugin);
+    tsr_status *st = plugin_load(path, host_api_table(), &plugin);
     const char *keys[] = {"exclude_ops"}, *values[] = {"HardSwish,CastLike"};
     tsr_provider_config cfg = {sizeof cfg, 1, keys, values, 0, TSR_LOG_WARNING};
     if (!st) st = provider_create(plugin, &cfg, &inst);

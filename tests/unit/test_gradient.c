@@ -38,7 +38,7 @@
 #include <string.h>
 
 #include "gradient.h"
-#include "host_api.h"
+#include "graph_view.h"
 #include "ir.h"
 #include "onnx_writer.h"
 #include "tessera/tessera.h"
@@ -111,9 +111,9 @@ static tsr_session *session_of(ir_model *m) {
     struct tsr_graph *view = NULL;
     void *bytes = NULL;
     size_t size = 0;
-    tsr_status *st = host_graph_view_whole(m->graph, &view);
+    tsr_status *st = graph_view_whole(m->graph, &view);
     if (!st) st = onnx_write_view(view, &bytes, &size);
-    host_graph_view_free(view);
+    graph_view_free(view);
     ir_model_free(m);
     tsr_session *s = NULL;
     tsr_session_options *o = NULL;

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host_api.h"
+#include "graph_view.h"
 #include "onnx_text.h"
 #include "onnx_writer.h"
 #include "opset_compat.h"
@@ -299,23 +299,23 @@ static void test_piece_opsets(void) {
     void *bytes = NULL;
     size_t size = 0;
     /* a piece of one stage is written at that stage's opset */
-    CU_ASSERT_PTR_NULL_FATAL(host_graph_view_nodes(m->graph, &rm, 1, &v));
+    CU_ASSERT_PTR_NULL_FATAL(graph_view_nodes(m->graph, &rm, 1, &v));
     CU_ASSERT_PTR_NULL(onnx_write_view(v, &bytes, &size));
-    host_graph_view_free(v);
+    graph_view_free(v);
     CU_ASSERT_EQUAL(written_opset(bytes, size), 13);
     free(bytes);
     bytes = NULL;
     /* both: one file at 18 cannot hold ReduceMean-13's axes attribute */
-    CU_ASSERT_PTR_NULL_FATAL(host_graph_view_whole(m->graph, &v));
+    CU_ASSERT_PTR_NULL_FATAL(graph_view_whole(m->graph, &v));
     const char *both[] = {"node 'n1' (ReduceMean, opset 13)", "opset 18", NULL};
     expect_error(onnx_write_view(v, &bytes, &size), both);
-    host_graph_view_free(v);
+    graph_view_free(v);
     /* a Relu-13 beside nodes of 18 means the same there (Relu-14 added types) */
     rm->opset = 18;
     node_named(m->graph, "n0")->opset = 13;
-    CU_ASSERT_PTR_NULL_FATAL(host_graph_view_whole(m->graph, &v));
+    CU_ASSERT_PTR_NULL_FATAL(graph_view_whole(m->graph, &v));
     CU_ASSERT_PTR_NULL(onnx_write_view(v, &bytes, &size));
-    host_graph_view_free(v);
+    graph_view_free(v);
     CU_ASSERT_EQUAL(written_opset(bytes, size), 18);
     free(bytes);
     ir_model_free(m);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "host_api.h"
 #include "partition.h"
 #include "plugin.h"
 #include "tessera/tessera.h"
@@ -40,7 +41,7 @@ static bool add_prov(provs *p, const char *which) {
     else
         snprintf(path, sizeof path, "%s/../test-plugins/%s.so",
                  env_or("TESSERA_BUILD_LIB", "build/lib"), which);
-    tsr_status *st = plugin_load(path, &p->plugins[p->n]);
+    tsr_status *st = plugin_load(path, host_api_table(), &p->plugins[p->n]);
     if (!st) {
         tsr_provider_config cfg = {sizeof cfg, 0, NULL, NULL, 0, TSR_LOG_WARNING};
         st = provider_create(p->plugins[p->n], &cfg, &p->inst[p->n]);

@@ -249,7 +249,7 @@ typedef struct tsr_host_api {
                                      size_t size);
 
     /* --- values that are not plain tensors (sequences, optionals, maps) --
-     * Appended after tensor_set_string: check TSR_HAS_MEMBER(host,
+     * Appended in ABI 1, after tensor_set_string: check TSR_HAS_MEMBER(host,
      * tsr_host_api, run_set_output_value) before use. Such values live in
      * host memory; a provider that claims nodes reading or producing them
      * must be able to read host memory. */
@@ -277,8 +277,8 @@ typedef struct tsr_host_api {
     tsr_status *(*val_clone)(const tsr_value *value, tsr_value **out);
     void (*val_free)(tsr_value *value);
 
-    /* --- cost estimates (appended; check TSR_HAS_MEMBER(host, tsr_host_api,
-     * node_flops) before use) ------------------------------------------- */
+    /* --- cost estimates (appended in ABI 1; check TSR_HAS_MEMBER(host,
+     * tsr_host_api, node_flops) before use) ----------------------------- */
     /* The floating-point operations (a multiply-add counts 2) one run of
      * `node` does, estimated by the host from inferred shapes (a symbolic
      * dimension counts as 32); negative when a rank is not known. A provider turns it into the cost_seconds

@@ -5,6 +5,11 @@
  * the caller owns and frees with tsr_status_free. Out-parameters are written
  * only on success. Compiles as C99 and as C++.
  *
+ * Versions: what was added after a struct or this API first took shape is
+ * tagged "appended in ABI N", as sqlite3_vfs tags its methods, so a reader
+ * knows which libraries have it. Library 0.1.x is ABI 1; a struct member is
+ * read only when struct_size covers it (TSR_HAS_MEMBER).
+ *
  * Typical use:
  *   tsr_session_options *o; tsr_session_options_create(&o);
  *   tsr_session_options_add_provider(o, "onednn");
@@ -200,7 +205,7 @@ typedef struct tsr_io_info {
     int32_t rank;             /* -1 when unknown */
     const int64_t *dims;      /* rank entries, TSR_DIM_UNKNOWN where symbolic */
     const char *const *dim_symbols; /* rank entries, NULL where not symbolic */
-    /* appended in 0.2 (read only when struct_size covers it): */
+    /* appended in ABI 1 (read only when struct_size covers it): */
     int32_t kind;             /* tsr_value_kind the model declares; TSR_VALUE_NONE when unknown */
 } tsr_io_info;
 
@@ -322,7 +327,7 @@ TSR_EXPORT tsr_status *tsr_session_assignment_json(const tsr_session *session, c
  * as host boxes. *out is malloc'd; the caller frees it with free(). */
 TSR_EXPORT tsr_status *tsr_session_assignment_dot(const tsr_session *session, char **out);
 
-/* --- resource limits (appended after 0.2) --- */
+/* --- resource limits (appended in ABI 1) --- */
 /* Sets resource limit `name` (borrowed: read during the call only) to
  * `value` (> 0). A run that would exceed a
  * limit fails with TSR_ERR_NO_MEMORY and a message naming the limit, the
@@ -356,7 +361,7 @@ TSR_EXPORT tsr_status *tsr_session_assignment_dot(const tsr_session *session, ch
 TSR_EXPORT tsr_status *tsr_session_options_set_limit(tsr_session_options *options, const char *name,
                                                     int64_t value);
 
-/* --- model metadata (appended in 0.2) ------------------------------------
+/* --- model metadata (appended in ABI 1) ----------------------------------
  * What the model file says about itself, as ONNX Runtime's ModelMetadata.
  * Strings are borrowed and live as long as the session; "" when the model
  * leaves one out. */
@@ -381,7 +386,7 @@ TSR_EXPORT tsr_status *tsr_session_metadata_property(const tsr_session *session,
 TSR_EXPORT tsr_status *tsr_session_opset(const tsr_session *session, size_t index, const char **domain,
                                         int64_t *version);
 
-/* --- compiled-piece cache (appended in 0.2) ------------------------------
+/* --- compiled-piece cache (appended in ABI 1) ----------------------------
  * Pieces of providers that can export what they compiled (tsr_provider's
  * piece_export/piece_import) are stored in `dir` (which must exist) and
  * imported by later sessions instead of compiled again; a blob written by
@@ -390,7 +395,7 @@ TSR_EXPORT tsr_status *tsr_session_opset(const tsr_session *session, size_t inde
  * string is copied. */
 TSR_EXPORT tsr_status *tsr_session_options_set_cache_dir(tsr_session_options *options, const char *dir);
 
-/* --- nodes inside control-flow bodies (appended in 0.2) -------------------
+/* --- nodes inside control-flow bodies (appended in ABI 1) -----------------
  * A node by name, as tsr_session_node_info gives it, or a node inside the
  * body of an If, Loop, Scan or SequenceMap by its path NODE/ATTRIBUTE/NAME
  * (ATTRIBUTE: then_branch, else_branch or body; bodies nest, as in
@@ -400,7 +405,7 @@ TSR_EXPORT tsr_status *tsr_session_options_set_cache_dir(tsr_session_options *op
  * borrowed and live as long as the session. No such node:
  * TSR_ERR_INVALID_ARGUMENT. */
 TSR_EXPORT tsr_status *tsr_session_node_find(const tsr_session *session, const char *path, tsr_node_info *out);
-/* Values inside control-flow bodies (appended after 0.2): with observe_all,
+/* Values inside control-flow bodies (appended in ABI 1): with observe_all,
  * every node output inside bodies is kept observable too, and
  * tsr_session_run's output_names may name one by path, NODE/ATTRIBUTE/VALUE
  * (nested as above: "loop0/body/if0/then_branch/r"). Its output is a
@@ -413,7 +418,7 @@ TSR_EXPORT tsr_status *tsr_session_node_find(const tsr_session *session, const c
  * nothing otherwise. Leaves are copies in host memory. A body a provider
  * runs as a whole (not the core) adds no items. */
 
-/* --- run options (appended in 0.2) ----------------------------------------
+/* --- run options (appended in ABI 1) --------------------------------------
  * Settings for single runs: a tag, a way to stop a run from another thread,
  * and a deadline. One tsr_run_options may serve many runs, one after the
  * other or at once. */
@@ -446,7 +451,7 @@ TSR_EXPORT tsr_status *tsr_session_run_values_with_options(tsr_session *session,
                                                           const tsr_value *const *inputs, size_t output_count,
                                                           const char *const *output_names, tsr_value **outputs);
 
-/* --- logging to the application (appended in 0.2) ----------------------
+/* --- logging to the application (appended in ABI 1) --------------------
  * Every line the host and the providers write for sessions made with these
  * options (while the session is made and while it runs, at or below its log
  * level) goes to `fn` instead of stderr: `source` is "core" or the
@@ -461,7 +466,7 @@ typedef void (*tsr_log_fn)(void *user_data, int32_t level, const char *source, c
 TSR_EXPORT tsr_status *tsr_session_options_set_logger(tsr_session_options *options, tsr_log_fn fn,
                                                      void *user_data);
 
-/* --- working memory of runs (appended in 0.2) ------------------------------
+/* --- working memory of runs (appended in ABI 1) ----------------------------
  * The tensors the session's last run held at once at most (*peak) and still
  * held when it ended (*left: 0 unless outputs were kept), in bytes: what
  * the "working_bytes" limit counts (node outputs, scratch, copies between
@@ -469,7 +474,7 @@ TSR_EXPORT tsr_status *tsr_session_options_set_logger(tsr_session_options *optio
  * where it reports them through run_charge, while its piece runs). */
 TSR_EXPORT tsr_status *tsr_session_working_bytes(const tsr_session *session, uint64_t *peak, uint64_t *left);
 
-/* --- chains of models (appended in 0.2) -----------------------------------
+/* --- chains of models (appended in ABI 1) ---------------------------------
  * A session over models run one after the other: a pre-processing graph
  * (decode, resize, crop, normalize), the model, a post-processing graph.
  * They are made one graph right after loading, as onnx.compose.merge_models
@@ -513,7 +518,7 @@ TSR_EXPORT tsr_status *tsr_session_options_set_stage_prefix(tsr_session_options 
 TSR_EXPORT tsr_status *tsr_model_compose(const tsr_session_options *options, const char *path, void **bytes,
                                         size_t *size);
 
-/* --- device-resident inputs and outputs (appended after 0.2) --------------
+/* --- device-resident inputs and outputs (appended in ABI 1) ---------------
  * A tsr_io_binding says, once, where a session's inputs come from and where
  * its outputs go, as ONNX Runtime's IoBinding: an input from a host tensor
  * or from a tsr_device_value, an output to host memory or left in the

@@ -73,7 +73,7 @@ typedef enum tsr_code {
     TSR_ERR_PROVIDER = 6, /* a provider failed or refused */
     TSR_ERR_RUNTIME = 7,  /* failure while running a model */
     TSR_ERR_ABI = 8,      /* version negotiation failed */
-    TSR_ERR_CANCELLED = 9 /* a run stopped early: terminate was asked or its deadline passed (appended in 0.2) */
+    TSR_ERR_CANCELLED = 9 /* a run stopped early: terminate was asked or its deadline passed (appended in ABI 1) */
 } tsr_code;
 
 /*

@@ -1,15 +1,18 @@
-/* Checks a provider's claim before the host reads a node through it: every
- * handle is one of the offered nodes, found by its address alone (a
- * garbage pointer is never dereferenced), and no node is named twice. It
- * also finds the claim's connected parts (nodes passing values to each
- * other): a set that is not connected becomes one piece per part. That
- * happens legitimately: oneDNN's groups from the survey of the whole graph,
- * offered again without the nodes placement gave to others, may be joined
- * only through those nodes. */
+/* The claim sink: what providers call, during a claim request, to claim
+ * pieces and decline nodes, and how the host checks each claim before it
+ * reads a node through it. Every handle must be one of the offered nodes,
+ * found by its address alone (a garbage pointer is never dereferenced), and
+ * no node may be named twice. A claim's connected parts (nodes passing
+ * values to each other) are found too: a set that is not connected becomes
+ * one piece per part. That happens legitimately: oneDNN's groups from the
+ * survey of the whole graph, offered again without the nodes placement
+ * gave to others, may be joined only through those nodes. */
+#include "claim_sink.h"
+
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "host_api.h"
 #include "status.h"
 
 static int ptr_cmp(const void *a, const void *b) {
@@ -67,7 +70,7 @@ static size_t join_parts(const ir_node *const *members, size_t count, size_t *pa
 
 tsr_status *claim_check(struct tsr_claim_sink *s, const tsr_node *const *nodes, size_t count, size_t *part,
                         size_t *n_parts) {
-    /* the caller (h_claim_piece_on) has refused counts above the offer */
+    /* the caller (claim_sink_piece_on) has refused counts above the offer */
     if (!count || !nodes) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "empty claim");
     for (size_t i = 0; i < count; i++)
         if (!claim_offered(s, nodes[i]))
@@ -96,4 +99,60 @@ tsr_status *claim_check(struct tsr_claim_sink *s, const tsr_node *const *nodes, 
     free(parent);
     free(id);
     return st;
+}
+
+tsr_status *claim_sink_piece_on(tsr_claim_sink *sink, const tsr_node *const *nodes, size_t count, double cost,
+                                int32_t device) {
+    if (device < 0 || (size_t)device >= (sink->n_devices ? sink->n_devices : 1))
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "a claim on device %d; the provider has %zu", (int)device,
+                         sink->n_devices ? sink->n_devices : 1);
+    if (count > sink->offered->n_nodes) /* before sizing anything by it */
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "a claim of %zu nodes, but only %zu were offered", count,
+                         sink->offered->n_nodes);
+    size_t *part = malloc(sizeof *part * (count + 1)), parts = 0;
+    if (!part) return TSR_NO_MEMORY();
+    tsr_status *st = claim_check(sink, nodes, count, part, &parts);
+    /* one piece per connected part, the estimate shared by node count */
+    for (size_t k = 0; !st && k < parts; k++) {
+        size_t m = 0;
+        for (size_t i = 0; i < count; i++) m += part[i] == k;
+        claim_entry *c = realloc(sink->claims, sizeof *c * (sink->n_claims + 1));
+        ir_node **copy = c ? malloc(sizeof *copy * m) : NULL;
+        if (c) sink->claims = c;
+        if (!copy) {
+            st = TSR_NO_MEMORY();
+            break;
+        }
+        for (size_t i = 0, j = 0; i < count; i++)
+            if (part[i] == k) copy[j++] = (ir_node *)nodes[i];
+        double share = cost >= 0 ? cost * (double)m / (double)count : cost;
+        c[sink->n_claims++] = (claim_entry){copy, m, share, device};
+    }
+    free(part);
+    return st;
+}
+
+tsr_status *claim_sink_piece(tsr_claim_sink *sink, const tsr_node *const *nodes, size_t count, double cost) {
+    return claim_sink_piece_on(sink, nodes, count, cost, 0);
+}
+
+void claim_sink_decline(tsr_claim_sink *sink, const tsr_node *node, int32_t reason, const char *text) {
+    if (!claim_offered(sink, node)) return;
+    decline_entry *d = realloc(sink->declines, sizeof *d * (sink->n_declines + 1));
+    if (!d) return;
+    sink->declines = d;
+    d[sink->n_declines++] =
+        (decline_entry){(ir_node *)node, reason, strdup(text ? text : "(no reason given)")};
+}
+
+void claim_sink_clear(struct tsr_claim_sink *s) {
+    for (size_t i = 0; i < s->n_claims; i++) free(s->claims[i].nodes);
+    for (size_t i = 0; i < s->n_declines; i++) free(s->declines[i].text);
+    free(s->claims);
+    free(s->declines);
+    free(s->offered_sorted);
+    s->claims = NULL;
+    s->declines = NULL;
+    s->offered_sorted = NULL;
+    s->n_claims = s->n_declines = 0;
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host_api.h"
 #include "plugin.h"
 #include "status.h"
 #include "tessera/tessera.h"
@@ -28,7 +29,7 @@ static tsr_status *add_path(tsr_provider_list *l, const char *path) {
     found *it = &f[l->n++];
     memset(it, 0, sizeof *it);
     if (!(it->path = strdup(path))) return TSR_NO_MEMORY();
-    tsr_status *s = plugin_load(path, &it->plugin);
+    tsr_status *s = plugin_load(path, host_api_table(), &it->plugin);
     if (!s) {
         tsr_provider_config cfg = {sizeof cfg, 0, NULL, NULL, 0, TSR_LOG_WARNING};
         s = it->plugin->vt->create(&cfg, &it->state);

@@ -39,13 +39,9 @@ double cost_value_bytes(const ir_value *v, bool estimate) {
     return n * (double)one;
 }
 
-static const ir_value *in(const ir_node *n, size_t k) {
-    return k < n->n_inputs ? n->inputs[k] : NULL;
-}
+static const ir_value *in(const ir_node *n, size_t k) { return k < n->n_inputs ? n->inputs[k] : NULL; }
 
-static const ir_value *out0(const ir_node *n) {
-    return n->n_outputs ? n->outputs[0] : NULL;
-}
+static const ir_value *out0(const ir_node *n) { return n->n_outputs ? n->outputs[0] : NULL; }
 
 static bool op_is(const ir_node *n, const char *const *ops) {
     for (; *ops; ops++)
@@ -57,8 +53,7 @@ static double node_flops(const ir_node *n, bool estimate) {
     const ir_value *y = out0(n);
     double out = value_elems(y, estimate);
     if (n->domain[0]) return out;
-    static const char *const convs[] = {"Conv", "ConvTranspose", "ConvInteger", "QLinearConv",
-                                        NULL};
+    static const char *const convs[] = {"Conv", "ConvTranspose", "ConvInteger", "QLinearConv", NULL};
     if (op_is(n, convs)) {
         /* Each element on the weight's first axis meets weight / that axis
          * multiply-adds: Conv's weight is Cout x Cin/group x k... and each
@@ -86,11 +81,10 @@ static double node_flops(const ir_node *n, bool estimate) {
         int64_t k = dim_of(a, ax, estimate);
         return k < 0 ? -1.0 : 2.0 * out * (double)k;
     }
-    static const char *const reads_all[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
-                                            "ReduceProd", "Softmax", "LogSoftmax",
-                                            "LayerNormalization", "BatchNormalization",
-                                            "MaxPool", "AveragePool", "GlobalAveragePool",
-                                            "GlobalMaxPool", "LRN", NULL};
+    static const char *const reads_all[] = {"ReduceSum",          "ReduceMean", "ReduceMax",   "ReduceMin",
+                                            "ReduceProd",         "Softmax",    "LogSoftmax",  "LayerNormalization",
+                                            "BatchNormalization", "MaxPool",    "AveragePool", "GlobalAveragePool",
+                                            "GlobalMaxPool",      "LRN",        NULL};
     if (op_is(n, reads_all)) {
         double x = value_elems(in(n, 0), estimate);
         return x < 0 ? out : 4.0 * x;
@@ -101,9 +95,9 @@ static double node_flops(const ir_node *n, bool estimate) {
 double cost_node_flops(const ir_node *n) { return node_flops(n, true); }
 
 bool cost_node_is_cheap(const ir_node *n) {
-    static const char *const shape_ops[] = {"Shape", "Size", "Reshape", "Flatten", "Squeeze",
-                                            "Unsqueeze", "Identity", "ConstantOfShape",
-                                            "Constant", "Range", NULL};
+    static const char *const shape_ops[] = {"Shape",    "Size",      "Reshape",  "Flatten",
+                                            "Squeeze",  "Unsqueeze", "Identity", "ConstantOfShape",
+                                            "Constant", "Range",     NULL};
     if (!n->domain[0] && op_is(n, shape_ops)) return true;
     /* Only known sizes: a guessed dimension could hide a large tensor, and
      * the order policy moves cheap nodes without weighing their work. */

@@ -157,8 +157,8 @@ static tsr_status *lower_one(ir_graph *g, const ir_node *e, const einsum_plan *p
 }
 
 static bool lowerable(const ir_node *n, einsum_plan *pl) {
-    if (strcmp(n->op_type, "Einsum") != 0 || n->domain[0] || n->n_inputs != 2 || n->n_outputs != 1 ||
-        !n->inputs[0] || !n->inputs[1] || !n->outputs[0])
+    if (strcmp(n->op_type, "Einsum") != 0 || n->domain[0] || n->n_inputs != 2 || n->n_outputs != 1 || !n->inputs[0] ||
+        !n->inputs[1] || !n->outputs[0])
         return false;
     const ir_attr *eq = ir_node_attr(n, "equation");
     if (!eq || eq->type != TSR_ATTR_STRING || !eq->s || eq->ref_attr_name) return false;

@@ -54,8 +54,7 @@ static tsr_status *fwd_error(const grad_ctx *c, const ir_node *n, const char *wh
 }
 
 static bool is_gradient(const ir_node *n) {
-    return n->op_type && n->domain && strcmp(n->op_type, "Gradient") == 0 &&
-           strcmp(n->domain, GRADIENT_DOMAIN) == 0;
+    return n->op_type && n->domain && strcmp(n->op_type, "Gradient") == 0 && strcmp(n->domain, GRADIENT_DOMAIN) == 0;
 }
 
 static bool is_float_elem(int32_t e) {
@@ -66,9 +65,7 @@ static bool is_tensor_with_shape(const ir_value *v) {
     return v->type.kind == IR_TYPE_TENSOR && v->type.rank >= 0 && (v->type.rank == 0 || v->type.dims);
 }
 
-static int32_t elem_of(const ir_value *v) {
-    return v->type.kind == IR_TYPE_TENSOR ? v->type.elem_type : 0;
-}
+static int32_t elem_of(const ir_value *v) { return v->type.kind == IR_TYPE_TENSOR ? v->type.elem_type : 0; }
 
 /* --- building nodes and values ---------------------------------------------- */
 
@@ -108,8 +105,7 @@ static tsr_status *new_value(grad_ctx *c, const char *what, ir_value **out) {
 
 /* Appends node `op` reading ins[0..n_in) and writing `out`, or a new value
  * when out is NULL. The node is g's last until the splice. */
-static tsr_status *emit(grad_ctx *c, const char *op, ir_value *const *ins, size_t n_in, ir_value *out,
-                        ir_node **made) {
+static tsr_status *emit(grad_ctx *c, const char *op, ir_value *const *ins, size_t n_in, ir_value *out, ir_node **made) {
     char *name = make_name(c, op);
     if (!name) return TSR_NO_MEMORY();
     tsr_status *st = out ? NULL : value_named(c, name, &out);
@@ -440,8 +436,7 @@ static tsr_status *backprop_binary(grad_ctx *c, const ir_node *n, ir_value *dy) 
             TSR_TRY(accumulate(c, b, u));
         }
     } else { /* MatMul: y = a b, da = dy b^T, db = a^T dy */
-        if (a->type.kind != IR_TYPE_TENSOR || a->type.rank != 2 || b->type.kind != IR_TYPE_TENSOR ||
-            b->type.rank != 2)
+        if (a->type.kind != IR_TYPE_TENSOR || a->type.rank != 2 || b->type.kind != IR_TYPE_TENSOR || b->type.rank != 2)
             return fwd_error(c, n, "only MatMul of two 2-D inputs of known rank is differentiated");
         if (ga) {
             TSR_TRY(unary(c, "Transpose", b, &t));
@@ -499,9 +494,10 @@ static const char *const UNARY_OPS[] = {"Identity", "Neg", "Relu", "Abs", "Sigmo
 /* Ops whose outputs are piecewise constant in their inputs, or not numbers:
  * no gradient flows through them. Backward graphs use several, so a gradient
  * of a gradient crosses them. */
-static const char *const ZERO_GRADIENT_OPS[] = {"Shape", "Size", "ConstantOfShape", "Sign", "Equal", "Greater",
-                                                "Less", "GreaterOrEqual", "LessOrEqual", "Not", "And", "Or",
-                                                "Xor", "NonZero"};
+static const char *const ZERO_GRADIENT_OPS[] = {
+    "Shape", "Size",           "ConstantOfShape", "Sign", "Equal", "Greater",
+    "Less",  "GreaterOrEqual", "LessOrEqual",     "Not",  "And",   "Or",
+    "Xor",   "NonZero"};
 
 static bool op_in(const char *op, const char *const *ops, size_t n) {
     for (size_t i = 0; i < n; i++)
@@ -511,7 +507,7 @@ static bool op_in(const char *op, const char *const *ops, size_t n) {
 
 static bool is_zero_gradient(const ir_node *n) {
     return n->domain[0] == '\0' &&
-           op_in(n->op_type, ZERO_GRADIENT_OPS, sizeof ZERO_GRADIENT_OPS / sizeof *ZERO_GRADIENT_OPS);
+        op_in(n->op_type, ZERO_GRADIENT_OPS, sizeof ZERO_GRADIENT_OPS / sizeof *ZERO_GRADIENT_OPS);
 }
 
 /* Passes dy, the gradient of n's only output, to n's inputs. */
@@ -521,8 +517,7 @@ static tsr_status *backprop_node(grad_ctx *c, const ir_node *n, ir_value *dy) {
     if (std && op_in(n->op_type, BINARY_OPS, sizeof BINARY_OPS / sizeof *BINARY_OPS)) arity = 2;
     if (std && op_in(n->op_type, UNARY_OPS, sizeof UNARY_OPS / sizeof *UNARY_OPS)) arity = 1;
     if (!arity) return fwd_error(c, n, "no gradient is known for this operator");
-    if (n->n_outputs != 1 || n->n_inputs != arity)
-        return fwd_error(c, n, "unexpected number of inputs or outputs");
+    if (n->n_outputs != 1 || n->n_inputs != arity) return fwd_error(c, n, "unexpected number of inputs or outputs");
     for (size_t i = 0; i < arity; i++)
         if (!n->inputs[i]) return fwd_error(c, n, "an input is missing");
     return arity == 2 ? backprop_binary(c, n, dy) : backprop_unary(c, n, dy);
@@ -550,8 +545,7 @@ static tsr_status *check_node(grad_ctx *c, const ir_attr **xs_out, ir_value **y_
         return grad_error(c, TSR_ERR_INVALID_MODEL, "%zu inputs, but 'xs' and 'zs' name %zu values", n->n_inputs,
                           xs->count + n_zs);
     if (n->n_outputs == 0 || n->n_outputs > xs->count)
-        return grad_error(c, TSR_ERR_INVALID_MODEL, "%zu outputs, but 'xs' names %zu values", n->n_outputs,
-                          xs->count);
+        return grad_error(c, TSR_ERR_INVALID_MODEL, "%zu outputs, but 'xs' names %zu values", n->n_outputs, xs->count);
     for (size_t i = 0; i < n->n_inputs; i++) {
         const char *want = i < xs->count ? xs->strings[i] : zs->strings[i - xs->count];
         const ir_value *in = n->inputs[i];

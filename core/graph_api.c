@@ -103,9 +103,7 @@ const char *host_attr_strings_at(const tsr_attr *a, size_t i, size_t *size) {
     if (size) *size = A(a)->string_lens ? A(a)->string_lens[i] : strlen(A(a)->strings[i]);
     return A(a)->strings[i];
 }
-const tsr_tensor *host_attr_tensor(const tsr_attr *a) {
-    return A(a)->t ? &A(a)->t->view : NULL;
-}
+const tsr_tensor *host_attr_tensor(const tsr_attr *a) { return A(a)->t ? &A(a)->t->view : NULL; }
 const tsr_tensor *host_attr_tensors_at(const tsr_attr *a, size_t i) {
     return A(a)->tensors && i < A(a)->count && A(a)->tensors[i] ? &A(a)->tensors[i]->view : NULL;
 }

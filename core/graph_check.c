@@ -59,15 +59,14 @@ static bool in_graph(const ir_graph *g, const ir_value *v) {
     return v->index < g->n_values && g->values[v->index] == v;
 }
 
-static bool defined(const ir_value *v) {
-    return v->producer || v->is_graph_input || v->constant || v->is_outer;
-}
+static bool defined(const ir_value *v) { return v->producer || v->is_graph_input || v->constant || v->is_outer; }
 
 static tsr_status *check_node(const ir_graph *g, const scope *s, ir_node *n, size_t i) {
     if (!n->op_type || !*n->op_type) return node_err(n, i, "%s", "no op_type");
     if (!domain_known(s, n))
-        return node_err(n, i, n->domain && *n->domain ? "domain '%s' has no opset import"
-                                                     : "domain '%s' (ai.onnx) has no opset import",
+        return node_err(n, i,
+                        n->domain && *n->domain ? "domain '%s' has no opset import"
+                                                : "domain '%s' (ai.onnx) has no opset import",
                         n->domain ? n->domain : "");
     tsr_status *arity = op_arity_check(n);
     if (arity) {
@@ -79,8 +78,7 @@ static tsr_status *check_node(const ir_graph *g, const scope *s, ir_node *n, siz
         const ir_value *v = n->outputs[j];
         if (!v) continue;
         if (!in_graph(g, v)) return node_err(n, i, "output '%s' is not a value of this graph", v->name);
-        if (v->is_graph_input)
-            return node_err(n, i, "output '%s' has the name of a graph input", v->name);
+        if (v->is_graph_input) return node_err(n, i, "output '%s' has the name of a graph input", v->name);
         if (v->producer != n || v->producer_output != j) {
             char other[200] = "this node";
             const ir_node *p = v->producer;
@@ -96,8 +94,7 @@ static tsr_status *check_node(const ir_graph *g, const scope *s, ir_node *n, siz
             }
             char nl[160];
             label_of(nl, sizeof nl, n);
-            return tsr_error(TSR_ERR_INVALID_MODEL,
-                             "graph.node[%zu] %s: output '%s' is also produced by %s", i, nl,
+            return tsr_error(TSR_ERR_INVALID_MODEL, "graph.node[%zu] %s: output '%s' is also produced by %s", i, nl,
                              v->name, other);
         }
     }
@@ -269,8 +266,7 @@ tsr_status *ir_graph_check(ir_graph *g) {
     if (!g) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "no graph");
     int limit = g->model ? g->model->limits.graph_depth : IR_MAX_GRAPH_DEPTH;
     if (g->depth > limit)
-        return tsr_error(TSR_ERR_INVALID_MODEL,
-                         "graph '%s' is nested %d levels deep, over the graph_depth limit (%d)",
+        return tsr_error(TSR_ERR_INVALID_MODEL, "graph '%s' is nested %d levels deep, over the graph_depth limit (%d)",
                          g->name, g->depth, limit);
     scope s = scope_of(g);
     for (size_t i = 0; i < g->n_nodes; i++) {
@@ -282,9 +278,7 @@ tsr_status *ir_graph_check(ir_graph *g) {
         const ir_value *v = g->outputs[i];
         if (!v || !in_graph(g, v))
             return tsr_error(TSR_ERR_INVALID_MODEL, "graph.output[%zu] is not a value of this graph", i);
-        if (!defined(v))
-            return tsr_error(TSR_ERR_INVALID_MODEL, "graph.output[%zu] '%s' is not defined", i,
-                             v->name);
+        if (!defined(v)) return tsr_error(TSR_ERR_INVALID_MODEL, "graph.output[%zu] '%s' is not defined", i, v->name);
     }
     TSR_TRY(sort_nodes(g));
     for (size_t i = 0; i < g->n_nodes; i++) {

@@ -139,8 +139,7 @@ tsr_status *graph_readers_new(const ir_graph *g, graph_readers **out) {
  * output or is kept observable. Everything here is O(set), given the
  * readers counted once for the graph: a partition of a 100,000-node chain
  * into single-node pieces was quadratic. */
-tsr_status *graph_view_nodes_counted(graph_readers *r, ir_node *const *nodes, size_t n,
-                                          struct tsr_graph **out) {
+tsr_status *graph_view_nodes_counted(graph_readers *r, ir_node *const *nodes, size_t n, struct tsr_graph **out) {
     const ir_graph *g = r->g;
     struct tsr_graph *v = calloc(1, sizeof *v);
     tsr_status *s = NULL;
@@ -218,8 +217,7 @@ tsr_status *graph_view_nodes_counted(graph_readers *r, ir_node *const *nodes, si
     return NULL;
 }
 
-tsr_status *graph_view_nodes(ir_graph *g, ir_node *const *nodes, size_t n,
-                                  struct tsr_graph **out) {
+tsr_status *graph_view_nodes(ir_graph *g, ir_node *const *nodes, size_t n, struct tsr_graph **out) {
     graph_readers *r;
     TSR_TRY(graph_readers_new(g, &r));
     tsr_status *s = graph_view_nodes_counted(r, nodes, n, out);

@@ -24,8 +24,7 @@ tsr_status *graph_view_whole(ir_graph *g, struct tsr_graph **out);
 /* A view of the given nodes, with inputs (values read from outside, each
  * once) and outputs (values used outside: by other nodes of g's node list
  * not in the set, by g's outputs, or by subgraphs). Arrays are copied. */
-tsr_status *graph_view_nodes(ir_graph *g, ir_node *const *nodes, size_t n,
-                                  struct tsr_graph **out);
+tsr_status *graph_view_nodes(ir_graph *g, ir_node *const *nodes, size_t n, struct tsr_graph **out);
 void graph_view_free(struct tsr_graph *v);
 /* How many nodes of g read each value (a node's subgraphs count once), and
  * scratch kept zeroed between uses: built once, it makes each
@@ -41,7 +40,6 @@ typedef struct graph_readers {
 tsr_status *graph_readers_new(const ir_graph *g, graph_readers **out);
 void graph_readers_free(graph_readers *r);
 /* graph_view_nodes with the readers counted once for g. */
-tsr_status *graph_view_nodes_counted(graph_readers *r, ir_node *const *nodes, size_t n,
-                                          struct tsr_graph **out);
+tsr_status *graph_view_nodes_counted(graph_readers *r, ir_node *const *nodes, size_t n, struct tsr_graph **out);
 
 #endif

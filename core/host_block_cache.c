@@ -34,8 +34,7 @@ void *host_block_alloc(size_t bytes) {
         size_t best = CACHE_SLOTS;
         for (size_t i = 0; i < cache.count; i++) {
             size_t b = cache.slot[i].bytes;
-            if (b >= bytes && b - bytes <= bytes / 4 && (best == CACHE_SLOTS || b < cache.slot[best].bytes))
-                best = i;
+            if (b >= bytes && b - bytes <= bytes / 4 && (best == CACHE_SLOTS || b < cache.slot[best].bytes)) best = i;
         }
         if (best < CACHE_SLOTS) {
             p = cache.slot[best].p;

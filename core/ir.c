@@ -201,9 +201,7 @@ void ir_graph_free(ir_graph *g) {
     free(g);
 }
 
-ir_value *ir_graph_find(const ir_graph *g, const char *name) {
-    return name ? map_get(g->lookup, name) : NULL;
-}
+ir_value *ir_graph_find(const ir_graph *g, const char *name) { return name ? map_get(g->lookup, name) : NULL; }
 
 static tsr_status *value_create(ir_graph *g, const char *name, ir_value **out) {
     ir_value *v = calloc(1, sizeof *v);
@@ -331,16 +329,14 @@ int64_t ir_model_opset(const ir_model *m, const char *domain) {
     if (!m) return 0;
     if (!domain || strcmp(domain, "ai.onnx") == 0) domain = "";
     for (size_t i = 0; i < m->n_opsets; i++)
-        if (strcmp(m->opsets[i].domain ? m->opsets[i].domain : "", domain) == 0)
-            return m->opsets[i].version;
+        if (strcmp(m->opsets[i].domain ? m->opsets[i].domain : "", domain) == 0) return m->opsets[i].version;
     return 0;
 }
 
 /* --- graph surgery (function expansion) ----------------------------------- */
 void ir_function_free(ir_function *f) { function_free(f); }
 
-tsr_status *ir_graph_splice_nodes(ir_graph *g, size_t n_old, ir_node *const *olds,
-                                  const size_t *first_new) {
+tsr_status *ir_graph_splice_nodes(ir_graph *g, size_t n_old, ir_node *const *olds, const size_t *first_new) {
     size_t base = n_old ? first_new[0] : g->n_nodes;
     for (size_t i = 0; i < n_old; i++) {
         const ir_node *o = olds[i];
@@ -378,8 +374,7 @@ tsr_status *ir_graph_splice_nodes(ir_graph *g, size_t n_old, ir_node *const *old
 
 tsr_status *ir_graph_splice_node(ir_graph *g, ir_node *old, size_t first_new) {
     size_t range[2] = {first_new, g->n_nodes};
-    if (first_new <= old->index)
-        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "node '%s' cannot be spliced", old->name);
+    if (first_new <= old->index) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "node '%s' cannot be spliced", old->name);
     return ir_graph_splice_nodes(g, 1, &old, range);
 }
 
@@ -391,8 +386,8 @@ tsr_status *ir_graph_reindex(ir_graph *g) {
         ir_value *v = g->values[i];
         if (map_get(m, v->name)) {
             map_free(m);
-            return tsr_error(TSR_ERR_INVALID_MODEL, "graph '%s' has two values named '%s'",
-                             g->name ? g->name : "", v->name);
+            return tsr_error(TSR_ERR_INVALID_MODEL, "graph '%s' has two values named '%s'", g->name ? g->name : "",
+                             v->name);
         }
         if (!map_put(m, v)) {
             map_free(m);

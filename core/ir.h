@@ -46,8 +46,8 @@ typedef struct ir_tensor {
     char *name;        /* may be NULL */
     int32_t elem_type; /* tsr_elem_type */
     int32_t rank;
-    int64_t *dims;     /* rank entries (NULL when rank is 0) */
-    void *data;        /* nbytes, malloc'd (NULL when nbytes is 0) */
+    int64_t *dims; /* rank entries (NULL when rank is 0) */
+    void *data;    /* nbytes, malloc'd (NULL when nbytes is 0) */
     size_t nbytes;
     tsr_tensor view;
 } ir_tensor;
@@ -67,12 +67,12 @@ typedef struct ir_dim {
 } ir_dim;
 
 typedef struct ir_type {
-    int32_t kind;      /* ir_type_kind */
-    int32_t elem_type; /* tensor / sparse: element type; map: value elem if tensor */
-    int32_t rank;      /* -1 when the shape is unknown */
-    ir_dim *dims;      /* rank entries */
+    int32_t kind;         /* ir_type_kind */
+    int32_t elem_type;    /* tensor / sparse: element type; map: value elem if tensor */
+    int32_t rank;         /* -1 when the shape is unknown */
+    ir_dim *dims;         /* rank entries */
     struct ir_type *elem; /* sequence / optional element type; map value type */
-    int32_t key_type;  /* map key type */
+    int32_t key_type;     /* map key type */
 } ir_type;
 
 /* A named edge: graph input, initializer, node output. */
@@ -84,9 +84,9 @@ typedef struct ir_value {
     size_t producer_output;
     bool is_graph_input;
     bool is_graph_output;
-    bool is_outer;       /* a placeholder for a value of an enclosing graph */
+    bool is_outer;          /* a placeholder for a value of an enclosing graph */
     struct ir_value *outer; /* when is_outer: the value it stands for (may be NULL before binding) */
-    size_t index;        /* position in its graph's values[] */
+    size_t index;           /* position in its graph's values[] */
     /* Private to core/shape_infer.c, zero when the value is made: which parts
      * of `type` the model declared, so inference run again (with the shapes
      * of actual inputs) replaces what it inferred before yet keeps what was
@@ -99,16 +99,16 @@ typedef struct ir_value {
 
 typedef struct ir_attr {
     char *name;
-    int32_t type;          /* tsr_attr_type */
-    char *ref_attr_name;   /* inside functions: refers to the caller's attribute, or NULL */
+    int32_t type;        /* tsr_attr_type */
+    char *ref_attr_name; /* inside functions: refers to the caller's attribute, or NULL */
     int64_t i;
     float f;
-    char *s;               /* bytes, NUL-terminated for convenience */
+    char *s; /* bytes, NUL-terminated for convenience */
     size_t s_len;
-    size_t count;          /* list length for the list kinds */
+    size_t count; /* list length for the list kinds */
     int64_t *ints;
     float *floats;
-    char **strings;        /* each NUL-terminated */
+    char **strings; /* each NUL-terminated */
     size_t *string_lens;
     ir_tensor *t;
     ir_tensor **tensors;
@@ -117,38 +117,38 @@ typedef struct ir_attr {
 } ir_attr;
 
 struct ir_node {
-    char *name;     /* "" when the model gave none */
+    char *name; /* "" when the model gave none */
     char *op_type;
-    char *domain;   /* "" for ai.onnx ("ai.onnx" is normalised to "") */
-    int64_t opset;  /* version of its domain it was written for: its file's import (or
+    char *domain;  /* "" for ai.onnx ("ai.onnx" is normalised to "") */
+    int64_t opset; /* version of its domain it was written for: its file's import (or
                      * its function's). Nodes of one graph may differ (a chain of models
                      * at different opsets, expanded function bodies): ask the node,
                      * not the model (ir_model_opset is the newest, for new nodes) */
     size_t n_inputs;
-    ir_value **inputs;  /* NULL entries for omitted optional inputs */
+    ir_value **inputs; /* NULL entries for omitted optional inputs */
     size_t n_outputs;
     ir_value **outputs; /* NULL entries for omitted optional outputs */
     size_t n_attrs;
     ir_attr *attrs;
-    size_t index;       /* position in its graph's nodes[] (topological) */
-    char *origin;       /* original model node name when made by expansion, else NULL */
-    ir_graph *graph;    /* the graph that holds it */
+    size_t index;    /* position in its graph's nodes[] (topological) */
+    char *origin;    /* original model node name when made by expansion, else NULL */
+    ir_graph *graph; /* the graph that holds it */
 };
 
 struct ir_graph {
     char *name;
     size_t n_nodes;
-    ir_node **nodes;      /* topological order after ir_graph_sort */
+    ir_node **nodes; /* topological order after ir_graph_sort */
     size_t n_values;
-    ir_value **values;    /* every value of this graph, owned */
+    ir_value **values; /* every value of this graph, owned */
     size_t n_inputs;
-    ir_value **inputs;    /* declared graph inputs (may include initializers in old models) */
+    ir_value **inputs; /* declared graph inputs (may include initializers in old models) */
     size_t n_outputs;
     ir_value **outputs;
-    ir_graph *parent;     /* enclosing graph for subgraphs, else NULL */
+    ir_graph *parent; /* enclosing graph for subgraphs, else NULL */
     ir_model *model;
-    int depth;            /* 0 for the main graph */
-    void *lookup;         /* name -> value map (core/ir.c) */
+    int depth;              /* 0 for the main graph */
+    void *lookup;           /* name -> value map (core/ir.c) */
     struct tsr_graph *view; /* host-API view of the whole graph, made on demand by
                              * core/graph_api.c; ir_graph_free releases it with
                              * graph_view_free */
@@ -167,7 +167,7 @@ typedef struct ir_function {
     size_t n_opsets;
     ir_opset *opsets;
     size_t n_attr_names;
-    char **attr_names;      /* attributes without defaults */
+    char **attr_names; /* attributes without defaults */
     size_t n_attr_defaults;
     ir_attr *attr_defaults; /* attribute_proto: attributes with defaults */
     ir_graph *body;         /* inputs/outputs are the function's formal parameters */
@@ -204,9 +204,9 @@ struct ir_model {
     ir_graph *graph;
     size_t n_functions;
     ir_function **functions;
-    char *base_dir; /* for external data; NULL when loaded from a buffer without one */
-    ir_limits limits;          /* what it was loaded under; later stages obey them too */
-    uint64_t function_nodes;   /* nodes function expansion has made so far (all graphs) */
+    char *base_dir;          /* for external data; NULL when loaded from a buffer without one */
+    ir_limits limits;        /* what it was loaded under; later stages obey them too */
+    uint64_t function_nodes; /* nodes function expansion has made so far (all graphs) */
 };
 
 /* --- tensors (core/tensor.c) --------------------------------------------- */
@@ -264,21 +264,19 @@ tsr_status *ir_graph_check(ir_graph *g);
  * ("graph.node[12] 'conv3' attribute 'pads': ..."). */
 tsr_status *ir_model_load_file(const char *path, ir_model **out);
 /* base_dir resolves external data; NULL refuses external data. */
-tsr_status *ir_model_load_buffer(const void *bytes, size_t size, const char *base_dir,
-                                 ir_model **out);
+tsr_status *ir_model_load_buffer(const void *bytes, size_t size, const char *base_dir, ir_model **out);
 /* The same under `limits` (NULL: ir_limits_default()), which the model
  * keeps: the file's size (from fstat, before it is mapped) or the buffer's
  * against model_bytes, the external data read against external_bytes,
  * subgraph nesting against graph_depth (in the raw bytes, before protobuf-c
  * recurses into them). */
 tsr_status *ir_model_load_file_limited(const char *path, const ir_limits *limits, ir_model **out);
-tsr_status *ir_model_load_buffer_limited(const void *bytes, size_t size, const char *base_dir,
-                                         const ir_limits *limits, ir_model **out);
+tsr_status *ir_model_load_buffer_limited(const void *bytes, size_t size, const char *base_dir, const ir_limits *limits,
+                                         ir_model **out);
 /* A serialized TensorProto to a host tensor (name kept in ->name). */
 tsr_status *ir_tensor_from_proto_bytes(const void *bytes, size_t size, ir_tensor **out);
 /* A host tensor to a serialized TensorProto; *bytes is malloc'd. */
-tsr_status *ir_tensor_to_proto_bytes(const tsr_tensor *t, const char *name, void **bytes,
-                                     size_t *size);
+tsr_status *ir_tensor_to_proto_bytes(const tsr_tensor *t, const char *name, void **bytes, size_t *size);
 
 /* --- shape and type inference (core/shape_infer.c) ----------------------- */
 /* Fills in types of every value it can, keeping symbolic dims. Values whose
@@ -290,8 +288,7 @@ tsr_status *ir_infer_shapes(ir_graph *g);
  * elem_type, rank and dims are read. Each is checked against what the model
  * declared (an error names the input); its open dims take the run's numbers.
  * Every type an earlier run inferred is recomputed; declared ones are kept. */
-tsr_status *ir_infer_shapes_for_inputs(ir_graph *g, size_t n_inputs,
-                                       const tsr_tensor *const *inputs);
+tsr_status *ir_infer_shapes_for_inputs(ir_graph *g, size_t n_inputs, const tsr_tensor *const *inputs);
 /* What graph input `v` declared, whatever an earlier run wrote into its
  * type: its element type (0 when not declared), rank (-1 when not) and
  * dim d (-1 when symbolic or unknown). */
@@ -308,8 +305,7 @@ tsr_status *ir_graph_splice_node(ir_graph *g, ir_node *old, size_t first_new);
 /* The same for many nodes at once, in one pass: the nodes replacing olds[i]
  * are g->nodes[first_new[i] .. first_new[i + 1]) (first_new has n_old + 1
  * entries, the last g->n_nodes), all appended after every node of olds. */
-tsr_status *ir_graph_splice_nodes(ir_graph *g, size_t n_old, ir_node *const *olds,
-                                  const size_t *first_new);
+tsr_status *ir_graph_splice_nodes(ir_graph *g, size_t n_old, ir_node *const *olds, const size_t *first_new);
 /* Rebuilds g's name -> value map and every value's index from g->values,
  * after values were renamed or moved in from another graph
  * (core/model_compose.c). Two values with one name: an error naming it, and

@@ -21,9 +21,7 @@ typedef struct load_ctx {
 
 static char *dup_str(const char *s) { return strdup(s ? s : ""); }
 
-static const char *norm_domain(const char *d) {
-    return !d || strcmp(d, "ai.onnx") == 0 ? "" : d;
-}
+static const char *norm_domain(const char *d) { return !d || strcmp(d, "ai.onnx") == 0 ? "" : d; }
 
 /* "'conv3'" or, for a node without a name, "<Conv>", for error messages. */
 static void node_label(char *buf, size_t size, const Onnx__NodeProto *np) {
@@ -31,8 +29,7 @@ static void node_label(char *buf, size_t size, const Onnx__NodeProto *np) {
     else snprintf(buf, size, "<%s>", np->op_type ? np->op_type : "?");
 }
 
-static tsr_status *convert_opsets(Onnx__OperatorSetIdProto *const *in, size_t n, ir_opset **out,
-                                  size_t *n_out) {
+static tsr_status *convert_opsets(Onnx__OperatorSetIdProto *const *in, size_t n, ir_opset **out, size_t *n_out) {
     *out = NULL;
     *n_out = 0;
     if (!n) return NULL;
@@ -58,8 +55,7 @@ static int64_t scope_opset(const load_ctx *c, const char *domain) {
 static tsr_status *convert_shape(const Onnx__TensorShapeProto *sp, ir_type *t) {
     if (!sp) return NULL; /* rank stays -1: unknown */
     if (sp->n_dim > IR_MAX_RANK)
-        return tsr_error(TSR_ERR_INVALID_MODEL, "rank %zu is above the limit of %d", sp->n_dim,
-                         IR_MAX_RANK);
+        return tsr_error(TSR_ERR_INVALID_MODEL, "rank %zu is above the limit of %d", sp->n_dim, IR_MAX_RANK);
     if (sp->n_dim && !(t->dims = calloc(sp->n_dim, sizeof *t->dims))) return TSR_NO_MEMORY();
     t->rank = (int32_t)sp->n_dim;
     for (size_t i = 0; i < sp->n_dim; i++) {
@@ -70,11 +66,10 @@ static tsr_status *convert_shape(const Onnx__TensorShapeProto *sp, ir_type *t) {
         if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value < -1)
             return tsr_error(TSR_ERR_INVALID_MODEL, "dim %zu is %lld (a size is >= 0, or -1 for unknown)", i,
                              (long long)d->dim_value);
-        if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
-            d->dim_value >= 0)
+        if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value >= 0)
             t->dims[i].value = d->dim_value;
-        else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
-                 d->dim_param && *d->dim_param && !(t->dims[i].symbol = strdup(d->dim_param)))
+        else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param &&
+                 *d->dim_param && !(t->dims[i].symbol = strdup(d->dim_param)))
             return TSR_NO_MEMORY();
     }
     int64_t count = 1;
@@ -122,8 +117,7 @@ static tsr_status *convert_type(const Onnx__TypeProto *tp, ir_type *t) {
         TSR_TRY(convert_elem(tp->map_type->value_type, t));
         if (t->elem && t->elem->kind == IR_TYPE_TENSOR) t->elem_type = t->elem->elem_type;
         return NULL;
-    default:
-        return NULL; /* opaque or absent: unknown */
+    default: return NULL; /* opaque or absent: unknown */
     }
 }
 
@@ -152,13 +146,11 @@ static tsr_status *type_from_tensor(ir_value *v, const ir_tensor *t) {
 
 /* --- attributes ------------------------------------------------------------ */
 
-static tsr_status *convert_graph(load_ctx *c, const Onnx__GraphProto *gp, ir_graph *g,
-                                 const char *label);
+static tsr_status *convert_graph(load_ctx *c, const Onnx__GraphProto *gp, ir_graph *g, const char *label);
 
 /* IR version 1 had no `type`; the field that is set says it. */
 static int32_t attr_type(const Onnx__AttributeProto *ap) {
-    if (ap->has_type && ap->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED)
-        return (int32_t)ap->type;
+    if (ap->has_type && ap->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED) return (int32_t)ap->type;
     if (ap->has_f) return TSR_ATTR_FLOAT;
     if (ap->has_i) return TSR_ATTR_INT;
     if (ap->has_s) return TSR_ATTR_STRING;
@@ -186,8 +178,7 @@ static tsr_status *dup_bytes(const ProtobufCBinaryData *b, char **out, size_t *l
     return NULL;
 }
 
-static tsr_status *subgraph(load_ctx *c, ir_graph *parent, const Onnx__GraphProto *gp,
-                            ir_graph **out) {
+static tsr_status *subgraph(load_ctx *c, ir_graph *parent, const Onnx__GraphProto *gp, ir_graph **out) {
     /* The byte scan before decoding refuses this first; kept for graphs
      * reached another way. */
     int limit = c->model->limits.graph_depth;
@@ -204,8 +195,7 @@ static tsr_status *subgraph(load_ctx *c, ir_graph *parent, const Onnx__GraphProt
 
 /* Fills a (zeroed; the caller clears it on error). g: the graph the node
  * belongs to, parent of any subgraph. */
-static tsr_status *convert_attr(load_ctx *c, ir_graph *g, const Onnx__AttributeProto *ap,
-                                ir_attr *a) {
+static tsr_status *convert_attr(load_ctx *c, ir_graph *g, const Onnx__AttributeProto *ap, ir_attr *a) {
     if (!ap->name || !*ap->name) return tsr_error(TSR_ERR_INVALID_MODEL, "attribute without a name");
     if (!(a->name = strdup(ap->name))) return TSR_NO_MEMORY();
     a->type = attr_type(ap);
@@ -223,15 +213,13 @@ static tsr_status *convert_attr(load_ctx *c, ir_graph *g, const Onnx__AttributeP
         return loader_tensor_decode(ap->t, c->ext, &a->t);
     case TSR_ATTR_SPARSE_TENSOR:
         /* Densified: every later stage reads a->t. */
-        if (!ap->sparse_tensor)
-            return tsr_error(TSR_ERR_INVALID_MODEL, "type SPARSE_TENSOR but no sparse tensor");
+        if (!ap->sparse_tensor) return tsr_error(TSR_ERR_INVALID_MODEL, "type SPARSE_TENSOR but no sparse tensor");
         return loader_sparse_decode(ap->sparse_tensor, c->ext, &a->t);
     case TSR_ATTR_GRAPH:
         if (!ap->g) return tsr_error(TSR_ERR_INVALID_MODEL, "type GRAPH but no graph");
         return subgraph(c, g, ap->g, &a->g);
     case TSR_ATTR_FLOATS:
-        if (ap->n_floats && !(a->floats = malloc(ap->n_floats * sizeof(float))))
-            return TSR_NO_MEMORY();
+        if (ap->n_floats && !(a->floats = malloc(ap->n_floats * sizeof(float)))) return TSR_NO_MEMORY();
         if (ap->n_floats) memcpy(a->floats, ap->floats, ap->n_floats * sizeof(float));
         a->count = ap->n_floats;
         return NULL;
@@ -257,9 +245,8 @@ static tsr_status *convert_attr(load_ctx *c, ir_graph *g, const Onnx__AttributeP
         if (!(a->tensors = calloc(n, sizeof *a->tensors))) return TSR_NO_MEMORY();
         a->count = n;
         for (size_t i = 0; i < n; i++) {
-            tsr_status *st = sparse
-                ? loader_sparse_decode(ap->sparse_tensors[i], c->ext, &a->tensors[i])
-                : loader_tensor_decode(ap->tensors[i], c->ext, &a->tensors[i]);
+            tsr_status *st = sparse ? loader_sparse_decode(ap->sparse_tensors[i], c->ext, &a->tensors[i])
+                                    : loader_tensor_decode(ap->tensors[i], c->ext, &a->tensors[i]);
             if (st) return tsr_error_wrap(st, "tensor %zu", i);
         }
         return NULL;
@@ -279,10 +266,8 @@ static tsr_status *convert_attr(load_ctx *c, ir_graph *g, const Onnx__AttributeP
          * the kind and count are kept, the types are not. */
         a->count = a->type == TSR_ATTR_TYPE_PROTOS ? ap->n_type_protos : 1;
         return NULL;
-    case TSR_ATTR_UNDEFINED:
-        return tsr_error(TSR_ERR_INVALID_MODEL, "attribute has no type and no value");
-    default:
-        return tsr_error(TSR_ERR_INVALID_MODEL, "unknown attribute type %d", (int)a->type);
+    case TSR_ATTR_UNDEFINED: return tsr_error(TSR_ERR_INVALID_MODEL, "attribute has no type and no value");
+    default: return tsr_error(TSR_ERR_INVALID_MODEL, "unknown attribute type %d", (int)a->type);
     }
 }
 
@@ -293,8 +278,7 @@ static tsr_status *constant_tensor(const ir_attr *a, ir_tensor **out) {
     ir_tensor *t = NULL;
     switch (a->type) {
     case TSR_ATTR_TENSOR:
-    case TSR_ATTR_SPARSE_TENSOR:
-        return ir_tensor_clone(&a->t->view, out);
+    case TSR_ATTR_SPARSE_TENSOR: return ir_tensor_clone(&a->t->view, out);
     case TSR_ATTR_FLOAT:
         TSR_TRY(ir_tensor_new(TSR_FLOAT, 0, NULL, &t));
         memcpy(t->data, &a->f, sizeof a->f);
@@ -330,24 +314,20 @@ static tsr_status *constant_tensor(const ir_attr *a, ir_tensor **out) {
             }
         }
         break;
-    default:
-        return tsr_error(TSR_ERR_INVALID_MODEL, "attribute '%s' has the wrong type", a->name);
+    default: return tsr_error(TSR_ERR_INVALID_MODEL, "attribute '%s' has the wrong type", a->name);
     }
     *out = t;
     return NULL;
 }
 
 static tsr_status *fill_constant(ir_node *n) {
-    static const char *const keys[] = {"value",        "sparse_value", "value_float",
-                                       "value_floats", "value_int",    "value_ints",
-                                       "value_string", "value_strings"};
+    static const char *const keys[] = {"value",     "sparse_value", "value_float",  "value_floats",
+                                       "value_int", "value_ints",   "value_string", "value_strings"};
     const ir_attr *found = NULL;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const ir_attr *a = ir_node_attr(n, keys[i]);
         if (!a) continue;
-        if (found)
-            return tsr_error(TSR_ERR_INVALID_MODEL, "Constant has both '%s' and '%s'", found->name,
-                             a->name);
+        if (found) return tsr_error(TSR_ERR_INVALID_MODEL, "Constant has both '%s' and '%s'", found->name, a->name);
         found = a;
     }
     if (!found) return tsr_error(TSR_ERR_INVALID_MODEL, "Constant has no value attribute");
@@ -362,8 +342,7 @@ static tsr_status *fill_constant(ir_node *n) {
 
 static tsr_status *add_graph_input(ir_graph *g, const Onnx__ValueInfoProto *vi) {
     if (!vi->name || !*vi->name) return tsr_error(TSR_ERR_INVALID_MODEL, "no name");
-    if (ir_graph_find(g, vi->name))
-        return tsr_error(TSR_ERR_INVALID_MODEL, "declared more than once");
+    if (ir_graph_find(g, vi->name)) return tsr_error(TSR_ERR_INVALID_MODEL, "declared more than once");
     ir_value *v;
     TSR_TRY(ir_graph_value(g, vi->name, &v));
     TSR_TRY(set_value_type(v, vi->type));
@@ -395,8 +374,7 @@ static tsr_status *add_initializer(ir_graph *g, ir_tensor *t) {
     return v->is_graph_input && v->type.kind != IR_TYPE_UNKNOWN ? NULL : type_from_tensor(v, t);
 }
 
-static tsr_status *node_header(load_ctx *c, ir_graph *g, const Onnx__NodeProto *np,
-                               ir_node **out) {
+static tsr_status *node_header(load_ctx *c, ir_graph *g, const Onnx__NodeProto *np, ir_node **out) {
     ir_node *n;
     TSR_TRY(ir_graph_add_node(g, &n));
     *out = n;
@@ -415,8 +393,7 @@ static tsr_status *node_header(load_ctx *c, ir_graph *g, const Onnx__NodeProto *
         ir_value *v;
         TSR_TRY(ir_graph_value(g, name, &v));
         if (v->is_graph_input || (v->constant && !v->producer))
-            return tsr_error(TSR_ERR_INVALID_MODEL,
-                             "output '%s' has the name of a graph input or initializer", name);
+            return tsr_error(TSR_ERR_INVALID_MODEL, "output '%s' has the name of a graph input or initializer", name);
         n->outputs[j] = v;
         /* A second producer is left for ir_graph_check to report. */
         if (!v->producer) {
@@ -443,8 +420,7 @@ static tsr_status *node_inputs(ir_graph *g, const Onnx__NodeProto *np, ir_node *
 }
 
 /* On error *bad names the attribute at fault (NULL when none is). */
-static tsr_status *node_attrs(load_ctx *c, ir_graph *g, const Onnx__NodeProto *np, ir_node *n,
-                              const char **bad) {
+static tsr_status *node_attrs(load_ctx *c, ir_graph *g, const Onnx__NodeProto *np, ir_node *n, const char **bad) {
     *bad = NULL;
     if (np->n_attribute) {
         if (!(n->attrs = calloc(np->n_attribute, sizeof *n->attrs))) return TSR_NO_MEMORY();
@@ -454,8 +430,7 @@ static tsr_status *node_attrs(load_ctx *c, ir_graph *g, const Onnx__NodeProto *n
         const Onnx__AttributeProto *ap = np->attribute[k];
         tsr_status *st = convert_attr(c, g, ap, &n->attrs[k]);
         for (size_t j = 0; !st && j < k; j++)
-            if (strcmp(n->attrs[j].name, n->attrs[k].name) == 0)
-                st = tsr_error(TSR_ERR_INVALID_MODEL, "given twice");
+            if (strcmp(n->attrs[j].name, n->attrs[k].name) == 0) st = tsr_error(TSR_ERR_INVALID_MODEL, "given twice");
         if (st) {
             *bad = ap->name ? ap->name : "";
             return st;
@@ -465,8 +440,8 @@ static tsr_status *node_attrs(load_ctx *c, ir_graph *g, const Onnx__NodeProto *n
     return NULL;
 }
 
-static tsr_status *node_error(tsr_status *st, const char *label, size_t i,
-                              const Onnx__NodeProto *np, const char *attr) {
+static tsr_status *node_error(tsr_status *st, const char *label, size_t i, const Onnx__NodeProto *np,
+                              const char *attr) {
     char nl[160];
     node_label(nl, sizeof nl, np);
     if (attr) return tsr_error_wrap(st, "%s.node[%zu] %s attribute '%s'", label, i, nl, attr);
@@ -477,21 +452,17 @@ static tsr_status *node_error(tsr_status *st, const char *label, size_t i,
  * input is looked up: a name is then local exactly when this graph defines
  * it. Subgraphs come last, so they find all of this graph's values, with
  * the types declared for them (outer placeholders copy the type). */
-static tsr_status *convert_graph(load_ctx *c, const Onnx__GraphProto *gp, ir_graph *g,
-                                 const char *label) {
+static tsr_status *convert_graph(load_ctx *c, const Onnx__GraphProto *gp, ir_graph *g, const char *label) {
     tsr_status *st = NULL;
     for (size_t i = 0; i < gp->n_input; i++)
         if ((st = add_graph_input(g, gp->input[i])))
-            return tsr_error_wrap(st, "%s.input[%zu] '%s'", label, i,
-                                  gp->input[i]->name ? gp->input[i]->name : "");
+            return tsr_error_wrap(st, "%s.input[%zu] '%s'", label, i, gp->input[i]->name ? gp->input[i]->name : "");
     for (size_t i = 0; i < gp->n_initializer; i++) {
         Onnx__TensorProto *tp = gp->initializer[i];
         ir_tensor *t;
         st = loader_tensor_decode(tp, c->ext, &t);
         if (!st) st = add_initializer(g, t);
-        if (st)
-            return tsr_error_wrap(st, "%s.initializer[%zu] '%s'", label, i,
-                                  tp->name ? tp->name : "");
+        if (st) return tsr_error_wrap(st, "%s.initializer[%zu] '%s'", label, i, tp->name ? tp->name : "");
     }
     for (size_t i = 0; i < gp->n_sparse_initializer; i++) {
         const Onnx__SparseTensorProto *sp = gp->sparse_initializer[i];
@@ -505,16 +476,13 @@ static tsr_status *convert_graph(load_ctx *c, const Onnx__GraphProto *gp, ir_gra
     size_t first = g->n_nodes;
     for (size_t i = 0; i < gp->n_node; i++) {
         ir_node *n;
-        if ((st = node_header(c, g, gp->node[i], &n)))
-            return node_error(st, label, i, gp->node[i], NULL);
+        if ((st = node_header(c, g, gp->node[i], &n))) return node_error(st, label, i, gp->node[i], NULL);
     }
     for (size_t i = 0; i < gp->n_node; i++)
-        if ((st = node_inputs(g, gp->node[i], g->nodes[first + i])))
-            return node_error(st, label, i, gp->node[i], NULL);
+        if ((st = node_inputs(g, gp->node[i], g->nodes[first + i]))) return node_error(st, label, i, gp->node[i], NULL);
     for (size_t i = 0; i < gp->n_output; i++) {
         const Onnx__ValueInfoProto *vi = gp->output[i];
-        if (!vi->name || !*vi->name)
-            return tsr_error(TSR_ERR_INVALID_MODEL, "%s.output[%zu]: no name", label, i);
+        if (!vi->name || !*vi->name) return tsr_error(TSR_ERR_INVALID_MODEL, "%s.output[%zu]: no name", label, i);
         ir_value *v = ir_graph_resolve(g, vi->name);
         if (!v && (st = ir_graph_value(g, vi->name, &v))) return st;
         if (v->type.kind == IR_TYPE_UNKNOWN && (st = set_value_type(v, vi->type)))
@@ -608,21 +576,18 @@ static tsr_status *convert_model(load_ctx *c, const Onnx__ModelProto *mp) {
     ir_model *m = c->model;
     m->ir_version = mp->ir_version;
     m->model_version = mp->model_version;
-    if (!(m->producer_name = dup_str(mp->producer_name)) ||
-        !(m->producer_version = dup_str(mp->producer_version)) ||
+    if (!(m->producer_name = dup_str(mp->producer_name)) || !(m->producer_version = dup_str(mp->producer_version)) ||
         !(m->domain = dup_str(mp->domain)) || !(m->doc_string = dup_str(mp->doc_string)))
         return TSR_NO_MEMORY();
     TSR_TRY(convert_opsets(mp->opset_import, mp->n_opset_import, &m->opsets, &m->n_opsets));
     if (!m->n_opsets && mp->ir_version < 3) {
         /* Before IR 3 there were no imports: ai.onnx version 1 was implied. */
-        if (!(m->opsets = calloc(1, sizeof *m->opsets)) || !(m->opsets[0].domain = strdup("")))
-            return TSR_NO_MEMORY();
+        if (!(m->opsets = calloc(1, sizeof *m->opsets)) || !(m->opsets[0].domain = strdup(""))) return TSR_NO_MEMORY();
         m->opsets[0].version = 1;
         m->n_opsets = 1;
     }
     if (mp->n_metadata_props) {
-        if (!(m->metadata = calloc(mp->n_metadata_props, sizeof *m->metadata)))
-            return TSR_NO_MEMORY();
+        if (!(m->metadata = calloc(mp->n_metadata_props, sizeof *m->metadata))) return TSR_NO_MEMORY();
         for (size_t i = 0; i < mp->n_metadata_props; i++) {
             m->n_metadata = i + 1;
             if (!(m->metadata[i].key = dup_str(mp->metadata_props[i]->key)) ||
@@ -637,8 +602,7 @@ static tsr_status *convert_model(load_ctx *c, const Onnx__ModelProto *mp) {
             if (!(m->functions[i] = calloc(1, sizeof **m->functions))) return TSR_NO_MEMORY();
             m->n_functions = i + 1;
             tsr_status *st = convert_function(c, fp, m->functions[i]);
-            if (st)
-                return tsr_error_wrap(st, "functions[%zu] '%s'", i, fp->name ? fp->name : "");
+            if (st) return tsr_error_wrap(st, "functions[%zu] '%s'", i, fp->name ? fp->name : "");
         }
     }
     if (!mp->graph) return tsr_error(TSR_ERR_INVALID_MODEL, "model has no graph");
@@ -653,8 +617,7 @@ static tsr_status *convert_model(load_ctx *c, const Onnx__ModelProto *mp) {
     return NULL;
 }
 
-tsr_status *loader_build_model(Onnx__ModelProto *mp, const char *base_dir, const ir_limits *lim,
-                               ir_model **out) {
+tsr_status *loader_build_model(Onnx__ModelProto *mp, const char *base_dir, const ir_limits *lim, ir_model **out) {
     ir_model *m = ir_model_new();
     tsr_status *st = m ? NULL : TSR_NO_MEMORY();
     if (!st && base_dir && !(m->base_dir = strdup(base_dir))) st = TSR_NO_MEMORY();

@@ -19,8 +19,7 @@
 /* "graph.node[3] 'if_0'" or "functions[1].node[0]": where the wire scan
  * found subgraphs too deep. */
 static void wire_where(const wire_report *r, char *buf, size_t size) {
-    int n = r->top_repeated ? snprintf(buf, size, "%s[%u]", r->top_field ? r->top_field : "model",
-                                       r->top_index)
+    int n = r->top_repeated ? snprintf(buf, size, "%s[%u]", r->top_field ? r->top_field : "model", r->top_index)
                             : snprintf(buf, size, "%s", r->top_field ? r->top_field : "model");
     if (n < 0 || (size_t)n >= size) return;
     size_t used = (size_t)n;
@@ -30,8 +29,7 @@ static void wire_where(const wire_report *r, char *buf, size_t size) {
         used += (size_t)n;
     }
     int name_len = (int)(r->node_name_len > 100 ? 100 : r->node_name_len);
-    if (r->node_name && name_len)
-        snprintf(buf + used, size - used, " '%.*s'", name_len, (const char *)r->node_name);
+    if (r->node_name && name_len) snprintf(buf + used, size - used, " '%.*s'", name_len, (const char *)r->node_name);
 }
 
 /* protobuf-c copies each byte field into its own allocation; a model's
@@ -62,8 +60,7 @@ static void decode_free(void *unused, void *p) {
 
 static ProtobufCAllocator decode_allocator = {decode_alloc, decode_free, NULL};
 
-static tsr_status *parse_model(const void *bytes, size_t size, const ir_limits *lim,
-                               Onnx__ModelProto **out) {
+static tsr_status *parse_model(const void *bytes, size_t size, const ir_limits *lim, Onnx__ModelProto **out) {
     wire_report r;
     /* the setter keeps graph_depth in 1..IR_MAX_GRAPH_DEPTH; callers inside
      * the library might not */
@@ -71,14 +68,13 @@ static tsr_status *parse_model(const void *bytes, size_t size, const ir_limits *
     if (depth < 0) depth = 0;
     if (depth > IR_MAX_GRAPH_DEPTH) depth = IR_MAX_GRAPH_DEPTH;
     int max_messages = LOADER_WIRE_DEPTH(depth);
-    int found = loader_wire_check(bytes, size, &onnx__model_proto__descriptor, max_messages, depth,
-                                  &r);
+    int found = loader_wire_check(bytes, size, &onnx__model_proto__descriptor, max_messages, depth, &r);
     if (found == WIRE_GRAPHS) {
         char where[256];
         wire_where(&r, where, sizeof where);
         return tsr_error(TSR_ERR_INVALID_MODEL,
-                         "%s: subgraphs nest at least %d levels deep, over the graph_depth limit (%d)",
-                         where, r.graphs_found, depth);
+                         "%s: subgraphs nest at least %d levels deep, over the graph_depth limit (%d)", where,
+                         r.graphs_found, depth);
     }
     if (found == WIRE_MESSAGES)
         return tsr_error(TSR_ERR_INVALID_MODEL,
@@ -86,8 +82,7 @@ static tsr_status *parse_model(const void *bytes, size_t size, const ir_limits *
                          "allows (3 a subgraph level, %d for nested types)",
                          max_messages, depth, LOADER_WIRE_TYPE_LEVELS);
     *out = onnx__model_proto__unpack(&decode_allocator, size, bytes);
-    if (!*out)
-        return tsr_error(TSR_ERR_INVALID_MODEL, "not a valid ONNX model (protobuf decoding failed)");
+    if (!*out) return tsr_error(TSR_ERR_INVALID_MODEL, "not a valid ONNX model (protobuf decoding failed)");
     return NULL;
 }
 
@@ -97,8 +92,8 @@ static tsr_status *model_size_ok(const char *what, uint64_t size, const ir_limit
                      (unsigned long long)size, (unsigned long long)lim->model_bytes);
 }
 
-tsr_status *ir_model_load_buffer_limited(const void *bytes, size_t size, const char *base_dir,
-                                         const ir_limits *limits, ir_model **out) {
+tsr_status *ir_model_load_buffer_limited(const void *bytes, size_t size, const char *base_dir, const ir_limits *limits,
+                                         ir_model **out) {
     if ((!bytes && size) || !out) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "NULL argument");
     ir_limits lim = limits ? *limits : ir_limits_default();
     TSR_TRY(model_size_ok("the model buffer", size, &lim));
@@ -107,8 +102,7 @@ tsr_status *ir_model_load_buffer_limited(const void *bytes, size_t size, const c
     return loader_build_model(mp, base_dir, &lim, out);
 }
 
-tsr_status *ir_model_load_buffer(const void *bytes, size_t size, const char *base_dir,
-                                 ir_model **out) {
+tsr_status *ir_model_load_buffer(const void *bytes, size_t size, const char *base_dir, ir_model **out) {
     return ir_model_load_buffer_limited(bytes, size, base_dir, NULL, out);
 }
 
@@ -140,8 +134,7 @@ tsr_status *ir_model_load_file_limited(const char *path, const ir_limits *limits
     char what[320];
     snprintf(what, sizeof what, "model '%s'", path);
     tsr_status *st = model_size_ok(what, (uint64_t)sb.st_size, &lim);
-    if (!st && (uint64_t)sb.st_size > SIZE_MAX - 1)
-        st = tsr_error(TSR_ERR_IO, "'%s' is too large", path);
+    if (!st && (uint64_t)sb.st_size > SIZE_MAX - 1) st = tsr_error(TSR_ERR_IO, "'%s' is too large", path);
     if (st) {
         close(fd);
         return st;
@@ -185,6 +178,4 @@ tsr_status *ir_model_load_file_limited(const char *path, const ir_limits *limits
     return st;
 }
 
-tsr_status *ir_model_load_file(const char *path, ir_model **out) {
-    return ir_model_load_file_limited(path, NULL, out);
-}
+tsr_status *ir_model_load_file(const char *path, ir_model **out) { return ir_model_load_file_limited(path, NULL, out); }

@@ -32,30 +32,28 @@ typedef struct loader_ext {
  * where it is. */
 tsr_status *loader_tensor_decode(Onnx__TensorProto *tp, loader_ext *ext, ir_tensor **out);
 /* A SparseTensorProto, densified. */
-tsr_status *loader_sparse_decode(const Onnx__SparseTensorProto *sp, loader_ext *ext,
-                                 ir_tensor **out);
+tsr_status *loader_sparse_decode(const Onnx__SparseTensorProto *sp, loader_ext *ext, ir_tensor **out);
 /* "[2,3]" into buf (truncated to fit). */
 void loader_format_shape(char *buf, size_t size, size_t rank, const int64_t *dims);
 
 /* Converts mp (freeing it) into a model under `lim`; base_dir resolves
  * external data (NULL refuses it). core/loader.c. */
-tsr_status *loader_build_model(Onnx__ModelProto *mp, const char *base_dir, const ir_limits *lim,
-                               ir_model **out);
+tsr_status *loader_build_model(Onnx__ModelProto *mp, const char *base_dir, const ir_limits *lim, ir_model **out);
 
 /* What loader_wire_check found: WIRE_OK, messages nested deeper than
  * max_messages, or subgraphs (a GraphProto in an AttributeProto) deeper than
  * max_graphs. Malformed bytes pass: protobuf-c reports them properly. */
 enum { WIRE_OK = 0, WIRE_MESSAGES = 1, WIRE_GRAPHS = 2 };
 typedef struct wire_report {
-    int graphs_found;         /* WIRE_GRAPHS: the level reached (max_graphs + 1) */
-    const char *top_field;    /* the ModelProto field it was in ("graph", "functions") */
-    unsigned top_index;       /* its index when repeated */
+    int graphs_found;      /* WIRE_GRAPHS: the level reached (max_graphs + 1) */
+    const char *top_field; /* the ModelProto field it was in ("graph", "functions") */
+    unsigned top_index;    /* its index when repeated */
     bool top_repeated;
     long node_index;          /* the node of that graph or function, or -1 */
     const uint8_t *node_name; /* its name (in the bytes), or NULL */
     size_t node_name_len;
 } wire_report;
-int loader_wire_check(const uint8_t *bytes, size_t size, const ProtobufCMessageDescriptor *desc,
-                      int max_messages, int max_graphs, wire_report *r);
+int loader_wire_check(const uint8_t *bytes, size_t size, const ProtobufCMessageDescriptor *desc, int max_messages,
+                      int max_graphs, wire_report *r);
 
 #endif

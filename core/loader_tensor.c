@@ -55,8 +55,8 @@ static bool has_dotdot_component(const char *path) {
 
 /* Opens the external data of `tp` and checks that it holds exactly `nbytes`;
  * on success *fd is open and *offset is where the data starts. */
-static tsr_status *external_open(const Onnx__TensorProto *tp, const char *base_dir, size_t nbytes,
-                                 int *fd, uint64_t *offset) {
+static tsr_status *external_open(const Onnx__TensorProto *tp, const char *base_dir, size_t nbytes, int *fd,
+                                 uint64_t *offset) {
     const char *location = NULL, *off_s = NULL, *len_s = NULL;
     for (size_t i = 0; i < tp->n_external_data; i++) {
         const Onnx__StringStringEntryProto *e = tp->external_data[i];
@@ -66,16 +66,12 @@ static tsr_status *external_open(const Onnx__TensorProto *tp, const char *base_d
         else if (strcmp(e->key, "length") == 0) len_s = e->value;
     }
     if (!base_dir)
-        return tsr_error(TSR_ERR_INVALID_MODEL,
-                         "external data is not allowed here (no model directory to resolve it)");
-    if (!location || !*location)
-        return tsr_error(TSR_ERR_INVALID_MODEL, "external data without a location");
+        return tsr_error(TSR_ERR_INVALID_MODEL, "external data is not allowed here (no model directory to resolve it)");
+    if (!location || !*location) return tsr_error(TSR_ERR_INVALID_MODEL, "external data without a location");
     if (location[0] == '/')
-        return tsr_error(TSR_ERR_INVALID_MODEL, "external data location '%s' is an absolute path",
-                         location);
+        return tsr_error(TSR_ERR_INVALID_MODEL, "external data location '%s' is an absolute path", location);
     if (has_dotdot_component(location))
-        return tsr_error(TSR_ERR_INVALID_MODEL,
-                         "external data location '%s' leaves the model directory", location);
+        return tsr_error(TSR_ERR_INVALID_MODEL, "external data location '%s' leaves the model directory", location);
     uint64_t off = 0, len = 0;
     if (off_s && !parse_u64(off_s, &off))
         return tsr_error(TSR_ERR_INVALID_MODEL, "external data offset '%s' is not a number", off_s);
@@ -98,40 +94,33 @@ static tsr_status *external_open(const Onnx__TensorProto *tp, const char *base_d
     } else {
         /* A symlink inside the directory may still point outside it. */
         size_t rb = strlen(real_base);
-        bool inside = strcmp(real_base, "/") == 0 ||
-                      (strncmp(real_file, real_base, rb) == 0 && real_file[rb] == '/');
+        bool inside = strcmp(real_base, "/") == 0 || (strncmp(real_file, real_base, rb) == 0 && real_file[rb] == '/');
         if (!inside)
-            st = tsr_error(TSR_ERR_INVALID_MODEL,
-                           "external data location '%s' resolves outside the model directory",
+            st = tsr_error(TSR_ERR_INVALID_MODEL, "external data location '%s' resolves outside the model directory",
                            location);
     }
     int f = -1;
     struct stat sb;
     if (!st) {
         f = open(real_file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-        if (f < 0)
-            st = tsr_error(TSR_ERR_IO, "external data '%s': %s", location, strerror(errno));
+        if (f < 0) st = tsr_error(TSR_ERR_IO, "external data '%s': %s", location, strerror(errno));
         else if (fstat(f, &sb) != 0 || !S_ISREG(sb.st_mode))
-            st = tsr_error(TSR_ERR_INVALID_MODEL, "external data '%s' is not a regular file",
-                           location);
+            st = tsr_error(TSR_ERR_INVALID_MODEL, "external data '%s' is not a regular file", location);
     }
     if (!st) {
         uint64_t fsize = (uint64_t)sb.st_size;
         if (off > fsize)
-            st = tsr_error(TSR_ERR_INVALID_MODEL,
-                           "external data offset %llu is past the end of '%s' (%llu bytes)",
+            st = tsr_error(TSR_ERR_INVALID_MODEL, "external data offset %llu is past the end of '%s' (%llu bytes)",
                            (unsigned long long)off, location, (unsigned long long)fsize);
         else if (len_s && len > fsize - off)
             st = tsr_error(TSR_ERR_INVALID_MODEL,
                            "external data offset %llu + length %llu is past the end of '%s' "
                            "(%llu bytes)",
-                           (unsigned long long)off, (unsigned long long)len, location,
-                           (unsigned long long)fsize);
+                           (unsigned long long)off, (unsigned long long)len, location, (unsigned long long)fsize);
         else {
             if (!len_s) len = fsize - off;
             if (len != nbytes)
-                st = tsr_error(TSR_ERR_INVALID_MODEL,
-                               "external data has %llu bytes, the shape needs %zu",
+                st = tsr_error(TSR_ERR_INVALID_MODEL, "external data has %llu bytes, the shape needs %zu",
                                (unsigned long long)len, nbytes);
         }
     }
@@ -174,10 +163,13 @@ static const char *const field_names[] = {"float_data",  "int32_data",  "int64_d
 
 static field_kind typed_field(int32_t et) {
     switch (et) {
-    case TSR_FLOAT: case TSR_COMPLEX64: return FIELD_FLOAT;
-    case TSR_DOUBLE: case TSR_COMPLEX128: return FIELD_DOUBLE;
+    case TSR_FLOAT:
+    case TSR_COMPLEX64: return FIELD_FLOAT;
+    case TSR_DOUBLE:
+    case TSR_COMPLEX128: return FIELD_DOUBLE;
     case TSR_INT64: return FIELD_INT64;
-    case TSR_UINT32: case TSR_UINT64: return FIELD_UINT64;
+    case TSR_UINT32:
+    case TSR_UINT64: return FIELD_UINT64;
     case TSR_STRING: return FIELD_STRING;
     default: return FIELD_INT32; /* int32 and every narrower type, as bit patterns */
     }
@@ -234,20 +226,18 @@ static tsr_status *copy_typed(const Onnx__TensorProto *tp, ir_tensor *t) {
         break;
     case FIELD_STRING:
         for (size_t i = 0; i < tp->n_string_data; i++)
-            TSR_TRY(ir_tensor_set_string(t, i, (const char *)tp->string_data[i].data,
-                                         tp->string_data[i].len));
+            TSR_TRY(ir_tensor_set_string(t, i, (const char *)tp->string_data[i].data, tp->string_data[i].len));
         break;
     }
     return NULL;
 }
 
-static tsr_status *shape_error(int32_t et, size_t rank, const int64_t *dims, const char *what,
-                               unsigned long long have, const char *unit,
-                               unsigned long long need) {
+static tsr_status *shape_error(int32_t et, size_t rank, const int64_t *dims, const char *what, unsigned long long have,
+                               const char *unit, unsigned long long need) {
     char shape[256];
     loader_format_shape(shape, sizeof shape, rank, dims);
-    return tsr_error(TSR_ERR_INVALID_MODEL, "%s has %llu %s, shape %s %s needs %llu", what, have,
-                     unit, shape, tsr_elem_type_name(et), need);
+    return tsr_error(TSR_ERR_INVALID_MODEL, "%s has %llu %s, shape %s %s needs %llu", what, have, unit, shape,
+                     tsr_elem_type_name(et), need);
 }
 
 /* Counts nbytes more external data against the limit. */
@@ -256,8 +246,7 @@ static tsr_status *external_charge(loader_ext *ext, size_t nbytes) {
         return tsr_error(TSR_ERR_NO_MEMORY,
                          "external data of %zu bytes would make %llu bytes read in all, over the "
                          "external_bytes limit (%llu)",
-                         nbytes, (unsigned long long)ext->used + nbytes,
-                         (unsigned long long)ext->limit);
+                         nbytes, (unsigned long long)ext->used + nbytes, (unsigned long long)ext->limit);
     ext->used += nbytes;
     return NULL;
 }
@@ -267,31 +256,24 @@ tsr_status *loader_tensor_decode(Onnx__TensorProto *tp, loader_ext *ext, ir_tens
     if (et == TSR_UNDEFINED) return tsr_error(TSR_ERR_INVALID_MODEL, "data_type is not set");
     if (et != TSR_STRING && tsr_elem_type_bits(et) == 0)
         return tsr_error(TSR_ERR_INVALID_MODEL, "unknown data_type %d", (int)et);
-    if (tp->segment)
-        return tsr_error(TSR_ERR_NOT_SUPPORTED, "segmented tensors are not supported");
+    if (tp->segment) return tsr_error(TSR_ERR_NOT_SUPPORTED, "segmented tensors are not supported");
     if (tp->n_dims > IR_MAX_RANK)
-        return tsr_error(TSR_ERR_INVALID_MODEL, "rank %zu is above the limit of %d", tp->n_dims,
-                         IR_MAX_RANK);
+        return tsr_error(TSR_ERR_INVALID_MODEL, "rank %zu is above the limit of %d", tp->n_dims, IR_MAX_RANK);
     for (size_t i = 0; i < tp->n_dims; i++)
         if (tp->dims[i] < 0)
-            return tsr_error(TSR_ERR_INVALID_MODEL, "dims[%zu] is negative (%lld)", i,
-                             (long long)tp->dims[i]);
+            return tsr_error(TSR_ERR_INVALID_MODEL, "dims[%zu] is negative (%lld)", i, (long long)tp->dims[i]);
     uint64_t count;
     size_t nbytes;
     char shape[256];
-    if (!ir_dims_count((int32_t)tp->n_dims, tp->dims, &count) ||
-        !ir_elem_bytes(et, count, &nbytes)) {
+    if (!ir_dims_count((int32_t)tp->n_dims, tp->dims, &count) || !ir_elem_bytes(et, count, &nbytes)) {
         loader_format_shape(shape, sizeof shape, tp->n_dims, tp->dims);
-        return tsr_error(TSR_ERR_INVALID_MODEL, "shape %s %s is too large", shape,
-                         tsr_elem_type_name(et));
+        return tsr_error(TSR_ERR_INVALID_MODEL, "shape %s %s is too large", shape, tsr_elem_type_name(et));
     }
-    bool external = tp->has_data_location &&
-                    tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    bool external = tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
     int fd = -1;
     uint64_t offset = 0;
     if (external) {
-        if (et == TSR_STRING)
-            return tsr_error(TSR_ERR_INVALID_MODEL, "string tensors cannot use external data");
+        if (et == TSR_STRING) return tsr_error(TSR_ERR_INVALID_MODEL, "string tensors cannot use external data");
         TSR_TRY(external_open(tp, ext ? ext->base_dir : NULL, nbytes, &fd, &offset));
         tsr_status *over = external_charge(ext, nbytes);
         if (over) {
@@ -299,20 +281,17 @@ tsr_status *loader_tensor_decode(Onnx__TensorProto *tp, loader_ext *ext, ir_tens
             return over;
         }
     } else if (tp->has_raw_data) {
-        if (et == TSR_STRING)
-            return tsr_error(TSR_ERR_INVALID_MODEL, "string tensors cannot use raw_data");
+        if (et == TSR_STRING) return tsr_error(TSR_ERR_INVALID_MODEL, "string tensors cannot use raw_data");
         if (tp->raw_data.len != nbytes)
-            return shape_error(et, tp->n_dims, tp->dims, "raw_data", tp->raw_data.len, "bytes",
-                               nbytes);
+            return shape_error(et, tp->n_dims, tp->dims, "raw_data", tp->raw_data.len, "bytes", nbytes);
     } else {
         field_kind k = typed_field(et);
         uint64_t need = count;
         size_t bits = tsr_elem_type_bits(et);
         if (et == TSR_COMPLEX64 || et == TSR_COMPLEX128) need = count * 2; /* count fits: bytes did */
-        else if (bits > 0 && bits < 8) need = nbytes; /* one packed byte per entry */
+        else if (bits > 0 && bits < 8) need = nbytes;                      /* one packed byte per entry */
         if (field_len(tp, k) != need)
-            return shape_error(et, tp->n_dims, tp->dims, field_names[k], field_len(tp, k),
-                               "values", need);
+            return shape_error(et, tp->n_dims, tp->dims, field_names[k], field_len(tp, k), "values", need);
     }
 
     ir_tensor *t = NULL;
@@ -354,8 +333,7 @@ tsr_status *loader_tensor_decode(Onnx__TensorProto *tp, loader_ext *ext, ir_tens
 
 /* --- sparse ---------------------------------------------------------------- */
 
-tsr_status *loader_sparse_decode(const Onnx__SparseTensorProto *sp, loader_ext *ext,
-                                 ir_tensor **out) {
+tsr_status *loader_sparse_decode(const Onnx__SparseTensorProto *sp, loader_ext *ext, ir_tensor **out) {
     if (!sp->values) return tsr_error(TSR_ERR_INVALID_MODEL, "sparse tensor without values");
     if (sp->n_dims > IR_MAX_RANK)
         return tsr_error(TSR_ERR_INVALID_MODEL, "sparse rank %zu is above the limit", sp->n_dims);
@@ -367,32 +345,25 @@ tsr_status *loader_sparse_decode(const Onnx__SparseTensorProto *sp, loader_ext *
     uint64_t dense_count = 0, nnz = vals->rank == 1 ? (uint64_t)vals->dims[0] : 0;
     size_t dense_bytes = 0;
     if (vals->rank != 1) {
-        st = tsr_error(TSR_ERR_INVALID_MODEL, "sparse values must be 1-D, not rank %d",
-                       (int)vals->rank);
+        st = tsr_error(TSR_ERR_INVALID_MODEL, "sparse values must be 1-D, not rank %d", (int)vals->rank);
     } else if (et != TSR_STRING && bits % 8 != 0) {
-        st = tsr_error(TSR_ERR_NOT_SUPPORTED, "sparse %s tensors are not supported",
-                       tsr_elem_type_name(et));
+        st = tsr_error(TSR_ERR_NOT_SUPPORTED, "sparse %s tensors are not supported", tsr_elem_type_name(et));
     } else if (!ir_dims_count((int32_t)sp->n_dims, sp->dims, &dense_count) ||
-               !ir_elem_bytes(et, dense_count, &dense_bytes) ||
-               dense_bytes > LOADER_MAX_DENSIFIED_BYTES) {
+               !ir_elem_bytes(et, dense_count, &dense_bytes) || dense_bytes > LOADER_MAX_DENSIFIED_BYTES) {
         char shape[256];
         loader_format_shape(shape, sizeof shape, sp->n_dims, sp->dims);
-        st = tsr_error(TSR_ERR_INVALID_MODEL, "sparse dense shape %s is negative or too large",
-                       shape);
+        st = tsr_error(TSR_ERR_INVALID_MODEL, "sparse dense shape %s is negative or too large", shape);
     } else if (nnz > 0 && !sp->indices) {
         st = tsr_error(TSR_ERR_INVALID_MODEL, "sparse tensor without indices");
     }
     if (!st && sp->indices) {
         st = loader_tensor_decode(sp->indices, ext, &idx);
         if (st) st = tsr_error_wrap(st, "indices");
-        else if (idx->elem_type != TSR_INT64)
-            st = tsr_error(TSR_ERR_INVALID_MODEL, "sparse indices must be int64");
+        else if (idx->elem_type != TSR_INT64) st = tsr_error(TSR_ERR_INVALID_MODEL, "sparse indices must be int64");
         else if (!((idx->rank == 1 && (uint64_t)idx->dims[0] == nnz) ||
-                   (idx->rank == 2 && (uint64_t)idx->dims[0] == nnz &&
-                    (uint64_t)idx->dims[1] == sp->n_dims)))
-            st = tsr_error(TSR_ERR_INVALID_MODEL,
-                           "sparse indices must be [%llu] or [%llu,%zu]", (unsigned long long)nnz,
-                           (unsigned long long)nnz, sp->n_dims);
+                   (idx->rank == 2 && (uint64_t)idx->dims[0] == nnz && (uint64_t)idx->dims[1] == sp->n_dims)))
+            st = tsr_error(TSR_ERR_INVALID_MODEL, "sparse indices must be [%llu] or [%llu,%zu]",
+                           (unsigned long long)nnz, (unsigned long long)nnz, sp->n_dims);
     }
     if (!st) st = ir_tensor_new(et, (int32_t)sp->n_dims, sp->dims, &dense);
     size_t esize = et == TSR_STRING ? sizeof(tsr_string) : bits / 8;
@@ -411,8 +382,7 @@ tsr_status *loader_sparse_decode(const Onnx__SparseTensorProto *sp, loader_ext *
             }
         }
         if (!ok) {
-            st = tsr_error(TSR_ERR_INVALID_MODEL, "sparse index %llu is out of range",
-                           (unsigned long long)k);
+            st = tsr_error(TSR_ERR_INVALID_MODEL, "sparse index %llu is out of range", (unsigned long long)k);
         } else if (et == TSR_STRING) {
             const tsr_string *s = (const tsr_string *)vals->data + k;
             st = ir_tensor_set_string(dense, (size_t)pos, s->data, s->size);
@@ -445,8 +415,8 @@ static bool looks_like_container(const void *bytes, size_t size) {
 tsr_status *ir_tensor_from_proto_bytes(const void *bytes, size_t size, ir_tensor **out) {
     if (!bytes && size) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "NULL bytes");
     Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, size, bytes);
-    tsr_status *st = tp ? loader_tensor_decode(tp, NULL, out)
-                        : tsr_error(TSR_ERR_INVALID_MODEL, "not a valid TensorProto");
+    tsr_status *st =
+        tp ? loader_tensor_decode(tp, NULL, out) : tsr_error(TSR_ERR_INVALID_MODEL, "not a valid TensorProto");
     if (st && tp) st = tsr_error_wrap(st, "tensor '%s'", tp->name ? tp->name : "");
     if (tp) onnx__tensor_proto__free_unpacked(tp, NULL);
     if (st && looks_like_container(bytes, size)) {
@@ -458,19 +428,16 @@ tsr_status *ir_tensor_from_proto_bytes(const void *bytes, size_t size, ir_tensor
     return st;
 }
 
-tsr_status *ir_tensor_to_proto_bytes(const tsr_tensor *t, const char *name, void **bytes,
-                                     size_t *size) {
+tsr_status *ir_tensor_to_proto_bytes(const tsr_tensor *t, const char *name, void **bytes, size_t *size) {
     uint64_t count;
     size_t nbytes;
     if (!t || !bytes || !size) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "NULL argument");
-    if (t->memory_kind != TSR_MEMORY_HOST)
-        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "tensor is not in host memory");
-    if (t->rank < 0 || t->rank > IR_MAX_RANK || (t->rank > 0 && !t->dims) ||
-        !ir_dims_count(t->rank, t->dims, &count) || !ir_elem_bytes(t->elem_type, count, &nbytes))
+    if (t->memory_kind != TSR_MEMORY_HOST) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "tensor is not in host memory");
+    if (t->rank < 0 || t->rank > IR_MAX_RANK || (t->rank > 0 && !t->dims) || !ir_dims_count(t->rank, t->dims, &count) ||
+        !ir_elem_bytes(t->elem_type, count, &nbytes))
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "tensor has an invalid type or shape");
     if (t->nbytes != nbytes || (nbytes && !t->data))
-        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "tensor holds %zu bytes, its shape needs %zu",
-                         t->nbytes, nbytes);
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "tensor holds %zu bytes, its shape needs %zu", t->nbytes, nbytes);
     Onnx__TensorProto tp = ONNX__TENSOR_PROTO__INIT;
     tp.n_dims = (size_t)t->rank;
     tp.dims = (int64_t *)t->dims; /* pack only reads */

@@ -31,8 +31,7 @@ static int read_varint(const uint8_t **p, const uint8_t *end, uint64_t *out) {
  * ModelProto field (level 0), the node of that graph or function (level 1),
  * and that node's name when its bytes come before its attributes (level 2,
  * as every serializer writes them). */
-static void note_path(wire_scan *w, int level, const ProtobufCFieldDescriptor *f,
-                      unsigned *nodes_seen) {
+static void note_path(wire_scan *w, int level, const ProtobufCFieldDescriptor *f, unsigned *nodes_seen) {
     wire_report *r = w->r;
     if (level == 0) {
         r->top_field = f->name;
@@ -50,8 +49,8 @@ static void note_path(wire_scan *w, int level, const ProtobufCFieldDescriptor *f
 
 /* Returns WIRE_OK, or what was exceeded; anything malformed stops the scan
  * of that message with WIRE_OK and is left to protobuf-c to report. */
-static int scan(wire_scan *w, const uint8_t *p, const uint8_t *end,
-                const ProtobufCMessageDescriptor *desc, int depth_left, int graphs, int level) {
+static int scan(wire_scan *w, const uint8_t *p, const uint8_t *end, const ProtobufCMessageDescriptor *desc,
+                int depth_left, int graphs, int level) {
     if (depth_left <= 0) return WIRE_MESSAGES;
     unsigned nodes_seen = 0;
     while (p < end) {
@@ -74,15 +73,15 @@ static int scan(wire_scan *w, const uint8_t *p, const uint8_t *end,
             uint64_t id = key >> 3;
             const ProtobufCFieldDescriptor *f =
                 id <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(desc, (unsigned)id) : NULL;
-            if (f && level == 2 && desc == &onnx__node_proto__descriptor &&
-                f->type == PROTOBUF_C_TYPE_STRING && strcmp(f->name, "name") == 0) {
+            if (f && level == 2 && desc == &onnx__node_proto__descriptor && f->type == PROTOBUF_C_TYPE_STRING &&
+                strcmp(f->name, "name") == 0) {
                 w->r->node_name = p;
                 w->r->node_name_len = (size_t)len;
             }
             if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
                 int g = graphs;
-                if (desc == &onnx__attribute_proto__descriptor &&
-                    f->descriptor == &onnx__graph_proto__descriptor && ++g > w->max_graphs) {
+                if (desc == &onnx__attribute_proto__descriptor && f->descriptor == &onnx__graph_proto__descriptor &&
+                    ++g > w->max_graphs) {
                     w->r->graphs_found = g;
                     return WIRE_GRAPHS;
                 }
@@ -93,15 +92,14 @@ static int scan(wire_scan *w, const uint8_t *p, const uint8_t *end,
             p += len;
             break;
         }
-        default:
-            return WIRE_OK; /* groups are not used by ONNX; protobuf-c decides */
+        default: return WIRE_OK; /* groups are not used by ONNX; protobuf-c decides */
         }
     }
     return WIRE_OK;
 }
 
-int loader_wire_check(const uint8_t *bytes, size_t size, const ProtobufCMessageDescriptor *desc,
-                      int max_messages, int max_graphs, wire_report *r) {
+int loader_wire_check(const uint8_t *bytes, size_t size, const ProtobufCMessageDescriptor *desc, int max_messages,
+                      int max_graphs, wire_report *r) {
     memset(r, 0, sizeof *r);
     r->node_index = -1;
     wire_scan w = {max_graphs, r, {0}};

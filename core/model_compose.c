@@ -39,17 +39,15 @@ typedef struct composer {
     const char *const *labels;
     size_t n;
     const compose_spec *spec;
-    link_pair *pairs;  /* stage by stage */
+    link_pair *pairs; /* stage by stage */
     size_t n_pairs;
-    size_t *first;     /* stage k's pairs: [first[k], first[k + 1]) */
-    ir_value **ins;    /* every pair's `in`, sorted by address */
-    ir_value **outs;   /* stage k's pairs' `out`s, [first[k], first[k + 1]), sorted by address */
+    size_t *first;      /* stage k's pairs: [first[k], first[k + 1]) */
+    ir_value **ins;     /* every pair's `in`, sorted by address */
+    ir_value **outs;    /* stage k's pairs' `out`s, [first[k], first[k + 1]), sorted by address */
     size_t *link_stage; /* the stage each of spec's links is for */
 } composer;
 
-static const char *label(const composer *c, size_t k) {
-    return c->labels && c->labels[k] ? c->labels[k] : "?";
-}
+static const char *label(const composer *c, size_t k) { return c->labels && c->labels[k] ? c->labels[k] : "?"; }
 
 static const char *prefix_of(const composer *c, size_t k) {
     const compose_spec *s = c->spec;
@@ -107,13 +105,12 @@ static tsr_status *check_pair(const composer *c, size_t k, const link_pair *p) {
             snprintf(why, sizeof why, "rank %d against %d", (int)a->rank, (int)b->rank);
         for (int32_t d = 0; !why[0] && a->rank == b->rank && d < a->rank && a->dims && b->dims; d++)
             if (a->dims[d].value >= 0 && b->dims[d].value >= 0 && a->dims[d].value != b->dims[d].value)
-                snprintf(why, sizeof why, "dim %d is %lld against %lld", (int)d,
-                         (long long)a->dims[d].value, (long long)b->dims[d].value);
+                snprintf(why, sizeof why, "dim %d is %lld against %lld", (int)d, (long long)a->dims[d].value,
+                         (long long)b->dims[d].value);
     }
     if (!why[0]) return NULL;
-    return tsr_error(TSR_ERR_INVALID_MODEL,
-                     "stage %zu '%s': output '%s' cannot feed its input '%s': %s", k, label(c, k),
-                     p->out->name, p->in->name, why);
+    return tsr_error(TSR_ERR_INVALID_MODEL, "stage %zu '%s': output '%s' cannot feed its input '%s': %s", k,
+                     label(c, k), p->out->name, p->in->name, why);
 }
 
 /* `named`: from a --connect, which may name an input twice; by position
@@ -121,8 +118,8 @@ static tsr_status *check_pair(const composer *c, size_t k, const link_pair *p) {
 static tsr_status *add_pair(composer *c, size_t k, ir_value *out, ir_value *in, bool named) {
     for (size_t i = c->first[k]; named && i < c->n_pairs; i++)
         if (c->pairs[i].in == in)
-            return tsr_error(TSR_ERR_INVALID_ARGUMENT, "stage %zu '%s': input '%s' is connected twice",
-                             k, label(c, k), in->name);
+            return tsr_error(TSR_ERR_INVALID_ARGUMENT, "stage %zu '%s': input '%s' is connected twice", k, label(c, k),
+                             in->name);
     c->pairs[c->n_pairs++] = (link_pair){out, in};
     return NULL;
 }
@@ -134,8 +131,8 @@ static tsr_status *link_named(composer *c, size_t k, const compose_link *l) {
     if (!in) {
         list_names(have, sizeof have, g->inputs, g->n_inputs);
         return tsr_error(TSR_ERR_INVALID_ARGUMENT,
-                         "connect %s=%s: stage %zu '%s' has no graph input '%s' (its inputs: %s)",
-                         l->output, l->input, k, label(c, k), l->input, have);
+                         "connect %s=%s: stage %zu '%s' has no graph input '%s' (its inputs: %s)", l->output, l->input,
+                         k, label(c, k), l->input, have);
     }
     /* the nearest earlier stage with an output of that name */
     for (size_t j = k; j-- > 0;) {
@@ -162,7 +159,7 @@ static tsr_status *link_by_position(composer *c, size_t k) {
 }
 
 static int cmp_ptr(const void *a, const void *b) {
-    uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+    uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
     return x < y ? -1 : x > y;
 }
 
@@ -179,8 +176,8 @@ static int cmp_pair_in(const void *a, const void *b) {
 static ir_value *feeder(const composer *c, size_t k, const ir_value *v) {
     if (!v) return NULL;
     link_pair key = {NULL, (ir_value *)v};
-    const link_pair *p = bsearch(&key, c->pairs + c->first[k], c->first[k + 1] - c->first[k],
-                                 sizeof *c->pairs, cmp_pair_in);
+    const link_pair *p =
+        bsearch(&key, c->pairs + c->first[k], c->first[k + 1] - c->first[k], sizeof *c->pairs, cmp_pair_in);
     return p ? p->out : NULL;
 }
 
@@ -189,9 +186,8 @@ static ir_value *feeder(const composer *c, size_t k, const ir_value *v) {
 static tsr_status *link_stage(const composer *c, const compose_link *l, size_t *stage) {
     *stage = l->stage;
     if (l->stage >= c->n)
-        return tsr_error(TSR_ERR_INVALID_ARGUMENT,
-                         "connect %s=%s is for stage %zu, but the chain has stages 0 to %zu", l->output,
-                         l->input, l->stage, c->n - 1);
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "connect %s=%s is for stage %zu, but the chain has stages 0 to %zu",
+                         l->output, l->input, l->stage, c->n - 1);
     if (l->stage) return NULL;
     for (size_t k = 1; k < c->n; k++) {
         const ir_graph *g = c->m[k]->graph;
@@ -200,8 +196,8 @@ static tsr_status *link_stage(const composer *c, const compose_link *l, size_t *
             return tsr_error(TSR_ERR_INVALID_ARGUMENT,
                              "connect %s=%s: stages %zu '%s' and %zu '%s' both have an input '%s'; "
                              "name the stage (K:%s=%s)",
-                             l->output, l->input, *stage, label(c, *stage), k, label(c, k), l->input,
-                             l->output, l->input);
+                             l->output, l->input, *stage, label(c, *stage), k, label(c, k), l->input, l->output,
+                             l->input);
         *stage = k;
     }
     if (*stage) return NULL;
@@ -220,9 +216,8 @@ static tsr_status *link_stage(const composer *c, const compose_link *l, size_t *
         if (w < 0) break;
         used += (size_t)w;
     }
-    return tsr_error(TSR_ERR_INVALID_ARGUMENT,
-                     "connect %s=%s: no stage after stage 0 has a graph input '%s' (%s)", l->output,
-                     l->input, l->input, have);
+    return tsr_error(TSR_ERR_INVALID_ARGUMENT, "connect %s=%s: no stage after stage 0 has a graph input '%s' (%s)",
+                     l->output, l->input, l->input, have);
 }
 
 static tsr_status *resolve_links(composer *c) {
@@ -384,10 +379,9 @@ static tsr_status *unite_metadata(composer *c) {
     keyed bad, was;
     tsr_status *st = NULL;
     if (unite(e, n, false, false, &bad, &was))
-        st = tsr_error(TSR_ERR_INVALID_MODEL,
-                       "stage %zu '%s': metadata_props '%s' is '%s', but stage %zu '%s' has '%s'",
-                       bad.stage, label(c, bad.stage), bad.key, bad.text, was.stage, label(c, was.stage),
-                       was.text);
+        st =
+            tsr_error(TSR_ERR_INVALID_MODEL, "stage %zu '%s': metadata_props '%s' is '%s', but stage %zu '%s' has '%s'",
+                      bad.stage, label(c, bad.stage), bad.key, bad.text, was.stage, label(c, was.stage), was.text);
     size_t m = 0;
     for (size_t i = 0; i < n && !st; i++) {
         if (!e[i].first) continue;
@@ -476,8 +470,7 @@ static tsr_status *rename_calls(ir_graph *g, const ir_function *f, const char *o
         }
         for (size_t a = 0; a < n->n_attrs; a++)
             for (size_t s = 0; s < subgraph_count(&n->attrs[a]); s++)
-                if (subgraph_at(&n->attrs[a], s))
-                    TSR_TRY(rename_calls(subgraph_at(&n->attrs[a], s), f, old_name));
+                if (subgraph_at(&n->attrs[a], s)) TSR_TRY(rename_calls(subgraph_at(&n->attrs[a], s), f, old_name));
     }
     return NULL;
 }
@@ -539,8 +532,7 @@ static bool collect_names(const composer *c, name_list *l, const ir_graph *g, si
         for (size_t a = 0; a < g->nodes[i]->n_attrs; a++) {
             const ir_attr *at = &g->nodes[i]->attrs[a];
             for (size_t s = 0; s < subgraph_count(at); s++)
-                if (subgraph_at(at, s) && !collect_names(c, l, subgraph_at(at, s), stage, false))
-                    return false;
+                if (subgraph_at(at, s) && !collect_names(c, l, subgraph_at(at, s), stage, false)) return false;
         }
     return true;
 }
@@ -554,16 +546,11 @@ static int cmp_named(const void *a, const void *b) {
 
 static void describe(char *buf, size_t size, const named *e) {
     const ir_value *v = e->v;
-    if (!e->top)
-        snprintf(buf, size, "a value inside a subgraph");
-    else if (v->is_graph_input)
-        snprintf(buf, size, "a graph input");
-    else if (v->producer)
-        snprintf(buf, size, "the output of node '%s' (%s)", v->producer->name, v->producer->op_type);
-    else if (v->constant)
-        snprintf(buf, size, "an initializer");
-    else
-        snprintf(buf, size, "a value");
+    if (!e->top) snprintf(buf, size, "a value inside a subgraph");
+    else if (v->is_graph_input) snprintf(buf, size, "a graph input");
+    else if (v->producer) snprintf(buf, size, "the output of node '%s' (%s)", v->producer->name, v->producer->op_type);
+    else if (v->constant) snprintf(buf, size, "an initializer");
+    else snprintf(buf, size, "a value");
 }
 
 /* A name of one stage's main graph used anywhere in another stage (a
@@ -592,8 +579,7 @@ static tsr_status *find_clash(const composer *c) {
             st = tsr_error(TSR_ERR_INVALID_MODEL,
                            "name clash: '%s' is %s in stage %zu '%s' and %s in stage %zu '%s'; give "
                            "the stages prefixes (--prefix, tsr_session_options_set_stage_prefix)",
-                           a->v->name, da, a->stage, label(c, a->stage), db, b->stage,
-                           label(c, b->stage));
+                           a->v->name, da, a->stage, label(c, a->stage), db, b->stage, label(c, b->stage));
         }
         i = end;
     }
@@ -632,8 +618,8 @@ static tsr_status *check_functions(const composer *c) {
             st = tsr_error(TSR_ERR_INVALID_MODEL,
                            "model-local function '%s' of domain '%s' is defined by stage %zu '%s' and "
                            "by stage %zu '%s'; give the stages prefixes (--prefix)",
-                           e[i].f->name, domain_name(e[i].f->domain), e[i - 1].stage,
-                           label(c, e[i - 1].stage), e[i].stage, label(c, e[i].stage));
+                           e[i].f->name, domain_name(e[i].f->domain), e[i - 1].stage, label(c, e[i - 1].stage),
+                           e[i].stage, label(c, e[i].stage));
     free(e);
     return st;
 }
@@ -801,8 +787,8 @@ static tsr_status *merged_header(composer *c) {
     return NULL;
 }
 
-tsr_status *ir_model_compose(ir_model **models, const char *const *labels, size_t n,
-                             const compose_spec *spec, ir_model **out) {
+tsr_status *ir_model_compose(ir_model **models, const char *const *labels, size_t n, const compose_spec *spec,
+                             ir_model **out) {
     composer c = {.m = models, .labels = labels, .n = n, .spec = spec};
     tsr_status *st = n && out ? NULL : tsr_error(TSR_ERR_INVALID_ARGUMENT, "no models to compose");
     for (size_t k = 0; k < n && !st; k++)

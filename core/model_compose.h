@@ -21,7 +21,7 @@ typedef struct compose_link {
 typedef struct compose_spec {
     size_t n_paths;
     char **paths;
-    char **prefixes;     /* n_prefixes entries by stage, NULL where none */
+    char **prefixes; /* n_prefixes entries by stage, NULL where none */
     size_t n_prefixes;
     compose_link *links; /* in the order given */
     size_t n_links;
@@ -52,7 +52,7 @@ void compose_spec_clear(compose_spec *s);
  *     values is an error); functions united (one defined twice is an error).
  * Shapes are not inferred: the result is what loading one file would give.
  */
-tsr_status *ir_model_compose(ir_model **models, const char *const *labels, size_t n,
-                             const compose_spec *spec, ir_model **out);
+tsr_status *ir_model_compose(ir_model **models, const char *const *labels, size_t n, const compose_spec *spec,
+                             ir_model **out);
 
 #endif

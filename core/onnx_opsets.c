@@ -11,7 +11,7 @@
 typedef struct span {
     const char *domain;
     int64_t version; /* m's import, 0 when none; then the version written */
-    int64_t lo, hi; /* the nodes' versions; 0 when no node */
+    int64_t lo, hi;  /* the nodes' versions; 0 when no node */
 } span;
 
 typedef struct spans {
@@ -67,15 +67,13 @@ static tsr_status *check(const ir_model *m, const spans *l, ir_node *const *node
             opset_change c;
             bool found;
             tsr_status *st = opset_next_change(m, nd, nd->opset, to, &c, &found);
-            if (!st && found)
-                st = tsr_error(TSR_ERR_NOT_SUPPORTED, "at opset %lld %s", (long long)c.since, c.what);
+            if (!st && found) st = tsr_error(TSR_ERR_NOT_SUPPORTED, "at opset %lld %s", (long long)c.since, c.what);
             if (st) {
                 tsr_status *e = tsr_error(TSR_ERR_NOT_SUPPORTED,
                                           "node '%s' (%s, opset %lld) cannot be written in one ONNX file "
                                           "with nodes of opset %lld of %s: %s",
                                           nd->name, nd->op_type, (long long)nd->opset, (long long)to,
-                                          nd->domain && *nd->domain ? nd->domain : "ai.onnx",
-                                          tsr_status_message(st));
+                                          nd->domain && *nd->domain ? nd->domain : "ai.onnx", tsr_status_message(st));
                 tsr_status_free(st);
                 return e;
             }
@@ -90,8 +88,8 @@ static tsr_status *check(const ir_model *m, const spans *l, ir_node *const *node
     return NULL;
 }
 
-tsr_status *onnx_opsets_for(const ir_model *m, ir_node *const *nodes, size_t n_nodes, bool whole,
-                            ir_opset **out, size_t *n_out) {
+tsr_status *onnx_opsets_for(const ir_model *m, ir_node *const *nodes, size_t n_nodes, bool whole, ir_opset **out,
+                            size_t *n_out) {
     spans l = {0};
     tsr_status *st = NULL;
     for (size_t i = 0; m && i < m->n_opsets && !st; i++) {

@@ -20,7 +20,7 @@
  * *n_out entries; free it, not the domains, which are borrowed from m and
  * the nodes).
  */
-tsr_status *onnx_opsets_for(const ir_model *m, ir_node *const *nodes, size_t n_nodes, bool whole,
-                            ir_opset **out, size_t *n_out);
+tsr_status *onnx_opsets_for(const ir_model *m, ir_node *const *nodes, size_t n_nodes, bool whole, ir_opset **out,
+                            size_t *n_out);
 
 #endif

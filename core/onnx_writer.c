@@ -152,8 +152,7 @@ static Onnx__TypeProto *w_type(writer *w, const ir_type *t) {
         tp->map_type = mp;
         return tp;
     }
-    default:
-        return NULL;
+    default: return NULL;
     }
 }
 
@@ -172,8 +171,7 @@ static Onnx__ValueInfoProto *w_value_info(writer *w, const ir_value *v) {
 static Onnx__TensorProto *w_tensor(writer *w, const tsr_tensor *t, const char *name) {
     if (w->err) return NULL;
     if (!t || t->memory_kind != TSR_MEMORY_HOST) {
-        w_fail(w, tsr_error(TSR_ERR_INVALID_ARGUMENT, "tensor '%s' is not in host memory",
-                            name ? name : ""));
+        w_fail(w, tsr_error(TSR_ERR_INVALID_ARGUMENT, "tensor '%s' is not in host memory", name ? name : ""));
         return NULL;
     }
     Onnx__TensorProto *tp = w_new(w, 1, sizeof *tp);
@@ -225,8 +223,7 @@ static Onnx__SparseTensorProto *w_sparse(writer *w, const tsr_tensor *t, const c
     vals->rank = 1;
     vals->dims = flat;
     sp->values = w_tensor(w, vals, name);
-    tsr_tensor ind = {sizeof ind, TSR_INT64, 1, flat, idx, (size_t)count * sizeof *idx,
-                      TSR_MEMORY_HOST, 0};
+    tsr_tensor ind = {sizeof ind, TSR_INT64, 1, flat, idx, (size_t)count * sizeof *idx, TSR_MEMORY_HOST, 0};
     sp->indices = w_tensor(w, &ind, NULL);
     sp->n_dims = t->rank > 0 ? (size_t)t->rank : 0;
     sp->dims = (int64_t *)t->dims;
@@ -284,8 +281,7 @@ static Onnx__AttributeProto *w_attr(writer *w, const ir_attr *a, const ir_node *
             if (!(ap->strings = w_new(w, a->count, sizeof *ap->strings))) return NULL;
             for (size_t i = 0; i < a->count; i++) {
                 ap->strings[i].data = (uint8_t *)a->strings[i];
-                ap->strings[i].len =
-                    a->string_lens ? a->string_lens[i] : strlen(a->strings[i]);
+                ap->strings[i].len = a->string_lens ? a->string_lens[i] : strlen(a->strings[i]);
             }
             ap->n_strings = a->count;
         }
@@ -299,12 +295,10 @@ static Onnx__AttributeProto *w_attr(writer *w, const ir_attr *a, const ir_node *
         for (size_t i = 0; i < a->count && !w->err; i++) {
             const ir_tensor *t = a->tensors[i];
             if (!t) {
-                w_fail(w, tsr_error(TSR_ERR_INVALID_MODEL, "attribute '%s' tensor %zu is missing",
-                                    a->name, i));
+                w_fail(w, tsr_error(TSR_ERR_INVALID_MODEL, "attribute '%s' tensor %zu is missing", a->name, i));
                 break;
             }
-            arr[i] = sparse ? (void *)w_sparse(w, &t->view, t->name)
-                            : (void *)w_tensor(w, &t->view, t->name);
+            arr[i] = sparse ? (void *)w_sparse(w, &t->view, t->name) : (void *)w_tensor(w, &t->view, t->name);
         }
         if (sparse) {
             ap->sparse_tensors = (Onnx__SparseTensorProto **)arr;
@@ -325,14 +319,14 @@ static Onnx__AttributeProto *w_attr(writer *w, const ir_attr *a, const ir_node *
     case TSR_ATTR_TYPE_PROTOS:
         /* The loader keeps only the kind of these (no standard op reads
          * them), so they cannot be written back faithfully. */
-        w_fail(w, tsr_error(TSR_ERR_NOT_SUPPORTED,
-                            "node '%s' (%s) attribute '%s': TypeProto attributes are not kept "
-                            "by the loader and cannot be serialized",
-                            n ? n->name : "", n ? n->op_type : "", a->name));
+        w_fail(w,
+               tsr_error(TSR_ERR_NOT_SUPPORTED,
+                         "node '%s' (%s) attribute '%s': TypeProto attributes are not kept "
+                         "by the loader and cannot be serialized",
+                         n ? n->name : "", n ? n->op_type : "", a->name));
         return NULL;
     default:
-        w_fail(w, tsr_error(TSR_ERR_NOT_SUPPORTED, "attribute '%s' has unknown type %d", a->name,
-                            (int)a->type));
+        w_fail(w, tsr_error(TSR_ERR_NOT_SUPPORTED, "attribute '%s' has unknown type %d", a->name, (int)a->type));
         return NULL;
     }
     return ap;
@@ -348,20 +342,17 @@ static Onnx__NodeProto *w_node(writer *w, const ir_node *n) {
     static char empty[] = "";
     if (n->n_inputs) {
         if (!(np->input = w_new(w, n->n_inputs, sizeof *np->input))) return NULL;
-        for (size_t i = 0; i < n->n_inputs; i++)
-            np->input[i] = n->inputs[i] ? n->inputs[i]->name : empty;
+        for (size_t i = 0; i < n->n_inputs; i++) np->input[i] = n->inputs[i] ? n->inputs[i]->name : empty;
         np->n_input = n->n_inputs;
     }
     if (n->n_outputs) {
         if (!(np->output = w_new(w, n->n_outputs, sizeof *np->output))) return NULL;
-        for (size_t i = 0; i < n->n_outputs; i++)
-            np->output[i] = n->outputs[i] ? n->outputs[i]->name : empty;
+        for (size_t i = 0; i < n->n_outputs; i++) np->output[i] = n->outputs[i] ? n->outputs[i]->name : empty;
         np->n_output = n->n_outputs;
     }
     if (n->n_attrs) {
         if (!(np->attribute = w_new(w, n->n_attrs, sizeof *np->attribute))) return NULL;
-        for (size_t i = 0; i < n->n_attrs && !w->err; i++)
-            np->attribute[i] = w_attr(w, &n->attrs[i], n);
+        for (size_t i = 0; i < n->n_attrs && !w->err; i++) np->attribute[i] = w_attr(w, &n->attrs[i], n);
         np->n_attribute = n->n_attrs;
     }
     return np;
@@ -420,7 +411,7 @@ static Onnx__GraphProto *w_subgraph(writer *w, const ir_graph *g) {
 
 typedef struct needs {
     const ir_graph *g;
-    bool *listed;  /* by value index of g: already an input, or produced inside */
+    bool *listed; /* by value index of g: already an input, or produced inside */
     ir_value **extra;
     size_t n_extra;
 } needs;
@@ -458,8 +449,7 @@ static void need_outer_reads(writer *w, needs *nd, const ir_node *n) {
 
 static Onnx__GraphProto *w_view_graph(writer *w, const struct tsr_graph *v) {
     const ir_graph *g = v->ir;
-    needs nd = {g, w_new(w, g->n_values, sizeof(bool)), w_new(w, g->n_values, sizeof(ir_value *)),
-                0};
+    needs nd = {g, w_new(w, g->n_values, sizeof(bool)), w_new(w, g->n_values, sizeof(ir_value *)), 0};
     Onnx__GraphProto *gp = w_new(w, 1, sizeof *gp);
     if (!gp || !nd.listed || !nd.extra) return NULL;
     onnx__graph_proto__init(gp);
@@ -489,8 +479,7 @@ static Onnx__GraphProto *w_view_graph(writer *w, const struct tsr_graph *v) {
         const ir_value *iv = i < v->n_inputs ? v->inputs[i] : nd.extra[i - v->n_inputs];
         const ir_value *rv = real_value(iv);
         bool declared = i < v->n_inputs;
-        if (rv->constant)
-            gp->initializer[gp->n_initializer++] = w_tensor(w, &rv->constant->view, iv->name);
+        if (rv->constant) gp->initializer[gp->n_initializer++] = w_tensor(w, &rv->constant->view, iv->name);
         if (declared || !rv->constant) gp->input[gp->n_input++] = w_value_info(w, iv);
     }
     for (size_t i = 0; i < v->n_outputs; i++) gp->output[i] = w_value_info(w, v->outputs[i]);
@@ -527,8 +516,7 @@ static Onnx__FunctionProto *w_function(writer *w, const ir_function *f) {
     fp->attribute = f->attr_names;
     fp->n_attribute = f->n_attr_names;
     if (f->n_attr_defaults) {
-        if (!(fp->attribute_proto = w_new(w, f->n_attr_defaults, sizeof *fp->attribute_proto)))
-            return NULL;
+        if (!(fp->attribute_proto = w_new(w, f->n_attr_defaults, sizeof *fp->attribute_proto))) return NULL;
         for (size_t i = 0; i < f->n_attr_defaults && !w->err; i++)
             fp->attribute_proto[i] = w_attr(w, &f->attr_defaults[i], NULL);
         fp->n_attribute_proto = f->n_attr_defaults;
@@ -605,8 +593,7 @@ static tsr_status *write_model(const struct tsr_graph *v, bool whole, void **byt
             size_t wrote = onnx__model_proto__pack(&mp, buf);
             if (wrote != len) {
                 free(buf);
-                st = tsr_error(TSR_ERR_RUNTIME, "ONNX serialization wrote %zu of %zu bytes",
-                               wrote, len);
+                st = tsr_error(TSR_ERR_RUNTIME, "ONNX serialization wrote %zu of %zu bytes", wrote, len);
             } else {
                 *bytes = buf;
                 *size = len;

@@ -14,7 +14,7 @@ typedef struct op_arity {
     const char *domain; /* "" for ai.onnx */
     const char *op;
     int32_t since;
-    int32_t min_in, max_in;   /* max -1: unbounded (variadic) */
+    int32_t min_in, max_in; /* max -1: unbounded (variadic) */
     int32_t min_out, max_out;
 } op_arity;
 

@@ -91,8 +91,10 @@ static opset_change_kind j_grid_mode(const ir_node *n) {
 }
 static opset_change_kind j_dropout_mask(const ir_node *n) { return j_extra_outputs(n); }
 
-#define REWRITE(op, v, j, w) {"", op, v, OPSET_REWRITE, j, w}
-#define BREAKS(op, v, j, w) {"", op, v, OPSET_BREAKS, j, w}
+#define REWRITE(op, v, j, w)                                                                                           \
+    { "", op, v, OPSET_REWRITE, j, w }
+#define BREAKS(op, v, j, w)                                                                                            \
+    { "", op, v, OPSET_BREAKS, j, w }
 #define CONSUMED(op) REWRITE(op, 6, j_consumed, "attribute consumed_inputs was removed")
 #define BROADCAST(op) BREAKS(op, 7, j_broadcast, "the broadcast and axis attributes gave way to numpy broadcasting")
 #define AXES_INPUT(op, v) REWRITE(op, v, j_axes, "axes moved from an attribute to an input")
@@ -231,16 +233,15 @@ static size_t first_version(const char *domain, const char *op) {
 
 bool opset_compat_rows_sorted(void) {
     for (size_t i = 1; i < sizeof rows / sizeof rows[0]; i++)
-        if (cmp_key(rows[i - 1].domain, rows[i - 1].op, rows[i - 1].since, rows[i].domain, rows[i].op,
-                    rows[i].since) >= 0 ||
+        if (cmp_key(rows[i - 1].domain, rows[i - 1].op, rows[i - 1].since, rows[i].domain, rows[i].op, rows[i].since) >=
+                0 ||
             !opset_has_version(rows[i].domain, rows[i].op, rows[i].since))
             return false;
     return rows[0].since > 0 && opset_has_version(rows[0].domain, rows[0].op, rows[0].since);
 }
 
 bool opset_has_version(const char *domain, const char *op, int64_t since) {
-    for (size_t i = first_version(domain, op);
-         i < op_version_count && strcmp(op_version_table[i].op, op) == 0 &&
+    for (size_t i = first_version(domain, op); i < op_version_count && strcmp(op_version_table[i].op, op) == 0 &&
          strcmp(op_version_table[i].domain, domain) == 0;
          i++)
         if (op_version_table[i].since == since) return true;
@@ -254,8 +255,8 @@ static bool calls_local_function(const ir_model *m, const ir_node *n) {
     return false;
 }
 
-tsr_status *opset_next_change(const ir_model *m, const ir_node *n, int64_t from, int64_t to,
-                              opset_change *out, bool *found) {
+tsr_status *opset_next_change(const ir_model *m, const ir_node *n, int64_t from, int64_t to, opset_change *out,
+                              bool *found) {
     *found = false;
     if (to <= from || calls_local_function(m, n)) return NULL; /* functions are found by name alone */
     const char *d = n->domain ? n->domain : "";
@@ -274,7 +275,7 @@ tsr_status *opset_next_change(const ir_model *m, const ir_node *n, int64_t from,
     if (i == op_version_count)
         return tsr_error(TSR_ERR_INVALID_MODEL, "%s is not an operator of %s", n->op_type, *d ? d : "ai.onnx");
     for (; i < op_version_count && strcmp(op_version_table[i].op, n->op_type) == 0 &&
-           strcmp(op_version_table[i].domain, d) == 0;
+         strcmp(op_version_table[i].domain, d) == 0;
          i++) {
         int64_t s = op_version_table[i].since;
         if (s <= from || s > to) continue;

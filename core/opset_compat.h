@@ -51,8 +51,8 @@ typedef struct opset_change {
  * calls one of `m`'s model-local functions, which no version changes), or
  * a `to` newer than the table. Errors and `what` say what, not which
  * node (the caller names it). */
-tsr_status *opset_next_change(const ir_model *m, const ir_node *n, int64_t from, int64_t to,
-                              opset_change *out, bool *found);
+tsr_status *opset_next_change(const ir_model *m, const ir_node *n, int64_t from, int64_t to, opset_change *out,
+                              bool *found);
 
 /* The table's own look-up: true when `op` of `domain` has a version
  * `since`. */

@@ -23,8 +23,8 @@ static tsr_status *node_error(const ir_node *n, int64_t to, tsr_status *why) {
                                "version the merged model imports: %s. Convert its model first "
                                "(onnx.version_converter), or run the chain rather than writing one file "
                                "(tessera run A.onnx B.onnx keeps each node's version)",
-                               n->name, n->op_type, (long long)n->opset, (long long)to,
-                               domain_label(n->domain), tsr_status_message(why));
+                               n->name, n->op_type, (long long)n->opset, (long long)to, domain_label(n->domain),
+                               tsr_status_message(why));
     tsr_status_free(why);
     return st;
 }
@@ -39,13 +39,12 @@ static tsr_status *settle_node(const ir_model *m, ir_node *n, int64_t to, bool *
         if (st) return node_error(n, to, st);
         if (!found) break;
         if (c.kind == OPSET_BREAKS)
-            return node_error(n, to,
-                              tsr_error(TSR_ERR_NOT_SUPPORTED, "at opset %lld %s", (long long)c.since, c.what));
+            return node_error(n, to, tsr_error(TSR_ERR_NOT_SUPPORTED, "at opset %lld %s", (long long)c.since, c.what));
         st = opset_rewrite(n, c.since, to);
         if (st)
-            return node_error(n, to,
-                              tsr_error_wrap(st, "at opset %lld %s, and it could not be rewritten",
-                                             (long long)c.since, c.what));
+            return node_error(
+                n, to,
+                tsr_error_wrap(st, "at opset %lld %s, and it could not be rewritten", (long long)c.since, c.what));
         from = c.since;
     }
     n->opset = to;

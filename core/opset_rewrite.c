@@ -154,8 +154,8 @@ static tsr_status *ints_to_input(ir_node *n, const char *name, size_t k, bool on
 }
 
 /* out = op(in0[, in1]) appended to like's graph, read at version `to`. */
-static tsr_status *add_node(ir_node *like, int64_t to, const char *op, ir_value *in0, ir_value *in1,
-                            ir_value *out, ir_node **made) {
+static tsr_status *add_node(ir_node *like, int64_t to, const char *op, ir_value *in0, ir_value *in1, ir_value *out,
+                            ir_node **made) {
     ir_node *m;
     TSR_TRY(ir_graph_add_node(like->graph, &m));
     const char *base = base_name(like);
@@ -184,8 +184,7 @@ static tsr_status *add_node(ir_node *like, int64_t to, const char *op, ir_value 
  * (the input's default), the input stays omitted. When that type is not
  * declared (an intermediate value before shape inference), a float made
  * the data's type by CastLike (opset 15 on). */
-static tsr_status *float_to_input(ir_node *n, const char *name, size_t k, int32_t elem, bool skip_zero,
-                                  int64_t to) {
+static tsr_status *float_to_input(ir_node *n, const char *name, size_t k, int32_t elem, bool skip_zero, int64_t to) {
     ir_attr a;
     take_attr(n, name, &a);
     tsr_status *st = NULL;
@@ -265,9 +264,7 @@ tsr_status *opset_rewrite(ir_node *n, int64_t since, int64_t to) {
     case 5:
         if (is(n, "Reshape")) return ints_to_input(n, "shape", 1, false, false);
         break;
-    case 6:
-        drop_attr(n, "consumed_inputs");
-        return NULL;
+    case 6: drop_attr(n, "consumed_inputs"); return NULL;
     case 7:
         if (is(n, "BatchNormalization") || is(n, "Dropout")) {
             drop_attr(n, "is_test");
@@ -286,7 +283,7 @@ tsr_status *opset_rewrite(ir_node *n, int64_t since, int64_t to) {
             take_attr(n, "scales", &a);
             ir_tensor *t = NULL;
             tsr_status *st = a.type == TSR_ATTR_FLOATS ? floats_tensor(TSR_FLOAT, a.floats, a.count, false, &t)
-                                                      : tsr_error(TSR_ERR_INVALID_MODEL, "scales is not floats");
+                                                       : tsr_error(TSR_ERR_INVALID_MODEL, "scales is not floats");
             if (!st) st = const_input(n, 1, "scales", t);
             ir_attr_clear(&a);
             return st;
@@ -323,7 +320,8 @@ tsr_status *opset_rewrite(ir_node *n, int64_t since, int64_t to) {
     case 13:
         if (is(n, "Softmax") || is(n, "LogSoftmax") || is(n, "Hardmax")) return softmax_13(n, to);
         if (is(n, "Split")) return ints_to_input(n, "split", 1, false, false);
-        if (is(n, "Squeeze") || is(n, "Unsqueeze") || is(n, "ReduceSum")) return ints_to_input(n, "axes", 1, false, false);
+        if (is(n, "Squeeze") || is(n, "Unsqueeze") || is(n, "ReduceSum"))
+            return ints_to_input(n, "axes", 1, false, false);
         break;
     case 16:
         if (is(n, "RoiAlign")) return set_string(n, "coordinate_transformation_mode", "output_half_pixel");
@@ -341,8 +339,7 @@ tsr_status *opset_rewrite(ir_node *n, int64_t since, int64_t to) {
             return set_string(n, "mode", strcmp(m->s, "bicubic") == 0 ? "cubic" : "linear");
         }
         break;
-    default:
-        break;
+    default: break;
     }
     return tsr_error(TSR_ERR_NOT_SUPPORTED, "no rewrite of %s to opset %lld", n->op_type, (long long)since);
 }

@@ -26,7 +26,9 @@
 static bool is_op(const ir_node *n, const char *op) { return strcmp(n->op_type, op) == 0 && n->domain[0] == 0; }
 
 /* a string attribute equal to s (a malformed one of another type is not) */
-static bool attr_is(const ir_attr *a, const char *s) { return a->type == TSR_ATTR_STRING && a->s && strcmp(a->s, s) == 0; }
+static bool attr_is(const ir_attr *a, const char *s) {
+    return a->type == TSR_ATTR_STRING && a->s && strcmp(a->s, s) == 0;
+}
 
 /* Readers of each value of g (by index): node inputs, graph outputs and
  * subgraph captures, counted in one pass over the graph; last[i] is a node
@@ -160,8 +162,7 @@ static const ir_tensor *fixed_vector(const ir_value *v) {
 
 /* A new constant value of g holding the int64 vector vals[n], named after
  * `base` ("<base>_permuted", then "_2", "_3", ... until no value has it). */
-static tsr_status *new_pads_value(ir_graph *g, const char *base, const int64_t *vals, int32_t n,
-                                  ir_value **out) {
+static tsr_status *new_pads_value(ir_graph *g, const char *base, const int64_t *vals, int32_t n, ir_value **out) {
     size_t cap = strlen(base) + 40;
     char *name = malloc(cap);
     if (!name) return TSR_NO_MEMORY();

@@ -157,8 +157,7 @@ static uint64_t blob_hash(const void *bytes, size_t n) {
 
 /* --- files --------------------------------------------------------------- */
 
-static void file_path(const char *dir, const char *provider, const unsigned char key[KEY_LEN], char *out,
-                      size_t size) {
+static void file_path(const char *dir, const char *provider, const unsigned char key[KEY_LEN], char *out, size_t size) {
     char hex[2 * KEY_LEN + 1];
     for (int i = 0; i < KEY_LEN; i++) snprintf(hex + 2 * i, 3, "%02x", key[i]);
     snprintf(out, size, "%s/%s-%s.tsrpiece", dir, provider, hex);
@@ -199,8 +198,7 @@ static unsigned char *read_file(const char *path, size_t *size, char *why, size_
 
 /* The blob inside a file's bytes, or NULL with *why set. */
 static const unsigned char *unwrap(const unsigned char *f, size_t n, const char *compat,
-                                   const unsigned char key[KEY_LEN], size_t *blob_size, char *why,
-                                   size_t why_size) {
+                                   const unsigned char key[KEY_LEN], size_t *blob_size, char *why, size_t why_size) {
     uint32_t format, clen;
     if (n < MAGIC_LEN + 8 || memcmp(f, MAGIC, MAGIC_LEN) != 0) {
         snprintf(why, why_size, "not a Tessera compiled-piece file");
@@ -260,8 +258,8 @@ static bool write_all(int fd, const void *p, size_t n) {
     return true;
 }
 
-static void store(const char *path, const char *compat, const unsigned char key[KEY_LEN], const void *blob,
-                  size_t size, const char *who) {
+static void store(const char *path, const char *compat, const unsigned char key[KEY_LEN], const void *blob, size_t size,
+                  const char *who) {
     static unsigned counter;
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.%ld.%u.tmp", path, (long)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
@@ -275,8 +273,8 @@ static void store(const char *path, const char *compat, const unsigned char key[
     uint32_t format = FORMAT, clen = (uint32_t)strlen(compat);
     uint64_t len = size, sum = blob_hash(blob, size);
     bool ok = write_all(fd, MAGIC, MAGIC_LEN) && write_all(fd, &format, 4) && write_all(fd, &clen, 4) &&
-              write_all(fd, compat, clen) && write_all(fd, key, KEY_LEN) && write_all(fd, &len, 8) &&
-              write_all(fd, blob, size) && write_all(fd, &sum, 8);
+        write_all(fd, compat, clen) && write_all(fd, key, KEY_LEN) && write_all(fd, &len, 8) &&
+        write_all(fd, blob, size) && write_all(fd, &sum, 8);
     ok = close(fd) == 0 && ok;
     if (ok && rename(tmp, path) == 0) return;
     unlink(tmp);
@@ -288,15 +286,14 @@ static void store(const char *path, const char *compat, const unsigned char key[
 /* --- compile through the cache ------------------------------------------ */
 
 static bool has_cache_slots(const tsr_provider *vt) {
-    return TSR_HAS_MEMBER(vt, tsr_provider, piece_import) && vt->cache_compat && vt->piece_export &&
-           vt->piece_import;
+    return TSR_HAS_MEMBER(vt, tsr_provider, piece_import) && vt->cache_compat && vt->piece_export && vt->piece_import;
 }
 
 tsr_status *piece_cache_compile(provider_inst *pv, const struct tsr_graph *view, const char *cache_dir,
                                 void **compiled) {
     const tsr_provider *vt = pv->plugin->vt;
-    const char *compat = cache_dir && *cache_dir && has_cache_slots(vt) ? vt->cache_compat(pv->state, view->device)
-                                                                         : NULL;
+    const char *compat =
+        cache_dir && *cache_dir && has_cache_slots(vt) ? vt->cache_compat(pv->state, view->device) : NULL;
     if (!compat) return vt->compile(pv->state, (const tsr_graph *)view, compiled);
     unsigned char key[KEY_LEN];
     piece_key(pv, view, key);

@@ -37,8 +37,7 @@ static bool valid_name(const char *name) {
     size_t n = strnlen(name, 64);
     if (n == 0 || n >= 64 || strcmp(name, "core") == 0 || strcmp(name, "auto") == 0) return false;
     for (size_t i = 0; i < n; i++)
-        if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
-            return false;
+        if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') || name[i] == '_')) return false;
     return true;
 }
 
@@ -63,8 +62,7 @@ static tsr_status *load_new(const char *path, const tsr_host_api *host, tsr_plug
     *(void **)&entry = dlsym(dl, TSR_PROVIDER_ENTRY);
     if (!entry) {
         dlclose(dl);
-        return tsr_error(TSR_ERR_PROVIDER, "'%s' is not a Tessera provider: no symbol %s", path,
-                         TSR_PROVIDER_ENTRY);
+        return tsr_error(TSR_ERR_PROVIDER, "'%s' is not a Tessera provider: no symbol %s", path, TSR_PROVIDER_ENTRY);
     }
     tsr_provider_entry_args args;
     memset(&args, 0, sizeof args);
@@ -80,13 +78,13 @@ static tsr_status *load_new(const char *path, const tsr_host_api *host, tsr_plug
     }
     if (args.abi_version < HOST_ABI_MIN || args.abi_version > HOST_ABI_MAX) {
         dlclose(dl);
-        return tsr_error(TSR_ERR_ABI, "provider '%s' chose ABI %u; this host speaks %u..%u", path,
-                         args.abi_version, HOST_ABI_MIN, HOST_ABI_MAX);
+        return tsr_error(TSR_ERR_ABI, "provider '%s' chose ABI %u; this host speaks %u..%u", path, args.abi_version,
+                         HOST_ABI_MIN, HOST_ABI_MAX);
     }
     const tsr_provider *vt = args.provider;
-    if (!vt || vt->struct_size < offsetof(tsr_provider, release) + sizeof vt->release ||
-        !vt->name || !vt->create || !vt->destroy || !vt->claim || !vt->compile || !vt->run ||
-        !vt->release || !vt->device_count || !vt->device_info) {
+    if (!vt || vt->struct_size < offsetof(tsr_provider, release) + sizeof vt->release || !vt->name || !vt->create ||
+        !vt->destroy || !vt->claim || !vt->compile || !vt->run || !vt->release || !vt->device_count ||
+        !vt->device_info) {
         dlclose(dl);
         return tsr_error(TSR_ERR_ABI, "provider '%s' returned an incomplete function table", path);
     }
@@ -198,9 +196,7 @@ static void free_strs(char **a, size_t n) {
     free(a);
 }
 
-static int cmp_str(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 tsr_status *plugin_list_files(char ***paths, size_t *count) {
     char **dirs;
@@ -234,7 +230,10 @@ tsr_status *plugin_list_files(char ***paths, size_t *count) {
             if (!s) {
                 size_t plen = strlen(dirs[d]) + strlen(here[i]) + 2;
                 char *full = malloc(plen);
-                if (!full) { s = TSR_NO_MEMORY(); break; }
+                if (!full) {
+                    s = TSR_NO_MEMORY();
+                    break;
+                }
                 snprintf(full, plen, "%s/%s", dirs[d], here[i]);
                 s = push_str(paths, count, full, strlen(full));
                 free(full);
@@ -271,7 +270,10 @@ tsr_status *plugin_resolve(const char *name_or_path, char **path) {
     for (size_t d = 0; d < nd && !*path; d++) {
         size_t plen = strlen(dirs[d]) + strlen(PLUGIN_PREFIX) + len + 5;
         char *full = malloc(plen);
-        if (!full) { s = TSR_NO_MEMORY(); break; }
+        if (!full) {
+            s = TSR_NO_MEMORY();
+            break;
+        }
         snprintf(full, plen, "%s/%s%s.so", dirs[d], PLUGIN_PREFIX, name_or_path);
         struct stat st;
         if (stat(full, &st) == 0) *path = full;
@@ -295,8 +297,7 @@ tsr_status *plugin_resolve(const char *name_or_path, char **path) {
     return s;
 }
 
-tsr_status *provider_create(tsr_plugin *plugin, const tsr_provider_config *config,
-                            provider_inst **out) {
+tsr_status *provider_create(tsr_plugin *plugin, const tsr_provider_config *config, provider_inst **out) {
     provider_inst *p = calloc(1, sizeof *p);
     if (!p) return TSR_NO_MEMORY();
     p->plugin = plugin;

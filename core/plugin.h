@@ -24,8 +24,7 @@ typedef struct tsr_plugin {
 } tsr_plugin;
 
 /* Reads a slot of the plugin's vtable only if the plugin's struct has it. */
-#define PLUGIN_SLOT(pl, member) \
-    (TSR_HAS_MEMBER((pl)->vt, tsr_provider, member) ? (pl)->vt->member : NULL)
+#define PLUGIN_SLOT(pl, member) (TSR_HAS_MEMBER((pl)->vt, tsr_provider, member) ? (pl)->vt->member : NULL)
 
 /* dlopens `path`, finds the entry symbol, negotiates, handing the plugin
  * `host`, the host API table (it must outlive the plugin; the session layer
@@ -55,8 +54,7 @@ typedef struct provider_inst {
     int32_t device_kind; /* of device 0 (tsr_device_kind) */
 } provider_inst;
 
-tsr_status *provider_create(tsr_plugin *plugin, const tsr_provider_config *config,
-                            provider_inst **out);
+tsr_status *provider_create(tsr_plugin *plugin, const tsr_provider_config *config, provider_inst **out);
 void provider_destroy(provider_inst *p);
 
 #endif

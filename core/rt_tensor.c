@@ -67,8 +67,7 @@ void rt_tensor_move(rt_tensor *dst, rt_tensor *src) {
     memset(src, 0, sizeof *src);
 }
 
-tsr_status *rt_tensor_alloc_host(rt_tensor *t, int32_t elem_type, int32_t rank,
-                                 const int64_t *dims) {
+tsr_status *rt_tensor_alloc_host(rt_tensor *t, int32_t elem_type, int32_t rank, const int64_t *dims) {
     ir_tensor *h;
     TSR_TRY(ir_tensor_new(elem_type, rank, dims, &h));
     rt_tensor_release(t);
@@ -77,13 +76,11 @@ tsr_status *rt_tensor_alloc_host(rt_tensor *t, int32_t elem_type, int32_t rank,
     return NULL;
 }
 
-tsr_status *rt_tensor_alloc_device(rt_tensor *t, provider_inst *prov, int32_t device, int32_t elem_type,
-                                   int32_t rank, const int64_t *dims) {
+tsr_status *rt_tensor_alloc_device(rt_tensor *t, provider_inst *prov, int32_t device, int32_t elem_type, int32_t rank,
+                                   const int64_t *dims) {
     const tsr_plugin *pl = prov->plugin;
     tsr_status *(*mem_alloc)(void *, int32_t, size_t, void **) = PLUGIN_SLOT(pl, mem_alloc);
-    if (!mem_alloc)
-        return tsr_error(TSR_ERR_PROVIDER, "provider '%s' has device memory but no mem_alloc",
-                         prov->name);
+    if (!mem_alloc) return tsr_error(TSR_ERR_PROVIDER, "provider '%s' has device memory but no mem_alloc", prov->name);
     uint64_t count;
     size_t nbytes;
     if (rank < 0 || rank > IR_MAX_RANK || !ir_dims_count(rank, dims, &count) ||
@@ -124,7 +121,8 @@ tsr_status *rt_tensor_copy_to(rt_tensor *dst, const rt_tensor *src, provider_ins
         if (dst_prov && dst_prov->memory_kind == TSR_MEMORY_DEVICE)
             return tsr_error(TSR_ERR_NOT_SUPPORTED,
                              "provider '%s' keeps tensors in device memory and cannot take a "
-                             "sequence, optional or map", dst_prov->name);
+                             "sequence, optional or map",
+                             dst_prov->name);
         tsr_value *c;
         TSR_TRY(value_clone(src->value, &c));
         return rt_tensor_take_value(dst, c);
@@ -141,8 +139,7 @@ tsr_status *rt_tensor_copy_to(rt_tensor *dst, const rt_tensor *src, provider_ins
     tsr_status *s = NULL;
     if (v->memory_kind == TSR_MEMORY_DEVICE && src->dev_owner) {
         provider_inst *sp = src->dev_owner;
-        tsr_status *(*to_host)(void *, int32_t, void *, const void *, size_t) =
-            PLUGIN_SLOT(sp->plugin, copy_to_host);
+        tsr_status *(*to_host)(void *, int32_t, void *, const void *, size_t) = PLUGIN_SLOT(sp->plugin, copy_to_host);
         tsr_status *(*between)(void *, int32_t, void *, int32_t, const void *, size_t) =
             PLUGIN_SLOT(sp->plugin, copy_between_devices);
         if (to_device && sp == dst_prov && between) {

@@ -37,11 +37,10 @@ void rt_tensor_borrow_value(rt_tensor *t, const tsr_value *v);
  * giving back what it carried of a run's budget. */
 void rt_tensor_release(rt_tensor *t);
 /* Makes `t` own a new host tensor. */
-tsr_status *rt_tensor_alloc_host(rt_tensor *t, int32_t elem_type, int32_t rank,
-                                 const int64_t *dims);
+tsr_status *rt_tensor_alloc_host(rt_tensor *t, int32_t elem_type, int32_t rank, const int64_t *dims);
 /* Makes `t` own a new tensor in the memory of `prov`'s device `device`. */
-tsr_status *rt_tensor_alloc_device(rt_tensor *t, provider_inst *prov, int32_t device, int32_t elem_type,
-                                   int32_t rank, const int64_t *dims);
+tsr_status *rt_tensor_alloc_device(rt_tensor *t, provider_inst *prov, int32_t device, int32_t elem_type, int32_t rank,
+                                   const int64_t *dims);
 /* Makes `t` a borrowed view of `src` (host memory). */
 void rt_tensor_borrow(rt_tensor *t, const tsr_tensor *src);
 /* Makes `t` borrow whatever `src` holds (host or device tensor, or value). */

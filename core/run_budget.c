@@ -42,12 +42,11 @@ tsr_status *run_budget_reserve(run_budget *b, uint64_t bytes, const char *what) 
         return tsr_error(TSR_ERR_NO_MEMORY,
                          "%s of %llu bytes, with %llu bytes live, would make %llu bytes, over the "
                          "working_bytes limit (%llu)",
-                         what, (unsigned long long)bytes, (unsigned long long)before,
-                         (unsigned long long)now, (unsigned long long)b->limit);
+                         what, (unsigned long long)bytes, (unsigned long long)before, (unsigned long long)now,
+                         (unsigned long long)b->limit);
     }
     uint64_t peak = atomic_load(&b->peak);
-    while (now > peak && !atomic_compare_exchange_weak(&b->peak, &peak, now)) {
-    }
+    while (now > peak && !atomic_compare_exchange_weak(&b->peak, &peak, now)) {}
     return NULL;
 }
 
@@ -75,9 +74,7 @@ static uint64_t value_bytes(const tsr_value *v) {
     return sum;
 }
 
-uint64_t run_budget_slot_bytes(const rt_tensor *t) {
-    return t->value ? value_bytes(t->value) : t->view.nbytes;
-}
+uint64_t run_budget_slot_bytes(const rt_tensor *t) { return t->value ? value_bytes(t->value) : t->view.nbytes; }
 
 tsr_status *run_budget_copy(rt_tensor *dst, const rt_tensor *src, provider_inst *dst_prov, int32_t dst_device,
                             run_budget *b, const char *what) {

@@ -14,9 +14,9 @@
 #include "rt_tensor.h"
 
 typedef struct run_budget {
-    uint64_t limit;             /* 0: none */
-    _Atomic uint64_t live;      /* charged now */
-    _Atomic uint64_t peak;      /* the most charged at once */
+    uint64_t limit;        /* 0: none */
+    _Atomic uint64_t live; /* charged now */
+    _Atomic uint64_t peak; /* the most charged at once */
     /* Stopping early (tsr_run_options): the application's terminate flag
      * (NULL: none) and the deadline on run_budget_clock (0: none). */
     const _Atomic int32_t *terminate;

@@ -54,8 +54,8 @@ tsr_status *host_run_charge(tsr_run_context *c, uint64_t bytes, const char *what
     return NULL;
 }
 
-tsr_status *host_run_alloc_output(tsr_run_context *cx, size_t index, int32_t elem_type,
-                                  int32_t rank, const int64_t *dims, tsr_tensor **out) {
+tsr_status *host_run_alloc_output(tsr_run_context *cx, size_t index, int32_t elem_type, int32_t rank,
+                                  const int64_t *dims, tsr_tensor **out) {
     struct tsr_run_context *c = R(cx);
     rt_tensor *slot;
     bool device = c->prov && c->prov->memory_kind == TSR_MEMORY_DEVICE;
@@ -66,12 +66,10 @@ tsr_status *host_run_alloc_output(tsr_run_context *cx, size_t index, int32_t ele
         if (!(slot = calloc(1, sizeof *slot))) return TSR_NO_MEMORY();
         s[c->n_scratch++] = slot;
     } else if (index >= c->n_outputs) {
-        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "output index %zu out of range (%zu outputs)",
-                         index, c->n_outputs);
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "output index %zu out of range (%zu outputs)", index, c->n_outputs);
     } else {
         slot = &c->outputs[index];
-        if (rt_present(slot))
-            return tsr_error(TSR_ERR_INVALID_ARGUMENT, "output %zu allocated twice", index);
+        if (rt_present(slot)) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "output %zu allocated twice", index);
     }
     if (rank < 0 || rank > IR_MAX_RANK || (rank > 0 && !dims))
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "output rank %d is invalid", (int)rank);
@@ -86,11 +84,10 @@ tsr_status *host_run_alloc_output(tsr_run_context *cx, size_t index, int32_t ele
     /* A host tensor the run's arena planned (runtime/arena_plan.c) goes
      * into its block instead of an allocation of its own. */
     bool placed = !device && elem_type != TSR_STRING && c->place &&
-                  c->place(c->place_user, index, bytes, elem_type, rank, dims, slot);
-    tsr_status *s = placed ? NULL
-                  : device && elem_type != TSR_STRING
-                        ? rt_tensor_alloc_device(slot, c->prov, c->device, elem_type, rank, dims)
-                        : rt_tensor_alloc_host(slot, elem_type, rank, dims);
+        c->place(c->place_user, index, bytes, elem_type, rank, dims, slot);
+    tsr_status *s = placed                  ? NULL
+        : device && elem_type != TSR_STRING ? rt_tensor_alloc_device(slot, c->prov, c->device, elem_type, rank, dims)
+                                            : rt_tensor_alloc_host(slot, elem_type, rank, dims);
     if (s) {
         run_budget_unreserve(c->budget, bytes);
         return s;
@@ -121,4 +118,3 @@ tsr_status *host_tensor_set_string(tsr_tensor *t, size_t index, const char *data
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "tensor_set_string on a non-string tensor");
     return ir_strings_set(t->data, t->nbytes, index, data, size);
 }
-

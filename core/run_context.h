@@ -16,10 +16,10 @@ struct tsr_run_context {
     size_t n_inputs;
     const tsr_tensor *const *inputs; /* NULL entries allowed */
     size_t n_outputs;
-    rt_tensor *outputs;              /* n_outputs slots, filled by run_alloc_output */
-    provider_inst *prov;             /* whose memory outputs go to */
-    rt_tensor **scratch;             /* one allocation each: a kernel keeps pointers */
-    size_t n_scratch;                /* to earlier ones while it allocates more */
+    rt_tensor *outputs;                /* n_outputs slots, filled by run_alloc_output */
+    provider_inst *prov;               /* whose memory outputs go to */
+    rt_tensor **scratch;               /* one allocation each: a kernel keeps pointers */
+    size_t n_scratch;                  /* to earlier ones while it allocates more */
     const tsr_value *const *in_values; /* n_inputs entries or NULL: non-tensor inputs */
     tsr_value **wrappers;              /* lazily made TENSOR views for run_input_value */
     uint64_t max_tensor_bytes;         /* 0: no limit */
@@ -30,8 +30,8 @@ struct tsr_run_context {
     /* Puts a host tensor of `bytes` into `slot` (borrowed) where the run's
      * planned arena has room for it (runtime/arena_plan.c), or answers
      * false to have it allocated alone; NULL: no arena. */
-    bool (*place)(void *place_user, size_t index, size_t bytes, int32_t elem_type, int32_t rank,
-                  const int64_t *dims, rt_tensor *slot);
+    bool (*place)(void *place_user, size_t index, size_t bytes, int32_t elem_type, int32_t rank, const int64_t *dims,
+                  rt_tensor *slot);
     void *place_user;
 };
 

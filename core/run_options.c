@@ -39,8 +39,9 @@ tsr_status *tsr_run_options_set_terminate(tsr_run_options *o, int32_t terminate)
 
 tsr_status *tsr_run_options_set_timeout_ms(tsr_run_options *o, int64_t ms) {
     if (!o) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "run options are required");
-    if (ms < 0) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "a run timeout is 0 (none) or a number of milliseconds, not %lld",
-                                 (long long)ms);
+    if (ms < 0)
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "a run timeout is 0 (none) or a number of milliseconds, not %lld",
+                         (long long)ms);
     o->timeout_ms = ms;
     return NULL;
 }

@@ -60,8 +60,8 @@ typedef struct shape_pool {
 
 struct shape_ctx {
     ir_graph *g;
-    shape_ctx *parent;     /* enclosing graph's run, for outer-scope values */
-    shape_sval **svals;    /* n_values entries, NULL when nothing is known */
+    shape_ctx *parent;  /* enclosing graph's run, for outer-scope values */
+    shape_sval **svals; /* n_values entries, NULL when nothing is known */
     size_t n_svals;
     shape_pool **pool;     /* shared with the root run */
     shape_pool *pool_root; /* only meaningful in the root */
@@ -76,12 +76,11 @@ tsr_status *shape_err(const ir_node *n, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (n->name && n->name[0])
-        return tsr_error(TSR_ERR_INVALID_MODEL, "node '%s' (%s): %s", n->name, n->op_type, msg);
+    if (n->name && n->name[0]) return tsr_error(TSR_ERR_INVALID_MODEL, "node '%s' (%s): %s", n->name, n->op_type, msg);
     /* An unnamed node is best found by what it produces. */
     const char *out = n->n_outputs && n->outputs[0] ? n->outputs[0]->name : "";
-    return tsr_error(TSR_ERR_INVALID_MODEL, "node #%zu (%s) producing '%s': %s", n->index,
-                     n->op_type, out ? out : "", msg);
+    return tsr_error(TSR_ERR_INVALID_MODEL, "node #%zu (%s) producing '%s': %s", n->index, n->op_type, out ? out : "",
+                     msg);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -139,8 +138,7 @@ static shape_dim broadcast_dim(shape_dim a, shape_dim b, bool *clash) {
     return shape_unknown();
 }
 
-tsr_status *shape_broadcast(shape_ctx *c, const ir_node *n, const shape_dims *a, const shape_dims *b,
-                         shape_dims *out) {
+tsr_status *shape_broadcast(shape_ctx *c, const ir_node *n, const shape_dims *a, const shape_dims *b, shape_dims *out) {
     (void)c;
     if (a->rank < 0 || b->rank < 0) {
         shape_dims_unknown(out);
@@ -156,8 +154,8 @@ tsr_status *shape_broadcast(shape_ctx *c, const ir_node *n, const shape_dims *a,
         bool clash = false;
         tmp.dims[i] = broadcast_dim(da, db, &clash);
         if (clash)
-            return shape_err(n, "can't broadcast dimension %lld with %lld (axis %d of the result)",
-                          (long long)da.value, (long long)db.value, (int)i);
+            return shape_err(n, "can't broadcast dimension %lld with %lld (axis %d of the result)", (long long)da.value,
+                             (long long)db.value, (int)i);
     }
     *out = tmp;
     return NULL;
@@ -298,7 +296,8 @@ static bool tensor_int_at(const ir_tensor *t, size_t k, int64_t *out) {
     case TSR_INT32: *out = ((const int32_t *)t->data)[k]; return true;
     case TSR_INT16: *out = ((const int16_t *)t->data)[k]; return true;
     case TSR_INT8: *out = ((const int8_t *)t->data)[k]; return true;
-    case TSR_UINT8: case TSR_BOOL: *out = ((const uint8_t *)t->data)[k]; return true;
+    case TSR_UINT8:
+    case TSR_BOOL: *out = ((const uint8_t *)t->data)[k]; return true;
     case TSR_UINT16: *out = ((const uint16_t *)t->data)[k]; return true;
     case TSR_UINT32: *out = ((const uint32_t *)t->data)[k]; return true;
     case TSR_UINT64: {
@@ -327,8 +326,7 @@ static const shape_sval *sval_of(shape_ctx *c, const ir_value *v) {
     return NULL;
 }
 
-bool shape_in_dims(shape_ctx *c, const ir_node *n, size_t i, shape_dim *buf, size_t cap, size_t *count,
-                int32_t *rank) {
+bool shape_in_dims(shape_ctx *c, const ir_node *n, size_t i, shape_dim *buf, size_t cap, size_t *count, int32_t *rank) {
     if (!shape_has_in(n, i)) return false;
     const ir_tensor *t = shape_in_const(c, n, i);
     if (t) {
@@ -353,8 +351,7 @@ bool shape_in_dims(shape_ctx *c, const ir_node *n, size_t i, shape_dim *buf, siz
     return true;
 }
 
-bool shape_in_ints(shape_ctx *c, const ir_node *n, size_t i, int64_t *buf, size_t cap, size_t *count,
-                int32_t *rank) {
+bool shape_in_ints(shape_ctx *c, const ir_node *n, size_t i, int64_t *buf, size_t cap, size_t *count, int32_t *rank) {
     shape_dim d[SHAPE_SVAL_MAX];
     size_t cnt;
     const ir_tensor *t = shape_in_const(c, n, i);
@@ -377,12 +374,10 @@ bool shape_in_ints(shape_ctx *c, const ir_node *n, size_t i, int64_t *buf, size_
     return true;
 }
 
-bool shape_in_doubles(shape_ctx *c, const ir_node *n, size_t i, double *buf, size_t cap,
-                   size_t *count) {
+bool shape_in_doubles(shape_ctx *c, const ir_node *n, size_t i, double *buf, size_t cap, size_t *count) {
     const ir_tensor *t = shape_in_const(c, n, i);
     size_t cnt;
-    if (!t || t->rank > 1 || !tensor_count(t, &cnt) || cnt > cap || (cnt && !t->data))
-        return false;
+    if (!t || t->rank > 1 || !tensor_count(t, &cnt) || cnt > cap || (cnt && !t->data)) return false;
     for (size_t k = 0; k < cnt; k++) {
         int64_t v;
         if (t->elem_type == TSR_FLOAT) buf[k] = ((const float *)t->data)[k];
@@ -572,8 +567,7 @@ static tsr_status *check_out_shape(const ir_node *n, size_t i, const shape_dims 
     int64_t count = 1;
     for (int32_t d = 0; s && d < s->rank; d++) {
         int64_t v = s->dims[d].value;
-        if (v < TSR_DIM_UNKNOWN)
-            return shape_err(n, "output %zu would have negative dimension %lld", i, (long long)v);
+        if (v < TSR_DIM_UNKNOWN) return shape_err(n, "output %zu would have negative dimension %lld", i, (long long)v);
         /* a 0 does not excuse the others: kernels compute strides from them */
         if (v > 0 && (v > IR_MAX_ELEMENTS / count || (count *= v) > IR_MAX_ELEMENTS))
             return shape_err(n, "output %zu would have dims making more than 2^56 elements", i);
@@ -582,7 +576,7 @@ static tsr_status *check_out_shape(const ir_node *n, size_t i, const shape_dims 
 }
 
 tsr_status *shape_set_out_ex(shape_ctx *c, const ir_node *n, size_t i, int32_t elem, const shape_dims *s,
-                          unsigned flags) {
+                             unsigned flags) {
     (void)c;
     if (i >= n->n_outputs || !n->outputs[i]) return NULL;
     TSR_TRY(check_out_shape(n, i, s));
@@ -631,8 +625,10 @@ static tsr_status *join_types(const ir_type *a, const ir_type *b, ir_type *out, 
     if (a->kind != b->kind) return NULL;
     out->kind = a->kind;
     if (a->kind == IR_TYPE_TENSOR || a->kind == IR_TYPE_SPARSE_TENSOR) {
-        out->elem_type = a->elem_type == b->elem_type ? a->elem_type : !a->elem_type ? b->elem_type
-                         : !b->elem_type ? a->elem_type : 0;
+        out->elem_type = a->elem_type == b->elem_type ? a->elem_type
+            : !a->elem_type                           ? b->elem_type
+            : !b->elem_type                           ? a->elem_type
+                                                      : 0;
         if (a->kind != IR_TYPE_TENSOR) return NULL;
         shape_dims sa, sb, s;
         type_to_shape(a, &sa);
@@ -682,10 +678,8 @@ static tsr_status *type_from_constant(ir_value *v) {
 /* ------------------------------------------------------------------------ */
 /* Shape values                                                              */
 
-static tsr_status *sval_set(shape_ctx *c, const ir_value *v, int32_t rank, const shape_dim *e,
-                            size_t n) {
-    if (!v || v->index >= c->n_svals || c->g->values[v->index] != v || n > SHAPE_SVAL_MAX)
-        return NULL;
+static tsr_status *sval_set(shape_ctx *c, const ir_value *v, int32_t rank, const shape_dim *e, size_t n) {
+    if (!v || v->index >= c->n_svals || c->g->values[v->index] != v || n > SHAPE_SVAL_MAX) return NULL;
     shape_sval *s = c->svals[v->index];
     if (!s) {
         s = malloc(sizeof *s);
@@ -705,9 +699,8 @@ static tsr_status *sval_set(shape_ctx *c, const ir_value *v, int32_t rank, const
 }
 
 static bool is_int_type(int32_t t) {
-    return t == TSR_INT64 || t == TSR_INT32 || t == TSR_INT16 || t == TSR_INT8 ||
-           t == TSR_UINT8 || t == TSR_UINT16 || t == TSR_UINT32 || t == TSR_UINT64 ||
-           t == TSR_BOOL;
+    return t == TSR_INT64 || t == TSR_INT32 || t == TSR_INT16 || t == TSR_INT8 || t == TSR_UINT8 || t == TSR_UINT16 ||
+        t == TSR_UINT32 || t == TSR_UINT64 || t == TSR_BOOL;
 }
 
 static shape_dim nan_dim(const char *symbol) {
@@ -718,10 +711,13 @@ static shape_dim nan_dim(const char *symbol) {
 static shape_dim sval_arith(const char *op, shape_dim a, shape_dim b) {
     if (a.value != SHAPE_NAN && b.value != SHAPE_NAN) {
         int64_t x = a.value, y = b.value, r;
-        if (!strcmp(op, "Add")) { if (__builtin_add_overflow(x, y, &r)) return nan_dim(NULL); }
-        else if (!strcmp(op, "Sub")) { if (__builtin_sub_overflow(x, y, &r)) return nan_dim(NULL); }
-        else if (!strcmp(op, "Mul")) { if (__builtin_mul_overflow(x, y, &r)) return nan_dim(NULL); }
-        else if (!strcmp(op, "Div")) {
+        if (!strcmp(op, "Add")) {
+            if (__builtin_add_overflow(x, y, &r)) return nan_dim(NULL);
+        } else if (!strcmp(op, "Sub")) {
+            if (__builtin_sub_overflow(x, y, &r)) return nan_dim(NULL);
+        } else if (!strcmp(op, "Mul")) {
+            if (__builtin_mul_overflow(x, y, &r)) return nan_dim(NULL);
+        } else if (!strcmp(op, "Div")) {
             if (y == 0 || (x == INT64_MIN && y == -1)) return nan_dim(NULL);
             r = x / y; /* ONNX integer Div truncates, like C */
         } else if (!strcmp(op, "Max")) r = x > y ? x : y;
@@ -736,8 +732,7 @@ static shape_dim sval_arith(const char *op, shape_dim a, shape_dim b) {
     if (a.value == 1 && !strcmp(op, "Mul")) return b;
     if (b.value == 0 && (!strcmp(op, "Add") || !strcmp(op, "Sub"))) return a;
     if (a.value == 0 && !strcmp(op, "Add")) return b;
-    if (!strcmp(op, "Equal") && a.symbol && b.symbol && !strcmp(a.symbol, b.symbol))
-        return shape_known(1);
+    if (!strcmp(op, "Equal") && a.symbol && b.symbol && !strcmp(a.symbol, b.symbol)) return shape_known(1);
     /* A dim is never negative, so it never equals -1 (Reshape's marker):
      * exporters test exactly that in Where(Equal(shape, -1), ...). */
     if (!strcmp(op, "Equal") && ((a.value == SHAPE_NAN && b.value < 0) || (b.value == SHAPE_NAN && a.value < 0)))
@@ -787,12 +782,10 @@ static tsr_status *sval_node(shape_ctx *c, const ir_node *n) {
     }
     if (!strcmp(op, "Neg")) {
         if (!shape_in_dims(c, n, 0, a, SHAPE_SVAL_MAX, &na, &ra)) return NULL;
-        for (size_t k = 0; k < na; k++)
-            r[k] = a[k].value != SHAPE_NAN ? shape_known(-a[k].value) : nan_dim(NULL);
+        for (size_t k = 0; k < na; k++) r[k] = a[k].value != SHAPE_NAN ? shape_known(-a[k].value) : nan_dim(NULL);
         return sval_set(c, out, ra, r, na);
     }
-    if (!strcmp(op, "Unsqueeze") || !strcmp(op, "Squeeze") || !strcmp(op, "Reshape") ||
-        !strcmp(op, "Flatten")) {
+    if (!strcmp(op, "Unsqueeze") || !strcmp(op, "Squeeze") || !strcmp(op, "Reshape") || !strcmp(op, "Flatten")) {
         /* Only scalar <-> [k] changes of a 1-D-or-less value; the output
          * type tells which. */
         if (!shape_in_dims(c, n, 0, a, SHAPE_SVAL_MAX, &na, &ra)) return NULL;
@@ -822,18 +815,16 @@ static tsr_status *sval_node(shape_ctx *c, const ir_node *n) {
             size_t cs, ce, ca = 0;
             const int64_t *ps = shape_attr_ints(n, "starts", &cs), *pe = shape_attr_ints(n, "ends", &ce);
             const int64_t *pa = shape_attr_ints(n, "axes", &ca);
-            if (!ps || !pe || cs != 1 || ce != 1 || (pa && (ca != 1 || (pa[0] != 0 && pa[0] != -1))))
-                return NULL;
+            if (!ps || !pe || cs != 1 || ce != 1 || (pa && (ca != 1 || (pa[0] != 0 && pa[0] != -1)))) return NULL;
             st[0] = ps[0];
             en[0] = pe[0];
         } else {
             if (!shape_in_ints(c, n, 1, st, 1, &k1, NULL) || k1 != 1) return NULL;
             if (!shape_in_ints(c, n, 2, en, 1, &k2, NULL) || k2 != 1) return NULL;
-            if (shape_has_in(n, 3) && (!shape_in_ints(c, n, 3, ax, 1, &k3, NULL) || k3 != 1 ||
-                                    (ax[0] != 0 && ax[0] != -1)))
+            if (shape_has_in(n, 3) &&
+                (!shape_in_ints(c, n, 3, ax, 1, &k3, NULL) || k3 != 1 || (ax[0] != 0 && ax[0] != -1)))
                 return NULL;
-            if (shape_has_in(n, 4) && (!shape_in_ints(c, n, 4, sp, 1, &k4, NULL) || k4 != 1 || sp[0] == 0))
-                return NULL;
+            if (shape_has_in(n, 4) && (!shape_in_ints(c, n, 4, sp, 1, &k4, NULL) || k4 != 1 || sp[0] == 0)) return NULL;
         }
         int64_t len = (int64_t)na, s0 = st[0], e0 = en[0], step = sp[0];
         if (s0 < 0) s0 += len;
@@ -861,8 +852,8 @@ static tsr_status *sval_node(shape_ctx *c, const ir_node *n) {
         }
         return sval_set(c, out, 1, r, m);
     }
-    if (!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div") ||
-        !strcmp(op, "Max") || !strcmp(op, "Min") || !strcmp(op, "Equal")) {
+    if (!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div") || !strcmp(op, "Max") ||
+        !strcmp(op, "Min") || !strcmp(op, "Equal")) {
         if (n->n_inputs != 2) return NULL;
         if (!shape_in_dims(c, n, 0, a, SHAPE_SVAL_MAX, &na, &ra)) return NULL;
         if (!shape_in_dims(c, n, 1, b, SHAPE_SVAL_MAX, &nb, &rb)) return NULL;
@@ -891,8 +882,7 @@ static tsr_status *sval_node(shape_ctx *c, const ir_node *n) {
         }
         return sval_set(c, out, m > 1 || ra > 0 || rb > 0 ? 1 : 0, r, m);
     }
-    if (!strcmp(op, "ReduceProd") || !strcmp(op, "ReduceSum") || !strcmp(op, "ReduceMax") ||
-        !strcmp(op, "ReduceMin")) {
+    if (!strcmp(op, "ReduceProd") || !strcmp(op, "ReduceSum") || !strcmp(op, "ReduceMax") || !strcmp(op, "ReduceMin")) {
         /* a whole 1-D shape value reduced (Shape(start=2) -> ReduceProd gives
          * the flattened size a Reshape then uses): axes absent or [0] */
         if (!shape_in_dims(c, n, 0, a, SHAPE_SVAL_MAX, &na, &ra) || ra != 1 || na == 0) return NULL;
@@ -906,8 +896,10 @@ static tsr_status *sval_node(shape_ctx *c, const ir_node *n) {
             if (!shape_in_ints(c, n, 1, axes, 2, &n_axes, NULL) || n_axes > 1) return NULL;
         }
         if (n_axes == 1 && axes[0] != 0 && axes[0] != -1) return NULL;
-        const char *arith = !strcmp(op, "ReduceProd") ? "Mul" : !strcmp(op, "ReduceSum") ? "Add"
-                            : !strcmp(op, "ReduceMax")  ? "Max" : "Min";
+        const char *arith = !strcmp(op, "ReduceProd") ? "Mul"
+            : !strcmp(op, "ReduceSum")                ? "Add"
+            : !strcmp(op, "ReduceMax")                ? "Max"
+                                                      : "Min";
         shape_dim acc = a[0];
         for (size_t k = 1; k < na; k++) acc = sval_arith(arith, acc, a[k]);
         return sval_set(c, out, shape_attr_int(n, "keepdims", 1) ? 1 : 0, &acc, 1);
@@ -915,15 +907,12 @@ static tsr_status *sval_node(shape_ctx *c, const ir_node *n) {
     if (!strcmp(op, "ConstantOfShape")) {
         int64_t shp[1];
         size_t k;
-        if (!shape_in_ints(c, n, 0, shp, 1, &k, NULL) || k != 1 || shp[0] < 0 || shp[0] > SHAPE_SVAL_MAX)
-            return NULL;
+        if (!shape_in_ints(c, n, 0, shp, 1, &k, NULL) || k != 1 || shp[0] < 0 || shp[0] > SHAPE_SVAL_MAX) return NULL;
         const ir_attr *v = shape_attr(n, "value");
         int64_t fill = 0;
         if (v && v->type == TSR_ATTR_TENSOR && v->t) {
             size_t cnt;
-            if (!tensor_count(v->t, &cnt) || cnt != 1 || !v->t->data ||
-                !tensor_int_at(v->t, 0, &fill))
-                return NULL;
+            if (!tensor_count(v->t, &cnt) || cnt != 1 || !v->t->data || !tensor_int_at(v->t, 0, &fill)) return NULL;
         }
         for (int64_t j = 0; j < shp[0]; j++) r[j] = shape_known(fill);
         return sval_set(c, out, 1, r, (size_t)shp[0]);
@@ -974,7 +963,7 @@ static shape_rule find_rule(const ir_node *n) {
 static tsr_status *run_graph(shape_ctx *c, size_t n_feeds, const shape_feed *feeds);
 
 tsr_status *shape_infer_subgraph(shape_ctx *c, const ir_node *n, ir_graph *body, size_t n_feeds,
-                              const shape_feed *feeds) {
+                                 const shape_feed *feeds) {
     if (!body) return NULL;
     if (body->depth > IR_MAX_GRAPH_DEPTH) return NULL;
     shape_ctx sub = {0};
@@ -984,8 +973,7 @@ tsr_status *shape_infer_subgraph(shape_ctx *c, const ir_node *n, ir_graph *body,
     tsr_status *st = run_graph(&sub, n_feeds, feeds);
     if (st) {
         const char *what = body->name && body->name[0] ? body->name : "subgraph";
-        if (n->name && n->name[0])
-            return tsr_error_wrap(st, "node '%s' (%s) %s", n->name, n->op_type, what);
+        if (n->name && n->name[0]) return tsr_error_wrap(st, "node '%s' (%s) %s", n->name, n->op_type, what);
         return tsr_error_wrap(st, "node #%zu (%s) %s", n->index, n->op_type, what);
     }
     return NULL;
@@ -1072,23 +1060,21 @@ static tsr_status *set_input(ir_value *v, const tsr_tensor *x) {
     if (t->kind != IR_TYPE_UNKNOWN && t->kind != IR_TYPE_TENSOR)
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' is not a tensor", v->name);
     if (x->rank < 0 || x->rank > IR_MAX_RANK)
-        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s': rank %d out of range", v->name,
-                         (int)x->rank);
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s': rank %d out of range", v->name, (int)x->rank);
     if ((v->infer_flags & SHAPE_F_DECL_ELEM) && t->elem_type != x->elem_type)
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s': expected %s, got %s", v->name,
                          tsr_elem_type_name(t->elem_type), tsr_elem_type_name(x->elem_type));
     if (v->infer_flags & SHAPE_F_DECL_RANK) {
         if (t->rank != x->rank)
-            return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s': expected rank %d, got %d",
-                             v->name, (int)t->rank, (int)x->rank);
+            return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s': expected rank %d, got %d", v->name, (int)t->rank,
+                             (int)x->rank);
         for (int32_t d = 0; d < t->rank; d++) {
             bool open = v->infer_open_dims & ((uint64_t)1 << d);
             if (open) {
                 t->dims[d].value = x->dims[d];
             } else if (t->dims[d].value != x->dims[d]) {
-                return tsr_error(TSR_ERR_INVALID_ARGUMENT,
-                                 "input '%s': dimension %d is %lld, the model says %lld", v->name,
-                                 (int)d, (long long)x->dims[d], (long long)t->dims[d].value);
+                return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s': dimension %d is %lld, the model says %lld",
+                                 v->name, (int)d, (long long)x->dims[d], (long long)t->dims[d].value);
             }
         }
         t->elem_type = x->elem_type;
@@ -1125,8 +1111,7 @@ int64_t ir_input_declared_dim(const ir_value *v, int32_t d) {
 tsr_status *ir_infer_shapes_for_inputs(ir_graph *g, size_t n_inputs, const tsr_tensor *const *inputs) {
     if (!g || (n_inputs && !inputs)) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "no graph or inputs");
     if (n_inputs > g->n_inputs)
-        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "%zu inputs given, the graph has %zu", n_inputs,
-                         g->n_inputs);
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "%zu inputs given, the graph has %zu", n_inputs, g->n_inputs);
     for (size_t i = 0; i < g->n_inputs; i++) {
         ir_value *v = g->inputs[i];
         if (!v) continue;

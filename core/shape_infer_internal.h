@@ -76,8 +76,14 @@ extern const shape_domain_op shape_ops_domains[];
 extern const size_t shape_ops_domains_count;
 
 /* --- dims and shapes ------------------------------------------------------ */
-static inline shape_dim shape_known(int64_t v) { shape_dim d = {v, NULL}; return d; }
-static inline shape_dim shape_unknown(void) { shape_dim d = {TSR_DIM_UNKNOWN, NULL}; return d; }
+static inline shape_dim shape_known(int64_t v) {
+    shape_dim d = {v, NULL};
+    return d;
+}
+static inline shape_dim shape_unknown(void) {
+    shape_dim d = {TSR_DIM_UNKNOWN, NULL};
+    return d;
+}
 static inline bool shape_is_known(shape_dim d) { return d.value >= 0; }
 void shape_dims_unknown(shape_dims *s);
 /* s = a rank-`rank` shape of unknown dims. */
@@ -87,8 +93,7 @@ shape_dim shape_dim_mul(shape_dim a, shape_dim b);
 /* The same dimension for sure (equal numbers, or equal symbols). */
 bool shape_dim_same(shape_dim a, shape_dim b);
 /* Numpy broadcast of a and b into out; an error naming n when two known dims clash. */
-tsr_status *shape_broadcast(shape_ctx *c, const ir_node *n, const shape_dims *a, const shape_dims *b,
-                         shape_dims *out);
+tsr_status *shape_broadcast(shape_ctx *c, const ir_node *n, const shape_dims *a, const shape_dims *b, shape_dims *out);
 /* What two possible shapes of one value agree on (If's branches, the
  * tensors of a sequence): rank -1 when the ranks differ, a dim unknown
  * where they differ. out may be a or b. */
@@ -114,16 +119,13 @@ void shape_in_shape(shape_ctx *c, const ir_node *n, size_t i, shape_dims *out);
 /* The values of input i when they are all known integers (a constant, or a
  * shape value worked out earlier): scalar or 1-D, at most `cap` elements.
  * *count gets the element count; *rank (may be NULL) 0 or 1. */
-bool shape_in_ints(shape_ctx *c, const ir_node *n, size_t i, int64_t *buf, size_t cap, size_t *count,
-                int32_t *rank);
+bool shape_in_ints(shape_ctx *c, const ir_node *n, size_t i, int64_t *buf, size_t cap, size_t *count, int32_t *rank);
 /* Like shape_in_ints but elements may be unknown: each is a number in .value
  * (any, -1 included: Reshape's "infer this") or .value == SHAPE_NAN with .symbol
  * naming it ("N", from a Shape of a symbolic dim) or NULL. */
-bool shape_in_dims(shape_ctx *c, const ir_node *n, size_t i, shape_dim *buf, size_t cap, size_t *count,
-                int32_t *rank);
+bool shape_in_dims(shape_ctx *c, const ir_node *n, size_t i, shape_dim *buf, size_t cap, size_t *count, int32_t *rank);
 /* Input i's values as doubles (constant float or int tensors only). */
-bool shape_in_doubles(shape_ctx *c, const ir_node *n, size_t i, double *buf, size_t cap,
-                   size_t *count);
+bool shape_in_doubles(shape_ctx *c, const ir_node *n, size_t i, double *buf, size_t cap, size_t *count);
 /* The constant tensor of input i, or NULL. */
 const ir_tensor *shape_in_const(shape_ctx *c, const ir_node *n, size_t i);
 
@@ -149,7 +151,7 @@ enum {
  * shape s (NULL: unknown), merged with the declared type. */
 tsr_status *shape_set_out(shape_ctx *c, const ir_node *n, size_t i, int32_t elem, const shape_dims *s);
 tsr_status *shape_set_out_ex(shape_ctx *c, const ir_node *n, size_t i, int32_t elem, const shape_dims *s,
-                          unsigned flags);
+                             unsigned flags);
 /* Output i gets exactly input j's type (element type and shape). */
 tsr_status *shape_same_as_in(shape_ctx *c, const ir_node *n, size_t i, size_t j);
 
@@ -189,7 +191,7 @@ typedef struct shape_feed {
 /* Infers a subgraph attribute's body. feeds (may be NULL) gives the types of
  * the body's first n_feeds inputs, merged with what the body declares. */
 tsr_status *shape_infer_subgraph(shape_ctx *c, const ir_node *n, ir_graph *body, size_t n_feeds,
-                              const shape_feed *feeds);
+                                 const shape_feed *feeds);
 /* The type of any value (e.g. a body's output) as a shape and element type,
  * and whole (following outer-scope placeholders; NULL for NULL). */
 void shape_value_shape(const ir_value *v, shape_dims *out);

@@ -121,7 +121,8 @@ static tsr_status *rule_scan(shape_ctx *c, const ir_node *n) {
     size_t cnt_in = 0, cnt_out = 0;
     const int64_t *in_axes = shape_attr_ints(n, "scan_input_axes", &cnt_in);
     const int64_t *out_axes = shape_attr_ints(n, "scan_output_axes", &cnt_out);
-    if (in_axes && cnt_in != (size_t)m) return shape_err(n, "%zu scan_input_axes for %lld scan inputs", cnt_in, (long long)m);
+    if (in_axes && cnt_in != (size_t)m)
+        return shape_err(n, "%zu scan_input_axes for %lld scan inputs", cnt_in, (long long)m);
     shape_feed *f = calloc(ni ? ni : 1, sizeof *f);
     if (!f) return TSR_NO_MEMORY();
     shape_dim len = shape_unknown();
@@ -138,7 +139,8 @@ static tsr_status *rule_scan(shape_ctx *c, const ir_node *n) {
         }
         shape_dim d = sh->dims[axis];
         if (i == ns) len = d;
-        else if (!shape_dim_unify(len, d, &len)) st = shape_err(n, "scan inputs of lengths %lld and %lld", (long long)len.value, (long long)d.value);
+        else if (!shape_dim_unify(len, d, &len))
+            st = shape_err(n, "scan inputs of lengths %lld and %lld", (long long)len.value, (long long)d.value);
         memmove(&sh->dims[axis], &sh->dims[axis + 1], (size_t)(sh->rank - axis - 1) * sizeof sh->dims[0]);
         sh->rank--;
     }

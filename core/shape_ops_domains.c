@@ -23,7 +23,8 @@ static tsr_status *rule_array_feature_extractor(shape_ctx *c, const ir_node *n) 
     int32_t elem = shape_in_elem(c, n, 0);
     if (x.rank < 2) return shape_set_out(c, n, 0, elem, NULL);
     shape_dim count = y.rank > 0 ? shape_known(1) : shape_unknown();
-    for (int32_t d = 0; d < y.rank; d++) count = shape_is_known(y.dims[d]) ? shape_dim_mul(count, y.dims[d]) : shape_unknown();
+    for (int32_t d = 0; d < y.rank; d++)
+        count = shape_is_known(y.dims[d]) ? shape_dim_mul(count, y.dims[d]) : shape_unknown();
     x.dims[x.rank - 1] = count;
     return shape_set_out(c, n, 0, elem, &x);
 }
@@ -111,7 +112,10 @@ static tsr_status *rule_flex_attention(shape_ctx *c, const ir_node *n) {
     const ir_attr *prec = shape_attr(n, "softmax_precision");
     shape_feed f;
     memset(&f, 0, sizeof f);
-    f.elem = prec && prec->type == TSR_ATTR_INT ? (int32_t)prec->i : elem == TSR_DOUBLE ? TSR_DOUBLE : elem ? TSR_FLOAT : 0;
+    f.elem = prec && prec->type == TSR_ATTR_INT ? (int32_t)prec->i
+        : elem == TSR_DOUBLE                    ? TSR_DOUBLE
+        : elem                                  ? TSR_FLOAT
+                                                : 0;
     f.shape.rank = 4;
     f.shape.dims[0] = b, f.shape.dims[1] = hq, f.shape.dims[2] = l, f.shape.dims[3] = s;
     static const char *const bodies[] = {"score_mod", "prob_mod"};

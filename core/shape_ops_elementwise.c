@@ -29,11 +29,12 @@ static tsr_status *rule_swiglu(shape_ctx *c, const ir_node *n) {
     if (!elem) elem = shape_in_elem(c, n, 1);
     if (a.rank < 0) a = b;
     if (a.rank >= 0 && b.rank >= 0) {
-        if (a.rank != b.rank) return shape_err(n, "A has rank %d, B rank %d: they must have one shape", (int)a.rank, (int)b.rank);
+        if (a.rank != b.rank)
+            return shape_err(n, "A has rank %d, B rank %d: they must have one shape", (int)a.rank, (int)b.rank);
         for (int32_t d = 0; d < a.rank; d++)
             if (!shape_dim_unify(a.dims[d], b.dims[d], &a.dims[d]))
                 return shape_err(n, "A and B differ in dimension %d (%lld against %lld)", (int)d,
-                              (long long)a.dims[d].value, (long long)b.dims[d].value);
+                                 (long long)a.dims[d].value, (long long)b.dims[d].value);
     }
     return shape_set_out(c, n, 0, elem, a.rank >= 0 ? &a : NULL);
 }
@@ -71,8 +72,7 @@ static tsr_status *rule_broadcast(shape_ctx *c, const ir_node *n) {
     int32_t elem = shape_in_elem(c, n, 0);
     /* Only Pow lets inputs differ in type (its result is the base's); the
      * others share one type, so any input tells it. */
-    for (size_t i = 1; i < n->n_inputs && !elem && strcmp(n->op_type, "Pow"); i++)
-        elem = shape_in_elem(c, n, i);
+    for (size_t i = 1; i < n->n_inputs && !elem && strcmp(n->op_type, "Pow"); i++) elem = shape_in_elem(c, n, i);
     return shape_set_out(c, n, 0, elem, &s);
 }
 
@@ -156,38 +156,83 @@ static tsr_status *rule_dequantize(shape_ctx *c, const ir_node *n) {
  * means "any"); Dropout checks the opset itself. */
 const shape_op shape_ops_elementwise[] = {
     /* unary maps */
-    {"Abs", 1, rule_unary}, {"Neg", 1, rule_unary}, {"Ceil", 1, rule_unary},
-    {"Floor", 1, rule_unary}, {"Round", 1, rule_unary}, {"Sign", 1, rule_unary},
-    {"Exp", 1, rule_unary}, {"Log", 1, rule_unary}, {"Sqrt", 1, rule_unary},
-    {"Reciprocal", 1, rule_unary}, {"Erf", 1, rule_unary}, {"Sin", 1, rule_unary},
-    {"Cos", 1, rule_unary}, {"Tan", 1, rule_unary}, {"Asin", 1, rule_unary},
-    {"Acos", 1, rule_unary}, {"Atan", 1, rule_unary}, {"Sinh", 1, rule_unary},
-    {"Cosh", 1, rule_unary}, {"Asinh", 1, rule_unary}, {"Acosh", 1, rule_unary},
-    {"Atanh", 1, rule_unary}, {"Not", 1, rule_unary}, {"BitwiseNot", 1, rule_unary},
-    {"Identity", 1, rule_identity}, {"Clip", 1, rule_unary},
+    {"Abs", 1, rule_unary},
+    {"Neg", 1, rule_unary},
+    {"Ceil", 1, rule_unary},
+    {"Floor", 1, rule_unary},
+    {"Round", 1, rule_unary},
+    {"Sign", 1, rule_unary},
+    {"Exp", 1, rule_unary},
+    {"Log", 1, rule_unary},
+    {"Sqrt", 1, rule_unary},
+    {"Reciprocal", 1, rule_unary},
+    {"Erf", 1, rule_unary},
+    {"Sin", 1, rule_unary},
+    {"Cos", 1, rule_unary},
+    {"Tan", 1, rule_unary},
+    {"Asin", 1, rule_unary},
+    {"Acos", 1, rule_unary},
+    {"Atan", 1, rule_unary},
+    {"Sinh", 1, rule_unary},
+    {"Cosh", 1, rule_unary},
+    {"Asinh", 1, rule_unary},
+    {"Acosh", 1, rule_unary},
+    {"Atanh", 1, rule_unary},
+    {"Not", 1, rule_unary},
+    {"BitwiseNot", 1, rule_unary},
+    {"Identity", 1, rule_identity},
+    {"Clip", 1, rule_unary},
     /* activations */
-    {"Relu", 1, rule_unary}, {"LeakyRelu", 1, rule_unary}, {"Elu", 1, rule_unary},
-    {"Selu", 1, rule_unary}, {"Celu", 1, rule_unary}, {"Sigmoid", 1, rule_unary},
-    {"HardSigmoid", 1, rule_unary}, {"HardSwish", 1, rule_unary}, {"Tanh", 1, rule_unary},
-    {"Softplus", 1, rule_unary}, {"Softsign", 1, rule_unary},
-    {"ThresholdedRelu", 1, rule_unary}, {"Gelu", 1, rule_unary}, {"Mish", 1, rule_unary},
-    {"Shrink", 1, rule_unary}, {"Swish", 1, rule_unary}, {"SwiGLU", 28, rule_swiglu},
-    {"IsNaN", 1, rule_unary_bool}, {"IsInf", 1, rule_unary_bool},
+    {"Relu", 1, rule_unary},
+    {"LeakyRelu", 1, rule_unary},
+    {"Elu", 1, rule_unary},
+    {"Selu", 1, rule_unary},
+    {"Celu", 1, rule_unary},
+    {"Sigmoid", 1, rule_unary},
+    {"HardSigmoid", 1, rule_unary},
+    {"HardSwish", 1, rule_unary},
+    {"Tanh", 1, rule_unary},
+    {"Softplus", 1, rule_unary},
+    {"Softsign", 1, rule_unary},
+    {"ThresholdedRelu", 1, rule_unary},
+    {"Gelu", 1, rule_unary},
+    {"Mish", 1, rule_unary},
+    {"Shrink", 1, rule_unary},
+    {"Swish", 1, rule_unary},
+    {"SwiGLU", 28, rule_swiglu},
+    {"IsNaN", 1, rule_unary_bool},
+    {"IsInf", 1, rule_unary_bool},
     /* broadcasting */
-    {"Add", 1, rule_broadcast}, {"Sub", 1, rule_broadcast}, {"Mul", 1, rule_broadcast},
-    {"Div", 1, rule_broadcast}, {"Pow", 1, rule_broadcast}, {"Mod", 1, rule_broadcast},
-    {"PRelu", 1, rule_prelu}, {"BitShift", 1, rule_broadcast},
-    {"BitwiseAnd", 1, rule_broadcast}, {"BitwiseOr", 1, rule_broadcast},
-    {"BitwiseXor", 1, rule_broadcast}, {"Sum", 1, rule_broadcast}, {"Max", 1, rule_broadcast},
-    {"Min", 1, rule_broadcast}, {"Mean", 1, rule_broadcast},
-    {"Equal", 1, rule_broadcast_bool}, {"Greater", 1, rule_broadcast_bool},
-    {"Less", 1, rule_broadcast_bool}, {"GreaterOrEqual", 1, rule_broadcast_bool},
-    {"LessOrEqual", 1, rule_broadcast_bool}, {"And", 1, rule_broadcast_bool},
-    {"Or", 1, rule_broadcast_bool}, {"Xor", 1, rule_broadcast_bool},
+    {"Add", 1, rule_broadcast},
+    {"Sub", 1, rule_broadcast},
+    {"Mul", 1, rule_broadcast},
+    {"Div", 1, rule_broadcast},
+    {"Pow", 1, rule_broadcast},
+    {"Mod", 1, rule_broadcast},
+    {"PRelu", 1, rule_prelu},
+    {"BitShift", 1, rule_broadcast},
+    {"BitwiseAnd", 1, rule_broadcast},
+    {"BitwiseOr", 1, rule_broadcast},
+    {"BitwiseXor", 1, rule_broadcast},
+    {"Sum", 1, rule_broadcast},
+    {"Max", 1, rule_broadcast},
+    {"Min", 1, rule_broadcast},
+    {"Mean", 1, rule_broadcast},
+    {"Equal", 1, rule_broadcast_bool},
+    {"Greater", 1, rule_broadcast_bool},
+    {"Less", 1, rule_broadcast_bool},
+    {"GreaterOrEqual", 1, rule_broadcast_bool},
+    {"LessOrEqual", 1, rule_broadcast_bool},
+    {"And", 1, rule_broadcast_bool},
+    {"Or", 1, rule_broadcast_bool},
+    {"Xor", 1, rule_broadcast_bool},
     {"Where", 1, rule_where},
     /* types */
-    {"Cast", 1, rule_cast}, {"CastLike", 1, rule_castlike}, {"Dropout", 1, rule_dropout},
+    {"Cast", 1, rule_cast},
+    {"CastLike", 1, rule_castlike},
+    {"Dropout", 1, rule_dropout},
     {"BitCast", 26, rule_cast}, /* the same width only, so the same shape */
-    {"QuantizeLinear", 1, rule_quantize}, {"DequantizeLinear", 1, rule_dequantize},
+    {"QuantizeLinear", 1, rule_quantize},
+    {"DequantizeLinear", 1, rule_dequantize},
 };
 const size_t shape_ops_elementwise_count = sizeof shape_ops_elementwise / sizeof shape_ops_elementwise[0];

@@ -17,8 +17,9 @@ static tsr_status *rule_window(shape_ctx *c, const ir_node *n) {
     size_t count = 0;
     out.rank = 1;
     out.dims[0] = shape_in_ints(c, n, 0, size, 1, &count, NULL) && count == 1 && size[0] >= 0 ? shape_known(size[0])
-                                                                                         : shape_unknown();
-    return shape_set_out_ex(c, n, 0, (int32_t)shape_attr_int(n, "output_datatype", TSR_FLOAT), &out, SHAPE_ELEM_CERTAIN);
+                                                                                              : shape_unknown();
+    return shape_set_out_ex(c, n, 0, (int32_t)shape_attr_int(n, "output_datatype", TSR_FLOAT), &out,
+                            SHAPE_ELEM_CERTAIN);
 }
 
 /* y like x in uint8, scale a float scalar, zero point a uint8 scalar. */
@@ -126,8 +127,10 @@ static tsr_status *rule_dft(shape_ctx *c, const ir_node *n) {
     if (x.rank < 2) return shape_set_out(c, n, 0, elem, NULL);
     int64_t axis = shape_opset(n) >= 20 ? (shape_has_in(n, 2) ? scalar_in(c, n, 2) : -2) : shape_attr_int(n, "axis", 1);
     int32_t a;
-    if (shape_opset(n) >= 20 && shape_has_in(n, 2) && axis == -1) return shape_set_out(c, n, 0, elem, NULL); /* not constant */
-    if (!shape_axis(axis, x.rank, &a) || a == x.rank - 1) return shape_err(n, "axis %lld is not a signal axis", (long long)axis);
+    if (shape_opset(n) >= 20 && shape_has_in(n, 2) && axis == -1)
+        return shape_set_out(c, n, 0, elem, NULL); /* not constant */
+    if (!shape_axis(axis, x.rank, &a) || a == x.rank - 1)
+        return shape_err(n, "axis %lld is not a signal axis", (long long)axis);
     /* onesided with inverse is the IRFFT: a real signal of dft_length
      * (default 2 * (n - 1)) from the n one-sided bins */
     bool inverse = shape_attr_int(n, "inverse", 0) != 0, onesided = shape_attr_int(n, "onesided", 0) != 0;
@@ -154,8 +157,8 @@ static tsr_status *rule_stft(shape_ctx *c, const ir_node *n) {
     out.rank = 4;
     out.dims[0] = x.rank == 3 ? x.dims[0] : shape_unknown();
     out.dims[1] = x.rank == 3 && shape_is_known(x.dims[1]) && step > 0 && flen > 0 && x.dims[1].value >= flen
-                      ? shape_known((x.dims[1].value - flen) / step + 1)
-                      : shape_unknown();
+        ? shape_known((x.dims[1].value - flen) / step + 1)
+        : shape_unknown();
     out.dims[2] = flen > 0 ? shape_known(onesided ? flen / 2 + 1 : flen) : shape_unknown();
     out.dims[3] = shape_known(2);
     return shape_set_out(c, n, 0, shape_in_elem(c, n, 0), &out);
@@ -168,7 +171,8 @@ static tsr_status *rule_mel(shape_ctx *c, const ir_node *n) {
     out.rank = 2;
     out.dims[0] = dft >= 0 ? shape_known(dft / 2 + 1) : shape_unknown();
     out.dims[1] = bins >= 0 ? shape_known(bins) : shape_unknown();
-    return shape_set_out_ex(c, n, 0, (int32_t)shape_attr_int(n, "output_datatype", TSR_FLOAT), &out, SHAPE_ELEM_CERTAIN);
+    return shape_set_out_ex(c, n, 0, (int32_t)shape_attr_int(n, "output_datatype", TSR_FLOAT), &out,
+                            SHAPE_ELEM_CERTAIN);
 }
 
 /* MaxUnpool: output_shape (input 2) when given, else per spatial dim
@@ -196,8 +200,7 @@ static tsr_status *rule_max_unpool(shape_ctx *c, const ir_node *n) {
         if (!shape_is_known(*d)) continue;
         /* attributes are any int64 a file holds: in 128 bits, and a size
          * past int64 is left unknown (the kernel refuses it when it runs) */
-        __int128 v = (__int128)(d->value - 1) * (st ? st[i] : 1) -
-                     (pads ? (__int128)pads[i] + pads[i + nk] : 0) + k[i];
+        __int128 v = (__int128)(d->value - 1) * (st ? st[i] : 1) - (pads ? (__int128)pads[i] + pads[i + nk] : 0) + k[i];
         *d = v >= 0 && v <= INT64_MAX ? shape_known((int64_t)v) : shape_unknown();
     }
     return shape_set_out(c, n, 0, elem, &x);
@@ -210,14 +213,15 @@ static tsr_status *rule_col2im(shape_ctx *c, const ir_node *n) {
     int32_t elem = shape_in_elem(c, n, 0);
     int64_t image[IR_MAX_RANK], block[IR_MAX_RANK];
     size_t ni = 0, nb = 0;
-    if (!shape_in_ints(c, n, 1, image, IR_MAX_RANK - 2, &ni, NULL) || !shape_in_ints(c, n, 2, block, IR_MAX_RANK, &nb, NULL) ||
-        ni != nb || ni == 0)
+    if (!shape_in_ints(c, n, 1, image, IR_MAX_RANK - 2, &ni, NULL) ||
+        !shape_in_ints(c, n, 2, block, IR_MAX_RANK, &nb, NULL) || ni != nb || ni == 0)
         return shape_set_out(c, n, 0, elem, NULL);
     int64_t prod = 1;
     for (size_t i = 0; i < nb; i++) prod = block[i] > 0 && prod <= INT64_MAX / block[i] ? prod * block[i] : -1;
     out.rank = (int32_t)ni + 2;
     out.dims[0] = x.rank == 3 ? x.dims[0] : shape_unknown();
-    out.dims[1] = x.rank == 3 && shape_is_known(x.dims[1]) && prod > 0 ? shape_known(x.dims[1].value / prod) : shape_unknown();
+    out.dims[1] =
+        x.rank == 3 && shape_is_known(x.dims[1]) && prod > 0 ? shape_known(x.dims[1].value / prod) : shape_unknown();
     for (size_t i = 0; i < ni; i++) out.dims[i + 2] = image[i] >= 0 ? shape_known(image[i]) : shape_unknown();
     return shape_set_out(c, n, 0, elem, &out);
 }

@@ -35,13 +35,11 @@ static tsr_status *read_window(const ir_node *n, window *w) {
         for (int32_t i = 0; i < w->k; i++) w->strides[i] = v[i];
     }
     if ((v = shape_attr_ints(n, "dilations", &cnt))) {
-        if (cnt != (size_t)w->k)
-            return shape_err(n, "%zu dilations for %d spatial axes", cnt, (int)w->k);
+        if (cnt != (size_t)w->k) return shape_err(n, "%zu dilations for %d spatial axes", cnt, (int)w->k);
         for (int32_t i = 0; i < w->k; i++) w->dilations[i] = v[i];
     }
     if ((v = shape_attr_ints(n, "pads", &cnt))) {
-        if (cnt != 2 * (size_t)w->k)
-            return shape_err(n, "%zu pads for %d spatial axes", cnt, (int)w->k);
+        if (cnt != 2 * (size_t)w->k) return shape_err(n, "%zu pads for %d spatial axes", cnt, (int)w->k);
         for (int32_t i = 0; i < 2 * w->k; i++) w->pads[i] = v[i];
     }
     /* Bounded so the window arithmetic below cannot overflow: no real
@@ -84,8 +82,8 @@ static tsr_status *window_out(const ir_node *n, const window *w, int32_t i, shap
     int64_t span = in.value + pb + pe - eff;
     if (span < 0)
         return shape_err(n, "window of %lld (kernel %lld, dilation %lld) exceeds padded input %lld on spatial axis %d",
-                      (long long)eff, (long long)w->kernel[i].value, (long long)w->dilations[i],
-                      (long long)(in.value + pb + pe), (int)i);
+                         (long long)eff, (long long)w->kernel[i].value, (long long)w->dilations[i],
+                         (long long)(in.value + pb + pe), (int)i);
     int64_t o = (w->ceil_mode ? div_ceil(span, s) : div_floor(span, s)) + 1;
     /* With ceil_mode a last window that would start inside the end padding
      * is dropped (PyTorch and current ONNX agree). */
@@ -119,16 +117,18 @@ static tsr_status *conv_like(shape_ctx *c, const ir_node *n, size_t xi, size_t w
     if (shape_is_known(x.dims[1]) && shape_is_known(w.dims[1])) {
         if (__builtin_mul_overflow(w.dims[1].value, group, &want_c))
             return shape_err(n, "input has %lld channels, weights expect %lld x group %lld (past int64)",
-                          (long long)x.dims[1].value, (long long)w.dims[1].value, (long long)group);
+                             (long long)x.dims[1].value, (long long)w.dims[1].value, (long long)group);
         if (x.dims[1].value != want_c)
             return shape_err(n, "input has %lld channels, weights expect %lld (%lld x group %lld)",
-                          (long long)x.dims[1].value, (long long)want_c, (long long)w.dims[1].value, (long long)group);
+                             (long long)x.dims[1].value, (long long)want_c, (long long)w.dims[1].value,
+                             (long long)group);
     }
     window win;
     win.k = rank - 2;
     size_t cnt;
     const int64_t *ks = shape_attr_ints(n, "kernel_shape", &cnt);
-    if (ks && cnt != (size_t)win.k) return shape_err(n, "kernel_shape has %zu entries for %d spatial axes", cnt, (int)win.k);
+    if (ks && cnt != (size_t)win.k)
+        return shape_err(n, "kernel_shape has %zu entries for %d spatial axes", cnt, (int)win.k);
     for (int32_t i = 0; i < win.k; i++) win.kernel[i] = ks ? shape_known(ks[i]) : w.dims[i + 2];
     TSR_TRY(read_window(n, &win));
     win.ceil_mode = false;
@@ -140,9 +140,7 @@ static tsr_status *conv_like(shape_ctx *c, const ir_node *n, size_t xi, size_t w
 }
 
 static tsr_status *rule_conv(shape_ctx *c, const ir_node *n) { return conv_like(c, n, 0, 1, 0); }
-static tsr_status *rule_conv_integer(shape_ctx *c, const ir_node *n) {
-    return conv_like(c, n, 0, 1, TSR_INT32);
-}
+static tsr_status *rule_conv_integer(shape_ctx *c, const ir_node *n) { return conv_like(c, n, 0, 1, TSR_INT32); }
 static tsr_status *rule_qlinear_conv(shape_ctx *c, const ir_node *n) {
     return conv_like(c, n, 0, 3, shape_in_elem(c, n, 7));
 }
@@ -161,12 +159,13 @@ static tsr_status *rule_conv_transpose(shape_ctx *c, const ir_node *n) {
     if (group < 1) return shape_err(n, "group %lld", (long long)group);
     if (shape_is_known(x.dims[1]) && shape_is_known(w.dims[0]) && x.dims[1].value != w.dims[0].value)
         return shape_err(n, "input has %lld channels, weights expect %lld", (long long)x.dims[1].value,
-                      (long long)w.dims[0].value);
+                         (long long)w.dims[0].value);
     window win;
     win.k = rank - 2;
     size_t cnt;
     const int64_t *ks = shape_attr_ints(n, "kernel_shape", &cnt);
-    if (ks && cnt != (size_t)win.k) return shape_err(n, "kernel_shape has %zu entries for %d spatial axes", cnt, (int)win.k);
+    if (ks && cnt != (size_t)win.k)
+        return shape_err(n, "kernel_shape has %zu entries for %d spatial axes", cnt, (int)win.k);
     for (int32_t i = 0; i < win.k; i++) win.kernel[i] = ks ? shape_known(ks[i]) : w.dims[i + 2];
     TSR_TRY(read_window(n, &win));
     out.rank = rank;
@@ -183,7 +182,8 @@ static tsr_status *rule_conv_transpose(shape_ctx *c, const ir_node *n) {
     }
     size_t ocnt = 0;
     const int64_t *op = shape_attr_ints(n, "output_padding", &ocnt);
-    if (op && ocnt != (size_t)win.k) return shape_err(n, "output_padding has %zu entries for %d spatial axes", ocnt, (int)win.k);
+    if (op && ocnt != (size_t)win.k)
+        return shape_err(n, "output_padding has %zu entries for %d spatial axes", ocnt, (int)win.k);
     bool same = !strcmp(win.auto_pad, "SAME_UPPER") || !strcmp(win.auto_pad, "SAME_LOWER");
     for (int32_t i = 0; i < win.k; i++) {
         shape_dim in = x.dims[i + 2];
@@ -200,10 +200,10 @@ static tsr_status *rule_conv_transpose(shape_ctx *c, const ir_node *n) {
         int64_t k = win.kernel[i].value, pad_out = op ? op[i] : 0;
         if (k < 1 || k > (INT64_C(1) << 31) || pad_out < 0 || pad_out > (INT64_C(1) << 31))
             return shape_err(n, "kernel %lld, output_padding %lld on spatial axis %d", (long long)k, (long long)pad_out,
-                          (int)i);
+                             (int)i);
         int64_t pads = strcmp(win.auto_pad, "VALID") ? win.pads[i] + win.pads[i + win.k] : 0;
-        __int128 wide = (__int128)win.strides[i] * (in.value - 1) + pad_out + (__int128)(k - 1) * win.dilations[i] + 1 -
-                        pads;
+        __int128 wide =
+            (__int128)win.strides[i] * (in.value - 1) + pad_out + (__int128)(k - 1) * win.dilations[i] + 1 - pads;
         if (wide < 0 || wide > IR_MAX_ELEMENTS)
             return shape_err(n, "spatial axis %d would have length %s", (int)i, wide < 0 ? "below 0" : "above 2^56");
         int64_t o = (int64_t)wide;
@@ -275,7 +275,7 @@ static tsr_status *rule_layer_norm(shape_ctx *c, const ir_node *n) {
         int32_t axis;
         if (!shape_axis(shape_attr_int(n, "axis", -1), x.rank, &axis))
             return shape_err(n, "axis %lld out of range for rank %d", (long long)shape_attr_int(n, "axis", -1),
-                          (int)x.rank);
+                             (int)x.rank);
         for (int32_t i = axis; i < x.rank; i++) x.dims[i] = shape_known(1);
     }
     TSR_TRY(shape_set_out(c, n, 1, stash, &x));
@@ -419,8 +419,7 @@ static tsr_status *rule_einsum(shape_ctx *c, const ir_node *n) {
         }
         int32_t ell_rank = x.rank >= 0 ? x.rank - nlab : -1;
         if (x.rank >= 0 && (ell_rank < 0 || (!dots && ell_rank != 0)))
-            return shape_err(n, "operand %zu of rank %d doesn't match '%.*s'", term, (int)x.rank,
-                          (int)(q - p), p);
+            return shape_err(n, "operand %zu of rank %d doesn't match '%.*s'", term, (int)x.rank, (int)(q - p), p);
         int32_t d = 0;
         for (; p < q; p++) {
             if (*p == '.') {
@@ -447,8 +446,8 @@ static tsr_status *rule_einsum(shape_ctx *c, const ir_node *n) {
                     /* A label of length 1 may broadcast against another. */
                     if (label[l].value == 1) label[l] = dim;
                     else if (dim.value != 1)
-                        return shape_err(n, "label '%c' is %lld in one operand and %lld in another",
-                                      *p, (long long)label[l].value, (long long)dim.value);
+                        return shape_err(n, "label '%c' is %lld in one operand and %lld in another", *p,
+                                         (long long)label[l].value, (long long)dim.value);
                 }
                 count[l]++;
             }

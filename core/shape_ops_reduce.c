@@ -75,11 +75,9 @@ static tsr_status *rule_arg(shape_ctx *c, const ir_node *n) {
 }
 
 const shape_op shape_ops_reduce[] = {
-    {"ReduceSum", 1, rule_reduce},       {"ReduceMean", 1, rule_reduce},
-    {"ReduceMax", 1, rule_reduce},       {"ReduceMin", 1, rule_reduce},
-    {"ReduceProd", 1, rule_reduce},      {"ReduceL1", 1, rule_reduce},
-    {"ReduceL2", 1, rule_reduce},        {"ReduceLogSum", 1, rule_reduce},
-    {"ReduceLogSumExp", 1, rule_reduce}, {"ReduceSumSquare", 1, rule_reduce},
-    {"ArgMax", 1, rule_arg},             {"ArgMin", 1, rule_arg},
+    {"ReduceSum", 1, rule_reduce},       {"ReduceMean", 1, rule_reduce},   {"ReduceMax", 1, rule_reduce},
+    {"ReduceMin", 1, rule_reduce},       {"ReduceProd", 1, rule_reduce},   {"ReduceL1", 1, rule_reduce},
+    {"ReduceL2", 1, rule_reduce},        {"ReduceLogSum", 1, rule_reduce}, {"ReduceLogSumExp", 1, rule_reduce},
+    {"ReduceSumSquare", 1, rule_reduce}, {"ArgMax", 1, rule_arg},          {"ArgMin", 1, rule_arg},
 };
 const size_t shape_ops_reduce_count = sizeof shape_ops_reduce / sizeof shape_ops_reduce[0];

@@ -26,8 +26,8 @@ static tsr_status *rule_recurrent(shape_ctx *c, const ir_node *n) {
     const char *direction = shape_attr_str(n, "direction", "forward");
     shape_dim dirs = shape_known(0 == strcmp(direction, "bidirectional") ? 2 : 1);
     if (w.rank == 3 && shape_is_known(w.dims[0]) && w.dims[0].value != dirs.value)
-        return shape_err(n, "W has %lld directions, direction '%s' needs %lld", (long long)w.dims[0].value,
-                      direction, (long long)dirs.value);
+        return shape_err(n, "W has %lld directions, direction '%s' needs %lld", (long long)w.dims[0].value, direction,
+                         (long long)dirs.value);
     int64_t hs = shape_attr_int(n, "hidden_size", -1);
     shape_dim hidden = shape_unknown();
     if (hs > 0) hidden = shape_known(hs);
@@ -102,8 +102,7 @@ static tsr_status *rule_center_crop_pad(shape_ctx *c, const ir_node *n) {
     }
     size_t n_axes = 0;
     const int64_t *axes = shape_attr_ints(n, "axes", &n_axes);
-    if (!axes && count != (size_t)x.rank)
-        return shape_err(n, "shape has %zu values for rank %d", count, (int)x.rank);
+    if (!axes && count != (size_t)x.rank) return shape_err(n, "shape has %zu values for rank %d", count, (int)x.rank);
     if (axes && n_axes != count) return shape_err(n, "shape has %zu values for %zu axes", count, n_axes);
     for (size_t i = 0; i < count; i++) {
         int32_t a = (int32_t)i;
@@ -119,7 +118,7 @@ static tsr_status *rule_same(shape_ctx *c, const ir_node *n) { return shape_same
 static shape_dim dim_add(shape_dim a, shape_dim b) {
     int64_t sum;
     return shape_is_known(a) && shape_is_known(b) && !__builtin_add_overflow(a.value, b.value, &sum) ? shape_known(sum)
-                                                                                               : shape_unknown();
+                                                                                                     : shape_unknown();
 }
 
 static shape_dim dim_div(shape_dim a, int64_t k) {
@@ -171,8 +170,8 @@ static tsr_status *rule_attention(shape_ctx *c, const ir_node *n) {
         /* shape_dim_mul: a product past int64 is unknown (fuzz_session found
          * 2^63-1 heads times 4) */
         y.dims[2] = shape_is_known(heads_q) && shape_is_known(dv) ? shape_dim_mul(heads_q, dv)
-                    : hq > 0 && hq == hkv && v.rank == 3 ? v.dims[2]
-                                                          : u;
+            : hq > 0 && hq == hkv && v.rank == 3                  ? v.dims[2]
+                                                                  : u;
     }
     shape4(&pk, b, heads_kv, total, dh);
     shape4(&pv, b, heads_kv, total, dv);
@@ -234,7 +233,8 @@ static tsr_status *rule_causal_conv_with_state(shape_ctx *c, const ir_node *n) {
     state.rank = 3;
     state.dims[0] = x.rank == 3 ? x.dims[0] : u;
     state.dims[1] = x.rank == 3 ? x.dims[1] : u;
-    state.dims[2] = w.rank == 3 && shape_is_known(w.dims[2]) && w.dims[2].value >= 1 ? shape_known(w.dims[2].value - 1) : u;
+    state.dims[2] =
+        w.rank == 3 && shape_is_known(w.dims[2]) && w.dims[2].value >= 1 ? shape_known(w.dims[2].value - 1) : u;
     if (w.rank == 3) state.dims[1] = dim_either(state.dims[1], w.dims[0]);
     if (past.rank == 3)
         for (int32_t d = 0; d < 3; d++) state.dims[d] = dim_either(state.dims[d], past.dims[d]);

@@ -99,7 +99,8 @@ static tsr_status *rule_split_to_sequence(shape_ctx *c, const ir_node *n) {
     shape_dims x;
     shape_in_shape(c, n, 0, &x);
     int32_t axis;
-    if (x.rank < 1 || !shape_axis(shape_attr_int(n, "axis", 0), x.rank, &axis)) return shape_set_out_seq(c, n, 0, elem, NULL);
+    if (x.rank < 1 || !shape_axis(shape_attr_int(n, "axis", 0), x.rank, &axis))
+        return shape_set_out_seq(c, n, 0, elem, NULL);
     if (shape_has_in(n, 1)) {
         int64_t piece = split_piece(c, n, x.dims[axis]);
         x.dims[axis] = piece >= 0 ? shape_known(piece) : shape_unknown();

@@ -23,8 +23,8 @@ static shape_dim sval_dim(shape_dim e) {
 
 /* Axes from input `idx` (newer opsets) or attribute `name` (older ones);
  * false when they can't be known. *given is false when neither is present. */
-static bool read_axes(shape_ctx *c, const ir_node *n, bool from_input, size_t idx, const char *name,
-                      int64_t *axes, size_t *count, bool *given) {
+static bool read_axes(shape_ctx *c, const ir_node *n, bool from_input, size_t idx, const char *name, int64_t *axes,
+                      size_t *count, bool *given) {
     *given = true;
     if (from_input) {
         if (!shape_has_in(n, idx)) {
@@ -146,12 +146,10 @@ static tsr_status *rule_reshape(shape_ctx *c, const ir_node *n) {
             if (!whole.unknown && !part.unknown && whole.nsym == 0 && part.nsym == 0 &&
                 (part.k == 0 ? whole.k != 0 : whole.k % part.k != 0))
                 return shape_err(n, "can't reshape %lld elements with a -1 beside %lld", (long long)whole.k,
-                              (long long)part.k);
+                                 (long long)part.k);
             out.dims[infer] = part.k == 0 ? shape_unknown() : prod_divide(&whole, &part);
-        } else if (!whole.unknown && !part.unknown && whole.nsym == 0 && part.nsym == 0 &&
-                   whole.k != part.k) {
-            return shape_err(n, "can't reshape %lld elements into %lld", (long long)whole.k,
-                          (long long)part.k);
+        } else if (!whole.unknown && !part.unknown && whole.nsym == 0 && part.nsym == 0 && whole.k != part.k) {
+            return shape_err(n, "can't reshape %lld elements into %lld", (long long)whole.k, (long long)part.k);
         }
     }
     return shape_set_out(c, n, 0, elem, &out);
@@ -170,8 +168,7 @@ static tsr_status *rule_transpose(shape_ctx *c, const ir_node *n) {
         shape_dims_rank(&out, (int32_t)cnt);
         return shape_set_out(c, n, 0, elem, &out);
     }
-    if (perm && cnt != (size_t)x.rank)
-        return shape_err(n, "perm has %zu entries for rank %d", cnt, (int)x.rank);
+    if (perm && cnt != (size_t)x.rank) return shape_err(n, "perm has %zu entries for rank %d", cnt, (int)x.rank);
     bool used[IR_MAX_RANK] = {false};
     out.rank = x.rank;
     for (int32_t i = 0; i < x.rank; i++) {
@@ -194,8 +191,7 @@ static tsr_status *rule_concat(shape_ctx *c, const ir_node *n) {
         shape_dims s;
         shape_in_shape(c, n, i, &s);
         if (s.rank < 0) continue;
-        if (rank >= 0 && s.rank != rank)
-            return shape_err(n, "inputs of rank %d and %d", (int)rank, (int)s.rank);
+        if (rank >= 0 && s.rank != rank) return shape_err(n, "inputs of rank %d and %d", (int)rank, (int)s.rank);
         rank = s.rank;
     }
     if (rank < 0) return shape_set_out(c, n, 0, elem, NULL);
@@ -217,7 +213,7 @@ static tsr_status *rule_concat(shape_ctx *c, const ir_node *n) {
             if (first) out.dims[d] = s.dims[d];
             else if (!shape_dim_unify(out.dims[d], s.dims[d], &out.dims[d]))
                 return shape_err(n, "input %zu has %lld on axis %d where others have %lld", i,
-                              (long long)s.dims[d].value, (int)d, (long long)out.dims[d].value);
+                                 (long long)s.dims[d].value, (int)d, (long long)out.dims[d].value);
         }
         first = false;
         shape_dim e = s.dims[axis];
@@ -240,7 +236,8 @@ static tsr_status *rule_split(shape_ctx *c, const ir_node *n) {
     }
     int64_t a = shape_attr_int(n, "axis", 0);
     int32_t axis;
-    if (!shape_axis(a, x.rank, &axis)) return shape_err(n, "axis %lld out of range for rank %d", (long long)a, (int)x.rank);
+    if (!shape_axis(a, x.rank, &axis))
+        return shape_err(n, "axis %lld out of range for rank %d", (long long)a, (int)x.rank);
     int64_t split[IR_MAX_RANK * 4];
     size_t cnt = 0;
     bool have = false, given;
@@ -271,7 +268,7 @@ static tsr_status *rule_split(shape_ctx *c, const ir_node *n) {
         }
         if (shape_is_known(len) && total != len.value)
             return shape_err(n, "split sums to %lld, axis %d has %lld", (long long)total, (int)axis,
-                          (long long)len.value);
+                             (long long)len.value);
         for (size_t i = 0; i < nout; i++) {
             shape_dims o = x;
             o.dims[axis] = shape_known(split[i]);
@@ -293,8 +290,8 @@ static tsr_status *rule_split(shape_ctx *c, const ir_node *n) {
             } else if (len.value % parts == 0) {
                 o.dims[axis] = shape_known(len.value / parts);
             } else {
-                return shape_err(n, "axis %d of %lld doesn't split evenly into %zu", (int)axis,
-                              (long long)len.value, nout);
+                return shape_err(n, "axis %d of %lld doesn't split evenly into %zu", (int)axis, (long long)len.value,
+                                 nout);
             }
         }
         TSR_TRY(shape_set_out(c, n, i, elem, &o));
@@ -336,9 +333,8 @@ static tsr_status *rule_slice(shape_ctx *c, const ir_node *n) {
         ok = ok && read_axes(c, n, false, 0, "axes", ax, &na, &have_axes);
         nsp = 0;
     } else {
-        ok = shape_in_ints(c, n, 1, st, IR_MAX_RANK, &ns, NULL) &&
-             shape_in_ints(c, n, 2, en, IR_MAX_RANK, &ne, NULL) &&
-             read_axes(c, n, true, 3, NULL, ax, &na, &have_axes);
+        ok = shape_in_ints(c, n, 1, st, IR_MAX_RANK, &ns, NULL) && shape_in_ints(c, n, 2, en, IR_MAX_RANK, &ne, NULL) &&
+            read_axes(c, n, true, 3, NULL, ax, &na, &have_axes);
         nsp = 0;
         if (ok && shape_has_in(n, 4)) ok = shape_in_ints(c, n, 4, sp, IR_MAX_RANK, &nsp, NULL);
     }
@@ -349,7 +345,8 @@ static tsr_status *rule_slice(shape_ctx *c, const ir_node *n) {
         if (shape_opset(n) >= 10 && read_axes(c, n, true, 3, NULL, ax, &na, &axes_given) && axes_given) {
             for (size_t i = 0; i < na; i++) {
                 int32_t a;
-                if (!shape_axis(ax[i], x.rank, &a)) return shape_err(n, "axis %lld out of range for rank %d", (long long)ax[i], (int)x.rank);
+                if (!shape_axis(ax[i], x.rank, &a))
+                    return shape_err(n, "axis %lld out of range for rank %d", (long long)ax[i], (int)x.rank);
                 out.dims[a] = shape_unknown();
             }
         } else {
@@ -367,7 +364,8 @@ static tsr_status *rule_slice(shape_ctx *c, const ir_node *n) {
     bool seen[IR_MAX_RANK] = {false};
     for (size_t i = 0; i < ns; i++) {
         int32_t a;
-        if (!shape_axis(ax[i], x.rank, &a)) return shape_err(n, "axis %lld out of range for rank %d", (long long)ax[i], (int)x.rank);
+        if (!shape_axis(ax[i], x.rank, &a))
+            return shape_err(n, "axis %lld out of range for rank %d", (long long)ax[i], (int)x.rank);
         if (seen[a]) return shape_err(n, "axis %d sliced twice", (int)a);
         seen[a] = true;
         int64_t step = nsp ? sp[i] : 1;
@@ -394,7 +392,8 @@ static tsr_status *rule_gather(shape_ctx *c, const ir_node *n) {
     if (x.rank < 0 || idx.rank < 0) return shape_set_out(c, n, 0, elem, NULL);
     int64_t a = shape_attr_int(n, "axis", 0);
     int32_t axis;
-    if (!shape_axis(a, x.rank, &axis)) return shape_err(n, "axis %lld out of range for rank %d", (long long)a, (int)x.rank);
+    if (!shape_axis(a, x.rank, &axis))
+        return shape_err(n, "axis %lld out of range for rank %d", (long long)a, (int)x.rank);
     if (x.rank + idx.rank - 1 > IR_MAX_RANK) return shape_err(n, "result rank over %d", IR_MAX_RANK);
     out.rank = 0;
     for (int32_t i = 0; i < axis; i++) out.dims[out.rank++] = x.dims[i];
@@ -421,7 +420,8 @@ static tsr_status *rule_gather_nd(shape_ctx *c, const ir_node *n) {
     if (x.rank < 0 || idx.rank < 1 || !shape_is_known(idx.dims[idx.rank - 1]))
         return shape_set_out(c, n, 0, elem, NULL);
     int64_t k = idx.dims[idx.rank - 1].value;
-    if (b < 0 || b > x.rank || k > x.rank - b) return shape_err(n, "indices of depth %lld beyond data of rank %d", (long long)k, (int)x.rank);
+    if (b < 0 || b > x.rank || k > x.rank - b)
+        return shape_err(n, "indices of depth %lld beyond data of rank %d", (long long)k, (int)x.rank);
     out.rank = 0;
     for (int32_t i = 0; i < idx.rank - 1; i++) out.dims[out.rank++] = idx.dims[i];
     for (int64_t i = b + k; i < x.rank && out.rank < IR_MAX_RANK; i++) out.dims[out.rank++] = x.dims[i];
@@ -435,8 +435,7 @@ static tsr_status *rule_squeeze(shape_ctx *c, const ir_node *n) {
     int64_t axes[IR_MAX_RANK];
     size_t na;
     bool given;
-    if (!read_axes(c, n, shape_opset(n) >= 13, 1, "axes", axes, &na, &given))
-        return shape_set_out(c, n, 0, elem, NULL);
+    if (!read_axes(c, n, shape_opset(n) >= 13, 1, "axes", axes, &na, &given)) return shape_set_out(c, n, 0, elem, NULL);
     if (x.rank < 0) {
         return shape_set_out(c, n, 0, elem, NULL);
     }
@@ -450,7 +449,8 @@ static tsr_status *rule_squeeze(shape_ctx *c, const ir_node *n) {
     } else {
         for (size_t i = 0; i < na; i++) {
             int32_t a;
-            if (!shape_axis(axes[i], x.rank, &a)) return shape_err(n, "axis %lld out of range for rank %d", (long long)axes[i], (int)x.rank);
+            if (!shape_axis(axes[i], x.rank, &a))
+                return shape_err(n, "axis %lld out of range for rank %d", (long long)axes[i], (int)x.rank);
             if (shape_is_known(x.dims[a]) && x.dims[a].value != 1)
                 return shape_err(n, "can't squeeze axis %d of length %lld", (int)a, (long long)x.dims[a].value);
             drop[a] = true;
@@ -469,8 +469,7 @@ static tsr_status *rule_unsqueeze(shape_ctx *c, const ir_node *n) {
     int64_t axes[IR_MAX_RANK];
     size_t na;
     bool given;
-    if (!read_axes(c, n, shape_opset(n) >= 13, 1, "axes", axes, &na, &given))
-        return shape_set_out(c, n, 0, elem, NULL);
+    if (!read_axes(c, n, shape_opset(n) >= 13, 1, "axes", axes, &na, &given)) return shape_set_out(c, n, 0, elem, NULL);
     if (!given) return shape_err(n, "no axes");
     if (x.rank < 0) return shape_set_out(c, n, 0, elem, NULL);
     int32_t r = x.rank + (int32_t)na;
@@ -478,7 +477,8 @@ static tsr_status *rule_unsqueeze(shape_ctx *c, const ir_node *n) {
     bool ins[IR_MAX_RANK] = {false};
     for (size_t i = 0; i < na; i++) {
         int32_t a;
-        if (!shape_axis(axes[i], r, &a)) return shape_err(n, "axis %lld out of range for rank %d", (long long)axes[i], (int)r);
+        if (!shape_axis(axes[i], r, &a))
+            return shape_err(n, "axis %lld out of range for rank %d", (long long)axes[i], (int)r);
         if (ins[a]) return shape_err(n, "axis %d given twice", (int)a);
         ins[a] = true;
     }
@@ -498,7 +498,8 @@ static tsr_status *rule_flatten(shape_ctx *c, const ir_node *n) {
     }
     int64_t a = shape_attr_int(n, "axis", 1);
     if (a < 0) a += x.rank;
-    if (a < 0 || a > x.rank) return shape_err(n, "axis %lld out of range for rank %d", (long long)shape_attr_int(n, "axis", 1), (int)x.rank);
+    if (a < 0 || a > x.rank)
+        return shape_err(n, "axis %lld out of range for rank %d", (long long)shape_attr_int(n, "axis", 1), (int)x.rank);
     out.dims[0] = shape_known(1);
     out.dims[1] = shape_known(1);
     for (int32_t i = 0; i < x.rank; i++) {
@@ -606,16 +607,19 @@ static tsr_status *rule_pad(shape_ctx *c, const ir_node *n) {
     if (np != 2 * na) return shape_err(n, "%zu pads for %zu axes", np, na);
     for (size_t i = 0; i < na; i++) {
         int32_t a;
-        if (!shape_axis(axes[i], x.rank, &a)) return shape_err(n, "axis %lld out of range for rank %d", (long long)axes[i], (int)x.rank);
+        if (!shape_axis(axes[i], x.rank, &a))
+            return shape_err(n, "axis %lld out of range for rank %d", (long long)axes[i], (int)x.rank);
         /* no tensor has 2^56 elements (IR_MAX_ELEMENTS): larger pads are
          * refused before the sums below could overflow */
         if (pads[i] > IR_MAX_ELEMENTS || pads[i] < -IR_MAX_ELEMENTS || pads[i + na] > IR_MAX_ELEMENTS ||
             pads[i + na] < -IR_MAX_ELEMENTS)
-            return shape_err(n, "pads of %lld and %lld on axis %d", (long long)pads[i], (long long)pads[i + na], (int)a);
+            return shape_err(n, "pads of %lld and %lld on axis %d", (long long)pads[i], (long long)pads[i + na],
+                             (int)a);
         int64_t add = pads[i] + pads[i + na];
         shape_dim d = x.dims[a];
         if (shape_is_known(d)) {
-            if (d.value + add < 0) return shape_err(n, "padding leaves axis %d with %lld", (int)a, (long long)(d.value + add));
+            if (d.value + add < 0)
+                return shape_err(n, "padding leaves axis %d with %lld", (int)a, (long long)(d.value + add));
             out.dims[a] = shape_known(d.value + add);
         } else if (add != 0) {
             out.dims[a] = shape_unknown();
@@ -640,8 +644,8 @@ static tsr_status *rule_constant(shape_ctx *c, const ir_node *n) {
         const char *name;
         int32_t elem;
         bool list;
-    } kinds[] = {{"value_float", TSR_FLOAT, false}, {"value_floats", TSR_FLOAT, true},
-                 {"value_int", TSR_INT64, false},   {"value_ints", TSR_INT64, true},
+    } kinds[] = {{"value_float", TSR_FLOAT, false},   {"value_floats", TSR_FLOAT, true},
+                 {"value_int", TSR_INT64, false},     {"value_ints", TSR_INT64, true},
                  {"value_string", TSR_STRING, false}, {"value_strings", TSR_STRING, true}};
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         if (!(a = shape_attr(n, kinds[k].name))) continue;
@@ -704,7 +708,8 @@ static tsr_status *rule_resize(shape_ctx *c, const ir_node *n) {
     }
     int32_t ax[IR_MAX_RANK];
     for (size_t i = 0; i < na; i++)
-        if (!shape_axis(axes[i], x.rank, &ax[i])) return shape_err(n, "axis %lld out of range for rank %d", (long long)axes[i], (int)x.rank);
+        if (!shape_axis(axes[i], x.rank, &ax[i]))
+            return shape_err(n, "axis %lld out of range for rank %d", (long long)axes[i], (int)x.rank);
     out = x;
     int64_t sizes[IR_MAX_RANK];
     double scales[IR_MAX_RANK];
@@ -808,7 +813,8 @@ static tsr_status *rule_topk(shape_ctx *c, const ir_node *n) {
     if (x.rank >= 0) {
         int64_t a = shape_attr_int(n, "axis", -1);
         int32_t axis;
-        if (!shape_axis(a, x.rank, &axis)) return shape_err(n, "axis %lld out of range for rank %d", (long long)a, (int)x.rank);
+        if (!shape_axis(a, x.rank, &axis))
+            return shape_err(n, "axis %lld out of range for rank %d", (long long)a, (int)x.rank);
         int64_t k[1];
         size_t cnt;
         bool have;
@@ -848,7 +854,8 @@ static tsr_status *rule_compress(shape_ctx *c, const ir_node *n) {
     }
     if (x.rank < 0) return shape_set_out(c, n, 0, elem, NULL);
     int32_t axis;
-    if (!shape_axis(a->i, x.rank, &axis)) return shape_err(n, "axis %lld out of range for rank %d", (long long)a->i, (int)x.rank);
+    if (!shape_axis(a->i, x.rank, &axis))
+        return shape_err(n, "axis %lld out of range for rank %d", (long long)a->i, (int)x.rank);
     x.dims[axis] = shape_unknown();
     return shape_set_out(c, n, 0, elem, &x);
 }
@@ -884,18 +891,21 @@ static tsr_status *rule_depth_space(shape_ctx *c, const ir_node *n) {
     int64_t b = shape_attr_int(n, "blocksize", 0);
     if (x.rank < 0) return shape_set_out(c, n, 0, elem, NULL);
     if (x.rank != 4) return shape_err(n, "input of rank %d; need 4", (int)x.rank);
-    if (b < 1 || b > (INT64_C(1) << 31)) return shape_err(n, "blocksize %lld", (long long)b); /* b * b must not overflow */
+    if (b < 1 || b > (INT64_C(1) << 31))
+        return shape_err(n, "blocksize %lld", (long long)b); /* b * b must not overflow */
     bool to_space = !strcmp(n->op_type, "DepthToSpace");
     shape_dim *ch = &x.dims[1];
     if (to_space) {
-        if (shape_is_known(*ch) && ch->value % (b * b)) return shape_err(n, "%lld channels not divisible by %lld", (long long)ch->value, (long long)(b * b));
+        if (shape_is_known(*ch) && ch->value % (b * b))
+            return shape_err(n, "%lld channels not divisible by %lld", (long long)ch->value, (long long)(b * b));
         *ch = shape_is_known(*ch) ? shape_known(ch->value / (b * b)) : shape_unknown();
         for (int i = 2; i < 4; i++) x.dims[i] = shape_dim_mul(x.dims[i], shape_known(b));
     } else {
         *ch = shape_dim_mul(*ch, shape_known(b * b));
         for (int i = 2; i < 4; i++) {
             shape_dim *d = &x.dims[i];
-            if (shape_is_known(*d) && d->value % b) return shape_err(n, "axis %d of %lld not divisible by %lld", i, (long long)d->value, (long long)b);
+            if (shape_is_known(*d) && d->value % b)
+                return shape_err(n, "axis %d of %lld not divisible by %lld", i, (long long)d->value, (long long)b);
             *d = shape_is_known(*d) ? shape_known(d->value / b) : shape_unknown();
         }
     }

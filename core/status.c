@@ -63,6 +63,4 @@ void tsr_status_free(tsr_status *status) {
 
 const char *tsr_status_message(const tsr_status *status) { return status ? status->message : ""; }
 
-tsr_code tsr_status_code(const tsr_status *status) {
-    return status ? (tsr_code)status->code : TSR_OK;
-}
+tsr_code tsr_status_code(const tsr_status *status) { return status ? (tsr_code)status->code : TSR_OK; }

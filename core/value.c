@@ -125,16 +125,14 @@ tsr_status *tsr_value_from_tensor(const tsr_tensor *tensor, tsr_value **out) {
     return value_wrap_tensor(t, out);
 }
 
-tsr_status *tsr_value_create_tensor(int32_t elem_type, int32_t rank, const int64_t *dims,
-                                    tsr_value **out) {
+tsr_status *tsr_value_create_tensor(int32_t elem_type, int32_t rank, const int64_t *dims, tsr_value **out) {
     if (!out || (rank > 0 && !dims)) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "dims and out are required");
     ir_tensor *t;
     TSR_TRY(ir_tensor_new(elem_type, rank, dims, &t));
     return value_wrap_tensor(t, out);
 }
 
-tsr_status *tsr_value_from_onnx_tensor(const void *bytes, size_t size, tsr_value **out,
-                                       char **name) {
+tsr_status *tsr_value_from_onnx_tensor(const void *bytes, size_t size, tsr_value **out, char **name) {
     if (!bytes || !out) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "bytes and out are required");
     ir_tensor *t;
     TSR_TRY(ir_tensor_from_proto_bytes(bytes, size, &t));
@@ -145,16 +143,13 @@ tsr_status *tsr_value_from_onnx_tensor(const void *bytes, size_t size, tsr_value
     return value_wrap_tensor(t, out);
 }
 
-tsr_status *tsr_value_from_onnx(const void *bytes, size_t size, int32_t kind, tsr_value **out,
-                                char **name) {
+tsr_status *tsr_value_from_onnx(const void *bytes, size_t size, int32_t kind, tsr_value **out, char **name) {
     if (!bytes || !out) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "bytes and out are required");
-    if (kind == TSR_VALUE_TENSOR || kind == TSR_VALUE_NONE)
-        return tsr_value_from_onnx_tensor(bytes, size, out, name);
+    if (kind == TSR_VALUE_TENSOR || kind == TSR_VALUE_NONE) return tsr_value_from_onnx_tensor(bytes, size, out, name);
     return value_from_proto_bytes(bytes, size, kind, out, name);
 }
 
-tsr_status *tsr_value_to_onnx_tensor(const tsr_value *value, const char *name, void **bytes,
-                                     size_t *size) {
+tsr_status *tsr_value_to_onnx_tensor(const tsr_value *value, const char *name, void **bytes, size_t *size) {
     if (!value || !bytes || !size) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "value, bytes and size are required");
     const tsr_tensor *t = value_tensor_view(value);
     if (!t) return tsr_error(TSR_ERR_NOT_SUPPORTED, "value '%s' is not a tensor", name ? name : "");
@@ -179,9 +174,7 @@ void tsr_value_free(tsr_value *value) { value_free(value); }
 
 int32_t tsr_value_get_kind(const tsr_value *value) { return value ? value->kind : TSR_VALUE_NONE; }
 
-size_t tsr_value_count(const tsr_value *value) {
-    return value && value->kind != TSR_VALUE_TENSOR ? value->n : 0;
-}
+size_t tsr_value_count(const tsr_value *value) { return value && value->kind != TSR_VALUE_TENSOR ? value->n : 0; }
 
 const tsr_value *tsr_value_item(const tsr_value *value, size_t index) {
     if (!value || value->kind == TSR_VALUE_TENSOR || index >= value->n) return NULL;
@@ -199,9 +192,7 @@ tsr_status *tsr_value_create_sequence(int32_t elem_type, tsr_value **out) {
     return value_new_sequence(elem_type, out);
 }
 
-tsr_status *tsr_value_sequence_append(tsr_value *sequence, tsr_value *item) {
-    return value_append(sequence, item);
-}
+tsr_status *tsr_value_sequence_append(tsr_value *sequence, tsr_value *item) { return value_append(sequence, item); }
 
 tsr_status *tsr_value_create_optional(tsr_value *contents, int32_t elem_type, tsr_value **out) {
     if (!out) {

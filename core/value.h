@@ -13,7 +13,7 @@ struct tsr_value {
     const tsr_tensor *borrowed; /* TENSOR seen without a copy (run inputs) */
     int32_t elem_type;          /* SEQUENCE / OPTIONAL: element tensor type, 0 unknown */
     size_t n, cap;
-    struct tsr_value **items;   /* SEQUENCE: items; OPTIONAL: 0 or 1; MAP: keys, values */
+    struct tsr_value **items; /* SEQUENCE: items; OPTIONAL: 0 or 1; MAP: keys, values */
 };
 
 /* An empty value of `kind`. */
@@ -37,7 +37,6 @@ void value_free(tsr_value *v);
 
 /* Parses a TensorProto / SequenceProto / OptionalProto / MapProto (by
  * `kind`) into a value (core/value_proto.c). */
-tsr_status *value_from_proto_bytes(const void *bytes, size_t size, int32_t kind,
-                                   tsr_value **out, char **name);
+tsr_status *value_from_proto_bytes(const void *bytes, size_t size, int32_t kind, tsr_value **out, char **name);
 
 #endif

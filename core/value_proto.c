@@ -23,7 +23,6 @@ static tsr_status *from_tensor(Onnx__TensorProto *tp, tsr_value **out) {
     return value_wrap_tensor(t, out);
 }
 
-
 static tsr_status *from_sequence(const Onnx__SequenceProto *sp, int depth, tsr_value **out) {
     if (depth > VALUE_MAX_DEPTH) return tsr_error(TSR_ERR_INVALID_MODEL, "values nested too deeply");
     tsr_value *seq;
@@ -83,18 +82,14 @@ static tsr_status *from_map(const Onnx__MapProto *mp, int depth, tsr_value **out
     TSR_TRY(ir_tensor_new(strings ? TSR_STRING : TSR_INT64, 1, dims, &keys));
     tsr_status *st = NULL;
     for (size_t i = 0; i < n && !st; i++) {
-        if (strings)
-            st = ir_tensor_set_string(keys, i, (const char *)mp->string_keys[i].data,
-                                      mp->string_keys[i].len);
-        else
-            ((int64_t *)keys->data)[i] = mp->keys[i];
+        if (strings) st = ir_tensor_set_string(keys, i, (const char *)mp->string_keys[i].data, mp->string_keys[i].len);
+        else ((int64_t *)keys->data)[i] = mp->keys[i];
     }
     tsr_value *map = NULL, *kv = NULL, *vals = NULL;
     if (!st) st = value_wrap_tensor(keys, &kv);
     else ir_tensor_free(keys);
     if (!st) st = mp->values ? from_sequence(mp->values, depth + 1, &vals) : value_new_sequence(0, &vals);
-    if (!st && vals->n != n)
-        st = tsr_error(TSR_ERR_INVALID_MODEL, "map has %zu keys but %zu values", n, vals->n);
+    if (!st && vals->n != n) st = tsr_error(TSR_ERR_INVALID_MODEL, "map has %zu keys but %zu values", n, vals->n);
     if (!st) st = value_alloc(TSR_VALUE_MAP, &map);
     if (!st) {
         st = value_push(map, kv);
@@ -114,16 +109,14 @@ static tsr_status *from_map(const Onnx__MapProto *mp, int depth, tsr_value **out
     return NULL;
 }
 
-tsr_status *value_from_proto_bytes(const void *bytes, size_t size, int32_t kind,
-                                   tsr_value **out, char **name) {
+tsr_status *value_from_proto_bytes(const void *bytes, size_t size, int32_t kind, tsr_value **out, char **name) {
     tsr_status *st = NULL;
     const char *nm = NULL;
     if (kind == TSR_VALUE_SEQUENCE) {
         Onnx__SequenceProto *sp = onnx__sequence_proto__unpack(NULL, size, bytes);
         if (!sp) return tsr_error(TSR_ERR_INVALID_MODEL, "not a valid SequenceProto");
         st = from_sequence(sp, 0, out);
-        if (!st && sp->has_elem_type && sp->elem_type == PB_TENSOR && (*out)->n == 0)
-            (*out)->elem_type = 0;
+        if (!st && sp->has_elem_type && sp->elem_type == PB_TENSOR && (*out)->n == 0) (*out)->elem_type = 0;
         nm = sp->name;
         if (!st && name) *name = nm ? strdup(nm) : NULL;
         onnx__sequence_proto__free_unpacked(sp, NULL);

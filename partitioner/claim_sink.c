@@ -141,8 +141,7 @@ void claim_sink_decline(tsr_claim_sink *sink, const tsr_node *node, int32_t reas
     decline_entry *d = realloc(sink->declines, sizeof *d * (sink->n_declines + 1));
     if (!d) return;
     sink->declines = d;
-    d[sink->n_declines++] =
-        (decline_entry){(ir_node *)node, reason, strdup(text ? text : "(no reason given)")};
+    d[sink->n_declines++] = (decline_entry){(ir_node *)node, reason, strdup(text ? text : "(no reason given)")};
 }
 
 void claim_sink_clear(struct tsr_claim_sink *s) {

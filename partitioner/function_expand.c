@@ -36,33 +36,26 @@ static tsr_status *attr_copy_value(ir_attr *dst, const ir_attr *a) {
     dst->i = a->i;
     dst->f = a->f;
     dst->count = a->count;
-    if (a->g || a->graphs)
-        return tsr_error(TSR_ERR_NOT_SUPPORTED, "graph attribute '%s' in a function body", a->name);
+    if (a->g || a->graphs) return tsr_error(TSR_ERR_NOT_SUPPORTED, "graph attribute '%s' in a function body", a->name);
     if (a->s && !(dst->s = dup_bytes(a->s, a->s_len + 1))) return TSR_NO_MEMORY();
     dst->s_len = a->s_len;
-    if (a->ints && !(dst->ints = dup_bytes(a->ints, sizeof(int64_t) * a->count)))
-        return TSR_NO_MEMORY();
-    if (a->floats && !(dst->floats = dup_bytes(a->floats, sizeof(float) * a->count)))
-        return TSR_NO_MEMORY();
+    if (a->ints && !(dst->ints = dup_bytes(a->ints, sizeof(int64_t) * a->count))) return TSR_NO_MEMORY();
+    if (a->floats && !(dst->floats = dup_bytes(a->floats, sizeof(float) * a->count))) return TSR_NO_MEMORY();
     if (a->strings) {
         if (!(dst->strings = calloc(a->count + 1, sizeof(char *)))) return TSR_NO_MEMORY();
-        if (!(dst->string_lens = dup_bytes(a->string_lens, sizeof(size_t) * a->count)))
-            return TSR_NO_MEMORY();
+        if (!(dst->string_lens = dup_bytes(a->string_lens, sizeof(size_t) * a->count))) return TSR_NO_MEMORY();
         for (size_t i = 0; i < a->count; i++)
-            if (!(dst->strings[i] = dup_bytes(a->strings[i], a->string_lens[i] + 1)))
-                return TSR_NO_MEMORY();
+            if (!(dst->strings[i] = dup_bytes(a->strings[i], a->string_lens[i] + 1))) return TSR_NO_MEMORY();
     }
     if (a->t) TSR_TRY(ir_tensor_clone(&a->t->view, &dst->t));
     if (a->tensors) {
         if (!(dst->tensors = calloc(a->count + 1, sizeof(ir_tensor *)))) return TSR_NO_MEMORY();
-        for (size_t i = 0; i < a->count; i++)
-            TSR_TRY(ir_tensor_clone(&a->tensors[i]->view, &dst->tensors[i]));
+        for (size_t i = 0; i < a->count; i++) TSR_TRY(ir_tensor_clone(&a->tensors[i]->view, &dst->tensors[i]));
     }
     return NULL;
 }
 
-bool function_synth_attr(const ir_node *n, const ir_function *f, const char *name,
-                         int64_t *value) {
+bool function_synth_attr(const ir_node *n, const ir_function *f, const char *name, int64_t *value) {
     bool want_type = strncmp(name, SYNTH_TYPE_PREFIX, strlen(SYNTH_TYPE_PREFIX)) == 0;
     bool want_dim = strncmp(name, SYNTH_DIM_PREFIX, strlen(SYNTH_DIM_PREFIX)) == 0;
     if (!want_type && !want_dim) return false;
@@ -131,8 +124,7 @@ static tsr_status *fresh_value(ir_graph *g, const char *base, const char *local,
     char *name = malloc(cap);
     if (!name) return TSR_NO_MEMORY();
     snprintf(name, cap, "%s/%s", base, local);
-    for (unsigned k = 2; name_taken(g, name); k++)
-        snprintf(name, cap, "%s/%s_%u", base, local, k);
+    for (unsigned k = 2; name_taken(g, name); k++) snprintf(name, cap, "%s/%s_%u", base, local, k);
     tsr_status *st = ir_graph_value(g, name, out);
     free(name);
     return st;
@@ -154,8 +146,7 @@ static char *join_name(const char *base, const char *part) {
 
 static int64_t body_opset(const ir_function *f, const ir_model *m, const ir_node *bn) {
     for (size_t i = 0; i < f->n_opsets; i++)
-        if (strcmp(f->opsets[i].domain ? f->opsets[i].domain : "", bn->domain) == 0)
-            return f->opsets[i].version;
+        if (strcmp(f->opsets[i].domain ? f->opsets[i].domain : "", bn->domain) == 0) return f->opsets[i].version;
     if (bn->opset) return bn->opset;
     return ir_model_opset(m, bn->domain);
 }
@@ -182,10 +173,11 @@ typedef struct expand_ctx {
     const char *origin;
 } expand_ctx;
 
-static tsr_status *frame_init(frame *fr, const ir_graph *src, ir_graph *dst, frame *up,
-                              bool from_fn, const char *base) {
-    *fr = (frame){src, dst, calloc(src->n_values + 1, sizeof(ir_value *)),
-                  calloc(src->n_values + 1, sizeof(bool)), up, from_fn, base};
+static tsr_status *frame_init(frame *fr, const ir_graph *src, ir_graph *dst, frame *up, bool from_fn,
+                              const char *base) {
+    *fr = (frame){
+        src,     dst, calloc(src->n_values + 1, sizeof(ir_value *)), calloc(src->n_values + 1, sizeof(bool)), up,
+        from_fn, base};
     return fr->to && fr->set ? NULL : TSR_NO_MEMORY();
 }
 
@@ -202,9 +194,7 @@ static tsr_status *visible(ir_graph *dst, ir_value *p, ir_value **out) {
         return NULL;
     }
     *out = ir_graph_resolve(dst, p->name);
-    if (!*out)
-        return tsr_error(TSR_ERR_INVALID_MODEL, "value '%s' is not in scope where the body reads it",
-                         p->name);
+    if (!*out) return tsr_error(TSR_ERR_INVALID_MODEL, "value '%s' is not in scope where the body reads it", p->name);
     return NULL;
 }
 
@@ -219,8 +209,7 @@ static tsr_status *map_value(frame *fr, const ir_value *v, ir_value **out) {
         return NULL;
     }
     if (v->index >= fr->src->n_values || fr->src->values[v->index] != v)
-        return tsr_error(TSR_ERR_INVALID_MODEL, "value '%s' does not belong to graph '%s'", v->name,
-                         fr->src->name);
+        return tsr_error(TSR_ERR_INVALID_MODEL, "value '%s' does not belong to graph '%s'", v->name, fr->src->name);
     if (fr->set[v->index]) {
         *out = fr->to[v->index];
         return NULL;
@@ -233,8 +222,7 @@ static tsr_status *map_value(frame *fr, const ir_value *v, ir_value **out) {
     } else {
         TSR_TRY(fresh_value(fr->dst, fr->base, v->name, &nv));
         if (!fr->from_fn) TSR_TRY(ir_type_copy(&nv->type, &v->type));
-        if (v->constant && !v->producer)
-            TSR_TRY(ir_tensor_clone(&v->constant->view, &nv->constant));
+        if (v->constant && !v->producer) TSR_TRY(ir_tensor_clone(&v->constant->view, &nv->constant));
     }
     fr->to[v->index] = nv;
     fr->set[v->index] = true;
@@ -246,15 +234,15 @@ static tsr_status *emit_node(expand_ctx *cx, frame *fr, const ir_node *bn, size_
 
 /* A copy of src as a graph attribute of a node of fr_parent->dst. up maps
  * src's outer values (NULL: the caller's graph's). */
-static tsr_status *copy_graph(expand_ctx *cx, const ir_graph *src, frame *up, ir_graph *dst_parent,
-                              bool from_fn, const char *base, ir_graph **out) {
+static tsr_status *copy_graph(expand_ctx *cx, const ir_graph *src, frame *up, ir_graph *dst_parent, bool from_fn,
+                              const char *base, ir_graph **out) {
     *out = NULL;
     const ir_model *m = dst_parent->model;
     int limit = m ? m->limits.graph_depth : IR_DEFAULT_GRAPH_DEPTH;
     if (dst_parent->depth + 1 > limit)
         return tsr_error(TSR_ERR_INVALID_MODEL,
-                         "graph '%s' would be nested %d levels deep, over the graph_depth limit (%d)",
-                         src->name, dst_parent->depth + 1, limit);
+                         "graph '%s' would be nested %d levels deep, over the graph_depth limit (%d)", src->name,
+                         dst_parent->depth + 1, limit);
     ir_graph *g = ir_graph_new(dst_parent->model, dst_parent, src->name);
     if (!g) return TSR_NO_MEMORY();
     frame fr;
@@ -269,13 +257,11 @@ static tsr_status *copy_graph(expand_ctx *cx, const ir_graph *src, frame *up, ir
             g->n_inputs++;
         }
     }
-    for (size_t k = 0; k < src->n_nodes && !st; k++)
-        st = emit_node(cx, &fr, src->nodes[k], k);
+    for (size_t k = 0; k < src->n_nodes && !st; k++) st = emit_node(cx, &fr, src->nodes[k], k);
     for (size_t i = 0; i < src->n_outputs && !st; i++) {
         st = map_value(&fr, src->outputs[i], &g->outputs[i]);
         if (!st && !g->outputs[i])
-            st = tsr_error(TSR_ERR_INVALID_MODEL, "graph '%s' output %zu is an omitted input",
-                           src->name, i);
+            st = tsr_error(TSR_ERR_INVALID_MODEL, "graph '%s' output %zu is an omitted input", src->name, i);
         if (!st) {
             g->outputs[i]->is_graph_output = true;
             g->n_outputs++;
@@ -309,23 +295,20 @@ static tsr_status *copy_attrs(expand_ctx *cx, frame *fr, ir_node *dst, const ir_
                                  src->attrs[i].ref_attr_name);
             if (!a) continue;
             if (a->type != src->attrs[i].type && src->attrs[i].type != TSR_ATTR_UNDEFINED)
-                return tsr_error(TSR_ERR_INVALID_MODEL,
-                                 "attribute '%s' is referenced as another type",
+                return tsr_error(TSR_ERR_INVALID_MODEL, "attribute '%s' is referenced as another type",
                                  src->attrs[i].ref_attr_name);
             from_caller = ir_node_attr(cx->env->caller, src->attrs[i].ref_attr_name) == a;
         }
         ir_attr *d = &dst->attrs[dst->n_attrs++];
         if (!(d->name = strdup(src->attrs[i].name))) return TSR_NO_MEMORY();
-        if (a->graphs)
-            return tsr_error(TSR_ERR_NOT_SUPPORTED, "graph-list attribute '%s' in a function body",
-                             a->name);
+        if (a->graphs) return tsr_error(TSR_ERR_NOT_SUPPORTED, "graph-list attribute '%s' in a function body", a->name);
         if (a->g) {
             d->type = TSR_ATTR_GRAPH;
             char *base = join_name(fr->base, d->name);
             if (!base) return TSR_NO_MEMORY();
             /* The caller's graph reads the caller's values; the function's reads fr's. */
-            tsr_status *st = copy_graph(cx, a->g, from_caller ? NULL : fr, fr->dst,
-                                        !from_caller && fr->from_fn, base, &d->g);
+            tsr_status *st =
+                copy_graph(cx, a->g, from_caller ? NULL : fr, fr->dst, !from_caller && fr->from_fn, base, &d->g);
             free(base);
             TSR_TRY(st);
             continue;
@@ -343,19 +326,17 @@ static tsr_status *count_node(ir_model *m, const char *origin) {
         return tsr_error(TSR_ERR_NO_MEMORY,
                          "expanding function ops of node '%s' would make more than %llu nodes, "
                          "over the function_nodes limit (%llu)",
-                         origin, (unsigned long long)m->function_nodes,
-                         (unsigned long long)m->limits.function_nodes);
+                         origin, (unsigned long long)m->function_nodes, (unsigned long long)m->limits.function_nodes);
     m->function_nodes++;
     return NULL;
 }
 
-static tsr_status *add_node(expand_ctx *cx, frame *fr, const char *op, const char *domain,
-                            size_t k, ir_node **out) {
+static tsr_status *add_node(expand_ctx *cx, frame *fr, const char *op, const char *domain, size_t k, ir_node **out) {
     ir_node *nn;
     TSR_TRY(count_node(fr->dst->model, cx->origin));
     TSR_TRY(ir_graph_add_node(fr->dst, &nn));
-    if (!(nn->name = node_name(fr->base, op, k)) || !(nn->op_type = strdup(op)) ||
-        !(nn->domain = strdup(domain)) || !(nn->origin = strdup(cx->origin)))
+    if (!(nn->name = node_name(fr->base, op, k)) || !(nn->op_type = strdup(op)) || !(nn->domain = strdup(domain)) ||
+        !(nn->origin = strdup(cx->origin)))
         return TSR_NO_MEMORY();
     *out = nn;
     return NULL;
@@ -394,13 +375,11 @@ static tsr_status *emit_identity(expand_ctx *cx, frame *fr, ir_value *in, ir_val
 static tsr_status *emit_call(expand_ctx *cx, frame *fr, const ir_node *bn, size_t k) {
     const char *name = bn->op_type + 1;
     const ir_attr *a = ir_node_attr(cx->env->caller, name);
-    if (a && a->type != TSR_ATTR_GRAPH)
-        return tsr_error(TSR_ERR_INVALID_MODEL, "attribute '%s' is not a graph", name);
+    if (a && a->type != TSR_ATTR_GRAPH) return tsr_error(TSR_ERR_INVALID_MODEL, "attribute '%s' is not a graph", name);
     const ir_graph *g = a ? a->g : NULL;
     if (!g) {
         if (bn->n_inputs != bn->n_outputs)
-            return tsr_error(TSR_ERR_INVALID_MODEL,
-                             "call of absent graph '%s' needs as many inputs as outputs", name);
+            return tsr_error(TSR_ERR_INVALID_MODEL, "call of absent graph '%s' needs as many inputs as outputs", name);
         for (size_t i = 0; i < bn->n_inputs; i++) {
             ir_value *in, *out;
             TSR_TRY(map_value(fr, bn->inputs[i], &in));
@@ -434,15 +413,13 @@ static tsr_status *emit_call(expand_ctx *cx, frame *fr, const ir_node *bn, size_
         st = map_value(fr, bn->outputs[i], &cf.to[ov->index]);
         cf.set[ov->index] = direct[i] = true;
     }
-    for (size_t j = 0; j < g->n_nodes && !st; j++)
-        st = emit_node(cx, &cf, g->nodes[j], j);
+    for (size_t j = 0; j < g->n_nodes && !st; j++) st = emit_node(cx, &cf, g->nodes[j], j);
     for (size_t i = 0; i < g->n_outputs && !st; i++) {
         if (direct[i]) continue;
         ir_value *in, *out;
         st = map_value(&cf, g->outputs[i], &in);
         if (!st) st = map_value(fr, bn->outputs[i], &out);
-        if (!st && (!in || !out))
-            st = tsr_error(TSR_ERR_INVALID_MODEL, "call of '%s' with an omitted value", name);
+        if (!st && (!in || !out)) st = tsr_error(TSR_ERR_INVALID_MODEL, "call of '%s' with an omitted value", name);
         if (!st) st = emit_identity(cx, &cf, in, out, g->n_nodes + i);
     }
     free(direct);
@@ -460,13 +437,11 @@ static tsr_status *emit_node(expand_ctx *cx, frame *fr, const ir_node *bn, size_
     nn->inputs = calloc(bn->n_inputs + 1, sizeof(ir_value *));
     if (!nn->inputs) return TSR_NO_MEMORY();
     nn->n_inputs = bn->n_inputs;
-    for (size_t i = 0; i < bn->n_inputs; i++)
-        TSR_TRY(map_value(fr, bn->inputs[i], &nn->inputs[i]));
+    for (size_t i = 0; i < bn->n_inputs; i++) TSR_TRY(map_value(fr, bn->inputs[i], &nn->inputs[i]));
     ir_value **outs = calloc(bn->n_outputs + 1, sizeof(ir_value *));
     if (!outs) return TSR_NO_MEMORY();
     tsr_status *st = NULL;
-    for (size_t i = 0; i < bn->n_outputs && !st; i++)
-        st = map_value(fr, bn->outputs[i], &outs[i]);
+    for (size_t i = 0; i < bn->n_outputs && !st; i++) st = map_value(fr, bn->outputs[i], &outs[i]);
     if (!st) st = set_outputs(nn, outs, bn->n_outputs);
     free(outs);
     return st;
@@ -474,16 +449,14 @@ static tsr_status *emit_node(expand_ctx *cx, frame *fr, const ir_node *bn, size_
 
 /* --- the splice --------------------------------------------------------------- */
 
-tsr_status *function_expand_append(ir_graph *g, ir_node *n, const ir_function *f, expansion *rec,
-                                   size_t *first_new) {
+tsr_status *function_expand_append(ir_graph *g, ir_node *n, const ir_function *f, expansion *rec, size_t *first_new) {
     memset(rec, 0, sizeof *rec);
     *first_new = g->n_nodes;
     const ir_graph *b = f->body;
     if (n->n_inputs > b->n_inputs || n->n_outputs > b->n_outputs)
-        return tsr_error(
-            TSR_ERR_INVALID_MODEL,
-            "node '%s' (%s): %zu inputs and %zu outputs, its function takes %zu and %zu", n->name,
-            n->op_type, n->n_inputs, n->n_outputs, b->n_inputs, b->n_outputs);
+        return tsr_error(TSR_ERR_INVALID_MODEL,
+                         "node '%s' (%s): %zu inputs and %zu outputs, its function takes %zu and %zu", n->name,
+                         n->op_type, n->n_inputs, n->n_outputs, b->n_inputs, b->n_outputs);
     char base_buf[64];
     const char *base = n->name;
     if (!base[0]) {
@@ -508,8 +481,7 @@ tsr_status *function_expand_append(ir_graph *g, ir_node *n, const ir_function *f
     for (size_t i = 0; i < n->n_outputs; i++) {
         size_t bi = b->outputs[i]->index;
         if (fr.set[bi] && n->outputs[i])
-            st = tsr_error(TSR_ERR_NOT_SUPPORTED,
-                           "node '%s' (%s): function output '%s' is also an input", n->name,
+            st = tsr_error(TSR_ERR_NOT_SUPPORTED, "node '%s' (%s): function output '%s' is also an input", n->name,
                            n->op_type, b->outputs[i]->name);
         if (!st && n->outputs[i]) {
             fr.to[bi] = n->outputs[i];
@@ -521,8 +493,7 @@ tsr_status *function_expand_append(ir_graph *g, ir_node *n, const ir_function *f
         if (n->outputs[i] && n->outputs[i]->producer == n) n->outputs[i]->producer = NULL;
     attr_env env = {n, f, {0}};
     expand_ctx cx = {f, &env, origin};
-    for (size_t k = 0; k < b->n_nodes && !st; k++)
-        st = emit_node(&cx, &fr, b->nodes[k], k);
+    for (size_t k = 0; k < b->n_nodes && !st; k++) st = emit_node(&cx, &fr, b->nodes[k], k);
     if (st) {
         /* The graph is left half-built; the caller fails the whole partition. */
         st = tsr_error_wrap(st, "expanding node '%s' (%s)", n->name, n->op_type);
@@ -540,8 +511,8 @@ tsr_status *function_expand_append(ir_graph *g, ir_node *n, const ir_function *f
     }
     for (size_t i = 0; i < n->n_outputs; i++)
         if (n->outputs[i] && !n->outputs[i]->producer)
-            st = tsr_error(TSR_ERR_INVALID_MODEL, "node '%s': output '%s' left without a producer",
-                           n->name, n->outputs[i]->name);
+            st = tsr_error(TSR_ERR_INVALID_MODEL, "node '%s': output '%s' left without a producer", n->name,
+                           n->outputs[i]->name);
 out:
     free(base_copy);
     free(origin);

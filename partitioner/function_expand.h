@@ -11,8 +11,8 @@
 typedef struct function_text {
     const char *domain; /* "" for ai.onnx */
     const char *op_type;
-    int64_t since;            /* first opset of the op the body is valid for */
-    int64_t until;            /* last such opset; 0 for no limit */
+    int64_t since; /* first opset of the op the body is valid for */
+    int64_t until; /* last such opset; 0 for no limit */
     /* `when=ATTR:VALUE`: the body applies only when the node's ATTR, a string or
      * int attribute (the function's default counting; an int compares in
      * decimal) or a made-up one (function_synth_attr: __type_X, __dim_X_A),
@@ -48,8 +48,7 @@ typedef struct expansion {
 /* Whether the conditions of built-in entry t (when=, has=/lacks=,
  * hasattr=/lacksattr=, rank=; not its op, domain or opsets) hold for n, f
  * being t's parsed body (its attribute defaults and formal input names). */
-bool function_text_conditions_hold(const function_text *t, const ir_node *n,
-                                   const ir_function *f);
+bool function_text_conditions_hold(const function_text *t, const ir_node *n, const ir_function *f);
 
 /* Attributes made up for context-dependent bodies (ONNX builds those from
  * the node's input types and shapes): "__type_<formal input>" is the element
@@ -59,8 +58,7 @@ bool function_text_conditions_hold(const function_text *t, const ir_node *n,
  * inference knows the number; false when it is not, when f has no such
  * formal input or n omits it, or when the type or size is unknown. Body
  * attribute references (@__type_X) and when= conditions both read them. */
-bool function_synth_attr(const ir_node *n, const ir_function *f, const char *name,
-                         int64_t *value);
+bool function_synth_attr(const ir_node *n, const ir_function *f, const char *name, int64_t *value);
 
 /* The function for `n`, or *out NULL when its op is not a function: a
  * model-local function matching its domain and op first, then a built-in
@@ -78,8 +76,7 @@ tsr_status *function_expand_node(ir_graph *g, ir_node *n, const ir_function *f, 
 /* The first half of function_expand_node: appends the body nodes at the end
  * of g (from *first_new on) and points n's outputs at them, but leaves n in
  * place; ir_graph_splice_nodes then moves many such bodies at once. */
-tsr_status *function_expand_append(ir_graph *g, ir_node *n, const ir_function *f, expansion *rec,
-                                   size_t *first_new);
+tsr_status *function_expand_append(ir_graph *g, ir_node *n, const ir_function *f, expansion *rec, size_t *first_new);
 
 void expansion_clear(expansion *e);
 

@@ -13,8 +13,7 @@
  * attribute, an int attribute in decimal (the function's default counting
  * for both), or a made-up one (function_synth_attr: __type_X, __dim_X_A).
  * NULL when unknown. */
-static const char *when_value(const ir_node *n, const ir_function *f, const char *name,
-                              char *buf, size_t cap) {
+static const char *when_value(const ir_node *n, const ir_function *f, const char *name, char *buf, size_t cap) {
     const ir_attr *a = ir_node_attr(n, name);
     for (size_t i = 0; !a && f && i < f->n_attr_defaults; i++)
         if (strcmp(f->attr_defaults[i].name, name) == 0) a = &f->attr_defaults[i];
@@ -31,8 +30,7 @@ static const char *when_value(const ir_node *n, const ir_function *f, const char
 
 /* Whether each formal input named in `list` (comma-separated) is given to
  * n (want_given) or omitted (!want_given). */
-static bool inputs_match(const ir_function *f, const ir_node *n, const char *list,
-                         bool want_given) {
+static bool inputs_match(const ir_function *f, const ir_node *n, const char *list, bool want_given) {
     for (const char *p = list; p && *p;) {
         size_t len = strcspn(p, ",");
         bool given = false;
@@ -52,8 +50,7 @@ static bool attrs_match(const ir_node *n, const char *list, bool want_given) {
         size_t len = strcspn(p, ",");
         bool given = false;
         for (size_t k = 0; k < n->n_attrs; k++)
-            if (strlen(n->attrs[k].name) == len && strncmp(n->attrs[k].name, p, len) == 0)
-                given = true;
+            if (strlen(n->attrs[k].name) == len && strncmp(n->attrs[k].name, p, len) == 0) given = true;
         if (given != want_given) return false;
         p += len + (p[len] == ',');
     }
@@ -64,8 +61,7 @@ static bool attrs_match(const ir_node *n, const char *list, bool want_given) {
 static bool rank_matches(const ir_function *f, const ir_node *n, const char *name, int32_t rank) {
     if (!name) return true;
     for (size_t k = 0; k < f->body->n_inputs && k < n->n_inputs; k++)
-        if (strcmp(f->body->inputs[k]->name, name) == 0)
-            return n->inputs[k] && n->inputs[k]->type.rank == rank;
+        if (strcmp(f->body->inputs[k]->name, name) == 0) return n->inputs[k] && n->inputs[k]->type.rank == rank;
     return false;
 }
 
@@ -75,8 +71,7 @@ static bool text_applies(const function_text *t, const ir_node *n) {
     return true;
 }
 
-bool function_text_conditions_hold(const function_text *t, const ir_node *n,
-                                   const ir_function *f) {
+bool function_text_conditions_hold(const function_text *t, const ir_node *n, const ir_function *f) {
     if (t->when_attr) {
         char buf[32];
         const char *v = when_value(n, f, t->when_attr, buf, sizeof buf);
@@ -85,16 +80,15 @@ bool function_text_conditions_hold(const function_text *t, const ir_node *n,
         if (!v || (strcmp(v, t->when_value + negate) == 0) == negate) return false;
     }
     return inputs_match(f, n, t->has_inputs, true) && inputs_match(f, n, t->lacks_inputs, false) &&
-           attrs_match(n, t->has_attrs, true) && attrs_match(n, t->lacks_attrs, false) &&
-           rank_matches(f, n, t->rank_input, t->rank);
+        attrs_match(n, t->has_attrs, true) && attrs_match(n, t->lacks_attrs, false) &&
+        rank_matches(f, n, t->rank_input, t->rank);
 }
 
 /* The model-local function for op_type in domain, as an index; n_functions when none. */
 static size_t local_function(const ir_model *m, const char *domain, const char *op_type) {
     for (size_t i = 0; m && i < m->n_functions; i++) {
         const ir_function *f = m->functions[i];
-        if (strcmp(f->name, op_type) == 0 && strcmp(f->domain ? f->domain : "", domain) == 0)
-            return i;
+        if (strcmp(f->name, op_type) == 0 && strcmp(f->domain ? f->domain : "", domain) == 0) return i;
     }
     return m ? m->n_functions : 0;
 }
@@ -133,14 +127,14 @@ tsr_status *function_find(const ir_node *n, ir_function **out, bool *owned) {
         int calls = reaches_cycle(m, li, state, 1);
         free(state);
         if (calls == CALLS_CYCLE)
-            return tsr_error(TSR_ERR_INVALID_MODEL, "node '%s': function %s%s%s calls itself",
-                             n->name, n->domain, n->domain[0] ? "." : "", n->op_type);
+            return tsr_error(TSR_ERR_INVALID_MODEL, "node '%s': function %s%s%s calls itself", n->name, n->domain,
+                             n->domain[0] ? "." : "", n->op_type);
         if (calls == CALLS_TOO_DEEP)
             return tsr_error(TSR_ERR_INVALID_MODEL,
                              "node '%s': function %s%s%s calls functions more than %d levels "
                              "deep, over the function_depth limit (%d)",
-                             n->name, n->domain, n->domain[0] ? "." : "", n->op_type,
-                             (int)m->limits.function_depth, (int)m->limits.function_depth);
+                             n->name, n->domain, n->domain[0] ? "." : "", n->op_type, (int)m->limits.function_depth,
+                             (int)m->limits.function_depth);
         *out = m->functions[li];
         return NULL;
     }

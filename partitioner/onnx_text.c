@@ -32,27 +32,23 @@ typedef struct parser {
     const char *line_start;
     token tok;
     tsr_status *err;
-    ir_function *fn;  /* the function being read (for its opset imports) */
-    ir_graph *scope;  /* the graph whose nodes are being read: the body or a graph attribute */
+    ir_function *fn; /* the function being read (for its opset imports) */
+    ir_graph *scope; /* the graph whose nodes are being read: the body or a graph attribute */
 } parser;
 
 static bool fail(parser *ps, const char *fmt, const char *arg) {
     if (ps->err) return false;
     char msg[2 * OTX_MAX_TOKEN];
     snprintf(msg, sizeof msg, fmt, arg ? arg : "");
-    ps->err = tsr_error(TSR_ERR_INVALID_MODEL, "%s: line %d, column %d: %s", ps->what, ps->tok.line,
-                        ps->tok.col, msg);
+    ps->err = tsr_error(TSR_ERR_INVALID_MODEL, "%s: line %d, column %d: %s", ps->what, ps->tok.line, ps->tok.col, msg);
     return false;
 }
 
 static const char *tok_desc(const token *t) {
     switch (t->kind) {
-    case T_END:
-        return "end of text";
-    case T_ARROW:
-        return "'=>'";
-    default:
-        return t->text;
+    case T_END: return "end of text";
+    case T_ARROW: return "'=>'";
+    default: return t->text;
     }
 }
 
@@ -65,8 +61,7 @@ static void skip_space(parser *ps) {
         } else if (c == ' ' || c == '\t' || c == '\r') {
             ps->p++;
         } else if (c == '#') {
-            while (*ps->p && *ps->p != '\n')
-                ps->p++;
+            while (*ps->p && *ps->p != '\n') ps->p++;
         } else {
             return;
         }
@@ -79,21 +74,17 @@ static bool lex_number(parser *ps) {
     const char *e = s;
     bool is_float = false;
     if (*e == '-' || *e == '+') e++;
-    while (isdigit((unsigned char)*e))
-        e++;
+    while (isdigit((unsigned char)*e)) e++;
     if (*e == '.') {
         is_float = true;
         e++;
-        while (isdigit((unsigned char)*e))
-            e++;
+        while (isdigit((unsigned char)*e)) e++;
     }
     if ((*e == 'e' || *e == 'E') &&
-        (isdigit((unsigned char)e[1]) ||
-         ((e[1] == '-' || e[1] == '+') && isdigit((unsigned char)e[2])))) {
+        (isdigit((unsigned char)e[1]) || ((e[1] == '-' || e[1] == '+') && isdigit((unsigned char)e[2])))) {
         is_float = true;
         e += 2;
-        while (isdigit((unsigned char)*e))
-            e++;
+        while (isdigit((unsigned char)*e)) e++;
     }
     size_t n = (size_t)(e - s);
     if (n >= sizeof t->text) return fail(ps, "number too long", NULL);
@@ -146,8 +137,7 @@ static bool next(parser *ps) {
     }
     if (isalpha((unsigned char)c) || c == '_') {
         const char *s = ps->p;
-        while (isalnum((unsigned char)*ps->p) || *ps->p == '_')
-            ps->p++;
+        while (isalnum((unsigned char)*ps->p) || *ps->p == '_') ps->p++;
         size_t n = (size_t)(ps->p - s);
         if (n >= sizeof t->text) return fail(ps, "name too long", NULL);
         memcpy(t->text, s, n);
@@ -155,8 +145,8 @@ static bool next(parser *ps) {
         t->kind = T_IDENT;
         return true;
     }
-    if (isdigit((unsigned char)c) || ((c == '-' || c == '+' || c == '.') &&
-                                      (isdigit((unsigned char)ps->p[1]) || ps->p[1] == '.')))
+    if (isdigit((unsigned char)c) ||
+        ((c == '-' || c == '+' || c == '.') && (isdigit((unsigned char)ps->p[1]) || ps->p[1] == '.')))
         return lex_number(ps);
     if (c == '"') return lex_string(ps);
     if (c == '=' && ps->p[1] == '>') {
@@ -177,9 +167,7 @@ static bool next(parser *ps) {
     return fail(ps, "unexpected character '%s'", t->text);
 }
 
-static bool is_punct(const parser *ps, char c) {
-    return ps->tok.kind == T_PUNCT && ps->tok.punct == c;
-}
+static bool is_punct(const parser *ps, char c) { return ps->tok.kind == T_PUNCT && ps->tok.punct == c; }
 
 static bool expect(parser *ps, char c) {
     if (!is_punct(ps, c)) {
@@ -216,17 +204,15 @@ static bool grow(parser *ps, void **arr, size_t elem, size_t n) {
 static const struct {
     const char *name;
     int32_t type;
-} attr_types[] = {{"int", TSR_ATTR_INT},       {"float", TSR_ATTR_FLOAT},
-                  {"string", TSR_ATTR_STRING}, {"ints", TSR_ATTR_INTS},
-                  {"floats", TSR_ATTR_FLOATS}, {"strings", TSR_ATTR_STRINGS},
+} attr_types[] = {{"int", TSR_ATTR_INT},       {"float", TSR_ATTR_FLOAT},   {"string", TSR_ATTR_STRING},
+                  {"ints", TSR_ATTR_INTS},     {"floats", TSR_ATTR_FLOATS}, {"strings", TSR_ATTR_STRINGS},
                   {"tensor", TSR_ATTR_TENSOR}, {"graph", TSR_ATTR_GRAPH}};
 
 static const struct {
     const char *name;
     int32_t elem;
-} elem_types[] = {{"float", TSR_FLOAT}, {"double", TSR_DOUBLE}, {"int64", TSR_INT64},
-                  {"int32", TSR_INT32}, {"bool", TSR_BOOL},     {"uint8", TSR_UINT8},
-                  {"int8", TSR_INT8}};
+} elem_types[] = {{"float", TSR_FLOAT}, {"double", TSR_DOUBLE}, {"int64", TSR_INT64}, {"int32", TSR_INT32},
+                  {"bool", TSR_BOOL},   {"uint8", TSR_UINT8},   {"int8", TSR_INT8}};
 
 static int32_t elem_by_name(const char *s) {
     for (size_t i = 0; i < sizeof elem_types / sizeof elem_types[0]; i++)
@@ -237,32 +223,18 @@ static int32_t elem_by_name(const char *s) {
 static bool store_number(parser *ps, ir_tensor *t, size_t k, const token *v) {
     bool integral = v->kind == T_INT;
     switch (t->elem_type) {
-    case TSR_FLOAT:
-        ((float *)t->data)[k] = (float)v->f;
-        return true;
-    case TSR_DOUBLE:
-        ((double *)t->data)[k] = v->f;
-        return true;
-    default:
-        break;
+    case TSR_FLOAT: ((float *)t->data)[k] = (float)v->f; return true;
+    case TSR_DOUBLE: ((double *)t->data)[k] = v->f; return true;
+    default: break;
     }
     if (!integral) return fail(ps, "'%s' is not an integer", v->text);
     switch (t->elem_type) {
-    case TSR_INT64:
-        ((int64_t *)t->data)[k] = v->i;
-        return true;
-    case TSR_INT32:
-        ((int32_t *)t->data)[k] = (int32_t)v->i;
-        return true;
+    case TSR_INT64: ((int64_t *)t->data)[k] = v->i; return true;
+    case TSR_INT32: ((int32_t *)t->data)[k] = (int32_t)v->i; return true;
     case TSR_BOOL:
-    case TSR_UINT8:
-        ((uint8_t *)t->data)[k] = (uint8_t)v->i;
-        return true;
-    case TSR_INT8:
-        ((int8_t *)t->data)[k] = (int8_t)v->i;
-        return true;
-    default:
-        return fail(ps, "unsupported tensor element type", NULL);
+    case TSR_UINT8: ((uint8_t *)t->data)[k] = (uint8_t)v->i; return true;
+    case TSR_INT8: ((int8_t *)t->data)[k] = (int8_t)v->i; return true;
+    default: return fail(ps, "unsupported tensor element type", NULL);
     }
 }
 
@@ -307,8 +279,7 @@ static bool parse_tensor(parser *ps, ir_attr *a) {
         if (!next(ps)) return false;
     }
     uint64_t count;
-    if (!ir_dims_count(rank, dims, &count) || count > OTX_MAX_LIST)
-        return fail(ps, "tensor too large", NULL);
+    if (!ir_dims_count(rank, dims, &count) || count > OTX_MAX_LIST) return fail(ps, "tensor too large", NULL);
     tsr_status *st = ir_tensor_new(elem, rank, dims, &a->t);
     if (st) {
         ps->err = st;
@@ -346,8 +317,7 @@ static bool push_list_value(parser *ps, ir_attr *a, const token *v) {
     if (!grow(ps, (void **)&a->ints, sizeof(int64_t), a->count) ||
         !grow(ps, (void **)&a->floats, sizeof(float), a->count))
         return false;
-    if (v->kind == T_FLOAT && a->type == TSR_ATTR_INTS)
-        return fail(ps, "'%s' is not an integer", v->text);
+    if (v->kind == T_FLOAT && a->type == TSR_ATTR_INTS) return fail(ps, "'%s' is not an integer", v->text);
     a->ints[a->count] = v->i;
     a->floats[a->count++] = (float)v->f;
     return true;
@@ -400,8 +370,7 @@ static bool parse_graph_literal(parser *ps, ir_attr *a);
 static bool parse_attr_value(parser *ps, ir_attr *a, int32_t declared) {
     if (is_punct(ps, '@')) {
         if (!next(ps)) return false;
-        if (!declared)
-            return fail(ps, "attribute reference '@%s' needs a declared type", ps->tok.text);
+        if (!declared) return fail(ps, "attribute reference '@%s' needs a declared type", ps->tok.text);
         a->type = declared;
         return take_ident(ps, &a->ref_attr_name);
     }
@@ -418,8 +387,10 @@ static bool parse_attr_value(parser *ps, ir_attr *a, int32_t declared) {
     } else if (ps->tok.kind == T_IDENT && elem_by_name(ps->tok.text)) {
         return parse_tensor(ps, a);
     } else if (is_punct(ps, '{')) {
-        return fail(ps, "graph-valued attributes are not supported in this form; write "
-                        "'name: graph = G (inputs) => (outputs) { ... }'", NULL);
+        return fail(ps,
+                    "graph-valued attributes are not supported in this form; write "
+                    "'name: graph = G (inputs) => (outputs) { ... }'",
+                    NULL);
     } else {
         token v;
         if (!take_number(ps, &v)) return false;
@@ -428,12 +399,10 @@ static bool parse_attr_value(parser *ps, ir_attr *a, int32_t declared) {
         a->type = as_float ? TSR_ATTR_FLOAT : TSR_ATTR_INT;
         a->f = (float)v.f;
         a->i = v.i;
-        if (declared && declared != a->type)
-            return fail(ps, "value does not match its declared type", NULL);
+        if (declared && declared != a->type) return fail(ps, "value does not match its declared type", NULL);
         return true;
     }
-    if (declared && declared != a->type)
-        return fail(ps, "value does not match its declared type", NULL);
+    if (declared && declared != a->type) return fail(ps, "value does not match its declared type", NULL);
     return next(ps);
 }
 
@@ -445,8 +414,7 @@ static bool parse_attr(parser *ps, ir_attr *a, bool allow_bare) {
     if (is_punct(ps, ':')) {
         if (!next(ps)) return false;
         for (size_t i = 0; i < sizeof attr_types / sizeof attr_types[0]; i++)
-            if (ps->tok.kind == T_IDENT && strcmp(ps->tok.text, attr_types[i].name) == 0)
-                declared = attr_types[i].type;
+            if (ps->tok.kind == T_IDENT && strcmp(ps->tok.text, attr_types[i].name) == 0) declared = attr_types[i].type;
         if (!declared) return fail(ps, "unknown attribute type '%s'", tok_desc(&ps->tok));
         if (!next(ps)) return false;
     }
@@ -464,8 +432,7 @@ static bool parse_opsets(parser *ps, ir_function *f) {
     if (!expect(ps, '[')) return false;
     while (!is_punct(ps, ']')) {
         if (f->n_opsets > 0 && !expect(ps, ',')) return false;
-        if (ps->tok.kind != T_STRING)
-            return fail(ps, "expected a domain string, found '%s'", tok_desc(&ps->tok));
+        if (ps->tok.kind != T_STRING) return fail(ps, "expected a domain string, found '%s'", tok_desc(&ps->tok));
         if (!grow(ps, (void **)&f->opsets, sizeof(ir_opset), f->n_opsets)) return false;
         ir_opset *o = &f->opsets[f->n_opsets];
         const char *d = strcmp(ps->tok.text, "ai.onnx") == 0 ? "" : ps->tok.text;
@@ -490,16 +457,14 @@ static bool parse_header(parser *ps, ir_function *f) {
     while (!is_punct(ps, '>')) {
         if (!first && !expect(ps, ',')) return false;
         first = false;
-        if (ps->tok.kind != T_IDENT)
-            return fail(ps, "expected a header key, found '%s'", tok_desc(&ps->tok));
+        if (ps->tok.kind != T_IDENT) return fail(ps, "expected a header key, found '%s'", tok_desc(&ps->tok));
         char key[OTX_MAX_TOKEN];
         snprintf(key, sizeof key, "%s", ps->tok.text);
         if (!next(ps) || !expect(ps, ':')) return false;
         if (strcmp(key, "opset_import") == 0) {
             if (!parse_opsets(ps, f)) return false;
         } else if (strcmp(key, "domain") == 0) {
-            if (ps->tok.kind != T_STRING)
-                return fail(ps, "expected a domain string, found '%s'", tok_desc(&ps->tok));
+            if (ps->tok.kind != T_STRING) return fail(ps, "expected a domain string, found '%s'", tok_desc(&ps->tok));
             free(f->domain);
             f->domain = strdup(strcmp(ps->tok.text, "ai.onnx") == 0 ? "" : ps->tok.text);
             if (!f->domain) {
@@ -550,8 +515,7 @@ static bool input_value(parser *ps, ir_graph *g, const char *name, ir_value **ou
     for (ir_graph *anc = g->parent; anc; anc = anc->parent) {
         ir_value *o = ir_graph_find(anc, name);
         if (!o) continue;
-        bool made = o->is_graph_input || o->is_outer ||
-                    (o->producer && o->producer != anc->nodes[anc->n_nodes - 1]);
+        bool made = o->is_graph_input || o->is_outer || (o->producer && o->producer != anc->nodes[anc->n_nodes - 1]);
         if (!made) return fail(ps, "'%s' is read before anything makes it", name);
         if ((*out = ir_graph_resolve(g, name)) == NULL) {
             ps->err = TSR_NO_MEMORY();
@@ -566,8 +530,7 @@ static bool input_value(parser *ps, ir_graph *g, const char *name, ir_value **ou
 
 /* `( a, b )` into values of the body; empty or "" entries become NULL when
  * allow_empty (node inputs, which may also name values of enclosing graphs). */
-static bool parse_value_list(parser *ps, ir_graph *body, ir_value ***out, size_t *n,
-                             bool allow_empty) {
+static bool parse_value_list(parser *ps, ir_graph *body, ir_value ***out, size_t *n, bool allow_empty) {
     if (!expect(ps, '(')) return false;
     bool expect_item = true;
     while (!is_punct(ps, ')') || (expect_item && *n > 0 && allow_empty)) {
@@ -577,13 +540,10 @@ static bool parse_value_list(parser *ps, ir_graph *body, ir_value ***out, size_t
             continue;
         }
         ir_value *v = NULL;
-        bool empty = is_punct(ps, ',') || is_punct(ps, ')') ||
-                     (ps->tok.kind == T_STRING && ps->tok.text[0] == 0);
-        if (empty && !allow_empty)
-            return fail(ps, "expected a name, found '%s'", tok_desc(&ps->tok));
+        bool empty = is_punct(ps, ',') || is_punct(ps, ')') || (ps->tok.kind == T_STRING && ps->tok.text[0] == 0);
+        if (empty && !allow_empty) return fail(ps, "expected a name, found '%s'", tok_desc(&ps->tok));
         if (!empty) {
-            if (ps->tok.kind != T_IDENT)
-                return fail(ps, "expected a name, found '%s'", tok_desc(&ps->tok));
+            if (ps->tok.kind != T_IDENT) return fail(ps, "expected a name, found '%s'", tok_desc(&ps->tok));
             if (allow_empty) {
                 if (!input_value(ps, body, ps->tok.text, &v)) return false;
             } else {
@@ -624,8 +584,7 @@ static bool parse_node(parser *ps) {
     }
     /* Outputs first: `a, b = Op ...`. */
     for (;;) {
-        if (ps->tok.kind != T_IDENT)
-            return fail(ps, "expected an output name, found '%s'", tok_desc(&ps->tok));
+        if (ps->tok.kind != T_IDENT) return fail(ps, "expected an output name, found '%s'", tok_desc(&ps->tok));
         /* ONNX names are unique across nested graphs: no shadowing. */
         for (const ir_graph *anc = body->parent; anc; anc = anc->parent)
             if (ir_graph_find(anc, ps->tok.text))
@@ -649,8 +608,7 @@ static bool parse_node(parser *ps) {
         /* `outs = @g (ins)`: a call of the caller's graph attribute g, which
          * function_expand.c splices in with its inputs and outputs bound. */
         if (!next(ps)) return false;
-        if (ps->tok.kind != T_IDENT)
-            return fail(ps, "expected a graph attribute name, found '%s'", tok_desc(&ps->tok));
+        if (ps->tok.kind != T_IDENT) return fail(ps, "expected a graph attribute name, found '%s'", tok_desc(&ps->tok));
         size_t len = strlen(ps->tok.text) + 2;
         if (!(n->op_type = malloc(len)) || !(n->domain = strdup(""))) {
             ps->err = TSR_NO_MEMORY();
@@ -663,10 +621,8 @@ static bool parse_node(parser *ps) {
     /* [domain.]Op: the last dotted part is the op. */
     char qual[OTX_MAX_TOKEN] = "";
     for (;;) {
-        if (ps->tok.kind != T_IDENT)
-            return fail(ps, "expected an op name, found '%s'", tok_desc(&ps->tok));
-        if (strlen(qual) + strlen(ps->tok.text) + 2 > sizeof qual)
-            return fail(ps, "op name too long", NULL);
+        if (ps->tok.kind != T_IDENT) return fail(ps, "expected an op name, found '%s'", tok_desc(&ps->tok));
+        if (strlen(qual) + strlen(ps->tok.text) + 2 > sizeof qual) return fail(ps, "op name too long", NULL);
         if (qual[0]) strcat(qual, ".");
         strcat(qual, ps->tok.text);
         if (!next(ps)) return false;
@@ -701,8 +657,7 @@ static bool parse_node(parser *ps) {
  * or (in a graph attribute) a value of an enclosing graph, which
  * input_value checked when it was read. */
 static bool check_graph(parser *ps, ir_graph *b) {
-    for (size_t i = 0; i < b->n_inputs; i++)
-        b->inputs[i]->is_graph_input = true;
+    for (size_t i = 0; i < b->n_inputs; i++) b->inputs[i]->is_graph_input = true;
     for (size_t i = 0; i < b->n_nodes; i++) {
         const ir_node *n = b->nodes[i];
         for (size_t k = 0; k < n->n_attrs; k++)
@@ -712,8 +667,7 @@ static bool check_graph(parser *ps, ir_graph *b) {
             if (!v || v->is_graph_input || v->is_outer) continue;
             if (!v->producer || v->producer->index >= i) {
                 char msg[OTX_MAX_TOKEN + 64];
-                snprintf(msg, sizeof msg, "node %zu (%s) reads '%s' before anything makes it", i,
-                         n->op_type, v->name);
+                snprintf(msg, sizeof msg, "node %zu (%s) reads '%s' before anything makes it", i, n->op_type, v->name);
                 return fail(ps, "%s", msg);
             }
         }
@@ -784,18 +738,15 @@ static bool parse_function(parser *ps, ir_function *f) {
     if (!next(ps)) return false;
     if (!parse_value_list(ps, f->body, &f->body->outputs, &f->body->n_outputs, false)) return false;
     for (size_t i = 0; i < f->body->n_inputs; i++)
-        if (f->body->inputs[i]->is_graph_input)
-            return fail(ps, "input '%s' listed twice", f->body->inputs[i]->name);
-        else
-            f->body->inputs[i]->is_graph_input = true;
+        if (f->body->inputs[i]->is_graph_input) return fail(ps, "input '%s' listed twice", f->body->inputs[i]->name);
+        else f->body->inputs[i]->is_graph_input = true;
     if (!expect(ps, '{')) return false;
     while (!is_punct(ps, '}')) {
         if (ps->tok.kind == T_END) return fail(ps, "missing '}' at the end of the body", NULL);
         if (!parse_node(ps)) return false;
     }
     if (!next(ps)) return false;
-    if (ps->tok.kind != T_END)
-        return fail(ps, "unexpected '%s' after the function", tok_desc(&ps->tok));
+    if (ps->tok.kind != T_END) return fail(ps, "unexpected '%s' after the function", tok_desc(&ps->tok));
     return check_graph(ps, f->body);
 }
 
@@ -806,10 +757,8 @@ tsr_status *onnx_text_parse_function(const char *text, const char *what, ir_func
     if (!f) return TSR_NO_MEMORY();
     f->domain = strdup("");
     parser ps = {text, text, what ? what : "function", 1, text, {0}, NULL, NULL, NULL};
-    if (!f->domain)
-        ps.err = TSR_NO_MEMORY();
-    else
-        parse_function(&ps, f);
+    if (!f->domain) ps.err = TSR_NO_MEMORY();
+    else parse_function(&ps, f);
     if (ps.err) {
         ir_function_free(f);
         return ps.err;

@@ -25,9 +25,7 @@ static bool *allowed_matrix(const ir_graph *g, size_t n_provs, const exclusion *
     return m;
 }
 
-placement_policy placement_default(void) {
-    return (placement_policy){PLACE_ORDER, SIZE_MAX};
-}
+placement_policy placement_default(void) { return (placement_policy){PLACE_ORDER, SIZE_MAX}; }
 
 /* The span of node positions a set occupies: every path that leaves the
  * set and comes back runs between its first and last node (nodes are in
@@ -70,8 +68,8 @@ static bool set_is_convex(const ir_graph *g, const bool *in_set, size_t lo, size
     return convex;
 }
 
-static tsr_status *add_piece(partition *p, graph_readers *readers, ir_node *const *nodes, size_t n,
-                             size_t prov, double cost) {
+static tsr_status *add_piece(partition *p, graph_readers *readers, ir_node *const *nodes, size_t n, size_t prov,
+                             double cost) {
     piece *np = realloc(p->pieces, sizeof *np * (p->n_pieces + 1));
     if (!np) return TSR_NO_MEMORY();
     p->pieces = np;
@@ -184,8 +182,7 @@ static tsr_status *order_pieces(partition *p, const ir_graph *g) {
         goto out;
     }
     for (size_t i = 0; i < n; i++)
-        for (size_t k = 0; k < p->pieces[i].view->n_nodes; k++)
-            owner[p->pieces[i].view->nodes[k]->index] = i;
+        for (size_t k = 0; k < p->pieces[i].view->n_nodes; k++) owner[p->pieces[i].view->nodes[k]->index] = i;
     /* edges producer piece -> reader piece, once per input value */
     for (size_t i = 0; i < n; i++) n_edges += p->pieces[i].view->n_inputs;
     if (!(dep = malloc(sizeof(size_t) * (n_edges + 1)))) {
@@ -253,9 +250,8 @@ static tsr_status *no_provider_error(const partition *p, const ir_graph *g, cons
         if (assigned[i]) continue;
         const ir_node *n = g->nodes[i];
         char line[1024];
-        int w = snprintf(line, sizeof line, "%snode '%s' (%s%s%s opset %lld):", shown ? "; " : "",
-                         n->name, n->domain, n->domain[0] ? "." : "", n->op_type,
-                         (long long)n->opset);
+        int w = snprintf(line, sizeof line, "%snode '%s' (%s%s%s opset %lld):", shown ? "; " : "", n->name, n->domain,
+                         n->domain[0] ? "." : "", n->op_type, (long long)n->opset);
         bool first = true;
         for (size_t d = 0; d < p->n_declines && w < (int)sizeof line - 2; d++) {
             if (p->declines[d].node != n) continue;
@@ -278,8 +274,8 @@ static tsr_status *no_provider_error(const partition *p, const ir_graph *g, cons
 /* One pass of claims over g: every provider in order sees the nodes still
  * unassigned. Pieces and declines go to `out`; assigned[i] tells whether
  * node i was claimed. */
-static tsr_status *claim_round(ir_graph *g, provider_inst *const *provs, size_t n_provs,
-                               const bool *allowed, partition *out, bool *assigned) {
+static tsr_status *claim_round(ir_graph *g, provider_inst *const *provs, size_t n_provs, const bool *allowed,
+                               partition *out, bool *assigned) {
     bool *in_set = calloc(g->n_nodes + 1, 1);
     bool *reached = calloc(g->n_nodes + 1, 1), *in_r = calloc(g->n_nodes + 1, 1); /* zero between claims */
     ir_node **pending = malloc(sizeof(ir_node *) * (g->n_nodes + 1));
@@ -308,8 +304,7 @@ static tsr_status *claim_round(ir_graph *g, provider_inst *const *provs, size_t 
             claim_entry *ce = &sink.claims[c];
             bool ok = true;
             for (size_t k = 0; k < ce->n; k++)
-                if (assigned[ce->nodes[k]->index] || !allowed[ce->nodes[k]->index * n_provs + pi])
-                    ok = false;
+                if (assigned[ce->nodes[k]->index] || !allowed[ce->nodes[k]->index * n_provs + pi]) ok = false;
             if (!ok) continue;
             for (size_t k = 0; k < ce->n; k++) in_set[ce->nodes[k]->index] = true;
             size_t first = out->n_pieces;
@@ -333,9 +328,8 @@ done:
  * only to its chosen provider), then list order for whatever a chosen
  * provider did not claim after all (its claims depend on what it is
  * offered, e.g. a fusion). */
-static tsr_status *place_and_claim(ir_graph *g, provider_inst *const *provs, size_t n_provs,
-                                   const exclusion *excl, size_t n_excl,
-                                   const placement_policy *pol, partition *out, bool *assigned) {
+static tsr_status *place_and_claim(ir_graph *g, provider_inst *const *provs, size_t n_provs, const exclusion *excl,
+                                   size_t n_excl, const placement_policy *pol, partition *out, bool *assigned) {
     bool *allowed = allowed_matrix(g, n_provs, excl, n_excl);
     if (!allowed) return TSR_NO_MEMORY();
     tsr_status *s = NULL;
@@ -349,8 +343,7 @@ static tsr_status *place_and_claim(ir_graph *g, provider_inst *const *provs, siz
             memcpy(chosen, allowed, g->n_nodes * n_provs);
             for (size_t i = 0; i < g->n_nodes; i++)
                 if (choice[i] != SIZE_MAX)
-                    for (size_t p = 0; p < n_provs; p++)
-                        chosen[i * n_provs + p] = p == choice[i];
+                    for (size_t p = 0; p < n_provs; p++) chosen[i * n_provs + p] = p == choice[i];
             out->n_moved = moved;
             s = claim_round(g, provs, n_provs, chosen, out, assigned);
         }
@@ -368,8 +361,7 @@ static tsr_status *place_and_claim(ir_graph *g, provider_inst *const *provs, siz
 
 /* Says which nodes ended on the fallback provider, as ONNX Runtime's users
  * wish it said about its CPU fallback. */
-static void log_fallback(const partition *p, const ir_graph *g, provider_inst *const *provs,
-                         size_t n_provs) {
+static void log_fallback(const partition *p, const ir_graph *g, provider_inst *const *provs, size_t n_provs) {
     size_t fb = p->policy.fallback;
     if (fb >= n_provs) return;
     size_t count = 0;
@@ -380,28 +372,26 @@ static void log_fallback(const partition *p, const ir_graph *g, provider_inst *c
         for (size_t k = 0; k < p->pieces[i].view->n_nodes; k++) {
             const ir_node *n = p->pieces[i].view->nodes[k];
             if (count++ < 8 && len < sizeof ops - 1) {
-                int w = snprintf(ops + len, sizeof ops - len, "%s'%s' (%s)", len ? ", " : "",
-                                 n->name, n->op_type);
+                int w = snprintf(ops + len, sizeof ops - len, "%s'%s' (%s)", len ? ", " : "", n->name, n->op_type);
                 if (w > 0) len += (size_t)w < sizeof ops - len ? (size_t)w : sizeof ops - len - 1;
             }
         }
     }
     if (!count) return;
     char msg[768];
-    snprintf(msg, sizeof msg, "%zu of %zu node(s) run on the fallback provider: %s%s", count,
-             g->n_nodes, ops, count > 8 ? ", ..." : "");
+    snprintf(msg, sizeof msg, "%zu of %zu node(s) run on the fallback provider: %s%s", count, g->n_nodes, ops,
+             count > 8 ? ", ..." : "");
     host_log(TSR_LOG_WARNING, provs[fb]->name, msg);
 }
 
-tsr_status *partition_graph(ir_graph *g, provider_inst *const *provs, size_t n_provs,
-                            const exclusion *excl, size_t n_excl, partition *out) {
+tsr_status *partition_graph(ir_graph *g, provider_inst *const *provs, size_t n_provs, const exclusion *excl,
+                            size_t n_excl, partition *out) {
     placement_policy pol = placement_default();
     return partition_graph_policy(g, provs, n_provs, excl, n_excl, &pol, out);
 }
 
-tsr_status *partition_graph_policy(ir_graph *g, provider_inst *const *provs, size_t n_provs,
-                                   const exclusion *excl, size_t n_excl,
-                                   const placement_policy *policy, partition *out) {
+tsr_status *partition_graph_policy(ir_graph *g, provider_inst *const *provs, size_t n_provs, const exclusion *excl,
+                                   size_t n_excl, const placement_policy *policy, partition *out) {
     memset(out, 0, sizeof *out);
     out->policy = *policy;
     expansion *log = NULL;

@@ -8,10 +8,10 @@
 #include "plugin.h"
 
 typedef struct piece {
-    size_t prov_index;       /* into the session's provider list */
-    struct tsr_graph *view;  /* nodes, inputs, outputs (host-API view) */
-    double cost;             /* provider's estimate, seconds; < 0 unknown */
-    void *compiled;          /* provider's piece state after compile */
+    size_t prov_index;      /* into the session's provider list */
+    struct tsr_graph *view; /* nodes, inputs, outputs (host-API view) */
+    double cost;            /* provider's estimate, seconds; < 0 unknown */
+    void *compiled;         /* provider's piece state after compile */
 } piece;
 
 typedef struct declined {
@@ -38,7 +38,7 @@ typedef enum placement_kind {
 } placement_kind;
 
 typedef struct placement_policy {
-    int32_t kind;  /* placement_kind */
+    int32_t kind; /* placement_kind */
     /* A provider (index) that gets only the nodes no other provider claims,
      * or SIZE_MAX for none. */
     size_t fallback;
@@ -58,7 +58,7 @@ typedef struct partition {
      * unclaimed function ops took minutes; partition_declines.c) */
     size_t *decline_index;
     size_t decline_index_cap; /* a power of two, or 0 */
-    expansion *expanded; /* function ops replaced by their bodies, in order */
+    expansion *expanded;      /* function ops replaced by their bodies, in order */
     size_t n_expanded;
     placement_policy policy; /* what placed the nodes */
     size_t n_moved;          /* nodes placed against list order (cost, copies saved) */
@@ -69,12 +69,11 @@ typedef struct partition {
  * body (see function_expand.h), shapes are inferred again and the providers
  * asked again. A node nobody claims that is not a function op is an error
  * listing every provider's reason. */
-tsr_status *partition_graph(ir_graph *g, provider_inst *const *provs, size_t n_provs,
-                            const exclusion *excl, size_t n_excl, partition *out);
+tsr_status *partition_graph(ir_graph *g, provider_inst *const *provs, size_t n_provs, const exclusion *excl,
+                            size_t n_excl, partition *out);
 /* The same under a placement policy (partition_graph uses placement_default). */
-tsr_status *partition_graph_policy(ir_graph *g, provider_inst *const *provs, size_t n_provs,
-                                   const exclusion *excl, size_t n_excl,
-                                   const placement_policy *policy, partition *out);
+tsr_status *partition_graph_policy(ir_graph *g, provider_inst *const *provs, size_t n_provs, const exclusion *excl,
+                                   size_t n_excl, const placement_policy *policy, partition *out);
 void partition_free(partition *p);
 
 /* Moves the sink's declines (their texts) into out->declines under provider
@@ -91,7 +90,7 @@ const char *partition_piece_impl(const piece *pc, const provider_inst *prov);
  * runs them and partitions their bodies when it compiles), for the reports
  * to show nested under their node. */
 typedef struct report_body {
-    const char *attr;       /* "then_branch", "else_branch", "body" */
+    const char *attr; /* "then_branch", "else_branch", "body" */
     const ir_graph *g;
     const partition *part;
 } report_body;
@@ -103,18 +102,18 @@ typedef size_t (*report_bodies_fn)(const piece *pc, const provider_inst *prov, r
 /* A readable table: piece, provider, node count, ops, first node, with the
  * pieces of control-flow bodies nested under their node ("loop_0/body");
  * then each piece's implementations, then declines. malloc'd. */
-char *partition_text(const partition *p, const ir_graph *g, provider_inst *const *provs,
-                     size_t n_provs, report_bodies_fn bodies);
+char *partition_text(const partition *p, const ir_graph *g, provider_inst *const *provs, size_t n_provs,
+                     report_bodies_fn bodies);
 /* The same as JSON (docs/partition.schema.json): providers with devices,
  * pieces (a control-flow piece with its bodies' pieces as "subgraphs"),
  * copies, expansions, declines, totals. malloc'd; NULL when out of
  * memory. */
-char *partition_json(const partition *p, const ir_graph *g, provider_inst *const *provs,
-                     size_t n_provs, report_bodies_fn bodies);
+char *partition_json(const partition *p, const ir_graph *g, provider_inst *const *provs, size_t n_provs,
+                     report_bodies_fn bodies);
 /* The same as a Graphviz digraph: one cluster per piece (a control-flow
  * piece's bodies as clusters inside it), nodes coloured by provider, copies as dashed red edges, host boxes, a legend. malloc'd;
  * NULL when out of memory. */
-char *partition_dot(const partition *p, const ir_graph *g, provider_inst *const *provs,
-                    size_t n_provs, report_bodies_fn bodies);
+char *partition_dot(const partition *p, const ir_graph *g, provider_inst *const *provs, size_t n_provs,
+                    report_bodies_fn bodies);
 
 #endif

@@ -40,8 +40,7 @@ static tsr_status *reserve(partition *p) {
     free(p->decline_index);
     p->decline_index = idx;
     p->decline_index_cap = cap;
-    for (size_t k = 0; k < p->n_declines; k++)
-        *find(p, p->declines[k].node, p->declines[k].prov_index) = k + 1;
+    for (size_t k = 0; k < p->n_declines; k++) *find(p, p->declines[k].node, p->declines[k].prov_index) = k + 1;
     return NULL;
 }
 

@@ -10,8 +10,8 @@
 /* Replaces every unclaimed function op by its body: bodies are appended
  * first, then moved into place in one pass, so expanding many nodes of a
  * large graph stays linear. */
-tsr_status *partition_expand_unclaimed(ir_graph *g, const bool *assigned, expansion **log,
-                                       size_t *n_log, size_t *n_expanded) {
+tsr_status *partition_expand_unclaimed(ir_graph *g, const bool *assigned, expansion **log, size_t *n_log,
+                                       size_t *n_expanded) {
     *n_expanded = 0;
     size_t n = 0;
     ir_node **todo = malloc(sizeof(ir_node *) * (g->n_nodes + 1));
@@ -68,8 +68,8 @@ tsr_status *partition_depth_error(const ir_graph *g, const bool *assigned, int r
                          "node '%s' (%s%s%s, from '%s'): function ops still unexpanded after %d "
                          "levels of expansion, over the function_depth limit (%d); a function "
                          "that calls itself?",
-                         n->name, n->domain, n->domain[0] ? "." : "", n->op_type,
-                         n->origin ? n->origin : n->name, rounds, rounds);
+                         n->name, n->domain, n->domain[0] ? "." : "", n->op_type, n->origin ? n->origin : n->name,
+                         rounds, rounds);
     }
     return NULL;
 }
@@ -91,8 +91,7 @@ static expansion *find_top_level(expansion **sorted, size_t n, const char *name)
  * record's total_nodes. Nodes an earlier call expanded (the graph keeps their
  * origin, not their op) get one record per origin. Body nodes sit together
  * where their node was, so one pass over runs of equal origin does it. */
-tsr_status *partition_collect_expansions(const ir_graph *g, expansion *log, size_t n_log,
-                                         partition *out) {
+tsr_status *partition_collect_expansions(const ir_graph *g, expansion *log, size_t n_log, partition *out) {
     size_t runs = 0;
     for (size_t i = 0; i < g->n_nodes; i++) {
         const char *o = g->nodes[i]->origin, *prev = i ? g->nodes[i - 1]->origin : NULL;
@@ -108,8 +107,7 @@ tsr_status *partition_collect_expansions(const ir_graph *g, expansion *log, size
     for (size_t i = 0; i < n_log; i++) {
         out->expanded[out->n_expanded] = log[i];
         memset(&log[i], 0, sizeof log[i]);
-        if (!out->expanded[out->n_expanded].origin)
-            sorted[n_top++] = &out->expanded[out->n_expanded];
+        if (!out->expanded[out->n_expanded].origin) sorted[n_top++] = &out->expanded[out->n_expanded];
         out->n_expanded++;
     }
     qsort(sorted, n_top, sizeof *sorted, cmp_expansion_node);
@@ -117,9 +115,7 @@ tsr_status *partition_collect_expansions(const ir_graph *g, expansion *log, size
     for (size_t i = 0; i < g->n_nodes && !s;) {
         const char *origin = g->nodes[i]->origin;
         size_t j = i + 1;
-        while (origin && j < g->n_nodes && g->nodes[j]->origin &&
-               strcmp(g->nodes[j]->origin, origin) == 0)
-            j++;
+        while (origin && j < g->n_nodes && g->nodes[j]->origin && strcmp(g->nodes[j]->origin, origin) == 0) j++;
         if (origin) {
             expansion *e = find_top_level(sorted, n_top, origin);
             if (!e) {

@@ -7,8 +7,8 @@
 /* Replaces each node of g that assigned[] leaves unclaimed and whose op is a
  * function by its body; appends a record per expansion to *log and says how
  * many there were. */
-tsr_status *partition_expand_unclaimed(ir_graph *g, const bool *assigned, expansion **log,
-                                       size_t *n_log, size_t *n_expanded);
+tsr_status *partition_expand_unclaimed(ir_graph *g, const bool *assigned, expansion **log, size_t *n_log,
+                                       size_t *n_expanded);
 
 /* After `rounds` rounds of expansion (the function_depth limit): an error
  * naming the first node assigned[] leaves unclaimed whose op is still a
@@ -19,7 +19,6 @@ tsr_status *partition_depth_error(const ir_graph *g, const bool *assigned, int r
 /* Moves the records of this call (log, whose entries are left empty) into
  * out->expanded, sets each top-level record's total_nodes, and adds a record
  * per origin for nodes an earlier call expanded. */
-tsr_status *partition_collect_expansions(const ir_graph *g, expansion *log, size_t n_log,
-                                         partition *out);
+tsr_status *partition_collect_expansions(const ir_graph *g, expansion *log, size_t n_log, partition *out);
 
 #endif

@@ -63,16 +63,16 @@ typedef struct placer {
     ir_graph *g;
     size_t n_nodes, n_provs;
     const placement_policy *pol;
-    int *domain;    /* per provider: 0 host, p + 1 for a device provider's own memory */
-    bool *can;      /* n_nodes x n_provs: the survey's claims */
-    double *cost;   /* n_nodes x n_provs: seconds, from the claim or the default */
-    group *groups;  /* the survey's claims of more than one node */
+    int *domain;   /* per provider: 0 host, p + 1 for a device provider's own memory */
+    bool *can;     /* n_nodes x n_provs: the survey's claims */
+    double *cost;  /* n_nodes x n_provs: seconds, from the claim or the default */
+    group *groups; /* the survey's claims of more than one node */
     size_t n_groups;
-    size_t *claim;  /* n_nodes x n_provs: which survey claim of the provider
+    size_t *claim; /* n_nodes x n_provs: which survey claim of the provider
                      * holds the node (SIZE_MAX: none), i.e. its piece */
     /* consumers of each value: CSR over value indices */
     size_t *cons_start, *cons;
-    size_t *a;      /* current provider per node */
+    size_t *a;       /* current provider per node */
     unsigned *stamp; /* per value: last evaluation that counted it */
     unsigned tick;
     /* scratch, n_nodes (+1) each: providers before a trial move; the run of
@@ -102,9 +102,7 @@ static bool add_new(size_t (*set)[2], size_t *n, size_t x, size_t y) {
 }
 
 /* The piece node i would be in on its current provider. */
-static size_t piece_of(const placer *pl, size_t i) {
-    return pl->claim[i * pl->n_provs + pl->a[i]];
-}
+static size_t piece_of(const placer *pl, size_t i) { return pl->claim[i * pl->n_provs + pl->a[i]]; }
 
 /* The memory a value lives in when its consumers need it. */
 static int source_domain(const placer *pl, const ir_value *v) {
@@ -158,8 +156,7 @@ static double total_estimate(const placer *pl) {
     double t = 0.0;
     for (size_t i = 0; i < pl->n_nodes; i++) t += pl->cost[i * pl->n_provs + pl->a[i]];
     for (size_t v = 0; v < pl->g->n_values; v++)
-        if (pl->g->values[v] && pl->g->values[v]->index == v)
-            t += value_copies(pl, pl->g->values[v], false);
+        if (pl->g->values[v] && pl->g->values[v]->index == v) t += value_copies(pl, pl->g->values[v], false);
     return t;
 }
 
@@ -213,8 +210,7 @@ static bool all_on(const placer *pl, const size_t *set, size_t n, size_t p) {
     return true;
 }
 
-static tsr_status *survey(placer *pl, provider_inst *const *provs, const bool *allowed,
-                          partition *out) {
+static tsr_status *survey(placer *pl, provider_inst *const *provs, const bool *allowed, partition *out) {
     ir_graph *g = pl->g;
     ir_node **pending = malloc(sizeof *pending * (g->n_nodes + 1));
     if (!pending) return TSR_NO_MEMORY();
@@ -241,8 +237,7 @@ static tsr_status *survey(placer *pl, provider_inst *const *provs, const bool *a
                 size_t i = ce->nodes[k]->index;
                 pl->can[i * pl->n_provs + p] = true;
                 pl->claim[i * pl->n_provs + p] = c;
-                if (known && weight > 0)
-                    pl->cost[i * pl->n_provs + p] *= ce->cost / weight;
+                if (known && weight > 0) pl->cost[i * pl->n_provs + p] *= ce->cost / weight;
             }
             if (ce->n < 2) continue;
             group *ng = realloc(pl->groups, sizeof *ng * (pl->n_groups + 1));
@@ -301,15 +296,13 @@ static tsr_status *build_consumers(placer *pl) {
  * `cheap_only`): moved together, so a Shape -> Gather -> Unsqueeze chain
  * between device pieces can follow them, and a whole chain can leave a
  * device when its copies cost more than it saves. */
-static void same_provider_runs(placer *pl, bool cheap_only, size_t *order, size_t *starts,
-                               size_t *n_runs) {
+static void same_provider_runs(placer *pl, bool cheap_only, size_t *order, size_t *starts, size_t *n_runs) {
     size_t n = pl->n_nodes;
     size_t *comp = pl->comp;
     for (size_t i = 0; i < n; i++) comp[i] = SIZE_MAX;
     size_t runs = 0, filled = 0;
     for (size_t root = 0; root < n; root++) {
-        if (comp[root] != SIZE_MAX || (cheap_only && !cost_node_is_cheap(pl->g->nodes[root])))
-            continue;
+        if (comp[root] != SIZE_MAX || (cheap_only && !cost_node_is_cheap(pl->g->nodes[root]))) continue;
         starts[runs] = filled;
         comp[root] = runs;
         order[filled++] = root;
@@ -372,9 +365,7 @@ static void improve(placer *pl) {
         if (cost) {
             for (size_t gi = 0; gi < pl->n_groups; gi++) {
                 const group *gr = &pl->groups[gi];
-                if (all_on(pl, gr->nodes, gr->n, gr->prov) ||
-                    !all_can(pl, gr->nodes, gr->n, gr->prov))
-                    continue;
+                if (all_on(pl, gr->nodes, gr->n, gr->prov) || !all_can(pl, gr->nodes, gr->n, gr->prov)) continue;
                 if (move_delta(pl, gr->nodes, gr->n, gr->prov, false) < -MIN_GAIN_S) {
                     for (size_t i = 0; i < gr->n; i++) pl->a[gr->nodes[i]] = gr->prov;
                     moved = true;
@@ -384,8 +375,7 @@ static void improve(placer *pl) {
         }
         size_t runs = 0;
         same_provider_runs(pl, !cost, order, starts, &runs);
-        for (size_t r = 0; r < runs; r++)
-            moved |= try_move(pl, order + starts[r], starts[r + 1] - starts[r], !cost);
+        for (size_t r = 0; r < runs; r++) moved |= try_move(pl, order + starts[r], starts[r + 1] - starts[r], !cost);
         if (!moved) break;
     }
 }
@@ -415,9 +405,8 @@ static void placer_free(placer *pl) {
     free(pl->starts);
 }
 
-tsr_status *placement_choose(ir_graph *g, provider_inst *const *provs, size_t n_provs,
-                             const bool *allowed, const placement_policy *pol, size_t *choice,
-                             size_t *n_moved, partition *out) {
+tsr_status *placement_choose(ir_graph *g, provider_inst *const *provs, size_t n_provs, const bool *allowed,
+                             const placement_policy *pol, size_t *choice, size_t *n_moved, partition *out) {
     size_t n = g->n_nodes;
     *n_moved = 0;
     for (size_t i = 0; i < n; i++) choice[i] = SIZE_MAX;
@@ -436,13 +425,12 @@ tsr_status *placement_choose(ir_graph *g, provider_inst *const *provs, size_t n_
     size_t *first = malloc(sizeof(size_t) * n);
     size_t *greedy = malloc(sizeof(size_t) * n);
     tsr_status *s = NULL;
-    if (!pl.domain || !pl.can || !pl.claim || !pl.cost || !pl.a || !pl.stamp || !pl.saved ||
-        !pl.comp || !pl.order || !pl.starts || !first || !greedy) {
+    if (!pl.domain || !pl.can || !pl.claim || !pl.cost || !pl.a || !pl.stamp || !pl.saved || !pl.comp || !pl.order ||
+        !pl.starts || !first || !greedy) {
         s = TSR_NO_MEMORY();
         goto out;
     }
-    for (size_t p = 0; p < n_provs; p++)
-        pl.domain[p] = provs[p]->memory_kind == TSR_MEMORY_DEVICE ? (int)p + 1 : 0;
+    for (size_t p = 0; p < n_provs; p++) pl.domain[p] = provs[p]->memory_kind == TSR_MEMORY_DEVICE ? (int)p + 1 : 0;
     for (size_t i = 0; i < n; i++) {
         double f = cost_node_flops(g->nodes[i]);
         double dflt = DEFAULT_NODE_S + (f > 0 ? f / DEFAULT_FLOPS_PER_S : 0.0);
@@ -455,8 +443,7 @@ tsr_status *placement_choose(ir_graph *g, provider_inst *const *provs, size_t n_
     /* The fallback runs only what nobody else can. */
     for (size_t i = 0; i < n && pol->fallback < n_provs; i++) {
         bool other = false;
-        for (size_t p = 0; p < n_provs; p++)
-            other |= p != pol->fallback && pl.can[i * n_provs + p];
+        for (size_t p = 0; p < n_provs; p++) other |= p != pol->fallback && pl.can[i * n_provs + p];
         if (other) pl.can[i * n_provs + pol->fallback] = false;
     }
     /* Start from list order (under the cost policy: the cheapest provider,
@@ -468,8 +455,7 @@ tsr_status *placement_choose(ir_graph *g, provider_inst *const *provs, size_t n_
         pl.a[i] = first[i];
         if (pol->kind == PLACE_COST)
             for (size_t p = 0; p < n_provs; p++)
-                if (pl.can[i * n_provs + p] &&
-                    pl.cost[i * n_provs + p] < pl.cost[i * n_provs + pl.a[i]] - 1e-12)
+                if (pl.can[i * n_provs + p] && pl.cost[i * n_provs + p] < pl.cost[i * n_provs + pl.a[i]] - 1e-12)
                     pl.a[i] = p;
     }
     /* A node nobody can run (a function op still to be expanded, or an
@@ -490,8 +476,7 @@ tsr_status *placement_choose(ir_graph *g, provider_inst *const *provs, size_t n_
         memcpy(greedy, pl.a, sizeof(size_t) * n);
         memcpy(pl.a, first, sizeof(size_t) * n);
         improve(&pl);
-        if (from_greedy < total_estimate(&pl) - MIN_GAIN_S)
-            memcpy(pl.a, greedy, sizeof(size_t) * n);
+        if (from_greedy < total_estimate(&pl) - MIN_GAIN_S) memcpy(pl.a, greedy, sizeof(size_t) * n);
     }
     for (size_t i = 0; i < n; i++) {
         choice[i] = pl.a[i];

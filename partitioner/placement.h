@@ -14,9 +14,8 @@
  * claims themselves are made afterwards by the partitioner. The reasons
  * providers give for the nodes they decline go to out->declines.
  */
-tsr_status *placement_choose(ir_graph *g, provider_inst *const *provs, size_t n_provs,
-                             const bool *allowed, const placement_policy *policy, size_t *choice,
-                             size_t *n_moved, partition *out);
+tsr_status *placement_choose(ir_graph *g, provider_inst *const *provs, size_t n_provs, const bool *allowed,
+                             const placement_policy *policy, size_t *choice, size_t *n_moved, partition *out);
 
 /* Whether placement_choose would ask anything: a cost policy, a fallback,
  * or providers on more than one memory. */

@@ -76,11 +76,11 @@ static void copies_text(report_buf *b, const partition *p, provider_inst *const 
         const report_copy *k = &c[i];
         if (k->to_piece != REPORT_HOST)
             report_buf_printf(b, "  piece %-4zu %-28s %s -> %s%s\n", k->to_piece, k->value->name,
-                      k->from ? k->from->name : "host", k->to ? k->to->name : "host",
-                      k->once_per_session ? " (constant: once per session)" : "");
+                              k->from ? k->from->name : "host", k->to ? k->to->name : "host",
+                              k->once_per_session ? " (constant: once per session)" : "");
         else
-            report_buf_printf(b, "  piece %-4zu %-28s %s -> host (graph output)\n", k->from_piece,
-                      k->value->name, k->from ? k->from->name : "host");
+            report_buf_printf(b, "  piece %-4zu %-28s %s -> host (graph output)\n", k->from_piece, k->value->name,
+                              k->from ? k->from->name : "host");
     }
     free(c);
 }
@@ -113,25 +113,27 @@ static void text_rows(report_buf *b, const partition *p, provider_inst *const *p
         piece_ops(pc, ops, sizeof ops);
         if (per_prov && depth == 0) per_prov[pc->prov_index] += pc->view->n_nodes;
         char device[32] = "";
-        if (provs[pc->prov_index]->n_devices > 1) snprintf(device, sizeof device, "  (device %d)", (int)pc->view->device);
-        report_buf_printf(b, "%*s%-*zu %-12s %5zu  %-40s %s%s%s%s\n", 2 * depth, "", 5 - 2 * depth > 1 ? 5 - 2 * depth : 1, i,
-                  provs[pc->prov_index]->name, pc->view->n_nodes, ops, path, pc->view->nodes[0]->name, device,
-                  pc->prov_index == p->policy.fallback ? "  (fallback)" : "");
+        if (provs[pc->prov_index]->n_devices > 1)
+            snprintf(device, sizeof device, "  (device %d)", (int)pc->view->device);
+        report_buf_printf(b, "%*s%-*zu %-12s %5zu  %-40s %s%s%s%s\n", 2 * depth, "",
+                          5 - 2 * depth > 1 ? 5 - 2 * depth : 1, i, provs[pc->prov_index]->name, pc->view->n_nodes, ops,
+                          path, pc->view->nodes[0]->name, device,
+                          pc->prov_index == p->policy.fallback ? "  (fallback)" : "");
         report_body body[REPORT_MAX_BODIES];
         size_t nb = bodies && depth < 16 ? bodies(pc, provs[pc->prov_index], body, REPORT_MAX_BODIES) : 0;
         for (size_t k = 0; k < nb; k++) {
             char sub[512];
             snprintf(sub, sizeof sub, "%s%s/%s/", path, pc->view->nodes[0]->name, body[k].attr);
             report_buf_printf(b, "%*s%.*s: %zu node%s in %zu piece%s\n", 2 * depth + 2, "", (int)strlen(sub) - 1, sub,
-                      body[k].g->n_nodes, body[k].g->n_nodes == 1 ? "" : "s", body[k].part->n_pieces,
-                      body[k].part->n_pieces == 1 ? "" : "s");
+                              body[k].g->n_nodes, body[k].g->n_nodes == 1 ? "" : "s", body[k].part->n_pieces,
+                              body[k].part->n_pieces == 1 ? "" : "s");
             text_rows(b, body[k].part, provs, per_prov, bodies, sub, depth + 1);
         }
     }
 }
 
-char *partition_text(const partition *p, const ir_graph *g, provider_inst *const *provs,
-                     size_t n_provs, report_bodies_fn bodies) {
+char *partition_text(const partition *p, const ir_graph *g, provider_inst *const *provs, size_t n_provs,
+                     report_bodies_fn bodies) {
     report_buf b = {0};
     report_buf_printf(&b, "%-5s %-12s %5s  %-40s %s\n", "piece", "provider", "nodes", "ops", "first node");
     size_t *per_prov = calloc(n_provs + 1, sizeof *per_prov);
@@ -141,15 +143,15 @@ char *partition_text(const partition *p, const ir_graph *g, provider_inst *const
         report_buf_printf(&b, "%s %s %zu", i ? "," : ";", provs[i]->name, per_prov[i]);
     report_buf_printf(&b, "\n");
     free(per_prov);
-    report_buf_printf(&b, "placement: %s", p->policy.kind == PLACE_COST    ? "by estimated cost"
-                                   : p->policy.kind == PLACE_FIRST ? "first claim in list order"
-                                                                   : "list order");
+    report_buf_printf(&b, "placement: %s",
+                      p->policy.kind == PLACE_COST        ? "by estimated cost"
+                          : p->policy.kind == PLACE_FIRST ? "first claim in list order"
+                                                          : "list order");
     if (p->n_moved)
         report_buf_printf(&b, "; %zu node(s) placed off list order %s", p->n_moved,
-                  p->policy.kind == PLACE_COST ? "(cheaper with copies counted)"
-                                               : "(kept by their neighbours to save copies)");
-    if (p->policy.fallback < n_provs)
-        report_buf_printf(&b, "; fallback %s", provs[p->policy.fallback]->name);
+                          p->policy.kind == PLACE_COST ? "(cheaper with copies counted)"
+                                                       : "(kept by their neighbours to save copies)");
+    if (p->policy.fallback < n_provs) report_buf_printf(&b, "; fallback %s", provs[p->policy.fallback]->name);
     report_buf_printf(&b, "\n");
     copies_text(&b, p, provs);
     impls_text(&b, p, provs);
@@ -157,11 +159,11 @@ char *partition_text(const partition *p, const ir_graph *g, provider_inst *const
     for (size_t i = 0; i < p->n_expanded; i++) {
         const expansion *e = &p->expanded[i];
         if (e->op[0])
-            report_buf_printf(&b, "  %s%s%s '%s' expanded: %zu node%s", e->domain, e->domain[0] ? "." : "",
-                      e->op, e->node, e->body_nodes, e->body_nodes == 1 ? "" : "s");
+            report_buf_printf(&b, "  %s%s%s '%s' expanded: %zu node%s", e->domain, e->domain[0] ? "." : "", e->op,
+                              e->node, e->body_nodes, e->body_nodes == 1 ? "" : "s");
         else
             report_buf_printf(&b, "  '%s' expanded earlier: %zu node%s", e->node, e->body_nodes,
-                      e->body_nodes == 1 ? "" : "s");
+                              e->body_nodes == 1 ? "" : "s");
         if (e->origin) report_buf_printf(&b, " (inside '%s')", e->origin);
         else if (e->total_nodes != e->body_nodes && e->op[0])
             report_buf_printf(&b, " (%zu after nested expansion)", e->total_nodes);
@@ -170,9 +172,8 @@ char *partition_text(const partition *p, const ir_graph *g, provider_inst *const
     if (p->n_declines) report_buf_printf(&b, "declined:\n");
     for (size_t i = 0; i < p->n_declines; i++) {
         const declined *d = &p->declines[i];
-        report_buf_printf(&b, "  %-12s %s '%s': %s\n", provs[d->prov_index]->name, d->node->op_type,
-                  d->node->name, d->text);
+        report_buf_printf(&b, "  %-12s %s '%s': %s\n", provs[d->prov_index]->name, d->node->op_type, d->node->name,
+                          d->text);
     }
     return report_buf_finish(&b);
 }
-

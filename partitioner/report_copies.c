@@ -21,8 +21,7 @@ size_t report_producer_piece(const partition *p, const ir_value *v) {
     return REPORT_HOST;
 }
 
-const provider_inst *report_holder(const partition *p, provider_inst *const *provs,
-                                   const ir_value *v) {
+const provider_inst *report_holder(const partition *p, provider_inst *const *provs, const ir_value *v) {
     size_t i = report_producer_piece(p, v);
     return i == REPORT_HOST ? NULL : memory_of(provs, p->pieces[i].prov_index);
 }
@@ -70,8 +69,7 @@ static bool already(const report_copy *arr, size_t n, const ir_value *v, const p
     return false;
 }
 
-bool report_copies(const partition *p, provider_inst *const *provs, report_copy **out,
-                   size_t *count) {
+bool report_copies(const partition *p, provider_inst *const *provs, report_copy **out, size_t *count) {
     report_copy *arr = NULL;
     size_t n = 0, cap = 0;
     bool ok = true;
@@ -97,8 +95,8 @@ bool report_copies(const partition *p, provider_inst *const *provs, report_copy 
         if (!from) continue;
         for (size_t k = 0; k < v->n_outputs && ok; k++) {
             if (!v->outputs[k]->is_graph_output || already(arr, n, v->outputs[k], NULL)) continue;
-            report_copy c = {.value = v->outputs[k], .from_piece = i, .to_piece = REPORT_HOST,
-                             .from = from, .to = NULL};
+            report_copy c = {
+                .value = v->outputs[k], .from_piece = i, .to_piece = REPORT_HOST, .from = from, .to = NULL};
             ok = push(&arr, &n, &cap, c);
         }
     }

@@ -12,9 +12,8 @@
 #include "report_copies.h"
 
 /* Fill colours (ColorBrewer Set3), one per provider in session order. */
-static const char *const palette[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072",
-                                      "#80b1d3", "#fdb462", "#b3de69", "#fccde5",
-                                      "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f"};
+static const char *const palette[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
+                                      "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f"};
 #define N_PALETTE (sizeof palette / sizeof palette[0])
 
 static const char *colour(size_t prov_index) { return palette[prov_index % N_PALETTE]; }
@@ -102,8 +101,8 @@ static void dot_bodies(report_buf *b, const piece *pc, provider_inst *const *pro
                 for (size_t j = 0; j < n->n_inputs; j++) {
                     const ir_value *iv = n->inputs[j];
                     if (!iv || !iv->producer || iv->producer->graph != body[k].g) continue;
-                    report_buf_printf(b, "    \"%sn%zu\" -> \"%sn%zu\" [tooltip=\"", prefix, iv->producer->index, prefix,
-                              n->index);
+                    report_buf_printf(b, "    \"%sn%zu\" -> \"%sn%zu\" [tooltip=\"", prefix, iv->producer->index,
+                                      prefix, n->index);
                     dot_text(b, iv->name);
                     report_buf_printf(b, "\"];\n");
                 }
@@ -128,8 +127,8 @@ static void dot_pieces(report_buf *b, const partition *p, provider_inst *const *
 /* One edge into node `to` (of piece `to_piece`) for value v coming from
  * `from_id`: plain when read in place, dashed red when copied; the first
  * edge of each copy carries its label. */
-static void dot_edge(report_buf *b, const char *from_id, const char *to_id, const ir_value *v,
-                     const report_copy *copy, bool *labelled) {
+static void dot_edge(report_buf *b, const char *from_id, const char *to_id, const ir_value *v, const report_copy *copy,
+                     bool *labelled) {
     report_buf_printf(b, "  \"%s\" -> \"%s\" [tooltip=\"", from_id, to_id);
     dot_text(b, v->name);
     report_buf_printf(b, "\"");
@@ -158,8 +157,7 @@ static bool edge_source(const ir_value *v, const ir_graph *g, const report_copy 
     return true;
 }
 
-static void dot_edges(report_buf *b, const partition *p, const ir_graph *g, const report_copy *c,
-                      size_t n_copies) {
+static void dot_edges(report_buf *b, const partition *p, const ir_graph *g, const report_copy *c, size_t n_copies) {
     /* A copy is labelled once however many nodes of its piece read it. */
     bool *labelled = calloc(n_copies + 1, sizeof *labelled);
     if (!labelled) {
@@ -200,7 +198,7 @@ static void dot_host_boxes(report_buf *b, const ir_graph *g, const report_copy *
         const ir_value *v = g->values[i];
         if (!host_box(v, c, n)) continue;
         report_buf_printf(b, "  \"v%zu\" [shape=box, style=\"\", label=\"%s\\n", v->index,
-                  v->constant ? "initializer" : "input");
+                          v->constant ? "initializer" : "input");
         dot_text(b, v->name);
         report_buf_printf(b, "\"];\n");
     }
@@ -217,26 +215,27 @@ static void dot_legend(report_buf *b, provider_inst *const *provs, size_t n_prov
         report_buf_printf(b, "    \"legend%zu\" [label=\"", i);
         dot_text(b, provs[i]->name);
         report_buf_printf(b, "%s\", fillcolor=\"%s\"];\n",
-                  provs[i]->memory_kind == TSR_MEMORY_DEVICE ? "\\n(device memory)" : "", colour(i));
+                          provs[i]->memory_kind == TSR_MEMORY_DEVICE ? "\\n(device memory)" : "", colour(i));
     }
     report_buf_printf(b,
-              "    \"legend_copy_a\" [label=\"\", shape=point, style=\"\"];\n"
-              "    \"legend_copy_b\" [label=\"\", shape=point, style=\"\"];\n"
-              "    \"legend_copy_a\" -> \"legend_copy_b\" [style=dashed, color=red, fontcolor=red,"
-              " label=\"copy between memories\"];\n"
-              "  }\n");
+                      "    \"legend_copy_a\" [label=\"\", shape=point, style=\"\"];\n"
+                      "    \"legend_copy_b\" [label=\"\", shape=point, style=\"\"];\n"
+                      "    \"legend_copy_a\" -> \"legend_copy_b\" [style=dashed, color=red, fontcolor=red,"
+                      " label=\"copy between memories\"];\n"
+                      "  }\n");
 }
 
-char *partition_dot(const partition *p, const ir_graph *g, provider_inst *const *provs,
-                    size_t n_provs, report_bodies_fn bodies) {
+char *partition_dot(const partition *p, const ir_graph *g, provider_inst *const *provs, size_t n_provs,
+                    report_bodies_fn bodies) {
     report_copy *copies = NULL;
     size_t n_copies = 0;
     if (!report_copies(p, provs, &copies, &n_copies)) return NULL;
     report_buf b = {0};
     report_buf_printf(&b, "digraph \"");
     dot_text(&b, g->name && g->name[0] ? g->name : "model");
-    report_buf_printf(&b, "\" {\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", fontsize=10];\n"
-                  "  edge [fontsize=9];\n");
+    report_buf_printf(&b,
+                      "\" {\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", fontsize=10];\n"
+                      "  edge [fontsize=9];\n");
     dot_legend(&b, provs, n_provs);
     unsigned next_body = 0;
     dot_pieces(&b, p, provs, bodies, "", &next_body, 0);

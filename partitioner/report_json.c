@@ -56,7 +56,7 @@ static void json_devices(report_buf *b, const provider_inst *pi) {
             report_buf_printf(b, ",\"vendor\":");
             report_buf_json_string(b, info.vendor);
             report_buf_printf(b, ",\"kind\":\"%s\",\"memory\":\"%s\",\"memory_bytes\":", device_kind(info.kind),
-                      info.memory_kind == TSR_MEMORY_DEVICE ? "device" : "host");
+                              info.memory_kind == TSR_MEMORY_DEVICE ? "device" : "host");
             if (info.memory_bytes) report_buf_printf(b, "%" PRIu64, info.memory_bytes);
             else report_buf_printf(b, "null");
             if (info.details) {
@@ -77,8 +77,8 @@ static void json_providers(report_buf *b, provider_inst *const *provs, size_t n_
         report_buf_json_string(b, pi->name);
         report_buf_printf(b, ",\"version\":");
         report_buf_json_string(b, pi->plugin->vt->version);
-        report_buf_printf(b, ",\"memory\":\"%s\",\"devices\":",
-                  pi->memory_kind == TSR_MEMORY_DEVICE ? "device" : "host");
+        report_buf_printf(b,
+                          ",\"memory\":\"%s\",\"devices\":", pi->memory_kind == TSR_MEMORY_DEVICE ? "device" : "host");
         json_devices(b, pi);
         report_buf_printf(b, "}");
     }
@@ -94,8 +94,8 @@ static void json_names(report_buf *b, ir_value *const *vals, size_t n) {
     report_buf_printf(b, "]");
 }
 
-static void json_piece_list(report_buf *b, const partition *p, provider_inst *const *provs,
-                            report_bodies_fn bodies, const char *path, int depth);
+static void json_piece_list(report_buf *b, const partition *p, provider_inst *const *provs, report_bodies_fn bodies,
+                            const char *path, int depth);
 
 /* A control-flow piece's bodies: their pieces, nested (schema: subgraphs). */
 static void json_subgraphs(report_buf *b, const piece *pc, provider_inst *const *provs, report_bodies_fn bodies,
@@ -120,8 +120,8 @@ static void json_subgraphs(report_buf *b, const piece *pc, provider_inst *const 
     report_buf_printf(b, "]");
 }
 
-static void json_piece_list(report_buf *b, const partition *p, provider_inst *const *provs,
-                            report_bodies_fn bodies, const char *path, int depth) {
+static void json_piece_list(report_buf *b, const partition *p, provider_inst *const *provs, report_bodies_fn bodies,
+                            const char *path, int depth) {
     report_buf_printf(b, "[");
     for (size_t i = 0; i < p->n_pieces; i++) {
         const piece *pc = &p->pieces[i];
@@ -189,8 +189,7 @@ static bool from_expansion(const ir_node *n, const expansion *e) {
     if (!n->origin) return false;
     if (!e->origin) return strcmp(n->origin, e->node) == 0;
     size_t l = strlen(e->node);
-    return strcmp(n->origin, e->origin) == 0 && strncmp(n->name, e->node, l) == 0 &&
-           n->name[l] == '/';
+    return strcmp(n->origin, e->origin) == 0 && strncmp(n->name, e->node, l) == 0 && n->name[l] == '/';
 }
 
 static void json_expanded(report_buf *b, const partition *p, const ir_graph *g) {
@@ -238,9 +237,8 @@ static void json_declined(report_buf *b, const partition *p, provider_inst *cons
 
 /* Counts for a glance: copy_bytes is what every run moves (copies of known
  * size); constants kept on a device after the first run are counted apart. */
-static void json_totals(report_buf *b, const partition *p, const ir_graph *g,
-                        provider_inst *const *provs, size_t n_provs, const report_copy *c,
-                        size_t n_copies) {
+static void json_totals(report_buf *b, const partition *p, const ir_graph *g, provider_inst *const *provs,
+                        size_t n_provs, const report_copy *c, size_t n_copies) {
     uint64_t per_run = 0, once = 0;
     size_t unknown = 0;
     for (size_t i = 0; i < n_copies; i++) {
@@ -248,8 +246,7 @@ static void json_totals(report_buf *b, const partition *p, const ir_graph *g,
         else if (c[i].once_per_session) once += c[i].bytes;
         else per_run += c[i].bytes;
     }
-    report_buf_printf(b, "\"totals\":{\"pieces\":%zu,\"nodes\":%zu,\"nodes_per_provider\":{", p->n_pieces,
-              g->n_nodes);
+    report_buf_printf(b, "\"totals\":{\"pieces\":%zu,\"nodes\":%zu,\"nodes_per_provider\":{", p->n_pieces, g->n_nodes);
     for (size_t i = 0; i < n_provs; i++) {
         size_t n = 0;
         for (size_t k = 0; k < p->n_pieces; k++)
@@ -259,26 +256,23 @@ static void json_totals(report_buf *b, const partition *p, const ir_graph *g,
         report_buf_printf(b, ":%zu", n);
     }
     report_buf_printf(b,
-              "},\"copies\":%zu,\"copy_bytes\":%" PRIu64 ",\"once_per_session_bytes\":%" PRIu64
-              ",\"copies_of_unknown_size\":%zu,\"expanded\":%zu,\"declined\":%zu}",
-              n_copies, per_run, once, unknown, p->n_expanded, p->n_declines);
+                      "},\"copies\":%zu,\"copy_bytes\":%" PRIu64 ",\"once_per_session_bytes\":%" PRIu64
+                      ",\"copies_of_unknown_size\":%zu,\"expanded\":%zu,\"declined\":%zu}",
+                      n_copies, per_run, once, unknown, p->n_expanded, p->n_declines);
 }
 
 /* What placed the nodes: the policy, the fallback provider, and how many
  * nodes went against list order. */
-static void json_placement(report_buf *b, const partition *p, provider_inst *const *provs,
-                           size_t n_provs) {
-    const char *policy = p->policy.kind == PLACE_COST    ? "cost"
-                         : p->policy.kind == PLACE_FIRST ? "first"
-                                                         : "order";
+static void json_placement(report_buf *b, const partition *p, provider_inst *const *provs, size_t n_provs) {
+    const char *policy = p->policy.kind == PLACE_COST ? "cost" : p->policy.kind == PLACE_FIRST ? "first" : "order";
     report_buf_printf(b, "\"placement\":{\"policy\":\"%s\",\"fallback\":", policy);
     if (p->policy.fallback < n_provs) report_buf_json_string(b, provs[p->policy.fallback]->name);
     else report_buf_printf(b, "null");
     report_buf_printf(b, ",\"moved\":%zu}", p->n_moved);
 }
 
-char *partition_json(const partition *p, const ir_graph *g, provider_inst *const *provs,
-                     size_t n_provs, report_bodies_fn bodies) {
+char *partition_json(const partition *p, const ir_graph *g, provider_inst *const *provs, size_t n_provs,
+                     report_bodies_fn bodies) {
     report_copy *copies = NULL;
     size_t n_copies = 0;
     if (!report_copies(p, provs, &copies, &n_copies)) return NULL;

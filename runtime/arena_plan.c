@@ -40,12 +40,12 @@ typedef struct arena_record {
 typedef struct arena_entry {
     size_t piece, key;
     bool scratch;
-    size_t end;           /* the last piece during which it is live */
-    uint64_t bytes;       /* planned: the most any run asked for */
+    size_t end;            /* the last piece during which it is live */
+    uint64_t bytes;        /* planned: the most any run asked for */
     _Atomic uint64_t want; /* a larger size a placing run met, for the next plan */
     int32_t rank;
-    uint64_t off;         /* in the tensor region */
-    size_t dims_off;      /* in the dims region after it, in int64s */
+    uint64_t off;    /* in the tensor region */
+    size_t dims_off; /* in the dims region after it, in int64s */
 } arena_entry;
 
 struct arena_plan {
@@ -54,14 +54,14 @@ struct arena_plan {
     const graph_plan *gp;
     arena_entry *e;
     size_t n;
-    size_t *by_value;      /* per value index: 1 + its entry, 0: none */
-    size_t *scratch_at;    /* per piece p: scratch entries scratch_list[scratch_at[p] .. [p+1]) */
+    size_t *by_value;   /* per value index: 1 + its entry, 0: none */
+    size_t *scratch_at; /* per piece p: scratch entries scratch_list[scratch_at[p] .. [p+1]) */
     size_t *scratch_list;
-    uint64_t data_bytes;   /* the tensor region */
-    size_t dims_count;     /* int64s of the dims region */
-    size_t users;          /* runs using it now */
-    bool recording;        /* a run is recording it: nobody places yet */
-    uint64_t used_at;      /* arena tick of its last use, for eviction */
+    uint64_t data_bytes; /* the tensor region */
+    size_t dims_count;   /* int64s of the dims region */
+    size_t users;        /* runs using it now */
+    bool recording;      /* a run is recording it: nobody places yet */
+    uint64_t used_at;    /* arena tick of its last use, for eviction */
 };
 
 struct arena_block {
@@ -124,9 +124,7 @@ void arena_plans_free(arena_plans *a) {
 
 static uint64_t entry_size(const arena_entry *e) { return round_up(e->bytes ? e->bytes : 1); }
 
-static bool overlaps(const arena_entry *a, const arena_entry *b) {
-    return !(a->end < b->piece || b->end < a->piece);
-}
+static bool overlaps(const arena_entry *a, const arena_entry *b) { return !(a->end < b->piece || b->end < a->piece); }
 
 /* Allocation order: each entry, as its piece allocates it, goes into the
  * smallest gap between live tensors that fits, else above the topmost
@@ -318,8 +316,7 @@ static bool plan_build(struct arena_plan *p, const graph_plan *gp, const arena_r
 static struct arena_plan *find_plan(arena_plans *a, const graph_plan *gp, const int64_t *sig, size_t len) {
     for (size_t i = 0; i < a->n_plans; i++) {
         struct arena_plan *p = a->plans[i];
-        if (p->gp == gp && p->sig_len == len && (len == 0 || memcmp(p->sig, sig, sizeof *sig * len) == 0))
-            return p;
+        if (p->gp == gp && p->sig_len == len && (len == 0 || memcmp(p->sig, sig, sizeof *sig * len) == 0)) return p;
     }
     return NULL;
 }
@@ -474,8 +471,7 @@ bool arena_place(void *user, size_t index, size_t bytes, int32_t elem_type, int3
     if (!e || e->rank != rank) return false;
     if (bytes > e->bytes) {
         uint64_t seen = atomic_load(&e->want);
-        while (bytes > seen && !atomic_compare_exchange_weak(&e->want, &seen, bytes)) {
-        }
+        while (bytes > seen && !atomic_compare_exchange_weak(&e->want, &seen, bytes)) {}
         r->grew = true;
         return false;
     }

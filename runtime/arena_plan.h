@@ -29,16 +29,16 @@ struct arena_record;
 /* One run's use of the arena: on the caller's stack, between
  * arena_run_begin and arena_run_end. Fields are arena_plan.c's. */
 typedef struct arena_run {
-    arena_plans *a;              /* NULL: the run neither places nor records */
+    arena_plans *a; /* NULL: the run neither places nor records */
     const graph_plan *gp;
-    struct arena_plan *plan;     /* the plan placed by, or being recorded */
-    struct arena_block *block;   /* where this run places (placing runs) */
+    struct arena_plan *plan;   /* the plan placed by, or being recorded */
+    struct arena_block *block; /* where this run places (placing runs) */
     bool recording;
-    bool grew;                   /* a planned tensor came larger than planned */
-    struct arena_record *rec;    /* recording: every request, in order */
+    bool grew;                /* a planned tensor came larger than planned */
+    struct arena_record *rec; /* recording: every request, in order */
     size_t n_rec, cap_rec;
-    bool rec_failed;             /* out of memory while recording: plan nothing */
-    uint64_t placed, allocated;  /* tensors placed in the block / allocated one by one */
+    bool rec_failed;            /* out of memory while recording: plan nothing */
+    uint64_t placed, allocated; /* tensors placed in the block / allocated one by one */
 } arena_run;
 
 /* What the pieces' run contexts carry (struct tsr_run_context.place_user):
@@ -51,14 +51,14 @@ typedef struct arena_piece {
 
 /* What the arena did; tests and reports read it. */
 typedef struct arena_stats {
-    uint64_t plans;          /* plans kept now */
-    uint64_t blocks;         /* idle blocks kept now */
-    uint64_t block_bytes;    /* their bytes together (tensor region and dims) */
-    uint64_t planned_bytes;  /* tensor region of the plan the last run used; 0: none */
-    uint64_t placed;         /* tensors the last run placed in a block */
-    uint64_t allocated;      /* host tensors the last run's kernels had allocated one
+    uint64_t plans;         /* plans kept now */
+    uint64_t blocks;        /* idle blocks kept now */
+    uint64_t block_bytes;   /* their bytes together (tensor region and dims) */
+    uint64_t planned_bytes; /* tensor region of the plan the last run used; 0: none */
+    uint64_t placed;        /* tensors the last run placed in a block */
+    uint64_t allocated;     /* host tensors the last run's kernels had allocated one
                               * by one (graph outputs, unplanned or too large ones) */
-    uint64_t runs_placed;    /* runs so far that placed from a plan */
+    uint64_t runs_placed;   /* runs so far that placed from a plan */
 } arena_stats;
 
 /* A session's arena, with no plan yet; NULL when out of memory (runs then

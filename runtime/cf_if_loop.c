@@ -16,8 +16,8 @@ tsr_status *cf_run_if(cf_piece *p, struct tsr_run_context *ctx) {
     const graph_plan *body = &p->plans[c ? 0 : 1];
     const ir_graph *g = body->g;
     if (g->n_outputs != p->node->n_outputs)
-        return tsr_error(TSR_ERR_INVALID_MODEL, "If '%s': branch '%s' has %zu outputs, the node %zu",
-                         p->node->name, c ? "then_branch" : "else_branch", g->n_outputs, p->node->n_outputs);
+        return tsr_error(TSR_ERR_INVALID_MODEL, "If '%s': branch '%s' has %zu outputs, the node %zu", p->node->name,
+                         c ? "then_branch" : "else_branch", g->n_outputs, p->node->n_outputs);
     rt_tensor *scope = NULL, *ins = calloc(g->n_inputs + 1, sizeof *ins),
               *outs = calloc(g->n_outputs + 1, sizeof *outs);
     outer_scope os;
@@ -66,8 +66,8 @@ void cf_acc_free(scan_acc *a, size_t n) {
 }
 
 /* Stacks each scan output's items (or makes it empty) into node output `out_i`. */
-tsr_status *cf_emit_scans(cf_piece *p, struct tsr_run_context *ctx, scan_acc *acc, size_t k_count,
-                          size_t first_out, const int64_t *axes, const int64_t *dirs) {
+tsr_status *cf_emit_scans(cf_piece *p, struct tsr_run_context *ctx, scan_acc *acc, size_t k_count, size_t first_out,
+                          const int64_t *axes, const int64_t *dirs) {
     for (size_t k = 0; k < k_count; k++) {
         ir_tensor *stacked = NULL;
         int32_t axis = 0;
@@ -86,9 +86,8 @@ tsr_status *cf_emit_scans(cf_piece *p, struct tsr_run_context *ctx, scan_acc *ac
         char what[256];
         snprintf(what, sizeof what, "%s '%s' scan output %zu", p->node->op_type, p->node->name, k);
         TSR_TRY(run_budget_reserve(ctx->budget, bytes, what));
-        tsr_status *st = acc[k].n
-                             ? cf_stack(acc[k].items, acc[k].n, axis, dirs && dirs[k], 0, 0, NULL, &stacked)
-                             : empty_scan(p->node->outputs[first_out + k], axis, &stacked);
+        tsr_status *st = acc[k].n ? cf_stack(acc[k].items, acc[k].n, axis, dirs && dirs[k], 0, 0, NULL, &stacked)
+                                  : empty_scan(p->node->outputs[first_out + k], axis, &stacked);
         if (st) {
             run_budget_unreserve(ctx->budget, bytes);
             return tsr_error_wrap(st, "%s '%s' scan output %zu", p->node->op_type, p->node->name, k);
@@ -132,8 +131,8 @@ tsr_status *cf_run_loop(cf_piece *p, struct tsr_run_context *ctx) {
     if (rt_present(&trip)) TSR_TRY(cf_scalar_i64(&trip, "Loop trip count", &max_trip));
     if (rt_present(&cond0)) TSR_TRY(cf_scalar_i64(&cond0, "Loop condition", &cond));
     if (!rt_present(&trip) && !rt_present(&cond0))
-        return tsr_error(TSR_ERR_INVALID_MODEL, "Loop '%s' has neither a trip count nor a condition: it would never end",
-                         n->name);
+        return tsr_error(TSR_ERR_INVALID_MODEL,
+                         "Loop '%s' has neither a trip count nor a condition: it would never end", n->name);
     rt_tensor *scope = NULL, *ins = calloc(g->n_inputs + 1, sizeof *ins),
               *outs = calloc(g->n_outputs + 1, sizeof *outs), *carried = calloc(nc + 1, sizeof *carried);
     scan_acc *acc = calloc(nk + 1, sizeof *acc);

@@ -25,9 +25,9 @@ typedef struct scan_setup {
 
 /* One pass over the scan inputs: state[] (N) is updated in place, each
  * iteration's scan outputs are pushed to acc[] (K). */
-static tsr_status *scan_pass(cf_piece *p, const outer_scope *os, const scan_setup *ss,
-                             rt_tensor *state, const tsr_tensor *const *scans, scan_acc *acc,
-                             run_budget *budget, const exec_hooks *hooks) {
+static tsr_status *scan_pass(cf_piece *p, const outer_scope *os, const scan_setup *ss, rt_tensor *state,
+                             const tsr_tensor *const *scans, scan_acc *acc, run_budget *budget,
+                             const exec_hooks *hooks) {
     const graph_plan *body = &p->plans[0];
     const ir_graph *g = body->g;
     int64_t len = -1;
@@ -37,8 +37,8 @@ static tsr_status *scan_pass(cf_piece *p, const outer_scope *os, const scan_setu
         int64_t a = ss->in_axes ? ss->in_axes[j] : 0;
         if (a < 0) a += t->rank;
         if (a < 0 || a >= t->rank)
-            return tsr_error(TSR_ERR_INVALID_MODEL, "Scan '%s': scan input %zu has no axis %lld", p->node->name,
-                             j, (long long)(ss->in_axes ? ss->in_axes[j] : 0));
+            return tsr_error(TSR_ERR_INVALID_MODEL, "Scan '%s': scan input %zu has no axis %lld", p->node->name, j,
+                             (long long)(ss->in_axes ? ss->in_axes[j] : 0));
         axes[j] = (int32_t)a;
         if (len >= 0 && t->dims[a] != len)
             return tsr_error(TSR_ERR_INVALID_ARGUMENT, "Scan '%s': scan inputs have different lengths (%lld, %lld)",
@@ -80,8 +80,7 @@ static tsr_status *scan_setup_read(cf_piece *p, size_t first_state, scan_setup *
         return tsr_error(TSR_ERR_INVALID_MODEL, "Scan '%s': num_scan_inputs is missing or out of range", n->name);
     ss->n_scan_in = (size_t)m->i;
     ss->n_state = n->n_inputs - first_state - ss->n_scan_in;
-    if (g->n_inputs != ss->n_state + ss->n_scan_in || g->n_outputs < ss->n_state ||
-        n->n_outputs != g->n_outputs)
+    if (g->n_inputs != ss->n_state + ss->n_scan_in || g->n_outputs < ss->n_state || n->n_outputs != g->n_outputs)
         return tsr_error(TSR_ERR_INVALID_MODEL, "Scan '%s': body inputs/outputs do not match the node", n->name);
     ss->n_scan_out = g->n_outputs - ss->n_state;
     const char *dir_in = n->opset < 9 ? "directions" : "scan_input_directions";
@@ -95,8 +94,7 @@ static tsr_status *scan_setup_read(cf_piece *p, size_t first_state, scan_setup *
 }
 
 /* Opset 9+: no batch axis. */
-static tsr_status *scan9(cf_piece *p, struct tsr_run_context *ctx, const outer_scope *os,
-                         const scan_setup *ss) {
+static tsr_status *scan9(cf_piece *p, struct tsr_run_context *ctx, const outer_scope *os, const scan_setup *ss) {
     rt_tensor *state = calloc(ss->n_state + 1, sizeof *state), *scan_in = calloc(ss->n_scan_in + 1, sizeof *scan_in);
     const tsr_tensor **scans = calloc(ss->n_scan_in + 1, sizeof *scans);
     scan_acc *acc = calloc(ss->n_scan_out + 1, sizeof *acc);
@@ -121,8 +119,7 @@ static tsr_status *scan9(cf_piece *p, struct tsr_run_context *ctx, const outer_s
 
 /* Opset 8: axis 0 of every input and output is a batch; each batch entry is
  * scanned on its own (sequence_lens, if given, must be the full length). */
-static tsr_status *scan8(cf_piece *p, struct tsr_run_context *ctx, const outer_scope *os,
-                         const scan_setup *ss) {
+static tsr_status *scan8(cf_piece *p, struct tsr_run_context *ctx, const outer_scope *os, const scan_setup *ss) {
     rt_tensor lens;
     cf_node_input(p, ctx, 0, &lens);
     if (rt_present(&lens))
@@ -139,7 +136,8 @@ static tsr_status *scan8(cf_piece *p, struct tsr_run_context *ctx, const outer_s
     for (size_t k = 0; k < ns + nin && !st; k++) {
         const rt_tensor *t = k < ns ? &init[k] : &scan_in[k - ns];
         if (t->value || t->view.rank < 1 || (batch >= 0 && t->view.dims[0] != batch))
-            st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "Scan '%s' (opset 8): inputs need the same batch axis 0", p->node->name);
+            st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "Scan '%s' (opset 8): inputs need the same batch axis 0",
+                           p->node->name);
         else batch = t->view.dims[0];
     }
     for (int64_t b = 0; b < batch && !st; b++) {
@@ -230,7 +228,8 @@ tsr_status *cf_run_sequence_map(cf_piece *p, struct tsr_run_context *ctx) {
     if (g->n_inputs != n->n_inputs || g->n_outputs != n->n_outputs)
         return tsr_error(TSR_ERR_INVALID_MODEL, "SequenceMap '%s': body inputs/outputs do not match the node", n->name);
     size_t ni = n->n_inputs, no = n->n_outputs;
-    rt_tensor *in = calloc(ni + 1, sizeof *in), *ins = calloc(ni + 1, sizeof *ins), *outs = calloc(no + 1, sizeof *outs);
+    rt_tensor *in = calloc(ni + 1, sizeof *in), *ins = calloc(ni + 1, sizeof *ins),
+              *outs = calloc(no + 1, sizeof *outs);
     /* result sequences, each in a slot that carries its items' charge */
     rt_tensor *results = calloc(no + 1, sizeof *results);
     rt_tensor *scope = NULL;
@@ -243,8 +242,9 @@ tsr_status *cf_run_sequence_map(cf_piece *p, struct tsr_run_context *ctx) {
     else if (!st) len = in[0].value->n;
     for (size_t i = 1; i < ni && !st; i++)
         if (in[i].value && in[i].value->kind == TSR_VALUE_SEQUENCE && in[i].value->n != len)
-            st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "SequenceMap '%s': sequence input %zu has %zu items, input 0 has %zu",
-                           n->name, i, in[i].value->n, len);
+            st = tsr_error(TSR_ERR_INVALID_ARGUMENT,
+                           "SequenceMap '%s': sequence input %zu has %zu items, input 0 has %zu", n->name, i,
+                           in[i].value->n, len);
     for (size_t k = 0; k < no && !st; k++) {
         const ir_type *t = n->outputs[k] ? &n->outputs[k]->type : NULL;
         int32_t et = t && t->kind == IR_TYPE_SEQUENCE && t->elem ? t->elem->elem_type : 0;
@@ -254,8 +254,7 @@ tsr_status *cf_run_sequence_map(cf_piece *p, struct tsr_run_context *ctx) {
         for (size_t i = 0; i < ni; i++) {
             if (in[i].value && in[i].value->kind == TSR_VALUE_SEQUENCE)
                 rt_tensor_borrow_value(&ins[i], in[i].value->items[it]);
-            else
-                rt_tensor_borrow_slot(&ins[i], &in[i]);
+            else rt_tensor_borrow_slot(&ins[i], &in[i]);
         }
         st = cf_run_body(p, 0, ctx->hooks, ins, &os, true, ctx->budget, outs);
         if (st) st = tsr_error_wrap(st, "SequenceMap '%s' item %zu", n->name, it);

@@ -14,8 +14,7 @@ static void borrow_input(const struct tsr_run_context *ctx, size_t k, rt_tensor 
     else if (ctx->inputs[k]) rt_tensor_borrow(out, ctx->inputs[k]);
 }
 
-tsr_status *cf_outer_scope(const cf_piece *p, const struct tsr_run_context *ctx,
-                           rt_tensor **slots, outer_scope *out) {
+tsr_status *cf_outer_scope(const cf_piece *p, const struct tsr_run_context *ctx, rt_tensor **slots, outer_scope *out) {
     size_t n = p->view->n_inputs;
     rt_tensor *s = calloc(n + 1, sizeof *s);
     if (!s) return TSR_NO_MEMORY();
@@ -69,11 +68,14 @@ tsr_status *cf_scalar_i64(const rt_tensor *t, const char *what, int64_t *out) {
     if (!ir_dims_count(v->rank, v->dims, &count) || count != 1)
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "%s must hold exactly one element", what);
     switch (v->elem_type) {
-    case TSR_BOOL: case TSR_UINT8: case TSR_INT8: *out = ((const uint8_t *)v->data)[0]; break;
+    case TSR_BOOL:
+    case TSR_UINT8:
+    case TSR_INT8: *out = ((const uint8_t *)v->data)[0]; break;
     case TSR_INT32: *out = ((const int32_t *)v->data)[0]; break;
     case TSR_INT64: *out = ((const int64_t *)v->data)[0]; break;
-    default: return tsr_error(TSR_ERR_INVALID_ARGUMENT, "%s has element type %d; expected bool or an integer",
-                              what, (int)v->elem_type);
+    default:
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "%s has element type %d; expected bool or an integer", what,
+                         (int)v->elem_type);
     }
     return NULL;
 }
@@ -89,11 +91,11 @@ static tsr_status *elem_size(int32_t et, size_t *out) {
 }
 
 /* Copies `count` elements, duplicating strings. */
-static tsr_status *copy_elems(ir_tensor *dst, size_t dst_off, const tsr_tensor *src, size_t src_off,
-                              size_t count, size_t esize) {
+static tsr_status *copy_elems(ir_tensor *dst, size_t dst_off, const tsr_tensor *src, size_t src_off, size_t count,
+                              size_t esize) {
     if (src->elem_type != TSR_STRING) {
-        if (count) memcpy((char *)dst->data + dst_off * esize, (const char *)src->data + src_off * esize,
-                          count * esize);
+        if (count)
+            memcpy((char *)dst->data + dst_off * esize, (const char *)src->data + src_off * esize, count * esize);
         return NULL;
     }
     const tsr_string *s = src->data;
@@ -105,8 +107,8 @@ static tsr_status *copy_elems(ir_tensor *dst, size_t dst_off, const tsr_tensor *
 tsr_status *cf_slice(const tsr_tensor *t, int32_t axis, int64_t index, ir_tensor **out) {
     if (t->memory_kind != TSR_MEMORY_HOST) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "slicing a device tensor");
     if (axis < 0 || axis >= t->rank || index < 0 || index >= t->dims[axis])
-        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "slice %lld along axis %d is out of range",
-                         (long long)index, (int)axis);
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "slice %lld along axis %d is out of range", (long long)index,
+                         (int)axis);
     size_t esize = 0;
     TSR_TRY(elem_size(t->elem_type, &esize));
     int64_t dims[IR_MAX_RANK];
@@ -132,9 +134,8 @@ tsr_status *cf_slice(const tsr_tensor *t, int32_t axis, int64_t index, ir_tensor
     return NULL;
 }
 
-tsr_status *cf_stack(const rt_tensor *parts, size_t n, int32_t axis, bool reverse,
-                     int32_t elem_type, int32_t empty_rank, const int64_t *empty_dims,
-                     ir_tensor **out) {
+tsr_status *cf_stack(const rt_tensor *parts, size_t n, int32_t axis, bool reverse, int32_t elem_type,
+                     int32_t empty_rank, const int64_t *empty_dims, ir_tensor **out) {
     if (n == 0) return ir_tensor_new(elem_type, empty_rank, empty_dims, out);
     const tsr_tensor *f = &parts[0].view;
     for (size_t i = 0; i < n; i++) {
@@ -143,7 +144,8 @@ tsr_status *cf_stack(const rt_tensor *parts, size_t n, int32_t axis, bool revers
             return tsr_error(TSR_ERR_NOT_SUPPORTED, "scan outputs must be host tensors");
         if (t->elem_type != f->elem_type || t->rank != f->rank ||
             (t->rank && memcmp(t->dims, f->dims, sizeof(int64_t) * (size_t)t->rank) != 0))
-            return tsr_error(TSR_ERR_INVALID_ARGUMENT, "scan output %zu has a different shape or type than the first", i);
+            return tsr_error(TSR_ERR_INVALID_ARGUMENT, "scan output %zu has a different shape or type than the first",
+                             i);
     }
     if (axis < 0 || axis > f->rank) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "stack axis %d out of range", (int)axis);
     size_t esize = 0;

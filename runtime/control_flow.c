@@ -85,8 +85,7 @@ static tsr_status *cf_compile(void *state, const tsr_graph *piece, void **out) {
     for (size_t i = 0; i < count && !st; i++) {
         const ir_attr *a = ir_node_attr(n, names[i]);
         if (!a || a->type != TSR_ATTR_GRAPH || !a->g) {
-            st = tsr_error(TSR_ERR_INVALID_MODEL, "%s '%s' has no graph attribute '%s'", n->op_type,
-                           n->name, names[i]);
+            st = tsr_error(TSR_ERR_INVALID_MODEL, "%s '%s' has no graph attribute '%s'", n->op_type, n->name, names[i]);
             break;
         }
         st = graph_plan_build(a->g, env->provs, env->n_provs, env->rules, &p->plans[i]);
@@ -122,12 +121,12 @@ static const tsr_provider cf_table = {
 };
 
 tsr_plugin *control_flow_plugin(void) {
-    static tsr_plugin plugin = {.path = "(built into libtessera)", .vt = &cf_table, .abi_version = TSR_PROVIDER_ABI_VERSION};
+    static tsr_plugin plugin = {
+        .path = "(built into libtessera)", .vt = &cf_table, .abi_version = TSR_PROVIDER_ABI_VERSION};
     return &plugin;
 }
 
-void control_flow_bind(provider_inst *core, provider_inst *const *provs, size_t n_provs,
-                       const plan_rules *rules) {
+void control_flow_bind(provider_inst *core, provider_inst *const *provs, size_t n_provs, const plan_rules *rules) {
     cf_state *s = core->state;
     s->provs = provs;
     s->n_provs = n_provs;

@@ -15,8 +15,7 @@
 tsr_plugin *control_flow_plugin(void);
 /* Tells the core provider instance which providers bodies are given to
  * (the session's whole list, itself included, in order). */
-void control_flow_bind(provider_inst *core, provider_inst *const *provs, size_t n_provs,
-                       const plan_rules *rules);
+void control_flow_bind(provider_inst *core, provider_inst *const *provs, size_t n_provs, const plan_rules *rules);
 
 /* --- internal to runtime/cf_*.c ---------------------------------------- */
 typedef struct cf_state {
@@ -30,7 +29,7 @@ typedef struct cf_piece {
     const struct tsr_graph *view; /* the piece: one node, its inputs (outer reads too) */
     const ir_node *node;
     size_t n_plans;
-    graph_plan plans[2];          /* If: then, else; others: body */
+    graph_plan plans[2]; /* If: then, else; others: body */
 } cf_piece;
 
 struct tsr_run_context;
@@ -45,8 +44,7 @@ tsr_status *cf_run_sequence_map(cf_piece *p, struct tsr_run_context *ctx);
 tsr_status *cf_run_body(const cf_piece *p, size_t k, const exec_hooks *hooks, const rt_tensor *ins,
                         const outer_scope *os, bool to_host, struct run_budget *budget, rt_tensor *outs);
 /* The enclosing scope a body sees: the piece's inputs, as slots. */
-tsr_status *cf_outer_scope(const cf_piece *p, const struct tsr_run_context *ctx,
-                           rt_tensor **slots, outer_scope *out);
+tsr_status *cf_outer_scope(const cf_piece *p, const struct tsr_run_context *ctx, rt_tensor **slots, outer_scope *out);
 /* Node input i as a slot view (nothing when omitted). */
 void cf_node_input(const cf_piece *p, const struct tsr_run_context *ctx, size_t i, rt_tensor *out);
 /* Index of node output i among the piece's outputs, or SIZE_MAX when unused. */
@@ -64,9 +62,8 @@ tsr_status *cf_slice(const tsr_tensor *t, int32_t axis, int64_t index, ir_tensor
 /* Stacks n equal-shaped tensors along a new axis `axis`, in reverse order
  * when `reverse`. With n == 0 makes an empty tensor of elem_type whose
  * shape is `empty_dims` (rank empty_rank). */
-tsr_status *cf_stack(const rt_tensor *parts, size_t n, int32_t axis, bool reverse,
-                     int32_t elem_type, int32_t empty_rank, const int64_t *empty_dims,
-                     ir_tensor **out);
+tsr_status *cf_stack(const rt_tensor *parts, size_t n, int32_t axis, bool reverse, int32_t elem_type,
+                     int32_t empty_rank, const int64_t *empty_dims, ir_tensor **out);
 
 /* Per-iteration scan outputs, collected then stacked (runtime/cf_if_loop.c). */
 typedef struct scan_acc {
@@ -79,8 +76,8 @@ tsr_status *cf_acc_push(scan_acc *a, rt_tensor *t);
 void cf_acc_free(scan_acc *a, size_t n);
 /* Stacks accumulator k into node output first_out + k, along axes[k]
  * (NULL: 0), reversed where dirs[k] (NULL: none). */
-tsr_status *cf_emit_scans(cf_piece *p, struct tsr_run_context *ctx, scan_acc *acc, size_t k_count,
-                          size_t first_out, const int64_t *axes, const int64_t *dirs);
+tsr_status *cf_emit_scans(cf_piece *p, struct tsr_run_context *ctx, scan_acc *acc, size_t k_count, size_t first_out,
+                          const int64_t *axes, const int64_t *dirs);
 /* Moves final loop-carried values to node outputs 0..n-1 (copying borrowed ones). */
 tsr_status *cf_emit_carried(cf_piece *p, struct tsr_run_context *ctx, rt_tensor *carried, size_t n);
 

@@ -91,7 +91,8 @@ void tsr_device_value_free(tsr_device_value *v) {
 static tsr_status *check_alive(const tsr_device_value *v) {
     if (!v) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "device value is NULL");
     if (!v->session)
-        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "the session that made this device value has been freed, and its contents with it");
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT,
+                         "the session that made this device value has been freed, and its contents with it");
     return NULL;
 }
 

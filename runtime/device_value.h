@@ -11,7 +11,7 @@ struct tsr_device_value {
     /* The session whose run made it and whose list holds it; NULL once
      * that session was freed (the contents went with it). */
     tsr_session *session;
-    uint64_t id; /* unique in its session: bindings name inputs by it */
+    uint64_t id;    /* unique in its session: bindings name inputs by it */
     rt_tensor slot; /* owned, charged to no run */
     struct tsr_device_value *prev, *next;
 };
@@ -38,8 +38,8 @@ typedef struct bound_input {
 typedef enum bound_output_kind { BIND_OUT_NONE = 0, BIND_OUT_HOST = 1, BIND_OUT_DEVICE = 2 } bound_output_kind;
 typedef struct bound_output {
     bound_output_kind kind;
-    tsr_value *host;        /* BIND_OUT_HOST: the last result, not taken */
-    tsr_device_value *dev;  /* BIND_OUT_DEVICE: the same */
+    tsr_value *host;       /* BIND_OUT_HOST: the last result, not taken */
+    tsr_device_value *dev; /* BIND_OUT_DEVICE: the same */
 } bound_output;
 
 struct tsr_io_binding {

@@ -50,8 +50,7 @@ static tsr_status *add_path(tsr_provider_list *l, const char *path) {
     return NULL;
 }
 
-tsr_status *tsr_providers_discover(const char *const *extra_paths, size_t extra_count,
-                                   tsr_provider_list **out) {
+tsr_status *tsr_providers_discover(const char *const *extra_paths, size_t extra_count, tsr_provider_list **out) {
     if (!out) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "out is NULL");
     tsr_provider_list *l = calloc(1, sizeof *l);
     if (!l) return TSR_NO_MEMORY();
@@ -97,8 +96,7 @@ tsr_status *tsr_provider_list_get(const tsr_provider_list *l, size_t i, tsr_prov
     return NULL;
 }
 
-tsr_status *tsr_provider_list_device(const tsr_provider_list *l, size_t i, size_t d,
-                                     tsr_device_desc *out) {
+tsr_status *tsr_provider_list_device(const tsr_provider_list *l, size_t i, size_t d, tsr_device_desc *out) {
     if (!l || i >= l->n || !out || d >= l->items[i].n_devices || l->items[i].error)
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "device %zu of provider %zu out of range", d, i);
     if (out->struct_size < offsetof(tsr_device_desc, memory_bytes) + sizeof out->memory_bytes)

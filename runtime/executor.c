@@ -48,8 +48,8 @@ double exec_now(void) {
 
 /* The session-long copy of constant `v` in the memory of prov's device,
  * made on first use. */
-static tsr_status *constant_copy(graph_plan *gp, const ir_value *v, const rt_tensor *slot,
-                                 provider_inst *prov, int32_t device, const rt_tensor **out) {
+static tsr_status *constant_copy(graph_plan *gp, const ir_value *v, const rt_tensor *slot, provider_inst *prov,
+                                 int32_t device, const rt_tensor **out) {
     for (size_t i = 0; i < gp->n_consts; i++)
         if (gp->consts[i]->value == v && gp->consts[i]->prov == prov && gp->consts[i]->device == device) {
             *out = &gp->consts[i]->copy;
@@ -76,9 +76,8 @@ static tsr_status *constant_copy(graph_plan *gp, const ir_value *v, const rt_ten
 /* mirrors[i]: value i copied into another memory during this run, kept
  * until its last reader, so a value several pieces on a device read (a
  * residual input, say) crosses once per run, not once per piece. */
-static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, size_t pi,
-                             rt_tensor *slots, rt_tensor *mirrors, const exec_hooks *hooks,
-                             run_budget *budget, arena_run *arena) {
+static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, size_t pi, rt_tensor *slots,
+                             rt_tensor *mirrors, const exec_hooks *hooks, run_budget *budget, arena_run *arena) {
     const piece *pc = &gp->part.pieces[pi];
     const struct tsr_graph *v = pc->view;
     provider_inst *prov = provs[pc->prov_index];
@@ -100,8 +99,8 @@ static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, 
             /* An optional input the graph leaves out (e.g. an empty-named
              * body input) is simply absent. */
             if (iv->is_graph_input || iv->is_outer) continue;
-            st = tsr_error(TSR_ERR_RUNTIME, "value '%s' is needed by node '%s' but was not computed",
-                           iv->name, v->nodes[0]->name);
+            st = tsr_error(TSR_ERR_RUNTIME, "value '%s' is needed by node '%s' but was not computed", iv->name,
+                           v->nodes[0]->name);
             break;
         }
         bool host_constant = iv->constant && !iv->producer && !slot->value;
@@ -126,10 +125,11 @@ static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, 
                 rt_tensor_release(m);
                 double t0 = hooks ? exec_now() : 0;
                 char what[256];
-                snprintf(what, sizeof what, "a copy of '%s' for node '%s' on provider '%s'",
-                         iv->name, v->nodes[0]->name, prov->name);
+                snprintf(what, sizeof what, "a copy of '%s' for node '%s' on provider '%s'", iv->name,
+                         v->nodes[0]->name, prov->name);
                 if ((st = run_budget_copy(m, slot, prov, dev, budget, what))) break;
-                if (hooks && hooks->copy_done) hooks->copy_done(hooks->user, hooks->path ? hooks->path : "", gp, pi, iv, slot, m, t0, exec_now());
+                if (hooks && hooks->copy_done)
+                    hooks->copy_done(hooks->user, hooks->path ? hooks->path : "", gp, pi, iv, slot, m, t0, exec_now());
             }
             slot = m;
         }
@@ -138,8 +138,8 @@ static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, 
     }
     double t_start = 0;
     if (!st) {
-        struct tsr_run_context ctx = {v->n_inputs, ins, v->n_outputs, outs, prov, NULL, 0, vals, NULL,
-                                      gp->max_tensor_bytes, budget, dev, hooks, 0, NULL, NULL};
+        struct tsr_run_context ctx = {v->n_inputs,          ins,    v->n_outputs, outs,  prov, NULL, 0,   vals, NULL,
+                                      gp->max_tensor_bytes, budget, dev,          hooks, 0,    NULL, NULL};
         /* Control-flow pieces move tensors into and out of their bodies:
          * they keep allocating each (arena_plan.c). */
         arena_piece ap = {arena, pi, 0};
@@ -153,21 +153,21 @@ static tsr_status *run_piece(const graph_plan *gp, provider_inst *const *provs, 
         if (st) {
             const ir_node *n0 = v->nodes[0];
             st = tsr_error_wrap(st, "provider '%s' running %s'%s' (%s)", prov->name,
-                                v->n_nodes > 1 ? "the piece starting at " : "node ", n0->name,
-                                n0->op_type);
+                                v->n_nodes > 1 ? "the piece starting at " : "node ", n0->name, n0->op_type);
         }
     }
     for (size_t k = 0; k < v->n_outputs && !st; k++) {
         if (!rt_present(&outs[k]))
-            st = tsr_error(TSR_ERR_PROVIDER, "provider '%s' did not produce '%s' (node '%s')",
-                           prov->name, v->outputs[k]->name, v->nodes[0]->name);
+            st = tsr_error(TSR_ERR_PROVIDER, "provider '%s' did not produce '%s' (node '%s')", prov->name,
+                           v->outputs[k]->name, v->nodes[0]->name);
         else
             st = output_check(prov, v->outputs[k]->producer ? v->outputs[k]->producer : v->nodes[0], v->outputs[k],
                               &outs[k]);
     }
     if (!st) {
         for (size_t k = 0; k < v->n_outputs; k++) rt_tensor_move(&slots[v->outputs[k]->index], &outs[k]);
-        if (hooks && hooks->piece_done) hooks->piece_done(hooks->user, hooks->path ? hooks->path : "", gp, pi, slots, t_start, exec_now());
+        if (hooks && hooks->piece_done)
+            hooks->piece_done(hooks->user, hooks->path ? hooks->path : "", gp, pi, slots, t_start, exec_now());
         /* Liveness: drop what no later piece reads. */
         for (size_t k = 0; k < v->n_inputs; k++) {
             const ir_value *iv = v->inputs[k];
@@ -201,14 +201,13 @@ static tsr_status *bind_outer(const ir_graph *g, const outer_scope *outer, rt_te
 }
 
 tsr_status *graph_run(const graph_plan *p, provider_inst *const *provs, const rt_tensor *inputs,
-                      const outer_scope *outer, bool to_host, run_budget *budget,
-                      rt_tensor *outputs) {
+                      const outer_scope *outer, bool to_host, run_budget *budget, rt_tensor *outputs) {
     return graph_run_hooked(p, provs, inputs, outer, to_host, NULL, budget, outputs);
 }
 
-tsr_status *graph_run_hooked(const graph_plan *p, provider_inst *const *provs,
-                             const rt_tensor *inputs, const outer_scope *outer, bool to_host,
-                             const exec_hooks *hooks, run_budget *budget, rt_tensor *outputs) {
+tsr_status *graph_run_hooked(const graph_plan *p, provider_inst *const *provs, const rt_tensor *inputs,
+                             const outer_scope *outer, bool to_host, const exec_hooks *hooks, run_budget *budget,
+                             rt_tensor *outputs) {
     return graph_run_each(p, provs, inputs, outer, to_host, NULL, hooks, budget, outputs);
 }
 
@@ -220,8 +219,7 @@ tsr_status *graph_run_each(const graph_plan *p, provider_inst *const *provs, con
 
 tsr_status *graph_run_arena(const graph_plan *p, provider_inst *const *provs, const rt_tensor *inputs,
                             const outer_scope *outer, bool all_to_host, const bool *to_host_each,
-                            const exec_hooks *hooks, run_budget *budget, struct arena_run *arena,
-                            rt_tensor *outputs) {
+                            const exec_hooks *hooks, run_budget *budget, struct arena_run *arena, rt_tensor *outputs) {
     const ir_graph *g = p->g;
     rt_tensor *slots = calloc(g->n_values + 1, sizeof *slots);
     rt_tensor *mirrors = calloc(g->n_values + 1, sizeof *mirrors);
@@ -272,8 +270,8 @@ tsr_status *graph_run_arena(const graph_plan *p, provider_inst *const *provs, co
                                  slot->view.device_index, budget, what);
             /* Reading a result back also waits for the device: worth seeing. */
             if (!st && on_device && hooks && hooks->copy_done)
-                hooks->copy_done(hooks->user, hooks->path ? hooks->path : "", p, p->part.n_pieces, g->outputs[o], slot, &outputs[o], t0,
-                                 exec_now());
+                hooks->copy_done(hooks->user, hooks->path ? hooks->path : "", p, p->part.n_pieces, g->outputs[o], slot,
+                                 &outputs[o], t0, exec_now());
         }
     }
     for (size_t i = 0; i < g->n_values; i++) {

@@ -37,8 +37,8 @@ static size_t pinned_to(const ir_node *n, const pin_rule *pins, size_t n_pins) {
 }
 
 /* Pins become exclusions: a pinned node is barred from every other provider. */
-static tsr_status *pin_exclusions(const ir_graph *g, size_t n_provs, const pin_rule *pins,
-                                  size_t n_pins, exclusion **excl, size_t *n_excl) {
+static tsr_status *pin_exclusions(const ir_graph *g, size_t n_provs, const pin_rule *pins, size_t n_pins,
+                                  exclusion **excl, size_t *n_excl) {
     for (size_t i = 0; n_pins && i < g->n_nodes; i++) {
         size_t to = pinned_to(g->nodes[i], pins, n_pins);
         if (to == SIZE_MAX) continue;
@@ -52,7 +52,7 @@ static tsr_status *pin_exclusions(const ir_graph *g, size_t n_provs, const pin_r
 }
 
 static int cmp_ptr(const void *a, const void *b) {
-    uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+    uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
     return x < y ? -1 : x > y;
 }
 
@@ -85,9 +85,8 @@ static bool pins_broken(const partition *part, const pin_rule *pins, size_t n_pi
     return false;
 }
 
-static tsr_status *partition_and_compile(ir_graph *g, provider_inst *const *provs,
-                                         size_t n_provs, const plan_rules *rules,
-                                         partition *part) {
+static tsr_status *partition_and_compile(ir_graph *g, provider_inst *const *provs, size_t n_provs,
+                                         const plan_rules *rules, partition *part) {
     const pin_rule *pins = rules->pins;
     size_t n_pins = rules->n_pins;
     exclusion *excl = NULL;
@@ -117,8 +116,7 @@ static tsr_status *partition_and_compile(ir_graph *g, provider_inst *const *prov
             snprintf(msg, sizeof msg,
                      "piece of %zu node(s) starting at '%s' (%s) failed to compile: %s; "
                      "offering it to the next provider",
-                     pc->view->n_nodes, pc->view->nodes[0]->name, pc->view->nodes[0]->op_type,
-                     tsr_status_message(cs));
+                     pc->view->n_nodes, pc->view->nodes[0]->name, pc->view->nodes[0]->op_type, tsr_status_message(cs));
             host_log(TSR_LOG_WARNING, pv->name, msg);
             tsr_status_free(cs);
             pc->compiled = NULL;
@@ -132,8 +130,7 @@ static tsr_status *partition_and_compile(ir_graph *g, provider_inst *const *prov
             break;
         }
         excl = ne;
-        for (size_t k = 0; k < fp->view->n_nodes; k++)
-            excl[n_excl++] = (exclusion){fp->view->nodes[k], fp->prov_index};
+        for (size_t k = 0; k < fp->view->n_nodes; k++) excl[n_excl++] = (exclusion){fp->view->nodes[k], fp->prov_index};
         release_compiled(part, provs);
         partition_free(part);
     }
@@ -145,8 +142,8 @@ static tsr_status *partition_and_compile(ir_graph *g, provider_inst *const *prov
     return st;
 }
 
-tsr_status *graph_plan_build(ir_graph *g, provider_inst *const *provs, size_t n_provs,
-                             const plan_rules *rules, graph_plan *out) {
+tsr_status *graph_plan_build(ir_graph *g, provider_inst *const *provs, size_t n_provs, const plan_rules *rules,
+                             graph_plan *out) {
     memset(out, 0, sizeof *out);
     out->g = g;
     out->max_tensor_bytes = rules ? rules->max_tensor_bytes : 0;

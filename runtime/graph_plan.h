@@ -46,8 +46,8 @@ typedef struct plan_rules {
 /* Partitions g over provs (in priority order) and compiles every piece; a
  * piece that fails to compile goes to the next provider that claims it.
  * Nodes matching a pin may go to the pinned provider only. */
-tsr_status *graph_plan_build(ir_graph *g, provider_inst *const *provs, size_t n_provs,
-                             const plan_rules *rules, graph_plan *out);
+tsr_status *graph_plan_build(ir_graph *g, provider_inst *const *provs, size_t n_provs, const plan_rules *rules,
+                             graph_plan *out);
 void graph_plan_free(graph_plan *p, provider_inst *const *provs);
 
 /* Values of enclosing graphs that a body reads: values[i] (a value of the
@@ -66,8 +66,8 @@ typedef struct exec_hooks {
      * "NODE/ATTRIBUTE/" (nested bodies append theirs). */
     const char *path;
     /* After piece `pi` of p ran; its outputs are in slots (by value index). */
-    void (*piece_done)(void *user, const char *path, const graph_plan *p, size_t pi, const rt_tensor *slots,
-                       double t0, double t1);
+    void (*piece_done)(void *user, const char *path, const graph_plan *p, size_t pi, const rt_tensor *slots, double t0,
+                       double t1);
     /* After a tensor was copied between memories for piece `pi`
      * (pi == p->part.n_pieces: a graph output read back at the end). */
     void (*copy_done)(void *user, const char *path, const graph_plan *p, size_t pi, const ir_value *v,
@@ -91,12 +91,10 @@ struct run_budget;
  * counted), outputs included: they carry their charge until released.
  */
 tsr_status *graph_run(const graph_plan *p, provider_inst *const *provs, const rt_tensor *inputs,
-                      const outer_scope *outer, bool to_host, struct run_budget *budget,
-                      rt_tensor *outputs);
+                      const outer_scope *outer, bool to_host, struct run_budget *budget, rt_tensor *outputs);
 /* The same, calling `hooks` (may be NULL) as pieces finish. */
-tsr_status *graph_run_hooked(const graph_plan *p, provider_inst *const *provs,
-                             const rt_tensor *inputs, const outer_scope *outer, bool to_host,
-                             const exec_hooks *hooks, struct run_budget *budget,
+tsr_status *graph_run_hooked(const graph_plan *p, provider_inst *const *provs, const rt_tensor *inputs,
+                             const outer_scope *outer, bool to_host, const exec_hooks *hooks, struct run_budget *budget,
                              rt_tensor *outputs);
 /* The same, with to_host chosen per output: to_host_each[o] (NULL: every
  * output as all_to_host). A tsr_io_binding keeps some outputs in the

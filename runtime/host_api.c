@@ -35,9 +35,7 @@ static tsr_tensor *h_val_tensor(const tsr_value *v) { return (tsr_tensor *)value
 static tsr_status *h_val_new_tensor(int32_t et, int32_t rank, const int64_t *dims, tsr_value **out) {
     return tsr_value_create_tensor(et, rank, dims, out);
 }
-static tsr_status *h_val_new_sequence(int32_t et, tsr_value **out) {
-    return tsr_value_create_sequence(et, out);
-}
+static tsr_status *h_val_new_sequence(int32_t et, tsr_value **out) { return tsr_value_create_sequence(et, out); }
 static tsr_status *h_val_new_optional(tsr_value *contents, int32_t et, tsr_value **out) {
     return tsr_value_create_optional(contents, et, out);
 }

@@ -76,7 +76,8 @@ tsr_status *tsr_io_binding_bind_input(tsr_io_binding *b, const char *name, const
     if (!t) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s': tensor is NULL", name);
     if (t->memory_kind != TSR_MEMORY_HOST)
         return tsr_error(TSR_ERR_INVALID_ARGUMENT,
-                         "input '%s' must be in host memory; bind a device value with tsr_io_binding_bind_input_device", name);
+                         "input '%s' must be in host memory; bind a device value with tsr_io_binding_bind_input_device",
+                         name);
     rt_tensor view;
     memset(&view, 0, sizeof view);
     rt_tensor_borrow(&view, t);
@@ -98,10 +99,13 @@ tsr_status *tsr_io_binding_bind_input_device(tsr_io_binding *b, const char *name
     TSR_TRY(input_index(b, name, &k));
     if (!v) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s': device value is NULL", name);
     if (!v->session)
-        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s': the session that made this device value has been freed", name);
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s': the session that made this device value has been freed",
+                         name);
     if (v->session != b->session)
         return tsr_error(TSR_ERR_INVALID_ARGUMENT,
-                         "input '%s': the device value was made by another session; values live in the memory of their own session's providers", name);
+                         "input '%s': the device value was made by another session; values live in the memory of their "
+                         "own session's providers",
+                         name);
     TSR_TRY(session_check_input_slot(b->session->model->graph->inputs[k], &v->slot));
     bound_input *in = &b->inputs[k];
     unbind_input(in);
@@ -136,9 +140,11 @@ static tsr_status *result_of(tsr_io_binding *b, const char *name, bound_output_k
     if ((*r)->kind != kind)
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "output '%s' is bound to %s; take it with %s", name,
                          (*r)->kind == BIND_OUT_HOST ? "host memory" : "device memory",
-                         (*r)->kind == BIND_OUT_HOST ? "tsr_io_binding_take_output" : "tsr_io_binding_take_output_device");
+                         (*r)->kind == BIND_OUT_HOST ? "tsr_io_binding_take_output"
+                                                     : "tsr_io_binding_take_output_device");
     if (!(*r)->host && !(*r)->dev)
-        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "output '%s' holds no result: no run made one since it was bound, or it was taken", name);
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT,
+                         "output '%s' holds no result: no run made one since it was bound, or it was taken", name);
     return NULL;
 }
 

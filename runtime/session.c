@@ -21,15 +21,13 @@ static void fix_dims(ir_graph *g, const tsr_session_options *o) {
         for (int32_t d = 0; d < t->rank; d++) {
             if (!t->dims[d].symbol) continue;
             for (size_t k = 0; k < o->n_dims; k++)
-                if (strcmp(o->dims[k].symbol, t->dims[d].symbol) == 0)
-                    t->dims[d].value = o->dims[k].value;
+                if (strcmp(o->dims[k].symbol, t->dims[d].symbol) == 0) t->dims[d].value = o->dims[k].value;
         }
     }
 }
 
 /* Loads one provider for the session, with the options addressed to it. */
-static tsr_status *add_provider(tsr_session *s, const tsr_session_options *o, const char *spec,
-                                bool *option_used) {
+static tsr_status *add_provider(tsr_session *s, const tsr_session_options *o, const char *spec, bool *option_used) {
     char *path;
     TSR_TRY(plugin_resolve(spec, &path));
     tsr_plugin *pl;
@@ -48,8 +46,7 @@ static tsr_status *add_provider(tsr_session *s, const tsr_session_options *o, co
     const char **vals = calloc(o->n_options + 1, sizeof *vals);
     if (!keys || !vals) st = TSR_NO_MEMORY();
     for (size_t i = 0; i < o->n_options && !st; i++) {
-        if (strcmp(o->options[i].provider, pl->vt->name) != 0 && strcmp(o->options[i].provider, spec) != 0)
-            continue;
+        if (strcmp(o->options[i].provider, pl->vt->name) != 0 && strcmp(o->options[i].provider, spec) != 0) continue;
         keys[n] = o->options[i].key;
         vals[n++] = o->options[i].value;
         option_used[i] = true;
@@ -132,8 +129,7 @@ static tsr_status *add_all_providers(tsr_session *s, const tsr_session_options *
 
 /* The fallback provider goes last among the plugins (added if not listed),
  * so in list order only what nobody else claims reaches it. */
-static tsr_status *place_fallback(tsr_session *s, const tsr_session_options *o, bool *used,
-                                  size_t *index) {
+static tsr_status *place_fallback(tsr_session *s, const tsr_session_options *o, bool *used, size_t *index) {
     *index = SIZE_MAX;
     if (!o->fallback) return NULL;
     size_t f = 0;
@@ -196,8 +192,8 @@ static tsr_status *resolve_pins(tsr_session *s, const tsr_session_options *o) {
         size_t p = 0;
         while (p < s->n_provs && strcmp(s->provs[p]->name, a->provider) != 0) p++;
         if (p == s->n_provs)
-            return tsr_error(TSR_ERR_INVALID_ARGUMENT, "assign %s=%s: provider '%s' is not in the session",
-                             a->key, a->provider, a->provider);
+            return tsr_error(TSR_ERR_INVALID_ARGUMENT, "assign %s=%s: provider '%s' is not in the session", a->key,
+                             a->provider, a->provider);
         bool by_name = graph_has_name(s->model->graph, a->key, false);
         if (!by_name && !graph_has_name(s->model->graph, a->key, true))
             return tsr_error(TSR_ERR_INVALID_ARGUMENT, "assign %s=%s: the model has no node and no op type named '%s'",
@@ -242,9 +238,9 @@ static tsr_status *session_finish(tsr_session *s, const tsr_session_options *o) 
     if (!st) st = add_core_provider(s, o);
     if (!st) st = resolve_pins(s, o);
     s->rules = (plan_rules){s->pins, s->n_pins, placement_default(), o->max_tensor_bytes, NULL};
-    s->rules.policy.kind = o->policy == TSR_POLICY_COST    ? PLACE_COST
-                           : o->policy == TSR_POLICY_FIRST ? PLACE_FIRST
-                                                           : PLACE_ORDER;
+    s->rules.policy.kind = o->policy == TSR_POLICY_COST ? PLACE_COST
+        : o->policy == TSR_POLICY_FIRST                 ? PLACE_FIRST
+                                                        : PLACE_ORDER;
     s->rules.policy.fallback = fallback;
     if (!st && o->cache_dir && !(s->cache_dir = strdup(o->cache_dir))) st = TSR_NO_MEMORY();
     s->rules.cache_dir = s->cache_dir;
@@ -290,8 +286,8 @@ tsr_status *tsr_session_create(const tsr_session_options *o, const char *path, t
     return session_new(m, o, out);
 }
 
-tsr_status *tsr_session_create_from_buffer(const tsr_session_options *o, const void *bytes,
-                                           size_t size, const char *base_dir, tsr_session **out) {
+tsr_status *tsr_session_create_from_buffer(const tsr_session_options *o, const void *bytes, size_t size,
+                                           const char *base_dir, tsr_session **out) {
     if (!bytes || !out) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "bytes and out are required");
     ir_model *m;
     TSR_TRY(ir_model_load_buffer_limited(bytes, size, base_dir, o ? &o->limits : NULL, &m));

@@ -41,15 +41,15 @@ struct tsr_session_options {
     bool profiling;
     provider_option *assigns; /* provider = provider name, key = node or op, value unused */
     size_t n_assigns;
-    int32_t policy;  /* tsr_policy */
-    char *fallback;  /* provider name, or NULL */
+    int32_t policy;             /* tsr_policy */
+    char *fallback;             /* provider name, or NULL */
     uint64_t max_tensor_bytes;  /* limit "tensor_bytes" */
     uint64_t max_working_bytes; /* limit "working_bytes" */
     ir_limits limits;           /* model_bytes, external_bytes, graph_depth, function_* */
     char *cache_dir;            /* compiled-piece cache, or NULL */
     tsr_log_fn logger;          /* NULL: stderr */
     void *logger_user;
-    compose_spec stages;        /* models chained after the first (runtime/session_stages.c) */
+    compose_spec stages; /* models chained after the first (runtime/session_stages.c) */
 };
 
 /* Sets o's limits to their defaults (runtime/session_limits.c). */
@@ -57,17 +57,14 @@ void session_options_init_limits(tsr_session_options *o);
 /* The session's model: `first` (stage 0, loaded from `label`) chained with
  * o's stages (runtime/session_stages.c); *out is `first` itself when o has
  * none. Consumes `first`, also on failure. */
-tsr_status *session_chain_stages(ir_model *first, const char *label, const tsr_session_options *o,
-                                 ir_model **out);
-
-
+tsr_status *session_chain_stages(ir_model *first, const char *label, const tsr_session_options *o, ir_model **out);
 
 struct tsr_session {
     /* Held by every public call that reads or changes the session's state
      * (a run re-infers the graph's types, plans, appends to the profile):
      * runs of one session happen one at a time (tessera.h, "Threads"). */
     pthread_mutex_t lock;
-    int32_t log_level; /* the session's, applied on the calling thread during its calls */
+    int32_t log_level;  /* the session's, applied on the calling thread during its calls */
     host_logger logger; /* the options', likewise; fn NULL: stderr */
     ir_model *model;
     tsr_plugin **plugins;
@@ -90,10 +87,10 @@ struct tsr_session {
     int64_t *shape_sig;
     size_t shape_sig_len;
     bool profiling;
-    char *profile;           /* JSON events so far, comma-separated */
+    char *profile; /* JSON events so far, comma-separated */
     size_t profile_len, profile_cap;
-    size_t profile_dropped;  /* events not kept once the buffer is full */
-    double profile_epoch;    /* exec_now() at session creation */
+    size_t profile_dropped; /* events not kept once the buffer is full */
+    double profile_epoch;   /* exec_now() at session creation */
     /* tsr_node_info, built on first use */
     const char ***node_outputs;
     size_t *node_piece;
@@ -136,7 +133,7 @@ typedef struct run_observer {
     bool any_wanted;               /* some entry is not NULL */
     rt_tensor *got;                /* n_wanted slots */
     tsr_status *error;
-    const char *tag;               /* the run's tag (profile events carry it), or NULL */
+    const char *tag; /* the run's tag (profile events carry it), or NULL */
     /* Values inside control-flow bodies asked for by path: n_wanted
      * entries (value NULL for the others); their slots in `got` hold
      * nested sequences (runtime/session_observe_body.c). */
@@ -180,7 +177,5 @@ tsr_status *session_reinfer_if_new_shapes(tsr_session *s, const rt_tensor *bound
 /* Frees the memory of every device value s's runs made that is still held
  * (runtime/device_value.c); the handles stay valid, to be freed. */
 void session_device_values_orphan(tsr_session *s);
-
-
 
 #endif

@@ -39,8 +39,7 @@ size_t session_output_index(const tsr_session *s, const char *name) {
     return find_name(s->outputs_by_name, s->model->graph->n_outputs, name);
 }
 
-static tsr_status *sort_names(ir_value *const *values, size_t n, bool skip_constants, io_name **out,
-                              size_t *count) {
+static tsr_status *sort_names(ir_value *const *values, size_t n, bool skip_constants, io_name **out, size_t *count) {
     io_name *a = malloc(sizeof *a * (n + 1));
     if (!a) return TSR_NO_MEMORY();
     size_t m = 0;
@@ -104,9 +103,10 @@ static tsr_status *fill_info(const tsr_session *s, size_t k, tsr_io_info *out) {
     out->dims = s->io_dims[k];
     out->dim_symbols = s->io_syms[k];
     if (TSR_HAS_MEMBER(out, tsr_io_info, kind)) {
-        static const int32_t kinds[] = {[IR_TYPE_UNKNOWN] = TSR_VALUE_NONE, [IR_TYPE_TENSOR] = TSR_VALUE_TENSOR,
-                                        [IR_TYPE_SEQUENCE] = TSR_VALUE_SEQUENCE, [IR_TYPE_OPTIONAL] = TSR_VALUE_OPTIONAL,
-                                        [IR_TYPE_MAP] = TSR_VALUE_MAP, [IR_TYPE_SPARSE_TENSOR] = TSR_VALUE_TENSOR};
+        static const int32_t kinds[] = {
+            [IR_TYPE_UNKNOWN] = TSR_VALUE_NONE,      [IR_TYPE_TENSOR] = TSR_VALUE_TENSOR,
+            [IR_TYPE_SEQUENCE] = TSR_VALUE_SEQUENCE, [IR_TYPE_OPTIONAL] = TSR_VALUE_OPTIONAL,
+            [IR_TYPE_MAP] = TSR_VALUE_MAP,           [IR_TYPE_SPARSE_TENSOR] = TSR_VALUE_TENSOR};
         out->kind = t->kind >= 0 && t->kind <= IR_TYPE_SPARSE_TENSOR ? kinds[t->kind] : TSR_VALUE_NONE;
     }
     return NULL;
@@ -118,8 +118,7 @@ tsr_status *tsr_session_input_info(const tsr_session *s, size_t i, tsr_io_info *
 }
 
 tsr_status *tsr_session_output_info(const tsr_session *s, size_t i, tsr_io_info *out) {
-    if (!s || i >= s->model->graph->n_outputs)
-        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "output %zu out of range", i);
+    if (!s || i >= s->model->graph->n_outputs) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "output %zu out of range", i);
     return fill_info(s, s->n_inputs + i, out);
 }
 
@@ -136,24 +135,23 @@ static tsr_status *check_tensor(const ir_value *v, const tsr_tensor *t, bool dev
     if (!ir_dims_count(t->rank, t->dims, &count) || !ir_elem_bytes(t->elem_type, count, &need))
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' has an invalid shape or type", v->name);
     if (t->nbytes < need || (need && !t->data))
-        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' holds %zu bytes; its shape needs %zu",
-                         v->name, t->nbytes, need);
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' holds %zu bytes; its shape needs %zu", v->name,
+                         t->nbytes, need);
     /* against the declaration: an earlier run's sizes fill the symbolic
      * dims of the input's type, and must not bind the next run to them */
     if (v->type.kind != IR_TYPE_TENSOR) return NULL;
     int32_t elem = ir_input_declared_elem(v), rank = ir_input_declared_rank(v);
     if (elem && elem != t->elem_type)
-        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' must be %s, got %s", v->name,
-                         tsr_elem_type_name(elem), tsr_elem_type_name(t->elem_type));
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' must be %s, got %s", v->name, tsr_elem_type_name(elem),
+                         tsr_elem_type_name(t->elem_type));
     if (rank >= 0 && rank != t->rank)
-        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' must have rank %d, got %d", v->name,
-                         (int)rank, (int)t->rank);
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' must have rank %d, got %d", v->name, (int)rank,
+                         (int)t->rank);
     for (int32_t d = 0; d < rank; d++) {
         int64_t want = ir_input_declared_dim(v, d);
         if (want >= 0 && want != t->dims[d])
-            return tsr_error(TSR_ERR_INVALID_ARGUMENT,
-                             "input '%s' dimension %d must be %lld, got %lld", v->name, (int)d,
-                             (long long)want, (long long)t->dims[d]);
+            return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' dimension %d must be %lld, got %lld", v->name,
+                             (int)d, (long long)want, (long long)t->dims[d]);
     }
     return NULL;
 }
@@ -165,12 +163,14 @@ static tsr_status *check_value(const ir_value *v, const tsr_value *val) {
     if (!val) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' is NULL", v->name);
     if (val->kind == TSR_VALUE_TENSOR) return check_input(v, value_tensor_view(val));
     static const int32_t want[] = {[IR_TYPE_SEQUENCE] = TSR_VALUE_SEQUENCE,
-                                   [IR_TYPE_OPTIONAL] = TSR_VALUE_OPTIONAL, [IR_TYPE_MAP] = TSR_VALUE_MAP};
+                                   [IR_TYPE_OPTIONAL] = TSR_VALUE_OPTIONAL,
+                                   [IR_TYPE_MAP] = TSR_VALUE_MAP};
     int32_t k = v->type.kind;
     if (k == IR_TYPE_UNKNOWN) return NULL;
     if (k < 0 || k > IR_TYPE_MAP || want[k] != val->kind)
-        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' is given as a value of kind %d, which its declared type does not allow",
-                         v->name, (int)val->kind);
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT,
+                         "input '%s' is given as a value of kind %d, which its declared type does not allow", v->name,
+                         (int)val->kind);
     return NULL;
 }
 
@@ -235,8 +235,8 @@ tsr_status *session_reinfer_if_new_shapes(tsr_session *s, const rt_tensor *bound
 
 static tsr_status *session_run(tsr_session *s, const tsr_run_options *ro_opts, size_t input_count,
                                const char *const *input_names, const tsr_tensor *const *tensors,
-                               const tsr_value *const *values, size_t output_count,
-                               const char *const *output_names, tsr_value **outputs) {
+                               const tsr_value *const *values, size_t output_count, const char *const *output_names,
+                               tsr_value **outputs) {
     if (!s || !outputs || (input_count && (!input_names || (!tensors && !values))))
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "session, names, inputs and outputs are required");
     ir_graph *g = s->model->graph;
@@ -248,7 +248,8 @@ static tsr_status *session_run(tsr_session *s, const tsr_run_options *ro_opts, s
         size_t k = input_names[i] ? session_input_index(s, input_names[i]) : SIZE_MAX;
         if (!input_names[i]) st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "input name %zu is NULL", i);
         else if (k == SIZE_MAX) st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "the model has no input '%s'", input_names[i]);
-        else if (rt_present(&bound[k])) st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' given twice", input_names[i]);
+        else if (rt_present(&bound[k]))
+            st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "input '%s' given twice", input_names[i]);
         else if (values && !(st = check_value(g->inputs[k], values[i]))) rt_tensor_borrow_value(&bound[k], values[i]);
         else if (!values && !(st = check_input(g->inputs[k], tensors[i]))) rt_tensor_borrow(&bound[k], tensors[i]);
     }
@@ -258,8 +259,8 @@ static tsr_status *session_run(tsr_session *s, const tsr_run_options *ro_opts, s
     size_t *pick = calloc(output_count + 1, sizeof *pick);
     if (!st && !pick) st = TSR_NO_MEMORY();
     if (!st && !output_names && output_count != g->n_outputs)
-        st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "the model has %zu outputs, %zu requested",
-                       g->n_outputs, output_count);
+        st =
+            tsr_error(TSR_ERR_INVALID_ARGUMENT, "the model has %zu outputs, %zu requested", g->n_outputs, output_count);
     const ir_value **wanted = calloc(output_count + 1, sizeof *wanted);
     rt_tensor *got = calloc(output_count + 1, sizeof *got);
     body_want *bodies = calloc(output_count + 1, sizeof *bodies);
@@ -281,16 +282,18 @@ static tsr_status *session_run(tsr_session *s, const tsr_run_options *ro_opts, s
         /* Not a graph output: an observed intermediate value, if kept. */
         const ir_value *v = ir_graph_find(g, output_names[j]);
         if (v && v->observed) wanted[j] = v;
-        else if (v) st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "'%s' is not a graph output; create the session with observe_all to read it", output_names[j]);
+        else if (v)
+            st = tsr_error(TSR_ERR_INVALID_ARGUMENT,
+                           "'%s' is not a graph output; create the session with observe_all to read it",
+                           output_names[j]);
         /* or a value inside a control-flow body, by path (observe_all) */
-        else if (!(st = session_body_want(s, output_names[j], &got[j], &bodies[j])) && bodies[j].value)
-            any_body = true;
+        else if (!(st = session_body_want(s, output_names[j], &got[j], &bodies[j])) && bodies[j].value) any_body = true;
         else if (!st) st = tsr_error(TSR_ERR_INVALID_ARGUMENT, "the model has no output '%s'", output_names[j]);
     }
     run_budget budget;
     run_budget_init(&budget, s->max_working_bytes);
     run_options_apply(ro_opts, &budget);
-    run_observer ro = {s, &budget, output_count, wanted, false, got, NULL, ro_opts ? ro_opts->tag : NULL,
+    run_observer ro = {s,      &budget, output_count, wanted, false, got, NULL, ro_opts ? ro_opts->tag : NULL,
                        bodies, any_body};
     for (size_t j = 0; j < output_count && wanted && !ro.any_wanted; j++) ro.any_wanted = wanted[j] != NULL;
     exec_hooks hooks;
@@ -359,21 +362,20 @@ static tsr_status *session_run_locked(tsr_session *s, const tsr_run_options *ro,
 }
 
 tsr_status *tsr_session_run(tsr_session *s, size_t input_count, const char *const *input_names,
-                            const tsr_tensor *const *inputs, size_t output_count,
-                            const char *const *output_names, tsr_value **outputs) {
+                            const tsr_tensor *const *inputs, size_t output_count, const char *const *output_names,
+                            tsr_value **outputs) {
     return session_run_locked(s, NULL, input_count, input_names, inputs, NULL, output_count, output_names, outputs);
 }
 
 tsr_status *tsr_session_run_values(tsr_session *s, size_t input_count, const char *const *input_names,
-                                   const tsr_value *const *inputs, size_t output_count,
-                                   const char *const *output_names, tsr_value **outputs) {
+                                   const tsr_value *const *inputs, size_t output_count, const char *const *output_names,
+                                   tsr_value **outputs) {
     return session_run_locked(s, NULL, input_count, input_names, NULL, inputs, output_count, output_names, outputs);
 }
 
 tsr_status *tsr_session_run_with_options(tsr_session *s, const tsr_run_options *ro, size_t input_count,
                                          const char *const *input_names, const tsr_tensor *const *inputs,
-                                         size_t output_count, const char *const *output_names,
-                                         tsr_value **outputs) {
+                                         size_t output_count, const char *const *output_names, tsr_value **outputs) {
     return session_run_locked(s, ro, input_count, input_names, inputs, NULL, output_count, output_names, outputs);
 }
 

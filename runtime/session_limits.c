@@ -6,8 +6,8 @@
 #include "session.h"
 #include "status.h"
 
-#define KNOWN_LIMITS                                                                        \
-    "tensor_bytes, working_bytes, model_bytes, external_bytes, graph_depth, function_nodes, " \
+#define KNOWN_LIMITS                                                                                                   \
+    "tensor_bytes, working_bytes, model_bytes, external_bytes, graph_depth, function_nodes, "                          \
     "function_depth"
 
 void session_options_init_limits(tsr_session_options *o) {
@@ -29,9 +29,7 @@ static tsr_status *set_depth(const char *name, int64_t value, int32_t max, int32
 
 tsr_status *tsr_session_options_set_limit(tsr_session_options *o, const char *name, int64_t value) {
     if (!o || !name) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "options and name are required");
-    if (value <= 0)
-        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "limit %s=%lld: a limit is > 0", name,
-                         (long long)value);
+    if (value <= 0) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "limit %s=%lld: a limit is > 0", name, (long long)value);
     uint64_t v = (uint64_t)value;
     if (strcmp(name, "tensor_bytes") == 0) o->max_tensor_bytes = v;
     else if (strcmp(name, "working_bytes") == 0) o->max_working_bytes = v;
@@ -42,9 +40,7 @@ tsr_status *tsr_session_options_set_limit(tsr_session_options *o, const char *na
         return set_depth(name, value, IR_MAX_GRAPH_DEPTH, &o->limits.graph_depth);
     else if (strcmp(name, "function_depth") == 0)
         return set_depth(name, value, IR_MAX_FUNCTION_DEPTH, &o->limits.function_depth);
-    else
-        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "no limit named '%s' (known: " KNOWN_LIMITS ")",
-                         name);
+    else return tsr_error(TSR_ERR_INVALID_ARGUMENT, "no limit named '%s' (known: " KNOWN_LIMITS ")", name);
     return NULL;
 }
 

@@ -33,7 +33,8 @@ tsr_status *tsr_session_metadata_property(const tsr_session *s, size_t index, co
 }
 
 tsr_status *tsr_session_opset(const tsr_session *s, size_t index, const char **domain, int64_t *version) {
-    if (!s || !domain || !version) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "session, domain and version are required");
+    if (!s || !domain || !version)
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "session, domain and version are required");
     if (index >= s->model->n_opsets)
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "opset %zu out of range (%zu)", index, s->model->n_opsets);
     *domain = or_empty(s->model->opsets[index].domain);

@@ -52,8 +52,8 @@ static bool prof_add(tsr_session *s, const char *fmt, ...) {
 
 static size_t tensor_bytes(const rt_tensor *t) { return t->value ? 0 : t->view.nbytes; }
 
-static void on_piece(void *user, const char *path, const graph_plan *p, size_t pi, const rt_tensor *slots,
-                     double t0, double t1) {
+static void on_piece(void *user, const char *path, const graph_plan *p, size_t pi, const rt_tensor *slots, double t0,
+                     double t1) {
     run_observer *ro = user;
     tsr_session *s = ro->s;
     const struct tsr_graph *v = p->part.pieces[pi].view;
@@ -64,8 +64,8 @@ static void on_piece(void *user, const char *path, const graph_plan *p, size_t p
         if (!ro->wanted[w] || rt_present(&ro->got[w])) continue;
         for (size_t k = 0; k < v->n_outputs; k++)
             if (v->outputs[k] == ro->wanted[w])
-                ro->error = run_budget_copy(&ro->got[w], &slots[v->outputs[k]->index], NULL, 0,
-                                            ro->budget, "a copy of an observed value");
+                ro->error = run_budget_copy(&ro->got[w], &slots[v->outputs[k]->index], NULL, 0, ro->budget,
+                                            "a copy of an observed value");
     }
     /* values inside bodies: one copy per time their body runs */
     if (path[0] && ro->any_body_wanted && !ro->error) session_body_piece_done(ro, v, slots);
@@ -83,10 +83,11 @@ static void on_piece(void *user, const char *path, const graph_plan *p, size_t p
     for (size_t k = 0; k < v->n_outputs; k++) bout += tensor_bytes(&slots[v->outputs[k]->index]);
     report_buf_printf(&ev, "%s{\"name\":", s->profile_len ? "," : "");
     report_buf_json_string(&ev, v->n_nodes == 1 ? ops.p : "piece");
-    report_buf_printf(&ev, ",\"cat\":\"piece\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":1,\"tid\":%zu,"
-              "\"args\":{\"provider\":\"%s\",\"device\":%d,\"piece\":%zu,\"nodes\":",
-              (t0 - s->profile_epoch) * 1e6, (t1 - t0) * 1e6, p->part.pieces[pi].prov_index,
-              prov->name, (int)v->device, pi);
+    report_buf_printf(&ev,
+                      ",\"cat\":\"piece\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":1,\"tid\":%zu,"
+                      "\"args\":{\"provider\":\"%s\",\"device\":%d,\"piece\":%zu,\"nodes\":",
+                      (t0 - s->profile_epoch) * 1e6, (t1 - t0) * 1e6, p->part.pieces[pi].prov_index, prov->name,
+                      (int)v->device, pi);
     report_buf_json_string(&ev, nodes.p);
     report_buf_printf(&ev, ",\"ops\":");
     report_buf_json_string(&ev, ops.p);
@@ -102,8 +103,8 @@ static void on_piece(void *user, const char *path, const graph_plan *p, size_t p
     }
     const tsr_provider *vt = prov->plugin->vt;
     const char *impl = TSR_HAS_MEMBER(vt, tsr_provider, piece_describe) && vt->piece_describe
-                           ? vt->piece_describe(p->part.pieces[pi].compiled)
-                           : NULL;
+        ? vt->piece_describe(p->part.pieces[pi].compiled)
+        : NULL;
     if (impl && impl[0]) {
         report_buf_printf(&ev, ",\"impl\":");
         report_buf_json_string(&ev, impl);
@@ -126,9 +127,10 @@ static void on_copy(void *user, const char *path, const graph_plan *p, size_t pi
     const char *src = from->dev_owner ? from->dev_owner->name : "host";
     const char *to_name = dst && to->view.memory_kind == TSR_MEMORY_DEVICE ? dst->name : "host";
     report_buf ev = {0};
-    report_buf_printf(&ev, "%s{\"name\":\"copy\",\"cat\":\"copy\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,"
-              "\"pid\":1,\"tid\":%zu,\"args\":{\"value\":",
-              s->profile_len ? "," : "", (t0 - s->profile_epoch) * 1e6, (t1 - t0) * 1e6, s->n_provs);
+    report_buf_printf(&ev,
+                      "%s{\"name\":\"copy\",\"cat\":\"copy\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,"
+                      "\"pid\":1,\"tid\":%zu,\"args\":{\"value\":",
+                      s->profile_len ? "," : "", (t0 - s->profile_epoch) * 1e6, (t1 - t0) * 1e6, s->n_provs);
     if (path[0]) {
         char *named = malloc(strlen(path) + strlen(v->name) + 1);
         if (named) sprintf(named, "%s%s", path, v->name);
@@ -140,7 +142,8 @@ static void on_copy(void *user, const char *path, const graph_plan *p, size_t pi
     report_buf_printf(&ev, ",\"from\":\"%s\",\"to\":\"%s\",\"bytes\":%zu", src, to_name, tensor_bytes(from));
     /* the devices, where the memories are a provider's */
     if (from->dev_owner) report_buf_printf(&ev, ",\"from_device\":%d", (int)from->view.device_index);
-    if (to->view.memory_kind == TSR_MEMORY_DEVICE) report_buf_printf(&ev, ",\"to_device\":%d", (int)to->view.device_index);
+    if (to->view.memory_kind == TSR_MEMORY_DEVICE)
+        report_buf_printf(&ev, ",\"to_device\":%d", (int)to->view.device_index);
     report_buf_printf(&ev, "}}");
     char *text = report_buf_finish(&ev);
     if (!text || !prof_add(s, "%s", text)) s->profile_dropped++;
@@ -166,8 +169,7 @@ tsr_status *tsr_session_profile_take(tsr_session *s, char **json) {
 }
 
 static tsr_status *profile_take(tsr_session *s, char **json) {
-    if (!s->profiling)
-        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "profiling was not enabled for this session");
+    if (!s->profiling) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "profiling was not enabled for this session");
     size_t n = s->profile_len;
     char *out = malloc(n + 3);
     if (!out) return TSR_NO_MEMORY();

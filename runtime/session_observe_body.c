@@ -44,8 +44,8 @@ static bool add_prefix(body_want *w, const char *path, size_t len) {
 
 /* `rest` is what follows the prefix path[0..rest-path) of a body of `plan`'s
  * graph: a value made by one of its nodes, or a path into a nested body. */
-static bool find_value(const tsr_session *s, const graph_plan *plan, const char *path, const char *rest,
-                       int depth, body_want *w, bool *oom) {
+static bool find_value(const tsr_session *s, const graph_plan *plan, const char *path, const char *rest, int depth,
+                       body_want *w, bool *oom) {
     const ir_value *v = depth ? ir_graph_find(plan->g, rest) : NULL;
     if (v && v->observed && v->producer && v->producer->graph == plan->g) {
         w->value = v;
@@ -109,8 +109,7 @@ tsr_status *session_body_want(const tsr_session *s, const char *path, rt_tensor 
  * of w's result: the last item at each level above. */
 static tsr_value *open_level(tsr_value *top, size_t level) {
     tsr_value *v = top;
-    for (size_t i = 0; v && i < level; i++)
-        v = v->kind == TSR_VALUE_SEQUENCE && v->n ? v->items[v->n - 1] : NULL;
+    for (size_t i = 0; v && i < level; i++) v = v->kind == TSR_VALUE_SEQUENCE && v->n ? v->items[v->n - 1] : NULL;
     return v && v->kind == TSR_VALUE_SEQUENCE ? v : NULL;
 }
 
@@ -162,8 +161,8 @@ void session_body_piece_done(run_observer *ro, const struct tsr_graph *v, const 
             tsr_value *seq = open_level(ro->got[w].value, bw->depth - 1), *item = NULL;
             uint64_t bytes = 0;
             if (!seq) {
-                ro->error = tsr_error(TSR_ERR_RUNTIME, "body value '%s' made outside its enclosing body",
-                                      bw->value->name);
+                ro->error =
+                    tsr_error(TSR_ERR_RUNTIME, "body value '%s' made outside its enclosing body", bw->value->name);
                 break;
             }
             ro->error = host_copy(&slots[v->outputs[k]->index], ro->budget, &item, &bytes);

@@ -41,8 +41,7 @@ void tsr_session_options_free(tsr_session_options *o) {
 }
 
 tsr_status *tsr_session_options_add_provider(tsr_session_options *o, const char *name_or_path) {
-    if (!o || !name_or_path || !*name_or_path)
-        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "provider name is empty");
+    if (!o || !name_or_path || !*name_or_path) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "provider name is empty");
     char **p = realloc(o->providers, sizeof *p * (o->n_providers + 1));
     if (!p) return TSR_NO_MEMORY();
     o->providers = p;
@@ -51,8 +50,8 @@ tsr_status *tsr_session_options_add_provider(tsr_session_options *o, const char 
     return NULL;
 }
 
-tsr_status *tsr_session_options_set_provider_option(tsr_session_options *o, const char *provider,
-                                                    const char *key, const char *value) {
+tsr_status *tsr_session_options_set_provider_option(tsr_session_options *o, const char *provider, const char *key,
+                                                    const char *value) {
     if (!o || !provider || !key || !value || !*key)
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "provider option needs provider, key and value");
     provider_option *p = realloc(o->options, sizeof *p * (o->n_options + 1));
@@ -88,8 +87,7 @@ tsr_status *tsr_session_options_set_log_level(tsr_session_options *o, int32_t le
 
 tsr_status *tsr_session_options_set_dim(tsr_session_options *o, const char *symbol, int64_t value) {
     if (!o || !symbol || !*symbol || value < 0)
-        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "dimension '%s' needs a non-negative value",
-                         symbol ? symbol : "");
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "dimension '%s' needs a non-negative value", symbol ? symbol : "");
     dim_setting *d = realloc(o->dims, sizeof *d * (o->n_dims + 1));
     if (!d) return TSR_NO_MEMORY();
     o->dims = d;
@@ -98,8 +96,7 @@ tsr_status *tsr_session_options_set_dim(tsr_session_options *o, const char *symb
     return NULL;
 }
 
-tsr_status *tsr_session_options_assign(tsr_session_options *o, const char *node_or_op,
-                                       const char *provider) {
+tsr_status *tsr_session_options_assign(tsr_session_options *o, const char *node_or_op, const char *provider) {
     if (!o || !node_or_op || !*node_or_op || !provider || !*provider)
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "assign needs a node or op name and a provider");
     provider_option *p = realloc(o->assigns, sizeof *p * (o->n_assigns + 1));
@@ -120,8 +117,7 @@ tsr_status *tsr_session_options_assign(tsr_session_options *o, const char *node_
 
 tsr_status *tsr_session_options_set_policy(tsr_session_options *o, int32_t policy) {
     if (!o || policy < TSR_POLICY_ORDER || policy > TSR_POLICY_FIRST)
-        return tsr_error(TSR_ERR_INVALID_ARGUMENT,
-                         "placement policy %d is not %d (order), %d (cost) or %d (first)",
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "placement policy %d is not %d (order), %d (cost) or %d (first)",
                          (int)policy, TSR_POLICY_ORDER, TSR_POLICY_COST, TSR_POLICY_FIRST);
     o->policy = policy;
     return NULL;

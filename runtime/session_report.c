@@ -16,8 +16,8 @@ static size_t cf_bodies(const piece *pc, const provider_inst *prov, report_body 
     bool is_if = strcmp(cp->node->op_type, "If") == 0;
     size_t n = cp->n_plans < max ? cp->n_plans : max;
     for (size_t k = 0; k < n; k++)
-        out[k] = (report_body){is_if ? (k ? "else_branch" : "then_branch") : "body", cp->plans[k].g,
-                               &cp->plans[k].part};
+        out[k] =
+            (report_body){is_if ? (k ? "else_branch" : "then_branch") : "body", cp->plans[k].g, &cp->plans[k].part};
     return n;
 }
 
@@ -31,14 +31,8 @@ static tsr_status *assignment(const tsr_session *s, char **out, report_fn fn) {
     return NULL;
 }
 
-tsr_status *tsr_session_assignment_text(const tsr_session *s, char **out) {
-    return assignment(s, out, partition_text);
-}
+tsr_status *tsr_session_assignment_text(const tsr_session *s, char **out) { return assignment(s, out, partition_text); }
 
-tsr_status *tsr_session_assignment_json(const tsr_session *s, char **out) {
-    return assignment(s, out, partition_json);
-}
+tsr_status *tsr_session_assignment_json(const tsr_session *s, char **out) { return assignment(s, out, partition_json); }
 
-tsr_status *tsr_session_assignment_dot(const tsr_session *s, char **out) {
-    return assignment(s, out, partition_dot);
-}
+tsr_status *tsr_session_assignment_dot(const tsr_session *s, char **out) { return assignment(s, out, partition_dot); }

@@ -32,8 +32,7 @@ tsr_status *tsr_session_options_add_stage(tsr_session_options *o, const char *pa
     return NULL;
 }
 
-tsr_status *tsr_session_options_connect(tsr_session_options *o, size_t stage, const char *output,
-                                        const char *input) {
+tsr_status *tsr_session_options_connect(tsr_session_options *o, size_t stage, const char *output, const char *input) {
     if (!o) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "NULL options");
     TSR_TRY(text_ok("connect: the output name", output));
     TSR_TRY(text_ok("connect: the input name", input));
@@ -59,13 +58,12 @@ tsr_status *tsr_session_options_connect(tsr_session_options *o, size_t stage, co
     return NULL;
 }
 
-tsr_status *tsr_session_options_set_stage_prefix(tsr_session_options *o, size_t stage,
-                                                 const char *prefix) {
+tsr_status *tsr_session_options_set_stage_prefix(tsr_session_options *o, size_t stage, const char *prefix) {
     if (!o) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "NULL options");
     compose_spec *s = &o->stages;
     if (stage > s->n_paths)
-        return tsr_error(TSR_ERR_INVALID_ARGUMENT,
-                         "prefix for stage %zu: the stages are 0 (the model) to %zu", stage, s->n_paths);
+        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "prefix for stage %zu: the stages are 0 (the model) to %zu", stage,
+                         s->n_paths);
     if (prefix && *prefix) TSR_TRY(text_ok("stage prefix", prefix));
     if (stage >= s->n_prefixes) {
         char **p = realloc(s->prefixes, sizeof *p * (stage + 1));
@@ -87,8 +85,7 @@ static bool has_prefix(const compose_spec *s) {
     return false;
 }
 
-tsr_status *session_chain_stages(ir_model *first, const char *label, const tsr_session_options *o,
-                                 ir_model **out) {
+tsr_status *session_chain_stages(ir_model *first, const char *label, const tsr_session_options *o, ir_model **out) {
     if (!o || (!o->stages.n_paths && !has_prefix(&o->stages))) {
         *out = first;
         return NULL;
@@ -119,10 +116,8 @@ tsr_status *session_chain_stages(ir_model *first, const char *label, const tsr_s
     return st;
 }
 
-tsr_status *tsr_model_compose(const tsr_session_options *o, const char *path, void **bytes,
-                              size_t *size) {
-    if (!path || !bytes || !size)
-        return tsr_error(TSR_ERR_INVALID_ARGUMENT, "path, bytes and size are required");
+tsr_status *tsr_model_compose(const tsr_session_options *o, const char *path, void **bytes, size_t *size) {
+    if (!path || !bytes || !size) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "path, bytes and size are required");
     ir_model *m;
     TSR_TRY(ir_model_load_file_limited(path, o ? &o->limits : NULL, &m));
     TSR_TRY(session_chain_stages(m, path, o, &m));

@@ -49,7 +49,7 @@ typedef struct cp_op_tally {
     size_t cases, sampled_from; /* cases run; before --max-cases */
     size_t passed, failed, skipped, not_claimed;
     size_t broke_load; /* of failed: sessions only the plugin's presence broke */
-    char **failures; /* "test_x: reason", one per failed case */
+    char **failures;   /* "test_x: reason", one per failed case */
     size_t failure_count;
     cp_passed *passed_cases; /* most claimed nodes first: checks 3-5 reuse them */
     size_t passed_count;
@@ -63,9 +63,9 @@ typedef struct cp_lines {
 
 /* model_round_trip's counts and failures. */
 typedef struct cp_model_tally {
-    size_t models;   /* in --models DIR */
-    size_t ran;      /* with a heavy op on the plugin (or that crashed) */
-    size_t heavy;    /* heavy nodes on the plugin, over the models run */
+    size_t models; /* in --models DIR */
+    size_t ran;    /* with a heavy op on the plugin (or that crashed) */
+    size_t heavy;  /* heavy nodes on the plugin, over the models run */
     size_t passed, failed, skipped, no_heavy;
     cp_lines failures, skips; /* "model: reason" */
 } cp_model_tally;
@@ -78,8 +78,8 @@ typedef struct cp_run {
     char *cases_path; /* the suite's node folder */
     char **ops;       /* --ops, split */
     size_t op_count;
-    size_t max_cases; /* 0: all */
-    char *models_path; /* --models DIR, or NULL */
+    size_t max_cases;    /* 0: all */
+    char *models_path;   /* --models DIR, or NULL */
     char *expected_path; /* --expected-pass FILE, or NULL */
     char **expected;     /* its case names (the part after the last '/'), sorted */
     size_t expected_count;
@@ -111,8 +111,7 @@ tsr_status *cp_plugin_options(const cp_run *r, tsr_session_options **out);
 /* Options for reference alone, the baseline. */
 tsr_status *cp_reference_options(const cp_run *r, tsr_session_options **out);
 /* The case's session with `o`; NULL and a reason on failure. */
-tsr_session *cp_open_case(const tsr_session_options *o, const char *case_dir, char *reason,
-                          size_t size);
+tsr_session *cp_open_case(const tsr_session_options *o, const char *case_dir, char *reason, size_t size);
 /* How many of the session's main-graph nodes the plugin runs. */
 size_t cp_claimed_nodes(const cp_run *r, const tsr_session *s);
 /* The first data set folder of a case (malloc'd), or NULL. */

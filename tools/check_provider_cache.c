@@ -104,13 +104,13 @@ char cp_job_compiled_cache(const cp_run *r, char *msg, size_t size) {
         cli_format(msg, size, "%s from imported pieces: %s", c->name, why);
         kind = TC_FAIL;
     } else if (second.refused || second.imported < files) {
-        cli_format(msg, size, "%s: the second session imported %zu of %zu stored piece%s%s%s", c->name,
-                   second.imported, files, files == 1 ? "" : "s", second.refused ? "; " : "",
+        cli_format(msg, size, "%s: the second session imported %zu of %zu stored piece%s%s%s", c->name, second.imported,
+                   files, files == 1 ? "" : "s", second.refused ? "; " : "",
                    second.refused ? second.first_refusal : "");
         kind = TC_FAIL;
     } else {
-        cli_format(msg, size, "%s: %zu piece%s stored, then imported by a second session, outputs correct",
-                   c->name, files, files == 1 ? "" : "s");
+        cli_format(msg, size, "%s: %zu piece%s stored, then imported by a second session, outputs correct", c->name,
+                   files, files == 1 ? "" : "s");
     }
     stored(dir, name, true);
     rmdir(dir);

@@ -24,8 +24,7 @@ static bool has_device_memory(const cp_run *r) {
 }
 
 /* One case with profiling: TC_PASS with the copies counted, or why not. */
-static tc_kind profiled_run(const cp_run *r, const tc_case *c, profile_copies *copies, char *why,
-                            size_t size) {
+static tc_kind profiled_run(const cp_run *r, const tc_case *c, profile_copies *copies, char *why, size_t size) {
     tsr_session_options *o = NULL;
     tsr_status *st = cp_plugin_options(r, &o);
     if (!st) st = tsr_session_options_set_profiling(o, 1);
@@ -62,8 +61,7 @@ static tc_kind profiled_run(const cp_run *r, const tc_case *c, profile_copies *c
 char cp_job_device_copies(const cp_run *r, char *msg, size_t size) {
     const cp_op_tally *t = &r->ops_tally;
     if (!has_device_memory(r)) {
-        snprintf(msg, size, "every device of %s uses host memory: no copies to check",
-                 r->plugin_info.name);
+        snprintf(msg, size, "every device of %s uses host memory: no copies to check", r->plugin_info.name);
         return TC_SKIP;
     }
     if (!t->passed_count) {
@@ -88,13 +86,14 @@ char cp_job_device_copies(const cp_run *r, char *msg, size_t size) {
         if (got.to_owner && got.from_owner) break;
     }
     if (!best.to_owner && !best.from_owner) {
-        cli_format(msg, size, "%s reports device memory, but %s ran %zu piece%s with no copy into "
-                   "or out of its memory", r->plugin_info.name, best_case->name, best.pieces,
-                   best.pieces == 1 ? "" : "s");
+        cli_format(msg, size,
+                   "%s reports device memory, but %s ran %zu piece%s with no copy into "
+                   "or out of its memory",
+                   r->plugin_info.name, best_case->name, best.pieces, best.pieces == 1 ? "" : "s");
         return TC_FAIL;
     }
-    cli_format(msg, size, "%s: %zu cop%s host->%s and %zu %s->host (%.0f bytes), outputs correct",
-               best_case->name, best.to_owner, best.to_owner == 1 ? "y" : "ies",
-               r->plugin_info.name, best.from_owner, r->plugin_info.name, best.bytes);
+    cli_format(msg, size, "%s: %zu cop%s host->%s and %zu %s->host (%.0f bytes), outputs correct", best_case->name,
+               best.to_owner, best.to_owner == 1 ? "y" : "ies", r->plugin_info.name, best.from_owner,
+               r->plugin_info.name, best.bytes);
     return TC_PASS;
 }

@@ -42,11 +42,13 @@ char cp_job_unknown_option(const cp_run *r, char *msg, size_t size) {
     free(model);
     char kind = TC_FAIL;
     if (!st) {
-        cli_format(msg, size, "a session on %s was created with option %s=1: unknown keys must be "
-                              "refused (TSR_ERR_INVALID_ARGUMENT)", c->name, BAD_KEY);
+        cli_format(msg, size,
+                   "a session on %s was created with option %s=1: unknown keys must be "
+                   "refused (TSR_ERR_INVALID_ARGUMENT)",
+                   c->name, BAD_KEY);
     } else if (tsr_status_code(st) != TSR_ERR_INVALID_ARGUMENT) {
-        cli_format(msg, size, "refused with code %d, not TSR_ERR_INVALID_ARGUMENT (%d): %s",
-                   (int)tsr_status_code(st), (int)TSR_ERR_INVALID_ARGUMENT, tsr_status_message(st));
+        cli_format(msg, size, "refused with code %d, not TSR_ERR_INVALID_ARGUMENT (%d): %s", (int)tsr_status_code(st),
+                   (int)TSR_ERR_INVALID_ARGUMENT, tsr_status_message(st));
     } else if (!strstr(tsr_status_message(st), BAD_KEY)) {
         cli_format(msg, size, "refused, but the message does not name the key '%s': %s", BAD_KEY,
                    tsr_status_message(st));
@@ -64,8 +66,7 @@ static bool pick_input(tsr_session *s, const tc_data *d, size_t *k, tsr_tensor *
     for (size_t i = 0; i < d->nin; i++) {
         tsr_io_info info = {.struct_size = sizeof info};
         tsr_status *st = tsr_session_input_info(s, i, &info);
-        bool ok = !st && info.rank >= 0 && info.rank < 16 &&
-                  tsr_value_get_kind(d->inputs[i]) == TSR_VALUE_TENSOR;
+        bool ok = !st && info.rank >= 0 && info.rank < 16 && tsr_value_get_kind(d->inputs[i]) == TSR_VALUE_TENSOR;
         tsr_status_free(st);
         if (ok && !(st = tsr_value_tensor(d->inputs[i], t)) && t->rank == info.rank) {
             *k = i;
@@ -78,8 +79,7 @@ static bool pick_input(tsr_session *s, const tc_data *d, size_t *k, tsr_tensor *
 
 /* Runs `s` with input k replaced by a tensor of one more dimension (2 in
  * front of the right shape). */
-static char bad_run(const cp_run *r, tsr_session *s, tc_data *d, const char *case_name,
-                    char *msg, size_t size) {
+static char bad_run(const cp_run *r, tsr_session *s, tc_data *d, const char *case_name, char *msg, size_t size) {
     size_t k;
     tsr_tensor t;
     if (!pick_input(s, d, &k, &t)) return 0;
@@ -100,15 +100,14 @@ static char bad_run(const cp_run *r, tsr_session *s, tc_data *d, const char *cas
         return TC_FAIL;
     }
     d->inputs[k] = bad;
-    st = tsr_session_run_values(s, d->nin, d->names, (const tsr_value *const *)d->inputs, nout,
-                                NULL, outs);
+    st = tsr_session_run_values(s, d->nin, d->names, (const tsr_value *const *)d->inputs, nout, NULL, outs);
     d->inputs[k] = good;
     tsr_value_free(bad);
     for (size_t i = 0; i < nout; i++) tsr_value_free(outs[i]);
     free(outs);
     if (!st) {
-        cli_format(msg, size, "%s: a run with input '%s' of rank %d (the model's: %d) succeeded",
-                   case_name, d->names[k], (int)t.rank + 1, (int)t.rank);
+        cli_format(msg, size, "%s: a run with input '%s' of rank %d (the model's: %d) succeeded", case_name,
+                   d->names[k], (int)t.rank + 1, (int)t.rank);
         return TC_FAIL;
     }
     char refused[TC_REASON_MAX / 2];
@@ -117,12 +116,11 @@ static char bad_run(const cp_run *r, tsr_session *s, tc_data *d, const char *cas
     /* The error must leave the session whole. */
     char why[TC_REASON_MAX / 2];
     if (tc_run_data(s, d, r->tol, why, sizeof why) != TC_PASS) {
-        cli_format(msg, size, "%s: after a refused run, the next correct one went wrong: %s",
-                   case_name, why);
+        cli_format(msg, size, "%s: after a refused run, the next correct one went wrong: %s", case_name, why);
         return TC_FAIL;
     }
-    cli_format(msg, size, "%s: input '%s' of rank %d refused (%s); the next run was correct",
-               case_name, d->names[k], (int)t.rank + 1, refused);
+    cli_format(msg, size, "%s: input '%s' of rank %d refused (%s); the next run was correct", case_name, d->names[k],
+               (int)t.rank + 1, refused);
     return TC_PASS;
 }
 

@@ -136,16 +136,14 @@ static void load_done(size_t index, const fp_result *res, void *user) {
         if (tab) {
             size_t klen = (size_t)(tab - line);
             char *value = strndup(tab + 1, (size_t)(end - tab - 1));
-            char **keep = key_is(line, klen, "name")      ? &p->name
-                          : key_is(line, klen, "vendor")  ? &p->vendor
-                          : key_is(line, klen, "version") ? &p->version
-                          : key_is(line, klen, "error")   ? &lr->error
-                                                          : NULL;
+            char **keep = key_is(line, klen, "name") ? &p->name
+                : key_is(line, klen, "vendor")       ? &p->vendor
+                : key_is(line, klen, "version")      ? &p->version
+                : key_is(line, klen, "error")        ? &lr->error
+                                                     : NULL;
             if (keep && !*keep) *keep = value, value = NULL;
-            else if (key_is(line, klen, "abi") && value)
-                p->abi_version = (uint32_t)strtoul(value, NULL, 10);
-            else if (key_is(line, klen, "device"))
-                add_device(p, line, end);
+            else if (key_is(line, klen, "abi") && value) p->abi_version = (uint32_t)strtoul(value, NULL, 10);
+            else if (key_is(line, klen, "device")) add_device(p, line, end);
             free(value);
         }
         line = *end ? end + 1 : end;
@@ -166,15 +164,13 @@ static bool devices_valid(const cp_plugin *p, char *why, size_t size) {
             return false;
         }
         if (d->memory_kind != TSR_MEMORY_HOST && d->memory_kind != TSR_MEMORY_DEVICE) {
-            snprintf(why, size, "device %zu: memory kind %" PRId32 " is not a tsr_memory_kind", k,
-                     d->memory_kind);
+            snprintf(why, size, "device %zu: memory kind %" PRId32 " is not a tsr_memory_kind", k, d->memory_kind);
             return false;
         }
         /* provider.h: every device of one provider has the same memory_kind. */
         if (d->memory_kind != p->devices[0].memory_kind) {
             snprintf(why, size, "device %zu has %s memory but device 0 %s memory", k,
-                     cli_memory_kind_name(d->memory_kind),
-                     cli_memory_kind_name(p->devices[0].memory_kind));
+                     cli_memory_kind_name(d->memory_kind), cli_memory_kind_name(p->devices[0].memory_kind));
             return false;
         }
     }
@@ -183,26 +179,24 @@ static bool devices_valid(const cp_plugin *p, char *why, size_t size) {
 
 void cp_check_load(cp_run *r, cp_check *out) {
     load_result lr = {r, NULL};
-    fp_pool pool = {.count = 1, .jobs = 1, .timeout = r->timeout, .fork = r->fork,
-                    .job = load_job, .done = load_done, .user = &lr};
+    fp_pool pool = {
+        .count = 1, .jobs = 1, .timeout = r->timeout, .fork = r->fork, .job = load_job, .done = load_done, .user = &lr};
     fp_run(&pool);
     cp_plugin *p = &r->plugin_info;
     char detail[TC_REASON_MAX], why[512];
     out->name = "load";
     if (lr.error || !p->name) {
         out->status = TC_FAIL;
-        cli_format(detail, sizeof detail, "%s does not load: %s", r->plugin,
-                   lr.error ? lr.error : "no provider name");
+        cli_format(detail, sizeof detail, "%s does not load: %s", r->plugin, lr.error ? lr.error : "no provider name");
     } else if (!devices_valid(p, why, sizeof why)) {
         out->status = TC_FAIL;
         cli_format(detail, sizeof detail, "%s %s: %s", p->name, p->version, why);
     } else {
         p->loaded = true;
         out->status = TC_PASS;
-        cli_format(detail, sizeof detail, "%s %s (vendor %s), ABI %" PRIu32 ", %zu device%s%s%s",
-                   p->name, p->version ? p->version : "", p->vendor && *p->vendor ? p->vendor : "-",
-                   p->abi_version, p->device_count, p->device_count == 1 ? "" : "s",
-                   p->device_count ? ", " : "",
+        cli_format(detail, sizeof detail, "%s %s (vendor %s), ABI %" PRIu32 ", %zu device%s%s%s", p->name,
+                   p->version ? p->version : "", p->vendor && *p->vendor ? p->vendor : "-", p->abi_version,
+                   p->device_count, p->device_count == 1 ? "" : "s", p->device_count ? ", " : "",
                    p->device_count ? cli_memory_kind_name(p->devices[0].memory_kind) : "");
         if (p->device_count) strncat(detail, " memory", sizeof detail - strlen(detail) - 1);
     }

@@ -17,9 +17,8 @@
 /* The ops whose kernels a plugin exists for, and which a model spends its
  * time in. */
 static const char *const heavy_ops[] = {
-    "Conv",          "ConvTranspose", "MatMul",     "Gemm",         "Attention",
-    "LSTM",          "GRU",           "RNN",        "MatMulInteger", "ConvInteger",
-    "QLinearConv",   "QLinearMatMul", "Einsum",
+    "Conv", "ConvTranspose", "MatMul",      "Gemm",        "Attention",     "LSTM",   "GRU",
+    "RNN",  "MatMulInteger", "ConvInteger", "QLinearConv", "QLinearMatMul", "Einsum",
 };
 
 /* Result letter beyond TC_PASS/FAIL/SKIP. */
@@ -37,9 +36,7 @@ static size_t claimed_heavy(const cp_run *r, const tsr_session *s) {
     for (size_t i = 0; i < n; i++) {
         tsr_node_info info = {.struct_size = sizeof info};
         tsr_status *st = tsr_session_node_info(s, i, &info);
-        if (!st && info.provider && strcmp(info.provider, r->plugin_info.name) == 0 &&
-            is_heavy(info.op_type))
-            heavy++;
+        if (!st && info.provider && strcmp(info.provider, r->plugin_info.name) == 0 && is_heavy(info.op_type)) heavy++;
         tsr_status_free(st);
     }
     return heavy;
@@ -73,18 +70,15 @@ static char run_model(const cp_run *r, const tc_case *m, size_t *heavy, char *ms
     char kind;
     if (!*heavy) {
         kind = MODEL_NO_HEAVY;
-        cli_format(msg, size, "%zu of %zu nodes on %s, no heavy op", mine, all,
-                   r->plugin_info.name);
+        cli_format(msg, size, "%zu of %zu nodes on %s, no heavy op", mine, all, r->plugin_info.name);
     } else if ((kind = (char)tc_run_case(s, m->dir, r->tol, reason, sizeof reason)) == TC_PASS) {
-        cli_format(msg, size, "%zu heavy ops, %zu of %zu nodes on %s", *heavy, mine, all,
-                   r->plugin_info.name);
-    } else if (kind == TC_FAIL && !cp_is_reference(r) &&
-               cp_baseline(r, m->dir, false, base, sizeof base) != TC_PASS) {
+        cli_format(msg, size, "%zu heavy ops, %zu of %zu nodes on %s", *heavy, mine, all, r->plugin_info.name);
+    } else if (kind == TC_FAIL && !cp_is_reference(r) && cp_baseline(r, m->dir, false, base, sizeof base) != TC_PASS) {
         kind = TC_SKIP;
         cli_format(msg, size, "fails with reference alone too: %s", base);
     } else {
-        cli_format(msg, size, "%s (%zu heavy ops, %zu of %zu nodes on %s)", reason, *heavy, mine,
-                   all, r->plugin_info.name);
+        cli_format(msg, size, "%s (%zu heavy ops, %zu of %zu nodes on %s)", reason, *heavy, mine, all,
+                   r->plugin_info.name);
     }
     tsr_session_free(s);
     return kind;
@@ -131,8 +125,10 @@ static void model_done(size_t index, const fp_result *res, void *user) {
         }
     }
     if (r->verbose && !r->json) {
-        const char *word = kind == TC_PASS ? "PASS" : kind == TC_SKIP ? "SKIP"
-                           : kind == MODEL_NO_HEAVY ? "NOT RUN" : "FAIL";
+        const char *word = kind == TC_PASS ? "PASS"
+            : kind == TC_SKIP              ? "SKIP"
+            : kind == MODEL_NO_HEAVY       ? "NOT RUN"
+                                           : "FAIL";
         printf("  %s %s%s%s\n", word, name, *text ? ": " : "", text);
         fflush(stdout);
     }
@@ -148,31 +144,32 @@ void cp_check_models(cp_run *r, cp_check *out) {
         return;
     }
     t->models = r->models.count;
-    fp_pool pool = {.count = r->models.count, .jobs = r->jobs, .timeout = r->timeout,
-                    .fork = r->fork, .job = model_job, .done = model_done, .user = r};
+    fp_pool pool = {.count = r->models.count,
+                    .jobs = r->jobs,
+                    .timeout = r->timeout,
+                    .fork = r->fork,
+                    .job = model_job,
+                    .done = model_done,
+                    .user = r};
     fp_run(&pool);
     char skipped[96] = "", idle[128] = "";
-    if (t->skipped)
-        snprintf(skipped, sizeof skipped, "; %zu skipped", t->skipped);
+    if (t->skipped) snprintf(skipped, sizeof skipped, "; %zu skipped", t->skipped);
     if (t->no_heavy)
-        snprintf(idle, sizeof idle, "; %zu with no heavy op on %s not run", t->no_heavy,
-                 r->plugin_info.name);
+        snprintf(idle, sizeof idle, "; %zu with no heavy op on %s not run", t->no_heavy, r->plugin_info.name);
     if (t->failed) {
         out->status = TC_FAIL;
-        cli_format(detail, sizeof detail, "%zu of %zu models differ, first %s%s%s", t->failed,
-                   t->ran, t->failures.lines[0], skipped, idle);
+        cli_format(detail, sizeof detail, "%zu of %zu models differ, first %s%s%s", t->failed, t->ran,
+                   t->failures.lines[0], skipped, idle);
     } else if (t->ran) {
         out->status = TC_PASS;
-        cli_format(detail, sizeof detail, "%zu model%s, %zu claimed heavy op%s, all match%s%s",
-                   t->ran, t->ran == 1 ? "" : "s", t->heavy, t->heavy == 1 ? "" : "s", skipped,
-                   idle);
+        cli_format(detail, sizeof detail, "%zu model%s, %zu claimed heavy op%s, all match%s%s", t->ran,
+                   t->ran == 1 ? "" : "s", t->heavy, t->heavy == 1 ? "" : "s", skipped, idle);
     } else {
         out->status = TC_SKIP;
         cli_format(detail, sizeof detail,
                    "%zu model%s in %s, none with a heavy op (Conv, MatMul, Gemm, Attention, "
                    "LSTM, ...) %s claims%s",
-                   t->models, t->models == 1 ? "" : "s", r->models_path, r->plugin_info.name,
-                   skipped);
+                   t->models, t->models == 1 ? "" : "s", r->models_path, r->plugin_info.name, skipped);
     }
     out->detail = strdup(detail);
 }

@@ -116,8 +116,8 @@ static const char *table_problem(const tsr_provider *vt) {
         return "a function table whose struct_size does not reach `release`";
     if (vt->struct_size > MAX_TABLE) return "a function table of more than 4096 bytes";
     if (!vt->name || !*vt->name) return "a function table with no name";
-    if (!vt->create || !vt->destroy || !vt->device_count || !vt->device_info || !vt->claim ||
-        !vt->compile || !vt->run || !vt->release)
+    if (!vt->create || !vt->destroy || !vt->device_count || !vt->device_info || !vt->claim || !vt->compile ||
+        !vt->run || !vt->release)
         return "a function table missing a required function";
     return NULL;
 }
@@ -142,18 +142,23 @@ static char attempt_job(const cp_run *r, size_t index, char *msg, size_t size) {
         return 'E';
     }
     static tsr_host_api host;
-    host = (tsr_host_api){.struct_size = sizeof host, .abi_version = a->max,
-                          .status_new = h_status_new, .status_free = h_status_free,
-                          .status_message = h_status_message, .status_code = h_status_code,
-                          .log = h_log, .alloc = h_alloc, .free = h_free};
+    host = (tsr_host_api){.struct_size = sizeof host,
+                          .abi_version = a->max,
+                          .status_new = h_status_new,
+                          .status_free = h_status_free,
+                          .status_message = h_status_message,
+                          .status_code = h_status_code,
+                          .log = h_log,
+                          .alloc = h_alloc,
+                          .free = h_free};
     /* The args in a buffer with room for a newer host's tail. */
     static _Alignas(tsr_provider_entry_args) unsigned char buf[sizeof(tsr_provider_entry_args) + TAIL];
     memset(buf, TAIL_BYTE, sizeof buf);
     tsr_provider_entry_args *args = (tsr_provider_entry_args *)(void *)buf;
     memset(args, 0, sizeof *args);
-    args->struct_size = a->size > 0   ? (uint32_t)(sizeof *args + (size_t)a->size)
-                        : a->size < 0 ? (uint32_t)offsetof(tsr_provider_entry_args, abi_version)
-                                      : (uint32_t)sizeof *args;
+    args->struct_size = a->size > 0 ? (uint32_t)(sizeof *args + (size_t)a->size)
+        : a->size < 0               ? (uint32_t)offsetof(tsr_provider_entry_args, abi_version)
+                                    : (uint32_t)sizeof *args;
     args->host_abi_min = a->min;
     args->host_abi_max = a->max;
     args->host = &host;
@@ -162,8 +167,7 @@ static char attempt_job(const cp_run *r, size_t index, char *msg, size_t size) {
     if (st) {
         neg_status *s = ours(st);
         if (s && s->message) fp_one_line(s->message); /* the fields are tab-separated */
-        snprintf(msg, size, "R\t%" PRId32 "\t%d\t%s", s ? s->code : -1, s != NULL,
-                 s && s->message ? s->message : "");
+        snprintf(msg, size, "R\t%" PRId32 "\t%d\t%s", s ? s->code : -1, s != NULL, s && s->message ? s->message : "");
         return 'R';
     }
     bool tail = true;
@@ -211,12 +215,12 @@ static void attempt_done(size_t index, const fp_result *res, void *user) {
 static void name_attempt(size_t i, char *buf, size_t size) {
     const attempt *a = &attempts[i];
     size_t usual = sizeof(tsr_provider_entry_args);
-    size_t ss = a->size > 0   ? usual + (size_t)a->size
-                : a->size < 0 ? offsetof(tsr_provider_entry_args, abi_version)
-                              : usual;
+    size_t ss = a->size > 0 ? usual + (size_t)a->size
+        : a->size < 0       ? offsetof(tsr_provider_entry_args, abi_version)
+                            : usual;
     if (ss != usual)
-        snprintf(buf, size, "%s (%" PRIu32 "..%" PRIu32 ", struct_size %zu, not %zu)", a->what,
-                 a->min, a->max, ss, usual);
+        snprintf(buf, size, "%s (%" PRIu32 "..%" PRIu32 ", struct_size %zu, not %zu)", a->what, a->min, a->max, ss,
+                 usual);
     else snprintf(buf, size, "%s (%" PRIu32 "..%" PRIu32 ")", a->what, a->min, a->max);
 }
 
@@ -238,14 +242,12 @@ static bool judge(const answer *got, size_t i, char *line, size_t size) {
     }
     if (g->kind == 'R') {
         bool must_accept = a->want == ACCEPT || (i == 2 && speaks_newer(got));
-        if (!g->status_ours)
-            cli_format(line, size, "%s: refused with a status not made by host->status_new", who);
+        if (!g->status_ours) cli_format(line, size, "%s: refused with a status not made by host->status_new", who);
         else if (g->code == TSR_OK || !*g->text)
-            cli_format(line, size, "%s: refused with %s", who,
-                       g->code == TSR_OK ? "code TSR_OK" : "an empty message");
+            cli_format(line, size, "%s: refused with %s", who, g->code == TSR_OK ? "code TSR_OK" : "an empty message");
         else if (must_accept)
-            cli_format(line, size, "%s: refused (code %" PRId32 ": %s), but it must accept%s", who,
-                       g->code, g->text, a->want == ACCEPT ? "" : ": it chose an ABI above this kit's for a newer host");
+            cli_format(line, size, "%s: refused (code %" PRId32 ": %s), but it must accept%s", who, g->code, g->text,
+                       a->want == ACCEPT ? "" : ": it chose an ABI above this kit's for a newer host");
         else {
             cli_format(line, size, "%s: refused (code %" PRId32 ": %s)", who, g->code, g->text);
             return true;
@@ -253,10 +255,9 @@ static bool judge(const answer *got, size_t i, char *line, size_t size) {
         return false;
     }
     if (g->version < a->min || g->version > a->max)
-        cli_format(line, size, "%s: chose ABI %" PRIu32 ", outside the range offered%s", who,
-                   g->version, a->want == REFUSE ? " (it must refuse, with a message)" : "");
-    else if (*g->text)
-        cli_format(line, size, "%s: ABI %" PRIu32 " with %s", who, g->version, g->text);
+        cli_format(line, size, "%s: chose ABI %" PRIu32 ", outside the range offered%s", who, g->version,
+                   a->want == REFUSE ? " (it must refuse, with a message)" : "");
+    else if (*g->text) cli_format(line, size, "%s: ABI %" PRIu32 " with %s", who, g->version, g->text);
     else if (i == 1 && got[0].kind == 'A' && g->version < got[0].version)
         cli_format(line, size,
                    "%s: chose ABI %" PRIu32 ", older than the %" PRIu32
@@ -264,14 +265,12 @@ static bool judge(const answer *got, size_t i, char *line, size_t size) {
                    who, g->version, got[0].version);
     else if (i == 2 && !speaks_newer(got))
         cli_format(line, size,
-                   "%s: chose ABI %" PRIu32 ", yet it implements none above %d (it chose %" PRIu32
-                   " for a newer host)", who, g->version, V, got[1].version);
-    else if (a->size > 0 && !g->tail_intact)
-        cli_format(line, size, "%s: wrote past the members it knows", who);
+                   "%s: chose ABI %" PRIu32 ", yet it implements none above %d (it chose %" PRIu32 " for a newer host)",
+                   who, g->version, V, got[1].version);
+    else if (a->size > 0 && !g->tail_intact) cli_format(line, size, "%s: wrote past the members it knows", who);
     else if (a->size > 0 && got[0].kind == 'A' && g->version != got[0].version)
-        cli_format(line, size,
-                   "%s: chose ABI %" PRIu32 ", not the %" PRIu32 " it chose for the same range",
-                   who, g->version, got[0].version);
+        cli_format(line, size, "%s: chose ABI %" PRIu32 ", not the %" PRIu32 " it chose for the same range", who,
+                   g->version, got[0].version);
     else {
         cli_format(line, size, "%s: ABI %" PRIu32, who, g->version);
         return true;
@@ -288,8 +287,13 @@ void cp_check_negotiation(cp_run *r, cp_check *out) {
         return;
     }
     neg_state ns = {.run = r};
-    fp_pool pool = {.count = ATTEMPTS, .jobs = r->jobs, .timeout = r->timeout, .fork = true,
-                    .job = job, .done = attempt_done, .user = &ns};
+    fp_pool pool = {.count = ATTEMPTS,
+                    .jobs = r->jobs,
+                    .timeout = r->timeout,
+                    .fork = true,
+                    .job = job,
+                    .done = attempt_done,
+                    .user = &ns};
     fp_run(&pool);
     char detail[TC_REASON_MAX] = "", line[TC_REASON_MAX];
     size_t failed = 0, refused = 0;
@@ -307,8 +311,8 @@ void cp_check_negotiation(cp_run *r, cp_check *out) {
     out->status = failed ? TC_FAIL : TC_PASS;
     if (!failed)
         cli_format(detail, sizeof detail,
-                   "%zu host ranges and args sizes answered as provider.h asks: ABI %" PRIu32
-                   " for this host, %" PRIu32 " for a newer one, %zu refused with a message",
+                   "%zu host ranges and args sizes answered as provider.h asks: ABI %" PRIu32 " for this host, %" PRIu32
+                   " for a newer one, %zu refused with a message",
                    ATTEMPTS, ns.got[0].version, ns.got[1].version, refused);
     out->detail = strdup(detail);
 }

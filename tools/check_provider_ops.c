@@ -15,7 +15,7 @@
 
 /* Ops whose expected outputs are one draw of numpy's generator: no
  * implementation can match them, so a claimed case is a SKIP. */
-static const char *const random_ops[] = {"Bernoulli",       "Multinomial",   "RandomNormal",
+static const char *const random_ops[] = {"Bernoulli",        "Multinomial",   "RandomNormal",
                                          "RandomNormalLike", "RandomUniform", "RandomUniformLike"};
 
 /* Result letters beyond TC_PASS/FAIL/SKIP. */
@@ -49,8 +49,7 @@ static bool name_has_op(const char *name, const char *op) {
     const char *forms[2] = {lower, snake};
     for (int f = 0; f < 2; f++) {
         size_t n = strlen(forms[f]);
-        if (n && strncmp(name, forms[f], n) == 0 && (name[n] == '\0' || name[n] == '_'))
-            return true;
+        if (n && strncmp(name, forms[f], n) == 0 && (name[n] == '\0' || name[n] == '_')) return true;
     }
     return false;
 }
@@ -63,16 +62,13 @@ static bool wanted(const char *name, void *user) {
     return false;
 }
 
-static int by_name(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* --expected-pass FILE: one FOLDER/CASE or CASE a line, '#' comments (the
  * conformance ctest's lists). */
 static int read_expected(cp_run *r) {
     FILE *f = fopen(r->expected_path, "r");
-    if (!f) return cli_usage_error("check-provider", "--expected-pass: cannot read '%s'",
-                                   r->expected_path);
+    if (!f) return cli_usage_error("check-provider", "--expected-pass: cannot read '%s'", r->expected_path);
     char line[1024];
     int rc = 0;
     while (!rc && fgets(line, sizeof line, f)) {
@@ -92,8 +88,7 @@ static int read_expected(cp_run *r) {
 /* Whether a failure of case `name` counts: always, unless --expected-pass
  * lists what is known to pass and `name` is not among them. */
 static bool must_pass(const cp_run *r, const char *name) {
-    return !r->expected_path ||
-           bsearch(&name, r->expected, r->expected_count, sizeof *r->expected, by_name);
+    return !r->expected_path || bsearch(&name, r->expected, r->expected_count, sizeof *r->expected, by_name);
 }
 
 int cp_select_cases(cp_run *r) {
@@ -137,8 +132,7 @@ static bool has_random_op(const tsr_session *s) {
     return false;
 }
 
-tc_kind cp_baseline(const cp_run *r, const char *dir, bool load_only, char *reason,
-                    size_t size) {
+tc_kind cp_baseline(const cp_run *r, const char *dir, bool load_only, char *reason, size_t size) {
     tsr_session_options *o = NULL;
     tsr_status *st = cp_reference_options(r, &o);
     if (st) {
@@ -191,13 +185,11 @@ static char run_one(const cp_run *r, const tc_case *c, char *msg, size_t size) {
     } else if (kind == TC_FAIL && !must_pass(r, c->name)) {
         kind = TC_SKIP;
         cli_format(msg, size, "not in %s: %s", r->expected_path, reason);
-    } else if (kind == TC_FAIL && !cp_is_reference(r) &&
-               cp_baseline(r, c->dir, false, base, sizeof base) != TC_PASS) {
+    } else if (kind == TC_FAIL && !cp_is_reference(r) && cp_baseline(r, c->dir, false, base, sizeof base) != TC_PASS) {
         kind = TC_SKIP;
         cli_format(msg, size, "fails with reference alone too: %s", base);
     } else {
-        cli_format(msg, size, "%s (%zu of %zu nodes on %s)", reason, mine, all,
-                   r->plugin_info.name);
+        cli_format(msg, size, "%s (%zu of %zu nodes on %s)", reason, mine, all, r->plugin_info.name);
     }
     tsr_session_free(s);
     return kind;
@@ -269,21 +261,24 @@ static int by_claims(const void *a, const void *b) {
 void cp_check_ops(cp_run *r, cp_check *out) {
     cp_op_tally *t = &r->ops_tally;
     t->cases = r->cases.count;
-    fp_pool pool = {.count = r->cases.count, .jobs = r->jobs, .timeout = r->timeout,
-                    .fork = r->fork, .job = case_job, .done = case_done, .user = r};
+    fp_pool pool = {.count = r->cases.count,
+                    .jobs = r->jobs,
+                    .timeout = r->timeout,
+                    .fork = r->fork,
+                    .job = case_job,
+                    .done = case_done,
+                    .user = r};
     fp_run(&pool);
     if (t->passed_count) qsort(t->passed_cases, t->passed_count, sizeof *t->passed_cases, by_claims);
     char detail[TC_REASON_MAX], sample[96] = "";
     if (t->sampled_from > t->cases)
-        snprintf(sample, sizeof sample, " (an even sample of %zu; --max-cases 0 for all)",
-                 t->sampled_from);
+        snprintf(sample, sizeof sample, " (an even sample of %zu; --max-cases 0 for all)", t->sampled_from);
     size_t claimed = t->passed + t->failed + t->skipped;
     char broke[96] = "";
-    if (t->broke_load)
-        snprintf(broke, sizeof broke, " (%zu would not load with the plugin)", t->broke_load);
+    if (t->broke_load) snprintf(broke, sizeof broke, " (%zu would not load with the plugin)", t->broke_load);
     cli_format(detail, sizeof detail,
-               "%zu cases%s: %zu claimed: %zu passed, %zu failed%s, %zu skipped; %zu not claimed",
-               t->cases, sample, claimed, t->passed, t->failed, broke, t->skipped, t->not_claimed);
+               "%zu cases%s: %zu claimed: %zu passed, %zu failed%s, %zu skipped; %zu not claimed", t->cases, sample,
+               claimed, t->passed, t->failed, broke, t->skipped, t->not_claimed);
     out->name = "op_conformance";
     /* Claiming nothing is not a failure of conformance (a plugin for one
      * custom op claims nothing here), but nothing was tested: a SKIP, which

@@ -13,16 +13,18 @@
 /* Text output lists this many failed cases; JSON lists them all. */
 #define FAILURES_SHOWN 50
 
-static const char *word(char status) {
-    return status == TC_PASS ? "PASS" : status == TC_SKIP ? "SKIP" : "FAIL";
-}
+static const char *word(char status) { return status == TC_PASS ? "PASS" : status == TC_SKIP ? "SKIP" : "FAIL"; }
 
 void cp_print_plugin(const cp_run *r) {
     for (size_t k = 0; k < r->plugin_info.device_count; k++) {
         const cp_device *d = &r->plugin_info.devices[k];
-        tsr_device_desc desc = {.struct_size = sizeof desc, .name = d->name, .vendor = d->vendor,
-                                .details = d->details, .kind = d->kind,
-                                .memory_kind = d->memory_kind, .memory_bytes = d->memory_bytes};
+        tsr_device_desc desc = {.struct_size = sizeof desc,
+                                .name = d->name,
+                                .vendor = d->vendor,
+                                .details = d->details,
+                                .kind = d->kind,
+                                .memory_kind = d->memory_kind,
+                                .memory_bytes = d->memory_bytes};
         cli_print_device(stdout, "  ", k, &desc);
     }
 }
@@ -30,24 +32,20 @@ void cp_print_plugin(const cp_run *r) {
 static void print_failures(char *const *lines, size_t count, const char *what) {
     for (size_t i = 0; i < count && i < FAILURES_SHOWN; i++) printf("  FAIL %s\n", lines[i]);
     if (count > FAILURES_SHOWN)
-        printf("  ... and %zu more failed %s (--json lists them all)\n", count - FAILURES_SHOWN,
-               what);
+        printf("  ... and %zu more failed %s (--json lists them all)\n", count - FAILURES_SHOWN, what);
 }
 
 void cp_print_check(const cp_run *r, const cp_check *c) {
-    printf("%s %s: %s [%.2f s]\n", word(c->status), c->name, c->detail ? c->detail : "",
-           c->seconds);
+    printf("%s %s: %s [%.2f s]\n", word(c->status), c->name, c->detail ? c->detail : "", c->seconds);
     if (strcmp(c->name, "op_conformance") == 0)
         print_failures(r->ops_tally.failures, r->ops_tally.failure_count, "cases");
     else if (strcmp(c->name, "model_round_trip") == 0) {
         print_failures(r->models_tally.failures.lines, r->models_tally.failures.count, "models");
         for (size_t i = 0; !r->verbose && i < r->models_tally.skips.count; i++)
             printf("  SKIP %s\n", r->models_tally.skips.lines[i]);
-    }
-    else if (strcmp(c->name, "negotiation") == 0 && (r->verbose || c->status == TC_FAIL))
+    } else if (strcmp(c->name, "negotiation") == 0 && (r->verbose || c->status == TC_FAIL))
         /* Every answer, so a failure shows beside what the plugin got right. */
-        for (size_t i = 0; i < r->negotiation.count; i++)
-            printf("  %s\n", r->negotiation.lines[i]);
+        for (size_t i = 0; i < r->negotiation.count; i++) printf("  %s\n", r->negotiation.lines[i]);
     fflush(stdout);
 }
 
@@ -64,8 +62,8 @@ static void totals(const cp_run *r, size_t *pass, size_t *fail, size_t *skip) {
 void cp_print_summary(const cp_run *r, double seconds) {
     size_t pass, fail, skip;
     totals(r, &pass, &fail, &skip);
-    printf("summary: %zu passed, %zu failed, %zu skipped in %.1f s: %s\n", pass, fail, skip,
-           seconds, fail ? "the plugin does NOT conform" : "no failures");
+    printf("summary: %zu passed, %zu failed, %zu skipped in %.1f s: %s\n", pass, fail, skip, seconds,
+           fail ? "the plugin does NOT conform" : "no failures");
 }
 
 static void json_key_string(const char *key, const char *value, bool comma) {
@@ -126,8 +124,7 @@ static void json_op_counts(const cp_op_tally *t) {
     printf(", \"cases\": %zu, \"cases_before_sampling\": %zu, \"claimed_passed\": %zu, "
            "\"claimed_failed\": %zu, \"failed_to_load\": %zu, \"claimed_skipped\": %zu, "
            "\"not_claimed\": %zu, \"failures\": [",
-           t->cases, t->sampled_from, t->passed, t->failed, t->broke_load, t->skipped,
-           t->not_claimed);
+           t->cases, t->sampled_from, t->passed, t->failed, t->broke_load, t->skipped, t->not_claimed);
     for (size_t i = 0; i < t->failure_count; i++) json_failure(t->failures[i], "case", i);
     printf("]");
 }

@@ -9,9 +9,7 @@
 
 #include "check_provider.h"
 
-bool cp_is_reference(const cp_run *r) {
-    return r->plugin_info.name && strcmp(r->plugin_info.name, "reference") == 0;
-}
+bool cp_is_reference(const cp_run *r) { return r->plugin_info.name && strcmp(r->plugin_info.name, "reference") == 0; }
 
 /* The user's shared options with `providers` as the list. The strings are
  * borrowed into a shallow copy, which cli_make_session_options only reads. */
@@ -37,8 +35,7 @@ tsr_status *cp_reference_options(const cp_run *r, tsr_session_options **out) {
     return options_with(r, list, 1, -1, false, out);
 }
 
-tsr_session *cp_open_case(const tsr_session_options *o, const char *case_dir, char *reason,
-                          size_t size) {
+tsr_session *cp_open_case(const tsr_session_options *o, const char *case_dir, char *reason, size_t size) {
     char *model = tc_join(case_dir, "model.onnx");
     tsr_session *s = NULL;
     tsr_status *st = model ? tsr_session_create(o, model, &s) : NULL;

@@ -23,10 +23,10 @@ typedef struct shared_model {
     const char *case_dir;
     void *bytes;
     size_t size;
-    const tc_data *data;      /* data set 0, for its names and inputs */
-    tsr_value **baseline;     /* the single-threaded outputs */
+    const tc_data *data;  /* data set 0, for its names and inputs */
+    tsr_value **baseline; /* the single-threaded outputs */
     size_t nout;
-    tsr_session *shared;      /* concurrency_shared: the one session */
+    tsr_session *shared; /* concurrency_shared: the one session */
 } shared_model;
 
 typedef struct worker {
@@ -51,10 +51,10 @@ static tsr_session *open_bytes(const shared_model *m, char *why, size_t size) {
 }
 
 /* Runs `s` on the data set's inputs into `outs` (nout entries). */
-static bool run_once(const shared_model *m, tsr_session *s, tsr_value **inputs, tsr_value **outs,
-                     char *why, size_t size) {
-    tsr_status *st = tsr_session_run_values(s, m->data->nin, m->data->names,
-                                            (const tsr_value *const *)inputs, m->nout, NULL, outs);
+static bool run_once(const shared_model *m, tsr_session *s, tsr_value **inputs, tsr_value **outs, char *why,
+                     size_t size) {
+    tsr_status *st =
+        tsr_session_run_values(s, m->data->nin, m->data->names, (const tsr_value *const *)inputs, m->nout, NULL, outs);
     if (!st) return true;
     cli_format(why, size, "run: %s", tsr_status_message(st));
     tsr_status_free(st);
@@ -77,8 +77,7 @@ static void *work(void *arg) {
             tsr_status_free(st);
         }
     }
-    if (!w->error[0])
-        s = m->shared ? m->shared : (own = open_bytes(m, w->error, sizeof w->error));
+    if (!w->error[0]) s = m->shared ? m->shared : (own = open_bytes(m, w->error, sizeof w->error));
     /* Sessions are made at once (allowed, and worth testing too), then the
      * runs start together, so they overlap for as long as possible. Every
      * thread reaches the barrier, failed or not, or the others would wait
@@ -95,8 +94,10 @@ static void *work(void *arg) {
             tsr_value_free(outs[k]);
             outs[k] = NULL;
             if (!same && !w->error[0])
-                cli_format(w->error, sizeof w->error, "run %zu, output %zu differs from the "
-                           "single-threaded run: %s", run + 1, k, why);
+                cli_format(w->error, sizeof w->error,
+                           "run %zu, output %zu differs from the "
+                           "single-threaded run: %s",
+                           run + 1, k, why);
         }
         if (w->error[0]) goto done;
     }
@@ -127,8 +128,7 @@ static char run_threads(const cp_run *r, bool shared, char *msg, size_t size) {
         cli_format(msg, size, "%s: cannot read the model or its data", c->name);
         goto done;
     }
-    if (!(first = open_bytes(&m, why, sizeof why)) ||
-        tc_load_data_set(first, set, &d, why, sizeof why) != TC_PASS) {
+    if (!(first = open_bytes(&m, why, sizeof why)) || tc_load_data_set(first, set, &d, why, sizeof why) != TC_PASS) {
         cli_format(msg, size, "%s: %s", c->name, why);
         goto done;
     }
@@ -175,9 +175,10 @@ static char run_threads(const cp_run *r, bool shared, char *msg, size_t size) {
         }
     }
     if (kind == TC_PASS)
-        cli_format(msg, size, "%s: %d threads x %d runs %s, every output equal to the "
-                   "single-threaded run", c->name, CP_THREADS, CP_RUNS,
-                   shared ? "on one shared session" : "each on a session of its own");
+        cli_format(msg, size,
+                   "%s: %d threads x %d runs %s, every output equal to the "
+                   "single-threaded run",
+                   c->name, CP_THREADS, CP_RUNS, shared ? "on one shared session" : "each on a session of its own");
 done:
     for (size_t k = 0; m.baseline && k < m.nout; k++) tsr_value_free(m.baseline[k]);
     free(m.baseline);
@@ -189,10 +190,6 @@ done:
     return kind;
 }
 
-char cp_job_sessions_threads(const cp_run *r, char *msg, size_t size) {
-    return run_threads(r, false, msg, size);
-}
+char cp_job_sessions_threads(const cp_run *r, char *msg, size_t size) { return run_threads(r, false, msg, size); }
 
-char cp_job_shared_session(const cp_run *r, char *msg, size_t size) {
-    return run_threads(r, true, msg, size);
-}
+char cp_job_shared_session(const cp_run *r, char *msg, size_t size) { return run_threads(r, true, msg, size); }

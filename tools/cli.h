@@ -42,8 +42,8 @@ typedef struct cli_common {
     size_t provider_option_count;
     cli_dim *dims;
     size_t dim_count;
-    int32_t threads;   /* -1: not given */
-    int32_t log_level; /* -1: not given */
+    int32_t threads;              /* -1: not given */
+    int32_t log_level;            /* -1: not given */
     cli_provider_option *assigns; /* --assign NODE_OR_OP=PROVIDER: key = node/op, value = provider */
     size_t assign_count;
     int32_t policy;  /* tsr_policy; -1: not given */
@@ -52,7 +52,7 @@ typedef struct cli_common {
     cli_dim *limits; /* --limit NAME=VALUE (symbol = the limit's name) */
     size_t limit_count;
     /* A chain of models (run A.onnx B.onnx ...; cli_parse_chain): */
-    char **stages;   /* the models after the first, in order */
+    char **stages; /* the models after the first, in order */
     size_t stage_count;
     cli_provider_option *connects; /* --connect [K:]OUT=IN: key OUT, value IN, provider K or NULL */
     size_t connect_count;
@@ -95,8 +95,7 @@ tsr_status *cli_make_session_options(const cli_common *c, tsr_session_options **
 /* The value of an option written as `--name VALUE` or `--name=VALUE`.
  * Returns NULL when argv[*i] is not this option; sets *bad (and prints a
  * message) when the value is missing. Advances *i past a separate value. */
-const char *cli_option_value(int argc, char **argv, int *i, const char *shortname,
-                             const char *longname, bool *bad);
+const char *cli_option_value(int argc, char **argv, int *i, const char *shortname, const char *longname, bool *bad);
 
 /* Prints "tessera: <what>: <library message>" to stderr and frees `st`. */
 void cli_report_status(const char *what, tsr_status *st);
@@ -219,8 +218,8 @@ typedef struct cli_feed {
 
 /* Errors (an unknown input name, a file that is not a TensorProto, a type or
  * shape the model does not take) are printed, naming the input and file. */
-bool cli_feed_make(tsr_session *s, const cli_inputs_args *a, const cli_common *c, uint64_t seed,
-                   const char *cmd, cli_feed *out);
+bool cli_feed_make(tsr_session *s, const cli_inputs_args *a, const cli_common *c, uint64_t seed, const char *cmd,
+                   cli_feed *out);
 void cli_feed_free(cli_feed *f);
 
 /* "a/b:c" -> "a_b:c", so an output name can be a file name. malloc'd. */
@@ -233,11 +232,10 @@ typedef struct cmp_tolerance {
 
 /* Compares `got` with `expected`. Returns true when they match; otherwise
  * writes a one-line reason (without the output's name) into `reason`. */
-bool cmp_tensors(const tsr_tensor *got, const tsr_tensor *expected, cmp_tolerance tol,
-                 char *reason, size_t reason_size);
+bool cmp_tensors(const tsr_tensor *got, const tsr_tensor *expected, cmp_tolerance tol, char *reason,
+                 size_t reason_size);
 /* The same for values of any kind: kinds, lengths, then items in turn. */
-bool cmp_values(const tsr_value *got, const tsr_value *expected, cmp_tolerance tol, char *reason,
-                size_t reason_size);
+bool cmp_values(const tsr_value *got, const tsr_value *expected, cmp_tolerance tol, char *reason, size_t reason_size);
 
 /* --- plugins' devices in words (provider_desc.c) ------------------------- */
 /* "cpu", "gpu", "accelerator", "other"; static. */
@@ -295,19 +293,17 @@ typedef struct tc_data {
 tc_kind tc_load_data_set(tsr_session *s, const char *dir, tc_data *d, char *reason, size_t size);
 void tc_data_free(tc_data *d);
 /* outputs[k] (every session output, in order) against d's expected ones. */
-tc_kind tc_check_outputs(tsr_session *s, const tc_data *d, tsr_value *const *outputs,
-                         cmp_tolerance tol, char *reason, size_t size);
+tc_kind tc_check_outputs(tsr_session *s, const tc_data *d, tsr_value *const *outputs, cmp_tolerance tol, char *reason,
+                         size_t size);
 /* Runs `s` once on d's inputs and checks the outputs. */
-tc_kind tc_run_data(tsr_session *s, const tc_data *d, cmp_tolerance tol, char *reason,
-                    size_t size);
+tc_kind tc_run_data(tsr_session *s, const tc_data *d, cmp_tolerance tol, char *reason, size_t size);
 /* The case's data set folders, sorted, as a NULL-terminated malloc'd array
  * (tc_free_names); returns how many, -1 when out of memory. */
 int tc_data_sets(const char *case_dir, char ***names);
 void tc_free_names(char **names);
 /* Every data set of the case in turn on `s`: PASS, or the first that does
  * not pass (named when there are several). SKIP when there is none. */
-tc_kind tc_run_case(tsr_session *s, const char *case_dir, cmp_tolerance tol, char *reason,
-                    size_t size);
+tc_kind tc_run_case(tsr_session *s, const char *case_dir, cmp_tolerance tol, char *reason, size_t size);
 
 /* --- jobs in forked children (fork_pool.c; test, check-provider) --------- */
 /* The longest message a job hands back. */

@@ -58,10 +58,8 @@ void cli_common_free(cli_common *c) {
 
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
     va_list ap;
-    if (cmd)
-        fprintf(stderr, "tessera %s: ", cmd);
-    else
-        fputs("tessera: ", stderr);
+    if (cmd) fprintf(stderr, "tessera %s: ", cmd);
+    else fputs("tessera: ", stderr);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
@@ -102,8 +100,7 @@ bool cli_parse_double(const char *s, double *out) {
     return true;
 }
 
-const char *cli_option_value(int argc, char **argv, int *i, const char *shortname,
-                             const char *longname, bool *bad) {
+const char *cli_option_value(int argc, char **argv, int *i, const char *shortname, const char *longname, bool *bad) {
     const char *a = argv[*i];
     if ((shortname && strcmp(a, shortname) == 0) || (longname && strcmp(a, longname) == 0)) {
         if (*i + 1 >= argc) {
@@ -189,8 +186,7 @@ static int add_provider_option(cli_common *c, const char *spec) {
         fprintf(stderr, "tessera: --provider-option wants PROVIDER:KEY=VALUE, not '%s'\n", spec);
         return -1;
     }
-    c->provider_options =
-        xgrow(c->provider_options, c->provider_option_count, sizeof *c->provider_options);
+    c->provider_options = xgrow(c->provider_options, c->provider_option_count, sizeof *c->provider_options);
     cli_provider_option *o = &c->provider_options[c->provider_option_count++];
     o->provider = xstrndup(spec, (size_t)(colon - spec));
     o->key = xstrndup(colon + 1, (size_t)(eq - colon - 1));
@@ -273,8 +269,7 @@ int cli_parse_common(cli_common *c, int argc, char **argv, int *i, bool accept_d
         (v = cli_option_value(argc, argv, i, NULL, "--provider", &bad)))
         return add_provider_list(c, v);
     if (bad) return -1;
-    if ((v = cli_option_value(argc, argv, i, NULL, "--provider-option", &bad)))
-        return add_provider_option(c, v);
+    if ((v = cli_option_value(argc, argv, i, NULL, "--provider-option", &bad))) return add_provider_option(c, v);
     if (bad) return -1;
     if ((v = cli_option_value(argc, argv, i, "-t", "--threads", &bad))) {
         int64_t n;
@@ -286,8 +281,7 @@ int cli_parse_common(cli_common *c, int argc, char **argv, int *i, bool accept_d
         return 1;
     }
     if (bad) return -1;
-    if ((v = cli_option_value(argc, argv, i, NULL, "--log-level", &bad)))
-        return parse_log_level(v, &c->log_level);
+    if ((v = cli_option_value(argc, argv, i, NULL, "--log-level", &bad))) return parse_log_level(v, &c->log_level);
     if (bad) return -1;
     if ((v = cli_option_value(argc, argv, i, NULL, "--assign", &bad))) return add_assign(c, v);
     if (bad) return -1;
@@ -365,19 +359,16 @@ void cli_print_common_help(FILE *f, bool with_dim) {
             "                                           may make (default 1000000)\n"
             "                           function_depth  function ops inside expanded\n"
             "                                           bodies (default 64, at most 1024)\n");
-    if (with_dim)
-        fprintf(f, "  --dim NAME=VALUE       fix a symbolic dimension (repeatable)\n");
+    if (with_dim) fprintf(f, "  --dim NAME=VALUE       fix a symbolic dimension (repeatable)\n");
 }
 
 tsr_status *cli_make_session_options(const cli_common *c, tsr_session_options **out) {
     tsr_session_options *o;
     tsr_status *st = tsr_session_options_create(&o);
     if (st) return st;
-    for (size_t i = 0; !st && i < c->provider_count; i++)
-        st = tsr_session_options_add_provider(o, c->providers[i]);
+    for (size_t i = 0; !st && i < c->provider_count; i++) st = tsr_session_options_add_provider(o, c->providers[i]);
     for (size_t i = 0; !st && i < c->provider_option_count; i++)
-        st = tsr_session_options_set_provider_option(o, c->provider_options[i].provider,
-                                                     c->provider_options[i].key,
+        st = tsr_session_options_set_provider_option(o, c->provider_options[i].provider, c->provider_options[i].key,
                                                      c->provider_options[i].value);
     if (!st && c->threads >= 0) st = tsr_session_options_set_threads(o, c->threads);
     if (!st && c->log_level >= 0) st = tsr_session_options_set_log_level(o, c->log_level);

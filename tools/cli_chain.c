@@ -44,14 +44,15 @@ static int add_connect(cli_common *c, const char *spec) {
         p += digits + 1;
     }
     if (stage && strtoul(stage, NULL, 10) == 0) {
-        fprintf(stderr, "tessera: --connect '%s': model 0 is fed by nothing before it (K is 1 or more)\n",
-                spec);
+        fprintf(stderr, "tessera: --connect '%s': model 0 is fed by nothing before it (K is 1 or more)\n", spec);
         return -1;
     }
     const char *eq = strchr(p, '=');
     if (!eq || eq == p || !eq[1]) {
-        fprintf(stderr, "tessera: --connect wants [K:]OUT=IN (an output of an earlier model, an "
-                        "input of model K), not '%s'\n", spec);
+        fprintf(stderr,
+                "tessera: --connect wants [K:]OUT=IN (an output of an earlier model, an "
+                "input of model K), not '%s'\n",
+                spec);
         return -1;
     }
     c->connects = grow(c->connects, c->connect_count, sizeof *c->connects);

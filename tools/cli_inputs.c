@@ -164,8 +164,8 @@ static bool check_given(const char *cmd, const tsr_io_info *info, const char *fi
         return false;
     }
     if (info->elem_type != TSR_UNDEFINED && t.elem_type != info->elem_type) {
-        fprintf(stderr, "tessera %s: %s: input '%s' is %s in the model, the file holds %s\n", cmd, file,
-                info->name, tsr_elem_type_name(info->elem_type), tsr_elem_type_name(t.elem_type));
+        fprintf(stderr, "tessera %s: %s: input '%s' is %s in the model, the file holds %s\n", cmd, file, info->name,
+                tsr_elem_type_name(info->elem_type), tsr_elem_type_name(t.elem_type));
         return false;
     }
     bool fits = info->rank < 0 || info->rank == t.rank;
@@ -199,10 +199,8 @@ static bool place_file(const char *cmd, const cli_input_spec *g, const tsr_io_in
     if (k == f->count)
         fprintf(stderr, "tessera %s: %s: the model has no input named '%s'\n", cmd, g->file,
                 want && *want ? want : "(no name in the file; use -i NAME=FILE.pb)");
-    else if (f->values[k])
-        fprintf(stderr, "tessera %s: input '%s' given twice\n", cmd, want);
-    else
-        ok = check_given(cmd, &infos[k], g->file, v);
+    else if (f->values[k]) fprintf(stderr, "tessera %s: input '%s' given twice\n", cmd, want);
+    else ok = check_given(cmd, &infos[k], g->file, v);
     free(stored);
     if (ok) f->values[k] = v;
     else tsr_value_free(v);
@@ -295,8 +293,8 @@ static bool place_case(const char *cmd, const char *dir, const tsr_io_info *info
         size_t at = ok ? find_input(infos, f->count, stored) : f->count;
         if (ok && at == f->count) at = k; /* not a name the model has: by position */
         if (ok && at >= f->count) {
-            fprintf(stderr, "tessera %s: %s: the model has no input named '%s' and only %zu input(s)\n", cmd,
-                    file, stored ? stored : "", f->count);
+            fprintf(stderr, "tessera %s: %s: the model has no input named '%s' and only %zu input(s)\n", cmd, file,
+                    stored ? stored : "", f->count);
             ok = false;
         } else if (ok && given[at]) {
             tsr_value_free(v); /* -i or --fill wins */
@@ -352,8 +350,7 @@ bool cli_feed_make(tsr_session *s, const cli_inputs_args *a, const cli_common *c
     }
     /* Given inputs first, so a typo is caught before made-up data hides it. */
     for (size_t g = 0; ok && g < a->spec_count; g++)
-        ok = a->specs[g].file ? place_file(cmd, &a->specs[g], infos, f)
-                              : place_fill(cmd, c, &a->specs[g], infos, f);
+        ok = a->specs[g].file ? place_file(cmd, &a->specs[g], infos, f) : place_fill(cmd, c, &a->specs[g], infos, f);
     for (size_t i = 0; ok && i < n; i++) given[i] = f->values[i] != NULL;
     if (ok && a->case_dir) ok = place_case(cmd, a->case_dir, infos, f, given);
     bool need_bounds = false;

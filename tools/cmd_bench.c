@@ -164,8 +164,8 @@ static void report(const bench_args *a, const bench_result *r) {
         json_string(stdout, a->model);
         printf(", \"threads\": %d, \"runs\": %zu, \"median_ms\": %.4f, \"min_ms\": %.4f, \"p90_ms\": %.4f, "
                "\"create_ms\": %.3f, \"peak_rss_mb\": %.1f, \"working_peak_mb\": %.2f}\n",
-               a->common.threads < 0 ? 0 : (int)a->common.threads, r->run_count, r->median_ms, r->min_ms,
-               r->p90_ms, r->create_ms, r->peak_rss_mb, r->working_mb);
+               a->common.threads < 0 ? 0 : (int)a->common.threads, r->run_count, r->median_ms, r->min_ms, r->p90_ms,
+               r->create_ms, r->peak_rss_mb, r->working_mb);
         return;
     }
     printf("model        %s\n", a->model);

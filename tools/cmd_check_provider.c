@@ -192,8 +192,7 @@ static int parse_args(int argc, char **argv, cp_run *r) {
         } else if (arg[0] == '-' && arg[1]) {
             return cli_usage_error("check-provider", "unknown option '%s'", arg);
         } else if (r->plugin) {
-            return cli_usage_error("check-provider", "one PLUGIN at a time ('%s' and '%s')",
-                                   r->plugin, arg);
+            return cli_usage_error("check-provider", "one PLUGIN at a time ('%s' and '%s')", r->plugin, arg);
         } else if (!(r->plugin = strdup(arg))) {
             return CLI_EXIT_FAIL;
         }
@@ -203,12 +202,10 @@ static int parse_args(int argc, char **argv, cp_run *r) {
      * checks. */
     const cli_common *c = &r->common;
     if (c->provider_count || c->policy >= 0 || c->fallback || c->assign_count)
-        return cli_usage_error("check-provider",
-                               "-p, --policy, --fallback and --assign are the kit's to choose");
+        return cli_usage_error("check-provider", "-p, --policy, --fallback and --assign are the kit's to choose");
     if (!r->plugin) return cli_usage_error("check-provider", "no PLUGIN given");
     r->cases_path = cases ? node_folder(cases) : default_cases();
-    if (!r->cases_path && cases)
-        return cli_usage_error("check-provider", "--cases '%s' is not a folder", cases);
+    if (!r->cases_path && cases) return cli_usage_error("check-provider", "--cases '%s' is not a folder", cases);
     if (!r->cases_path)
         return cli_usage_error("check-provider",
                                "no ONNX node test cases found; pass --cases DIR (e.g. "
@@ -222,12 +219,9 @@ static const struct {
     const char *name;
     char (*fn)(const cp_run *r, char *msg, size_t size);
 } late_checks[] = {
-    {"unknown_option", cp_job_unknown_option},
-    {"wrong_shape", cp_job_wrong_shape},
-    {"concurrency_sessions", cp_job_sessions_threads},
-    {"concurrency_shared", cp_job_shared_session},
-    {"device_copies", cp_job_device_copies},
-    {"compiled_cache", cp_job_compiled_cache},
+    {"unknown_option", cp_job_unknown_option},         {"wrong_shape", cp_job_wrong_shape},
+    {"concurrency_sessions", cp_job_sessions_threads}, {"concurrency_shared", cp_job_shared_session},
+    {"device_copies", cp_job_device_copies},           {"compiled_cache", cp_job_compiled_cache},
 };
 #define LATE_COUNT (sizeof late_checks / sizeof late_checks[0])
 
@@ -287,8 +281,13 @@ static void run_checks(cp_run *r) {
     add_check(r, ops.name, ops.status, ops.detail, fp_now() - t);
     free(ops.detail);
     late_state ls = {r, fp_now()};
-    fp_pool pool = {.count = LATE_COUNT, .jobs = 1, .timeout = r->timeout, .fork = r->fork,
-                    .job = late_job, .done = late_done, .user = &ls};
+    fp_pool pool = {.count = LATE_COUNT,
+                    .jobs = 1,
+                    .timeout = r->timeout,
+                    .fork = r->fork,
+                    .job = late_job,
+                    .done = late_done,
+                    .user = &ls};
     fp_run(&pool);
     t = fp_now();
     cp_check models = {0};

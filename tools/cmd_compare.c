@@ -46,14 +46,14 @@ static void help(FILE *f) {
 }
 
 typedef struct provider_set {
-    char *list;       /* as given, for the report */
-    char **entries;   /* split at commas */
+    char *list;     /* as given, for the report */
+    char **entries; /* split at commas */
     size_t entry_count;
-    char **plugin_names; /* for path entries: the name the plugin reports */
-    tsr_value **outputs; /* graph outputs, from a session as it normally runs */
+    char **plugin_names;   /* for path entries: the name the plugin reports */
+    tsr_value **outputs;   /* graph outputs, from a session as it normally runs */
     tsr_session *observed; /* --per-node: a session with every value observable */
-    tsr_value **values;  /* --per-node: per observed name, from `observed` */
-    bool oracle;         /* --oracle: reference with precision=double */
+    tsr_value **values;    /* --per-node: per observed name, from `observed` */
+    bool oracle;           /* --oracle: reference with precision=double */
 } provider_set;
 
 typedef struct compare_args {
@@ -103,8 +103,7 @@ static int parse_args(int argc, char **argv, compare_args *a) {
             if (!grown) return CLI_EXIT_FAIL;
             a->inputs = grown;
             const char *eq = strchr(v, '=');
-            if (eq && (eq == v || !eq[1]))
-                return cli_usage_error("compare", "-i wants NAME=FILE.pb, not '%s'", v);
+            if (eq && (eq == v || !eq[1])) return cli_usage_error("compare", "-i wants NAME=FILE.pb, not '%s'", v);
             cmpx_input_spec *in = &a->inputs[a->input_count++];
             in->name = eq ? strndup(v, (size_t)(eq - v)) : NULL;
             in->file = eq ? eq + 1 : v;
@@ -112,10 +111,8 @@ static int parse_args(int argc, char **argv, compare_args *a) {
         }
         if (bad) return CLI_EXIT_USAGE;
         double *tol_slot = NULL;
-        if ((v = cli_option_value(argc, argv, &i, NULL, "--rtol", &bad)))
-            tol_slot = &a->tol.rtol;
-        else if (!bad && (v = cli_option_value(argc, argv, &i, NULL, "--atol", &bad)))
-            tol_slot = &a->tol.atol;
+        if ((v = cli_option_value(argc, argv, &i, NULL, "--rtol", &bad))) tol_slot = &a->tol.rtol;
+        else if (!bad && (v = cli_option_value(argc, argv, &i, NULL, "--atol", &bad))) tol_slot = &a->tol.atol;
         if (bad) return CLI_EXIT_USAGE;
         if (tol_slot) {
             if (!cli_parse_double(v, tol_slot) || *tol_slot < 0)
@@ -135,8 +132,7 @@ static int parse_args(int argc, char **argv, compare_args *a) {
             continue;
         }
         if (arg[0] == '-' && arg[1]) return cli_usage_error("compare", "unknown option '%s'", arg);
-        if (a->model)
-            return cli_usage_error("compare", "more than one model ('%s', '%s')", a->model, arg);
+        if (a->model) return cli_usage_error("compare", "more than one model ('%s', '%s')", a->model, arg);
         a->model = arg;
     }
     if (!a->model) return cli_usage_error("compare", "no MODEL given");
@@ -149,8 +145,7 @@ static int parse_args(int argc, char **argv, compare_args *a) {
         oracle.oracle = true;
         a->sets[0] = oracle;
     }
-    if (a->set_count < 2)
-        return cli_usage_error("compare", "give at least two provider sets (-p A -p B)");
+    if (a->set_count < 2) return cli_usage_error("compare", "give at least two provider sets (-p A -p B)");
     return 0;
 }
 
@@ -196,8 +191,8 @@ static void learn_plugin_names(provider_set *ps) {
         }
         for (size_t k = 0; k < tsr_provider_list_size(list); k++) {
             tsr_provider_desc d = {.struct_size = sizeof d};
-            if (!tsr_provider_list_get(list, k, &d) && d.path && d.name &&
-                strcmp(d.path, path) == 0 && !ps->plugin_names[i])
+            if (!tsr_provider_list_get(list, k, &d) && d.path && d.name && strcmp(d.path, path) == 0 &&
+                !ps->plugin_names[i])
                 ps->plugin_names[i] = strdup(d.name);
         }
         tsr_provider_list_free(list);
@@ -212,8 +207,7 @@ static bool set_has_provider(const provider_set *ps, const char *name) {
     return false;
 }
 
-static tsr_status *set_options(const compare_args *a, provider_set *ps, bool observe,
-                               tsr_session_options **out) {
+static tsr_status *set_options(const compare_args *a, provider_set *ps, bool observe, tsr_session_options **out) {
     /* The shared options minus provider options, which go only to the sets
      * holding their provider (a session refuses options for strangers). */
     cli_common c = a->common;
@@ -222,15 +216,13 @@ static tsr_status *set_options(const compare_args *a, provider_set *ps, bool obs
     tsr_status *st = cli_make_session_options(&c, &o);
     if (st) return st;
     if (!ps->plugin_names) learn_plugin_names(ps);
-    for (size_t i = 0; !st && i < ps->entry_count; i++)
-        st = tsr_session_options_add_provider(o, ps->entries[i]);
+    for (size_t i = 0; !st && i < ps->entry_count; i++) st = tsr_session_options_add_provider(o, ps->entries[i]);
     for (size_t i = 0; !st && i < a->common.provider_option_count; i++) {
         const cli_provider_option *po = &a->common.provider_options[i];
         if (set_has_provider(ps, po->provider))
             st = tsr_session_options_set_provider_option(o, po->provider, po->key, po->value);
     }
-    if (!st && ps->oracle)
-        st = tsr_session_options_set_provider_option(o, "reference", "precision", "double");
+    if (!st && ps->oracle) st = tsr_session_options_set_provider_option(o, "reference", "precision", "double");
     if (!st && observe) st = tsr_session_options_set_observe_all(o, 1);
     if (st) {
         tsr_session_options_free(o);
@@ -351,8 +343,8 @@ static bool observed_names(const compare_args *a, const cmpx_sites *sites, name_
             sprintf(name, "%s%s", site->prefix, v);
             bool everywhere = !list_has(l, name);
             for (size_t s = 0; everywhere && s < a->set_count; s++)
-                everywhere = site->depth ? body_makes(a->sets[s].observed, path, v)
-                                         : session_makes(a->sets[s].observed, v);
+                everywhere =
+                    site->depth ? body_makes(a->sets[s].observed, path, v) : session_makes(a->sets[s].observed, v);
             size_t *depths = everywhere ? realloc(l->depths, (l->count + 1) * sizeof *depths) : NULL;
             if (depths) l->depths = depths;
             if (!everywhere || !depths || !list_add(l, name)) {
@@ -368,12 +360,11 @@ static bool observed_names(const compare_args *a, const cmpx_sites *sites, name_
 
 /* Runs `s` on the inputs, fetching the values named in `l` (all graph
  * outputs when `l` is NULL). */
-static bool run_session(const provider_set *ps, tsr_session *s, const cmpx_inputs *in,
-                        const name_list *l, size_t count, tsr_value ***out) {
+static bool run_session(const provider_set *ps, tsr_session *s, const cmpx_inputs *in, const name_list *l, size_t count,
+                        tsr_value ***out) {
     *out = calloc(count + 1, sizeof **out);
     if (!*out) return false;
-    tsr_status *st = tsr_session_run(s, in->count, in->names, in->tensors, count,
-                                     l ? l->names : NULL, *out);
+    tsr_status *st = tsr_session_run(s, in->count, in->names, in->tensors, count, l ? l->names : NULL, *out);
     if (st) {
         char what[512];
         cli_format(what, sizeof what, "providers %s: run", ps->list);
@@ -385,8 +376,7 @@ static bool run_session(const provider_set *ps, tsr_session *s, const cmpx_input
 
 /* The provider that runs the node making `value` in session `s`; for a
  * body node, the one running it, found by path. */
-static const char *provider_of(const tsr_session *s, const cmpx_sites *sites, size_t site,
-                               const char *value) {
+static const char *provider_of(const tsr_session *s, const cmpx_sites *sites, size_t site, const char *value) {
     if (sites->items[site].depth) {
         char path[2048];
         cmpx_site_label(sites, site, path, sizeof path);
@@ -428,8 +418,8 @@ static const tsr_value *find_baseline(void *user, const char *name) {
  * with set `ps` on the baseline's exact inputs: over tolerance still means
  * the node (its provider) introduces the difference; within means it only
  * amplifies what its inputs carried. */
-static void isolate(const compare_args *a, provider_set *ps, const cmpx_model *m,
-                    const cmpx_divergence *d, const baseline_values *b, cmpx_isolation *out) {
+static void isolate(const compare_args *a, provider_set *ps, const cmpx_model *m, const cmpx_divergence *d,
+                    const baseline_values *b, cmpx_isolation *out) {
     memset(out, 0, sizeof *out);
     if (!d->found || d->inputs_unobserved || d->inputs_max_abs == 0) return;
     out->tried = true;
@@ -442,8 +432,7 @@ static void isolate(const compare_args *a, provider_set *ps, const cmpx_model *m
     } else if (st) {
         cli_format(out->error, sizeof out->error, "%s", tsr_status_message(st));
         tsr_status_free(st);
-    } else if (cmpx_isolate(a->model, m, n, o, find_baseline, (void *)b, got, out->error,
-                            sizeof out->error)) {
+    } else if (cmpx_isolate(a->model, m, n, o, find_baseline, (void *)b, got, out->error, sizeof out->error)) {
         out->ran = true;
         out->stats.comparable = true;
         for (size_t k = 0; k < n->output_count; k++) {
@@ -460,8 +449,7 @@ static void isolate(const compare_args *a, provider_set *ps, const cmpx_model *m
 }
 
 /* Figures for each of `count` values of set `r` against the baseline's. */
-static cmpx_stats *measure_all(const compare_args *a, tsr_value *const *base,
-                               tsr_value *const *got, size_t count) {
+static cmpx_stats *measure_all(const compare_args *a, tsr_value *const *base, tsr_value *const *got, size_t count) {
     cmpx_stats *stats = calloc(count + 1, sizeof *stats);
     if (!stats) {
         fprintf(stderr, "tessera compare: out of memory\n");
@@ -473,8 +461,8 @@ static cmpx_stats *measure_all(const compare_args *a, tsr_value *const *base,
 
 /* Figures for each observed value of set `r` against the baseline's, run by
  * run of its body. */
-static cmpx_series *measure_series(const compare_args *a, const provider_set *base,
-                                   const provider_set *ps, const name_list *l) {
+static cmpx_series *measure_series(const compare_args *a, const provider_set *base, const provider_set *ps,
+                                   const name_list *l) {
     cmpx_series *series = calloc(l->count + 1, sizeof *series);
     bool ok = series != NULL;
     for (size_t i = 0; ok && i < l->count; i++)
@@ -490,9 +478,8 @@ static cmpx_series *measure_series(const compare_args *a, const provider_set *ba
 
 /* Compares set `r` with the baseline and prints its part. *agree says
  * whether its graph outputs agree; false on failure. */
-static bool report_run(const compare_args *a, size_t r, const name_list *outs,
-                       const name_list *obs_names, const cmpx_model *m, const cmpx_sites *sites,
-                       const cmpx_inputs *in, bool *agree) {
+static bool report_run(const compare_args *a, size_t r, const name_list *outs, const name_list *obs_names,
+                       const cmpx_model *m, const cmpx_sites *sites, const cmpx_inputs *in, bool *agree) {
     provider_set *base = &a->sets[0], *ps = &a->sets[r];
     cmpx_stats *stats = measure_all(a, base->outputs, ps->outputs, outs->count);
     cmpx_series *series = a->per_node ? measure_series(a, base, ps, obs_names) : NULL;
@@ -512,8 +499,7 @@ static bool report_run(const compare_args *a, size_t r, const name_list *outs,
         isolate(a, ps, m, &d, &b, &iso);
     }
     const char *provider = d.found ? provider_of(ps->observed, sites, d.node, d.output) : "";
-    const char *baseline_provider =
-        d.found ? provider_of(base->observed, sites, d.node, d.output) : "";
+    const char *baseline_provider = d.found ? provider_of(base->observed, sites, d.node, d.output) : "";
     if (a->json) {
         printf("%s{\"providers\": ", r > 1 ? ", " : "");
         cmpx_json_string(stdout, ps->list);
@@ -538,10 +524,8 @@ static bool report_run(const compare_args *a, size_t r, const name_list *outs,
             printf("]");
         }
         printf(", \"first_divergent_node\": ");
-        if (a->per_node)
-            cmpx_print_divergence_json(sites, &d, &iso, provider, baseline_provider);
-        else
-            printf("null");
+        if (a->per_node) cmpx_print_divergence_json(sites, &d, &iso, provider, baseline_provider);
+        else printf("null");
         printf(", \"differences_start\": ");
         cmpx_print_start_json(sites, &d);
         printf("}");
@@ -602,8 +586,8 @@ int cmd_compare(int argc, char **argv) {
     for (size_t s = 0; s < a.set_count; s++) {
         provider_set *ps = &a.sets[s];
         if (!open_set(&a, ps, false, &plain)) goto done;
-        if (s == 0 && (!cmpx_inputs_make(plain, a.model, a.inputs, a.input_count, &a.common, &in) ||
-                       !output_names(plain, &outs)))
+        if (s == 0 &&
+            (!cmpx_inputs_make(plain, a.model, a.inputs, a.input_count, &a.common, &in) || !output_names(plain, &outs)))
             goto done;
         if (!run_session(ps, plain, &in, &outs, outs.count, &ps->outputs)) goto done;
         tsr_session_free(plain);
@@ -615,9 +599,7 @@ int cmd_compare(int argc, char **argv) {
             if (!open_set(&a, &a.sets[s], true, &a.sets[s].observed)) goto done;
         if (!observed_names(&a, &sites, &obs)) goto done;
         for (size_t s = 0; s < a.set_count; s++)
-            if (!run_session(&a.sets[s], a.sets[s].observed, &in, &obs, obs.count,
-                             &a.sets[s].values))
-                goto done;
+            if (!run_session(&a.sets[s], a.sets[s].observed, &in, &obs, obs.count, &a.sets[s].values)) goto done;
     }
 
     bool all_agree = true;
@@ -627,9 +609,8 @@ int cmd_compare(int argc, char **argv) {
         printf(", \"oracle\": %s", a.oracle ? "true" : "false");
         printf(", \"rtol\": %g, \"atol\": %g, \"runs\": [", a.tol.rtol, a.tol.atol);
     } else {
-        printf("baseline: %s (rtol %g, atol %g)\n",
-               a.oracle ? "oracle (reference, precision=double)" : a.sets[0].list, a.tol.rtol,
-               a.tol.atol);
+        printf("baseline: %s (rtol %g, atol %g)\n", a.oracle ? "oracle (reference, precision=double)" : a.sets[0].list,
+               a.tol.rtol, a.tol.atol);
     }
     for (size_t r = 1; r < a.set_count; r++) {
         bool agree;

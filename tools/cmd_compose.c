@@ -60,8 +60,7 @@ int cmd_compose(int argc, char **argv) {
     if (!st && !tio_write_file(output, bytes, size))
         fprintf(stderr, "tessera: cannot write %s: %s\n", output, strerror(errno));
     else if (!st) {
-        printf("%s: %zu bytes, %zu model%s\n", output, size, common.stage_count + 1,
-               common.stage_count ? "s" : "");
+        printf("%s: %zu bytes, %zu model%s\n", output, size, common.stage_count + 1, common.stage_count ? "s" : "");
         rc = CLI_EXIT_OK;
     }
     free(bytes);

@@ -79,9 +79,9 @@ int cmd_partition(int argc, char **argv) {
         char what[1100];
         snprintf(what, sizeof what, "loading %s", model);
         cli_report_status(what, st);
-    } else if ((st = format[0] == 'j'   ? tsr_session_assignment_json(s, &text)
-                     : format[0] == 'd' ? tsr_session_assignment_dot(s, &text)
-                                        : tsr_session_assignment_text(s, &text))) {
+    } else if ((st = format[0] == 'j'  ? tsr_session_assignment_json(s, &text)
+                    : format[0] == 'd' ? tsr_session_assignment_dot(s, &text)
+                                       : tsr_session_assignment_text(s, &text))) {
         rc = CLI_EXIT_FAIL;
         cli_report_status("assignment", st);
     } else {

@@ -59,13 +59,12 @@ int cmd_providers(int argc, char **argv) {
         }
         if (i) putchar('\n');
         if (d.error) {
-            printf("%s: failed to load\n  path: %s\n  error: %s\n", or_dash(d.name),
-                   or_dash(d.path), d.error);
+            printf("%s: failed to load\n  path: %s\n  error: %s\n", or_dash(d.name), or_dash(d.path), d.error);
             rc = CLI_EXIT_FAIL;
             continue;
         }
-        printf("%s %s\n  vendor: %s\n  ABI version: %" PRIu32 "\n  path: %s\n", or_dash(d.name),
-               or_dash(d.version), or_dash(d.vendor), d.abi_version, or_dash(d.path));
+        printf("%s %s\n  vendor: %s\n  ABI version: %" PRIu32 "\n  path: %s\n", or_dash(d.name), or_dash(d.version),
+               or_dash(d.vendor), d.abi_version, or_dash(d.path));
         for (size_t k = 0; k < d.device_count; k++) {
             tsr_device_desc dev = {.struct_size = sizeof dev};
             if ((st = tsr_provider_list_device(list, i, k, &dev))) {

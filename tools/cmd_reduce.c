@@ -123,8 +123,7 @@ static int parse_args(int argc, char **argv, reduce_args *a) {
         }
         if ((v = cli_option_value(argc, argv, &i, "-p", "--providers", &bad)) ||
             (v = cli_option_value(argc, argv, &i, NULL, "--provider", &bad))) {
-            if (a->set_count == 2)
-                return cli_usage_error("reduce", "give exactly two provider sets (-p A -p B)");
+            if (a->set_count == 2) return cli_usage_error("reduce", "give exactly two provider sets (-p A -p B)");
             if (!split_set(&cfg->sets[a->set_count++], v)) return CLI_EXIT_USAGE;
             continue;
         }
@@ -132,8 +131,7 @@ static int parse_args(int argc, char **argv, reduce_args *a) {
         int r = cli_parse_common(&cfg->common, argc, argv, &i, true);
         if (r < 0) return CLI_EXIT_USAGE;
         if (r > 0) continue;
-        if ((r = cli_inputs_parse(&cfg->inputs, "reduce", argc, argv, &i)) < 0)
-            return CLI_EXIT_USAGE;
+        if ((r = cli_inputs_parse(&cfg->inputs, "reduce", argc, argv, &i)) < 0) return CLI_EXIT_USAGE;
         if (r > 0) continue;
         if ((v = cli_option_value(argc, argv, &i, "-o", "--output-dir", &bad))) {
             if (!*v) return cli_usage_error("reduce", "-o wants a folder");
@@ -142,13 +140,9 @@ static int parse_args(int argc, char **argv, reduce_args *a) {
         }
         if (bad) return CLI_EXIT_USAGE;
         if ((v = cli_option_value(argc, argv, &i, NULL, "--fail-on", &bad))) {
-            if (strcmp(v, "difference") == 0)
-                cfg->mode = RDC_DIFFERENCE;
-            else if (strcmp(v, "error") == 0)
-                cfg->mode = RDC_ERROR;
-            else
-                return cli_usage_error("reduce", "--fail-on wants difference or error, not '%s'",
-                                       v);
+            if (strcmp(v, "difference") == 0) cfg->mode = RDC_DIFFERENCE;
+            else if (strcmp(v, "error") == 0) cfg->mode = RDC_ERROR;
+            else return cli_usage_error("reduce", "--fail-on wants difference or error, not '%s'", v);
             continue;
         }
         if (bad) return CLI_EXIT_USAGE;
@@ -165,12 +159,9 @@ static int parse_args(int argc, char **argv, reduce_args *a) {
         }
         if (bad) return CLI_EXIT_USAGE;
         double *num = NULL;
-        if ((v = cli_option_value(argc, argv, &i, NULL, "--rtol", &bad)))
-            num = &cfg->tol.rtol;
-        else if (!bad && (v = cli_option_value(argc, argv, &i, NULL, "--atol", &bad)))
-            num = &cfg->tol.atol;
-        else if (!bad && (v = cli_option_value(argc, argv, &i, NULL, "--timeout", &bad)))
-            num = &cfg->timeout;
+        if ((v = cli_option_value(argc, argv, &i, NULL, "--rtol", &bad))) num = &cfg->tol.rtol;
+        else if (!bad && (v = cli_option_value(argc, argv, &i, NULL, "--atol", &bad))) num = &cfg->tol.atol;
+        else if (!bad && (v = cli_option_value(argc, argv, &i, NULL, "--timeout", &bad))) num = &cfg->timeout;
         if (bad) return CLI_EXIT_USAGE;
         if (num) {
             if (!cli_parse_double(v, num) || *num < 0)
@@ -190,31 +181,26 @@ static int parse_args(int argc, char **argv, reduce_args *a) {
             continue;
         }
         if (arg[0] == '-' && arg[1]) return cli_usage_error("reduce", "unknown option '%s'", arg);
-        if (a->model)
-            return cli_usage_error("reduce", "more than one model ('%s', '%s')", a->model, arg);
+        if (a->model) return cli_usage_error("reduce", "more than one model ('%s', '%s')", a->model, arg);
         a->model = arg;
     }
     int rc = cli_inputs_resolve_model(&cfg->inputs, "reduce", a->model);
     if (rc) return rc;
     cfg->model = cfg->inputs.model;
     if (a->oracle) {
-        if (a->set_count != 1)
-            return cli_usage_error("reduce", "with --oracle give one provider set (-p SUSPECT)");
+        if (a->set_count != 1) return cli_usage_error("reduce", "with --oracle give one provider set (-p SUSPECT)");
         cfg->sets[1] = cfg->sets[0];
         if (!split_set(&cfg->sets[0], "reference")) return CLI_EXIT_FAIL;
         cfg->sets[0].oracle = true;
         a->set_count = 2;
     }
-    if (a->set_count != 2)
-        return cli_usage_error("reduce", "give exactly two provider sets (-p BASELINE -p SUSPECT)");
+    if (a->set_count != 2) return cli_usage_error("reduce", "give exactly two provider sets (-p BASELINE -p SUSPECT)");
     if (cfg->error_text && cfg->mode != RDC_ERROR)
         return cli_usage_error("reduce", "--error-contains goes with --fail-on error");
-    if (cfg->common.provider_count)
-        return cli_usage_error("reduce", "provider sets are given with -p only");
+    if (cfg->common.provider_count) return cli_usage_error("reduce", "provider sets are given with -p only");
     /* A cut holds some of the nodes; a rule naming a node it lacks would
      * make its sessions fail. */
-    if (cfg->common.assign_count)
-        return cli_usage_error("reduce", "--assign is not supported (cuts lack most nodes)");
+    if (cfg->common.assign_count) return cli_usage_error("reduce", "--assign is not supported (cuts lack most nodes)");
     return 0;
 }
 
@@ -225,7 +211,7 @@ typedef struct search {
     bool *keep;
     size_t tries;
     size_t max_tries;
-    bool gave_up; /* step 4 stopped at max_tries */
+    bool gave_up;    /* step 4 stopped at max_tries */
     rdc_result last; /* of the last cut that showed it */
 } search;
 
@@ -243,9 +229,9 @@ static bool shows(search *sr, const bool *keep, const char *what, rdc_result *ou
     }
     if (sr->cfg->verbose)
         fprintf(stderr, "try %zu: %s (%zu nodes): %s: %s\n", sr->tries, what, cut.node_count,
-                r.verdict == RDC_REPRODUCES ? "shows it"
-                : r.verdict == RDC_CLEAN   ? "clean"
-                                           : "cannot run",
+                r.verdict == RDC_REPRODUCES  ? "shows it"
+                    : r.verdict == RDC_CLEAN ? "clean"
+                                             : "cannot run",
                 r.detail);
     rdc_cut_free(&cut);
     if (r.verdict == RDC_REPRODUCES) sr->last = r;
@@ -265,10 +251,8 @@ static void bisect(search *sr, size_t *lo, size_t *hi) {
         size_t mid = a + (b - a) / 2;
         keep_range(sr, 0, mid);
         snprintf(what, sizeof what, "nodes 0..%zu", mid);
-        if (shows(sr, sr->keep, what, NULL))
-            b = mid;
-        else
-            a = mid + 1;
+        if (shows(sr, sr->keep, what, NULL)) b = mid;
+        else a = mid + 1;
     }
     *hi = b;
     a = 0; /* [a, hi] shows it */
@@ -277,10 +261,8 @@ static void bisect(search *sr, size_t *lo, size_t *hi) {
         size_t mid = a + (b - a + 1) / 2;
         keep_range(sr, mid, *hi);
         snprintf(what, sizeof what, "nodes %zu..%zu", mid, *hi);
-        if (shows(sr, sr->keep, what, NULL))
-            a = mid;
-        else
-            b = mid - 1;
+        if (shows(sr, sr->keep, what, NULL)) a = mid;
+        else b = mid - 1;
     }
     *lo = a;
     keep_range(sr, *lo, *hi);
@@ -292,7 +274,7 @@ static void shrink(search *sr, size_t *members, size_t *n) {
     size_t chunk = (*n + 1) / 2;
     while (*n > 1 && chunk >= 1) {
         bool dropped = false;
-        for (size_t start = 0; start < *n && *n > 1;) {
+        for (size_t start = 0; start<*n && * n> 1;) {
             if (sr->tries >= sr->max_tries) {
                 sr->gave_up = true;
                 break;
@@ -302,11 +284,9 @@ static void shrink(search *sr, size_t *members, size_t *n) {
             for (size_t i = 0; i < sr->g->m.node_count; i++) sr->keep[i] = false;
             for (size_t j = 0; j < *n; j++) sr->keep[members[j]] = j < start || j >= start + len;
             char what[96];
-            snprintf(what, sizeof what, "without %zu node%s from #%zu", len, len == 1 ? "" : "s",
-                     members[start]);
+            snprintf(what, sizeof what, "without %zu node%s from #%zu", len, len == 1 ? "" : "s", members[start]);
             if (shows(sr, sr->keep, what, NULL)) {
-                memmove(members + start, members + start + len,
-                        (*n - start - len) * sizeof *members);
+                memmove(members + start, members + start + len, (*n - start - len) * sizeof *members);
                 *n -= len;
                 dropped = true;
             } else {
@@ -364,8 +344,7 @@ static bool copy_file(const char *from, const char *to) {
 
 /* Writes the case folder `dir` for the cut: model and inputs here, the
  * baseline's outputs by a last run, whose verdict goes to *r. */
-static bool write_cut(const search *sr, const char *dir, bool sinks_only, rdc_cut *cut,
-                      rdc_result *r) {
+static bool write_cut(const search *sr, const char *dir, bool sinks_only, rdc_cut *cut, rdc_result *r) {
     char err[1024];
     memset(cut, 0, sizeof *cut);
     memset(r, 0, sizeof *r);
@@ -373,8 +352,7 @@ static bool write_cut(const search *sr, const char *dir, bool sinks_only, rdc_cu
     char *model = tc_join(dir, "model.onnx");
     bool ok = data && model && tio_make_dirs(data);
     if (!ok) {
-        fprintf(stderr, "tessera reduce: cannot create %s: %s\n", data ? data : dir,
-                strerror(errno));
+        fprintf(stderr, "tessera reduce: cannot create %s: %s\n", data ? data : dir, strerror(errno));
         goto done;
     }
     clear_data_set(data);
@@ -416,7 +394,8 @@ static bool write_case(const search *sr, const char *dir, rdc_cut *cut, rdc_resu
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
-static void append(char *buf, size_t size, const char *fmt, ...) {
+static void
+append(char *buf, size_t size, const char *fmt, ...) {
     size_t used = strlen(buf);
     va_list ap;
     va_start(ap, fmt);
@@ -425,8 +404,7 @@ static void append(char *buf, size_t size, const char *fmt, ...) {
 }
 
 /* The `tessera test` line that passes (set 0) or fails (set 1) on the case. */
-static void format_check(const rdc_config *cfg, size_t set, const char *dir, char *buf,
-                         size_t size) {
+static void format_check(const rdc_config *cfg, size_t set, const char *dir, char *buf, size_t size) {
     buf[0] = 0;
     append(buf, size, "tessera test -p %s", cfg->sets[set].list);
     if (cfg->sets[set].oracle) append(buf, size, " --provider-option reference:precision=double");
@@ -436,8 +414,8 @@ static void format_check(const rdc_config *cfg, size_t set, const char *dir, cha
         const cli_provider_option *po = &cfg->common.provider_options[i];
         bool named = false;
         for (size_t k = 0; k < cfg->sets[set].entry_count; k++)
-            named = named || strcmp(cfg->sets[set].entries[k], po->provider) == 0 ||
-                    strchr(cfg->sets[set].entries[k], '/');
+            named =
+                named || strcmp(cfg->sets[set].entries[k], po->provider) == 0 || strchr(cfg->sets[set].entries[k], '/');
         if (named) append(buf, size, " --provider-option %s:%s=%s", po->provider, po->key, po->value);
     }
     append(buf, size, " %s", dir);
@@ -486,8 +464,7 @@ int cmd_reduce(int argc, char **argv) {
     out_existed = stat(a.out_dir, &sb) == 0;
     data_dir = tc_join(a.out_dir, "test_data_set_0");
     if (!data_dir || !tio_make_dirs(data_dir)) {
-        fprintf(stderr, "tessera reduce: cannot create %s: %s\n", data_dir ? data_dir : a.out_dir,
-                strerror(errno));
+        fprintf(stderr, "tessera reduce: cannot create %s: %s\n", data_dir ? data_dir : a.out_dir, strerror(errno));
         goto done;
     }
     const char *tmp = getenv("TMPDIR");
@@ -495,27 +472,21 @@ int cmd_reduce(int argc, char **argv) {
     if (!(work = malloc(strlen(tmp) + 32))) goto done;
     snprintf(work, strlen(tmp) + 32, "%s/tessera-reduce-XXXXXX", tmp);
     if (!mkdtemp(work)) {
-        fprintf(stderr, "tessera reduce: cannot create a work folder %s: %s\n", work,
-                strerror(errno));
+        fprintf(stderr, "tessera reduce: cannot create a work folder %s: %s\n", work, strerror(errno));
         goto done;
     }
     cfg->work_dir = work;
     if (text) {
-        fprintf(text, "reduce: %s (%zu nodes): baseline %s, suspect %s, ", cfg->model,
-                g.m.node_count,
+        fprintf(text, "reduce: %s (%zu nodes): baseline %s, suspect %s, ", cfg->model, g.m.node_count,
                 cfg->sets[0].oracle ? "the oracle (reference, precision=double)" : cfg->sets[0].list,
                 cfg->sets[1].list);
-        if (cfg->mode == RDC_ERROR)
-            fprintf(text, "looking for an error or crash\n");
-        else
-            fprintf(text, "looking for a difference (rtol %g, atol %g)\n", cfg->tol.rtol,
-                    cfg->tol.atol);
+        if (cfg->mode == RDC_ERROR) fprintf(text, "looking for an error or crash\n");
+        else fprintf(text, "looking for a difference (rtol %g, atol %g)\n", cfg->tol.rtol, cfg->tol.atol);
         fflush(text);
     }
 
     rdc_capture cap;
-    if (!rdc_capture_run(cfg, &g, err, sizeof err) ||
-        !rdc_capture_read(cfg->work_dir, &cap, err, sizeof err) ||
+    if (!rdc_capture_run(cfg, &g, err, sizeof err) || !rdc_capture_read(cfg->work_dir, &cap, err, sizeof err) ||
         !rdc_graph_set_capture(&g, &cap, err, sizeof err)) {
         fprintf(stderr, "tessera reduce: baseline %s: %s\n", cfg->sets[0].list, err);
         sum.error = err;
@@ -543,8 +514,7 @@ int cmd_reduce(int argc, char **argv) {
     size_t lo, hi;
     bisect(&sr, &lo, &hi);
     if (text) {
-        fprintf(text, "bisection: nodes %zu..%zu of %zu show it (%zu tries)\n", lo, hi,
-                g.m.node_count, sr.tries);
+        fprintf(text, "bisection: nodes %zu..%zu of %zu show it (%zu tries)\n", lo, hi, g.m.node_count, sr.tries);
         fflush(text);
     }
     size_t n = hi - lo + 1;
@@ -567,26 +537,23 @@ int cmd_reduce(int argc, char **argv) {
     format_check(cfg, 1, a.out_dir, sum.check[1], sizeof sum.check[1]);
     if (final.verdict == RDC_REPRODUCES) rc = CLI_EXIT_OK;
     if (!text) goto done;
-    fprintf(text, "reduced to %zu node%s (%zu tries%s):\n", cut.node_count,
-            cut.node_count == 1 ? "" : "s", sr.tries,
+    fprintf(text, "reduced to %zu node%s (%zu tries%s):\n", cut.node_count, cut.node_count == 1 ? "" : "s", sr.tries,
             sr.gave_up ? "; stopped at --max-tries, it may shrink further" : "");
     for (size_t i = 0; i < g.m.node_count; i++) {
         if (!cut.kept[i]) continue;
         char label[256];
         cmpx_node_label(&g.m, i, label, sizeof label);
-        fprintf(text, "  %s (%s%s%s)\n", label, g.m.nodes[i].domain,
-                *g.m.nodes[i].domain ? "." : "", g.m.nodes[i].op_type);
+        fprintf(text, "  %s (%s%s%s)\n", label, g.m.nodes[i].domain, *g.m.nodes[i].domain ? "." : "",
+                g.m.nodes[i].op_type);
     }
     fprintf(text, "inputs from the baseline's run: ");
     for (size_t i = 0; i < cut.input_count; i++)
         fprintf(text, "%s%s", i ? ", " : "", g.capture.values[cut.inputs[i]].name);
     fprintf(text, "%s\noutputs: ", cut.input_count ? "" : "none");
-    for (size_t i = 0; i < cut.output_count; i++)
-        fprintf(text, "%s%s", i ? ", " : "", cut.outputs[i]);
+    for (size_t i = 0; i < cut.output_count; i++) fprintf(text, "%s%s", i ? ", " : "", cut.outputs[i]);
     fprintf(text, "\n%s\n", final.detail);
-    fprintf(text, "wrote %s: model.onnx, test_data_set_0 (%zu input%s, %zu expected output%s from %s)\n",
-            a.out_dir, cut.input_count, cut.input_count == 1 ? "" : "s", cut.output_count,
-            cut.output_count == 1 ? "" : "s",
+    fprintf(text, "wrote %s: model.onnx, test_data_set_0 (%zu input%s, %zu expected output%s from %s)\n", a.out_dir,
+            cut.input_count, cut.input_count == 1 ? "" : "s", cut.output_count, cut.output_count == 1 ? "" : "s",
             cfg->sets[0].oracle ? "the oracle" : cfg->sets[0].list);
     if (final.verdict == RDC_REPRODUCES) {
         fprintf(text, "check:\n  %s   # passes\n  %s   # fails\n", sum.check[0], sum.check[1]);

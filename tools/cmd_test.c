@@ -214,8 +214,7 @@ int cmd_test(int argc, char **argv) {
     for (size_t i = 0; i < npaths && !rc; i++) rc = tc_collect(&a.cases, "test", paths[i], wanted, &a);
     if (rc) goto done;
     if (a.cases.count == 0) {
-        rc = a.filter_count ? (fprintf(stderr, "tessera test: no case matches --filter\n"),
-                               CLI_EXIT_FAIL)
+        rc = a.filter_count ? (fprintf(stderr, "tessera test: no case matches --filter\n"), CLI_EXIT_FAIL)
                             : cli_usage_error("test", "no test cases found");
         goto done;
     }

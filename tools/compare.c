@@ -41,8 +41,8 @@ static bool floats_match(double got, double want, cmp_tolerance tol) {
     return fabs(got - want) <= tol.atol + tol.rtol * fabs(want);
 }
 
-static bool compare_floats(const tsr_tensor *got, const tsr_tensor *want, cmp_tolerance tol,
-                           char *reason, size_t size) {
+static bool compare_floats(const tsr_tensor *got, const tsr_tensor *want, cmp_tolerance tol, char *reason,
+                           size_t size) {
     size_t n = tio_component_count(want), bad = 0, first = 0;
     double first_got = 0, first_want = 0, max_diff = 0;
     for (size_t i = 0; i < n; i++) {
@@ -70,8 +70,7 @@ static bool compare_floats(const tsr_tensor *got, const tsr_tensor *want, cmp_to
     return false;
 }
 
-static bool compare_exact(const tsr_tensor *got, const tsr_tensor *want, char *reason,
-                          size_t size) {
+static bool compare_exact(const tsr_tensor *got, const tsr_tensor *want, char *reason, size_t size) {
     size_t n = tio_element_count(want->rank, want->dims), bad = 0, first = 0;
     for (size_t i = 0; i < n; i++) {
         bool same;
@@ -92,21 +91,18 @@ static bool compare_exact(const tsr_tensor *got, const tsr_tensor *want, char *r
     format_index(where, sizeof where, want, first);
     tio_format_element(g, sizeof g, got, first);
     tio_format_element(w, sizeof w, want, first);
-    snprintf(reason, size, "element %s: got %s, expected %s; %zu of %zu differ", where, g, w, bad,
-             n);
+    snprintf(reason, size, "element %s: got %s, expected %s; %zu of %zu differ", where, g, w, bad, n);
     return false;
 }
 
-bool cmp_tensors(const tsr_tensor *got, const tsr_tensor *want, cmp_tolerance tol,
-                 char *reason, size_t size) {
+bool cmp_tensors(const tsr_tensor *got, const tsr_tensor *want, cmp_tolerance tol, char *reason, size_t size) {
     if (got->elem_type != want->elem_type) {
         snprintf(reason, size, "type %s, expected %s", tsr_elem_type_name(got->elem_type),
                  tsr_elem_type_name(want->elem_type));
         return false;
     }
     bool same_shape = got->rank == want->rank;
-    for (int32_t i = 0; same_shape && i < want->rank; i++)
-        same_shape = got->dims[i] == want->dims[i];
+    for (int32_t i = 0; same_shape && i < want->rank; i++) same_shape = got->dims[i] == want->dims[i];
     if (!same_shape) {
         char g[256], w[256];
         tio_format_shape(g, sizeof g, got->rank, got->dims);
@@ -127,13 +123,11 @@ bool cmp_tensors(const tsr_tensor *got, const tsr_tensor *want, cmp_tolerance to
     if (want->elem_type == TSR_STRING || tio_is_signed_int_type(want->elem_type) ||
         tio_is_unsigned_int_type(want->elem_type))
         return compare_exact(got, want, reason, size);
-    snprintf(reason, size, "cannot compare element type %s",
-             tsr_elem_type_name(want->elem_type));
+    snprintf(reason, size, "cannot compare element type %s", tsr_elem_type_name(want->elem_type));
     return false;
 }
 
-bool cmp_values(const tsr_value *got, const tsr_value *want, cmp_tolerance tol, char *reason,
-                size_t size) {
+bool cmp_values(const tsr_value *got, const tsr_value *want, cmp_tolerance tol, char *reason, size_t size) {
     int32_t gk = tsr_value_get_kind(got), wk = tsr_value_get_kind(want);
     /* An optional holding a tensor matches that tensor: test data stores
      * some optional outputs as plain tensors. */

@@ -26,7 +26,8 @@ static int64_t ordered(int32_t type, const void *data, size_t i) {
         /* halve: the distance of two doubles then fits an int64 difference */
         return b < 0 ? -((b & INT64_MAX) >> 1) : b >> 1;
     }
-    case TSR_FLOAT16: case TSR_BFLOAT16: {
+    case TSR_FLOAT16:
+    case TSR_BFLOAT16: {
         int16_t b;
         memcpy(&b, (const char *)data + 2 * i, 2);
         return b < 0 ? (int64_t)INT16_MIN - b : b;
@@ -94,8 +95,8 @@ void cmpx_print_accuracy_text(const cmpx_accuracy *acc) {
         printf("no float figures");
         return;
     }
-    printf("vs oracle: max_abs %.3g  max_rel %.3g  mean_abs %.3g  ulp p50 %.0f p99 %.0f max %.0f",
-           acc->max_abs, acc->max_rel, acc->mean_abs, acc->ulp_p50, acc->ulp_p99, acc->ulp_max);
+    printf("vs oracle: max_abs %.3g  max_rel %.3g  mean_abs %.3g  ulp p50 %.0f p99 %.0f max %.0f", acc->max_abs,
+           acc->max_rel, acc->mean_abs, acc->ulp_p50, acc->ulp_p99, acc->ulp_max);
 }
 
 void cmpx_print_accuracy_json(const cmpx_accuracy *acc) {
@@ -109,6 +110,6 @@ void cmpx_print_accuracy_json(const cmpx_accuracy *acc) {
     cmpx_json_number(stdout, acc->max_rel);
     printf(", \"mean_abs\": ");
     cmpx_json_number(stdout, acc->mean_abs);
-    printf(", \"ulp_p50\": %.0f, \"ulp_p99\": %.0f, \"ulp_max\": %.0f, \"count\": %zu}",
-           acc->ulp_p50, acc->ulp_p99, acc->ulp_max, acc->count);
+    printf(", \"ulp_p50\": %.0f, \"ulp_p99\": %.0f, \"ulp_max\": %.0f, \"count\": %zu}", acc->ulp_p50, acc->ulp_p99,
+           acc->ulp_max, acc->count);
 }

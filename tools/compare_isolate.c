@@ -13,7 +13,6 @@
 #include "compare_tool.h"
 #include "pb_writer.h"
 
-
 /* ValueInfoProto{name, type{tensor_type{elem_type, shape}}} for a tensor. */
 static bool put_value_info(pb_buf *graph, unsigned field, const char *name, const tsr_value *v) {
     tsr_tensor t = {.struct_size = sizeof t};
@@ -51,9 +50,8 @@ static bool seen_before(const cmpx_node *n, size_t k) {
 
 /* The one-node model's bytes; false (with a reason) when the node cannot be
  * cut out. `file` is the model file's contents. */
-static bool build_model(const cmpx_model *m, const cmpx_node *n, const uint8_t *file,
-                        size_t file_size, cmpx_value_lookup find, void *user, pb_buf *model,
-                        char *err, size_t err_size) {
+static bool build_model(const cmpx_model *m, const cmpx_node *n, const uint8_t *file, size_t file_size,
+                        cmpx_value_lookup find, void *user, pb_buf *model, char *err, size_t err_size) {
     pb_buf graph = {0};
     if (n->raw_offset > file_size || n->raw_size > file_size - n->raw_offset) {
         snprintf(err, err_size, "the model file changed while comparing");
@@ -80,8 +78,7 @@ static bool build_model(const cmpx_model *m, const cmpx_node *n, const uint8_t *
     }
     size_t declared = 0;
     for (size_t k = 0; k < n->output_count; k++)
-        if (*n->outputs[k] && put_value_info(&graph, 12, n->outputs[k], find(user, n->outputs[k])))
-            declared++;
+        if (*n->outputs[k] && put_value_info(&graph, 12, n->outputs[k], find(user, n->outputs[k]))) declared++;
     if (!declared) {
         snprintf(err, err_size, "none of its outputs was observed as a tensor");
         free(graph.p);
@@ -107,9 +104,8 @@ static char *model_dir(const char *path) {
     return slash ? strndup(path, (size_t)(slash - path) + 1) : NULL;
 }
 
-bool cmpx_isolate(const char *model_path, const cmpx_model *m, const cmpx_node *n,
-                  const tsr_session_options *options, cmpx_value_lookup find, void *user,
-                  tsr_value **outputs, char *err, size_t err_size) {
+bool cmpx_isolate(const char *model_path, const cmpx_model *m, const cmpx_node *n, const tsr_session_options *options,
+                  cmpx_value_lookup find, void *user, tsr_value **outputs, char *err, size_t err_size) {
     void *file = NULL;
     size_t file_size = 0;
     if (!tio_read_file(model_path, &file, &file_size)) {
@@ -121,9 +117,7 @@ bool cmpx_isolate(const char *model_path, const cmpx_model *m, const cmpx_node *
     free(file);
     tsr_session *s = NULL;
     char *dir = ok ? model_dir(model_path) : NULL;
-    tsr_status *st = ok ? tsr_session_create_from_buffer(options, model.p, model.len,
-                                                         dir ? dir : ".", &s)
-                        : NULL;
+    tsr_status *st = ok ? tsr_session_create_from_buffer(options, model.p, model.len, dir ? dir : ".", &s) : NULL;
     free(dir);
     free(model.p);
     /* Feed every declared input; fetch every declared output. */

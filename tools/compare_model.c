@@ -176,9 +176,9 @@ static bool read_attribute(pb_reader r, cmpx_node *n, int depth) {
     }
     size_t len = (size_t)(name.end - name.p);
     if (len == 15 && memcmp(name.p, "num_scan_inputs", 15) == 0) n->num_scan_inputs = (int64_t)ival;
-    bool body_name = (len == 11 && (memcmp(name.p, "then_branch", 11) == 0 ||
-                                    memcmp(name.p, "else_branch", 11) == 0)) ||
-                     (len == 4 && memcmp(name.p, "body", 4) == 0);
+    bool body_name =
+        (len == 11 && (memcmp(name.p, "then_branch", 11) == 0 || memcmp(name.p, "else_branch", 11) == 0)) ||
+        (len == 4 && memcmp(name.p, "body", 4) == 0);
     /* deeper bodies are not walked: the node itself still is */
     if (!has_graph || !body_name || depth >= MAX_BODY_DEPTH) return true;
     cmpx_body *grown = realloc(n->bodies, (n->body_count + 1) * sizeof *grown);
@@ -204,10 +204,19 @@ static bool read_node(pb_reader r, cmpx_node *n, int depth) {
         switch (field) {
         case 1: ok = push_string(&n->inputs, &n->input_count, &b); break;
         case 2: ok = push_string(&n->outputs, &n->output_count, &b); break;
-        case 3: free(n->name); ok = (n->name = dup_body(&b)) != NULL; break;
-        case 4: free(n->op_type); ok = (n->op_type = dup_body(&b)) != NULL; break;
+        case 3:
+            free(n->name);
+            ok = (n->name = dup_body(&b)) != NULL;
+            break;
+        case 4:
+            free(n->op_type);
+            ok = (n->op_type = dup_body(&b)) != NULL;
+            break;
         case 5: ok = read_attribute(b, n, depth); break;
-        case 7: free(n->domain); ok = (n->domain = dup_body(&b)) != NULL; break;
+        case 7:
+            free(n->domain);
+            ok = (n->domain = dup_body(&b)) != NULL;
+            break;
         default: break;
         }
         if (!ok) return false;
@@ -331,9 +340,6 @@ void cmpx_model_free(cmpx_model *m) {
 
 void cmpx_node_label(const cmpx_model *m, size_t i, char *buf, size_t size) {
     const cmpx_node *n = &m->nodes[i];
-    if (*n->name)
-        snprintf(buf, size, "%s", n->name);
-    else
-        snprintf(buf, size, "#%zu %s (-> %s)", i, n->op_type,
-                 n->output_count ? n->outputs[0] : "nothing");
+    if (*n->name) snprintf(buf, size, "%s", n->name);
+    else snprintf(buf, size, "#%zu %s (-> %s)", i, n->op_type, n->output_count ? n->outputs[0] : "nothing");
 }

@@ -61,8 +61,7 @@ static scope site_scope(const cmpx_sites *s, size_t site) {
 static size_t observed_index(const cmpx_observed *obs, const char *prefix, const char *name) {
     size_t plen = strlen(prefix);
     for (size_t i = 0; *name && i < obs->count; i++)
-        if (strncmp(obs->names[i], prefix, plen) == 0 && strcmp(obs->names[i] + plen, name) == 0)
-            return i;
+        if (strncmp(obs->names[i], prefix, plen) == 0 && strcmp(obs->names[i] + plen, name) == 0) return i;
     return SIZE_MAX;
 }
 
@@ -87,8 +86,7 @@ static value_ref resolve(const walker *w, scope sc, const char *name, const size
 
 /* A value the holding node takes from the enclosing graph, read by the
  * body as a whole input (slice or item): judged by the whole value. */
-static value_ref whole_input(const walker *w, scope up, const cmpx_node *h, size_t i,
-                             const size_t *chain, int hops) {
+static value_ref whole_input(const walker *w, scope up, const cmpx_node *h, size_t i, const size_t *chain, int hops) {
     value_ref r = i < h->input_count ? resolve(w, up, h->inputs[i], chain, hops + 1)
                                      : (value_ref){REF_UNOBSERVED, NULL, NULL, NULL};
     r.base = NULL; /* the body saw a part of it */
@@ -112,8 +110,7 @@ static value_ref body_input(const walker *w, scope sc, size_t j, const size_t *c
         /* inputs: iteration number, condition, carried values; outputs:
          * condition, carried values, scan outputs */
         if (j == 0) return same;
-        if (last == 0)
-            return j < h->input_count ? resolve(w, up, h->inputs[j], chain, hops + 1) : same;
+        if (last == 0) return j < h->input_count ? resolve(w, up, h->inputs[j], chain, hops + 1) : same;
         return j - 1 < b->output_count ? resolve(w, sc, b->outputs[j - 1], prev, hops + 1) : unknown;
     }
     if (strcmp(h->op_type, "Scan") == 0) {
@@ -141,8 +138,7 @@ static value_ref resolve(const walker *w, scope sc, const char *name, const size
         return (value_ref){REF_OBSERVED, &s->stats[it], s->base[it], NULL};
     }
     const cmpx_model *m = w->sites->model;
-    int made = sc.body ? made_in(sc.body->nodes, sc.body->node_count, name)
-                       : made_in(m->nodes, m->node_count, name);
+    int made = sc.body ? made_in(sc.body->nodes, sc.body->node_count, name) : made_in(m->nodes, m->node_count, name);
     if (made) return made == 1 ? same : unknown;
     if (!sc.body) { /* a graph input or an initializer */
         same.graph_name = name;
@@ -157,8 +153,7 @@ static value_ref resolve(const walker *w, scope sc, const char *name, const size
 }
 
 const tsr_value *cmpx_baseline_input(const cmpx_sites *sites, const cmpx_observed *obs, size_t site,
-                                     const size_t *chain, const char *name,
-                                     const char **graph_name) {
+                                     const size_t *chain, const char *name, const char **graph_name) {
     walker w = {sites, obs};
     value_ref r = resolve(&w, site_scope(sites, site), name, chain, 0);
     *graph_name = r.kind == REF_SAME ? r.graph_name : NULL;
@@ -175,8 +170,7 @@ typedef struct node_verdict {
 
 /* Its outputs' figures in the run `chain`; outs[k] is output k's series
  * (SIZE_MAX: not observed). */
-static void judge_outputs(const walker *w, const size_t *outs, size_t count, const size_t *chain,
-                          node_verdict *v) {
+static void judge_outputs(const walker *w, const size_t *outs, size_t count, const size_t *chain, node_verdict *v) {
     memset(v, 0, sizeof *v);
     v->stats.comparable = true;
     size_t worst = 0;
@@ -214,8 +208,7 @@ static void judge_inputs(const walker *w, size_t site, const size_t *chain, node
     }
 }
 
-static void report(cmpx_divergence *out, size_t i, const size_t *chain, size_t depth,
-                   const node_verdict *v) {
+static void report(cmpx_divergence *out, size_t i, const size_t *chain, size_t depth, const node_verdict *v) {
     out->found = true;
     out->node = i;
     memset(out->chain, 0, sizeof out->chain);
@@ -245,8 +238,7 @@ void cmpx_find_divergence(const cmpx_sites *sites, const cmpx_observed *obs, cmp
     bool have_introducer = false;
     size_t most_outputs = 0;
     for (size_t i = 0; i < sites->count; i++)
-        if (sites->items[i].node->output_count > most_outputs)
-            most_outputs = sites->items[i].node->output_count;
+        if (sites->items[i].node->output_count > most_outputs) most_outputs = sites->items[i].node->output_count;
     /* per site: some node inside its bodies diverged (sites come after their bodies) */
     bool *body_diverged = calloc(sites->count + 1, sizeof *body_diverged);
     size_t *outs = calloc(most_outputs + 1, sizeof *outs);
@@ -291,8 +283,7 @@ void cmpx_find_divergence(const cmpx_sites *sites, const cmpx_observed *obs, cmp
         out->divergent++;
         /* a node holding a body whose node diverged passes that on */
         bool from_body = body_diverged[i];
-        for (size_t p = site->parent; p != SIZE_MAX; p = sites->items[p].parent)
-            body_diverged[p] = true;
+        for (size_t p = site->parent; p != SIZE_MAX; p = sites->items[p].parent) body_diverged[p] = true;
         bool introduces = !v.inputs_differed && !v.inputs_unobserved && !from_body;
         if (introduces) {
             if (out->listed_count < CMPX_LISTED) out->listed[out->listed_count++] = i;

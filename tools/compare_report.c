@@ -14,16 +14,13 @@ void cmpx_print_stats_text(const cmpx_stats *s) {
         printf("%s", cmpx_agrees(s) ? "equal" : s->why);
         return;
     }
-    printf("max_abs %.3g  max_rel %.3g  over tolerance %zu of %zu", s->max_abs, s->max_rel,
-           s->mismatches, s->count);
+    printf("max_abs %.3g  max_rel %.3g  over tolerance %zu of %zu", s->max_abs, s->max_rel, s->mismatches, s->count);
     if (s->nonfinite_mismatches) printf(" (%zu NaN/Inf)", s->nonfinite_mismatches);
-    if (s->has_worst)
-        printf("  worst [%zu]: %s vs %s", s->worst_index, s->baseline_value, s->value);
+    if (s->has_worst) printf("  worst [%zu]: %s vs %s", s->worst_index, s->baseline_value, s->value);
 }
 
 /* ", in iteration 3 of loop0" for a body node's run, "" elsewhere. */
-static void where_text(const cmpx_sites *m, size_t site, const size_t *chain, char *buf,
-                       size_t size) {
+static void where_text(const cmpx_sites *m, size_t site, const size_t *chain, char *buf, size_t size) {
     char text[1024];
     cmpx_chain_text(m, site, chain, m->items[site].depth, text, sizeof text);
     snprintf(buf, size, "%s%s", *text ? ", in " : "", text);
@@ -46,18 +43,16 @@ static void print_isolation_text(const cmpx_isolation *iso) {
     }
     printf("    alone on the baseline's inputs: ");
     cmpx_print_stats_text(&iso->stats);
-    printf("\n      -> %s\n", cmpx_agrees(&iso->stats)
-                                  ? "within tolerance: the node amplifies differences its "
-                                    "inputs carried"
-                                  : "over tolerance: the node itself introduces the difference");
+    printf("\n      -> %s\n",
+           cmpx_agrees(&iso->stats) ? "within tolerance: the node amplifies differences its "
+                                      "inputs carried"
+                                    : "over tolerance: the node itself introduces the difference");
 }
 
-void cmpx_print_divergence_text(const cmpx_sites *m, const cmpx_divergence *d,
-                                const cmpx_isolation *iso, const char *provider,
-                                const char *baseline_provider) {
+void cmpx_print_divergence_text(const cmpx_sites *m, const cmpx_divergence *d, const cmpx_isolation *iso,
+                                const char *provider, const char *baseline_provider) {
     if (!d->found) {
-        printf("  first divergent node: none (%zu nodes compared, all within tolerance)\n",
-               d->compared);
+        printf("  first divergent node: none (%zu nodes compared, all within tolerance)\n", d->compared);
         print_earliest_text(m, d);
         return;
     }
@@ -65,21 +60,19 @@ void cmpx_print_divergence_text(const cmpx_sites *m, const cmpx_divergence *d,
     cmpx_site_label(m, d->node, label, sizeof label);
     where_text(m, d->node, d->chain, where, sizeof where);
     const cmpx_node *n = m->items[d->node].node;
-    printf("  first divergent node: %s (%s%s%s) run by %s, baseline %s%s\n", label,
-           *n->domain ? n->domain : "", *n->domain ? "." : "", n->op_type,
-           provider, baseline_provider, where);
+    printf("  first divergent node: %s (%s%s%s) run by %s, baseline %s%s\n", label, *n->domain ? n->domain : "",
+           *n->domain ? "." : "", n->op_type, provider, baseline_provider, where);
     printf("    output %s: ", d->output);
     cmpx_print_stats_text(&d->stats);
     printf("\n    inputs: %s (max_abs %.3g)\n",
-           d->inputs_differed     ? "already over tolerance: the difference was inherited"
-           : d->inputs_unobserved ? "some not observable; the difference may be inherited"
-                                  : d->inputs_max_abs > 0
-                                      ? "within tolerance, but not identical"
-                                      : "identical: this node introduced the difference",
+           d->inputs_differed          ? "already over tolerance: the difference was inherited"
+               : d->inputs_unobserved  ? "some not observable; the difference may be inherited"
+               : d->inputs_max_abs > 0 ? "within tolerance, but not identical"
+                                       : "identical: this node introduced the difference",
            d->inputs_max_abs);
     print_isolation_text(iso);
-    printf("  nodes compared %zu, over tolerance %zu, introducing a difference %zu", d->compared,
-           d->divergent, d->introducing);
+    printf("  nodes compared %zu, over tolerance %zu, introducing a difference %zu", d->compared, d->divergent,
+           d->introducing);
     for (size_t i = 0; i < d->listed_count; i++) {
         cmpx_site_label(m, d->listed[i], label, sizeof label);
         printf("%s%s", i ? ", " : ": ", label);
@@ -95,26 +88,18 @@ void cmpx_print_stats_json(const char *name, const cmpx_stats *s) {
     cmpx_json_number(stdout, s->max_abs);
     printf(", \"max_rel\": ");
     cmpx_json_number(stdout, s->max_rel);
-    printf(", \"mismatches\": %zu, \"nonfinite_mismatches\": %zu, \"count\": %zu, ",
-           s->mismatches, s->nonfinite_mismatches, s->count);
-    if (s->has_worst)
-        printf("\"worst_index\": %zu, ", s->worst_index);
-    else
-        printf("\"worst_index\": null, ");
+    printf(", \"mismatches\": %zu, \"nonfinite_mismatches\": %zu, \"count\": %zu, ", s->mismatches,
+           s->nonfinite_mismatches, s->count);
+    if (s->has_worst) printf("\"worst_index\": %zu, ", s->worst_index);
+    else printf("\"worst_index\": null, ");
     printf("\"baseline_value\": ");
-    if (s->has_worst && s->numeric)
-        cmpx_json_number(stdout, s->baseline_number);
-    else if (s->has_worst)
-        cmpx_json_string(stdout, s->baseline_value);
-    else
-        printf("null");
+    if (s->has_worst && s->numeric) cmpx_json_number(stdout, s->baseline_number);
+    else if (s->has_worst) cmpx_json_string(stdout, s->baseline_value);
+    else printf("null");
     printf(", \"value\": ");
-    if (s->has_worst && s->numeric)
-        cmpx_json_number(stdout, s->number);
-    else if (s->has_worst)
-        cmpx_json_string(stdout, s->value);
-    else
-        printf("null");
+    if (s->has_worst && s->numeric) cmpx_json_number(stdout, s->number);
+    else if (s->has_worst) cmpx_json_string(stdout, s->value);
+    else printf("null");
     printf(", \"agree\": %s", cmpx_agrees(s) ? "true" : "false");
     if (s->why[0]) {
         printf(", \"why\": ");
@@ -156,9 +141,8 @@ static void print_chain_json(const cmpx_sites *m, size_t site, const size_t *cha
     printf("]");
 }
 
-void cmpx_print_divergence_json(const cmpx_sites *m, const cmpx_divergence *d,
-                                const cmpx_isolation *iso, const char *provider,
-                                const char *baseline_provider) {
+void cmpx_print_divergence_json(const cmpx_sites *m, const cmpx_divergence *d, const cmpx_isolation *iso,
+                                const char *provider, const char *baseline_provider) {
     if (!d->found) {
         printf("null");
         return;
@@ -186,11 +170,10 @@ void cmpx_print_divergence_json(const cmpx_sites *m, const cmpx_divergence *d,
     cmpx_json_number(stdout, d->stats.max_rel);
     printf(", \"mismatches\": %zu, \"inputs_differed\": %s, \"inputs_unobserved\": %s, "
            "\"inputs_max_abs\": ",
-           d->stats.mismatches, d->inputs_differed ? "true" : "false",
-           d->inputs_unobserved ? "true" : "false");
+           d->stats.mismatches, d->inputs_differed ? "true" : "false", d->inputs_unobserved ? "true" : "false");
     cmpx_json_number(stdout, d->inputs_max_abs);
-    printf(", \"nodes_compared\": %zu, \"nodes_over_tolerance\": %zu, \"nodes_introducing\": %zu",
-           d->compared, d->divergent, d->introducing);
+    printf(", \"nodes_compared\": %zu, \"nodes_over_tolerance\": %zu, \"nodes_introducing\": %zu", d->compared,
+           d->divergent, d->introducing);
     printf(", \"isolated\": ");
     print_isolation_json(iso);
     printf("}");

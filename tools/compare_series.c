@@ -45,8 +45,7 @@ static void walk(builder *b, const tsr_value *base, const tsr_value *got, size_t
         push(b, base, &st);
         return;
     }
-    bool seqs = tsr_value_get_kind(base) == TSR_VALUE_SEQUENCE &&
-                tsr_value_get_kind(got) == TSR_VALUE_SEQUENCE;
+    bool seqs = tsr_value_get_kind(base) == TSR_VALUE_SEQUENCE && tsr_value_get_kind(got) == TSR_VALUE_SEQUENCE;
     size_t nb = seqs ? tsr_value_count(base) : 0, ng = seqs ? tsr_value_count(got) : 0;
     for (size_t i = 0; i < nb && i < ng && !b->failed; i++) {
         b->chain[level] = i;
@@ -57,9 +56,8 @@ static void walk(builder *b, const tsr_value *base, const tsr_value *got, size_t
      * differs): one item, not comparable, where the runs part. */
     cmpx_stats st;
     memset(&st, 0, sizeof st);
-    snprintf(st.why, sizeof st.why, seqs ? "the body ran %zu times here, %zu in the baseline"
-                                         : "not a sequence of the body's runs",
-             ng, nb);
+    snprintf(st.why, sizeof st.why,
+             seqs ? "the body ran %zu times here, %zu in the baseline" : "not a sequence of the body's runs", ng, nb);
     st.count = 1;
     st.mismatches = 1;
     b->chain[level] = nb < ng ? nb : ng;
@@ -67,8 +65,8 @@ static void walk(builder *b, const tsr_value *base, const tsr_value *got, size_t
     push(b, NULL, &st);
 }
 
-bool cmpx_series_measure(const tsr_value *base, const tsr_value *got, size_t depth,
-                         cmp_tolerance tol, cmpx_series *out) {
+bool cmpx_series_measure(const tsr_value *base, const tsr_value *got, size_t depth, cmp_tolerance tol,
+                         cmpx_series *out) {
     memset(out, 0, sizeof *out);
     out->depth = depth < CMPX_MAX_DEPTH ? depth : CMPX_MAX_DEPTH;
     builder b = {out, tol, {0}, false};

@@ -14,9 +14,9 @@
 #include "compare_tool.h"
 
 bool cmpx_is_control_flow(const cmpx_node *n) {
-    return !*n->domain && (strcmp(n->op_type, "If") == 0 || strcmp(n->op_type, "Loop") == 0 ||
-                           strcmp(n->op_type, "Scan") == 0 ||
-                           strcmp(n->op_type, "SequenceMap") == 0);
+    return !*n->domain &&
+        (strcmp(n->op_type, "If") == 0 || strcmp(n->op_type, "Loop") == 0 || strcmp(n->op_type, "Scan") == 0 ||
+         strcmp(n->op_type, "SequenceMap") == 0);
 }
 
 static bool push_site(cmpx_sites *s, const cmpx_site *site) {
@@ -27,12 +27,12 @@ static bool push_site(cmpx_sites *s, const cmpx_site *site) {
     return true;
 }
 
-static bool add_graph(cmpx_sites *s, const cmpx_node *nodes, size_t count, const char *prefix,
-                      const cmpx_body *body, size_t depth);
+static bool add_graph(cmpx_sites *s, const cmpx_node *nodes, size_t count, const char *prefix, const cmpx_body *body,
+                      size_t depth);
 
 /* Node `i` of a graph: its bodies' nodes, then itself. */
-static bool add_node(cmpx_sites *s, const cmpx_node *n, size_t i, const char *prefix,
-                     const cmpx_body *body, size_t depth) {
+static bool add_node(cmpx_sites *s, const cmpx_node *n, size_t i, const char *prefix, const cmpx_body *body,
+                     size_t depth) {
     size_t first = s->count;
     for (size_t b = 0; cmpx_is_control_flow(n) && depth < CMPX_MAX_DEPTH && b < n->body_count; b++) {
         const cmpx_body *bd = &n->bodies[b];
@@ -51,13 +51,12 @@ static bool add_node(cmpx_sites *s, const cmpx_node *n, size_t i, const char *pr
     }
     /* the direct children learn their parent now that it has an index */
     for (size_t k = first; k + 1 < s->count; k++)
-        if (s->items[k].depth == depth + 1 && s->items[k].parent == SIZE_MAX)
-            s->items[k].parent = s->count - 1;
+        if (s->items[k].depth == depth + 1 && s->items[k].parent == SIZE_MAX) s->items[k].parent = s->count - 1;
     return true;
 }
 
-static bool add_graph(cmpx_sites *s, const cmpx_node *nodes, size_t count, const char *prefix,
-                      const cmpx_body *body, size_t depth) {
+static bool add_graph(cmpx_sites *s, const cmpx_node *nodes, size_t count, const char *prefix, const cmpx_body *body,
+                      size_t depth) {
     for (size_t i = 0; i < count; i++)
         if (!add_node(s, &nodes[i], i, prefix, body, depth)) return false;
     return true;
@@ -80,15 +79,13 @@ void cmpx_sites_free(cmpx_sites *s) {
 void cmpx_site_label(const cmpx_sites *s, size_t i, char *buf, size_t size) {
     const cmpx_site *site = &s->items[i];
     const cmpx_node *n = site->node;
-    if (*n->name)
-        snprintf(buf, size, "%s%s", site->prefix, n->name);
+    if (*n->name) snprintf(buf, size, "%s%s", site->prefix, n->name);
     else
         snprintf(buf, size, "%s#%zu %s (-> %s)", site->prefix, site->index, n->op_type,
                  n->output_count ? n->outputs[0] : "nothing");
 }
 
-void cmpx_chain_text(const cmpx_sites *s, size_t site, const size_t *chain, size_t depth, char *buf,
-                     size_t size) {
+void cmpx_chain_text(const cmpx_sites *s, size_t site, const size_t *chain, size_t depth, char *buf, size_t size) {
     /* The levels, innermost first, named by the node that holds each body;
      * an If branch runs once per run of its If, so it adds nothing. */
     size_t used = 0;
@@ -101,8 +98,7 @@ void cmpx_chain_text(const cmpx_sites *s, size_t site, const size_t *chain, size
         char label[512];
         cmpx_site_label(s, p, label, sizeof label);
         int n = snprintf(buf + used, size - used, "%s%s %zu of %s", used ? ", " : "",
-                         strcmp(holder->op_type, "SequenceMap") == 0 ? "item" : "iteration",
-                         chain[level], label);
+                         strcmp(holder->op_type, "SequenceMap") == 0 ? "item" : "iteration", chain[level], label);
         if (n < 0 || (size_t)n >= size - used) break;
         used += (size_t)n;
     }

@@ -32,7 +32,8 @@ static double excess(double base, double got, cmp_tolerance tol, bool *nonfinite
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static void set_unlike(cmpx_stats *out, const char *fmt, ...) {
+static void
+set_unlike(cmpx_stats *out, const char *fmt, ...) {
     va_list ap;
     out->comparable = false;
     va_start(ap, fmt);
@@ -40,8 +41,7 @@ static void set_unlike(cmpx_stats *out, const char *fmt, ...) {
     va_end(ap);
 }
 
-static void measure_tensors(const tsr_tensor *base, const tsr_tensor *got, cmp_tolerance tol,
-                            cmpx_stats *out) {
+static void measure_tensors(const tsr_tensor *base, const tsr_tensor *got, cmp_tolerance tol, cmpx_stats *out) {
     if (base->elem_type != got->elem_type) {
         set_unlike(out, "type %s, baseline %s", tsr_elem_type_name(got->elem_type),
                    tsr_elem_type_name(base->elem_type));
@@ -83,8 +83,7 @@ static void measure_tensors(const tsr_tensor *base, const tsr_tensor *got, cmp_t
         for (size_t i = 0; i < n; i++) {
             double a, b;
             if (!tio_element_as_double(base, i, &a) || !tio_element_as_double(got, i, &b)) {
-                set_unlike(out, "cannot compare element type %s",
-                           tsr_elem_type_name(base->elem_type));
+                set_unlike(out, "cannot compare element type %s", tsr_elem_type_name(base->elem_type));
                 return;
             }
             bool nonfinite;
@@ -115,8 +114,7 @@ static void measure_tensors(const tsr_tensor *base, const tsr_tensor *got, cmp_t
     }
 }
 
-void cmpx_measure(const tsr_value *baseline, const tsr_value *got, cmp_tolerance tol,
-                  cmpx_stats *out) {
+void cmpx_measure(const tsr_value *baseline, const tsr_value *got, cmp_tolerance tol, cmpx_stats *out) {
     memset(out, 0, sizeof *out);
     out->comparable = true;
     if (!baseline || !got) {
@@ -163,19 +161,14 @@ void cmpx_stats_merge(cmpx_stats *acc, const cmpx_stats *s) {
 void cmpx_json_string(FILE *f, const char *s) {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
+        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+        else fputc(*p, f);
     }
     fputc('"', f);
 }
 
 void cmpx_json_number(FILE *f, double v) {
-    if (isfinite(v))
-        fprintf(f, "%.9g", v);
-    else
-        fputs("null", f);
+    if (isfinite(v)) fprintf(f, "%.9g", v);
+    else fputs("null", f);
 }

@@ -16,7 +16,7 @@ struct cmpx_body;
  * written there: the names a user knows, whatever fusion or function
  * expansion the session does. */
 typedef struct cmpx_node {
-    char *name;    /* "" when the model gave none */
+    char *name; /* "" when the model gave none */
     char *op_type;
     char *domain;  /* "" for ai.onnx */
     char **inputs; /* "" where an optional input is omitted */
@@ -71,25 +71,24 @@ void cmpx_node_label(const cmpx_model *m, size_t i, char *buf, size_t size);
 
 /* --- error figures (compare_stats.c) ------------------------------------- */
 typedef struct cmpx_stats {
-    bool comparable;        /* false: kind, type or shape differ (see why) */
+    bool comparable; /* false: kind, type or shape differ (see why) */
     char why[256];
-    size_t count;           /* scalar components compared */
-    size_t mismatches;      /* components over tolerance */
-    size_t nonfinite_mismatches; /* of those, NaN/Inf on one side only (or different infinities) */
-    double max_abs;         /* over pairs of finite numbers */
-    double max_rel;         /* |a-b| / |baseline|, over finite pairs with baseline != 0 */
-    bool has_worst;         /* a worst element exists (count > 0) */
-    size_t worst_index;     /* flat component index */
+    size_t count;                       /* scalar components compared */
+    size_t mismatches;                  /* components over tolerance */
+    size_t nonfinite_mismatches;        /* of those, NaN/Inf on one side only (or different infinities) */
+    double max_abs;                     /* over pairs of finite numbers */
+    double max_rel;                     /* |a-b| / |baseline|, over finite pairs with baseline != 0 */
+    bool has_worst;                     /* a worst element exists (count > 0) */
+    size_t worst_index;                 /* flat component index */
     char baseline_value[64], value[64]; /* the worst element, as text */
-    bool numeric;           /* the worst element as numbers too: */
+    bool numeric;                       /* the worst element as numbers too: */
     double baseline_number, number;
 } cmpx_stats;
 
 /* Measures `got` against `baseline` with the same rule as cmp_tensors. The
  * worst element is the one furthest over its allowance (atol + rtol*|base|);
  * a NaN/Inf mismatch counts as infinitely far. */
-void cmpx_measure(const tsr_value *baseline, const tsr_value *got, cmp_tolerance tol,
-                  cmpx_stats *out);
+void cmpx_measure(const tsr_value *baseline, const tsr_value *got, cmp_tolerance tol, cmpx_stats *out);
 /* True when the figures are within tolerance. */
 bool cmpx_agrees(const cmpx_stats *s);
 /* Merges `s` into `acc` (max of maxima, sum of counts); for a node with
@@ -98,8 +97,8 @@ void cmpx_stats_merge(cmpx_stats *acc, const cmpx_stats *s);
 
 /* --- against the float64 oracle (compare_accuracy.c) --------------------- */
 typedef struct cmpx_accuracy {
-    bool valid;      /* false: not a float tensor of the oracle's type and shape */
-    size_t count;    /* pairs of finite numbers measured */
+    bool valid;   /* false: not a float tensor of the oracle's type and shape */
+    size_t count; /* pairs of finite numbers measured */
     double max_abs, max_rel, mean_abs;
     /* distance in units in the last place of the value's type, over the
      * finite pairs: median, 99th percentile, largest */
@@ -143,8 +142,7 @@ void cmpx_site_label(const cmpx_sites *s, size_t i, char *buf, size_t size);
 /* Where in the loops a run of site `site` was: "iteration 3 of loop0" (one
  * phrase per enclosing Loop/Scan, "item N of" for SequenceMap, innermost
  * first); "" when every enclosing body is an If branch. */
-void cmpx_chain_text(const cmpx_sites *s, size_t site, const size_t *chain, size_t depth, char *buf,
-                     size_t size);
+void cmpx_chain_text(const cmpx_sites *s, size_t site, const size_t *chain, size_t depth, char *buf, size_t size);
 
 /* --- one value over the runs of its body (compare_series.c) --------------- */
 typedef struct cmpx_series {
@@ -158,8 +156,8 @@ typedef struct cmpx_series {
 /* Pairs the items of two values nested `depth` levels deep (sequences of
  * the body's runs) and measures each; a level where the body ran a
  * different number of times adds one item that is not comparable. */
-bool cmpx_series_measure(const tsr_value *base, const tsr_value *got, size_t depth,
-                         cmp_tolerance tol, cmpx_series *out);
+bool cmpx_series_measure(const tsr_value *base, const tsr_value *got, size_t depth, cmp_tolerance tol,
+                         cmpx_series *out);
 void cmpx_series_free(cmpx_series *s);
 /* The item at `chain` (depth entries), or SIZE_MAX. */
 size_t cmpx_series_find(const cmpx_series *s, const size_t *chain);
@@ -176,18 +174,18 @@ typedef struct cmpx_observed {
 #define CMPX_LISTED 8
 
 typedef struct cmpx_divergence {
-    bool found;             /* some node's outputs are over tolerance */
-    size_t node;            /* the one reported: index into the sites */
+    bool found;                   /* some node's outputs are over tolerance */
+    size_t node;                  /* the one reported: index into the sites */
     size_t chain[CMPX_MAX_DEPTH]; /* the run of its body where it diverged first */
-    const char *output;     /* its output with the most mismatches (borrowed) */
-    cmpx_stats stats;       /* over all its observed outputs, in that run */
-    bool inputs_differed;   /* one of its inputs was already over tolerance */
-    bool inputs_unobserved; /* an input made by another node was not observed */
-    double inputs_max_abs;  /* largest |diff| among its observed inputs */
-    size_t compared;        /* nodes with at least one observed output */
-    size_t divergent;       /* of those, over tolerance */
-    size_t introducing;     /* of those, with inputs all observed and within tolerance */
-    size_t listed[CMPX_LISTED]; /* the first introducing nodes (site indices) */
+    const char *output;           /* its output with the most mismatches (borrowed) */
+    cmpx_stats stats;             /* over all its observed outputs, in that run */
+    bool inputs_differed;         /* one of its inputs was already over tolerance */
+    bool inputs_unobserved;       /* an input made by another node was not observed */
+    double inputs_max_abs;        /* largest |diff| among its observed inputs */
+    size_t compared;              /* nodes with at least one observed output */
+    size_t divergent;             /* of those, over tolerance */
+    size_t introducing;           /* of those, with inputs all observed and within tolerance */
+    size_t listed[CMPX_LISTED];   /* the first introducing nodes (site indices) */
     size_t listed_count;
     /* The first node whose outputs differ at all (even within tolerance)
      * while its inputs are identical: where differences start. */
@@ -214,8 +212,7 @@ void cmpx_find_divergence(const cmpx_sites *sites, const cmpx_observed *obs, cmp
  * or NULL when it was not observed whole (a scanned slice, an iteration
  * number, a value no session handed back). */
 const tsr_value *cmpx_baseline_input(const cmpx_sites *sites, const cmpx_observed *obs, size_t site,
-                                     const size_t *chain, const char *name,
-                                     const char **graph_name);
+                                     const size_t *chain, const char *name, const char **graph_name);
 
 /* --- one node alone (compare_isolate.c) --------------------------------- */
 /* The value named `name` (a graph input or an observed node output), or
@@ -227,9 +224,8 @@ typedef const tsr_value *(*cmpx_value_lookup)(void *user, const char *name);
  * graph come from the file). outputs[k] receives node output k (NULL where
  * it was not fetched); the caller frees them. On failure writes why into
  * err. */
-bool cmpx_isolate(const char *model_path, const cmpx_model *m, const cmpx_node *n,
-                  const tsr_session_options *options, cmpx_value_lookup find, void *user,
-                  tsr_value **outputs, char *err, size_t err_size);
+bool cmpx_isolate(const char *model_path, const cmpx_model *m, const cmpx_node *n, const tsr_session_options *options,
+                  cmpx_value_lookup find, void *user, tsr_value **outputs, char *err, size_t err_size);
 
 /* --- reporting (compare_report.c) --------------------------------------- */
 /* What running the divergent node alone showed (cmd_compare.c's isolate). */
@@ -245,12 +241,10 @@ void cmpx_print_stats_text(const cmpx_stats *s);
 void cmpx_print_stats_json(const char *name, const cmpx_stats *s);
 /* The --per-node findings of one run; `provider` ran the node in the
  * compared set, `baseline_provider` in the baseline. */
-void cmpx_print_divergence_text(const cmpx_sites *m, const cmpx_divergence *d,
-                                const cmpx_isolation *iso, const char *provider,
-                                const char *baseline_provider);
-void cmpx_print_divergence_json(const cmpx_sites *m, const cmpx_divergence *d,
-                                const cmpx_isolation *iso, const char *provider,
-                                const char *baseline_provider);
+void cmpx_print_divergence_text(const cmpx_sites *m, const cmpx_divergence *d, const cmpx_isolation *iso,
+                                const char *provider, const char *baseline_provider);
+void cmpx_print_divergence_json(const cmpx_sites *m, const cmpx_divergence *d, const cmpx_isolation *iso,
+                                const char *provider, const char *baseline_provider);
 /* {"name", "op", "iteration", "max_abs"} of where differences start, or null. */
 void cmpx_print_start_json(const cmpx_sites *m, const cmpx_divergence *d);
 
@@ -262,7 +256,7 @@ typedef struct cmpx_input_spec {
 
 typedef struct cmpx_inputs {
     size_t count;
-    const char **names;   /* owned (malloc'd) */
+    const char **names; /* owned (malloc'd) */
     tsr_value **values;
     tsr_tensor *views;
     const tsr_tensor **tensors;
@@ -270,8 +264,8 @@ typedef struct cmpx_inputs {
 
 /* Loads the given inputs and generates the rest as `tessera run` does (the
  * same seed, so the same data). Errors are printed. */
-bool cmpx_inputs_make(tsr_session *s, const char *model, const cmpx_input_spec *given,
-                      size_t given_count, const cli_common *common, cmpx_inputs *out);
+bool cmpx_inputs_make(tsr_session *s, const char *model, const cmpx_input_spec *given, size_t given_count,
+                      const cli_common *common, cmpx_inputs *out);
 void cmpx_inputs_free(cmpx_inputs *in);
 
 /* --- JSON text ----------------------------------------------------------- */

@@ -135,8 +135,7 @@ static pid_t start_child(const fp_pool *p, size_t index, slot *sl) {
 /* The child closed its pipe: reap it and turn what it said into a result. */
 static void finish_child(const fp_pool *p, slot *sl, fp_result *res) {
     int status = 0;
-    while (waitpid(sl->pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (waitpid(sl->pid, &status, 0) < 0 && errno == EINTR) {}
     close(sl->fd);
     sl->msg[sl->len] = '\0';
     res->log = slurp_log(sl->log);
@@ -150,8 +149,8 @@ static void finish_child(const fp_pool *p, slot *sl, fp_result *res) {
     if (sl->killed) {
         snprintf(buf, sizeof buf, "timed out after %g s%s%s", p->timeout, said, tail);
     } else if (WIFSIGNALED(status)) {
-        snprintf(buf, sizeof buf, "crashed (signal %d, %s)%s%s", WTERMSIG(status),
-                 strsignal(WTERMSIG(status)), said, tail);
+        snprintf(buf, sizeof buf, "crashed (signal %d, %s)%s%s", WTERMSIG(status), strsignal(WTERMSIG(status)), said,
+                 tail);
     } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
         snprintf(buf, sizeof buf, "exited with status %d%s%s", WEXITSTATUS(status), said, tail);
     } else if (sl->len == 0 || !sl->msg[0]) {
@@ -192,8 +191,7 @@ static void run_forked(const fp_pool *p, fp_result *results) {
                 kill(slots[k].pid, SIGKILL);
                 slots[k].killed = true;
             }
-            if (slots[k].deadline && !slots[k].killed && slots[k].deadline - now < wait)
-                wait = slots[k].deadline - now;
+            if (slots[k].deadline && !slots[k].killed && slots[k].deadline - now < wait) wait = slots[k].deadline - now;
             pfds[nfds].fd = slots[k].fd;
             pfds[nfds].events = POLLIN;
             pfds[nfds].revents = 0;

@@ -211,8 +211,8 @@ static void value_info(rd *r, uint64_t end, scan *s) {
 }
 
 static bool is_index_op(const char *op, bool *has_axis) {
-    *has_axis = strcmp(op, "Gather") == 0 || strcmp(op, "GatherElements") == 0 ||
-                strcmp(op, "ScatterElements") == 0 || strcmp(op, "Scatter") == 0;
+    *has_axis = strcmp(op, "Gather") == 0 || strcmp(op, "GatherElements") == 0 || strcmp(op, "ScatterElements") == 0 ||
+        strcmp(op, "Scatter") == 0;
     return *has_axis || strcmp(op, "GatherND") == 0 || strcmp(op, "ScatterND") == 0;
 }
 

@@ -26,8 +26,7 @@ bool profile_write_trace(const char *path, const char *events) {
         fprintf(stderr, "tessera: cannot write %s: %s\n", path, strerror(errno));
         return false;
     }
-    fprintf(f, "{\"traceEvents\": %s, \"displayTimeUnit\": \"ms\"}\n",
-            events && *events ? events : "[]");
+    fprintf(f, "{\"traceEvents\": %s, \"displayTimeUnit\": \"ms\"}\n", events && *events ? events : "[]");
     bool ok = !ferror(f);
     if (fclose(f) != 0) ok = false;
     if (!ok) fprintf(stderr, "tessera: cannot write %s: %s\n", path, strerror(errno));
@@ -43,7 +42,7 @@ typedef struct json_in {
 typedef struct event {
     char cat[32], provider[128], ops[FIELD_MAX];
     char from[128], to[128]; /* copies: "host" or the provider whose memory */
-    char impl[FIELD_MAX]; /* the provider's piece_describe, ';'-separated */
+    char impl[FIELD_MAX];    /* the provider's piece_describe, ';'-separated */
     double dur_us, bytes;
 } event;
 
@@ -91,10 +90,10 @@ static bool read_string(json_in *in, char *out, size_t size) {
                 unsigned v = 0;
                 for (int k = 0; k < 4; k++) {
                     char h = *in->p;
-                    int d = h >= '0' && h <= '9'   ? h - '0'
-                            : h >= 'a' && h <= 'f' ? h - 'a' + 10
-                            : h >= 'A' && h <= 'F' ? h - 'A' + 10
-                                                   : -1;
+                    int d = h >= '0' && h <= '9' ? h - '0'
+                        : h >= 'a' && h <= 'f'   ? h - 'a' + 10
+                        : h >= 'A' && h <= 'F'   ? h - 'A' + 10
+                                                 : -1;
                     if (d < 0) {
                         in->bad = true;
                         return false;
@@ -187,7 +186,9 @@ static bool skip_value(json_in *in, int depth) {
             }
             return expect(in, ']');
         }
-    case 't': case 'f': case 'n': {
+    case 't':
+    case 'f':
+    case 'n': {
         const char *word = *in->p == 't' ? "true" : *in->p == 'f' ? "false" : "null";
         size_t n = strlen(word);
         if (strncmp(in->p, word, n) != 0) {
@@ -267,8 +268,7 @@ static tally_row *tally_get(tally *t, const char *key) {
     return r;
 }
 
-static void tally_add(tally *t, const char *key, double count, double us, double bytes,
-                      double fused) {
+static void tally_add(tally *t, const char *key, double count, double us, double bytes, double fused) {
     tally_row *r = tally_get(t, key);
     if (!r) return;
     r->count += count;
@@ -341,18 +341,19 @@ static void print_impls(FILE *f, tally *t, size_t runs) {
 
 typedef enum extra_column { NO_EXTRA, BYTES_COLUMN, FUSED_COLUMN } extra_column;
 
-static void print_table(FILE *f, const char *title, const char *count_name, tally *t,
-                        double all_us, size_t runs, extra_column extra) {
+static void print_table(FILE *f, const char *title, const char *count_name, tally *t, double all_us, size_t runs,
+                        extra_column extra) {
     qsort(t->rows, t->count, sizeof *t->rows, by_time_desc);
-    fprintf(f, "%-24s %10s %12s %12s %7s%s\n", title, count_name, "total ms",
-            runs ? "ms/run" : "", "share",
-            extra == BYTES_COLUMN ? "        MB" : extra == FUSED_COLUMN ? "   in fused" : "");
+    fprintf(f, "%-24s %10s %12s %12s %7s%s\n", title, count_name, "total ms", runs ? "ms/run" : "", "share",
+            extra == BYTES_COLUMN       ? "        MB"
+                : extra == FUSED_COLUMN ? "   in fused"
+                                        : "");
     for (size_t i = 0; i < t->count; i++) {
         const tally_row *r = &t->rows[i];
         char per_run[32] = "";
         if (runs) snprintf(per_run, sizeof per_run, "%.3f", r->total_us / 1e3 / (double)runs);
-        fprintf(f, "  %-22.22s %10.0f %12.3f %12s %6.1f%%", r->key, r->count, r->total_us / 1e3,
-                per_run, all_us > 0 ? 100.0 * r->total_us / all_us : 0.0);
+        fprintf(f, "  %-22.22s %10.0f %12.3f %12s %6.1f%%", r->key, r->count, r->total_us / 1e3, per_run,
+                all_us > 0 ? 100.0 * r->total_us / all_us : 0.0);
         if (extra == BYTES_COLUMN) fprintf(f, " %9.2f", r->bytes / 1e6);
         if (extra == FUSED_COLUMN) fprintf(f, " %10.0f", r->fused);
         fputc('\n', f);
@@ -429,13 +430,13 @@ bool profile_print_summary(FILE *f, const char *events, size_t runs) {
         ok = false;
     } else if (ok) {
         double all = s.piece_us + s.copy_us;
-        fprintf(f, "profile: %zu piece runs, %zu copies, %.3f ms recorded", s.n_pieces,
-                s.n_copies, all / 1e3);
+        fprintf(f, "profile: %zu piece runs, %zu copies, %.3f ms recorded", s.n_pieces, s.n_copies, all / 1e3);
         if (runs) fprintf(f, " over %zu runs", runs);
         fputc('\n', f);
         if (s.n_control)
-            fprintf(f, "control flow: %zu If/Loop/Scan/SequenceMap runs, %.3f ms, their bodies' pieces and copies\n"
-                       "  counted below by provider and op\n",
+            fprintf(f,
+                    "control flow: %zu If/Loop/Scan/SequenceMap runs, %.3f ms, their bodies' pieces and copies\n"
+                    "  counted below by provider and op\n",
                     s.n_control, s.control_us / 1e3);
         print_table(f, "provider", "pieces", &s.providers, all, runs, NO_EXTRA);
         if (s.n_copies) print_table(f, "copies", "count", &s.copies, all, runs, BYTES_COLUMN);
@@ -444,11 +445,13 @@ bool profile_print_summary(FILE *f, const char *events, size_t runs) {
         bool any_fused = false;
         for (size_t i = 0; i < s.ops.count; i++) any_fused = any_fused || s.ops.rows[i].fused > 0;
         if (any_fused)
-            fprintf(f, "(a multi-node piece's time is split evenly among its nodes; run with\n"
-                       " every value observed for per-node times of unfused kernels)\n");
+            fprintf(f,
+                    "(a multi-node piece's time is split evenly among its nodes; run with\n"
+                    " every value observed for per-node times of unfused kernels)\n");
         if (s.cut_lists)
-            fprintf(f, "(%zu piece events list only their first ops: lists are cut\n"
-                       " at %d bytes; their time is split among the ops listed)\n",
+            fprintf(f,
+                    "(%zu piece events list only their first ops: lists are cut\n"
+                    " at %d bytes; their time is split among the ops listed)\n",
                     s.cut_lists, LIBRARY_OPS_CUT);
     }
     tally_free(&s.providers);

@@ -38,8 +38,8 @@ static const char *or_dash(const char *s) { return s && *s ? s : "-"; }
 void cli_print_device(FILE *f, const char *indent, size_t index, const tsr_device_desc *dev) {
     char mem[32];
     cli_format_bytes(mem, sizeof mem, dev->memory_bytes);
-    fprintf(f, "%sdevice %zu: %s\n%s  kind: %s\n%s  vendor: %s\n%s  memory: %s, %s\n", indent,
-            index, or_dash(dev->name), indent, cli_device_kind_name(dev->kind), indent,
-            or_dash(dev->vendor), indent, cli_memory_kind_name(dev->memory_kind), mem);
+    fprintf(f, "%sdevice %zu: %s\n%s  kind: %s\n%s  vendor: %s\n%s  memory: %s, %s\n", indent, index,
+            or_dash(dev->name), indent, cli_device_kind_name(dev->kind), indent, or_dash(dev->vendor), indent,
+            cli_memory_kind_name(dev->memory_kind), mem);
     if (dev->details && *dev->details) fprintf(f, "%s  details: %s\n", indent, dev->details);
 }

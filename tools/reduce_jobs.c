@@ -35,8 +35,7 @@ static char *plugin_name(const char *path) {
     char *name = NULL;
     for (size_t k = 0; k < tsr_provider_list_size(list) && !name; k++) {
         tsr_provider_desc d = {.struct_size = sizeof d};
-        if (!tsr_provider_list_get(list, k, &d) && d.path && d.name && strcmp(d.path, path) == 0)
-            name = strdup(d.name);
+        if (!tsr_provider_list_get(list, k, &d) && d.path && d.name && strcmp(d.path, path) == 0) name = strdup(d.name);
     }
     tsr_provider_list_free(list);
     return name;
@@ -56,22 +55,19 @@ static bool set_has(const rdc_set *s, const char *provider) {
 
 /* As `tessera compare` makes them: the shared options, the set's providers,
  * and the provider options of providers the set holds. */
-static tsr_status *set_options(const rdc_config *cfg, const rdc_set *set, bool observe,
-                               tsr_session_options **out) {
+static tsr_status *set_options(const rdc_config *cfg, const rdc_set *set, bool observe, tsr_session_options **out) {
     cli_common c = cfg->common;
     c.provider_option_count = 0;
     tsr_session_options *o = NULL;
     tsr_status *st = cli_make_session_options(&c, &o);
     if (st) return st;
-    for (size_t i = 0; !st && i < set->entry_count; i++)
-        st = tsr_session_options_add_provider(o, set->entries[i]);
+    for (size_t i = 0; !st && i < set->entry_count; i++) st = tsr_session_options_add_provider(o, set->entries[i]);
     for (size_t i = 0; !st && i < cfg->common.provider_option_count; i++) {
         const cli_provider_option *po = &cfg->common.provider_options[i];
         if (set_has(set, po->provider))
             st = tsr_session_options_set_provider_option(o, po->provider, po->key, po->value);
     }
-    if (!st && set->oracle)
-        st = tsr_session_options_set_provider_option(o, "reference", "precision", "double");
+    if (!st && set->oracle) st = tsr_session_options_set_provider_option(o, "reference", "precision", "double");
     if (!st && observe) st = tsr_session_options_set_observe_all(o, 1);
     if (st) {
         tsr_session_options_free(o);
@@ -119,8 +115,7 @@ typedef struct capture_ctx {
     char text[FP_MESSAGE_MAX];
 } capture_ctx;
 
-static bool manifest_value(FILE *f, const char *dir, size_t k, const char *name,
-                           const tsr_value *v) {
+static bool manifest_value(FILE *f, const char *dir, size_t k, const char *name, const tsr_value *v) {
     tsr_tensor t = {.struct_size = sizeof t};
     tsr_status *st = tsr_value_tensor(v, &t);
     if (st || !safe_name(name)) {
@@ -131,8 +126,7 @@ static bool manifest_value(FILE *f, const char *dir, size_t k, const char *name,
     bool ok = path && save_value(v, name, path);
     if (ok) {
         fprintf(f, "V\t%d\t%d\t", (int)t.elem_type, (int)t.rank);
-        for (int32_t d = 0; d < t.rank; d++)
-            fprintf(f, "%s%lld", d ? "," : "", (long long)t.dims[d]);
+        for (int32_t d = 0; d < t.rank; d++) fprintf(f, "%s%lld", d ? "," : "", (long long)t.dims[d]);
         fprintf(f, "%s\t%s\t%s\n", t.rank ? "" : "-", path, name);
     }
     free(path);
@@ -207,10 +201,8 @@ static char capture_job(size_t index, void *user, char *msg, size_t size) {
         goto done;
     }
     size_t saved = 0, k = 0;
-    for (size_t i = 0; i < in.count; i++, k++)
-        saved += manifest_value(f, cfg->work_dir, k, in.names[i], in.values[i]);
-    for (size_t i = 0; i < count; i++, k++)
-        saved += manifest_value(f, cfg->work_dir, k, names[i], values[i]);
+    for (size_t i = 0; i < in.count; i++, k++) saved += manifest_value(f, cfg->work_dir, k, in.names[i], in.values[i]);
+    for (size_t i = 0; i < count; i++, k++) saved += manifest_value(f, cfg->work_dir, k, names[i], values[i]);
     size_t nout = tsr_session_output_count(s);
     for (size_t j = 0; j < nout; j++) {
         tsr_io_info info = {.struct_size = sizeof info};
@@ -246,12 +238,16 @@ static void keep_result(size_t index, const fp_result *r, void *user) {
 
 bool rdc_capture_run(const rdc_config *cfg, const rdc_graph *g, char *err, size_t err_size) {
     capture_ctx cx = {.cfg = cfg, .g = g};
-    fp_pool pool = {.count = 1, .jobs = 1, .timeout = cfg->timeout, .fork = true,
-                    .job = capture_job, .done = keep_result, .user = &cx};
+    fp_pool pool = {.count = 1,
+                    .jobs = 1,
+                    .timeout = cfg->timeout,
+                    .fork = true,
+                    .job = capture_job,
+                    .done = keep_result,
+                    .user = &cx};
     fp_run(&pool);
     if (cx.kind != 'O') {
-        snprintf(err, err_size, "%s%s", cx.died ? "the baseline's capture run " : "",
-                 cx.text);
+        snprintf(err, err_size, "%s%s", cx.died ? "the baseline's capture run " : "", cx.text);
         return false;
     }
     if (cfg->verbose) fprintf(stderr, "capture: %s\n", cx.text);
@@ -271,8 +267,8 @@ typedef struct try_ctx {
 } try_ctx;
 
 /* The cut's inputs, read back from the capture's files. */
-static bool load_inputs(const try_ctx *tx, tsr_value **values, tsr_tensor *views,
-                        const tsr_tensor **tensors, const char **names, char *msg, size_t size) {
+static bool load_inputs(const try_ctx *tx, tsr_value **values, tsr_tensor *views, const tsr_tensor **tensors,
+                        const char **names, char *msg, size_t size) {
     for (size_t i = 0; i < tx->cut->input_count; i++) {
         const rdc_value *v = &tx->g->capture.values[tx->cut->inputs[i]];
         void *bytes = NULL;
@@ -321,8 +317,7 @@ static char try_job(size_t index, void *user, char *msg, size_t size) {
     }
     if (!load_inputs(tx, in_values, views, tensors, in_names, msg, size)) goto done;
     tsr_status *st = set_options(cfg, &cfg->sets[index], false, &o);
-    if (!st)
-        st = tsr_session_create_from_buffer(o, cut->model, cut->model_size, tx->g->base_dir, &s);
+    if (!st) st = tsr_session_create_from_buffer(o, cut->model, cut->model_size, tx->g->base_dir, &s);
     if (st) {
         kind = fail_with(st, "session", 'E', msg, size);
         goto done;
@@ -394,9 +389,8 @@ static char try_job(size_t index, void *user, char *msg, size_t size) {
         cli_format(msg, size,
                    "output '%s': max_abs %.3g, max_rel %.3g, %zu of %zu over tolerance "
                    "(worst [%zu]: %s vs %s)",
-                   cut->outputs[worst], worst_stats.max_abs, worst_stats.max_rel,
-                   worst_stats.mismatches, worst_stats.count, worst_stats.worst_index,
-                   worst_stats.baseline_value, worst_stats.value);
+                   cut->outputs[worst], worst_stats.max_abs, worst_stats.max_rel, worst_stats.mismatches,
+                   worst_stats.count, worst_stats.worst_index, worst_stats.baseline_value, worst_stats.value);
         kind = 'D';
     }
 done:
@@ -422,18 +416,16 @@ static void try_done(size_t index, const fp_result *r, void *user) {
     if (r->log && tx->cfg->verbose && r->kind != 'O') fprintf(stderr, "%s", r->log);
 }
 
-void rdc_try(const rdc_config *cfg, const rdc_graph *g, const rdc_cut *cut, const char *case_dir,
-             rdc_result *out) {
+void rdc_try(const rdc_config *cfg, const rdc_graph *g, const rdc_cut *cut, const char *case_dir, rdc_result *out) {
     try_ctx tx = {.cfg = cfg, .g = g, .cut = cut, .case_dir = case_dir};
     /* One at a time: job 1 forks after job 0 is done, and learns from
      * baseline_ok whether to run at all. */
-    fp_pool pool = {.count = 2, .jobs = 1, .timeout = cfg->timeout, .fork = true,
-                    .job = try_job, .done = try_done, .user = &tx};
+    fp_pool pool = {
+        .count = 2, .jobs = 1, .timeout = cfg->timeout, .fork = true, .job = try_job, .done = try_done, .user = &tx};
     fp_run(&pool);
     if (tx.kind[0] != 'O') {
         out->verdict = RDC_INFEASIBLE;
-        cli_format(out->detail, sizeof out->detail, "baseline %s: %s", cfg->sets[0].list,
-                 tx.text[0]);
+        cli_format(out->detail, sizeof out->detail, "baseline %s: %s", cfg->sets[0].list, tx.text[0]);
         return;
     }
     const char *set = cfg->sets[1].list;
@@ -442,7 +434,10 @@ void rdc_try(const rdc_config *cfg, const rdc_graph *g, const rdc_cut *cut, cons
         bool same = !cfg->error_text || strstr(tx.text[1], cfg->error_text);
         out->verdict = failed && same ? RDC_REPRODUCES : RDC_CLEAN;
         cli_format(out->detail, sizeof out->detail, "%s %s%s", set,
-                   tx.died[1] ? "" : failed ? "fails: " : "", failed ? tx.text[1] : "runs");
+                   tx.died[1]   ? ""
+                       : failed ? "fails: "
+                                : "",
+                   failed ? tx.text[1] : "runs");
         return;
     }
     if (tx.kind[1] == 'D') {
@@ -454,7 +449,6 @@ void rdc_try(const rdc_config *cfg, const rdc_graph *g, const rdc_cut *cut, cons
     } else {
         /* The compared set fails or crashes: not the difference sought. */
         out->verdict = RDC_CLEAN;
-        cli_format(out->detail, sizeof out->detail, "%s %s%s", set,
-                   tx.died[1] ? "" : "fails: ", tx.text[1]);
+        cli_format(out->detail, sizeof out->detail, "%s %s%s", set, tx.died[1] ? "" : "fails: ", tx.text[1]);
     }
 }

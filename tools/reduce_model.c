@@ -98,8 +98,8 @@ static bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out) {
 
 /* One field of a message: its number, wire type and (length-delimited)
  * body. False at the end or on malformed bytes (*bad then set). */
-static bool next_field(const uint8_t **p, const uint8_t *end, uint64_t *field, int *wire,
-                       const uint8_t **body, const uint8_t **body_end, bool *bad) {
+static bool next_field(const uint8_t **p, const uint8_t *end, uint64_t *field, int *wire, const uint8_t **body,
+                       const uint8_t **body_end, bool *bad) {
     if (*p >= end) return false;
     uint64_t key, len = 0;
     *bad = true;
@@ -139,20 +139,18 @@ static bool push_name(char ***names, size_t *count, const uint8_t *p, const uint
     return true;
 }
 
-static bool scan_node_subgraphs(const uint8_t *p, const uint8_t *end, int depth, bool inner,
-                                char ***names, size_t *count);
+static bool scan_node_subgraphs(const uint8_t *p, const uint8_t *end, int depth, bool inner, char ***names,
+                                size_t *count);
 
 /* The node inputs of a GraphProto (a subgraph), and of its subgraphs. */
-static bool scan_graph_reads(const uint8_t *p, const uint8_t *end, int depth, char ***names,
-                             size_t *count) {
+static bool scan_graph_reads(const uint8_t *p, const uint8_t *end, int depth, char ***names, size_t *count) {
     uint64_t field;
     int wire;
     const uint8_t *b, *be;
     bool bad = false;
     if (depth > MAX_SUBGRAPH_DEPTH) return false;
     while (next_field(&p, end, &field, &wire, &b, &be, &bad))
-        if (field == 1 && wire == 2 && !scan_node_subgraphs(b, be, depth, true, names, count))
-            return false;
+        if (field == 1 && wire == 2 && !scan_node_subgraphs(b, be, depth, true, names, count)) return false;
     return !bad;
 }
 
@@ -160,8 +158,8 @@ static bool scan_graph_reads(const uint8_t *p, const uint8_t *end, int depth, ch
  * inputs too: it lies inside a subgraph). Over-approximates: a name made
  * inside the subgraph is listed too, and is dropped later because the main
  * graph does not know it (ONNX names are unique across scopes). */
-static bool scan_node_subgraphs(const uint8_t *p, const uint8_t *end, int depth, bool inner,
-                                char ***names, size_t *count) {
+static bool scan_node_subgraphs(const uint8_t *p, const uint8_t *end, int depth, bool inner, char ***names,
+                                size_t *count) {
     uint64_t field;
     int wire;
     const uint8_t *b, *be;
@@ -176,8 +174,7 @@ static bool scan_node_subgraphs(const uint8_t *p, const uint8_t *end, int depth,
             const uint8_t *ab, *abe;
             bool abad = false;
             while (next_field(&b, be, &af, &aw, &ab, &abe, &abad))
-                if ((af == 6 || af == 11) && aw == 2 &&
-                    !scan_graph_reads(ab, abe, depth + 1, names, count))
+                if ((af == 6 || af == 11) && aw == 2 && !scan_graph_reads(ab, abe, depth + 1, names, count))
                     return false;
             if (abad) return false;
         }
@@ -221,15 +218,13 @@ static bool scan_model(rdc_graph *g, char *err, size_t err_size) {
                                 free(name);
                                 name = strndup((const char *)nb, (size_t)(nbe - nb));
                             }
-                cmpx_span *grown =
-                    name ? realloc(g->sparse, (g->sparse_count + 1) * sizeof *grown) : NULL;
+                cmpx_span *grown = name ? realloc(g->sparse, (g->sparse_count + 1) * sizeof *grown) : NULL;
                 if (!grown) {
                     free(name);
                     goto bad;
                 }
                 g->sparse = grown;
-                grown[g->sparse_count++] =
-                    (cmpx_span){(size_t)(gb - g->file), (size_t)(gbe - gb), name};
+                grown[g->sparse_count++] = (cmpx_span){(size_t)(gb - g->file), (size_t)(gbe - gb), name};
             }
             if (gbad) goto bad;
         }
@@ -259,8 +254,7 @@ bool rdc_graph_load(const char *path, rdc_graph *g, char *err, size_t err_size) 
     g->consumers = calloc(n + 1, sizeof *g->consumers);
     g->consumer_count = calloc(n + 1, sizeof *g->consumer_count);
     g->out_base = calloc(n + 1, sizeof *g->out_base);
-    if (!g->base_dir || !g->producer || !g->consumers || !g->consumer_count || !g->out_base)
-        goto oom;
+    if (!g->base_dir || !g->producer || !g->consumers || !g->consumer_count || !g->out_base) goto oom;
     for (size_t i = 0; i < g->m.initializer_count; i++)
         if (!rdc_map_put(&g->initializers, g->m.initializers[i].name, i)) goto oom;
     for (size_t i = 0; i < g->sparse_count; i++)
@@ -274,19 +268,16 @@ bool rdc_graph_load(const char *path, rdc_graph *g, char *err, size_t err_size) 
     for (size_t i = 0; i < n; i++) {
         const cmpx_node *node = &g->m.nodes[i];
         if (node->raw_offset <= g->file_size && node->raw_size <= g->file_size - node->raw_offset &&
-            !scan_node_subgraphs(g->file + node->raw_offset,
-                                 g->file + node->raw_offset + node->raw_size, 0, false,
+            !scan_node_subgraphs(g->file + node->raw_offset, g->file + node->raw_offset + node->raw_size, 0, false,
                                  &g->implicit[i], &g->implicit_count[i])) {
-            snprintf(err, err_size, "%s: node %zu: malformed or too deeply nested subgraphs",
-                     path, i);
+            snprintf(err, err_size, "%s: node %zu: malformed or too deeply nested subgraphs", path, i);
             return false;
         }
         g->in_count[i] = node->input_count + g->implicit_count[i];
         g->ins[i] = calloc(g->in_count[i] + 1, sizeof *g->ins[i]);
         if (!g->ins[i]) goto oom;
         for (size_t k = 0; k < node->input_count; k++) g->ins[i][k] = node->inputs[k];
-        for (size_t k = 0; k < g->implicit_count[i]; k++)
-            g->ins[i][node->input_count + k] = g->implicit[i][k];
+        for (size_t k = 0; k < g->implicit_count[i]; k++) g->ins[i][node->input_count + k] = g->implicit[i][k];
     }
     /* Who makes each value (the first maker, as ONNX allows only one). */
     rdc_map made = {0};
@@ -299,8 +290,7 @@ bool rdc_graph_load(const char *path, rdc_graph *g, char *err, size_t err_size) 
         g->consumer_count[i] = calloc(node->output_count + 1, sizeof *g->consumer_count[i]);
         if (!g->consumers[i] || !g->consumer_count[i]) goto oom_made;
         for (size_t k = 0; k < node->output_count; k++)
-            if (*node->outputs[k] && !rdc_map_put(&made, node->outputs[k], i << 8 | (k & 0xff)))
-                goto oom_made;
+            if (*node->outputs[k] && !rdc_map_put(&made, node->outputs[k], i << 8 | (k & 0xff))) goto oom_made;
     }
     g->is_output = calloc(total_outputs + 1, sizeof *g->is_output);
     if (!g->is_output) goto oom_made;
@@ -365,9 +355,7 @@ static bool parse_value_line(char *line, rdc_value *v) {
         }
     }
     int64_t type, rank;
-    if (!cli_parse_int64(fields[1], &type) || !cli_parse_int64(fields[2], &rank) || rank < 0 ||
-        rank > 64)
-        return false;
+    if (!cli_parse_int64(fields[1], &type) || !cli_parse_int64(fields[2], &rank) || rank < 0 || rank > 64) return false;
     v->elem_type = (int32_t)type;
     v->rank = (int32_t)rank;
     v->dims = calloc((size_t)rank + 1, sizeof *v->dims);
@@ -509,11 +497,10 @@ enum { TP_RAW_DATA = 9, TP_EXTERNAL_DATA = 13, TP_DATA_LOCATION = 14 };
 
 /* The bytes an external-data initializer points at, read from the model's
  * folder; the location must stay inside it, as the loader requires. */
-static uint8_t *read_external(const rdc_graph *g, const char *location, uint64_t offset,
-                              uint64_t length, size_t *size, char *err, size_t err_size) {
+static uint8_t *read_external(const rdc_graph *g, const char *location, uint64_t offset, uint64_t length, size_t *size,
+                              char *err, size_t err_size) {
     if (!*location || location[0] == '/' || strstr(location, "..")) {
-        snprintf(err, err_size, "external data location '%s' is not inside the model's folder",
-                 location);
+        snprintf(err, err_size, "external data location '%s' is not inside the model's folder", location);
         return NULL;
     }
     char *path = tc_join(g->base_dir, location);
@@ -522,8 +509,7 @@ static uint8_t *read_external(const rdc_graph *g, const char *location, uint64_t
     uint8_t *out = NULL;
     long long total = -1;
     if (f && fseeko(f, 0, SEEK_END) == 0) total = (long long)ftello(f);
-    if (!f || total < 0 || offset > (uint64_t)total ||
-        (length != UINT64_MAX && length > (uint64_t)total - offset) ||
+    if (!f || total < 0 || offset > (uint64_t)total || (length != UINT64_MAX && length > (uint64_t)total - offset) ||
         fseeko(f, (off_t)offset, SEEK_SET) != 0) {
         snprintf(err, err_size, "external data '%s' cannot be read (or is too short)", location);
         if (f) fclose(f);
@@ -531,8 +517,7 @@ static uint8_t *read_external(const rdc_graph *g, const char *location, uint64_t
     }
     uint64_t len = length == UINT64_MAX ? (uint64_t)total - offset : length;
     if (len > TIO_MAX_FILE_BYTES || !(out = malloc((size_t)len + 1))) {
-        snprintf(err, err_size, "external data '%s': %llu bytes, too many to hold", location,
-                 (unsigned long long)len);
+        snprintf(err, err_size, "external data '%s': %llu bytes, too many to hold", location, (unsigned long long)len);
         fclose(f);
         return NULL;
     }
@@ -549,8 +534,8 @@ static uint8_t *read_external(const rdc_graph *g, const char *location, uint64_t
 /* Writes initializer `s` as GraphProto field `field`: verbatim, or, when its
  * data is external and `inline_external`, with the bytes as raw_data (a
  * case folder must stand alone). False with a reason on failure. */
-static bool put_initializer(pb_buf *out, unsigned field, const rdc_graph *g, const cmpx_span *s,
-                            bool inline_external, char *err, size_t err_size) {
+static bool put_initializer(pb_buf *out, unsigned field, const rdc_graph *g, const cmpx_span *s, bool inline_external,
+                            char *err, size_t err_size) {
     const uint8_t *p = g->file + s->offset, *end = p + s->size, *b, *be;
     uint64_t f, v;
     int wire;
@@ -575,13 +560,10 @@ static bool put_initializer(pb_buf *out, unsigned field, const rdc_graph *g, con
         char text[1024];
         snprintf(text, sizeof text, "%.*s", (int)(val_len < 1023 ? val_len : 1023), val);
         int64_t num;
-        if (key_len == 8 && memcmp(key, "location", 8) == 0)
-            snprintf(location, sizeof location, "%s", text);
-        else if (key_len == 6 && memcmp(key, "offset", 6) == 0 && cli_parse_int64(text, &num) &&
-                 num >= 0)
+        if (key_len == 8 && memcmp(key, "location", 8) == 0) snprintf(location, sizeof location, "%s", text);
+        else if (key_len == 6 && memcmp(key, "offset", 6) == 0 && cli_parse_int64(text, &num) && num >= 0)
             offset = (uint64_t)num;
-        else if (key_len == 6 && memcmp(key, "length", 6) == 0 && cli_parse_int64(text, &num) &&
-                 num >= 0)
+        else if (key_len == 6 && memcmp(key, "length", 6) == 0 && cli_parse_int64(text, &num) && num >= 0)
             length = (uint64_t)num;
     }
     if (!external || bad) {
@@ -639,8 +621,7 @@ static bool *close_over_uncaptured(const rdc_graph *g, const bool *keep) {
         size_t i = stack[--top];
         for (size_t k = 0; k < g->in_count[i]; k++) {
             size_t p = g->producer[i][k];
-            if (p == SIZE_MAX || eff[p] || rdc_map_get(&g->captured, g->ins[i][k], NULL))
-                continue;
+            if (p == SIZE_MAX || eff[p] || rdc_map_get(&g->captured, g->ins[i][k], NULL)) continue;
             eff[p] = true;
             stack[top++] = p;
         }
@@ -649,8 +630,7 @@ static bool *close_over_uncaptured(const rdc_graph *g, const bool *keep) {
     return eff;
 }
 
-bool rdc_cut_build(const rdc_graph *g, const bool *wanted, unsigned flags, rdc_cut *out,
-                   char *err, size_t err_size) {
+bool rdc_cut_build(const rdc_graph *g, const bool *wanted, unsigned flags, rdc_cut *out, char *err, size_t err_size) {
     bool sinks_only = flags & RDC_CUT_SINKS_ONLY;
     memset(out, 0, sizeof *out);
     const cmpx_model *m = &g->m;
@@ -696,9 +676,7 @@ bool rdc_cut_build(const rdc_graph *g, const bool *wanted, unsigned flags, rdc_c
                     snprintf(err, err_size, "initializer '%s' lies outside the file", in);
                     goto fail;
                 }
-                if (!put_initializer(&inits, 5, g, s, flags & RDC_CUT_INLINE_EXTERNAL, err,
-                                     err_size))
-                    goto fail;
+                if (!put_initializer(&inits, 5, g, s, flags & RDC_CUT_INLINE_EXTERNAL, err, err_size)) goto fail;
             } else if (rdc_map_get(&g->captured, in, &idx)) {
                 if (fed[idx]) continue;
                 fed[idx] = true;
@@ -724,8 +702,7 @@ bool rdc_cut_build(const rdc_graph *g, const bool *wanted, unsigned flags, rdc_c
             grown[out->output_count++] = n->outputs[k];
             size_t idx;
             put_value_info(&outputs, 12, n->outputs[k],
-                           rdc_map_get(&g->captured, n->outputs[k], &idx) ? &g->capture.values[idx]
-                                                                          : NULL);
+                           rdc_map_get(&g->captured, n->outputs[k], &idx) ? &g->capture.values[idx] : NULL);
         }
     }
     if (!out->node_count || !out->output_count) {

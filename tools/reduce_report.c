@@ -6,10 +6,8 @@
 #include "reduce_tool.h"
 
 static void str_or_null(const char *s) {
-    if (s)
-        cmpx_json_string(stdout, s);
-    else
-        printf("null");
+    if (s) cmpx_json_string(stdout, s);
+    else printf("null");
 }
 
 static void print_set(const rdc_set *set) {
@@ -55,8 +53,7 @@ void rdc_print_json(const rdc_config *cfg, const rdc_graph *g, const rdc_summary
     print_set(&cfg->sets[0]);
     printf(", \"suspect\": ");
     print_set(&cfg->sets[1]);
-    printf(", \"failure_kind\": \"%s\", \"error_contains\": ",
-           cfg->mode == RDC_ERROR ? "error" : "difference");
+    printf(", \"failure_kind\": \"%s\", \"error_contains\": ", cfg->mode == RDC_ERROR ? "error" : "difference");
     str_or_null(cfg->error_text);
     printf(", \"rtol\": ");
     cmpx_json_number(stdout, cfg->tol.rtol);
@@ -69,10 +66,8 @@ void rdc_print_json(const rdc_config *cfg, const rdc_graph *g, const rdc_summary
     printf(", \"whole_model\": ");
     str_or_null(s->whole);
     printf(", \"reduced\": ");
-    if (s->cut)
-        print_cut(g, s->cut);
-    else
-        printf("null");
+    if (s->cut) print_cut(g, s->cut);
+    else printf("null");
     printf(", \"case\": ");
     str_or_null(s->cut ? s->case_dir : NULL);
     printf(", \"case_shows_it\": %s, \"case_detail\": ", s->cut && s->case_shows ? "true" : "false");
@@ -87,8 +82,7 @@ void rdc_print_json(const rdc_config *cfg, const rdc_graph *g, const rdc_summary
     } else {
         printf("null");
     }
-    printf(", \"tries\": %zu, \"stopped_at_max_tries\": %s, \"seconds\": ", s->tries,
-           s->gave_up ? "true" : "false");
+    printf(", \"tries\": %zu, \"stopped_at_max_tries\": %s, \"seconds\": ", s->tries, s->gave_up ? "true" : "false");
     cmpx_json_number(stdout, s->seconds);
     printf("}\n");
 }

@@ -46,13 +46,13 @@ bool rdc_capture_read(const char *dir, rdc_capture *c, char *err, size_t err_siz
 /* --- the model, ready for cutting ----------------------------------------- */
 typedef struct rdc_graph {
     const char *path;
-    char *base_dir;     /* the model's folder, for external data */
-    cmpx_model m;       /* nodes, initializers, opsets (compare_model.c) */
-    uint8_t *file;      /* the file's bytes */
+    char *base_dir; /* the model's folder, for external data */
+    cmpx_model m;   /* nodes, initializers, opsets (compare_model.c) */
+    uint8_t *file;  /* the file's bytes */
     size_t file_size;
     cmpx_span *functions; /* ModelProto.functions: copied whole */
     size_t function_count;
-    cmpx_span *sparse;    /* GraphProto.sparse_initializer, named */
+    cmpx_span *sparse; /* GraphProto.sparse_initializer, named */
     size_t sparse_count;
     rdc_map sparse_names; /* name -> index into sparse */
     /* Per node: the values it reads, its own inputs and then those its
@@ -102,8 +102,7 @@ typedef struct rdc_cut {
  * alone); otherwise they are copied verbatim and resolved against the
  * model's folder. */
 enum { RDC_CUT_SINKS_ONLY = 1, RDC_CUT_INLINE_EXTERNAL = 2 };
-bool rdc_cut_build(const rdc_graph *g, const bool *keep, unsigned flags, rdc_cut *out,
-                   char *err, size_t err_size);
+bool rdc_cut_build(const rdc_graph *g, const bool *keep, unsigned flags, rdc_cut *out, char *err, size_t err_size);
 void rdc_cut_free(rdc_cut *c);
 
 /* --- running candidates in children (reduce_jobs.c) ---------------------- */
@@ -146,8 +145,7 @@ typedef struct rdc_result {
 bool rdc_capture_run(const rdc_config *cfg, const rdc_graph *g, char *err, size_t err_size);
 /* Runs a cut on both sets (children) and says what it showed. With
  * `case_dir`, the baseline's outputs go to case_dir/test_data_set_0. */
-void rdc_try(const rdc_config *cfg, const rdc_graph *g, const rdc_cut *cut,
-             const char *case_dir, rdc_result *out);
+void rdc_try(const rdc_config *cfg, const rdc_graph *g, const rdc_cut *cut, const char *case_dir, rdc_result *out);
 
 /* --- the summary as JSON (reduce_report.c) -------------------------------- */
 /* What a reduction did, for --json. */
@@ -159,12 +157,12 @@ typedef struct rdc_summary {
     const char *whole;  /* what the whole model showed, or NULL */
     const rdc_cut *cut; /* the case written, or NULL */
     const char *case_dir;
-    bool case_shows;    /* the last run of the written case showed it */
+    bool case_shows;          /* the last run of the written case showed it */
     const char *final_detail; /* what that run saw */
-    size_t tries;       /* candidates tried, the whole model included */
-    bool gave_up;       /* step 4 stopped at --max-tries */
-    double seconds;     /* wall time, capture and search included */
-    char check[2][2048]; /* the `tessera test` lines for the case: passes, fails */
+    size_t tries;             /* candidates tried, the whole model included */
+    bool gave_up;             /* step 4 stopped at --max-tries */
+    double seconds;           /* wall time, capture and search included */
+    char check[2][2048];      /* the `tessera test` lines for the case: passes, fails */
 } rdc_summary;
 
 /* Prints one JSON object on stdout (docs/compare.md, "--json"). `g` may

@@ -19,9 +19,7 @@ static uint64_t next_random(uint64_t *state) {
 }
 
 /* Uniform in [-1, 1). */
-static double random_unit(uint64_t *state) {
-    return (double)(next_random(state) >> 11) * 0x1p-52 - 1.0;
-}
+static double random_unit(uint64_t *state) { return (double)(next_random(state) >> 11) * 0x1p-52 - 1.0; }
 
 /* Round-to-nearest-even float -> IEEE half. */
 static uint16_t float_to_half(float f) {
@@ -105,8 +103,10 @@ tsr_status *tio_fill_generated(tsr_value *value, uint64_t seed, tio_int_hint hin
             break;
         case TSR_FLOAT16: ((uint16_t *)b)[i] = float_to_half((float)random_unit(&state)); break;
         case TSR_BFLOAT16: ((uint16_t *)b)[i] = float_to_bf16((float)random_unit(&state)); break;
-        case TSR_FLOAT8E4M3FN: case TSR_FLOAT8E4M3FNUZ:
-        case TSR_FLOAT8E5M2: case TSR_FLOAT8E5M2FNUZ: {
+        case TSR_FLOAT8E4M3FN:
+        case TSR_FLOAT8E4M3FNUZ:
+        case TSR_FLOAT8E5M2:
+        case TSR_FLOAT8E5M2FNUZ: {
             /* Below 0x38 the exponent field is under every variant's bias;
              * a zero magnitude stays unsigned (0x80 is NaN in fnuz). */
             uint8_t mag = (uint8_t)(r % 0x38);
@@ -115,22 +115,28 @@ tsr_status *tio_fill_generated(tsr_value *value, uint64_t seed, tio_int_hint hin
         }
         case TSR_FLOAT8E8M0: b[i] = (uint8_t)(127 - r % 8); break;
         case TSR_FLOAT4E2M1: /* codes 0..2: 0, 0.5, 1; a sign bit */
-        case TSR_INT4: case TSR_UINT4: {
+        case TSR_INT4:
+        case TSR_UINT4: {
             unsigned v = t.elem_type == TSR_FLOAT4E2M1 ? (unsigned)(r % 3) | (unsigned)((r >> 32) & 8)
                                                        : (unsigned)generated_int(r, hint, 7);
             b[i / 2] = (uint8_t)((b[i / 2] & ~(0xfu << (4 * (i % 2)))) | (v << (4 * (i % 2))));
             break;
         }
-        case TSR_INT2: case TSR_UINT2: {
+        case TSR_INT2:
+        case TSR_UINT2: {
             unsigned v = (unsigned)(r % 2);
             b[i / 4] = (uint8_t)((b[i / 4] & ~(0x3u << (2 * (i % 4)))) | (v << (2 * (i % 4))));
             break;
         }
         case TSR_BOOL: b[i] = (uint8_t)(hint.mask ? 1 : (i & 1)); break;
-        case TSR_INT8: case TSR_UINT8: b[i] = (uint8_t)generated_int(r, hint, 127); break;
-        case TSR_INT16: case TSR_UINT16: ((uint16_t *)b)[i] = (uint16_t)generated_int(r, hint, 32767); break;
-        case TSR_INT32: case TSR_UINT32: ((uint32_t *)b)[i] = (uint32_t)generated_int(r, hint, INT32_MAX); break;
-        case TSR_INT64: case TSR_UINT64: ((uint64_t *)b)[i] = generated_int(r, hint, INT64_MAX); break;
+        case TSR_INT8:
+        case TSR_UINT8: b[i] = (uint8_t)generated_int(r, hint, 127); break;
+        case TSR_INT16:
+        case TSR_UINT16: ((uint16_t *)b)[i] = (uint16_t)generated_int(r, hint, 32767); break;
+        case TSR_INT32:
+        case TSR_UINT32: ((uint32_t *)b)[i] = (uint32_t)generated_int(r, hint, INT32_MAX); break;
+        case TSR_INT64:
+        case TSR_UINT64: ((uint64_t *)b)[i] = generated_int(r, hint, INT64_MAX); break;
         default: return NULL; /* unknown: leave the zeros */
         }
     }
@@ -149,10 +155,22 @@ static bool store_constant(const tsr_tensor *t, size_t i, double x, char *why, s
         }
         double lo = 0, hi = 0;
         switch (et) {
-        case TSR_INT8: lo = INT8_MIN; hi = INT8_MAX; break;
-        case TSR_INT16: lo = INT16_MIN; hi = INT16_MAX; break;
-        case TSR_INT32: lo = INT32_MIN; hi = INT32_MAX; break;
-        case TSR_INT64: lo = -0x1p63; hi = 0x1p63 - 1024; break;
+        case TSR_INT8:
+            lo = INT8_MIN;
+            hi = INT8_MAX;
+            break;
+        case TSR_INT16:
+            lo = INT16_MIN;
+            hi = INT16_MAX;
+            break;
+        case TSR_INT32:
+            lo = INT32_MIN;
+            hi = INT32_MAX;
+            break;
+        case TSR_INT64:
+            lo = -0x1p63;
+            hi = 0x1p63 - 1024;
+            break;
         case TSR_UINT8: hi = UINT8_MAX; break;
         case TSR_UINT16: hi = UINT16_MAX; break;
         case TSR_UINT32: hi = UINT32_MAX; break;
@@ -188,8 +206,14 @@ static bool store_constant(const tsr_tensor *t, size_t i, double x, char *why, s
     case TSR_DOUBLE: ((double *)d)[i] = x; return true;
     case TSR_FLOAT16: ((uint16_t *)d)[i] = float_to_half((float)x); return true;
     case TSR_BFLOAT16: ((uint16_t *)d)[i] = float_to_bf16((float)x); return true;
-    case TSR_COMPLEX64: ((float *)d)[2 * i] = (float)x; ((float *)d)[2 * i + 1] = 0; return true;
-    case TSR_COMPLEX128: ((double *)d)[2 * i] = x; ((double *)d)[2 * i + 1] = 0; return true;
+    case TSR_COMPLEX64:
+        ((float *)d)[2 * i] = (float)x;
+        ((float *)d)[2 * i + 1] = 0;
+        return true;
+    case TSR_COMPLEX128:
+        ((double *)d)[2 * i] = x;
+        ((double *)d)[2 * i + 1] = 0;
+        return true;
     default:
         cli_format(why, why_size, "element type %s cannot be filled with a constant", tsr_elem_type_name(et));
         return false;

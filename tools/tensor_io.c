@@ -113,26 +113,31 @@ size_t tio_element_count(int32_t rank, const int64_t *dims) {
 
 bool tio_is_float_type(int32_t t) {
     switch (t) {
-    case TSR_FLOAT: case TSR_DOUBLE: case TSR_FLOAT16: case TSR_BFLOAT16:
-    case TSR_COMPLEX64: case TSR_COMPLEX128:
-    case TSR_FLOAT8E4M3FN: case TSR_FLOAT8E4M3FNUZ: case TSR_FLOAT8E5M2:
-    case TSR_FLOAT8E5M2FNUZ: case TSR_FLOAT4E2M1: case TSR_FLOAT8E8M0:
-        return true;
-    default:
-        return false;
+    case TSR_FLOAT:
+    case TSR_DOUBLE:
+    case TSR_FLOAT16:
+    case TSR_BFLOAT16:
+    case TSR_COMPLEX64:
+    case TSR_COMPLEX128:
+    case TSR_FLOAT8E4M3FN:
+    case TSR_FLOAT8E4M3FNUZ:
+    case TSR_FLOAT8E5M2:
+    case TSR_FLOAT8E5M2FNUZ:
+    case TSR_FLOAT4E2M1:
+    case TSR_FLOAT8E8M0: return true;
+    default: return false;
     }
 }
 
 bool tio_is_complex_type(int32_t t) { return t == TSR_COMPLEX64 || t == TSR_COMPLEX128; }
 
 bool tio_is_signed_int_type(int32_t t) {
-    return t == TSR_INT8 || t == TSR_INT16 || t == TSR_INT32 || t == TSR_INT64 ||
-           t == TSR_INT4 || t == TSR_INT2;
+    return t == TSR_INT8 || t == TSR_INT16 || t == TSR_INT32 || t == TSR_INT64 || t == TSR_INT4 || t == TSR_INT2;
 }
 
 bool tio_is_unsigned_int_type(int32_t t) {
-    return t == TSR_UINT8 || t == TSR_UINT16 || t == TSR_UINT32 || t == TSR_UINT64 ||
-           t == TSR_UINT4 || t == TSR_UINT2 || t == TSR_BOOL;
+    return t == TSR_UINT8 || t == TSR_UINT16 || t == TSR_UINT32 || t == TSR_UINT64 || t == TSR_UINT4 ||
+        t == TSR_UINT2 || t == TSR_BOOL;
 }
 
 size_t tio_component_count(const tsr_tensor *t) {
@@ -189,8 +194,16 @@ bool tio_element_as_int(const tsr_tensor *t, size_t i, int64_t *s, uint64_t *u) 
     case TSR_INT16: sv = ((const int16_t *)d)[i]; break;
     case TSR_INT32: sv = ((const int32_t *)d)[i]; break;
     case TSR_INT64: sv = ((const int64_t *)d)[i]; break;
-    case TSR_INT4: { unsigned b = packed_bits(d, i, 4); sv = b >= 8 ? (int64_t)b - 16 : b; break; }
-    case TSR_INT2: { unsigned b = packed_bits(d, i, 2); sv = b >= 2 ? (int64_t)b - 4 : b; break; }
+    case TSR_INT4: {
+        unsigned b = packed_bits(d, i, 4);
+        sv = b >= 8 ? (int64_t)b - 16 : b;
+        break;
+    }
+    case TSR_INT2: {
+        unsigned b = packed_bits(d, i, 2);
+        sv = b >= 2 ? (int64_t)b - 4 : b;
+        break;
+    }
     case TSR_UINT8: uv = ((const uint8_t *)d)[i]; break;
     case TSR_UINT16: uv = ((const uint16_t *)d)[i]; break;
     case TSR_UINT32: uv = ((const uint32_t *)d)[i]; break;
@@ -212,17 +225,17 @@ bool tio_element_as_double(const tsr_tensor *t, size_t i, double *out) {
     const void *d = t->data;
     const uint8_t *b = d;
     switch (t->elem_type) {
-    case TSR_FLOAT: case TSR_COMPLEX64: *out = ((const float *)d)[i]; return true;
-    case TSR_DOUBLE: case TSR_COMPLEX128: *out = ((const double *)d)[i]; return true;
+    case TSR_FLOAT:
+    case TSR_COMPLEX64: *out = ((const float *)d)[i]; return true;
+    case TSR_DOUBLE:
+    case TSR_COMPLEX128: *out = ((const double *)d)[i]; return true;
     case TSR_FLOAT16: *out = half_to_double(((const uint16_t *)d)[i]); return true;
     case TSR_BFLOAT16: *out = bf16_to_double(((const uint16_t *)d)[i]); return true;
     case TSR_FLOAT8E4M3FN: *out = minifloat_to_double(b[i], 4, 3, 7, MF_FN); return true;
     case TSR_FLOAT8E4M3FNUZ: *out = minifloat_to_double(b[i], 4, 3, 8, MF_FNUZ); return true;
     case TSR_FLOAT8E5M2: *out = minifloat_to_double(b[i], 5, 2, 15, MF_IEEE); return true;
     case TSR_FLOAT8E5M2FNUZ: *out = minifloat_to_double(b[i], 5, 2, 16, MF_FNUZ); return true;
-    case TSR_FLOAT4E2M1:
-        *out = minifloat_to_double(packed_bits(b, i, 4), 2, 1, 1, MF_PLAIN);
-        return true;
+    case TSR_FLOAT4E2M1: *out = minifloat_to_double(packed_bits(b, i, 4), 2, 1, 1, MF_PLAIN); return true;
     case TSR_FLOAT8E8M0: *out = b[i] == 0xff ? NAN : ldexp(1.0, (int)b[i] - 127); return true;
     default: {
         int64_t s;
@@ -320,8 +333,14 @@ void tio_print_summary(FILE *f, const tsr_tensor *t, size_t show) {
     for (size_t i = 0; i < n; i++) {
         double v;
         if (!tio_element_as_double(t, i, &v)) return;
-        if (isnan(v)) { nans++; continue; }
-        if (isinf(v)) { infs++; continue; }
+        if (isnan(v)) {
+            nans++;
+            continue;
+        }
+        if (isinf(v)) {
+            infs++;
+            continue;
+        }
         if (v < lo) lo = v;
         if (v > hi) hi = v;
         sum += v;

@@ -7,7 +7,7 @@
 
 #include "cli.h"
 
-int cmd_reduce(int argc, char **argv); /* cmd_reduce.c */
+int cmd_reduce(int argc, char **argv);  /* cmd_reduce.c */
 int cmd_compose(int argc, char **argv); /* cmd_compose.c */
 
 typedef struct command {

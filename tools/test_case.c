@@ -105,9 +105,7 @@ int tc_collect(tc_list *l, const char *cmd, const char *path, tc_filter want, vo
     /* Only a note: `tessera test suite/` + `*` may sweep up a folder of other
      * files (onnx-tests/onnxruntime-1.30), and that should not stop the run.
      * No case at all is the caller's to judge. */
-    if (!rc && !found)
-        fprintf(stderr, "tessera %s: note: '%s' holds no model.onnx and no case folders\n", cmd,
-                path);
+    if (!rc && !found) fprintf(stderr, "tessera %s: note: '%s' holds no model.onnx and no case folders\n", cmd, path);
     return rc;
 }
 
@@ -122,9 +120,7 @@ void tc_list_free(tc_list *l) {
 }
 
 /* --- one data set -------------------------------------------------------- */
-static int data_set_filter(const struct dirent *e) {
-    return strncmp(e->d_name, "test_data_set_", 14) == 0;
-}
+static int data_set_filter(const struct dirent *e) { return strncmp(e->d_name, "test_data_set_", 14) == 0; }
 
 /* Number of consecutive PREFIX_0.pb, PREFIX_1.pb, ... in dir. */
 static size_t count_pbs(const char *dir, const char *prefix) {
@@ -147,8 +143,8 @@ static size_t count_pbs(const char *dir, const char *prefix) {
  * this tool just cannot feed or check it. Any other failure is the
  * library's, so a FAIL.
  */
-static tc_kind load_pb(const char *dir, const char *prefix, size_t k, int32_t declared_type,
-                       int32_t kind, tsr_value **out, char **name, char *reason, size_t size) {
+static tc_kind load_pb(const char *dir, const char *prefix, size_t k, int32_t declared_type, int32_t kind,
+                       tsr_value **out, char **name, char *reason, size_t size) {
     char file[64];
     snprintf(file, sizeof file, "%s_%zu.pb", prefix, k);
     char *path = tc_join(dir, file);
@@ -163,10 +159,10 @@ static tc_kind load_pb(const char *dir, const char *prefix, size_t k, int32_t de
     tsr_status *st = tsr_value_from_onnx(bytes, n, kind, out, name);
     free(bytes);
     if (!st) return TC_PASS;
-    tc_kind r = tsr_status_code(st) == TSR_ERR_NOT_SUPPORTED ||
-                        (declared_type == TSR_UNDEFINED && kind == TSR_VALUE_NONE)
-                    ? TC_SKIP
-                    : TC_FAIL;
+    tc_kind r =
+        tsr_status_code(st) == TSR_ERR_NOT_SUPPORTED || (declared_type == TSR_UNDEFINED && kind == TSR_VALUE_NONE)
+        ? TC_SKIP
+        : TC_FAIL;
     snprintf(reason, size, "%s is not a readable value: %s", file, tsr_status_message(st));
     tsr_status_free(st);
     return r;
@@ -192,8 +188,7 @@ tc_kind tc_load_data_set(tsr_session *s, const char *dir, tc_data *d, char *reas
         return TC_FAIL;
     }
     if (d->nexp > model_out) {
-        snprintf(reason, size, "%zu output files, but the model has %zu outputs", d->nexp,
-                 model_out);
+        snprintf(reason, size, "%zu output files, but the model has %zu outputs", d->nexp, model_out);
         return TC_FAIL;
     }
     d->inputs = calloc(d->nin + 1, sizeof *d->inputs);
@@ -214,13 +209,11 @@ tc_kind tc_load_data_set(tsr_session *s, const char *dir, tc_data *d, char *reas
             break;
         }
         char *stored = NULL;
-        r = load_pb(dir, "input", k, info.elem_type, info.kind, &d->inputs[k], &stored, reason,
-                    size);
+        r = load_pb(dir, "input", k, info.elem_type, info.kind, &d->inputs[k], &stored, reason, size);
         /* Files are matched by position; the stored name only cross-checks
          * that the library lists inputs in graph order. */
         if (r == TC_PASS && stored && *stored && strcmp(stored, info.name) != 0)
-            fprintf(stderr, "note: input_%zu.pb is named '%s' but model input %zu is '%s'\n", k,
-                    stored, k, info.name);
+            fprintf(stderr, "note: input_%zu.pb is named '%s' but model input %zu is '%s'\n", k, stored, k, info.name);
         free(stored);
         d->names[k] = info.name;
     }
@@ -232,15 +225,14 @@ tc_kind tc_load_data_set(tsr_session *s, const char *dir, tc_data *d, char *reas
             r = TC_FAIL;
             break;
         }
-        r = load_pb(dir, "output", k, info.elem_type, info.kind, &d->expected[k], NULL, reason,
-                    size);
+        r = load_pb(dir, "output", k, info.elem_type, info.kind, &d->expected[k], NULL, reason, size);
     }
     if (r != TC_PASS) tc_data_free(d);
     return r;
 }
 
-tc_kind tc_check_outputs(tsr_session *s, const tc_data *d, tsr_value *const *outputs,
-                         cmp_tolerance tol, char *reason, size_t size) {
+tc_kind tc_check_outputs(tsr_session *s, const tc_data *d, tsr_value *const *outputs, cmp_tolerance tol, char *reason,
+                         size_t size) {
     for (size_t k = 0; k < d->nexp; k++) {
         tsr_io_info info = {.struct_size = sizeof info};
         const char *oname = "?";
@@ -260,8 +252,7 @@ tc_kind tc_check_outputs(tsr_session *s, const tc_data *d, tsr_value *const *out
     return TC_PASS;
 }
 
-tc_kind tc_run_data(tsr_session *s, const tc_data *d, cmp_tolerance tol, char *reason,
-                    size_t size) {
+tc_kind tc_run_data(tsr_session *s, const tc_data *d, cmp_tolerance tol, char *reason, size_t size) {
     size_t nout = tsr_session_output_count(s);
     tsr_value **outputs = calloc(nout + 1, sizeof *outputs);
     if (!outputs) {
@@ -269,9 +260,8 @@ tc_kind tc_run_data(tsr_session *s, const tc_data *d, cmp_tolerance tol, char *r
         return TC_FAIL;
     }
     tc_kind r = TC_FAIL;
-    tsr_status *st = tsr_session_run_values(s, d->nin, d->names,
-                                            (const tsr_value *const *)d->inputs, nout, NULL,
-                                            outputs);
+    tsr_status *st =
+        tsr_session_run_values(s, d->nin, d->names, (const tsr_value *const *)d->inputs, nout, NULL, outputs);
     if (st) {
         snprintf(reason, size, "run: %s", tsr_status_message(st));
         tsr_status_free(st);
@@ -306,8 +296,7 @@ void tc_free_names(char **names) {
     free(names);
 }
 
-tc_kind tc_run_case(tsr_session *s, const char *case_dir, cmp_tolerance tol, char *reason,
-                    size_t size) {
+tc_kind tc_run_case(tsr_session *s, const char *case_dir, cmp_tolerance tol, char *reason, size_t size) {
     char **sets;
     int nsets = tc_data_sets(case_dir, &sets);
     reason[0] = '\0';

@@ -75,11 +75,8 @@ static tsr_status *pretend_create(const tsr_provider_config *config, void **stat
              * never silently ignored. A bad value is refused the same way. */
             int known = strcmp(key, "devices") == 0 || strcmp(key, "gflops") == 0;
             free(s);
-            if (known)
-                return fail(TSR_ERR_INVALID_ARGUMENT, "pretend: option '%s' cannot be '%s'", key,
-                            value);
-            return fail(TSR_ERR_INVALID_ARGUMENT,
-                        "pretend: unknown option '%s' (known: devices, gflops)", key);
+            if (known) return fail(TSR_ERR_INVALID_ARGUMENT, "pretend: option '%s' cannot be '%s'", key, value);
+            return fail(TSR_ERR_INVALID_ARGUMENT, "pretend: unknown option '%s' (known: devices, gflops)", key);
         }
     }
     host->log(TSR_LOG_DEBUG, "pretend", s->devices == 2 ? "two pretend chips" : "one pretend chip");
@@ -89,19 +86,15 @@ static tsr_status *pretend_create(const tsr_provider_config *config, void **stat
 
 static void pretend_destroy(void *state) { free(state); }
 
-static size_t pretend_device_count(void *state) {
-    return (size_t)((pretend_state *)state)->devices;
-}
+static size_t pretend_device_count(void *state) { return (size_t)((pretend_state *)state)->devices; }
 
 static tsr_status *pretend_device_info(void *state, size_t index, tsr_device_info *info) {
-    if (index >= pretend_device_count(state))
-        return fail(TSR_ERR_INVALID_ARGUMENT, "pretend: no device %zu", index);
+    if (index >= pretend_device_count(state)) return fail(TSR_ERR_INVALID_ARGUMENT, "pretend: no device %zu", index);
     /* The strings must live until destroy; literals live as long as the .so. */
     info->name = index == 0 ? "Pretend Accelerator 0" : "Pretend Accelerator 1";
     info->vendor = "Example Vendor";
     /* The host set struct_size: write an appended member only if it is there. */
-    if (TSR_HAS_MEMBER(info, tsr_device_info, details))
-        info->details = "host RAM posing as device memory";
+    if (TSR_HAS_MEMBER(info, tsr_device_info, details)) info->details = "host RAM posing as device memory";
     info->kind = TSR_DEVICE_ACCELERATOR;
     info->memory_kind = TSR_MEMORY_DEVICE; /* tensors are handles; the host calls our copies */
     info->memory_bytes = PRETEND_MEMORY_BYTES;
@@ -135,11 +128,9 @@ static pretend_buffer *buffer_of(const void *handle, int32_t device) {
 static tsr_status *pretend_mem_alloc(void *state, int32_t device, size_t nbytes, void **handle) {
     pretend_state *s = state;
     pretend_buffer *b;
-    if (device < 0 || device >= s->devices)
-        return fail(TSR_ERR_INVALID_ARGUMENT, "pretend: no device %d", (int)device);
+    if (device < 0 || device >= s->devices) return fail(TSR_ERR_INVALID_ARGUMENT, "pretend: no device %d", (int)device);
     if (nbytes > PRETEND_MEMORY_BYTES - s->in_use[device] || !(b = malloc(sizeof *b + nbytes)))
-        return fail(TSR_ERR_NO_MEMORY, "pretend: device %d cannot hold %zu more bytes", (int)device,
-                    nbytes);
+        return fail(TSR_ERR_NO_MEMORY, "pretend: device %d cannot hold %zu more bytes", (int)device, nbytes);
     /* Even a 0-byte tensor gets a header, so its handle passes run's checks. */
     b->magic = PRETEND_MAGIC;
     b->device = device;
@@ -161,31 +152,29 @@ static void pretend_mem_free(void *state, int32_t device, void *handle) {
 }
 
 /* host -> device; `src_host` is borrowed for the call. */
-static tsr_status *pretend_copy_to_device(void *state, int32_t device, void *dst_handle,
-                                          const void *src_host, size_t nbytes) {
+static tsr_status *pretend_copy_to_device(void *state, int32_t device, void *dst_handle, const void *src_host,
+                                          size_t nbytes) {
     pretend_buffer *b = buffer_of(dst_handle, device);
     (void)state;
-    if (!b || nbytes > b->nbytes)
-        return fail(TSR_ERR_RUNTIME, "pretend: copy_to_device into a bad handle");
+    if (!b || nbytes > b->nbytes) return fail(TSR_ERR_RUNTIME, "pretend: copy_to_device into a bad handle");
     if (nbytes) memcpy(b->payload, src_host, nbytes);
     return NULL;
 }
 
 /* device -> host: the synchronisation point, so the bytes must be in
  * `dst_host` (borrowed) when it returns. */
-static tsr_status *pretend_copy_to_host(void *state, int32_t device, void *dst_host,
-                                        const void *src_handle, size_t nbytes) {
+static tsr_status *pretend_copy_to_host(void *state, int32_t device, void *dst_host, const void *src_handle,
+                                        size_t nbytes) {
     const pretend_buffer *b = buffer_of(src_handle, device);
     (void)state;
-    if (!b || nbytes > b->nbytes)
-        return fail(TSR_ERR_RUNTIME, "pretend: copy_to_host from a bad handle");
+    if (!b || nbytes > b->nbytes) return fail(TSR_ERR_RUNTIME, "pretend: copy_to_host from a bad handle");
     if (nbytes) memcpy(dst_host, b->payload, nbytes);
     return NULL;
 }
 
 /* Optional: chip to chip. Without it the host goes through host memory. */
-static tsr_status *pretend_copy_between(void *state, int32_t dst_device, void *dst_handle,
-                                        int32_t src_device, const void *src_handle, size_t nbytes) {
+static tsr_status *pretend_copy_between(void *state, int32_t dst_device, void *dst_handle, int32_t src_device,
+                                        const void *src_handle, size_t nbytes) {
     pretend_buffer *d = buffer_of(dst_handle, dst_device);
     const pretend_buffer *b = buffer_of(src_handle, src_device);
     (void)state;
@@ -218,8 +207,7 @@ static int same_shape(const tsr_value_info *a, const tsr_value_info *b) {
     for (int32_t d = 0; d < rank; d++) {
         int64_t x = host->value_dim(a, d);
         const char *sx = host->value_dim_symbol(a, d), *sy = host->value_dim_symbol(b, d);
-        if (x == TSR_DIM_UNKNOWN ? !(sx && sy && strcmp(sx, sy) == 0) : x != host->value_dim(b, d))
-            return 0;
+        if (x == TSR_DIM_UNKNOWN ? !(sx && sy && strcmp(sx, sy) == 0) : x != host->value_dim(b, d)) return 0;
     }
     return 1;
 }
@@ -241,11 +229,10 @@ static int32_t why_not(const tsr_node *node, char *why, size_t size) {
     const tsr_value_info *a = inputs > 0 ? host->node_input(node, 0) : NULL;
     const tsr_value_info *b = inputs > 1 ? host->node_input(node, 1) : NULL;
     if (!relu && !add && !matmul)
-        return decline(TSR_DECLINE_OP, why, size, "%s%s%s is not one of Relu, Add, MatMul", domain,
-                       *domain ? "." : "", op);
+        return decline(TSR_DECLINE_OP, why, size, "%s%s%s is not one of Relu, Add, MatMul", domain, *domain ? "." : "",
+                       op);
     if (add && host->node_opset(node) < 7)
-        return decline(TSR_DECLINE_OPSET, why, size,
-                       "Add before opset 7 (legacy broadcast attributes)");
+        return decline(TSR_DECLINE_OPSET, why, size, "Add before opset 7 (legacy broadcast attributes)");
     if (inputs != (relu ? 1u : 2u) || host->node_output_count(node) != 1)
         return decline(TSR_DECLINE_OTHER, why, size, "%s with %zu inputs", op, inputs);
     if (!is_float(a) || (!relu && !is_float(b)) || !is_float(host->node_output(node, 0)))
@@ -253,16 +240,14 @@ static int32_t why_not(const tsr_node *node, char *why, size_t size) {
     if (matmul && (host->value_rank(a) != 2 || host->value_rank(b) != 2))
         return decline(TSR_DECLINE_SHAPE, why, size, "MatMul runs on 2-D inputs only");
     if (add && !same_shape(a, b))
-        return decline(TSR_DECLINE_SHAPE, why, size,
-                       "Add without broadcasting only: shapes differ or are unknown");
+        return decline(TSR_DECLINE_SHAPE, why, size, "Add without broadcasting only: shapes differ or are unknown");
     return 0;
 }
 
 /* The one node after index `from` that reads `v`; NULL when none or more
  * than one does. Claim sees only unclaimed nodes, so compile checks again
  * that nothing outside the piece reads an intermediate. */
-static const tsr_node *sole_reader(const tsr_graph *graph, size_t from, const tsr_value_info *v,
-                                   size_t *at) {
+static const tsr_node *sole_reader(const tsr_graph *graph, size_t from, const tsr_value_info *v, size_t *at) {
     const tsr_node *found = NULL;
     for (size_t i = from + 1; i < host->graph_node_count(graph); i++) {
         const tsr_node *node = host->graph_node(graph, i);
@@ -302,8 +287,8 @@ static int match_fused(const tsr_graph *graph, size_t i, const tsr_node *nodes[3
 
 /* Claims `count` nodes as one piece with an estimated run time; the
  * pieces of one claim alternate between the chips. */
-static tsr_status *claim(const pretend_state *s, tsr_claim_sink *sink, const tsr_node *const *nodes,
-                         size_t count, size_t ordinal) {
+static tsr_status *claim(const pretend_state *s, tsr_claim_sink *sink, const tsr_node *const *nodes, size_t count,
+                         size_t ordinal) {
     double seconds = -1.0, flops = 0.0; /* -1: unknown */
     int32_t device = (int32_t)(ordinal % (size_t)s->devices);
     /* node_flops was appended to the host table: check before calling. */
@@ -371,26 +356,22 @@ static size_t input_position(const tsr_graph *piece, const tsr_value_info *v) {
 
 static tsr_status *pretend_compile(void *state, const tsr_graph *piece, void **piece_state) {
     size_t n = host->graph_node_count(piece), outputs = host->graph_output_count(piece);
-    const tsr_node *first = n ? host->graph_node(piece, 0) : NULL,
-                   *last = n ? host->graph_node(piece, n - 1) : NULL;
+    const tsr_node *first = n ? host->graph_node(piece, 0) : NULL, *last = n ? host->graph_node(piece, n - 1) : NULL;
     pretend_piece p, *copy;
     (void)state;
     memset(&p, 0, sizeof p);
-    if (n == 3 && op_is(first, "MatMul") && op_is(host->graph_node(piece, 1), "Add") &&
-        op_is(last, "Relu"))
+    if (n == 3 && op_is(first, "MatMul") && op_is(host->graph_node(piece, 1), "Add") && op_is(last, "Relu"))
         p.kernel = K_FUSED;
     else if (n == 1 && (op_is(first, "Relu") || op_is(first, "Add") || op_is(first, "MatMul")))
         p.kernel = op_is(first, "Relu") ? K_RELU : op_is(first, "Add") ? K_ADD : K_MATMUL;
     else /* e.g. the host split a fused claim: failing hands the piece on */
         return fail(TSR_ERR_NOT_SUPPORTED, "pretend: no kernel for a piece of %zu nodes", n);
-    snprintf(p.node, sizeof p.node, "%s",
-             *host->node_name(first) ? host->node_name(first) : host->node_op_type(first));
+    snprintf(p.node, sizeof p.node, "%s", *host->node_name(first) ? host->node_name(first) : host->node_op_type(first));
     /* The fused kernel gives only the Relu's result. If the host needs an
      * intermediate too (a graph output, observe_all), refuse: the host then
      * offers the piece to the next provider. */
     if (outputs != 1 || !same_value(host->graph_output(piece, 0), host->node_output(last, 0)))
-        return fail(TSR_ERR_NOT_SUPPORTED,
-                    "pretend: piece at '%s' has %zu outputs; its kernel gives only the last",
+        return fail(TSR_ERR_NOT_SUPPORTED, "pretend: piece at '%s' has %zu outputs; its kernel gives only the last",
                     p.node, outputs);
     p.in[0] = input_position(piece, host->node_input(first, 0));
     if (p.kernel != K_RELU) p.in[1] = input_position(piece, host->node_input(first, 1));
@@ -400,12 +381,10 @@ static tsr_status *pretend_compile(void *state, const tsr_graph *piece, void **p
         p.in[2] = input_position(piece, host->node_input(add, product_first ? 1 : 0));
     }
     for (size_t k = 0; k < 3; k++)
-        if (p.in[k] == (size_t)-1)
-            return fail(TSR_ERR_PROVIDER, "pretend: piece at '%s': an input is missing", p.node);
+        if (p.in[k] == (size_t)-1) return fail(TSR_ERR_PROVIDER, "pretend: piece at '%s': an input is missing", p.node);
     /* graph_device was appended too; an older host has only device 0. */
     p.device = TSR_HAS_MEMBER(host, tsr_host_api, graph_device) ? host->graph_device(piece) : 0;
-    if (!(copy = malloc(sizeof *copy)))
-        return host->status_new(TSR_ERR_NO_MEMORY, "pretend: out of memory");
+    if (!(copy = malloc(sizeof *copy))) return host->status_new(TSR_ERR_NO_MEMORY, "pretend: out of memory");
     *copy = p;
     *piece_state = copy; /* the plugin's; freed by release */
     return NULL;
@@ -431,8 +410,7 @@ static size_t elements(const tsr_tensor *t) {
  * memory_kind is checked first, so a host pointer is refused unread. */
 static float *device_floats(const tsr_tensor *t, int32_t device) {
     pretend_buffer *b;
-    if (!t || t->elem_type != TSR_FLOAT || t->memory_kind != TSR_MEMORY_DEVICE ||
-        t->device_index != device)
+    if (!t || t->elem_type != TSR_FLOAT || t->memory_kind != TSR_MEMORY_DEVICE || t->device_index != device)
         return NULL;
     b = buffer_of(t->data, device);
     if (!b || t->nbytes != elements(t) * sizeof(float) || t->nbytes > b->nbytes) return NULL;
@@ -441,8 +419,8 @@ static float *device_floats(const tsr_tensor *t, int32_t device) {
 
 /* Y[M,N] = A[M,K] B[K,N] (+ bias[N]) (then Relu), in i-k-j order so the
  * inner loop walks rows. */
-static void matmul(const float *A, const float *B, const float *bias, int relu, float *Y, size_t M,
-                   size_t K, size_t N) {
+static void matmul(const float *A, const float *B, const float *bias, int relu, float *Y, size_t M, size_t K,
+                   size_t N) {
     for (size_t i = 0; i < M; i++) {
         float *y = Y + i * N;
         for (size_t j = 0; j < N; j++) y[j] = bias ? bias[j] : 0.0f;
@@ -460,45 +438,35 @@ static tsr_status *pretend_run(void *piece_state, tsr_run_context *ctx) {
     const tsr_tensor *a = host->run_input(ctx, p->in[0]);
     const tsr_tensor *b = p->kernel == K_RELU ? NULL : host->run_input(ctx, p->in[1]);
     const tsr_tensor *c = p->kernel == K_FUSED ? host->run_input(ctx, p->in[2]) : NULL;
-    const float *A = device_floats(a, p->device), *B = device_floats(b, p->device),
-                *C = device_floats(c, p->device);
+    const float *A = device_floats(a, p->device), *B = device_floats(b, p->device), *C = device_floats(c, p->device);
     int64_t dims[2] = {0, 0};
     tsr_tensor *y;
     float *Y;
     tsr_status *st;
     if (!A || (b && !B) || (c && !C) || (p->kernel != K_RELU && !b) || (p->kernel == K_FUSED && !c))
-        return fail(TSR_ERR_RUNTIME,
-                    "pretend: node '%s': an input is not a float32 tensor in device %d memory",
+        return fail(TSR_ERR_RUNTIME, "pretend: node '%s': an input is not a float32 tensor in device %d memory",
                     p->node, (int)p->device);
     /* Shapes may change between runs: check them every run. */
     if (p->kernel == K_ADD &&
-        (a->rank != b->rank ||
-         (a->rank && memcmp(a->dims, b->dims, sizeof *a->dims * (size_t)a->rank))))
-        return fail(TSR_ERR_INVALID_ARGUMENT, "pretend: node '%s': Add needs inputs of equal shape",
-                    p->node);
+        (a->rank != b->rank || (a->rank && memcmp(a->dims, b->dims, sizeof *a->dims * (size_t)a->rank))))
+        return fail(TSR_ERR_INVALID_ARGUMENT, "pretend: node '%s': Add needs inputs of equal shape", p->node);
     if (!plain) {
         if (a->rank != 2 || b->rank != 2 || a->dims[1] != b->dims[0] ||
             (c && (c->rank != 1 || c->dims[0] != b->dims[1])))
-            return fail(TSR_ERR_INVALID_ARGUMENT, "pretend: node '%s': MatMul shapes do not fit",
-                        p->node);
+            return fail(TSR_ERR_INVALID_ARGUMENT, "pretend: node '%s': MatMul shapes do not fit", p->node);
         dims[0] = a->dims[0];
         dims[1] = b->dims[1];
     }
     /* The host allocates the output in this chip's memory (our mem_alloc);
      * the tensor is the host's, valid until run returns. */
-    if ((st = host->run_alloc_output(ctx, 0, TSR_FLOAT, plain ? a->rank : 2, plain ? a->dims : dims,
-                                     &y)))
-        return st;
+    if ((st = host->run_alloc_output(ctx, 0, TSR_FLOAT, plain ? a->rank : 2, plain ? a->dims : dims, &y))) return st;
     if (!(Y = device_floats(y, p->device)))
-        return fail(TSR_ERR_RUNTIME, "pretend: node '%s': output not in device %d memory", p->node,
-                    (int)p->device);
+        return fail(TSR_ERR_RUNTIME, "pretend: node '%s': output not in device %d memory", p->node, (int)p->device);
     if (p->kernel == K_RELU)
         for (size_t i = 0; i < elements(a); i++) Y[i] = A[i] < 0.0f ? 0.0f : A[i];
     else if (p->kernel == K_ADD)
         for (size_t i = 0; i < elements(a); i++) Y[i] = A[i] + B[i];
-    else
-        matmul(A, B, C, p->kernel == K_FUSED, Y, (size_t)dims[0], (size_t)a->dims[1],
-               (size_t)dims[1]);
+    else matmul(A, B, C, p->kernel == K_FUSED, Y, (size_t)dims[0], (size_t)a->dims[1], (size_t)dims[1]);
     return NULL; /* synchronous: the work is done, so `synchronize` stays NULL */
 }
 

@@ -81,24 +81,24 @@ typedef struct odn_value {
     const tsr_value_info *info;
     int32_t rank;
     int64_t dims[ODN_MAX_RANK];
-    int input_index;  /* position among the piece's inputs, or -1 */
-    int output_index; /* position among the piece's outputs, or -1 */
+    int input_index;            /* position among the piece's inputs, or -1 */
+    int output_index;           /* position among the piece's outputs, or -1 */
     const tsr_tensor *constant; /* initializer data, or NULL */
     /* a view of constant data (a Transpose of an initializer, as a tied
      * LM head reads its embedding): those bytes, keying a once-only reorder
      * of the view; NULL otherwise */
     const void *const_view;
-    int consumers;    /* nodes of the piece reading it */
-    bool produced;    /* computed by a step already (or an input) */
-    bool is_view;     /* mem shares another value's buffer */
+    int consumers;         /* nodes of the piece reading it */
+    bool produced;         /* computed by a step already (or an input) */
+    bool is_view;          /* mem shares another value's buffer */
     dnnl_memory_desc_t md; /* the layout `mem` holds */
     dnnl_memory_t mem;
     dnnl_memory_t plain_mem; /* plain copy for consumers that need one, or NULL */
-    int32_t elem_type; /* TSR_* type the value holds (0: unknown, taken as float) */
-    bool f16; /* float16 in the model, held as float32 in the plan (odn_f16.c) */
-    const int64_t *i64; /* a value input's int64 data, copied when the plan was built; else NULL */
+    int32_t elem_type;       /* TSR_* type the value holds (0: unknown, taken as float) */
+    bool f16;                /* float16 in the model, held as float32 in the plan (odn_f16.c) */
+    const int64_t *i64;      /* a value input's int64 data, copied when the plan was built; else NULL */
     int64_t i64_count;
-    const float *f32;   /* a float32 value input's data (Resize/Upsample scales), likewise */
+    const float *f32; /* a float32 value input's data (Resize/Upsample scales), likewise */
     int64_t f32_count;
     int producer; /* index of the piece node writing it, or -1 */
     int reader;   /* index of the first piece node reading it, or -1 */
@@ -245,8 +245,8 @@ tsr_status *odn_arena_place(odn_plan *p);
  * every plan, unlike a buffer of the plan's own, whose address a later
  * plan's could reuse); key2 what src was derived with, or NULL. */
 tsr_status *odn_arena_const_as_keyed(odn_plan *p, const void *key1, const void *key2, dnnl_memory_t src,
-                                     const dnnl_memory_desc_t *src_md, const dnnl_memory_desc_t *md,
-                                     const tsr_node *n, dnnl_memory_t *out);
+                                     const dnnl_memory_desc_t *src_md, const dnnl_memory_desc_t *md, const tsr_node *n,
+                                     dnnl_memory_t *out);
 
 /* Constant weights in oneDNN's layouts, shared by every plan of a piece
  * (odn_consts.c). Entries are found by (key1, key2, source layout, layout);
@@ -256,8 +256,8 @@ odn_const_cache *odn_const_cache_new(void);
 void odn_const_cache_free(odn_const_cache *c);
 void *odn_const_cache_find(const odn_const_cache *c, const void *key1, const void *key2,
                            const dnnl_memory_desc_t *src_md, const dnnl_memory_desc_t *md);
-void *odn_const_cache_add(odn_const_cache *c, const void *key1, const void *key2,
-                          const dnnl_memory_desc_t *src_md, const dnnl_memory_desc_t *md, size_t nbytes);
+void *odn_const_cache_add(odn_const_cache *c, const void *key1, const void *key2, const dnnl_memory_desc_t *src_md,
+                          const dnnl_memory_desc_t *md, size_t nbytes);
 void odn_const_cache_ready(odn_const_cache *c, const void *data);
 
 /* Helpers for builders. */
@@ -274,49 +274,47 @@ const tsr_node *odn_plan_sole_consumer(const odn_plan *p, const odn_value *v);
 tsr_status *odn_plan_plain_mem(odn_plan *p, odn_value *v, const tsr_node *n, dnnl_memory_t *out);
 /* Memory of `v` in layout `md`, reordering into a new memory if needed. When
  * `v` is constant the reorder runs now, once. */
-tsr_status *odn_plan_mem_as(odn_plan *p, odn_value *v, const dnnl_memory_desc_t *md,
-                            const tsr_node *n, dnnl_memory_t *out);
+tsr_status *odn_plan_mem_as(odn_plan *p, odn_value *v, const dnnl_memory_desc_t *md, const tsr_node *n,
+                            dnnl_memory_t *out);
 /* Gives `v` (a node output) its shape and layout. A piece output always gets
  * the plain layout, whatever `md` says (pass NULL for plain). */
-tsr_status *odn_plan_define(odn_plan *p, odn_value *v, int32_t rank, const int64_t *dims,
-                            const dnnl_memory_desc_t *md, const tsr_node *n);
+tsr_status *odn_plan_define(odn_plan *p, odn_value *v, int32_t rank, const int64_t *dims, const dnnl_memory_desc_t *md,
+                            const tsr_node *n);
 /* Copies src (layout src_md) into dst (layout dst_md) now, once: for
  * constant data that is not a value of the piece (shifted int8 weights). */
-tsr_status *odn_plan_reorder_now(odn_plan *p, dnnl_memory_t src, const dnnl_memory_desc_t *src_md,
-                                 dnnl_memory_t dst, const dnnl_memory_desc_t *dst_md, const tsr_node *n);
+tsr_status *odn_plan_reorder_now(odn_plan *p, dnnl_memory_t src, const dnnl_memory_desc_t *src_md, dnnl_memory_t dst,
+                                 const dnnl_memory_desc_t *dst_md, const tsr_node *n);
 /* Appends a step copying src (layout src_md) into dst (layout dst_md). */
-tsr_status *odn_plan_add_reorder(odn_plan *p, dnnl_memory_t src, const dnnl_memory_desc_t *src_md,
-                                 dnnl_memory_t dst, const dnnl_memory_desc_t *dst_md, const tsr_node *n);
+tsr_status *odn_plan_add_reorder(odn_plan *p, dnnl_memory_t src, const dnnl_memory_desc_t *src_md, dnnl_memory_t dst,
+                                 const dnnl_memory_desc_t *dst_md, const tsr_node *n);
 /* Appends a primitive step built from `pd` (which the step takes over). */
 tsr_status *odn_plan_add_primitive(odn_plan *p, const_dnnl_primitive_desc_t pd, const tsr_node *n,
                                    const dnnl_exec_arg_t *args, int nargs);
-tsr_status *odn_plan_add_loop(odn_plan *p, odn_loop_fn fn, const void *ctx, dnnl_memory_t src,
-                              dnnl_memory_t dst, const tsr_node *n);
+tsr_status *odn_plan_add_loop(odn_plan *p, odn_loop_fn fn, const void *ctx, dnnl_memory_t src, dnnl_memory_t dst,
+                              const tsr_node *n);
 /* A loop step with every memory it touches in args (for the arena's
  * lifetimes): args[0] is passed as its src, args[1] as its dst, the rest
  * it reaches through ctx. */
-tsr_status *odn_plan_add_loop_args(odn_plan *p, odn_loop_fn fn, const void *ctx, const dnnl_exec_arg_t *args,
-                                   int nargs, const tsr_node *n);
+tsr_status *odn_plan_add_loop_args(odn_plan *p, odn_loop_fn fn, const void *ctx, const dnnl_exec_arg_t *args, int nargs,
+                                   const tsr_node *n);
 /* The same for a loop that also reads `also_read` (through its ctx): named
  * here so the arena keeps that memory alive up to this step. */
-tsr_status *odn_plan_add_loop_with(odn_plan *p, odn_loop_fn fn, const void *ctx, dnnl_memory_t src,
-                                   dnnl_memory_t dst, dnnl_memory_t also_read, const tsr_node *n);
+tsr_status *odn_plan_add_loop_with(odn_plan *p, odn_loop_fn fn, const void *ctx, dnnl_memory_t src, dnnl_memory_t dst,
+                                   dnnl_memory_t also_read, const tsr_node *n);
 /* The same for a loop that reads `reads` (NULL entries skipped) through
  * its ctx: zero points, scales and the like, which may be intermediates of
  * the piece (a DynamicQuantizeLinear's outputs) whose arena bytes must stay
  * theirs up to this step. */
 tsr_status *odn_plan_add_loop_reading(odn_plan *p, odn_loop_fn fn, const void *ctx, dnnl_memory_t src,
-                                      dnnl_memory_t dst, const dnnl_memory_t *reads, size_t nreads,
-                                      const tsr_node *n);
+                                      dnnl_memory_t dst, const dnnl_memory_t *reads, size_t nreads, const tsr_node *n);
 /* A memory over `base`'s buffer described by `md` (same bytes, other
  * shape or strides). */
-tsr_status *odn_plan_view(odn_plan *p, dnnl_memory_t base, const dnnl_memory_desc_t *md,
-                          const tsr_node *n, dnnl_memory_t *out);
+tsr_status *odn_plan_view(odn_plan *p, dnnl_memory_t base, const dnnl_memory_desc_t *md, const tsr_node *n,
+                          dnnl_memory_t *out);
 /* A view of `v`'s plain data with shape `dims` (same element count) and
  * row-major strides, or `strides` when given. */
-tsr_status *odn_plan_plain_view(odn_plan *p, odn_value *v, int32_t rank, const int64_t *dims,
-                                const int64_t *strides, const tsr_node *n, dnnl_memory_t *out,
-                                dnnl_memory_desc_t *md_out);
+tsr_status *odn_plan_plain_view(odn_plan *p, odn_value *v, int32_t rank, const int64_t *dims, const int64_t *strides,
+                                const tsr_node *n, dnnl_memory_t *out, dnnl_memory_desc_t *md_out);
 /* A memory for an intermediate in layout `md`, its buffer placed in the
  * plan's arena by odn_arena_place. */
 tsr_status *odn_plan_arena_mem(odn_plan *p, const dnnl_memory_desc_t *md, const tsr_node *n, dnnl_memory_t *out);
@@ -328,8 +326,8 @@ void *odn_plan_alloc(odn_plan *p, size_t nbytes);
 tsr_status *odn_reorder_once(odn_plan *p, dnnl_memory_t src, const dnnl_memory_desc_t *src_md, dnnl_memory_t dst,
                              const dnnl_memory_desc_t *dst_md, const tsr_node *n);
 void odn_reorder_once_done(odn_plan *p);
-tsr_status *odn_plan_new_mem(odn_plan *p, const dnnl_memory_desc_t *md, void *handle,
-                             const tsr_node *n, dnnl_memory_t *out);
+tsr_status *odn_plan_new_mem(odn_plan *p, const dnnl_memory_desc_t *md, void *handle, const tsr_node *n,
+                             dnnl_memory_t *out);
 /* Plain row-major f32 descriptor. */
 dnnl_status_t odn_plain_md(dnnl_memory_desc_t *md, int32_t rank, const int64_t *dims);
 /* Plain row-major descriptor of element type `dt`. */
@@ -444,9 +442,9 @@ bool odn_reduce_axes(const tsr_node *n, int32_t rank, bool *reduce);
 /* A reduction node's operands, shared by the Reduce* builders. */
 typedef struct odn_reduce_io {
     odn_value *x;
-    int64_t kept[ODN_MAX_RANK];       /* x's dims with the reduced axes 1 */
-    bool shrinks;                     /* some reduced axis is longer than 1 */
-    dnnl_memory_t src, dst;           /* dst seen at x's rank, with `kept` */
+    int64_t kept[ODN_MAX_RANK]; /* x's dims with the reduced axes 1 */
+    bool shrinks;               /* some reduced axis is longer than 1 */
+    dnnl_memory_t src, dst;     /* dst seen at x's rank, with `kept` */
     dnnl_memory_desc_t src_md, dst_md;
 } odn_reduce_io;
 /* Defines the output (keepdims honoured) and fills io. */
@@ -482,8 +480,7 @@ int odn_resize_check(const tsr_node *n, int32_t rank, const int64_t *in_dims, in
  * primitive writes) from the dst layout oneDNN chose, and appends the step
  * with `args` plus DST. */
 tsr_status *odn_build_finish(odn_plan *p, const tsr_node *n, const void *desc, dnnl_primitive_attr_t attr,
-                             odn_value *last, int32_t rank, const int64_t *dims, dnnl_exec_arg_t *args,
-                             int nargs);
+                             odn_value *last, int32_t rank, const int64_t *dims, dnnl_exec_arg_t *args, int nargs);
 
 /* The same from a primitive descriptor the caller keeps (and destroys). */
 tsr_status *odn_build_finish_pd(odn_plan *p, const tsr_node *n, const_dnnl_primitive_desc_t pd, odn_value *last,
@@ -498,8 +495,7 @@ bool odn_impl_is_ref(const char *impl);
 void odn_md_text(const dnnl_memory_desc_t *md, char *buf, size_t size);
 /* dnnl_primitive_desc_create, but a reference implementation counts as
  * none: dnnl_unimplemented, nothing to destroy. */
-dnnl_status_t odn_pd_create(odn_plan *p, const void *desc, const_dnnl_primitive_attr_t attr,
-                            dnnl_primitive_desc_t *pd);
+dnnl_status_t odn_pd_create(odn_plan *p, const void *desc, const_dnnl_primitive_attr_t attr, dnnl_primitive_desc_t *pd);
 
 /* An eltwise op as oneDNN sees it. */
 typedef struct odn_eltwise {
@@ -527,14 +523,12 @@ bool odn_conv_wino_tail_fast(odn_plan *p, const odn_eltwise *tail, int count, co
  * weights (odn_fold_scale.c): whether y = a * s may be, and the step that
  * writes the scaled weights (w_md: the convolution's weights layout) each
  * run into a new memory, *out. */
-bool odn_fold_scale_fits(odn_plan *p, const odn_value *a, const odn_value *y, const int64_t *dims,
-                         const int64_t *db);
+bool odn_fold_scale_fits(odn_plan *p, const odn_value *a, const odn_value *y, const int64_t *dims, const int64_t *db);
 tsr_status *odn_fold_scale_weights(odn_plan *p, const tsr_node *n, odn_value *scale, dnnl_memory_t w_mem,
                                    const dnnl_memory_desc_t *w_md, int64_t m, int64_t c, dnnl_memory_t *out);
 /* A per-channel operand over a 4-D float tensor in nChw16c or NHWC, applied
  * in that layout by a C loop (odn_channel_loop.c). */
-bool odn_channel_loop_fits(const odn_value *a, const char *op, int32_t rank, const int64_t *dims,
-                           const int64_t *db);
+bool odn_channel_loop_fits(const odn_value *a, const char *op, int32_t rank, const int64_t *dims, const int64_t *db);
 tsr_status *odn_build_channel_loop(odn_plan *p, const tsr_node *n, odn_value *a, odn_value *b, odn_value *y,
                                    const int64_t *dims, const int64_t *db);
 tsr_status *odn_build_binary_loop(odn_plan *p, const tsr_node *n, odn_value *a, odn_value *b, odn_value *y,
@@ -573,9 +567,8 @@ tsr_status *odn_post_ops_new(const tsr_node *n, dnnl_post_ops_t *po, dnnl_primit
  * with `rank`/`dims`, absorbs following single-consumer eltwise and binary
  * nodes into `po` (adding their extra operands to `args`). Returns the value
  * the primitive really produces (the last absorbed node's output). */
-tsr_status *odn_fuse_post_ops(odn_plan *p, odn_value *v, int32_t rank, const int64_t *dims,
-                              dnnl_post_ops_t po, dnnl_exec_arg_t *args, int *nargs,
-                              odn_value **last);
+tsr_status *odn_fuse_post_ops(odn_plan *p, odn_value *v, int32_t rank, const int64_t *dims, dnnl_post_ops_t po,
+                              dnnl_exec_arg_t *args, int *nargs, odn_value **last);
 
 /* When `x` feeds exactly a Gelu written out in primitive ops, marks those
  * nodes done and sets *out to the Gelu's output. */

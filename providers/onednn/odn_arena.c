@@ -106,13 +106,15 @@ tsr_status *odn_arena_place(odn_plan *p) {
     odn_index views = {0}, by_mem = {0};
     tsr_status *st = slots ? NULL : odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
     for (size_t i = 0; !st && i < p->view_count; i++)
-        if (!odn_index_put(&views, p->view_mems[i], i)) st = odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
+        if (!odn_index_put(&views, p->view_mems[i], i))
+            st = odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
     for (size_t i = 0; !st && i < n; i++) {
         const dnnl_memory_desc_t *md;
         dnnl_memory_get_memory_desc(p->arena_mems[i], &md);
         slots[i].mem = p->arena_mems[i];
         slots[i].size = (dnnl_memory_desc_get_size(md) + ODN_ARENA_ALIGN - 1) / ODN_ARENA_ALIGN * ODN_ARENA_ALIGN;
-        if (!odn_index_put(&by_mem, slots[i].mem, i)) st = odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
+        if (!odn_index_put(&by_mem, slots[i].mem, i))
+            st = odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
     }
     for (size_t s = 0; !st && s < p->step_count; s++) {
         for (int a = 0; a < p->steps[s].nargs; a++) {
@@ -145,8 +147,8 @@ tsr_status *odn_arena_place(odn_plan *p) {
 }
 
 tsr_status *odn_arena_const_as_keyed(odn_plan *p, const void *key1, const void *key2, dnnl_memory_t src,
-                                     const dnnl_memory_desc_t *src_md, const dnnl_memory_desc_t *md,
-                                     const tsr_node *n, dnnl_memory_t *out) {
+                                     const dnnl_memory_desc_t *src_md, const dnnl_memory_desc_t *md, const tsr_node *n,
+                                     dnnl_memory_t *out) {
     void *buf = odn_const_cache_find(p->consts, key1, key2, src_md, md);
     if (buf) return odn_plan_new_mem(p, md, buf, n, out);
     size_t nbytes = dnnl_memory_desc_get_size(md);

@@ -30,10 +30,9 @@ tsr_status *odn_node_error(const tsr_node *n, int32_t code, const char *fmt, ...
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
     if (n)
-        snprintf(msg, sizeof msg, "onednn: node '%s' (%s): %s", odn_host->node_name(n),
-                 odn_host->node_op_type(n), text);
-    else
-        snprintf(msg, sizeof msg, "onednn: %s", text);
+        snprintf(msg, sizeof msg, "onednn: node '%s' (%s): %s", odn_host->node_name(n), odn_host->node_op_type(n),
+                 text);
+    else snprintf(msg, sizeof msg, "onednn: %s", text);
     return odn_host->status_new(code, msg);
 }
 
@@ -50,8 +49,8 @@ static const char *dnnl_status_text(dnnl_status_t st) {
 }
 
 tsr_status *odn_dnnl_error(const tsr_node *n, const char *what, dnnl_status_t st) {
-    return odn_node_error(n, st == dnnl_out_of_memory ? TSR_ERR_NO_MEMORY : TSR_ERR_PROVIDER,
-                          "oneDNN %s failed: %s", what, dnnl_status_text(st));
+    return odn_node_error(n, st == dnnl_out_of_memory ? TSR_ERR_NO_MEMORY : TSR_ERR_PROVIDER, "oneDNN %s failed: %s",
+                          what, dnnl_status_text(st));
 }
 
 int odn_decline(char *why, size_t size, int reason, const char *fmt, ...) {

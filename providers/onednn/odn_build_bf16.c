@@ -23,7 +23,8 @@ int odn_bf16_check(const tsr_node *n, char *why, size_t size) {
         if (odn_host->value_elem_type(v) != TSR_BFLOAT16)
             return odn_decline(why, size, TSR_DECLINE_TYPE, "input %zu is not bfloat16 like input 0", k);
         int32_t r = odn_host->value_rank(v);
-        if (r < 0 || r > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input %zu of unknown or high rank", k);
+        if (r < 0 || r > ODN_MAX_RANK)
+            return odn_decline(why, size, TSR_DECLINE_SHAPE, "input %zu of unknown or high rank", k);
         for (int32_t d = 0; d < r; d++)
             if (odn_host->value_dim(v, d) == 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "empty tensor");
     }
@@ -39,7 +40,8 @@ int odn_bf16_check(const tsr_node *n, char *why, size_t size) {
             return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "bfloat16 Gemm with beta != 1 not mapped");
         return 0;
     }
-    if (ra < 2 || rb < 2) return odn_decline(why, size, TSR_DECLINE_SHAPE, "bfloat16 MatMul of a 1-D operand not mapped");
+    if (ra < 2 || rb < 2)
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "bfloat16 MatMul of a 1-D operand not mapped");
     int32_t r = ra > rb ? ra : rb;
     for (int32_t i = 2; i < r; i++) {
         int64_t x = i < ra ? odn_host->value_dim(odn_input(n, 0), ra - 1 - i) : 1;

@@ -40,9 +40,12 @@ static tsr_status *run_concat(const void *ctx, dnnl_memory_t first, dnnl_memory_
 
 static size_t dt_size(dnnl_data_type_t dt) {
     switch (dt) {
-    case dnnl_f32: case dnnl_s32: return 4;
-    case dnnl_f16: case dnnl_bf16: return 2;
-    case dnnl_s8: case dnnl_u8: return 1;
+    case dnnl_f32:
+    case dnnl_s32: return 4;
+    case dnnl_f16:
+    case dnnl_bf16: return 2;
+    case dnnl_s8:
+    case dnnl_u8: return 1;
     default: return 0;
     }
 }
@@ -53,7 +56,7 @@ static bool as_runs(odn_plan *p, const tsr_node *n, size_t count, int32_t r, int
                     const int64_t *out, const dnnl_exec_arg_t *args, concat_runs **runs) {
     bool blocked = odn_layout_is_blocked(tag);
     bool plain = tag == dnnl_format_tag_undef || tag == dnnl_a || tag == dnnl_ab || tag == dnnl_abc ||
-                 tag == dnnl_abcd || tag == dnnl_abcde || tag == dnnl_abcdef;
+        tag == dnnl_abcd || tag == dnnl_abcde || tag == dnnl_abcdef;
     if (!(plain || (blocked && axis == 1)) || count < 1) return false;
     concat_runs *c = odn_plan_alloc(p, sizeof *c);
     if (!c) return false;
@@ -106,7 +109,8 @@ tsr_status *odn_build_concat(odn_plan *p, size_t index) {
     }
     for (size_t i = 0; i < count; i++) {
         odn_value *v = odn_plan_value(p, odn_host->node_input(n, i));
-        if (!v || !v->mem || v->rank != r) return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "input %zu rank differs", i);
+        if (!v || !v->mem || v->rank != r)
+            return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "input %zu rank differs", i);
         for (int32_t d = 0; d < r; d++)
             if (d != axis && v->dims[d] != first->dims[d])
                 return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "input %zu dim %d differs", i, (int)d);
@@ -124,7 +128,8 @@ tsr_status *odn_build_concat(odn_plan *p, size_t index) {
     dnnl_memory_desc_t y_md;
     dnnl_dims_t od;
     for (int32_t d = 0; d < r; d++) od[d] = out[d];
-    if (tag != dnnl_format_tag_undef && dnnl_memory_desc_init_by_tag(&y_md, r, od, first->md.data_type, tag) != dnnl_success)
+    if (tag != dnnl_format_tag_undef &&
+        dnnl_memory_desc_init_by_tag(&y_md, r, od, first->md.data_type, tag) != dnnl_success)
         return odn_node_error(n, TSR_ERR_PROVIDER, "internal: concat layout");
     tsr_status *s = odn_plan_define(p, y, r, out, tag != dnnl_format_tag_undef ? &y_md : NULL, n);
     if (s) return s;
@@ -133,7 +138,8 @@ tsr_status *odn_build_concat(odn_plan *p, size_t index) {
         dnnl_exec_arg_t largs[ODN_MAX_ARGS];
         largs[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, args[0].memory};
         largs[1] = (dnnl_exec_arg_t){DNNL_ARG_DST, y->mem};
-        for (size_t i = 1; i < count; i++) largs[i + 1] = (dnnl_exec_arg_t){DNNL_ARG_MULTIPLE_SRC + (int)i, args[i].memory};
+        for (size_t i = 1; i < count; i++)
+            largs[i + 1] = (dnnl_exec_arg_t){DNNL_ARG_MULTIPLE_SRC + (int)i, args[i].memory};
         return odn_plan_add_loop_args(p, run_concat, runs, largs, (int)count + 1, n);
     }
     dnnl_primitive_desc_t pd;

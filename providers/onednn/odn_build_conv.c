@@ -157,8 +157,8 @@ static const float *const_floats(const odn_value *v, int64_t count) {
 /* Folds BatchNormalization `bn` into copies of the weights and bias:
  * w' = w*a, b' = (b - mean)*a + shift with a = scale/sqrt(var + eps).
  * Returns false (folding nothing) when any operand is not constant. */
-static bool fold_batchnorm(odn_plan *p, const tsr_node *bn, const odn_value *w, const odn_value *b,
-                           float **w_out, float **b_out) {
+static bool fold_batchnorm(odn_plan *p, const tsr_node *bn, const odn_value *w, const odn_value *b, float **w_out,
+                           float **b_out) {
     int64_t m = w->dims[0];
     int64_t per = odn_numel(w->rank, w->dims) / (m ? m : 1);
     const float *wd = const_floats(w, odn_numel(w->rank, w->dims));
@@ -190,7 +190,7 @@ static bool fold_batchnorm(odn_plan *p, const tsr_node *bn, const odn_value *w, 
 static bool winograd_shape(int32_t r, const dnnl_dims_t xd, const dnnl_dims_t wd, int wr, int64_t group,
                            const conv_geom *g) {
     return r == 4 && wd[wr - 1] == 3 && wd[wr - 2] == 3 && group == 1 && g->strides[0] == 1 && g->strides[1] == 1 &&
-           g->dilation[0] == 0 && g->dilation[1] == 0 && wd[0] >= 64 && wd[1] >= 64 && xd[2] >= 4 && xd[3] >= 4;
+        g->dilation[0] == 0 && g->dilation[1] == 0 && wd[0] >= 64 && wd[1] >= 64 && xd[2] >= 4 && xd[3] >= 4;
 }
 
 /* oneDNN 2.6's Winograd kernels read and write only nChw16c, while its
@@ -212,8 +212,8 @@ static bool piece_prefers_blocked(odn_plan *p) {
          * first layer of <= 8 input channels reads NCHW directly) */
         int64_t group = odn_attr_int(n, "group", 1), cin = w && w->rank == 4 ? w->dims[1] * group : 0;
         if (w && w->rank == 4 && (w->dims[0] % odn_block() != 0 || (cin > 8 && cin % odn_block() != 0))) return false;
-        if (wino || !w || w->rank != 4 || w->dims[2] != 3 || w->dims[3] != 3 || group != 1 ||
-            w->dims[0] < 64 || w->dims[1] < 64)
+        if (wino || !w || w->rank != 4 || w->dims[2] != 3 || w->dims[3] != 3 || group != 1 || w->dims[0] < 64 ||
+            w->dims[1] < 64)
             continue;
         size_t cs = 0, cd = 0;
         const int64_t *st = odn_attr_ints(n, "strides", &cs), *dl = odn_attr_ints(n, "dilations", &cd);
@@ -236,8 +236,8 @@ static bool keeps_blocked(const odn_value *x, const dnnl_memory_desc_t *x_md, in
     dnnl_memory_desc_t md;
     if (r != 4 || !x_md) return false;
     dnnl_status_t st = x->input_index >= 0 && xd[1] <= 8
-                           ? odn_plain_md(&md, r, xd)
-                           : dnnl_memory_desc_init_by_tag(&md, r, xd, dnnl_f32, odn_blocked_tag(4));
+        ? odn_plain_md(&md, r, xd)
+        : dnnl_memory_desc_init_by_tag(&md, r, xd, dnnl_f32, odn_blocked_tag(4));
     return st == dnnl_success && dnnl_memory_desc_equal(&md, x_md);
 }
 
@@ -268,8 +268,7 @@ static dnnl_status_t conv_pd(odn_plan *p, bool wino, const dnnl_memory_desc_t *s
  * (not "ref:any" nor the im2col "gemm:jit", both far slower than the
  * default path's kernels). */
 static dnnl_primitive_desc_t blocked_pd(odn_plan *p, bool wino, const dnnl_memory_desc_t *x_md, int32_t r,
-                                        const dnnl_dims_t xd,
-                                        const dnnl_dims_t yd, const dnnl_memory_desc_t *w_any,
+                                        const dnnl_dims_t xd, const dnnl_dims_t yd, const dnnl_memory_desc_t *w_any,
                                         const dnnl_memory_desc_t *b_md, const dnnl_memory_desc_t *fixed_dst,
                                         const conv_geom *g, dnnl_primitive_attr_t attr) {
     dnnl_memory_desc_t src, dst, plain;
@@ -282,7 +281,8 @@ static dnnl_primitive_desc_t blocked_pd(odn_plan *p, bool wino, const dnnl_memor
         return NULL;
     }
     if (fixed_dst) dst = *fixed_dst;
-    else if (yd[1] % odn_block() != 0 || dnnl_memory_desc_init_by_tag(&dst, r, yd, dnnl_f32, odn_blocked_tag(4)) != dnnl_success)
+    else if (yd[1] % odn_block() != 0 ||
+             dnnl_memory_desc_init_by_tag(&dst, r, yd, dnnl_f32, odn_blocked_tag(4)) != dnnl_success)
         return NULL;
     dnnl_primitive_desc_t pd = NULL;
     if (conv_pd(p, wino, &src, w_any, b_md, &dst, g, attr, &pd) != dnnl_success) return NULL;
@@ -472,8 +472,8 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
         if (st == dnnl_success) st = odn_plain_md(&w_plain, wr, wd);
         if (st == dnnl_success)
             st = last->output_index >= 0 ? odn_plain_md(&dst_md, cr, yd)
-                 : !sum_into             ? dnnl_memory_desc_init_by_tag(&dst_md, cr, yd, dnnl_f32, dnnl_format_tag_any)
-                 : as2d                  ? md_unit_h(&sum_into->md, &dst_md)
+                : !sum_into              ? dnnl_memory_desc_init_by_tag(&dst_md, cr, yd, dnnl_f32, dnnl_format_tag_any)
+                : as2d                   ? md_unit_h(&sum_into->md, &dst_md)
                                          : (dst_md = sum_into->md, dnnl_success);
         if (st != dnnl_success) s = odn_dnnl_error(n, "conv layouts", st);
     }
@@ -505,8 +505,9 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
             if (dnnl_primitive_attr_create(&bare) == dnnl_success) {
                 if (blocked)
                     alt = blocked_pd(p, true, x_md, cr, xd, yd, &w_any, has_bias ? &b_md : NULL, NULL, &g, bare);
-                if (!alt && conv_pd(p, true, &src_any, &w_any, has_bias ? &b_md : NULL, &dst_md, &g, bare, &alt) !=
-                                dnnl_success)
+                if (!alt &&
+                    conv_pd(p, true, &src_any, &w_any, has_bias ? &b_md : NULL, &dst_md, &g, bare, &alt) !=
+                        dnnl_success)
                     alt = NULL;
                 dnnl_primitive_attr_destroy(bare);
             }
@@ -598,8 +599,7 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
              * folded into them (the folded copy is new each plan) */
             s = odn_arena_const_as_keyed(p, w->constant->data, folded_w ? (const void *)next : NULL, wv.mem, &wv.md,
                                          want, n, &w_mem);
-        else if (!s)
-            s = odn_plan_mem_as(p, &wv, want, n, &w_mem);
+        else if (!s) s = odn_plan_mem_as(p, &wv, want, n, &w_mem);
         if (!s && scale) s = odn_fold_scale_weights(p, n, scale, w_mem, want, m, x->dims[1], &w_mem);
     }
     if (!s && has_bias) {
@@ -652,7 +652,8 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
         }
         args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_DST, dst_mem};
         s = odn_plan_add_primitive(p, pd, n, args, nargs);
-        for (int i = 0; !s && i < tail_count; i++) s = odn_eltwise_step(p, n, &tail[i], &last->md, last->mem, last->mem);
+        for (int i = 0; !s && i < tail_count; i++)
+            s = odn_eltwise_step(p, n, &tail[i], &last->md, last->mem, last->mem);
         if (!s && via_temp) s = odn_plan_add_reorder(p, temp.mem, &temp.md, last->mem, &last->md, n);
     }
     if (pd) dnnl_primitive_desc_destroy(pd);

@@ -22,7 +22,8 @@ static tsr_status *float_weights(odn_plan *p, const tsr_node *n, const odn_value
         buf = odn_const_cache_add(p->consts, vw->constant->data, n, &vw->md, md, count * sizeof(float));
         if (!buf) return odn_node_error(n, TSR_ERR_NO_MEMORY, "float weights of %zu values", count);
         const tsr_tensor *zt = NULL;
-        if (odn_host->node_input_count(n) > 3 && odn_host->node_input(n, 3)) zt = odn_host->value_constant(odn_host->node_input(n, 3));
+        if (odn_host->node_input_count(n) > 3 && odn_host->node_input(n, 3))
+            zt = odn_host->value_constant(odn_host->node_input(n, 3));
         bool u8 = vw->constant->elem_type == TSR_UINT8;
         int64_t channels = vw->dims[0], per = channels ? (int64_t)count / channels : 0;
         for (int64_t m = 0; m < channels; m++) {

@@ -114,7 +114,8 @@ tsr_status *odn_build_deconv(odn_plan *p, size_t index) {
     int nargs = 4; /* SRC, WEIGHTS, BIAS, DST come first */
     odn_value *last = y;
     tsr_status *e = odn_fuse_post_ops(p, y, r, out, po, args, &nargs, &last);
-    if (!e && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success) e = odn_node_error(n, TSR_ERR_PROVIDER, "post-ops");
+    if (!e && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
+        e = odn_node_error(n, TSR_ERR_PROVIDER, "post-ops");
     dnnl_post_ops_destroy(po);
     if (e) {
         dnnl_primitive_attr_destroy(attr);
@@ -135,16 +136,17 @@ tsr_status *odn_build_deconv(odn_plan *p, size_t index) {
     dnnl_deconvolution_desc_t dd;
     dnnl_primitive_desc_t pd = NULL;
     if (st == dnnl_success)
-        st = dnnl_dilated_deconvolution_forward_desc_init(&dd, dnnl_forward_inference, dnnl_deconvolution_direct,
-                                                          &src_any, &w_any, b ? &b_md : NULL, &dst_md, str, dil, pl, pr);
+        st =
+            dnnl_dilated_deconvolution_forward_desc_init(&dd, dnnl_forward_inference, dnnl_deconvolution_direct,
+                                                         &src_any, &w_any, b ? &b_md : NULL, &dst_md, str, dil, pl, pr);
     if (st == dnnl_success && odn_pd_create(p, &dd, attr, &pd) != dnnl_success) {
         /* no fast kernel for channels-last here: let oneDNN choose */
         st = dnnl_memory_desc_init_by_tag(&src_any, r, xd, dnnl_f32, dnnl_format_tag_any);
         if (st == dnnl_success) st = dnnl_memory_desc_init_by_tag(&dst_md, r, yd, dnnl_f32, dnnl_format_tag_any);
         if (st == dnnl_success)
             st = dnnl_dilated_deconvolution_forward_desc_init(&dd, dnnl_forward_inference, dnnl_deconvolution_direct,
-                                                              &src_any, &w_any, b ? &b_md : NULL, &dst_md, str, dil,
-                                                              pl, pr);
+                                                              &src_any, &w_any, b ? &b_md : NULL, &dst_md, str, dil, pl,
+                                                              pr);
         if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &dd, attr, p->engine, NULL);
     }
     dnnl_primitive_attr_destroy(attr);

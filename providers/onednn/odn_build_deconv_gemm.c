@@ -62,8 +62,9 @@ tsr_status *odn_build_deconv_gemm(odn_plan *p, size_t index, bool *handled) {
     odn_value *w = odn_plan_value(p, odn_host->node_input(n, 1));
     odn_value *b = odn_host->node_input_count(n) > 2 ? odn_plan_value(p, odn_host->node_input(n, 2)) : NULL;
     odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
-    if (!x || !y || !w || !x->produced || !x->mem || (x->rank != 4 && x->rank != 3) || w->rank != x->rank || !w->constant ||
-        w->constant->elem_type != TSR_FLOAT || odn_attr_int(n, "group", 1) != 1 || x->dims[1] != w->dims[0] ||
+    if (!x || !y || !w || !x->produced || !x->mem || (x->rank != 4 && x->rank != 3) || w->rank != x->rank ||
+        !w->constant || w->constant->elem_type != TSR_FLOAT || odn_attr_int(n, "group", 1) != 1 ||
+        x->dims[1] != w->dims[0] ||
         (b && (!b->constant || b->constant->elem_type != TSR_FLOAT || b->rank != 1 || b->dims[0] != w->dims[1])))
         return NULL;
     deconv_gather *g = odn_plan_alloc(p, sizeof *g);
@@ -85,13 +86,14 @@ tsr_status *odn_build_deconv_gemm(odn_plan *p, size_t index, bool *handled) {
         st[i] = cs == (size_t)sp ? sa[a] : 1;
         dl[i] = cd == (size_t)sp ? da[a] : 1;
         if (st[i] < 1 || dl[i] < 1 || op < 0 || st[i] > (INT64_C(1) << 31) || dl[i] > (INT64_C(1) << 31) ||
-            in[i] > (INT64_C(1) << 31) || !odn_deconv_pads(n, sp, a, in[i], st[i], dl[i], ker[i], op, &pb[i], &e0, &out[i]) ||
-            out[i] < 1)
+            in[i] > (INT64_C(1) << 31) ||
+            !odn_deconv_pads(n, sp, a, in[i], st[i], dl[i], ker[i], op, &pb[i], &e0, &out[i]) || out[i] < 1)
             return NULL; /* the general deconvolution says what is wrong */
     }
     int64_t kh = ker[0], kw = ker[1];
-    *g = (deconv_gather){N, in[0], in[1], M, kh, kw, out[0], out[1], st[0], st[1], dl[0], dl[1], pb[0], pb[1],
-                         b ? b->constant->data : NULL};
+    *g = (deconv_gather){N,     in[0],  in[1],  M,     kh,
+                         kw,    out[0], out[1], st[0], st[1],
+                         dl[0], dl[1],  pb[0],  pb[1], b ? b->constant->data : NULL};
     int64_t rows = N * g->H * g->W, KM = kh * kw * M;
     if (odn_numel(2, (int64_t[]){rows, KM}) < 0) return NULL;
     /* weights [C, kh*kw*M]: wm[c][(i*kw + j)*M + m] = W[c][m][i][j] */

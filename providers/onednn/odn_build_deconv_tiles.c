@@ -40,7 +40,8 @@ tsr_status *odn_build_deconv_tiles(odn_plan *p, size_t index, bool *handled) {
     odn_value *b = odn_host->node_input_count(n) > 2 ? odn_plan_value(p, odn_host->node_input(n, 2)) : NULL;
     odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
     int64_t kh, kw;
-    if (!x || !w || !y || !x->produced || !x->mem || (b && (!b->constant || b->rank != 1)) || !tiles_shape(n, x, w, &kh, &kw))
+    if (!x || !w || !y || !x->produced || !x->mem || (b && (!b->constant || b->rank != 1)) ||
+        !tiles_shape(n, x, w, &kh, &kw))
         return NULL;
     int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3], M = w->dims[1];
     if (b && b->dims[0] != M) return NULL;
@@ -83,7 +84,8 @@ tsr_status *odn_build_deconv_tiles(odn_plan *p, size_t index, bool *handled) {
     odn_value *last = y;
     p->fuse_no_binary = true; /* the matmul's frame is not the output's */
     tsr_status *s = odn_fuse_post_ops(p, y, 4, out, po, args, &nargs, &last);
-    if (!s && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success) s = odn_node_error(n, TSR_ERR_PROVIDER, "post-ops");
+    if (!s && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
+        s = odn_node_error(n, TSR_ERR_PROVIDER, "post-ops");
     dnnl_post_ops_destroy(po);
 
     if (!s && odn_pd_create(p, &md, attr, &pd) != dnnl_success)

@@ -55,7 +55,8 @@ bool odn_dwconv1d_wanted(odn_plan *p, const odn_value *x, const odn_value *w, co
                          const dnnl_dims_t xd, const dnnl_dims_t wd, const dnnl_dims_t yd, const dnnl_dims_t strides,
                          const dnnl_dims_t dilation, const dnnl_dims_t pad_l, const dnnl_dims_t pad_r) {
     if (x->rank != 3 || w->rank != 3 || group < 2 || group != x->dims[1] || w->dims[0] != group || w->dims[1] != 1 ||
-        !w->constant || w->constant->elem_type != TSR_FLOAT || (b && (!b->constant || b->constant->elem_type != TSR_FLOAT)))
+        !w->constant || w->constant->elem_type != TSR_FLOAT ||
+        (b && (!b->constant || b->constant->elem_type != TSR_FLOAT)))
         return false;
     /* only where oneDNN's own choice is its im2col kernel */
     dnnl_memory_desc_t s, wm, d;
@@ -77,8 +78,15 @@ tsr_status *odn_build_dwconv1d(odn_plan *p, const tsr_node *n, odn_value *x, con
                                odn_value *y, const int64_t *out, int64_t stride, int64_t dil, int64_t pad) {
     dw_loop *l = odn_plan_alloc(p, sizeof *l);
     if (!l) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
-    *l = (dw_loop){.n = x->dims[0], .c = x->dims[1], .in = x->dims[2], .out = out[2], .k = w->dims[2],
-                   .stride = stride, .dil = dil, .pad = pad, .w = w->constant->data,
+    *l = (dw_loop){.n = x->dims[0],
+                   .c = x->dims[1],
+                   .in = x->dims[2],
+                   .out = out[2],
+                   .k = w->dims[2],
+                   .stride = stride,
+                   .dil = dil,
+                   .pad = pad,
+                   .w = w->constant->data,
                    .b = b ? b->constant->data : NULL};
     dnnl_memory_t xm;
     tsr_status *s = odn_plan_plain_mem(p, x, n, &xm);

@@ -41,7 +41,8 @@ int odn_dynquant_check(const tsr_node *n, char *why, size_t size) {
             const tsr_value_info *y = odn_host->node_output(n, k);
             if (!y) return odn_decline(why, size, TSR_DECLINE_OTHER, "output %zu omitted (all three mapped)", k);
             if (odn_host->value_elem_type(y) != want[k])
-                return odn_decline(why, size, TSR_DECLINE_TYPE, "output %zu of type %d", k, (int)odn_host->value_elem_type(y));
+                return odn_decline(why, size, TSR_DECLINE_TYPE, "output %zu of type %d", k,
+                                   (int)odn_host->value_elem_type(y));
         }
         return check_symbolic_rank(x, why, size);
     }
@@ -52,10 +53,12 @@ int odn_dynquant_check(const tsr_node *n, char *why, size_t size) {
     bool exact = is_int_source(tx) && (to == TSR_FLOAT || (to == TSR_INT32 && tx != TSR_INT32));
     bool halves = (tx == TSR_FLOAT && to == TSR_FLOAT16) || (tx == TSR_FLOAT16 && to == TSR_FLOAT);
     if (!exact && !halves)
-        return odn_decline(why, size, TSR_DECLINE_TYPE, "Cast from type %d to %lld (integer to float32, float32 <-> float16 mapped)",
-                           (int)tx, (long long)to);
+        return odn_decline(why, size, TSR_DECLINE_TYPE,
+                           "Cast from type %d to %lld (integer to float32, float32 <-> float16 mapped)", (int)tx,
+                           (long long)to);
     const tsr_value_info *y = nout ? odn_host->node_output(n, 0) : NULL;
-    if (!y || odn_host->value_elem_type(y) != to) return odn_decline(why, size, TSR_DECLINE_TYPE, "output type differs from 'to'");
+    if (!y || odn_host->value_elem_type(y) != to)
+        return odn_decline(why, size, TSR_DECLINE_TYPE, "output type differs from 'to'");
     return check_symbolic_rank(x, why, size);
 }
 
@@ -107,7 +110,7 @@ static void quantize_scalar(const float *x, int64_t n, float scale, float zp, ui
 /* The same, 16 at a time (GCC leaves the scalar loop's compares
  * unvectorized: they may trap). */
 __attribute__((target("avx512f"))) static void quantize_avx512(const float *x, int64_t n, float scale, float zp,
-                                                                uint8_t *y) {
+                                                               uint8_t *y) {
     const __m512 vs = _mm512_set1_ps(scale), vz = _mm512_set1_ps(zp), lo = _mm512_set1_ps(-512.0f),
                  hi = _mm512_set1_ps(512.0f), zero = _mm512_setzero_ps(), top = _mm512_set1_ps(255.0f);
     int64_t i = 0;
@@ -124,7 +127,7 @@ __attribute__((target("avx512f"))) static void quantize_avx512(const float *x, i
 
 /* The same, 8 at a time. */
 __attribute__((target("avx2"))) static void quantize_avx2(const float *x, int64_t n, float scale, float zp,
-                                                           uint8_t *y) {
+                                                          uint8_t *y) {
     const __m256 vs = _mm256_set1_ps(scale), vz = _mm256_set1_ps(zp), lo = _mm256_set1_ps(-512.0f),
                  hi = _mm256_set1_ps(512.0f), zero = _mm256_setzero_ps(), top = _mm256_set1_ps(255.0f);
     int64_t i = 0;
@@ -221,10 +224,8 @@ tsr_status *odn_build_dynquant(odn_plan *p, size_t index) {
     l->count = odn_numel(vx->rank, vx->dims);
     l->scale = vs->mem;
     l->zero_point = vz->mem;
-    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, x_mem},
-                               {DNNL_ARG_DST, vy->mem},
-                               {DNNL_ARG_DST_1, vs->mem},
-                               {DNNL_ARG_DST_2, vz->mem}};
+    dnnl_exec_arg_t args[4] = {
+        {DNNL_ARG_SRC, x_mem}, {DNNL_ARG_DST, vy->mem}, {DNNL_ARG_DST_1, vs->mem}, {DNNL_ARG_DST_2, vz->mem}};
     return odn_plan_add_loop_args(p, run_dql, l, args, 4, n);
 }
 

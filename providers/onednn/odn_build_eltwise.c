@@ -30,13 +30,13 @@ int odn_eltwise_of(const tsr_node *n, odn_eltwise out[2]) {
         if (!t || t->elem_type != TSR_FLOAT || t->nbytes != sizeof(float)) return 0;
         float ex = *(const float *)t->data;
         /* oneDNN's pow goes through exp and log: 10-20x slower than these */
-        out[0] = ex == 2.0f   ? (odn_eltwise){dnnl_eltwise_square, 0.0f, 0.0f}
-                 : ex == 1.0f ? (odn_eltwise){dnnl_eltwise_linear, 1.0f, 0.0f}
-                 : ex == 0.5f ? (odn_eltwise){dnnl_eltwise_sqrt, 0.0f, 0.0f}
-                              : (odn_eltwise){dnnl_eltwise_pow, 1.0f, ex};
-    }
-    else if (is(op, "Gelu"))
-        out[0].alg = odn_attr_string_is(n, "approximate", "tanh", false) ? dnnl_eltwise_gelu_tanh : dnnl_eltwise_gelu_erf;
+        out[0] = ex == 2.0f ? (odn_eltwise){dnnl_eltwise_square, 0.0f, 0.0f}
+            : ex == 1.0f    ? (odn_eltwise){dnnl_eltwise_linear, 1.0f, 0.0f}
+            : ex == 0.5f    ? (odn_eltwise){dnnl_eltwise_sqrt, 0.0f, 0.0f}
+                            : (odn_eltwise){dnnl_eltwise_pow, 1.0f, ex};
+    } else if (is(op, "Gelu"))
+        out[0].alg =
+            odn_attr_string_is(n, "approximate", "tanh", false) ? dnnl_eltwise_gelu_tanh : dnnl_eltwise_gelu_erf;
     else if (is(op, "HardSigmoid")) {
         /* max(0, min(1, alpha*x + beta)) */
         out[0] = (odn_eltwise){dnnl_eltwise_linear, odn_attr_float(n, "alpha", 0.2f), odn_attr_float(n, "beta", 0.5f)};
@@ -58,8 +58,7 @@ int odn_eltwise_of(const tsr_node *n, odn_eltwise out[2]) {
             }
         }
         out[0] = (odn_eltwise){dnnl_eltwise_clip_v2, lo, hi};
-    } else
-        return 0;
+    } else return 0;
     return 1;
 }
 
@@ -76,8 +75,7 @@ dnnl_alg_kind_t odn_binary_alg(const char *op) {
 /* Finishes a primitive whose attr carries post-ops: creates the pd, defines
  * the output value from the chosen dst layout and adds the step. */
 tsr_status *odn_build_finish(odn_plan *p, const tsr_node *n, const void *desc, dnnl_primitive_attr_t attr,
-                          odn_value *last, int32_t rank, const int64_t *dims, dnnl_exec_arg_t *args,
-                          int nargs) {
+                             odn_value *last, int32_t rank, const int64_t *dims, dnnl_exec_arg_t *args, int nargs) {
     dnnl_primitive_desc_t pd;
     dnnl_status_t st = dnnl_primitive_desc_create(&pd, desc, attr, p->engine, NULL);
     if (st != dnnl_success) return odn_dnnl_error(n, "primitive setup", st);
@@ -98,7 +96,7 @@ tsr_status *odn_build_finish_pd(odn_plan *p, const tsr_node *n, const_dnnl_primi
 }
 
 tsr_status *odn_eltwise_step(odn_plan *p, const tsr_node *n, const odn_eltwise *el, const dnnl_memory_desc_t *md,
-                                dnnl_memory_t src, dnnl_memory_t dst) {
+                             dnnl_memory_t src, dnnl_memory_t dst) {
     dnnl_eltwise_desc_t d;
     dnnl_status_t st = dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, el->alg, md, el->alpha, el->beta);
     dnnl_primitive_desc_t pd = NULL;
@@ -229,9 +227,9 @@ tsr_status *odn_build_binary(odn_plan *p, size_t index) {
         memcpy(db, td, sizeof td);
         a_full = true;
     }
-    bool a_float = a->elem_type == 0 || a->elem_type == TSR_FLOAT, b_float = b->elem_type == 0 || b->elem_type == TSR_FLOAT;
-    if (a_full && a_float && b_float && is(op, "Mul") && rank == 4 &&
-        odn_fold_scale_fits(p, a, y, dims, db)) {
+    bool a_float = a->elem_type == 0 || a->elem_type == TSR_FLOAT,
+         b_float = b->elem_type == 0 || b->elem_type == TSR_FLOAT;
+    if (a_full && a_float && b_float && is(op, "Mul") && rank == 4 && odn_fold_scale_fits(p, a, y, dims, db)) {
         y->rank = 4;
         memcpy(y->dims, dims, sizeof(int64_t) * 4);
         y->md = a->md;
@@ -243,7 +241,8 @@ tsr_status *odn_build_binary(odn_plan *p, size_t index) {
     if (a_full && a_float && b_float && odn_channel_loop_fits(a, op, rank, dims, db))
         return odn_build_channel_loop(p, n, a, b, y, dims, db);
     if (!a_full || !plain_binary_is_fast(p, op, rank, da, db) || few_channels_last(a, rank, dims, db)) {
-        bool is_float = (a->elem_type == 0 || a->elem_type == TSR_FLOAT) && (b->elem_type == 0 || b->elem_type == TSR_FLOAT);
+        bool is_float =
+            (a->elem_type == 0 || a->elem_type == TSR_FLOAT) && (b->elem_type == 0 || b->elem_type == TSR_FLOAT);
         if (!is_float) return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "no fast binary kernel for these shapes");
         return odn_build_binary_loop(p, n, a, b, y, rank, dims, da, db);
     }

@@ -44,7 +44,8 @@ static tsr_status *run_instnorm(const void *vctx, dnnl_memory_t src, dnnl_memory
     const instnorm_loop *l = vctx;
     const float *x = odn_q_handle(src), *scale = odn_q_handle(l->scale), *bias = odn_q_handle(l->bias);
     float *y = odn_q_handle(dst);
-    if (!x || !y || !scale || !bias) return odn_host->status_new(TSR_ERR_PROVIDER, "onednn: InstanceNormalization memory");
+    if (!x || !y || !scale || !bias)
+        return odn_host->status_new(TSR_ERR_PROVIDER, "onednn: InstanceNormalization memory");
 #pragma omp parallel for if (l->rows * l->run > 65536) schedule(static)
     for (int64_t r = 0; r < l->rows; r++) {
         int64_t c = r % l->channels;

@@ -35,8 +35,9 @@ int odn_intgemm_check(const tsr_node *n, char *why, size_t size) {
     if (za && odn_host->value_rank(za) > 0 && odn_host->value_dim(za, 0) != 1)
         return odn_decline(why, size, TSR_DECLINE_SHAPE, "A's zero point per row (not mapped without VNNI)");
     const tsr_tensor *zbt = zb ? odn_host->value_constant(zb) : NULL;
-    if (zb && (!zbt || zbt->elem_type != bt->elem_type || zbt->rank > 1 ||
-               (zbt->rank == 1 && zbt->dims[0] != 1 && zbt->dims[0] != bt->dims[1])))
+    if (zb &&
+        (!zbt || zbt->elem_type != bt->elem_type || zbt->rank > 1 ||
+         (zbt->rank == 1 && zbt->dims[0] != 1 && zbt->dims[0] != bt->dims[1])))
         return odn_decline(why, size, TSR_DECLINE_OTHER, "B's zero point not a constant per tensor or column");
     return 0;
 }
@@ -56,7 +57,8 @@ static tsr_status *packed_b(odn_plan *p, const tsr_node *n, const odn_value *vb,
         return NULL;
     }
     const tsr_tensor *zbt = NULL;
-    if (odn_host->node_input_count(n) > 3 && odn_host->node_input(n, 3)) zbt = odn_host->value_constant(odn_host->node_input(n, 3));
+    if (odn_host->node_input_count(n) > 3 && odn_host->node_input(n, 3))
+        zbt = odn_host->value_constant(odn_host->node_input(n, 3));
     float *wide = malloc(sizeof(float) * (size_t)(k * cols));
     buf = wide ? odn_const_cache_add(p->consts, vb->constant->data, n, &vb->md, &md, floats * sizeof(float)) : NULL;
     if (!buf) {

@@ -59,7 +59,8 @@ static tsr_status *binary(odn_plan *p, const tsr_node *n, dnnl_alg_kind_t alg, c
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
     if (post != dnnl_alg_kind_undef) {
-        if (dnnl_primitive_attr_create(&attr) != dnnl_success) return odn_node_error(n, TSR_ERR_NO_MEMORY, "attributes");
+        if (dnnl_primitive_attr_create(&attr) != dnnl_success)
+            return odn_node_error(n, TSR_ERR_NO_MEMORY, "attributes");
         st = dnnl_post_ops_create(&po);
         if (st == dnnl_success) st = dnnl_post_ops_append_eltwise(po, 1.0f, post, 0.0f, 0.0f);
         if (st == dnnl_success) st = dnnl_primitive_attr_set_post_ops(attr, po);
@@ -118,8 +119,8 @@ tsr_status *odn_build_logsum(odn_plan *p, size_t index) {
         /* oneDNN refuses a reduction that reduces nothing: the result is
          * log(x), or for LogSumExp log(exp(x)) = x exactly */
         dnnl_eltwise_desc_t d;
-        dnnl_status_t st = dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, lse ? dnnl_eltwise_linear : dnnl_eltwise_log,
-                                                          &src_md, 1.0f, 0.0f);
+        dnnl_status_t st = dnnl_eltwise_forward_desc_init(
+            &d, dnnl_forward_inference, lse ? dnnl_eltwise_linear : dnnl_eltwise_log, &src_md, 1.0f, 0.0f);
         if (st != dnnl_success) return odn_dnnl_error(n, "eltwise setup", st);
         dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
         return step(p, n, &d, NULL, args, 2, "eltwise setup");

@@ -91,8 +91,8 @@ static tsr_status *build_pooled(odn_plan *p, const tsr_node *n, odn_value *x, od
     dnnl_dims_t kernel = {size}, strides = {1}, dil = {0};
     dnnl_dims_t pad_l = {(size - 1) / 2}, pad_r = {size - 1 - (size - 1) / 2};
     dnnl_pooling_v2_desc_t pool;
-    st = dnnl_pooling_v2_forward_desc_init(&pool, dnnl_forward_inference, dnnl_pooling_avg_include_padding, &md,
-                                           &md, strides, kernel, dil, pad_l, pad_r);
+    st = dnnl_pooling_v2_forward_desc_init(&pool, dnnl_forward_inference, dnnl_pooling_avg_include_padding, &md, &md,
+                                           strides, kernel, dil, pad_l, pad_r);
     if (st != dnnl_success) return odn_dnnl_error(n, "LRN window setup", st);
     odn_eltwise scale = {dnnl_eltwise_linear, odn_attr_float(n, "alpha", 1e-4f), odn_attr_float(n, "bias", 1.0f)};
     dnnl_primitive_desc_t pd = with_post_ops(p, &pool, &scale, 1, NULL);
@@ -123,7 +123,9 @@ static tsr_status *build_pooled(odn_plan *p, const tsr_node *n, odn_value *x, od
     odn_eltwise exp = {dnnl_eltwise_exp, 0.0f, 0.0f};
     pd = with_post_ops(p, &bd, &exp, 1, &md);
     if (!pd) return odn_node_error(n, TSR_ERR_PROVIDER, "oneDNN has no binary with post-ops for this LRN");
-    dnnl_exec_arg_t bargs[4] = {{DNNL_ARG_SRC_0, ys}, {DNNL_ARG_SRC_1, scalar}, {DNNL_ARG_DST, ys},
+    dnnl_exec_arg_t bargs[4] = {{DNNL_ARG_SRC_0, ys},
+                                {DNNL_ARG_SRC_1, scalar},
+                                {DNNL_ARG_DST, ys},
                                 {DNNL_ARG_ATTR_MULTIPLE_POST_OP(1) | DNNL_ARG_SRC_1, xs}};
     s = odn_plan_add_primitive(p, pd, n, bargs, 4);
     dnnl_primitive_desc_destroy(pd);
@@ -134,7 +136,8 @@ tsr_status *odn_build_lrn(odn_plan *p, size_t index) {
     const tsr_node *n = p->nodes[index];
     odn_value *x = odn_plan_value(p, odn_host->node_input(n, 0));
     odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
-    if (!x || !y || !x->produced || !x->mem || x->rank < 3) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: LRN inputs");
+    if (!x || !y || !x->produced || !x->mem || x->rank < 3)
+        return odn_node_error(n, TSR_ERR_PROVIDER, "internal: LRN inputs");
     if (odn_attr_int(n, "size", 1) % 2 == 0) return build_pooled(p, n, x, y);
     dnnl_memory_t src = x->mem;
     const dnnl_memory_desc_t *md = &x->md;

@@ -52,9 +52,10 @@ static tsr_status *finish_matmul(odn_plan *p, const tsr_node *n, dnnl_memory_t a
     bool plain_dst = last->output_index >= 0 || r != onnx_rank;
     bool transposed = false;
     if (st == dnnl_success)
-        st = plain_dst                                            ? odn_plain_md(&dst_md, r, out)
-             : (transposed = transposed_dst(p, last, r, out, &dst_md)) ? dnnl_success
-                                                                      : dnnl_memory_desc_init_by_tag(&dst_md, r, od, dnnl_f32, dnnl_format_tag_any);
+        st = plain_dst ? odn_plain_md(&dst_md, r, out)
+            : (transposed = transposed_dst(p, last, r, out, &dst_md))
+            ? dnnl_success
+            : dnnl_memory_desc_init_by_tag(&dst_md, r, od, dnnl_f32, dnnl_format_tag_any);
     if (st != dnnl_success) return odn_dnnl_error(n, "matmul layouts", st);
     dnnl_matmul_desc_t d;
     st = dnnl_matmul_desc_init(&d, a_md, &w_any, bias_md, &dst_md);
@@ -86,8 +87,9 @@ static tsr_status *finish_matmul(odn_plan *p, const tsr_node *n, dnnl_memory_t a
     if (const_key && !dnnl_memory_desc_equal(want, b_md))
         s = odn_arena_const_as_keyed(p, const_key, NULL, b_mem, b_md, want, n, &w_mem);
     dnnl_memory_t dst = NULL;
-    if (!s) s = odn_plan_define(p, last, onnx_rank, onnx_dims,
-                                r == onnx_rank ? dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0) : NULL, n);
+    if (!s)
+        s = odn_plan_define(p, last, onnx_rank, onnx_dims,
+                            r == onnx_rank ? dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0) : NULL, n);
     if (!s) {
         dst = last->mem;
         if (r != onnx_rank) s = odn_plan_plain_view(p, last, r, out, NULL, n, &dst, NULL);
@@ -110,14 +112,15 @@ static tsr_status *finish_matmul(odn_plan *p, const tsr_node *n, dnnl_memory_t a
 static tsr_status *operand(odn_plan *p, odn_value *v, int32_t r, const int64_t *dims, const tsr_node *n,
                            dnnl_memory_t *mem, dnnl_memory_desc_t *md) {
     const dnnl_memory_desc_t *own = &v->md;
-    bool strided = own->format_kind == dnnl_blocked && own->format_desc.blocking.inner_nblks == 0 &&
-                   v->rank >= 2 && v->rank <= r;
+    bool strided =
+        own->format_kind == dnnl_blocked && own->format_desc.blocking.inner_nblks == 0 && v->rank >= 2 && v->rank <= r;
     if (!strided) return odn_plan_plain_view(p, v, r, dims, NULL, n, mem, md);
     dnnl_dims_t d, str;
     int32_t lead = r - v->rank;
     for (int32_t i = 0; i < r; i++) {
         d[i] = dims[i];
-        str[i] = i < lead ? own->dims[0] * own->format_desc.blocking.strides[0] : own->format_desc.blocking.strides[i - lead];
+        str[i] = i < lead ? own->dims[0] * own->format_desc.blocking.strides[0]
+                          : own->format_desc.blocking.strides[i - lead];
     }
     if (dnnl_memory_desc_init_by_strides(md, r, d, dnnl_f32, str) != dnnl_success)
         return odn_node_error(n, TSR_ERR_PROVIDER, "matmul operand layout");
@@ -164,8 +167,16 @@ tsr_status *odn_build_matmul(odn_plan *p, size_t index) {
     /* promote vectors to matrices, then pad batch dims with leading 1s */
     int64_t ad[ODN_MAX_RANK + 1], bd[ODN_MAX_RANK + 1];
     int32_t ar = a->rank, br = b->rank;
-    if (ar == 1) { ad[0] = 1; ad[1] = a->dims[0]; ar = 2; } else memcpy(ad, a->dims, sizeof(int64_t) * (size_t)ar);
-    if (br == 1) { bd[0] = b->dims[0]; bd[1] = 1; br = 2; } else memcpy(bd, b->dims, sizeof(int64_t) * (size_t)br);
+    if (ar == 1) {
+        ad[0] = 1;
+        ad[1] = a->dims[0];
+        ar = 2;
+    } else memcpy(ad, a->dims, sizeof(int64_t) * (size_t)ar);
+    if (br == 1) {
+        bd[0] = b->dims[0];
+        bd[1] = 1;
+        br = 2;
+    } else memcpy(bd, b->dims, sizeof(int64_t) * (size_t)br);
     int32_t r = ar > br ? ar : br;
     if (r > ODN_MAX_RANK) return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "rank above %d", ODN_MAX_RANK);
     int64_t pa[ODN_MAX_RANK], pb[ODN_MAX_RANK], out[ODN_MAX_RANK];
@@ -174,9 +185,11 @@ tsr_status *odn_build_matmul(odn_plan *p, size_t index) {
         pb[i] = i < r - br ? 1 : bd[i - (r - br)];
     }
     if (pa[r - 1] != pb[r - 2])
-        return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "inner dims %lld and %lld differ", (long long)pa[r - 1], (long long)pb[r - 2]);
+        return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "inner dims %lld and %lld differ", (long long)pa[r - 1],
+                              (long long)pb[r - 2]);
     for (int32_t i = 0; i < r - 2; i++) {
-        if (pa[i] != pb[i] && pa[i] != 1 && pb[i] != 1) return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "batch dims do not broadcast");
+        if (pa[i] != pb[i] && pa[i] != 1 && pb[i] != 1)
+            return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "batch dims do not broadcast");
         out[i] = pa[i] > pb[i] ? pa[i] : pb[i];
     }
     out[r - 2] = pa[r - 2];
@@ -201,13 +214,14 @@ tsr_status *odn_build_matmul(odn_plan *p, size_t index) {
      * layout, which it does not for weights with batch dims. */
     const tsr_node *next = odn_plan_sole_consumer(p, y);
     bool collapse = same_rank && a->rank >= 3 && b->rank == 2 && (b->constant || b->const_view) &&
-                    !(next && strcmp(odn_host->node_op_type(next), "Transpose") == 0);
+        !(next && strcmp(odn_host->node_op_type(next), "Transpose") == 0);
     p->fuse_collapse_2d = collapse;
     odn_value *bias = NULL, *biased = y;
     if (same_rank) bias = bias_add(p, y, r, out, &biased);
     if (same_rank) s = odn_fuse_post_ops(p, biased, r, out, po, args, &nargs, &last);
     p->fuse_collapse_2d = false;
-    if (!s && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success) s = odn_node_error(n, TSR_ERR_PROVIDER, "post-ops");
+    if (!s && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
+        s = odn_node_error(n, TSR_ERR_PROVIDER, "post-ops");
     dnnl_memory_t am, bm, bias_mem = NULL;
     dnnl_memory_desc_t amd, bmd, bias_md;
     if (collapse) {
@@ -216,18 +230,22 @@ tsr_status *odn_build_matmul(odn_plan *p, size_t index) {
         int64_t a2[2] = {rows, k}, b2[2] = {k, nn}, out2[2] = {rows, nn};
         int64_t bias2[2] = {1, nn};
         if (!s) s = odn_plan_plain_view(p, a, 2, a2, NULL, n, &am, &amd);
-        if (!s) s = b->const_view ? operand(p, b, 2, b2, n, &bm, &bmd) : odn_plan_plain_view(p, b, 2, b2, NULL, n, &bm, &bmd);
+        if (!s)
+            s = b->const_view ? operand(p, b, 2, b2, n, &bm, &bmd)
+                              : odn_plan_plain_view(p, b, 2, b2, NULL, n, &bm, &bmd);
         if (!s && bias) s = odn_plan_plain_view(p, bias, 2, bias2, NULL, n, &bias_mem, &bias_md);
-        if (!s) s = finish_matmul(p, n, am, &amd, b, bm, &bmd, bias_mem, bias ? &bias_md : NULL, attr, last, 2, out2, r,
-                                  out, args, nargs);
+        if (!s)
+            s = finish_matmul(p, n, am, &amd, b, bm, &bmd, bias_mem, bias ? &bias_md : NULL, attr, last, 2, out2, r,
+                              out, args, nargs);
     } else {
         int64_t biasd[ODN_MAX_RANK];
         for (int32_t i = 0; i < r; i++) biasd[i] = i + 1 < r ? 1 : out[r - 1];
         if (!s) s = operand(p, a, r, pa, n, &am, &amd);
         if (!s) s = operand(p, b, r, pb, n, &bm, &bmd);
         if (!s && bias) s = odn_plan_plain_view(p, bias, r, biasd, NULL, n, &bias_mem, &bias_md);
-        if (!s) s = finish_matmul(p, n, am, &amd, b, bm, &bmd, bias_mem, bias ? &bias_md : NULL, attr, last, r, out,
-                                  same_rank ? r : orank, same_rank ? out : od, args, nargs);
+        if (!s)
+            s = finish_matmul(p, n, am, &amd, b, bm, &bmd, bias_mem, bias ? &bias_md : NULL, attr, last, r, out,
+                              same_rank ? r : orank, same_rank ? out : od, args, nargs);
     }
     dnnl_post_ops_destroy(po);
     dnnl_primitive_attr_destroy(attr);
@@ -246,15 +264,21 @@ tsr_status *odn_build_gemm(odn_plan *p, size_t index) {
     float alpha = odn_attr_float(n, "alpha", 1.0f), beta = odn_attr_float(n, "beta", 1.0f);
     int64_t m = ta ? a->dims[1] : a->dims[0], k = ta ? a->dims[0] : a->dims[1];
     int64_t kb = tb ? b->dims[1] : b->dims[0], nn = tb ? b->dims[0] : b->dims[1];
-    if (k != kb) return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "inner dims %lld and %lld differ", (long long)k, (long long)kb);
+    if (k != kb)
+        return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "inner dims %lld and %lld differ", (long long)k,
+                              (long long)kb);
     int64_t out[2] = {m, nn};
     /* C broadcast to [M,N] */
     int64_t cd[2] = {1, 1};
     if (c) {
         if (c->rank == 1) cd[1] = c->dims[0];
-        if (c->rank == 2) { cd[0] = c->dims[0]; cd[1] = c->dims[1]; }
+        if (c->rank == 2) {
+            cd[0] = c->dims[0];
+            cd[1] = c->dims[1];
+        }
         if ((cd[0] != 1 && cd[0] != m) || (cd[1] != 1 && cd[1] != nn))
-            return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "C does not broadcast to [%lld,%lld]", (long long)m, (long long)nn);
+            return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "C does not broadcast to [%lld,%lld]", (long long)m,
+                                  (long long)nn);
         if (beta == 0.0f) c = NULL;
     }
     dnnl_post_ops_t po;
@@ -278,29 +302,35 @@ tsr_status *odn_build_gemm(odn_plan *p, size_t index) {
                 /* beta*C once, from the constant C (checked at claim) */
                 int64_t cn = cd[0] * cd[1];
                 float *scaled = odn_plan_alloc(p, (size_t)cn * sizeof(float));
-                if (!c->constant || !scaled) s = odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "beta != 1 needs a constant C");
+                if (!c->constant || !scaled)
+                    s = odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "beta != 1 needs a constant C");
                 for (int64_t i = 0; !s && i < cn; i++) scaled[i] = beta * ((const float *)c->constant->data)[i];
-                if (!s && odn_plain_md(&cmd, 2, cd) != dnnl_success) s = odn_node_error(n, TSR_ERR_PROVIDER, "C layout");
+                if (!s && odn_plain_md(&cmd, 2, cd) != dnnl_success)
+                    s = odn_node_error(n, TSR_ERR_PROVIDER, "C layout");
                 if (!s) s = odn_plan_new_mem(p, &cmd, scaled, n, &cm);
             } else {
                 s = odn_plan_plain_view(p, c, 2, cd, NULL, n, &cm, &cmd);
             }
             if (!s && dnnl_post_ops_append_binary(po, dnnl_binary_add, &cmd) != dnnl_success)
                 s = odn_node_error(n, TSR_ERR_PROVIDER, "C post-op");
-            if (!s) args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(dnnl_post_ops_len(po) - 1) | DNNL_ARG_SRC_1, cm};
+            if (!s)
+                args[nargs++] =
+                    (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(dnnl_post_ops_len(po) - 1) | DNNL_ARG_SRC_1, cm};
         }
     }
     odn_value *last = y;
     if (!s) s = odn_fuse_post_ops(p, y, 2, out, po, args, &nargs, &last);
-    if (!s && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success) s = odn_node_error(n, TSR_ERR_PROVIDER, "post-ops");
+    if (!s && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
+        s = odn_node_error(n, TSR_ERR_PROVIDER, "post-ops");
     dnnl_memory_t am, bm;
     dnnl_memory_desc_t amd, bmd;
     int64_t ashape[2] = {m, k}, bshape[2] = {k, nn};
     int64_t astr[2] = {ta ? 1 : k, ta ? m : 1}, bstr[2] = {tb ? 1 : nn, tb ? k : 1};
     if (!s) s = odn_plan_plain_view(p, a, 2, ashape, astr, n, &am, &amd);
     if (!s) s = odn_plan_plain_view(p, b, 2, bshape, bstr, n, &bm, &bmd);
-    if (!s) s = finish_matmul(p, n, am, &amd, b, bm, &bmd, bias_mem, use_bias ? &bias_md : NULL, attr, last, 2, out, 2,
-                              out, args, nargs);
+    if (!s)
+        s = finish_matmul(p, n, am, &amd, b, bm, &bmd, bias_mem, use_bias ? &bias_md : NULL, attr, last, 2, out, 2, out,
+                          args, nargs);
     dnnl_post_ops_destroy(po);
     dnnl_primitive_attr_destroy(attr);
     return s;

@@ -18,7 +18,8 @@ tsr_status *odn_build_batchnorm(odn_plan *p, size_t index) {
     const tsr_node *n = p->nodes[index];
     odn_value *x = odn_plan_value(p, odn_host->node_input(n, 0));
     odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
-    if (!x || !y || !x->produced || x->rank < 2) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: batchnorm inputs");
+    if (!x || !y || !x->produced || x->rank < 2)
+        return odn_node_error(n, TSR_ERR_PROVIDER, "internal: batchnorm inputs");
     int64_t c = x->dims[1];
     dnnl_exec_arg_t args[ODN_MAX_ARGS];
     dnnl_memory_t scale, shift, mean, var;
@@ -43,8 +44,9 @@ tsr_status *odn_build_batchnorm(odn_plan *p, size_t index) {
         dnnl_memory_t src4, dst4;
         dnnl_primitive_desc_t pd = NULL;
         s = odn_plan_view(p, src, &md4, n, &src4);
-        dnnl_status_t st4 = dnnl_batch_normalization_forward_desc_init(&d, dnnl_forward_inference, &md4,
-            odn_attr_float(n, "epsilon", 1e-5f), dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift);
+        dnnl_status_t st4 = dnnl_batch_normalization_forward_desc_init(
+            &d, dnnl_forward_inference, &md4, odn_attr_float(n, "epsilon", 1e-5f),
+            dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift);
         if (!s && st4 == dnnl_success) st4 = dnnl_primitive_desc_create(&pd, &d, NULL, p->engine, NULL);
         if (!s && st4 == dnnl_success)
             st4 = dnnl_memory_desc_reshape(&dst3, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), 3, d3);
@@ -52,16 +54,16 @@ tsr_status *odn_build_batchnorm(odn_plan *p, size_t index) {
         if (!s) s = odn_plan_define(p, y, 3, x->dims, &dst3, n);
         if (!s) s = odn_plan_view(p, y->mem, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), n, &dst4);
         if (!s) {
-            dnnl_exec_arg_t a4[6] = {{DNNL_ARG_SRC, src4}, {DNNL_ARG_SCALE, scale}, {DNNL_ARG_SHIFT, shift},
+            dnnl_exec_arg_t a4[6] = {{DNNL_ARG_SRC, src4},  {DNNL_ARG_SCALE, scale},  {DNNL_ARG_SHIFT, shift},
                                      {DNNL_ARG_MEAN, mean}, {DNNL_ARG_VARIANCE, var}, {DNNL_ARG_DST, dst4}};
             s = odn_plan_add_primitive(p, pd, n, a4, 6);
         }
         if (pd) dnnl_primitive_desc_destroy(pd);
         return s;
     }
-    dnnl_status_t st = dnnl_batch_normalization_forward_desc_init(
-        &d, dnnl_forward_inference, md, odn_attr_float(n, "epsilon", 1e-5f),
-        dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift);
+    dnnl_status_t st =
+        dnnl_batch_normalization_forward_desc_init(&d, dnnl_forward_inference, md, odn_attr_float(n, "epsilon", 1e-5f),
+                                                   dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift);
     if (st != dnnl_success) return odn_dnnl_error(n, "batch normalization setup", st);
     args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, src};
     args[1] = (dnnl_exec_arg_t){DNNL_ARG_SCALE, scale};
@@ -106,9 +108,8 @@ tsr_status *odn_build_softmax(odn_plan *p, size_t index) {
     if (s) return s;
     dnnl_softmax_v2_desc_t d;
     bool log = strcmp(odn_host->node_op_type(n), "LogSoftmax") == 0;
-    dnnl_status_t st = dnnl_softmax_v2_forward_desc_init(&d, dnnl_forward_inference,
-                                                         log ? dnnl_softmax_log : dnnl_softmax_accurate, &md, &md,
-                                                         dnnl_axis);
+    dnnl_status_t st = dnnl_softmax_v2_forward_desc_init(
+        &d, dnnl_forward_inference, log ? dnnl_softmax_log : dnnl_softmax_accurate, &md, &md, dnnl_axis);
     if (st != dnnl_success) return odn_dnnl_error(n, "softmax setup", st);
     dnnl_primitive_desc_t pd;
     if (odn_pd_create(p, &d, NULL, &pd) != dnnl_success) {
@@ -126,7 +127,8 @@ tsr_status *odn_build_layernorm(odn_plan *p, size_t index) {
     const tsr_node *n = p->nodes[index];
     odn_value *x = odn_plan_value(p, odn_host->node_input(n, 0));
     odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
-    if (!x || !y || !x->produced || x->rank < 1) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: layernorm inputs");
+    if (!x || !y || !x->produced || x->rank < 1)
+        return odn_node_error(n, TSR_ERR_PROVIDER, "internal: layernorm inputs");
     int64_t axis = odn_attr_int(n, "axis", -1);
     if (axis < -x->rank || axis >= x->rank) return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "axis out of range");
     if (axis < 0) axis += x->rank;
@@ -149,7 +151,8 @@ tsr_status *odn_build_layernorm(odn_plan *p, size_t index) {
     dnnl_primitive_desc_t pd;
     st = dnnl_primitive_desc_create(&pd, &d, NULL, p->engine, NULL);
     if (st != dnnl_success) return odn_dnnl_error(n, "layer normalization setup", st);
-    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCALE, scale}, {DNNL_ARG_SHIFT, shift}};
+    dnnl_exec_arg_t args[4] = {
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCALE, scale}, {DNNL_ARG_SHIFT, shift}};
     s = odn_plan_add_primitive(p, pd, n, args, has_b ? 4 : 3);
     dnnl_primitive_desc_destroy(pd);
     return s;

@@ -149,7 +149,8 @@ tsr_status *odn_build_pad(odn_plan *p, size_t index) {
     l->mode = pad_mode(n);
     l->rank = x->rank;
     int64_t pads[2 * ODN_MAX_RANK];
-    if (l->mode < 0 || !full_pads(n, x->rank, pads)) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: Pad attributes");
+    if (l->mode < 0 || !full_pads(n, x->rank, pads))
+        return odn_node_error(n, TSR_ERR_PROVIDER, "internal: Pad attributes");
     const tsr_value_info *cv = odn_host->node_input_count(n) > 2 ? odn_host->node_input(n, 2) : NULL;
     const tsr_tensor *ct = cv ? odn_host->value_constant(cv) : NULL;
     l->value = ct ? *(const float *)ct->data : odn_host->node_opset(n) < 11 ? odn_attr_float(n, "value", 0.0f) : 0.0f;

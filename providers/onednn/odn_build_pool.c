@@ -27,7 +27,8 @@ static tsr_status *geometry(const tsr_node *n, const odn_value *x, bool global, 
         int64_t ker = global ? in : (k && (size_t)i < c_k ? k[i] : 1);
         int64_t str = s && (size_t)i < c_s ? s[i] : 1;
         int64_t dil = d && (size_t)i < c_d ? d[i] : 1;
-        int64_t pl = pads && c_p == (size_t)(2 * sp) ? pads[i] : 0, pr = pads && c_p == (size_t)(2 * sp) ? pads[sp + i] : 0;
+        int64_t pl = pads && c_p == (size_t)(2 * sp) ? pads[i] : 0,
+                pr = pads && c_p == (size_t)(2 * sp) ? pads[sp + i] : 0;
         if (ker < 1 || str < 1 || dil < 1 || ker > (INT64_C(1) << 31) || dil > (INT64_C(1) << 31))
             return odn_node_error(n, TSR_ERR_INVALID_MODEL, "bad window");
         int64_t span = (ker - 1) * dil + 1, out;
@@ -76,9 +77,9 @@ tsr_status *odn_build_pool_values(odn_plan *p, const tsr_node *n, odn_value *x, 
     int64_t out_dims[ODN_MAX_RANK];
     tsr_status *s = geometry(n, x, global, &g, out_dims);
     if (s) return s;
-    dnnl_alg_kind_t alg = is_max ? dnnl_pooling_max
-                          : odn_attr_int(n, "count_include_pad", 0) ? dnnl_pooling_avg_include_padding
-                                                                     : dnnl_pooling_avg_exclude_padding;
+    dnnl_alg_kind_t alg = is_max                  ? dnnl_pooling_max
+        : odn_attr_int(n, "count_include_pad", 0) ? dnnl_pooling_avg_include_padding
+                                                  : dnnl_pooling_avg_exclude_padding;
     dnnl_memory_t src = x->mem;
     const dnnl_memory_desc_t *src_md = &x->md;
     if (y->output_index >= 0) {
@@ -118,10 +119,12 @@ tsr_status *odn_build_pool_values(odn_plan *p, const tsr_node *n, odn_value *x, 
             dnnl_memory_t dst;
             s = odn_plan_define(p, y, x->rank, out_dims, NULL, n);
             if (!s) s = odn_plan_plain_mem(p, y, n, &dst);
-            return s ? s : odn_reduce_loop(p, n, is_max ? dnnl_reduction_max : dnnl_reduction_mean, 0, x->rank,
-                                           x->dims, reduce, src, dst);
+            return s ? s
+                     : odn_reduce_loop(p, n, is_max ? dnnl_reduction_max : dnnl_reduction_mean, 0, x->rank, x->dims,
+                                       reduce, src, dst);
         }
-        if (st != dnnl_success) return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "no fast pooling kernel for this shape");
+        if (st != dnnl_success)
+            return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "no fast pooling kernel for this shape");
     }
     dnnl_exec_arg_t args[ODN_MAX_ARGS] = {{DNNL_ARG_SRC, src}};
     s = odn_build_finish_pd(p, n, pd, y, x->rank, out_dims, args, 1);

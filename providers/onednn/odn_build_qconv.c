@@ -26,12 +26,12 @@
 typedef struct qconv_prep {
     dnnl_memory_t zx, zw; /* zero point inputs, or NULL (0) */
     int32_t zx_type, zw_type;
-    size_t zw_count;      /* 1 or one per output channel */
-    dnnl_memory_t zx32;   /* the s32 zero point oneDNN reads */
-    int32_t *zw8;         /* per output channel, shifted like the weights */
+    size_t zw_count;    /* 1 or one per output channel */
+    dnnl_memory_t zx32; /* the s32 zero point oneDNN reads */
+    int32_t *zw8;       /* per output channel, shifted like the weights */
     int64_t channels;
-    int32_t shift;        /* 128 when w is uint8 shifted to int8 */
-    size_t w_count;       /* weights to shift each run, or 0 */
+    int32_t shift;  /* 128 when w is uint8 shifted to int8 */
+    size_t w_count; /* weights to shift each run, or 0 */
     const tsr_node *node;
 } qconv_prep;
 
@@ -47,12 +47,12 @@ static tsr_status *prep_loop(const void *vctx, dnnl_memory_t w, dnnl_memory_t w8
 }
 
 typedef struct qconv_post {
-    dnnl_memory_t sums;   /* S per batch, group and position, or NULL */
+    dnnl_memory_t sums; /* S per batch, group and position, or NULL */
     const int32_t *zw8;
-    int64_t per_group;    /* output channels per group */
-    dnnl_memory_t bias;   /* int32 per channel, or NULL */
+    int64_t per_group;  /* output channels per group */
+    dnnl_memory_t bias; /* int32 per channel, or NULL */
     int64_t batch, channels, groups, positions;
-    int32_t y_type;       /* TSR_INT32 (ConvInteger) or 8-bit */
+    int32_t y_type; /* TSR_INT32 (ConvInteger) or 8-bit */
     dnnl_memory_t sx, sw, sy, zy;
     int32_t scale_type, sw_type;
     size_t sw_count;
@@ -143,7 +143,9 @@ static tsr_status *conv_step(odn_plan *p, const tsr_node *n, odn_value *vx, cons
         if (!e) e = w_const ? odn_plan_reorder_now(p, w, w_md, wm, wq, n) : odn_plan_add_reorder(p, w, w_md, wm, wq, n);
     }
     if (!e) e = odn_plan_new_mem(p, yq, DNNL_MEMORY_ALLOCATE, n, &ym);
-    dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, ym},
+    dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, xm},
+                              {DNNL_ARG_WEIGHTS, wm},
+                              {DNNL_ARG_DST, ym},
                               {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zx32}};
     if (!e) e = odn_plan_add_primitive(p, pd, n, args, 4);
     dnnl_primitive_desc_destroy(pd);
@@ -223,7 +225,9 @@ tsr_status *odn_build_quant_conv(odn_plan *p, size_t index) {
     }
     const dnnl_memory_t prep_reads[] = {prep->zx, prep->zw, prep->zx32};
     s = odn_plan_add_loop_reading(p, prep_loop, prep, w_mem, w8, prep_reads, sizeof prep_reads / sizeof *prep_reads, n);
-    if (!s) s = conv_step(p, n, vx, &w_md, w8 ? w8 : w_mem, vw->constant != NULL, r, dy, strides, dil, pl, pr, prep->zx32, &acc);
+    if (!s)
+        s = conv_step(p, n, vx, &w_md, w8 ? w8 : w_mem, vw->constant != NULL, r, dy, strides, dil, pl, pr, prep->zx32,
+                      &acc);
     if (s) return s;
     if (prep->shift || prep->zw) {
         /* S: the window sums of x - zx, by one output channel of ones
@@ -275,6 +279,8 @@ tsr_status *odn_build_quant_conv(odn_plan *p, size_t index) {
     if (!s && vy->md.data_type != odn_dnnl_type(post->y_type))
         s = odn_node_error(n, TSR_ERR_PROVIDER, "internal: output type");
     const dnnl_memory_t post_reads[] = {post->sums, post->sx, post->sw, post->sy, post->zy, post->bias};
-    if (!s) s = odn_plan_add_loop_reading(p, post_loop, post, acc, vy->mem, post_reads, sizeof post_reads / sizeof *post_reads, n);
+    if (!s)
+        s = odn_plan_add_loop_reading(p, post_loop, post, acc, vy->mem, post_reads,
+                                      sizeof post_reads / sizeof *post_reads, n);
     return s;
 }

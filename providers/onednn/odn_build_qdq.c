@@ -123,8 +123,13 @@ static tsr_status *fold_constant(odn_plan *p, const tsr_node *n, const qdq_loop 
     if (!t) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
     vy->rank = vx->rank;
     memcpy(vy->dims, vx->dims, sizeof(int64_t) * (size_t)vx->rank);
-    *t = (tsr_tensor){.struct_size = sizeof *t, .elem_type = TSR_FLOAT, .rank = vy->rank, .dims = vy->dims,
-                      .data = buf, .nbytes = nbytes, .memory_kind = TSR_MEMORY_HOST};
+    *t = (tsr_tensor){.struct_size = sizeof *t,
+                      .elem_type = TSR_FLOAT,
+                      .rank = vy->rank,
+                      .dims = vy->dims,
+                      .data = buf,
+                      .nbytes = nbytes,
+                      .memory_kind = TSR_MEMORY_HOST};
     vy->constant = t;
     vy->elem_type = TSR_FLOAT;
     vy->md = md;
@@ -162,8 +167,9 @@ static tsr_status *build_standalone(odn_plan *p, const tsr_node *n) {
     int64_t axis = odn_attr_int(n, "axis", 1);
     if (axis < 0) axis += vx->rank;
     bool per_axis = c->scale_count > 1 || c->zp_count > 1;
-    if (per_axis && (axis < 0 || axis >= vx->rank || (c->scale_count > 1 && (int64_t)c->scale_count != vx->dims[axis]) ||
-                     (c->zp_count > 1 && (int64_t)c->zp_count != vx->dims[axis])))
+    if (per_axis &&
+        (axis < 0 || axis >= vx->rank || (c->scale_count > 1 && (int64_t)c->scale_count != vx->dims[axis]) ||
+         (c->zp_count > 1 && (int64_t)c->zp_count != vx->dims[axis])))
         return odn_node_error(n, TSR_ERR_INVALID_MODEL, "scale or zero point does not match the axis");
     if (per_axis) {
         c->outer = odn_numel((int32_t)axis, vx->dims);

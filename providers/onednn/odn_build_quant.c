@@ -29,12 +29,12 @@
 /* --- run-time loops --------------------------------------------------------- */
 
 typedef struct zp_prep {
-    dnnl_memory_t za, zb;         /* zero point inputs, or NULL (0) */
+    dnnl_memory_t za, zb; /* zero point inputs, or NULL (0) */
     int32_t za_type, zb_type;
-    dnnl_memory_t za32, zb32;     /* the s32 memories oneDNN reads */
-    int32_t zb_shift;             /* 128 when B is uint8 shifted to int8 */
-    bool raw;                     /* zero points left to vec_loop: oneDNN's are 0 */
-    size_t b_count;               /* elements of B to shift each run, or 0 */
+    dnnl_memory_t za32, zb32; /* the s32 memories oneDNN reads */
+    int32_t zb_shift;         /* 128 when B is uint8 shifted to int8 */
+    bool raw;                 /* zero points left to vec_loop: oneDNN's are 0 */
+    size_t b_count;           /* elements of B to shift each run, or 0 */
     const tsr_node *node;
 } zp_prep;
 
@@ -65,7 +65,8 @@ static tsr_status *requant_loop(const void *vctx, dnnl_memory_t acc_mem, dnnl_me
     const int32_t *acc = odn_q_handle(acc_mem);
     void *y = odn_q_handle(y_mem);
     if (!acc || !y) return odn_node_error(c->node, TSR_ERR_PROVIDER, "internal: requantize memory");
-    double mul = odn_q_round_prec(c->scale_type, odn_q_value(c->sa, c->scale_type, 0) * odn_q_value(c->sb, c->scale_type, 0));
+    double mul =
+        odn_q_round_prec(c->scale_type, odn_q_value(c->sa, c->scale_type, 0) * odn_q_value(c->sb, c->scale_type, 0));
     mul = odn_q_round_prec(c->scale_type, mul / odn_q_value(c->sy, c->scale_type, 0));
     double zy = odn_q_value(c->zy, c->y_type, 0);
     for (size_t i = 0; i < c->count; i++) odn_q_store(c->y_type, y, i, (double)acc[i] * mul, zy);
@@ -74,17 +75,17 @@ static tsr_status *requant_loop(const void *vctx, dnnl_memory_t acc_mem, dnnl_me
 
 /* Zero points and scales per row of A / column of B (2-D operands). */
 typedef struct vec_post {
-    dnnl_memory_t a, b8;          /* plain A (uint8/int8) and B as int8 */
+    dnnl_memory_t a, b8; /* plain A (uint8/int8) and B as int8 */
     bool a_u8;
-    dnnl_memory_t za, zb;         /* zero points, or NULL (0) */
+    dnnl_memory_t za, zb; /* zero points, or NULL (0) */
     int32_t za_type, zb_type, zb_shift;
-    size_t za_count, zb_count;    /* 1, or one per row / column */
+    size_t za_count, zb_count; /* 1, or one per row / column */
     int64_t m, k, n;
-    int64_t *colsum, *zb8;        /* scratch, n each */
-    double *sb;                   /* scratch, n */
+    int64_t *colsum, *zb8;         /* scratch, n each */
+    double *sb;                    /* scratch, n */
     dnnl_memory_t sa, sbm, sy, zy; /* QLinearMatMul only */
     size_t sa_count, sb_count;
-    int32_t scale_type, y_type;   /* y_type TSR_INT32 for MatMulInteger */
+    int32_t scale_type, y_type; /* y_type TSR_INT32 for MatMulInteger */
     const tsr_node *node;
 } vec_post;
 
@@ -133,8 +134,8 @@ static size_t input_count(odn_plan *p, const tsr_node *n, size_t k) {
 
 /* The per-row/column path's loop after the matmul (see the header). */
 static tsr_status *add_vec_post(odn_plan *p, const tsr_node *n, bool qlinear, const zp_prep *prep, odn_value *va,
-                                dnnl_memory_t a_mem, dnnl_memory_t b8, const int64_t *dy, int64_t k,
-                                dnnl_memory_t acc, odn_value *vy) {
+                                dnnl_memory_t a_mem, dnnl_memory_t b8, const int64_t *dy, int64_t k, dnnl_memory_t acc,
+                                odn_value *vy) {
     vec_post *c = odn_plan_alloc(p, sizeof *c);
     if (!c) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
     memset(c, 0, sizeof *c);
@@ -181,8 +182,8 @@ static bool weights_zero_point_zero(odn_plan *p, const tsr_node *n, size_t izb, 
     if (!v || !v->constant || odn_numel(v->rank, v->dims) != 1 || !v->constant->data) return false;
     int32_t t = v->constant->elem_type;
     int64_t z = t == TSR_UINT8 ? ((const uint8_t *)v->constant->data)[0]
-                : t == TSR_INT8 ? ((const int8_t *)v->constant->data)[0]
-                                : INT64_MIN;
+        : t == TSR_INT8        ? ((const int8_t *)v->constant->data)[0]
+                               : INT64_MIN;
     return z != INT64_MIN && z - shift == 0;
 }
 
@@ -241,7 +242,7 @@ tsr_status *odn_build_quant_matmul(odn_plan *p, size_t index) {
     /* any zero point or scale per row/column (the claim allows them for
      * 2-D operands only) */
     prep->raw = input_count(p, n, iza) > 1 || input_count(p, n, izb) > 1 ||
-                (qlinear && (input_count(p, n, 1) > 1 || input_count(p, n, 4) > 1));
+        (qlinear && (input_count(p, n, 1) > 1 || input_count(p, n, 4) > 1));
     if (prep->raw && r != 2)
         return odn_node_error(n, TSR_ERR_PROVIDER, "internal: per-row/column zero point or scale at rank %d", (int)r);
     if (vb->elem_type == TSR_UINT8) {
@@ -255,7 +256,8 @@ tsr_status *odn_build_quant_matmul(odn_plan *p, size_t index) {
         else prep->b_count = count;
     }
     const dnnl_memory_t prep_reads[] = {prep->za, prep->zb, prep->za32, prep->zb32};
-    s = odn_plan_add_loop_reading(p, prep_loop, prep, b_mem, b_s8, prep_reads, sizeof prep_reads / sizeof *prep_reads, n);
+    s = odn_plan_add_loop_reading(p, prep_loop, prep, b_mem, b_s8, prep_reads, sizeof prep_reads / sizeof *prep_reads,
+                                  n);
     if (s) return s;
 
     dnnl_primitive_attr_t attr;
@@ -291,7 +293,8 @@ tsr_status *odn_build_quant_matmul(odn_plan *p, size_t index) {
         const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
         dnnl_memory_desc_t src_md = b_md; /* b_md.data_type is s8 once shifted */
         if (!dnnl_memory_desc_equal(want, &src_md))
-            s = odn_arena_const_as_keyed(p, vb->constant->data, b_s8 ? &shifted : NULL, w_mem, &src_md, want, n, &w_mem);
+            s = odn_arena_const_as_keyed(p, vb->constant->data, b_s8 ? &shifted : NULL, w_mem, &src_md, want, n,
+                                         &w_mem);
         if (s) {
             dnnl_primitive_desc_destroy(pd);
             return s;
@@ -332,6 +335,8 @@ tsr_status *odn_build_quant_matmul(odn_plan *p, size_t index) {
     if (!s) s = odn_q_input(p, n, 6, &rq->sy, &t);
     if (!s) s = odn_q_input(p, n, 7, &rq->zy, &t);
     const dnnl_memory_t rq_reads[] = {rq->sa, rq->sb, rq->sy, rq->zy};
-    if (!s) s = odn_plan_add_loop_reading(p, requant_loop, rq, acc, vy->mem, rq_reads, sizeof rq_reads / sizeof *rq_reads, n);
+    if (!s)
+        s = odn_plan_add_loop_reading(p, requant_loop, rq, acc, vy->mem, rq_reads, sizeof rq_reads / sizeof *rq_reads,
+                                      n);
     return s;
 }

@@ -56,7 +56,8 @@ tsr_status *odn_reduce_setup(odn_plan *p, const tsr_node *n, odn_reduce_io *io) 
     odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
     if (!x || !y || !x->mem || x->rank < 1) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: reduce inputs");
     bool reduce[ODN_MAX_RANK];
-    if (!odn_reduce_axes(n, x->rank, reduce)) return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "axes not constant or out of range");
+    if (!odn_reduce_axes(n, x->rank, reduce))
+        return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "axes not constant or out of range");
     int64_t out[ODN_MAX_RANK];
     int32_t out_rank = 0;
     bool keepdims = odn_attr_int(n, "keepdims", 1) != 0;

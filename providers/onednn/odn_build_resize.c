@@ -78,33 +78,39 @@ static int resize_check(const tsr_node *n, int32_t rank, const int64_t *in_dims,
         return odn_decline(why, size, TSR_DECLINE_OPSET, "Resize before opset 11 maps coordinates asymmetrically");
     bool nearest = odn_attr_string_is(n, "mode", "nearest", true);
     *linear = odn_attr_string_is(n, "mode", "linear", false);
-    if (!nearest && !*linear) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "mode other than nearest or linear (oneDNN has no cubic)");
-    if (*linear && odn_attr_int(n, "antialias", 0) != 0) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "antialias");
+    if (!nearest && !*linear)
+        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "mode other than nearest or linear (oneDNN has no cubic)");
+    if (*linear && odn_attr_int(n, "antialias", 0) != 0)
+        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "antialias");
     bool pytorch = odn_attr_string_is(n, "coordinate_transformation_mode", "pytorch_half_pixel", false);
     bool symmetric = odn_attr_string_is(n, "coordinate_transformation_mode", "half_pixel_symmetric", false);
     /* asymmetric with floor (what exporters write for nearest upsampling,
      * Upsample's own mapping): floor(y / k) for an integer factor k, which
      * is what oneDNN's roundf((y + 0.5) / k - 0.5) gives too */
     bool asym_floor = nearest && odn_attr_string_is(n, "coordinate_transformation_mode", "asymmetric", false) &&
-                      odn_attr_string_is(n, "nearest_mode", "floor", false);
+        odn_attr_string_is(n, "nearest_mode", "floor", false);
     if (!odn_attr_string_is(n, "coordinate_transformation_mode", "half_pixel", true) && !pytorch && !symmetric &&
         !asym_floor)
-        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE,
-                       "coordinate_transformation_mode other than half_pixel, pytorch_half_pixel or half_pixel_symmetric "
-                       "(or asymmetric nearest with floor)");
+        return odn_decline(
+            why, size, TSR_DECLINE_ATTRIBUTE,
+            "coordinate_transformation_mode other than half_pixel, pytorch_half_pixel or half_pixel_symmetric "
+            "(or asymmetric nearest with floor)");
     bool prefer_ceil = odn_attr_string_is(n, "nearest_mode", "round_prefer_ceil", false);
     if (nearest && !asym_floor && !prefer_ceil && !odn_attr_string_is(n, "nearest_mode", "round_prefer_floor", true))
         return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "nearest_mode floor or ceil (oneDNN rounds to nearest)");
-    if (rank < 3 || rank > 5) return odn_decline(why, size, TSR_DECLINE_SHAPE, "rank %d: oneDNN resamples 1-3 spatial dims", (int)rank);
+    if (rank < 3 || rank > 5)
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "rank %d: oneDNN resamples 1-3 spatial dims", (int)rank);
 
     /* axes (opset 18): scales and sizes then cover only those axes */
     int64_t axes[ODN_MAX_RANK] = {0};
     size_t naxes = 0;
     const int64_t *av = odn_attr_ints(n, "axes", &naxes);
-    if (naxes > (size_t)rank) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "axes has %zu values for rank %d", naxes, (int)rank);
+    if (naxes > (size_t)rank)
+        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "axes has %zu values for rank %d", naxes, (int)rank);
     for (size_t i = 0; i < naxes; i++) {
         axes[i] = av[i] < 0 ? av[i] + rank : av[i];
-        if (axes[i] < 0 || axes[i] >= rank) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "axes value %lld out of range", (long long)av[i]);
+        if (axes[i] < 0 || axes[i] >= rank)
+            return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "axes value %lld out of range", (long long)av[i]);
     }
     if (!av) {
         naxes = (size_t)rank;
@@ -121,13 +127,14 @@ static int resize_check(const tsr_node *n, int32_t rank, const int64_t *in_dims,
             return odn_decline(why, size, TSR_DECLINE_OTHER, "sizes is not %zu int64 values", naxes);
         zv = rt_sizes;
     } else {
-        if (s_dyn || z_dyn) return odn_decline(why, size, TSR_DECLINE_OTHER, "%s not a constant", s_dyn ? "scales" : "sizes");
+        if (s_dyn || z_dyn)
+            return odn_decline(why, size, TSR_DECLINE_OTHER, "%s not a constant", s_dyn ? "scales" : "sizes");
         if (!S == !Z) return odn_decline(why, size, TSR_DECLINE_OTHER, "not exactly one of scales and sizes");
         const tsr_tensor *T = S ? S : Z;
         if (T->rank != 1 || T->dims[0] != (int64_t)naxes || T->elem_type != (S ? TSR_FLOAT : TSR_INT64) ||
             T->nbytes < naxes * (S ? sizeof(float) : sizeof(int64_t)))
             return odn_decline(why, size, TSR_DECLINE_OTHER, "%s is not %zu %s values", S ? "scales" : "sizes", naxes,
-                           S ? "float" : "int64");
+                               S ? "float" : "int64");
         sv = S ? S->data : NULL;
         zv = Z ? Z->data : NULL;
     }
@@ -143,7 +150,8 @@ static int resize_check(const tsr_node *n, int32_t rank, const int64_t *in_dims,
         int64_t a = axes[i], in = in_dims[a];
         if (sv) {
             float f = sv[i];
-            if (!(f > 0) || !isfinite(f)) return odn_decline(why, size, TSR_DECLINE_OTHER, "scales value %g not positive", (double)f);
+            if (!(f > 0) || !isfinite(f))
+                return odn_decline(why, size, TSR_DECLINE_OTHER, "scales value %g not positive", (double)f);
             /* the output size as ONNX Runtime and the reference take it */
             out_dims[a] = (int64_t)floorf((float)in * f);
             scale[a] = f;
@@ -154,21 +162,25 @@ static int resize_check(const tsr_node *n, int32_t rank, const int64_t *in_dims,
     }
     for (int32_t d = 0; d < rank; d++) {
         int64_t in = in_dims[d], out = out_dims[d];
-        if (in < 1 || out < 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "empty input or output on axis %d", (int)d);
+        if (in < 1 || out < 1)
+            return odn_decline(why, size, TSR_DECLINE_SHAPE, "empty input or output on axis %d", (int)d);
         if (d < 2) {
-            if (out != in || scale[d] != 1.0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "resizes axis %d (batch or channel)", (int)d);
+            if (out != in || scale[d] != 1.0)
+                return odn_decline(why, size, TSR_DECLINE_SHAPE, "resizes axis %d (batch or channel)", (int)d);
             continue;
         }
         /* ONNX's coordinate uses the scale it was given; oneDNN's uses
          * out/in: equal up to float rounding of the scale */
         if (fabs(scale[d] * (double)in - (double)out) > 1e-6 * (double)out)
-            return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "scales gives axis %d a fractional size %g (oneDNN maps by out/in)",
-                           (int)d, scale[d] * (double)in);
-        if (pytorch && out == 1) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "pytorch_half_pixel to a length-1 axis");
+            return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE,
+                               "scales gives axis %d a fractional size %g (oneDNN maps by out/in)", (int)d,
+                               scale[d] * (double)in);
+        if (pytorch && out == 1)
+            return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "pytorch_half_pixel to a length-1 axis");
         if (asym_floor) {
             if (out % in != 0)
-                return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "asymmetric nearest by a factor %g that is not an integer",
-                                   scale[d]);
+                return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE,
+                                   "asymmetric nearest by a factor %g that is not an integer", scale[d]);
             continue; /* no ties */
         }
         int64_t tie;
@@ -176,9 +188,11 @@ static int resize_check(const tsr_node *n, int32_t rank, const int64_t *in_dims,
             int64_t q = in / gcd64(in, out);
             bool dyadic = (q & (q - 1)) == 0 && scale[d] == (double)out / (double)in;
             if (!prefer_ceil || !dyadic)
-                return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE,
-                               "nearest_mode %s: output %lld of axis %d falls halfway between two inputs, where oneDNN rounds up",
-                               prefer_ceil ? "round_prefer_ceil with an inexact scale" : "round_prefer_floor", (long long)tie, (int)d);
+                return odn_decline(
+                    why, size, TSR_DECLINE_ATTRIBUTE,
+                    "nearest_mode %s: output %lld of axis %d falls halfway between two inputs, where oneDNN rounds up",
+                    prefer_ceil ? "round_prefer_ceil with an inexact scale" : "round_prefer_floor", (long long)tie,
+                    (int)d);
         }
     }
     return 0;
@@ -192,15 +206,18 @@ int odn_resize_check(const tsr_node *n, int32_t rank, const int64_t *in_dims, in
 int odn_upsample_check(const tsr_node *n, int32_t rank, const int64_t *in_dims, int64_t *out_dims, char *why,
                        size_t size) {
     if (!odn_attr_string_is(n, "mode", "nearest", true))
-        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "Upsample mode other than nearest (it maps linear asymmetrically)");
-    if (rank < 3 || rank > 5) return odn_decline(why, size, TSR_DECLINE_SHAPE, "rank %d: oneDNN resamples 1-3 spatial dims", (int)rank);
+        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE,
+                           "Upsample mode other than nearest (it maps linear asymmetrically)");
+    if (rank < 3 || rank > 5)
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "rank %d: oneDNN resamples 1-3 spatial dims", (int)rank);
     const float *scales = NULL;
     size_t count = 0;
     float attr[ODN_MAX_RANK];
     if (odn_host->node_opset(n) >= 9) {
         bool absent, dynamic;
         const tsr_tensor *t = const_input(n, 1, &absent, &dynamic);
-        if (!t || t->elem_type != TSR_FLOAT || t->rank != 1) return odn_decline(why, size, TSR_DECLINE_OTHER, "scales not a constant float vector");
+        if (!t || t->elem_type != TSR_FLOAT || t->rank != 1)
+            return odn_decline(why, size, TSR_DECLINE_OTHER, "scales not a constant float vector");
         scales = t->data;
         count = (size_t)t->dims[0];
     } else {
@@ -212,12 +229,13 @@ int odn_upsample_check(const tsr_node *n, int32_t rank, const int64_t *in_dims, 
         scales = attr;
         count = c;
     }
-    if (count != (size_t)rank) return odn_decline(why, size, TSR_DECLINE_OTHER, "scales has %zu values for rank %d", count, (int)rank);
+    if (count != (size_t)rank)
+        return odn_decline(why, size, TSR_DECLINE_OTHER, "scales has %zu values for rank %d", count, (int)rank);
     for (int32_t d = 0; d < rank; d++) {
         float f = scales[d];
         if (!(f >= 1.0f) || f != floorf(f) || f > 1024.0f || (d < 2 && f != 1.0f))
-            return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "scale %g on axis %d is not an integer upsampling of a spatial axis",
-                               (double)f, (int)d);
+            return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE,
+                               "scale %g on axis %d is not an integer upsampling of a spatial axis", (double)f, (int)d);
         out_dims[d] = in_dims[d] * (int64_t)f;
     }
     return 0;
@@ -272,8 +290,8 @@ tsr_status *odn_build_resize(odn_plan *p, size_t index) {
     }
     if (st != dnnl_success) return odn_dnnl_error(n, "resampling layout", st);
     dnnl_resampling_desc_t d;
-    st = dnnl_resampling_forward_desc_init(&d, dnnl_forward_inference, linear ? dnnl_resampling_linear : dnnl_resampling_nearest,
-                                           NULL, src_md, &dst_md);
+    st = dnnl_resampling_forward_desc_init(
+        &d, dnnl_forward_inference, linear ? dnnl_resampling_linear : dnnl_resampling_nearest, NULL, src_md, &dst_md);
     if (st != dnnl_success) return odn_dnnl_error(n, "resampling setup", st);
     dnnl_exec_arg_t args[ODN_MAX_ARGS] = {{DNNL_ARG_SRC, src}};
     return odn_build_finish(p, n, &d, NULL, y, x->rank, out_dims, args, 1);

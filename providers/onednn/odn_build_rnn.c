@@ -167,7 +167,9 @@ bool odn_rnn_probe(const odn_rnn_attrs_t *a, const odn_rnn_consts *c, bool peeph
     if (engine) dnnl_engine_destroy(engine);
     if (st != dnnl_success)
         snprintf(err, size, "oneDNN has no kernel but its reference one for this %s cell",
-                 a->cell == ODN_RNN_LSTM ? "LSTM" : a->cell == ODN_RNN_VANILLA ? "RNN" : "GRU");
+                 a->cell == ODN_RNN_LSTM          ? "LSTM"
+                     : a->cell == ODN_RNN_VANILLA ? "RNN"
+                                                  : "GRU");
     return st == dnnl_success;
 }
 
@@ -216,7 +218,8 @@ static tsr_status *copy_y(const void *ctx, dnnl_memory_t src, dnnl_memory_t dst)
     for (int64_t t = 0; t < c->steps; t++)
         for (int64_t dir = 0; dir < 2; dir++)
             for (int64_t b = 0; b < c->batch; b++)
-                memcpy(d + ((t * 2 + dir) * c->batch + b) * c->hidden, s + ((t * c->batch + b) * 2 + dir) * c->hidden, row);
+                memcpy(d + ((t * 2 + dir) * c->batch + b) * c->hidden, s + ((t * c->batch + b) * 2 + dir) * c->hidden,
+                       row);
     return NULL;
 }
 
@@ -264,8 +267,8 @@ tsr_status *odn_build_rnn(odn_plan *p, size_t index) {
     if (!x || !x->mem || (x->elem_type != TSR_FLOAT && x->elem_type != 0))
         return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "X is not float32");
     if (x->rank != 3 || x->dims[2] != c.input)
-        return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "X is not [seq, batch, %lld] (layout %lld)", (long long)c.input,
-                              (long long)a.layout);
+        return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "X is not [seq, batch, %lld] (layout %lld)",
+                              (long long)c.input, (long long)a.layout);
     int64_t steps = x->dims[a.layout ? 1 : 0], batch = x->dims[a.layout ? 0 : 1], H = c.hidden, D = a.dirs, G = a.gates;
     if (steps < 1 || batch < 1) return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "empty sequence or batch");
     if (odn_host->node_input_count(n) > 4 && odn_host->node_input(n, 4) && !odn_rnn_seq_full(c.seq, steps, batch))

@@ -77,8 +77,7 @@ static bool post_passes_make(odn_plan *p, const_dnnl_primitive_attr_t attr, cons
         if (dnnl_post_ops_get_kind(po, i) == dnnl_eltwise) {
             float scale, alpha, beta;
             dnnl_eltwise_desc_t ed;
-            if (dnnl_post_ops_get_params_eltwise(po, i, &scale, &alg, &alpha, &beta) == dnnl_success &&
-                scale == 1.0f &&
+            if (dnnl_post_ops_get_params_eltwise(po, i, &scale, &alg, &alpha, &beta) == dnnl_success && scale == 1.0f &&
                 dnnl_eltwise_forward_desc_init(&ed, dnnl_forward_inference, alg, md, alpha, beta) == dnnl_success)
                 st = odn_pd_create(p, &ed, NULL, &pd);
         } else if (dnnl_post_ops_get_kind(po, i) == dnnl_binary) {
@@ -108,7 +107,8 @@ static tsr_status *post_passes_add(odn_plan *p, const tsr_node *n, const post_pa
         if (pp->binary[i]) {
             dnnl_memory_t operand = NULL;
             for (int j = 0; j < npost; j++)
-                if (post_args[j].arg == (DNNL_ARG_ATTR_MULTIPLE_POST_OP(i) | DNNL_ARG_SRC_1)) operand = post_args[j].memory;
+                if (post_args[j].arg == (DNNL_ARG_ATTR_MULTIPLE_POST_OP(i) | DNNL_ARG_SRC_1))
+                    operand = post_args[j].memory;
             if (!operand) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: post-op %d without its operand", i);
             args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SRC_0, dst};
             args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SRC_1, operand};
@@ -155,8 +155,15 @@ tsr_status *odn_sgemm_add_step(odn_plan *p, const tsr_node *n, int64_t m, int64_
     }
     sgemm_ctx *g = odn_plan_alloc(p, sizeof *g);
     if (!g) return odn_node_error(n, TSR_ERR_NO_MEMORY, "packed gemm");
-    *g = (sgemm_ctx){.m = m, .n = cols, .k = k, .lda = lda, .ldc = cols, .packed = packed, .bias = bias,
-                     .scratch = p->sgemm_scratch, .threads = p->sgemm_threads};
+    *g = (sgemm_ctx){.m = m,
+                     .n = cols,
+                     .k = k,
+                     .lda = lda,
+                     .ldc = cols,
+                     .packed = packed,
+                     .bias = bias,
+                     .scratch = p->sgemm_scratch,
+                     .threads = p->sgemm_threads};
     tsr_status *s = odn_plan_add_loop(p, run_sgemm, g, a, c, n);
     /* named as oneDNN names kernels, for profiles and piece reports */
     if (!s) snprintf(p->steps[p->step_count - 1].impl, sizeof p->steps[0].impl, "packed_gemm:avx2");
@@ -170,7 +177,9 @@ tsr_status *odn_sgemm_try(odn_plan *p, const tsr_node *n, const_dnnl_primitive_d
                           const dnnl_exec_arg_t *post_args, int npost, bool *done) {
     *done = false;
     int64_t lda = row_stride(a_md, true), ldb = row_stride(b_md, false);
-    if (!p->packed_gemm || !odn_sgemm_supported() || !const_key || strncmp(odn_impl_name(pd), "gemm:jit", 8) != 0 || !lda || !ldb) return NULL;
+    if (!p->packed_gemm || !odn_sgemm_supported() || !const_key || strncmp(odn_impl_name(pd), "gemm:jit", 8) != 0 ||
+        !lda || !ldb)
+        return NULL;
     int64_t m = a_md->dims[0], k = a_md->dims[1], nn = b_md->dims[1];
     /* a row or a handful (a batch-1 MLP: oneDNN's gemv needs no packing)
      * and tiny products (its call costs less than our A copy) stay oneDNN's */

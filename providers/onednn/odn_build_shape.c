@@ -66,7 +66,8 @@ tsr_status *odn_build_reshape(odn_plan *p, size_t index) {
         const int64_t *want = odn_plan_i64(p, sv, &count);
         if (!want || (shape && shape->rank != 1) || count > ODN_MAX_RANK)
             return odn_node_error(n, TSR_ERR_NOT_SUPPORTED,
-                                  "shape must be a 1-D int64 of at most %d values, constant or a piece input", ODN_MAX_RANK);
+                                  "shape must be a 1-D int64 of at most %d values, constant or a piece input",
+                                  ODN_MAX_RANK);
         bool allowzero = odn_attr_int(n, "allowzero", 0) != 0;
         rank = (int32_t)count;
         int infer = -1;
@@ -83,12 +84,14 @@ tsr_status *odn_build_reshape(odn_plan *p, size_t index) {
                 continue;
             }
             if (dims[i] < 0) return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "negative dim");
-            if (dims[i] != 0 && known > INT64_MAX / dims[i]) return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "size overflows");
+            if (dims[i] != 0 && known > INT64_MAX / dims[i])
+                return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "size overflows");
             known *= dims[i];
         }
         if (infer >= 0) {
             int64_t total = odn_numel(x->rank, x->dims);
-            if (known == 0 || total % known) return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "cannot infer the -1 dim");
+            if (known == 0 || total % known)
+                return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "cannot infer the -1 dim");
             dims[infer] = total / known;
         }
     }
@@ -99,7 +102,8 @@ tsr_status *odn_build_transpose(odn_plan *p, size_t index) {
     const tsr_node *n = p->nodes[index];
     odn_value *x = odn_plan_value(p, odn_host->node_input(n, 0));
     odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
-    if (!x || !y || !x->produced || !x->mem || x->rank < 1) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: transpose inputs");
+    if (!x || !y || !x->produced || !x->mem || x->rank < 1)
+        return odn_node_error(n, TSR_ERR_PROVIDER, "internal: transpose inputs");
     bool fused = false;
     tsr_status *fs = p->fuse ? odn_fuse_transposed_softmax(p, index, &fused) : NULL;
     if (fs || fused) return fs;
@@ -107,17 +111,19 @@ tsr_status *odn_build_transpose(odn_plan *p, size_t index) {
     const int64_t *perm = odn_attr_ints(n, "perm", &count);
     int64_t pm[ODN_MAX_RANK], dims[ODN_MAX_RANK], in_str[ODN_MAX_RANK], str[ODN_MAX_RANK];
     bool seen[ODN_MAX_RANK] = {false};
-    if (perm && count != (size_t)x->rank) return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "perm has %zu values for rank %d", count, (int)x->rank);
+    if (perm && count != (size_t)x->rank)
+        return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "perm has %zu values for rank %d", count, (int)x->rank);
     for (int32_t i = 0; i < x->rank; i++) {
         pm[i] = perm ? perm[i] : x->rank - 1 - i;
-        if (pm[i] < 0 || pm[i] >= x->rank || seen[pm[i]]) return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "perm is not a permutation");
+        if (pm[i] < 0 || pm[i] >= x->rank || seen[pm[i]])
+            return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "perm is not a permutation");
         seen[pm[i]] = true;
     }
     /* strides of the input as laid out: its own when plain with any
      * strides (a producer may have written it pre-transposed), else plain */
     const dnnl_memory_desc_t *xm = &x->md;
-    bool strided = x->mem && xm->format_kind == dnnl_blocked && xm->format_desc.blocking.inner_nblks == 0 &&
-                   xm->ndims == x->rank;
+    bool strided =
+        x->mem && xm->format_kind == dnnl_blocked && xm->format_desc.blocking.inner_nblks == 0 && xm->ndims == x->rank;
     int64_t s = 1;
     for (int32_t i = x->rank - 1; i >= 0; i--) {
         in_str[i] = strided ? xm->format_desc.blocking.strides[i] : s;

@@ -89,7 +89,8 @@ int odn_slice_check(const tsr_node *n, char *why, size_t size) {
     if (r < 1 || r > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "Slice of a rank %d input", (int)r);
     int64_t c, s[ODN_MAX_RANK], e[ODN_MAX_RANK], a[ODN_MAX_RANK], st[ODN_MAX_RANK];
     if (!slice_params(n, r, &c, s, e, a, st))
-        return odn_decline(why, size, TSR_DECLINE_OTHER, "starts, ends, axes or steps are not constants (or malformed)");
+        return odn_decline(why, size, TSR_DECLINE_OTHER,
+                           "starts, ends, axes or steps are not constants (or malformed)");
     return 0;
 }
 
@@ -120,7 +121,8 @@ tsr_status *odn_build_slice(odn_plan *p, size_t index) {
     memset(l, 0, sizeof *l);
     l->rank = x->rank;
     int64_t c, s[ODN_MAX_RANK], e[ODN_MAX_RANK], a[ODN_MAX_RANK], st[ODN_MAX_RANK];
-    if (!slice_params(n, x->rank, &c, s, e, a, st)) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: Slice parameters");
+    if (!slice_params(n, x->rank, &c, s, e, a, st))
+        return odn_node_error(n, TSR_ERR_PROVIDER, "internal: Slice parameters");
     for (int32_t d = 0; d < x->rank; d++) {
         l->in[d] = l->out[d] = x->dims[d];
         l->step[d] = 1;

@@ -43,7 +43,8 @@ int odn_split_check(const tsr_node *n, int32_t rank, int64_t axis_dim, char *why
     size_t outs = odn_host->node_output_count(n);
     int64_t sizes[ODN_MAX_ARGS];
     if (outs < 1 || outs > ODN_MAX_ARGS) return odn_decline(why, size, TSR_DECLINE_OTHER, "%zu outputs", outs);
-    if (rank < 1 || rank > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or above %d", ODN_MAX_RANK);
+    if (rank < 1 || rank > ODN_MAX_RANK)
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or above %d", ODN_MAX_RANK);
     int64_t axis = odn_attr_int(n, "axis", 0);
     if (axis < -rank || axis >= rank) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "axis out of range");
     if (axis_dim >= 0 && !split_sizes(n, axis_dim, outs, sizes))
@@ -65,7 +66,8 @@ tsr_status *odn_build_split(odn_plan *p, size_t index) {
     if (axis < 0) axis += r;
     int64_t sizes[ODN_MAX_ARGS];
     if (!split_sizes(n, x->dims[axis], outs, sizes))
-        return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "split sizes do not add up to %lld", (long long)x->dims[axis]);
+        return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "split sizes do not add up to %lld",
+                              (long long)x->dims[axis]);
     dnnl_format_tag_t tag = odn_layout_tag(x);
     /* a window of a blocked layout is addressable only at whole blocks */
     bool keep = tag != dnnl_format_tag_undef;

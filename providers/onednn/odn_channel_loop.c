@@ -12,9 +12,9 @@
 typedef struct chan_loop {
     dnnl_alg_kind_t alg;
     int64_t n, c, hw;
-    int64_t srow;      /* s's stride between images: c, or 0 when shared */
-    int64_t block;     /* 16 or 8 (nChw16c, nChw8c); 0 for NHWC */
-    dnnl_memory_t s;   /* [N,C] or [1,C] plain */
+    int64_t srow;    /* s's stride between images: c, or 0 when shared */
+    int64_t block;   /* 16 or 8 (nChw16c, nChw8c); 0 for NHWC */
+    dnnl_memory_t s; /* [N,C] or [1,C] plain */
 } chan_loop;
 
 #if defined(__GNUC__) && defined(__x86_64__)
@@ -90,20 +90,22 @@ static bool layout_of(const dnnl_memory_desc_t *md, int64_t c, int64_t *block) {
     return bd->inner_nblks == 0 && st[1] == 1 && st[3] == c && st[2] == d[3] * c && st[0] == d[2] * d[3] * c;
 }
 
-bool odn_channel_loop_fits(const odn_value *a, const char *op, int32_t rank, const int64_t *dims,
-                           const int64_t *db) {
+bool odn_channel_loop_fits(const odn_value *a, const char *op, int32_t rank, const int64_t *dims, const int64_t *db) {
     int64_t block;
     bool known = !strcmp(op, "Mul") || !strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Div");
-    return known && rank == 4 && a->rank == 4 && db[1] == dims[1] && (db[0] == 1 || db[0] == dims[0]) &&
-           db[2] == 1 && db[3] == 1 && dims[2] * dims[3] > 1 && layout_of(&a->md, dims[1], &block);
+    return known && rank == 4 && a->rank == 4 && db[1] == dims[1] && (db[0] == 1 || db[0] == dims[0]) && db[2] == 1 &&
+        db[3] == 1 && dims[2] * dims[3] > 1 && layout_of(&a->md, dims[1], &block);
 }
 
 tsr_status *odn_build_channel_loop(odn_plan *p, const tsr_node *n, odn_value *a, odn_value *b, odn_value *y,
                                    const int64_t *dims, const int64_t *db) {
     chan_loop *l = odn_plan_alloc(p, sizeof *l);
     if (!l) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
-    *l = (chan_loop){.alg = odn_binary_alg(odn_host->node_op_type(n)), .n = dims[0], .c = dims[1],
-                     .hw = dims[2] * dims[3], .srow = db[0] == 1 ? 0 : dims[1]};
+    *l = (chan_loop){.alg = odn_binary_alg(odn_host->node_op_type(n)),
+                     .n = dims[0],
+                     .c = dims[1],
+                     .hw = dims[2] * dims[3],
+                     .srow = db[0] == 1 ? 0 : dims[1]};
     layout_of(&a->md, dims[1], &l->block);
     dnnl_memory_t ms;
     tsr_status *s = odn_plan_plain_mem(p, b, n, &ms);

@@ -17,9 +17,7 @@ static int32_t in_rank(const tsr_node *n, size_t k) {
     return v ? odn_host->value_rank(v) : -1;
 }
 
-static bool present(const tsr_node *n, size_t k) {
-    return odn_input(n, k) != NULL;
-}
+static bool present(const tsr_node *n, size_t k) { return odn_input(n, k) != NULL; }
 
 static bool output_used(const tsr_node *n, size_t k) {
     return k < odn_host->node_output_count(n) && odn_host->node_output(n, k) != NULL;
@@ -40,7 +38,8 @@ static bool known_dims(const tsr_node *n, size_t k, int32_t *rank, int64_t *dims
 
 static int check_conv(const tsr_node *n, char *why, size_t size) {
     int32_t r = in_rank(n, 0);
-    if (r < 3 || r > 5) return odn_decline(why, size, TSR_DECLINE_SHAPE, "Conv on rank %d input: oneDNN does 1-3 spatial dims", (int)r);
+    if (r < 3 || r > 5)
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "Conv on rank %d input: oneDNN does 1-3 spatial dims", (int)r);
     if (in_rank(n, 1) != r) return odn_decline(why, size, TSR_DECLINE_SHAPE, "weight rank differs from input rank");
     if (present(n, 2) && in_rank(n, 2) != 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "bias is not 1-D");
     int64_t group = odn_attr_int(n, "group", 1);
@@ -50,56 +49,71 @@ static int check_conv(const tsr_node *n, char *why, size_t size) {
     const char *lists[] = {"strides", "dilations", "kernel_shape"};
     for (int i = 0; i < 3; i++) {
         a = odn_attr_ints(n, lists[i], &c);
-        if (a && c != (size_t)(r - 2)) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "%s has %zu values for %d spatial dims", lists[i], c, (int)r - 2);
+        if (a && c != (size_t)(r - 2))
+            return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "%s has %zu values for %d spatial dims", lists[i], c,
+                               (int)r - 2);
         for (size_t k = 0; a && k < c; k++)
-            if (a[k] < 1) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "%s value %lld < 1", lists[i], (long long)a[k]);
+            if (a[k] < 1)
+                return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "%s value %lld < 1", lists[i], (long long)a[k]);
     }
     a = odn_attr_ints(n, "pads", &c);
     if (a && c != (size_t)(2 * (r - 2))) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "pads has %zu values", c);
     for (size_t k = 0; a && k < c; k++)
         if (a[k] < 0) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "negative pad");
     if (!odn_attr_string_is(n, "auto_pad", "NOTSET", true) && !odn_attr_string_is(n, "auto_pad", "VALID", false) &&
-        !odn_attr_string_is(n, "auto_pad", "SAME_UPPER", false) && !odn_attr_string_is(n, "auto_pad", "SAME_LOWER", false))
+        !odn_attr_string_is(n, "auto_pad", "SAME_UPPER", false) &&
+        !odn_attr_string_is(n, "auto_pad", "SAME_LOWER", false))
         return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "unknown auto_pad");
     return 0;
 }
 
 static int check_pool(const tsr_node *n, const char *op, char *why, size_t size) {
     int32_t r = in_rank(n, 0);
-    if (r < 3 || r > 5) return odn_decline(why, size, TSR_DECLINE_SHAPE, "pooling on rank %d input: oneDNN does 1-3 spatial dims", (int)r);
+    if (r < 3 || r > 5)
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "pooling on rank %d input: oneDNN does 1-3 spatial dims",
+                           (int)r);
     if (is(op, "GlobalAveragePool") || is(op, "GlobalMaxPool")) return 0;
-    if (is(op, "MaxPool") && output_used(n, 1)) return odn_decline(why, size, TSR_DECLINE_OTHER, "MaxPool Indices output is not computed by oneDNN");
+    if (is(op, "MaxPool") && output_used(n, 1))
+        return odn_decline(why, size, TSR_DECLINE_OTHER, "MaxPool Indices output is not computed by oneDNN");
     size_t c;
     const int64_t *k = odn_attr_ints(n, "kernel_shape", &c);
-    if (!k || c != (size_t)(r - 2)) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "kernel_shape missing or of wrong length");
+    if (!k || c != (size_t)(r - 2))
+        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "kernel_shape missing or of wrong length");
     for (size_t i = 0; i < c; i++)
         if (k[i] < 1) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "kernel_shape value < 1");
     const char *lists[] = {"strides", "dilations"};
     for (int i = 0; i < 2; i++) {
         const int64_t *a = odn_attr_ints(n, lists[i], &c);
-        if (a && c != (size_t)(r - 2)) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "%s of wrong length", lists[i]);
+        if (a && c != (size_t)(r - 2))
+            return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "%s of wrong length", lists[i]);
         for (size_t j = 0; a && j < c; j++)
             if (a[j] < 1) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "%s value < 1", lists[i]);
     }
     const int64_t *pads = odn_attr_ints(n, "pads", &c);
-    if (pads && c != (size_t)(2 * (r - 2))) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "pads of wrong length");
+    if (pads && c != (size_t)(2 * (r - 2)))
+        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "pads of wrong length");
     for (size_t j = 0; pads && j < c; j++) {
         if (pads[j] < 0) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "negative pad");
         /* oneDNN wants each pad smaller than the (dilated) window */
-        if (pads[j] >= k[j % (size_t)(r - 2)]) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "pad not smaller than the kernel");
+        if (pads[j] >= k[j % (size_t)(r - 2)])
+            return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "pad not smaller than the kernel");
     }
     if (!odn_attr_string_is(n, "auto_pad", "NOTSET", true) && !odn_attr_string_is(n, "auto_pad", "VALID", false) &&
-        !odn_attr_string_is(n, "auto_pad", "SAME_UPPER", false) && !odn_attr_string_is(n, "auto_pad", "SAME_LOWER", false))
+        !odn_attr_string_is(n, "auto_pad", "SAME_UPPER", false) &&
+        !odn_attr_string_is(n, "auto_pad", "SAME_LOWER", false))
         return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "unknown auto_pad");
     if (is(op, "AveragePool") && odn_attr_int(n, "ceil_mode", 0) && odn_attr_int(n, "count_include_pad", 0))
-        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "ceil_mode with count_include_pad counts windows oneDNN does not");
-    if (is(op, "AveragePool") && odn_attr_int(n, "count_include_pad", 0) && !odn_attr_string_is(n, "auto_pad", "NOTSET", true))
+        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE,
+                           "ceil_mode with count_include_pad counts windows oneDNN does not");
+    if (is(op, "AveragePool") && odn_attr_int(n, "count_include_pad", 0) &&
+        !odn_attr_string_is(n, "auto_pad", "NOTSET", true))
         return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "auto_pad with count_include_pad");
     return 0;
 }
 
 static int check_gemm(const tsr_node *n, char *why, size_t size) {
-    if (in_rank(n, 0) != 2 || in_rank(n, 1) != 2) return odn_decline(why, size, TSR_DECLINE_SHAPE, "Gemm inputs must be 2-D with known rank");
+    if (in_rank(n, 0) != 2 || in_rank(n, 1) != 2)
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "Gemm inputs must be 2-D with known rank");
     if (present(n, 2)) {
         int32_t cr = in_rank(n, 2);
         if (cr < 0 || cr > 2) return odn_decline(why, size, TSR_DECLINE_SHAPE, "C of rank %d", (int)cr);
@@ -112,13 +126,15 @@ static int check_gemm(const tsr_node *n, char *why, size_t size) {
 static int check_matmul(const tsr_node *n, char *why, size_t size) {
     int32_t ra = in_rank(n, 0), rb = in_rank(n, 1);
     if (ra < 1 || rb < 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "MatMul operand of unknown rank or scalar");
-    if (ra > ODN_MAX_RANK || rb > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "rank above %d", ODN_MAX_RANK);
+    if (ra > ODN_MAX_RANK || rb > ODN_MAX_RANK)
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "rank above %d", ODN_MAX_RANK);
     int32_t r = ra > rb ? ra : rb;
     int64_t da[ODN_MAX_RANK], db[ODN_MAX_RANK];
     if (r > 2 && known_dims(n, 0, &ra, da) && known_dims(n, 1, &rb, db)) {
         for (int32_t i = 2; i < r; i++) {
             int64_t x = i < ra ? da[ra - 1 - i] : 1, y = i < rb ? db[rb - 1 - i] : 1;
-            if (x != y && x != 1 && y != 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "batch dims do not broadcast");
+            if (x != y && x != 1 && y != 1)
+                return odn_decline(why, size, TSR_DECLINE_SHAPE, "batch dims do not broadcast");
         }
     }
     return 0;
@@ -148,7 +164,8 @@ static int check_binary(const tsr_node *n, const char *op, char *why, size_t siz
         return odn_decline(why, size, TSR_DECLINE_OTHER, "%s with other than two inputs", op);
     if ((is(op, "Max") || is(op, "Min")) && odn_host->node_opset(n) < 8)
         return odn_decline(why, size, TSR_DECLINE_OPSET, "%s before opset 8 does not broadcast", op);
-    if (odn_host->node_opset(n) < 7) return odn_decline(why, size, TSR_DECLINE_OPSET, "legacy broadcast attribute (opset < 7)");
+    if (odn_host->node_opset(n) < 7)
+        return odn_decline(why, size, TSR_DECLINE_OPSET, "legacy broadcast attribute (opset < 7)");
     int32_t ra, rb;
     claim_dim da[ODN_MAX_RANK], db[ODN_MAX_RANK];
     if (!shape_of(n, 0, &ra, da) || !shape_of(n, 1, &rb, db))
@@ -209,16 +226,18 @@ static int check_runtime_sizes(const tsr_node *n, int32_t rk, char *why, size_t 
     const tsr_value_info *z = odn_host->node_input(n, 3);
     if (odn_host->node_opset(n) < 11) return odn_decline(why, size, TSR_DECLINE_OPSET, "Resize before opset 11");
     if (odn_host->value_elem_type(z) != TSR_INT64 || odn_host->value_rank(z) != 1 || odn_host->value_dim(z, 0) != rk)
-        return odn_decline(why, size, TSR_DECLINE_OTHER, "sizes computed at run time is not a 1-D int64 of the input's rank");
+        return odn_decline(why, size, TSR_DECLINE_OTHER,
+                           "sizes computed at run time is not a 1-D int64 of the input's rank");
     if (present(n, 2)) {
         const tsr_value_info *sv = odn_host->node_input(n, 2);
         const tsr_tensor *t = odn_host->value_constant(sv);
-        bool empty = t ? odn_numel(t->rank, t->dims) == 0 : odn_host->value_rank(sv) == 1 && odn_host->value_dim(sv, 0) == 0;
+        bool empty =
+            t ? odn_numel(t->rank, t->dims) == 0 : odn_host->value_rank(sv) == 1 && odn_host->value_dim(sv, 0) == 0;
         if (!empty) return odn_decline(why, size, TSR_DECLINE_OTHER, "both scales and sizes given");
     }
     if (rk != 4)
-        return odn_decline(why, size, TSR_DECLINE_SHAPE, "sizes computed at run time on a rank %d input (only 4-D: the C loop's)",
-                           (int)rk);
+        return odn_decline(why, size, TSR_DECLINE_SHAPE,
+                           "sizes computed at run time on a rank %d input (only 4-D: the C loop's)", (int)rk);
     return odn_resize_loop_check(n, rk, why, size);
 }
 
@@ -231,10 +250,11 @@ static int check_runtime_scales(const tsr_node *n, int32_t rk, size_t k, char *w
     const tsr_value_info *sv = odn_host->node_input(n, k);
     if (odn_host->value_elem_type(sv) != TSR_FLOAT || odn_host->value_rank(sv) != 1 ||
         (odn_host->value_dim(sv, 0) >= 0 && odn_host->value_dim(sv, 0) != rk))
-        return odn_decline(why, size, TSR_DECLINE_OTHER, "scales computed at run time is not a 1-D float32 of the input's rank");
+        return odn_decline(why, size, TSR_DECLINE_OTHER,
+                           "scales computed at run time is not a 1-D float32 of the input's rank");
     if (rk != 4)
-        return odn_decline(why, size, TSR_DECLINE_SHAPE, "scales computed at run time on a rank %d input (only 4-D: the C loop's)",
-                           (int)rk);
+        return odn_decline(why, size, TSR_DECLINE_SHAPE,
+                           "scales computed at run time on a rank %d input (only 4-D: the C loop's)", (int)rk);
     if (is(odn_host->node_op_type(n), "Resize") && k == 2 && present(n, 3))
         return odn_decline(why, size, TSR_DECLINE_OTHER, "both scales and sizes given");
     return odn_resize_loop_check(n, rk, why, size);
@@ -259,7 +279,8 @@ static int check_clip(const tsr_node *n, char *why, size_t size) {
             if (!present(n, k)) continue;
             const tsr_tensor *t = odn_host->value_constant(odn_host->node_input(n, k));
             if (!t) return odn_decline(why, size, TSR_DECLINE_OTHER, "Clip bounds must be constants");
-            if (t->elem_type != TSR_FLOAT || t->nbytes < sizeof(float)) return odn_decline(why, size, TSR_DECLINE_TYPE, "Clip bound is not a float scalar");
+            if (t->elem_type != TSR_FLOAT || t->nbytes < sizeof(float))
+                return odn_decline(why, size, TSR_DECLINE_TYPE, "Clip bound is not a float scalar");
             if (k == 1) lo = *(const float *)t->data;
             else hi = *(const float *)t->data;
         }
@@ -289,8 +310,10 @@ static int check_types(const tsr_node *n, build_time_inputs skip, char *why, siz
             return odn_decline(why, size, TSR_DECLINE_TYPE, "input %zu is not float32 or float16 (type %d)", k, (int)t);
         if (ft && t != ft) return odn_decline(why, size, TSR_DECLINE_TYPE, "input %zu mixes float16 and float32", k);
         ft = t;
-        if (k == 0 && odn_host->value_rank(v) < 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown");
-        if (odn_host->value_rank(v) > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "rank above %d", ODN_MAX_RANK);
+        if (k == 0 && odn_host->value_rank(v) < 0)
+            return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown");
+        if (odn_host->value_rank(v) > ODN_MAX_RANK)
+            return odn_decline(why, size, TSR_DECLINE_SHAPE, "rank above %d", ODN_MAX_RANK);
         for (int32_t d = 0; d < odn_host->value_rank(v); d++)
             if (odn_host->value_dim(v, d) == 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "empty tensor");
     }
@@ -328,7 +351,8 @@ int odn_claim_deconv(const tsr_node *n, char *why, size_t size) {
     size_t c;
     const int64_t *op_pad = odn_attr_ints(n, "output_padding", &c);
     int32_t sp = in_rank(n, 0) - 2;
-    if (op_pad && c != (size_t)sp) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "output_padding of wrong length");
+    if (op_pad && c != (size_t)sp)
+        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "output_padding of wrong length");
     for (size_t k = 0; op_pad && k < c; k++)
         if (op_pad[k] < 0) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "negative output_padding");
     /* output_shape and auto_pad SAME_* set the pads (odn_deconv_pads):
@@ -341,9 +365,11 @@ int odn_claim_deconv(const tsr_node *n, char *why, size_t size) {
         int64_t in = odn_host->value_dim(odn_host->node_input(n, 0), 2 + i), b0 = 0, e0 = 0, len = 0;
         int64_t st = cs == (size_t)sp ? sa[i] : 1, dl = cd == (size_t)sp ? da[i] : 1, opv = op_pad ? op_pad[i] : 0;
         if (k < 1 || st < 1 || dl < 1 || !odn_deconv_pads(n, sp, i, in, st, dl, k, opv, &b0, &e0, &len))
-            return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "pads from output_shape or auto_pad not mapped (axis %d)", (int)i);
+            return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE,
+                               "pads from output_shape or auto_pad not mapped (axis %d)", (int)i);
         if (odn_host->node_attr_find(n, "output_shape") && in < 0)
-            return odn_decline(why, size, TSR_DECLINE_SHAPE, "output_shape with an input length unknown before run time");
+            return odn_decline(why, size, TSR_DECLINE_SHAPE,
+                               "output_shape with an input length unknown before run time");
     }
     return check_conv(n, why, size);
 }
@@ -395,7 +421,8 @@ int odn_claim_reshape(const tsr_node *n, char *why, size_t size) {
     const tsr_tensor *t = shape ? odn_host->value_constant(shape) : NULL;
     if (t) {
         if (t->elem_type != TSR_INT64 || t->rank != 1 || t->dims[0] > ODN_MAX_RANK)
-            return odn_decline(why, size, TSR_DECLINE_OTHER, "shape is not a 1-D int64 of at most %d values", ODN_MAX_RANK);
+            return odn_decline(why, size, TSR_DECLINE_OTHER, "shape is not a 1-D int64 of at most %d values",
+                               ODN_MAX_RANK);
         return 0;
     }
     /* a shape computed at run time (Shape -> Gather -> Concat on
@@ -403,8 +430,8 @@ int odn_claim_reshape(const tsr_node *n, char *why, size_t size) {
      * plan reads when it is built, and is built again for other values */
     int64_t len = shape && odn_host->value_rank(shape) == 1 ? odn_host->value_dim(shape, 0) : -1;
     if (!shape || odn_host->value_elem_type(shape) != TSR_INT64 || len < 0 || len > ODN_MAX_RANK)
-        return odn_decline(why, size, TSR_DECLINE_OTHER,
-                           "shape is not a 1-D int64 of known length at most %d", ODN_MAX_RANK);
+        return odn_decline(why, size, TSR_DECLINE_OTHER, "shape is not a 1-D int64 of known length at most %d",
+                           ODN_MAX_RANK);
     return 0;
 }
 
@@ -424,7 +451,8 @@ int odn_claim_reduce(const tsr_node *n, char *why, size_t size) {
     bool axes[ODN_MAX_RANK];
     if (rk < 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or 0");
     if (!odn_reduce_axes(n, rk, axes)) return odn_decline(why, size, TSR_DECLINE_OTHER, "axes not a constant in range");
-    if (odn_attr_int(n, "noop_with_empty_axes", 0)) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "noop_with_empty_axes");
+    if (odn_attr_int(n, "noop_with_empty_axes", 0))
+        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "noop_with_empty_axes");
     return 0;
 }
 
@@ -442,7 +470,8 @@ int odn_claim_instnorm(const tsr_node *n, char *why, size_t size) {
     int r = check_types(n, BUILD_TIME_NONE, why, size);
     if (r) return r;
     int32_t rk = in_rank(n, 0);
-    if (rk < 3 || rk > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "InstanceNormalization on rank %d input", (int)rk);
+    if (rk < 3 || rk > ODN_MAX_RANK)
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "InstanceNormalization on rank %d input", (int)rk);
     int64_t ch = odn_host->value_dim(odn_host->node_input(n, 0), 1);
     if (ch <= 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "channel count unknown before run time");
     for (size_t k = 1; k <= 2; k++) {
@@ -458,7 +487,8 @@ int odn_claim_lrn(const tsr_node *n, char *why, size_t size) {
     if (r) return r;
     int32_t rk = in_rank(n, 0);
     int64_t lsize = odn_attr_int(n, "size", 0);
-    if (rk < 3 || rk > 5) return odn_decline(why, size, TSR_DECLINE_SHAPE, "LRN on rank %d input: oneDNN does 1-3 spatial dims", (int)rk);
+    if (rk < 3 || rk > 5)
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "LRN on rank %d input: oneDNN does 1-3 spatial dims", (int)rk);
     if (lsize < 1) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "size missing or < 1");
     /* an even size (ONNX puts its extra channel after the centre) is
      * built as an asymmetrically padded pool (odn_build_lrn.c) */
@@ -471,8 +501,10 @@ int odn_claim_resize(const tsr_node *n, char *why, size_t size) {
     int32_t rk = in_rank(n, 0);
     int64_t dx[ODN_MAX_RANK], out[ODN_MAX_RANK];
     bool linear;
-    if (rk < 1 || rk > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or above %d", ODN_MAX_RANK);
-    if (present(n, 3) && !odn_host->value_constant(odn_host->node_input(n, 3))) return check_runtime_sizes(n, rk, why, size);
+    if (rk < 1 || rk > ODN_MAX_RANK)
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or above %d", ODN_MAX_RANK);
+    if (present(n, 3) && !odn_host->value_constant(odn_host->node_input(n, 3)))
+        return check_runtime_sizes(n, rk, why, size);
     size_t ks;
     if (runtime_scales(n, &ks)) return check_runtime_scales(n, rk, ks, why, size);
     /* the batch dim may be left to run time (the check does not depend
@@ -483,7 +515,8 @@ int odn_claim_resize(const tsr_node *n, char *why, size_t size) {
          * then no output falls between two inputs, whatever the size
          * (checked as size 1, which a tie would show for too) */
         if (d >= 2 && dx[d] < 0 && integral_scales(n)) dx[d] = 1;
-        if (d > 0 && dx[d] < 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input dim %d unknown before run time", (int)d);
+        if (d > 0 && dx[d] < 0)
+            return odn_decline(why, size, TSR_DECLINE_SHAPE, "input dim %d unknown before run time", (int)d);
     }
     dx[0] = dx[0] > 0 ? dx[0] : 1;
     r = odn_resize_check(n, rk, dx, out, &linear, why, size);
@@ -496,7 +529,8 @@ int odn_claim_upsample(const tsr_node *n, char *why, size_t size) {
     /* integer factors: the mapping holds whatever the run-time sizes */
     int32_t rk = in_rank(n, 0);
     int64_t dx[ODN_MAX_RANK], out[ODN_MAX_RANK];
-    if (rk < 1 || rk > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or above %d", ODN_MAX_RANK);
+    if (rk < 1 || rk > ODN_MAX_RANK)
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or above %d", ODN_MAX_RANK);
     size_t ks;
     if (odn_host->node_opset(n) >= 9 && runtime_scales(n, &ks)) return check_runtime_scales(n, rk, ks, why, size);
     for (int32_t d = 0; d < rk; d++) dx[d] = 1;
@@ -509,7 +543,9 @@ int odn_claim_split(const tsr_node *n, char *why, size_t size) {
     if (r) return r;
     int32_t rk = in_rank(n, 0);
     int64_t axis = odn_attr_int(n, "axis", 0);
-    int64_t dim = rk > 0 && axis >= -rk && axis < rk ? odn_host->value_dim(odn_host->node_input(n, 0), (int32_t)(axis < 0 ? axis + rk : axis)) : -1;
+    int64_t dim = rk > 0 && axis >= -rk && axis < rk
+        ? odn_host->value_dim(odn_host->node_input(n, 0), (int32_t)(axis < 0 ? axis + rk : axis))
+        : -1;
     return odn_split_check(n, rk, dim, why, size);
 }
 
@@ -517,13 +553,16 @@ int odn_claim_concat(const tsr_node *n, char *why, size_t size) {
     int r = check_types(n, BUILD_TIME_NONE, why, size);
     if (r) return r;
     size_t count = odn_host->node_input_count(n);
-    if (count < 1 || count > ODN_MAX_ARGS - 1) return odn_decline(why, size, TSR_DECLINE_OTHER, "%zu inputs (1..%d handled)", count, ODN_MAX_ARGS - 1);
+    if (count < 1 || count > ODN_MAX_ARGS - 1)
+        return odn_decline(why, size, TSR_DECLINE_OTHER, "%zu inputs (1..%d handled)", count, ODN_MAX_ARGS - 1);
     int32_t rk = in_rank(n, 0);
     if (rk < 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or 0");
     for (size_t k = 0; k < count; k++)
-        if (!present(n, k) || in_rank(n, k) != rk) return odn_decline(why, size, TSR_DECLINE_SHAPE, "inputs of different or unknown rank");
+        if (!present(n, k) || in_rank(n, k) != rk)
+            return odn_decline(why, size, TSR_DECLINE_SHAPE, "inputs of different or unknown rank");
     int64_t axis = odn_attr_int(n, "axis", 0);
-    if (!odn_host->node_attr_find(n, "axis") || axis < -rk || axis >= rk) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "axis missing or out of range");
+    if (!odn_host->node_attr_find(n, "axis") || axis < -rk || axis >= rk)
+        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "axis missing or out of range");
     return 0;
 }
 
@@ -555,7 +594,8 @@ int odn_claim_layernorm(const tsr_node *n, char *why, size_t size) {
     if (r) return r;
     for (size_t k = 1; k < 3; k++)
         if (output_used(n, k)) return odn_decline(why, size, TSR_DECLINE_OTHER, "Mean/InvStdDev outputs");
-    if (odn_attr_int(n, "stash_type", 1) != 1) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "stash_type other than float");
+    if (odn_attr_int(n, "stash_type", 1) != 1)
+        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "stash_type other than float");
     int32_t rx, rs, rb;
     int64_t dx[ODN_MAX_RANK], ds[ODN_MAX_RANK], db[ODN_MAX_RANK];
     claim_dim cx[ODN_MAX_RANK];

@@ -28,13 +28,15 @@ static int param_shape(const tsr_node *n, size_t k, const char *name, int32_t ra
         count *= dim;
     }
     if (r == 0 || (r == 1 && count == 1)) return 0;
-    if (r != 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "%s of rank %d (blocked quantization not mapped)", name, (int)r);
+    if (r != 1)
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "%s of rank %d (blocked quantization not mapped)", name,
+                           (int)r);
     if (axis < 0) axis += rank;
     if (axis < 0 || axis >= rank) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "axis out of range");
     int64_t want = odn_host->value_dim(odn_input(n, 0), (int32_t)axis);
     if (want >= 0 && want != count)
-        return odn_decline(why, size, TSR_DECLINE_SHAPE, "%s of %lld values for an axis of %lld", name, (long long)count,
-                           (long long)want);
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "%s of %lld values for an axis of %lld", name,
+                           (long long)count, (long long)want);
     return 0;
 }
 
@@ -45,7 +47,8 @@ int odn_qdq_check(const tsr_node *n, char *why, size_t size) {
     if (!x || !s) return odn_decline(why, size, TSR_DECLINE_OTHER, "input or scale missing");
     if (odn_host->node_output_count(n) != 1 || !odn_host->node_output(n, 0))
         return odn_decline(why, size, TSR_DECLINE_OTHER, "output missing");
-    if (odn_attr_int(n, "block_size", 0) != 0) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "block_size (blocked quantization)");
+    if (odn_attr_int(n, "block_size", 0) != 0)
+        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "block_size (blocked quantization)");
     int32_t tx = odn_host->value_elem_type(x), ts = odn_host->value_elem_type(s);
     int32_t ty = odn_host->value_elem_type(odn_host->node_output(n, 0));
     if (ts != TSR_FLOAT) return odn_decline(why, size, TSR_DECLINE_TYPE, "scale of type %d (float32 mapped)", (int)ts);
@@ -54,14 +57,16 @@ int odn_qdq_check(const tsr_node *n, char *why, size_t size) {
             return odn_decline(why, size, TSR_DECLINE_TYPE, "input of type %d (uint8/int8/int32 mapped)", (int)tx);
         if (ty != TSR_FLOAT) return odn_decline(why, size, TSR_DECLINE_TYPE, "output of type %d", (int)ty);
     } else {
-        if (tx != TSR_FLOAT) return odn_decline(why, size, TSR_DECLINE_TYPE, "input of type %d (float32 mapped)", (int)tx);
+        if (tx != TSR_FLOAT)
+            return odn_decline(why, size, TSR_DECLINE_TYPE, "input of type %d (float32 mapped)", (int)tx);
         if (ty != TSR_UINT8 && ty != TSR_INT8)
             return odn_decline(why, size, TSR_DECLINE_TYPE, "output of type %d (uint8/int8 mapped)", (int)ty);
     }
     if (z && odn_host->value_elem_type(z) != (dq ? tx : ty))
         return odn_decline(why, size, TSR_DECLINE_TYPE, "zero point of type %d", (int)odn_host->value_elem_type(z));
     int32_t rank = odn_host->value_rank(x);
-    if (rank < 0 || rank > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or above %d", ODN_MAX_RANK);
+    if (rank < 0 || rank > ODN_MAX_RANK)
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or above %d", ODN_MAX_RANK);
     for (int32_t d = 0; d < rank; d++)
         if (odn_host->value_dim(x, d) == 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "empty tensor");
     int64_t axis = odn_attr_int(n, "axis", 1);

@@ -10,9 +10,7 @@
 
 #include "odn_quant.h"
 
-static const tsr_value_info *input(const tsr_node *n, size_t k) {
-    return odn_input(n, k);
-}
+static const tsr_value_info *input(const tsr_node *n, size_t k) { return odn_input(n, k); }
 
 static bool is_8bit(int32_t t) { return t == TSR_UINT8 || t == TSR_INT8; }
 
@@ -62,9 +60,11 @@ static int per_tensor(const tsr_node *n, size_t k, const char *name, int32_t typ
     int32_t r;
     int64_t d[ODN_MAX_RANK];
     if (!known(v, &r, d) || odn_numel(r, d) != 1)
-        return odn_decline(why, size, TSR_DECLINE_SHAPE, "%s is not one value per tensor (per-row/column not mapped)", name);
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "%s is not one value per tensor (per-row/column not mapped)",
+                           name);
     if (type && odn_host->value_elem_type(v) != type)
-        return odn_decline(why, size, TSR_DECLINE_TYPE, "%s of element type %d", name, (int)odn_host->value_elem_type(v));
+        return odn_decline(why, size, TSR_DECLINE_TYPE, "%s of element type %d", name,
+                           (int)odn_host->value_elem_type(v));
     return 0;
 }
 
@@ -78,10 +78,11 @@ static int per_side(const tsr_node *n, size_t k, const char *name, int32_t type,
     int32_t r;
     int64_t d[ODN_MAX_RANK];
     if (!known(v, &r, d) || !(odn_numel(r, d) == 1 || (per > 0 && r == 1 && d[0] == per)))
-        return odn_decline(why, size, TSR_DECLINE_SHAPE, "%s is neither one value nor a 1-D tensor of one per %s%s", name,
-                           what, per > 0 ? "" : " (per row/column mapped for 2-D operands only)");
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "%s is neither one value nor a 1-D tensor of one per %s%s",
+                           name, what, per > 0 ? "" : " (per row/column mapped for 2-D operands only)");
     if (type && odn_host->value_elem_type(v) != type)
-        return odn_decline(why, size, TSR_DECLINE_TYPE, "%s of element type %d", name, (int)odn_host->value_elem_type(v));
+        return odn_decline(why, size, TSR_DECLINE_TYPE, "%s of element type %d", name,
+                           (int)odn_host->value_elem_type(v));
     return 0;
 }
 
@@ -127,21 +128,25 @@ int odn_quant_check(const tsr_node *n, char *why, size_t size) {
     if (!a || !b) return odn_decline(why, size, TSR_DECLINE_OTHER, "operand missing");
     int32_t ta = odn_host->value_elem_type(a), tb = odn_host->value_elem_type(b);
     if (!is_8bit(ta) || !is_8bit(tb))
-        return odn_decline(why, size, TSR_DECLINE_TYPE, "operands of types %d, %d (uint8/int8 mapped)", (int)ta, (int)tb);
+        return odn_decline(why, size, TSR_DECLINE_TYPE, "operands of types %d, %d (uint8/int8 mapped)", (int)ta,
+                           (int)tb);
     int32_t ra, rb;
     int64_t da[ODN_MAX_RANK], db[ODN_MAX_RANK];
     /* A's leading dims may be symbolic (the plan is then built at the first
      * run, for the rows that arrive: a dynamically quantized transformer's
      * [batch, seq, K] activations); its depth and all of B must be known */
     if (!known_but_rows(a, &ra, da) || !known(b, &rb, db))
-        return odn_decline(why, size, TSR_DECLINE_SHAPE, "operand shapes unknown before run time (other than A's rows)");
+        return odn_decline(why, size, TSR_DECLINE_SHAPE,
+                           "operand shapes unknown before run time (other than A's rows)");
     if (ra < 2 || rb < 2) return odn_decline(why, size, TSR_DECLINE_SHAPE, "1-D operand (not mapped)");
     if (da[ra - 1] != db[rb - 2]) return odn_decline(why, size, TSR_DECLINE_SHAPE, "inner dimensions differ");
     int32_t r = ra > rb ? ra : rb;
     for (int32_t i = 2; i < r; i++) {
         int64_t x = i < ra ? da[ra - 1 - i] : 1, y = i < rb ? db[rb - 1 - i] : 1;
-        if (x < 0 && y != 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "symbolic batch dim of A against B's %lld", (long long)y);
-        if (x >= 0 && x != y && x != 1 && y != 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "batch dims do not broadcast");
+        if (x < 0 && y != 1)
+            return odn_decline(why, size, TSR_DECLINE_SHAPE, "symbolic batch dim of A against B's %lld", (long long)y);
+        if (x >= 0 && x != y && x != 1 && y != 1)
+            return odn_decline(why, size, TSR_DECLINE_SHAPE, "batch dims do not broadcast");
     }
     for (int32_t i = 0; i < ra; i++)
         if (da[i] == 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "empty tensor");
@@ -150,7 +155,8 @@ int odn_quant_check(const tsr_node *n, char *why, size_t size) {
     /* |a - za| * |b - zb| <= 255 * 255: past this depth an int32 sum could
      * overflow, where ONNX wraps and oneDNN saturates */
     if (da[ra - 1] > INT32_MAX / (255 * 255))
-        return odn_decline(why, size, TSR_DECLINE_SHAPE, "inner dimension %lld could overflow int32", (long long)da[ra - 1]);
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "inner dimension %lld could overflow int32",
+                           (long long)da[ra - 1]);
     /* per row of A / column of B: 2-D operands only (ONNX defines them so) */
     int64_t rows = ra == 2 && rb == 2 && da[0] >= 0 ? da[0] : 0, cols = ra == 2 && rb == 2 ? db[1] : 0;
     int e = per_side(n, iza, "a_zero_point", ta, rows, !qlinear, "row of A", why, size);
@@ -174,7 +180,8 @@ int odn_quant_check(const tsr_node *n, char *why, size_t size) {
         return odn_decline(why, size, TSR_DECLINE_TYPE, "output type %d is not int32", (int)ty);
     }
     if (!int8_matmul_available(ta == TSR_UINT8 ? dnnl_u8 : dnnl_s8))
-        return odn_decline(why, size, TSR_DECLINE_OTHER, "oneDNN has no int8 matmul with runtime zero points on this CPU");
+        return odn_decline(why, size, TSR_DECLINE_OTHER,
+                           "oneDNN has no int8 matmul with runtime zero points on this CPU");
     return 0;
 }
 
@@ -190,11 +197,11 @@ static bool probe_conv(dnnl_engine_t eng, dnnl_primitive_attr_t attr, dnnl_data_
     dnnl_convolution_desc_t d;
     dnnl_primitive_desc_t pd = NULL;
     bool ok = dnnl_memory_desc_init_by_tag(&x, 4, dx, src, dnnl_format_tag_any) == dnnl_success &&
-              dnnl_memory_desc_init_by_tag(&w, wr, wd, dnnl_s8, dnnl_format_tag_any) == dnnl_success &&
-              dnnl_memory_desc_init_by_tag(&y, 4, dy, dnnl_s32, dnnl_format_tag_any) == dnnl_success &&
-              dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct, &x, &w,
-                                                         NULL, &y, one, zero, pad, pad) == dnnl_success &&
-              dnnl_primitive_desc_create(&pd, &d, attr, eng, NULL) == dnnl_success;
+        dnnl_memory_desc_init_by_tag(&w, wr, wd, dnnl_s8, dnnl_format_tag_any) == dnnl_success &&
+        dnnl_memory_desc_init_by_tag(&y, 4, dy, dnnl_s32, dnnl_format_tag_any) == dnnl_success &&
+        dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct, &x, &w, NULL,
+                                                   &y, one, zero, pad, pad) == dnnl_success &&
+        dnnl_primitive_desc_create(&pd, &d, attr, eng, NULL) == dnnl_success;
     if (pd) dnnl_primitive_desc_destroy(pd);
     return ok;
 }
@@ -232,8 +239,8 @@ int odn_qconv_check(const tsr_node *n, char *why, size_t size) {
     /* without VNNI oneDNN's int8 sums would saturate: ConvInteger then runs
      * as a float convolution of constant weights (odn_build_convint.c) */
     bool exact = odn_int8_exact();
-    if (!exact && (qlinear || !w || !odn_host->value_constant(w) ||
-                   (input(n, izw) && !odn_host->value_constant(input(n, izw)))))
+    if (!exact &&
+        (qlinear || !w || !odn_host->value_constant(w) || (input(n, izw) && !odn_host->value_constant(input(n, izw)))))
         return odn_decline(why, size, TSR_DECLINE_TYPE,
                            "%s: the CPU lacks VNNI (oneDNN's int8 sums would saturate; only ConvInteger of constant "
                            "weights runs, in float)",
@@ -241,19 +248,23 @@ int odn_qconv_check(const tsr_node *n, char *why, size_t size) {
     if (!x || !w) return odn_decline(why, size, TSR_DECLINE_OTHER, "operand missing");
     int32_t tx = odn_host->value_elem_type(x), tw = odn_host->value_elem_type(w);
     if (!is_8bit(tx) || !is_8bit(tw))
-        return odn_decline(why, size, TSR_DECLINE_TYPE, "operands of types %d, %d (uint8/int8 mapped)", (int)tx, (int)tw);
+        return odn_decline(why, size, TSR_DECLINE_TYPE, "operands of types %d, %d (uint8/int8 mapped)", (int)tx,
+                           (int)tw);
     int32_t rx, rw;
     int64_t dx[ODN_MAX_RANK], dw[ODN_MAX_RANK];
     /* the batch and spatial dims of x may be symbolic (a dynamically
      * quantized CNN exported with dynamic axes): the plan is built at the
      * first run; its channels and all of w must be known */
     if (!known_but_batch_spatial(x, &rx, dx) || !known(w, &rw, dw))
-        return odn_decline(why, size, TSR_DECLINE_SHAPE, "shapes unknown before run time (other than x's batch and spatial dims)");
-    if (rx < 3 || rx > 5 || rw != rx) return odn_decline(why, size, TSR_DECLINE_SHAPE, "rank %d input (1-3 spatial dims mapped)", (int)rx);
+        return odn_decline(why, size, TSR_DECLINE_SHAPE,
+                           "shapes unknown before run time (other than x's batch and spatial dims)");
+    if (rx < 3 || rx > 5 || rw != rx)
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "rank %d input (1-3 spatial dims mapped)", (int)rx);
     int64_t group = odn_attr_int(n, "group", 1);
     if (group < 1 || group > dx[1] || dx[1] % group != 0 || dw[0] % group != 0)
-        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "group %lld does not divide %lld input and %lld output channels",
-                           (long long)group, (long long)dx[1], (long long)dw[0]);
+        return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE,
+                           "group %lld does not divide %lld input and %lld output channels", (long long)group,
+                           (long long)dx[1], (long long)dw[0]);
     if (dw[1] * group != dx[1])
         return odn_decline(why, size, TSR_DECLINE_SHAPE, "weight channels differ from input channels per group");
     if (!odn_attr_string_is(n, "auto_pad", "NOTSET", true) && !odn_attr_string_is(n, "auto_pad", "VALID", false))
@@ -265,7 +276,8 @@ int odn_qconv_check(const tsr_node *n, char *why, size_t size) {
         const int64_t *a = odn_attr_ints(n, lists[i], &c);
         if (a && c != (size_t)sp) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "%s of wrong length", lists[i]);
         for (size_t k = 0; a && k < c; k++)
-            if (a[k] < 1 || (i == 2 && a[k] != dw[2 + k])) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "%s value %lld", lists[i], (long long)a[k]);
+            if (a[k] < 1 || (i == 2 && a[k] != dw[2 + k]))
+                return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "%s value %lld", lists[i], (long long)a[k]);
     }
     const int64_t *pads = odn_attr_ints(n, "pads", &c);
     if (pads && c != (size_t)(2 * sp)) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "pads of wrong length");
@@ -274,7 +286,9 @@ int odn_qconv_check(const tsr_node *n, char *why, size_t size) {
     for (int32_t i = 0; i < rx; i++)
         if (dx[i] == 0 || dw[i] == 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "empty tensor");
     int64_t depth = odn_numel(rw - 1, dw + 1);
-    if (depth > INT32_MAX / (255 * 255)) return odn_decline(why, size, TSR_DECLINE_SHAPE, "window of %lld values could overflow int32", (long long)depth);
+    if (depth > INT32_MAX / (255 * 255))
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "window of %lld values could overflow int32",
+                           (long long)depth);
     int e = per_tensor(n, 2, "x_zero_point", tx, true, why, size);
     if (!e) e = per_side(n, izw, "w_zero_point", tw, dw[0], true, "output channel", why, size);
     if (e) return e;
@@ -292,15 +306,18 @@ int odn_qconv_check(const tsr_node *n, char *why, size_t size) {
         if (!e && input(n, 8)) {
             int32_t rb;
             int64_t db[ODN_MAX_RANK];
-            if (!known(input(n, 8), &rb, db) || rb != 1 || db[0] != dw[0] || odn_host->value_elem_type(input(n, 8)) != TSR_INT32)
+            if (!known(input(n, 8), &rb, db) || rb != 1 || db[0] != dw[0] ||
+                odn_host->value_elem_type(input(n, 8)) != TSR_INT32)
                 e = odn_decline(why, size, TSR_DECLINE_SHAPE, "B is not int32 with one value per output channel");
         }
         if (e) return e;
-        if (!is_8bit(ty)) return odn_decline(why, size, TSR_DECLINE_TYPE, "output type %d (uint8/int8 mapped)", (int)ty);
+        if (!is_8bit(ty))
+            return odn_decline(why, size, TSR_DECLINE_TYPE, "output type %d (uint8/int8 mapped)", (int)ty);
     } else if (ty != TSR_INT32) {
         return odn_decline(why, size, TSR_DECLINE_TYPE, "output type %d is not int32", (int)ty);
     }
     if (exact && !int8_conv_available(tx == TSR_UINT8 ? dnnl_u8 : dnnl_s8, group > 1))
-        return odn_decline(why, size, TSR_DECLINE_OTHER, "oneDNN has no int8 convolution with a runtime zero point on this CPU");
+        return odn_decline(why, size, TSR_DECLINE_OTHER,
+                           "oneDNN has no int8 convolution with a runtime zero point on this CPU");
     return 0;
 }

@@ -52,8 +52,8 @@ void *odn_const_cache_find(const odn_const_cache *c, const void *key1, const voi
  * rotating cold weights ran 2-4% faster this way. */
 #define HUGE_PAGE ((size_t)2 << 20)
 
-void *odn_const_cache_add(odn_const_cache *c, const void *key1, const void *key2,
-                          const dnnl_memory_desc_t *src_md, const dnnl_memory_desc_t *md, size_t nbytes) {
+void *odn_const_cache_add(odn_const_cache *c, const void *key1, const void *key2, const dnnl_memory_desc_t *src_md,
+                          const dnnl_memory_desc_t *md, size_t nbytes) {
     if (c->count == c->cap) {
         size_t cap = c->cap ? 2 * c->cap : 16;
         const_entry *e = realloc(c->entries, cap * sizeof *e);

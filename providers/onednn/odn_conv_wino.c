@@ -26,8 +26,8 @@ bool odn_conv_wino_tail_fast(odn_plan *p, const odn_eltwise *tail, int count, co
     for (int i = 0; i < count; i++) {
         dnnl_eltwise_desc_t d;
         dnnl_primitive_desc_t pd = NULL;
-        if (dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, tail[i].alg, md, tail[i].alpha,
-                                           tail[i].beta) != dnnl_success ||
+        if (dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, tail[i].alg, md, tail[i].alpha, tail[i].beta) !=
+                dnnl_success ||
             odn_pd_create(p, &d, NULL, &pd) != dnnl_success)
             return false;
         dnnl_primitive_desc_destroy(pd);

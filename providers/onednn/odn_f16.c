@@ -41,7 +41,7 @@ static uint16_t float_to_half(float f) {
     uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
     uint32_t ax = x & 0x7fffffffu;
     if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((ax >> 13) & 0x3ffu)); /* NaN, quieted */
-    if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* >= 65520: rounds to infinity */
+    if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);                        /* >= 65520: rounds to infinity */
     if (ax < 0x38800000u) {
         /* below 2^-14: a subnormal (or zero) counted in units of 2^-24;
          * adding 0.5 makes the float addition round at that unit, to
@@ -120,7 +120,7 @@ void odn_f32_to_f16(const float *src, uint16_t *dst, int64_t count) {
 /* --- which values ------------------------------------------------------------ */
 static bool reads_float16_as_such(const char *op) {
     /* their float16 operands are scales, used in their own type */
-    static const char *const ops[] = {"MatMulInteger", "QLinearMatMul", "ConvInteger",
+    static const char *const ops[] = {"MatMulInteger", "QLinearMatMul",  "ConvInteger",
                                       "QLinearConv",   "QuantizeLinear", "DequantizeLinear"};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         if (strcmp(op, ops[i]) == 0) return true;

@@ -14,7 +14,7 @@
 typedef struct scale_ctx {
     const int32_t *channel; /* per weight position: its input channel */
     size_t count;
-    dnnl_memory_t scales;   /* [1,C,1,1] plain; also the step's third argument */
+    dnnl_memory_t scales; /* [1,C,1,1] plain; also the step's third argument */
 } scale_ctx;
 
 static tsr_status *run_scaled(const void *ctx, dnnl_memory_t w, dnnl_memory_t out) {
@@ -30,8 +30,7 @@ static tsr_status *run_scaled(const void *ctx, dnnl_memory_t w, dnnl_memory_t ou
     return NULL;
 }
 
-bool odn_fold_scale_fits(odn_plan *p, const odn_value *a, const odn_value *y, const int64_t *dims,
-                         const int64_t *db) {
+bool odn_fold_scale_fits(odn_plan *p, const odn_value *a, const odn_value *y, const int64_t *dims, const int64_t *db) {
     const tsr_node *next = odn_plan_sole_consumer(p, y);
     if (!next || strcmp(odn_host->node_op_type(next), "Conv") != 0 || odn_host->node_input_count(next) < 2 ||
         odn_plan_value(p, odn_host->node_input(next, 0)) != y || y->output_index >= 0)
@@ -45,7 +44,7 @@ bool odn_fold_scale_fits(odn_plan *p, const odn_value *a, const odn_value *y, co
     /* one image, one scale per channel; worth it where the map outweighs
      * the weights */
     return a->rank == 4 && dims[0] == 1 && db[0] == 1 && db[1] == dims[1] && db[2] == 1 && db[3] == 1 &&
-           dims[2] * dims[3] > w->dims[0];
+        dims[2] * dims[3] > w->dims[0];
 }
 
 /* channel[i]: the input channel of weight position i in layout w_md. A

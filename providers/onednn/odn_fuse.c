@@ -32,9 +32,8 @@ static bool can_overwrite(const odn_plan *p, const odn_value *other, const tsr_n
     return true;
 }
 
-static tsr_status *absorb_binary(odn_plan *p, odn_value *cur, const tsr_node *n, int32_t rank,
-                                 const int64_t *dims, dnnl_post_ops_t po, dnnl_exec_arg_t *args,
-                                 int *nargs, bool *absorbed) {
+static tsr_status *absorb_binary(odn_plan *p, odn_value *cur, const tsr_node *n, int32_t rank, const int64_t *dims,
+                                 dnnl_post_ops_t po, dnnl_exec_arg_t *args, int *nargs, bool *absorbed) {
     *absorbed = false;
     if (p->fuse_no_binary) return NULL;
     const char *op = odn_host->node_op_type(n);
@@ -94,17 +93,16 @@ static bool is_identity(const tsr_node *n) {
     return strcmp(odn_host->node_op_type(n), "Identity") == 0 && (!dom[0] || strcmp(dom, "ai.onnx") == 0);
 }
 
-tsr_status *odn_fuse_post_ops(odn_plan *p, odn_value *v, int32_t rank, const int64_t *dims,
-                              dnnl_post_ops_t po, dnnl_exec_arg_t *args, int *nargs,
-                              odn_value **last) {
+tsr_status *odn_fuse_post_ops(odn_plan *p, odn_value *v, int32_t rank, const int64_t *dims, dnnl_post_ops_t po,
+                              dnnl_exec_arg_t *args, int *nargs, odn_value **last) {
     odn_value *cur = v;
     p->sum_into = NULL;
     for (; p->fuse;) {
         odn_value *gelu_out;
         bool gelu_erf = odn_fuse_gelu(p, cur, &gelu_out);
         if (gelu_erf || odn_fuse_gelu_tanh(p, cur, &gelu_out)) {
-            dnnl_status_t st = dnnl_post_ops_append_eltwise(po, 1.0f, gelu_erf ? dnnl_eltwise_gelu_erf : dnnl_eltwise_gelu_tanh,
-                                                            0.0f, 0.0f);
+            dnnl_status_t st = dnnl_post_ops_append_eltwise(
+                po, 1.0f, gelu_erf ? dnnl_eltwise_gelu_erf : dnnl_eltwise_gelu_tanh, 0.0f, 0.0f);
             if (st != dnnl_success) return odn_dnnl_error(NULL, "gelu post-op", st);
             gelu_out->rank = rank;
             memcpy(gelu_out->dims, dims, sizeof(int64_t) * (size_t)rank);

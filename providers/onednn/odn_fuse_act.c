@@ -39,7 +39,8 @@ static float scalar_at(odn_plan *p, const tsr_node *n, size_t k) {
 static float other_scalar(odn_plan *p, const tsr_node *n, const odn_value *v) {
     if (odn_host->node_input_count(n) != 2) return NAN;
     if (odn_host->node_input(n, 0) == v->info) return scalar_at(p, n, 1);
-    if (odn_host->node_input(n, 1) == v->info && strcmp(odn_host->node_op_type(n), "Div") != 0) return scalar_at(p, n, 0);
+    if (odn_host->node_input(n, 1) == v->info && strcmp(odn_host->node_op_type(n), "Div") != 0)
+        return scalar_at(p, n, 0);
     return NAN;
 }
 
@@ -69,7 +70,8 @@ static bool clip_hardswish(odn_plan *p, const odn_value *x, const tsr_node *add,
     chain[k++] = add;
     chain[k++] = clip;
     if (after != mul) { /* Clip / 6, then the product */
-        if (!after || !is_sixth(p, after, odn_plan_value(p, odn_host->node_output(clip, 0))) || sole_reader(p, after) != mul)
+        if (!after || !is_sixth(p, after, odn_plan_value(p, odn_host->node_output(clip, 0))) ||
+            sole_reader(p, after) != mul)
             return false;
         chain[k++] = after;
         chain[k++] = mul;

@@ -41,8 +41,7 @@ bool odn_fuse_gelu(odn_plan *p, const odn_value *x, odn_value **out) {
         if ((is_op(n, "Div") && odn_host->node_input(n, 0) == x->info && near(scalar(p, n, 1), sqrt(2.0))) ||
             (is_op(n, "Mul") && near(other_scalar(p, n, x), sqrt(0.5))))
             scale = n;
-        else if (is_op(n, "Mul"))
-            mul = n;
+        else if (is_op(n, "Mul")) mul = n;
     }
     if (!scale || !mul) return false;
     odn_value *t = odn_plan_value(p, odn_host->node_output(scale, 0));
@@ -92,7 +91,8 @@ bool odn_fuse_gelu_tanh(odn_plan *p, const odn_value *x, odn_value **out) {
     if (!is_op(k, "Mul") || !near(other_scalar(p, k, output_of(p, cube)), 0.044715)) return false;
     if (only_reader(p, k) != inner_add) return false;
     const tsr_node *scale = only_reader(p, inner_add);
-    if (!is_op(scale, "Mul") || !near(other_scalar(p, scale, output_of(p, inner_add)), 0.7978845608028654)) return false;
+    if (!is_op(scale, "Mul") || !near(other_scalar(p, scale, output_of(p, inner_add)), 0.7978845608028654))
+        return false;
     const tsr_node *th = only_reader(p, scale);
     if (!is_op(th, "Tanh")) return false;
     const tsr_node *one = only_reader(p, th);

@@ -86,15 +86,17 @@ tsr_status *odn_fuse_layernorm(odn_plan *p, size_t index, bool *handled) {
     if (!d || d->output_index >= 0 || readers(p, d, r, 3) != 2) return NULL;
     const tsr_node *sq = is_op(r[0], "Div") ? r[1] : r[0], *div = is_op(r[0], "Div") ? r[0] : r[1];
     bool squares = (is_op(sq, "Pow") && odn_host->node_input(sq, 0) == d->info && scalar_at(p, sq, 1) == 2.0f) ||
-                   (is_op(sq, "Mul") && odn_host->node_input(sq, 0) == d->info && odn_host->node_input(sq, 1) == d->info);
+        (is_op(sq, "Mul") && odn_host->node_input(sq, 0) == d->info && odn_host->node_input(sq, 1) == d->info);
     if (!squares || !is_op(div, "Div") || odn_host->node_input(div, 0) != d->info) return NULL;
     const tsr_node *var = next(p, sq);
     if (!is_op(var, "ReduceMean") || trailing_axis(var, x->rank) != axis) return NULL;
     const tsr_node *add = next(p, var);
     if (!is_op(add, "Add")) return NULL;
-    float eps = odn_host->node_input(add, 0) == odn_host->node_output(var, 0) ? scalar_at(p, add, 1) : scalar_at(p, add, 0);
+    float eps =
+        odn_host->node_input(add, 0) == odn_host->node_output(var, 0) ? scalar_at(p, add, 1) : scalar_at(p, add, 0);
     const tsr_node *root = next(p, add);
-    if (!(eps >= 0) || !is_op(root, "Sqrt") || next(p, root) != div || odn_host->node_input(div, 1) != odn_host->node_output(root, 0))
+    if (!(eps >= 0) || !is_op(root, "Sqrt") || next(p, root) != div ||
+        odn_host->node_input(div, 1) != odn_host->node_output(root, 0))
         return NULL;
     int64_t c = odn_numel(x->rank - axis, x->dims + axis);
     const tsr_node *last = div, *mul = next(p, div), *shift_add = NULL;

@@ -38,9 +38,9 @@
 
 #include "odn_quant.h"
 
-typedef struct qdq_act { /* DequantizeLinear of an activation */
-    const tsr_value_info *q;  /* its integer input */
-    int32_t type;             /* TSR_UINT8 / TSR_INT8 */
+typedef struct qdq_act {     /* DequantizeLinear of an activation */
+    const tsr_value_info *q; /* its integer input */
+    int32_t type;            /* TSR_UINT8 / TSR_INT8 */
     float scale;
     int32_t zp;
 } qdq_act;
@@ -52,9 +52,9 @@ typedef struct qdq_weight { /* DequantizeLinear of constant int8 weights */
 } qdq_weight;
 
 typedef struct qdq_bias {
-    const float *f;              /* a float32 vector, or */
-    const int32_t *q;            /* int32 values times */
-    const float *scale;          /* these scales (1 or per channel) */
+    const float *f;     /* a float32 vector, or */
+    const int32_t *q;   /* int32 values times */
+    const float *scale; /* these scales (1 or per channel) */
     int64_t scale_count;
 } qdq_bias;
 
@@ -102,8 +102,8 @@ static bool const_zp(const tsr_value_info *v, int32_t type, bool all_zero, int32
     if (c != 1 && !all_zero) return false;
     for (int64_t i = 0; i < c; i++) {
         int32_t z = type == TSR_UINT8 ? ((const uint8_t *)t->data)[i]
-                    : type == TSR_INT8 ? ((const int8_t *)t->data)[i]
-                                       : ((const int32_t *)t->data)[i];
+            : type == TSR_INT8        ? ((const int8_t *)t->data)[i]
+                                      : ((const int32_t *)t->data)[i];
         if (all_zero && z != 0) return false;
         *single = z;
     }
@@ -163,7 +163,7 @@ static bool bias_of(const odn_plan *p, const tsr_value_info *v, int64_t channels
     b->q = t->data;
     b->scale = const_f32(odn_input(n, 1), &b->scale_count);
     return b->scale && (b->scale_count == 1 || b->scale_count == channels) &&
-           const_zp(odn_input(n, 2), TSR_INT32, true, &z);
+        const_zp(odn_input(n, 2), TSR_INT32, true, &z);
 }
 
 /* y read by exactly [Relu ->] QuantizeLinear with constant per-tensor
@@ -177,7 +177,8 @@ static bool out_of(const odn_plan *p, const tsr_value_info *y, qdq_out *o) {
         v = odn_plan_value((odn_plan *)p, odn_host->node_output(c, 0));
         c = v ? odn_plan_sole_consumer(p, v) : NULL;
     }
-    if (!c || strcmp(odn_host->node_op_type(c), "QuantizeLinear") != 0 || odn_host->node_output_count(c) != 1) return false;
+    if (!c || strcmp(odn_host->node_op_type(c), "QuantizeLinear") != 0 || odn_host->node_output_count(c) != 1)
+        return false;
     o->qnode = c;
     o->y = odn_host->node_output(c, 0);
     o->type = odn_host->value_elem_type(o->y);
@@ -210,7 +211,8 @@ static bool match(odn_plan *p, const tsr_node *n, qdq_match *m) {
     int64_t da[ODN_MAX_RANK], db[ODN_MAX_RANK];
     if (strcmp(op, "Add") == 0) {
         m->kind = Q_ADD;
-        if (odn_host->node_input_count(n) != 2 || !act_of(p, odn_input(n, 0), &m->a) || !act_of(p, odn_input(n, 1), &m->b))
+        if (odn_host->node_input_count(n) != 2 || !act_of(p, odn_input(n, 0), &m->a) ||
+            !act_of(p, odn_input(n, 1), &m->b))
             return false;
         if (!dims_of(m->a.q, &ra, da) || !dims_of(m->b.q, &rb, db) || ra != rb) return false;
         for (int32_t d = 0; d < ra; d++)
@@ -222,7 +224,7 @@ static bool match(odn_plan *p, const tsr_node *n, qdq_match *m) {
          * the residual Add's QDQ): fuse_add against a zero */
         m->kind = Q_RELU;
         return act_of(p, odn_input(n, 0), &m->a) && dims_of(m->a.q, &ra, da) &&
-               out_of(p, odn_host->node_output(n, 0), &m->out) && !m->out.relu;
+            out_of(p, odn_host->node_output(n, 0), &m->out) && !m->out.relu;
     }
     if (strcmp(op, "MaxPool") == 0) {
         /* the maximum commutes with dequantization, and quantizing with the
@@ -366,8 +368,8 @@ static tsr_status *define_out(odn_plan *p, const tsr_node *n, odn_value *y, int3
     return odn_plan_new_mem(p, yq, DNNL_MEMORY_ALLOCATE, n, dst);
 }
 
-static tsr_status *add_prim(odn_plan *p, const tsr_node *n, dnnl_primitive_desc_t pd, dnnl_exec_arg_t *args,
-                            int nargs, odn_value *y, dnnl_memory_t dst, bool copy) {
+static tsr_status *add_prim(odn_plan *p, const tsr_node *n, dnnl_primitive_desc_t pd, dnnl_exec_arg_t *args, int nargs,
+                            odn_value *y, dnnl_memory_t dst, bool copy) {
     const dnnl_memory_desc_t *yq = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
     dnnl_memory_desc_t ycopy = *yq;
     tsr_status *s = odn_plan_add_primitive(p, pd, n, args, nargs);
@@ -384,7 +386,8 @@ static dnnl_status_t any_md(dnnl_memory_desc_t *md, int32_t rank, const int64_t 
 
 static tsr_status *fuse_conv(odn_plan *p, const tsr_node *n, const qdq_match *m, bool *handled) {
     odn_value *vx = odn_plan_value(p, m->a.q), *vy = odn_plan_value(p, m->out.y);
-    if (!vx || !vy || !vx->produced || !vx->mem) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: int8 input not ready");
+    if (!vx || !vy || !vx->produced || !vx->mem)
+        return odn_node_error(n, TSR_ERR_PROVIDER, "internal: int8 input not ready");
     const tsr_tensor *wt = m->w.q;
     int32_t r = vx->rank, sp = r - 2;
     int64_t dy[ODN_MAX_RANK];
@@ -450,9 +453,12 @@ static tsr_status *fuse_conv(odn_plan *p, const tsr_node *n, const qdq_match *m,
         dnnl_primitive_desc_destroy(pd);
         return e;
     }
-    dnnl_exec_arg_t args[6] = {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, dst},
+    dnnl_exec_arg_t args[6] = {{DNNL_ARG_SRC, xm},
+                               {DNNL_ARG_WEIGHTS, wm},
+                               {DNNL_ARG_DST, dst},
                                {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zx},
-                               {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, zy}, {DNNL_ARG_BIAS, bm}};
+                               {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, zy},
+                               {DNNL_ARG_BIAS, bm}};
     absorb(p, &m->out);
     *handled = true;
     return add_prim(p, n, pd, args, bias ? 6 : 5, vy, dst, copy);
@@ -460,7 +466,8 @@ static tsr_status *fuse_conv(odn_plan *p, const tsr_node *n, const qdq_match *m,
 
 static tsr_status *fuse_matmul(odn_plan *p, const tsr_node *n, const qdq_match *m, bool *handled) {
     odn_value *vx = odn_plan_value(p, m->a.q), *vy = odn_plan_value(p, m->out.y);
-    if (!vx || !vy || !vx->produced || !vx->mem) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: int8 input not ready");
+    if (!vx || !vy || !vx->produced || !vx->mem)
+        return odn_node_error(n, TSR_ERR_PROVIDER, "internal: int8 input not ready");
     const tsr_tensor *wt = m->w.q;
     int64_t k = vx->dims[vx->rank - 1], cols = m->trans_b ? wt->dims[0] : wt->dims[1];
     int64_t rows = odn_numel(vx->rank - 1, vx->dims);
@@ -499,9 +506,12 @@ static tsr_status *fuse_matmul(odn_plan *p, const tsr_node *n, const qdq_match *
         dnnl_primitive_desc_destroy(pd);
         return e;
     }
-    dnnl_exec_arg_t args[6] = {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, ym},
+    dnnl_exec_arg_t args[6] = {{DNNL_ARG_SRC, am},
+                               {DNNL_ARG_WEIGHTS, wm},
+                               {DNNL_ARG_DST, ym},
                                {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zx},
-                               {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, zy}, {DNNL_ARG_BIAS, bm}};
+                               {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, zy},
+                               {DNNL_ARG_BIAS, bm}};
     absorb(p, &m->out);
     *handled = true;
     return add_prim(p, n, pd, args, bias ? 6 : 5, vy, ym, false);

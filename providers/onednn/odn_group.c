@@ -121,7 +121,7 @@ static int by_node(const void *a, const void *b) {
 }
 
 static int by_address(const void *key, const void *elem) {
-    uintptr_t x = (uintptr_t)key, y = (uintptr_t)*(const tsr_node *const *)elem;
+    uintptr_t x = (uintptr_t)key, y = (uintptr_t) * (const tsr_node *const *)elem;
     return x < y ? -1 : x > y;
 }
 

@@ -12,8 +12,7 @@
 
 const char *odn_impl_name(const_dnnl_primitive_desc_t pd) {
     const char *impl = NULL;
-    if (!pd || dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl)
-        return "?";
+    if (!pd || dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl) return "?";
     return impl;
 }
 
@@ -21,7 +20,7 @@ bool odn_impl_is_ref(const char *impl) {
     /* "ref:any", "ref_int8:any", "gemm:ref", and "bnorm_ref:any" (oneDNN
      * 2.6's batch normalization over any 3-D layout) */
     return strncmp(impl, "ref", 3) == 0 || strstr(impl, ":ref") != NULL || strstr(impl, "_ref") != NULL ||
-           strcmp(impl, "?") == 0;
+        strcmp(impl, "?") == 0;
 }
 
 dnnl_status_t odn_pd_create(odn_plan *p, const void *desc, const_dnnl_primitive_attr_t attr,

@@ -6,8 +6,8 @@
 #include "odn.h"
 
 static const dnnl_format_tag_t plain_tags[] = {dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd, dnnl_abcde, dnnl_abcdef};
-static const dnnl_format_tag_t last_tags[] = {dnnl_format_tag_undef, dnnl_format_tag_undef, dnnl_acb, dnnl_acdb,
-                                              dnnl_acdeb, dnnl_format_tag_undef};
+static const dnnl_format_tag_t last_tags[] = {
+    dnnl_format_tag_undef, dnnl_format_tag_undef, dnnl_acb, dnnl_acdb, dnnl_acdeb, dnnl_format_tag_undef};
 
 int odn_block(void) {
     /* 0x27 is avx512_core's bit set: its JIT convolutions block by 16,
@@ -46,5 +46,6 @@ dnnl_format_tag_t odn_layout_tag(const odn_value *v) {
 }
 
 bool odn_layout_is_blocked(dnnl_format_tag_t tag) {
-    return tag != dnnl_format_tag_undef && (tag == odn_blocked_tag(3) || tag == odn_blocked_tag(4) || tag == odn_blocked_tag(5));
+    return tag != dnnl_format_tag_undef &&
+        (tag == odn_blocked_tag(3) || tag == odn_blocked_tag(4) || tag == odn_blocked_tag(5));
 }

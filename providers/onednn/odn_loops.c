@@ -34,8 +34,7 @@ static float eltwise_at(const odn_eltwise *e, float x) {
         return x * (g < 0 ? 0 : g > 1 ? 1 : g);
     }
     case dnnl_eltwise_gelu_erf: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-    case dnnl_eltwise_gelu_tanh:
-        return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+    case dnnl_eltwise_gelu_tanh: return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
     default: return NAN;
     }
 }
@@ -92,10 +91,10 @@ static tsr_status *run_reduce(const void *ctx, dnnl_memory_t src, dnnl_memory_t 
         in_count *= l->dims[d];
     }
     double *acc = l->acc;
-    double init = l->alg == dnnl_reduction_mul   ? 1.0
-                  : l->alg == dnnl_reduction_max ? -INFINITY
-                  : l->alg == dnnl_reduction_min ? INFINITY
-                                                 : 0.0;
+    double init = l->alg == dnnl_reduction_mul ? 1.0
+        : l->alg == dnnl_reduction_max         ? -INFINITY
+        : l->alg == dnnl_reduction_min         ? INFINITY
+                                               : 0.0;
     for (int64_t i = 0; i < out_count; i++) acc[i] = init;
     int64_t idx[ODN_MAX_RANK] = {0}, o = 0;
     for (int64_t i = 0; i < in_count; i++) {
@@ -135,6 +134,7 @@ tsr_status *odn_reduce_loop(odn_plan *p, const tsr_node *n, dnnl_alg_kind_t alg,
     memcpy(l->reduce, reduce, sizeof(bool) * (size_t)rank);
     size_t outs = 1;
     for (int32_t d = 0; d < rank; d++) outs *= reduce[d] ? 1 : (size_t)dims[d];
-    if (!(l->acc = odn_plan_alloc(p, outs * sizeof *l->acc))) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
+    if (!(l->acc = odn_plan_alloc(p, outs * sizeof *l->acc)))
+        return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
     return odn_plan_add_loop(p, run_reduce, l, src, dst, n);
 }

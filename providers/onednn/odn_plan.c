@@ -93,10 +93,9 @@ void *odn_plan_alloc(odn_plan *p, size_t nbytes) {
     return b;
 }
 
-tsr_status *odn_plan_new_mem(odn_plan *p, const dnnl_memory_desc_t *md, void *handle,
-                             const tsr_node *n, dnnl_memory_t *out) {
-    if (!grow((void **)&p->mems, &p->mem_cap, p->mem_count + 1, sizeof(dnnl_memory_t)))
-        return no_memory();
+tsr_status *odn_plan_new_mem(odn_plan *p, const dnnl_memory_desc_t *md, void *handle, const tsr_node *n,
+                             dnnl_memory_t *out) {
+    if (!grow((void **)&p->mems, &p->mem_cap, p->mem_count + 1, sizeof(dnnl_memory_t))) return no_memory();
     dnnl_status_t st = dnnl_memory_create(out, md, p->engine, handle);
     if (st != dnnl_success) return odn_dnnl_error(n, "memory creation", st);
     p->mems[p->mem_count++] = *out;
@@ -184,9 +183,8 @@ static tsr_status *add_step(odn_plan *p, const odn_step *s) {
 
 /* Reorders src into dst: now, when the source is constant (weights are
  * reordered once), or as a step of every run. */
-static tsr_status *reorder(odn_plan *p, dnnl_memory_t src, const dnnl_memory_desc_t *src_md,
-                           dnnl_memory_t dst, const dnnl_memory_desc_t *dst_md, bool now,
-                           const tsr_node *n) {
+static tsr_status *reorder(odn_plan *p, dnnl_memory_t src, const dnnl_memory_desc_t *src_md, dnnl_memory_t dst,
+                           const dnnl_memory_desc_t *dst_md, bool now, const tsr_node *n) {
     if (now) return odn_reorder_once(p, src, src_md, dst, dst_md, n);
     dnnl_primitive_t prim;
     odn_step step = {.nargs = 2, .node = n};
@@ -200,18 +198,18 @@ static tsr_status *reorder(odn_plan *p, dnnl_memory_t src, const dnnl_memory_des
     return s;
 }
 
-tsr_status *odn_plan_reorder_now(odn_plan *p, dnnl_memory_t src, const dnnl_memory_desc_t *src_md,
-                                 dnnl_memory_t dst, const dnnl_memory_desc_t *dst_md, const tsr_node *n) {
+tsr_status *odn_plan_reorder_now(odn_plan *p, dnnl_memory_t src, const dnnl_memory_desc_t *src_md, dnnl_memory_t dst,
+                                 const dnnl_memory_desc_t *dst_md, const tsr_node *n) {
     return reorder(p, src, src_md, dst, dst_md, true, n);
 }
 
-tsr_status *odn_plan_add_reorder(odn_plan *p, dnnl_memory_t src, const dnnl_memory_desc_t *src_md,
-                                 dnnl_memory_t dst, const dnnl_memory_desc_t *dst_md, const tsr_node *n) {
+tsr_status *odn_plan_add_reorder(odn_plan *p, dnnl_memory_t src, const dnnl_memory_desc_t *src_md, dnnl_memory_t dst,
+                                 const dnnl_memory_desc_t *dst_md, const tsr_node *n) {
     return reorder(p, src, src_md, dst, dst_md, false, n);
 }
 
-tsr_status *odn_plan_mem_as(odn_plan *p, odn_value *v, const dnnl_memory_desc_t *md,
-                            const tsr_node *n, dnnl_memory_t *out) {
+tsr_status *odn_plan_mem_as(odn_plan *p, odn_value *v, const dnnl_memory_desc_t *md, const tsr_node *n,
+                            dnnl_memory_t *out) {
     if (dnnl_memory_desc_equal(&v->md, md)) {
         *out = v->mem;
         return NULL;
@@ -241,8 +239,8 @@ tsr_status *odn_plan_plain_mem(odn_plan *p, odn_value *v, const tsr_node *n, dnn
     return NULL;
 }
 
-tsr_status *odn_plan_view(odn_plan *p, dnnl_memory_t base, const dnnl_memory_desc_t *md,
-                          const tsr_node *n, dnnl_memory_t *out) {
+tsr_status *odn_plan_view(odn_plan *p, dnnl_memory_t base, const dnnl_memory_desc_t *md, const tsr_node *n,
+                          dnnl_memory_t *out) {
     if (!grow((void **)&p->view_mems, &p->view_cap, p->view_count + 1, sizeof(dnnl_memory_t)) ||
         !grow((void **)&p->view_bases, &p->view_cap2, p->view_count + 1, sizeof(dnnl_memory_t)))
         return no_memory();
@@ -255,9 +253,8 @@ tsr_status *odn_plan_view(odn_plan *p, dnnl_memory_t base, const dnnl_memory_des
     return NULL;
 }
 
-tsr_status *odn_plan_plain_view(odn_plan *p, odn_value *v, int32_t rank, const int64_t *dims,
-                                const int64_t *strides, const tsr_node *n, dnnl_memory_t *out,
-                                dnnl_memory_desc_t *md_out) {
+tsr_status *odn_plan_plain_view(odn_plan *p, odn_value *v, int32_t rank, const int64_t *dims, const int64_t *strides,
+                                const tsr_node *n, dnnl_memory_t *out, dnnl_memory_desc_t *md_out) {
     dnnl_memory_t base = NULL;
     tsr_status *s = odn_plan_plain_mem(p, v, n, &base);
     if (s) return s;
@@ -282,8 +279,8 @@ tsr_status *odn_plan_plain_view(odn_plan *p, odn_value *v, int32_t rank, const i
     return odn_plan_view(p, base, &md, n, out);
 }
 
-tsr_status *odn_plan_define(odn_plan *p, odn_value *v, int32_t rank, const int64_t *dims,
-                            const dnnl_memory_desc_t *md, const tsr_node *n) {
+tsr_status *odn_plan_define(odn_plan *p, odn_value *v, int32_t rank, const int64_t *dims, const dnnl_memory_desc_t *md,
+                            const tsr_node *n) {
     if (rank > ODN_MAX_RANK) return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "rank %d output", (int)rank);
     v->rank = rank;
     memcpy(v->dims, dims, sizeof(int64_t) * (size_t)rank);
@@ -329,21 +326,21 @@ tsr_status *odn_plan_add_primitive(odn_plan *p, const_dnnl_primitive_desc_t pd, 
     return s;
 }
 
-tsr_status *odn_plan_add_loop(odn_plan *p, odn_loop_fn fn, const void *ctx, dnnl_memory_t src,
-                              dnnl_memory_t dst, const tsr_node *n) {
+tsr_status *odn_plan_add_loop(odn_plan *p, odn_loop_fn fn, const void *ctx, dnnl_memory_t src, dnnl_memory_t dst,
+                              const tsr_node *n) {
     return odn_plan_add_loop_with(p, fn, ctx, src, dst, NULL, n);
 }
 
-tsr_status *odn_plan_add_loop_args(odn_plan *p, odn_loop_fn fn, const void *ctx, const dnnl_exec_arg_t *args,
-                                   int nargs, const tsr_node *n) {
+tsr_status *odn_plan_add_loop_args(odn_plan *p, odn_loop_fn fn, const void *ctx, const dnnl_exec_arg_t *args, int nargs,
+                                   const tsr_node *n) {
     if (nargs < 2 || nargs > ODN_MAX_ARGS) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: loop arguments");
     odn_step step = {.loop = fn, .loop_ctx = ctx, .nargs = nargs, .node = n};
     memcpy(step.args, args, sizeof(dnnl_exec_arg_t) * (size_t)nargs);
     return add_step(p, &step);
 }
 
-tsr_status *odn_plan_add_loop_with(odn_plan *p, odn_loop_fn fn, const void *ctx, dnnl_memory_t src,
-                                   dnnl_memory_t dst, dnnl_memory_t also_read, const tsr_node *n) {
+tsr_status *odn_plan_add_loop_with(odn_plan *p, odn_loop_fn fn, const void *ctx, dnnl_memory_t src, dnnl_memory_t dst,
+                                   dnnl_memory_t also_read, const tsr_node *n) {
     odn_step step = {.loop = fn, .loop_ctx = ctx, .nargs = also_read ? 3 : 2, .node = n};
     step.args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, src};
     step.args[1] = (dnnl_exec_arg_t){DNNL_ARG_DST, dst};
@@ -352,8 +349,7 @@ tsr_status *odn_plan_add_loop_with(odn_plan *p, odn_loop_fn fn, const void *ctx,
 }
 
 tsr_status *odn_plan_add_loop_reading(odn_plan *p, odn_loop_fn fn, const void *ctx, dnnl_memory_t src,
-                                      dnnl_memory_t dst, const dnnl_memory_t *reads, size_t nreads,
-                                      const tsr_node *n) {
+                                      dnnl_memory_t dst, const dnnl_memory_t *reads, size_t nreads, const tsr_node *n) {
     odn_step step = {.loop = fn, .loop_ctx = ctx, .nargs = 2, .node = n};
     step.args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, src};
     step.args[1] = (dnnl_exec_arg_t){DNNL_ARG_DST, dst};

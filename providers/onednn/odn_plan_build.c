@@ -72,8 +72,7 @@ static tsr_status *collect_values(odn_plan *p, const tsr_tensor *const *inputs) 
         for (int32_t d = 0; d < rank; d++) {
             v->dims[d] = t ? t->dims[d] : odn_host->value_dim(vi, d);
             if (v->dims[d] < 0)
-                return odn_node_error(NULL, TSR_ERR_NOT_SUPPORTED,
-                                      "input '%s' has a dimension known only at run time",
+                return odn_node_error(NULL, TSR_ERR_NOT_SUPPORTED, "input '%s' has a dimension known only at run time",
                                       odn_host->value_name(vi));
         }
         p->input_ranks[i] = rank;
@@ -101,8 +100,7 @@ static tsr_status *collect_values(odn_plan *p, const tsr_tensor *const *inputs) 
                                   odn_host->value_name(vi));
         dnnl_status_t st = odn_plain_md_typed(&v->md, rank, v->dims, dt);
         if (st != dnnl_success) return odn_dnnl_error(NULL, "input layout", st);
-        tsr_status *s = odn_plan_new_mem(p, &v->md, v->constant ? v->constant->data : DNNL_MEMORY_NONE,
-                                         NULL, &v->mem);
+        tsr_status *s = odn_plan_new_mem(p, &v->md, v->constant ? v->constant->data : DNNL_MEMORY_NONE, NULL, &v->mem);
         if (s) return s;
         if (!v->constant) p->input_mems[i] = v->mem;
     }
@@ -131,8 +129,9 @@ static tsr_status *collect_values(odn_plan *p, const tsr_tensor *const *inputs) 
     return NULL;
 }
 
-static tsr_status *plan_build(dnnl_engine_t engine, dnnl_stream_t stream, const odn_options *opt, odn_const_cache *consts,
-                              const tsr_graph *piece, const tsr_tensor *const *inputs, bool fuse, odn_plan **out) {
+static tsr_status *plan_build(dnnl_engine_t engine, dnnl_stream_t stream, const odn_options *opt,
+                              odn_const_cache *consts, const tsr_graph *piece, const tsr_tensor *const *inputs,
+                              bool fuse, odn_plan **out) {
     odn_plan *p = calloc(1, sizeof *p);
     if (!p) return no_memory();
     p->fuse = fuse;
@@ -156,8 +155,9 @@ static tsr_status *plan_build(dnnl_engine_t engine, dnnl_stream_t stream, const 
         if (!p->done[i]) s = odn_build_node(p, i);
     for (size_t i = 0; !s && i < odn_host->graph_output_count(piece); i++) {
         odn_value *v = odn_plan_value(p, odn_host->graph_output(piece, i));
-        if (!v->produced) s = odn_node_error(NULL, TSR_ERR_PROVIDER, "piece output '%s' never computed",
-                                             odn_host->value_name(v->info));
+        if (!v->produced)
+            s = odn_node_error(NULL, TSR_ERR_PROVIDER, "piece output '%s' never computed",
+                               odn_host->value_name(v->info));
         else if (v->f16) s = odn_f16_output(p, v, &p->output_mems[i]);
         else p->output_mems[i] = v->mem;
     }
@@ -196,8 +196,9 @@ bool odn_plan_matches(const odn_plan *p, const tsr_tensor *const *inputs, size_t
         /* a value input: the same data (same shape, so the same count) */
         const void *want = p->input_values[i];
         size_t bytes = p->input_value_bytes[i];
-        if (want && (inputs[i]->elem_type != p->input_value_types[i] ||
-                     (bytes && (!inputs[i]->data || inputs[i]->nbytes < bytes || memcmp(inputs[i]->data, want, bytes) != 0))))
+        if (want &&
+            (inputs[i]->elem_type != p->input_value_types[i] ||
+             (bytes && (!inputs[i]->data || inputs[i]->nbytes < bytes || memcmp(inputs[i]->data, want, bytes) != 0))))
             return false;
     }
     return true;

@@ -17,8 +17,8 @@ const tsr_host_api *odn_host;
 typedef struct odn_state {
     dnnl_engine_t engine;
     dnnl_stream_t stream;
-    int threads; /* threads a run wants: intra_op_threads, else OpenMP's default */
-    odn_options opt; /* winograd=0|1, packed_gemm=0|1 (both default 1) */
+    int threads;           /* threads a run wants: intra_op_threads, else OpenMP's default */
+    odn_options opt;       /* winograd=0|1, packed_gemm=0|1 (both default 1) */
     odn_group_memo groups; /* the last claim's groups (odn_group.c) */
 } odn_state;
 
@@ -29,9 +29,9 @@ typedef struct odn_state {
 #define ODN_PLAN_SLOTS 4
 
 typedef struct odn_plan_slot {
-    odn_plan *plan;   /* NULL while free */
-    int threads;      /* the OpenMP thread count its primitives were made for */
-    uint64_t used;    /* the piece's run count when it last ran */
+    odn_plan *plan; /* NULL while free */
+    int threads;    /* the OpenMP thread count its primitives were made for */
+    uint64_t used;  /* the piece's run count when it last ran */
 } odn_plan_slot;
 
 typedef struct odn_piece {
@@ -40,7 +40,7 @@ typedef struct odn_piece {
     odn_const_cache *consts;
     odn_plan_slot slots[ODN_PLAN_SLOTS];
     uint64_t runs;
-    int full_runs; /* runs in a row that could have had more threads than the plan's */
+    int full_runs;          /* runs in a row that could have had more threads than the plan's */
     const odn_plan *latest; /* the plan that ran (or was built) last */
     char *description;      /* piece_describe's answer, rebuilt on each call */
 } odn_piece;
@@ -126,8 +126,9 @@ static void leave_scales_producers(const tsr_graph *graph, bool *claimed, tsr_cl
             for (size_t o = 0; claimed[i] && o < odn_host->node_output_count(m); o++)
                 if (odn_host->node_output(m, o) == sv) {
                     claimed[i] = false;
-                    odn_host->decline_node(sink, m, TSR_DECLINE_OTHER,
-                                           "computes Resize scales, which the plan reads when it is built (from outside its piece)");
+                    odn_host->decline_node(
+                        sink, m, TSR_DECLINE_OTHER,
+                        "computes Resize scales, which the plan reads when it is built (from outside its piece)");
                 }
         }
     }

@@ -147,7 +147,7 @@ int odn_resize_loop_check(const tsr_node *n, int32_t rank, char *why, size_t siz
     bool upsample = strcmp(odn_host->node_op_type(n), "Upsample") == 0;
     bool nearest = odn_attr_string_is(n, "mode", "nearest", true);
     bool linear = odn_attr_string_is(n, "mode", "linear", false) ||
-                  (upsample && odn_attr_string_is(n, "mode", "bilinear", false));
+        (upsample && odn_attr_string_is(n, "mode", "bilinear", false));
     if (!nearest && !linear) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "mode other than nearest or linear");
     if (odn_attr_int(n, "antialias", 0) != 0) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "antialias");
     if (odn_attr_string_is(n, "coordinate_transformation_mode", "half_pixel_symmetric", false) ||
@@ -155,7 +155,8 @@ int odn_resize_loop_check(const tsr_node *n, int32_t rank, char *why, size_t siz
         return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "coordinate_transformation_mode not computed here");
     if (odn_attr_ints(n, "axes", &(size_t){0}) || !odn_attr_string_is(n, "keep_aspect_ratio_policy", "stretch", true))
         return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "axes or keep_aspect_ratio_policy");
-    if (rank != 4) return odn_decline(why, size, TSR_DECLINE_SHAPE, "rank %d (the C loop does 2 spatial dims)", (int)rank);
+    if (rank != 4)
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "rank %d (the C loop does 2 spatial dims)", (int)rank);
     return 0;
 }
 
@@ -272,14 +273,21 @@ tsr_status *odn_resize_loop(odn_plan *p, const tsr_node *n, odn_value *x, odn_va
         return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "output size overflows");
     resize_loop *l = odn_plan_alloc(p, sizeof *l);
     if (!l) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
-    *l = (resize_loop){.planes = out_dims[0] * out_dims[1], .ih = x->dims[2], .iw = x->dims[3], .oh = out_dims[2],
-                       .ow = out_dims[3], .mapped = mapped, .ic = x->dims[1], .oc = out_dims[1]};
+    *l = (resize_loop){.planes = out_dims[0] * out_dims[1],
+                       .ih = x->dims[2],
+                       .iw = x->dims[3],
+                       .oh = out_dims[2],
+                       .ow = out_dims[3],
+                       .mapped = mapped,
+                       .ic = x->dims[1],
+                       .oc = out_dims[1]};
     coord_mode cm = coord_mode_of(n, upsample);
     round_mode rm = round_mode_of(n, upsample);
     if (!make_map(p, &l->ym, cm, rm, linear, l->ih, l->oh, scales[2]) ||
         !make_map(p, &l->xm, cm, rm, linear, l->iw, l->ow, scales[3]) ||
-        (mapped && (!make_map(p, &l->nm, cm, rm, linear, x->dims[0], out_dims[0], scales[0]) ||
-                    !make_map(p, &l->cm, cm, rm, linear, x->dims[1], out_dims[1], scales[1]))))
+        (mapped &&
+         (!make_map(p, &l->nm, cm, rm, linear, x->dims[0], out_dims[0], scales[0]) ||
+          !make_map(p, &l->cm, cm, rm, linear, x->dims[1], out_dims[1], scales[1]))))
         return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
     dnnl_memory_t src, dst;
     tsr_status *s = odn_plan_plain_mem(p, x, n, &src);

@@ -80,25 +80,24 @@ __attribute__((target("avx2"))) static inline __m256i lane_mask(int cols) {
  * first K slice, which writes C (plus bias) instead of adding to it. The
  * twelve accumulators are named one by one: an array of them is not kept in
  * registers. `ap` is the tile's strip of packed A (zeros past `rows`). */
-#define ROW(r) \
-    __m256 lo##r = _mm256_setzero_ps(), hi##r = _mm256_setzero_ps(); \
+#define ROW(r) __m256 lo##r = _mm256_setzero_ps(), hi##r = _mm256_setzero_ps();
 
-#define FMA(r) \
-    { \
-        __m256 av = _mm256_broadcast_ss(a##r + kk * astep); \
-        lo##r = _mm256_fmadd_ps(av, b0, lo##r); \
-        hi##r = _mm256_fmadd_ps(av, b1, hi##r); \
+#define FMA(r)                                                                                                         \
+    {                                                                                                                  \
+        __m256 av = _mm256_broadcast_ss(a##r + kk * astep);                                                            \
+        lo##r = _mm256_fmadd_ps(av, b0, lo##r);                                                                        \
+        hi##r = _mm256_fmadd_ps(av, b1, hi##r);                                                                        \
     }
-__attribute__((target("avx2,fma"))) static void tile(int rows, int64_t kc, const float *ap, int64_t arow, int64_t astep, const float *bp, float *c,
-                                                     int64_t ldc, int cols, bool first, const float *bias) {
+__attribute__((target("avx2,fma"))) static void tile(int rows, int64_t kc, const float *ap, int64_t arow, int64_t astep,
+                                                     const float *bp, float *c, int64_t ldc, int cols, bool first,
+                                                     const float *bias) {
     /* row r of the tile's A at ap + r * arow, its k-th element astep
      * further on; rows past `rows` repeat the last one (their sums are not
      * stored) */
     const float *a0 = ap, *a1 = ap + (rows > 1 ? 1 : 0) * arow, *a2 = ap + (rows > 2 ? 2 : 0) * arow,
                 *a3 = ap + (rows > 3 ? 3 : 0) * arow, *a4 = ap + (rows > 4 ? 4 : 0) * arow,
                 *a5 = ap + (rows > 5 ? 5 : 0) * arow;
-    ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5)
-    for (int64_t kk = 0; kk < kc; kk++) {
+    ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) for (int64_t kk = 0; kk < kc; kk++) {
         __m256 b0 = _mm256_loadu_ps(bp + kk * NR), b1 = _mm256_loadu_ps(bp + kk * NR + 8);
         FMA(0) FMA(1) FMA(2) FMA(3) FMA(4) FMA(5)
     }
@@ -153,8 +152,7 @@ typedef struct gemm_shape {
 
 /* Row block [i0, i1) times panels [p0, p1), over every K slice; `abuf`
  * holds MC x KC floats. */
-static void block(const gemm_shape *g, int64_t i0, int64_t i1, int64_t p0, int64_t p1, int64_t kc_even,
-                  float *abuf) {
+static void block(const gemm_shape *g, int64_t i0, int64_t i1, int64_t p0, int64_t p1, int64_t kc_even, float *abuf) {
     int64_t panels = (g->n + NR - 1) / NR;
     for (int64_t k0 = 0; k0 < g->k; k0 += kc_even) {
         int64_t kc = g->k - k0 < kc_even ? g->k - k0 : kc_even;
@@ -172,17 +170,15 @@ static void block(const gemm_shape *g, int64_t i0, int64_t i1, int64_t p0, int64
             for (int64_t i = i0; i < i1; i += MR, ap += kc * MR) {
                 int rows = i1 - i < MR ? (int)(i1 - i) : MR;
                 float *ct = g->c + i * g->ldc + j0;
-                if (direct)
-                    tile(rows, kc, g->a + i * g->lda + k0, g->lda, 1, bp, ct, g->ldc, cols, k0 == 0, bias);
-                else
-                    tile(rows, kc, ap, 1, MR, bp, ct, g->ldc, cols, k0 == 0, bias);
+                if (direct) tile(rows, kc, g->a + i * g->lda + k0, g->lda, 1, bp, ct, g->ldc, cols, k0 == 0, bias);
+                else tile(rows, kc, ap, 1, MR, bp, ct, g->ldc, cols, k0 == 0, bias);
             }
         }
     }
 }
 
-void odn_sgemm_run(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *packed,
-                   const float *bias, float *c, int64_t ldc, float *scratch, int scratch_threads) {
+void odn_sgemm_run(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *packed, const float *bias,
+                   float *c, int64_t ldc, float *scratch, int scratch_threads) {
     if (m <= 0 || n <= 0) return;
     if (k <= 0) { /* an empty sum: C is the bias, or zeros */
         for (int64_t i = 0; i < m; i++)
@@ -207,7 +203,6 @@ void odn_sgemm_run(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
         int64_t r0 = by_panels ? 0 : tiles * t / nt * MR, r1 = by_panels ? m : tiles * (t + 1) / nt * MR;
         if (r1 > m) r1 = m;
         int64_t p0 = by_panels ? panels * t / nt : 0, p1 = by_panels ? panels * (t + 1) / nt : panels;
-        for (int64_t i0 = r0; i0 < r1; i0 += MC)
-            block(&g, i0, i0 + MC < r1 ? i0 + MC : r1, p0, p1, kc_even, abuf);
+        for (int64_t i0 = r0; i0 < r1; i0 += MC) block(&g, i0, i0 + MC < r1 ? i0 + MC : r1, p0, p1, kc_even, abuf);
     }
 }

@@ -29,7 +29,7 @@ size_t odn_sgemm_scratch_floats(int threads);
  * stride), B packed by odn_sgemm_pack. Runs on up to scratch_threads of
  * the caller's OpenMP threads; `scratch` holds
  * odn_sgemm_scratch_floats(scratch_threads) floats. */
-void odn_sgemm_run(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *packed,
-                   const float *bias, float *c, int64_t ldc, float *scratch, int scratch_threads);
+void odn_sgemm_run(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *packed, const float *bias,
+                   float *c, int64_t ldc, float *scratch, int scratch_threads);
 
 #endif

@@ -52,8 +52,8 @@ static bool layout_of(const dnnl_memory_desc_t *src_md, const dnnl_memory_desc_t
     default: return false;
     }
     return wd->r == R && wd->alpha == l->alpha && wd->oc_block == OB && l->icb > 0 && l->oc2 > 0 && l->ic2 > 0 &&
-           l->oc == src_md->dims[0] && l->ic == src_md->dims[1] && l->oc % (OB * l->oc2) == 0 &&
-           l->ic % (l->icb * l->ic2) == 0;
+        l->oc == src_md->dims[0] && l->ic == src_md->dims[1] && l->oc % (OB * l->oc2) == 0 &&
+        l->ic % (l->icb * l->ic2) == 0;
 }
 
 /* where the 16 output channels of block ob meet input channel c at (a, b) */

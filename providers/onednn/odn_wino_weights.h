@@ -8,7 +8,6 @@
 /* Writes f32 oihw weights `src` (src_md) into dst, laid out as dst_md, a
  * Winograd weights descriptor. False, with nothing written, for layouts it
  * does not know (the caller then uses oneDNN's reorder). */
-bool odn_wino_weights(const dnnl_memory_desc_t *src_md, const float *src, const dnnl_memory_desc_t *dst_md,
-                      float *dst);
+bool odn_wino_weights(const dnnl_memory_desc_t *src_md, const float *src, const dnnl_memory_desc_t *dst_md, float *dst);
 
 #endif

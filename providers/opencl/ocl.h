@@ -26,8 +26,8 @@ typedef struct ocl_device_desc {
     char name[256];
     char vendor[256];
     char details[768];
-    char driver[128];   /* driver version, part of the program cache key */
-    int32_t kind;       /* tsr_device_kind */
+    char driver[128]; /* driver version, part of the program cache key */
+    int32_t kind;     /* tsr_device_kind */
     uint64_t global_mem;
 } ocl_device_desc;
 
@@ -86,28 +86,28 @@ typedef struct ocl_op_stats {
 typedef struct ocl_state {
     ocl_device_desc *devices;
     size_t n_devices;
-    size_t active;      /* index into devices of the one we run on */
-    bool have_device;   /* false when no platform/device exists */
+    size_t active;    /* index into devices of the one we run on */
+    bool have_device; /* false when no platform/device exists */
     cl_context context;
     cl_command_queue queue;
     ocl_program_entry *programs;
     size_t n_programs;
     ocl_kernel_entry *shared_kernels;
     size_t n_shared, cap_shared;
-    bool disk_cache;    /* option cache=0 turns the on-disk cache off */
+    bool disk_cache; /* option cache=0 turns the on-disk cache off */
     /* The host's compiled-piece cache (ocl_piece_cache.c). host_cache: the
      * host asked for cache_compat, so it stores this session's pieces and
      * programs built while compiling a piece go into its blobs instead of
      * the on-disk program cache. */
     bool host_cache;
-    char *compat;                 /* the compatibility string, made on first ask */
-    ocl_program_set *recording;   /* during compile: the piece's program list */
+    char *compat;                     /* the compatibility string, made on first ask */
+    ocl_program_set *recording;       /* during compile: the piece's program list */
     const struct ocl_blob *importing; /* during piece_import: programs come from it */
     /* programs this session: built from source while compiling pieces and
      * at run time, made from the on-disk cache's and from imported blobs'
      * binaries */
     uint64_t built_compile, built_run, from_disk, from_blob;
-    bool cpu_kernels;   /* option cpu_kernels=0: the GPU-shaped GEMM and conv kernels on CPUs too */
+    bool cpu_kernels; /* option cpu_kernels=0: the GPU-shaped GEMM and conv kernels on CPUs too */
     /* option profile=1: kernel time from events, copy time from the clock;
      * the totals go to the log when the session ends */
     bool profile;
@@ -135,16 +135,14 @@ typedef struct ocl_state {
 } ocl_state;
 
 /* --- statuses ----------------------------------------------------------- */
-tsr_status *ocl_error(int32_t code, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+tsr_status *ocl_error(int32_t code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 tsr_status *ocl_cl_error(cl_int err, const char *what);
 const char *ocl_cl_error_name(cl_int err);
 
 /* --- devices (ocl_device.c) -------------------------------------------- */
 tsr_status *ocl_devices_enumerate(ocl_device_desc **out, size_t *count);
 /* Picks a device from an option value: an index or part of a name. */
-tsr_status *ocl_device_select(const ocl_device_desc *devs, size_t n, const char *spec,
-                              size_t *index);
+tsr_status *ocl_device_select(const ocl_device_desc *devs, size_t n, const char *spec, size_t *index);
 
 /* --- programs (ocl_program.c) ------------------------------------------ */
 /* FNV-1a, for program keys and the other hashes of the provider. */
@@ -156,26 +154,23 @@ uint64_t ocl_fnv_str(uint64_t h, const char *s); /* the NUL too; NULL reads as "
  * and on disk (ocl_program.c says where). The program belongs to the state.
  * While a piece compiles it is listed in st->recording; while a piece is
  * imported it is made from st->importing's binary, or the call fails. */
-tsr_status *ocl_program_get(ocl_state *st, const char *prefix, const char *const *source_names,
-                            size_t n_names, const char *extra, const char *options,
-                            cl_program *out);
+tsr_status *ocl_program_get(ocl_state *st, const char *prefix, const char *const *source_names, size_t n_names,
+                            const char *extra, const char *options, cl_program *out);
 /* A reference (the caller releases it) to the session's one kernel object
  * named `kernel_name` of `prog`: steps running the same kernel share it,
  * so each launch sets all of its arguments (OpenCL takes their values at
  * enqueue, so a launch queued before is unaffected). */
-tsr_status *ocl_kernel_from(ocl_state *st, cl_program prog, const char *kernel_name,
-                            cl_kernel *out);
+tsr_status *ocl_kernel_from(ocl_state *st, cl_program prog, const char *kernel_name, cl_kernel *out);
 /* A program for the active device made from `binary` and built with
  * `options`; an error names what the driver said. */
-tsr_status *ocl_program_from_binary(ocl_state *st, const unsigned char *binary, size_t size,
-                                    const char *options, cl_program *out);
-tsr_status *ocl_kernel_create(ocl_state *st, const char *source_name, const char *options,
-                              const char *kernel_name, cl_kernel *out);
+tsr_status *ocl_program_from_binary(ocl_state *st, const unsigned char *binary, size_t size, const char *options,
+                                    cl_program *out);
+tsr_status *ocl_kernel_create(ocl_state *st, const char *source_name, const char *options, const char *kernel_name,
+                              cl_kernel *out);
 void ocl_programs_release(ocl_state *st);
 /* The binary of st->programs[index] (owned by the entry), fetched from the
  * driver on first use. */
-tsr_status *ocl_program_binary(ocl_state *st, size_t index, const unsigned char **binary,
-                               size_t *size);
+tsr_status *ocl_program_binary(ocl_state *st, size_t index, const unsigned char **binary, size_t *size);
 
 /* --- the on-disk program cache (ocl_disk_cache.c) ---------------------- */
 /* The cache's file for `key` in *path; false when there is no cache
@@ -188,8 +183,8 @@ cl_program ocl_disk_cache_load(ocl_state *st, const char *path, uint64_t key, co
 void ocl_disk_cache_store(const char *path, uint64_t key, const unsigned char *binary, size_t size);
 
 /* --- launching ---------------------------------------------------------- */
-tsr_status *ocl_launch(ocl_state *st, cl_kernel k, cl_uint dims, const size_t *global,
-                       const size_t *local, const char *what);
+tsr_status *ocl_launch(ocl_state *st, cl_kernel k, cl_uint dims, const size_t *global, const size_t *local,
+                       const char *what);
 /* A 1-D launch over n items with the device's preferred group size. */
 tsr_status *ocl_launch_1d(ocl_state *st, cl_kernel k, size_t n, const char *what);
 /* With profile=1: waits for the queue and adds the finished kernels' times. */

@@ -81,7 +81,8 @@ tsr_status *ocl_blob_read(const void *bytes, size_t size, ocl_blob *out) {
     memset(out, 0, sizeof *out);
     if (size < sizeof magic || memcmp(p, magic, sizeof magic) != 0)
         return refused("not an OpenCL provider blob (no TSROCLPC header)");
-    if (size < HEADER + TRAILER) return refused("cut short (%zu bytes, the header alone is %d)", size, HEADER + TRAILER);
+    if (size < HEADER + TRAILER)
+        return refused("cut short (%zu bytes, the header alone is %d)", size, HEADER + TRAILER);
     uint32_t format = get32(p + 8), n = get32(p + 12);
     if (format != FORMAT) return refused("blob format %u, this provider reads %d", format, FORMAT);
     size_t body = size - TRAILER;
@@ -102,8 +103,8 @@ tsr_status *ocl_blob_read(const void *bytes, size_t size, ocl_blob *out) {
         at += PER_PROGRAM;
         if (len == 0 || len > OCL_MAX_BINARY || len > body - at) {
             ocl_blob_free(out);
-            return refused("program %u of %u claims %llu bytes, %zu are left", i + 1, n,
-                           (unsigned long long)len, body - at);
+            return refused("program %u of %u claims %llu bytes, %zu are left", i + 1, n, (unsigned long long)len,
+                           body - at);
         }
         if (ocl_blob_find(out, key)) {
             ocl_blob_free(out);

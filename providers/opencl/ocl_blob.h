@@ -11,8 +11,8 @@
 #include <tessera/provider.h>
 
 typedef struct ocl_blob_program {
-    uint64_t key;                 /* as ocl_program_get names the program */
-    const unsigned char *binary;  /* points into the blob's bytes */
+    uint64_t key;                /* as ocl_program_get names the program */
+    const unsigned char *binary; /* points into the blob's bytes */
     size_t size;
 } ocl_blob_program;
 

@@ -17,8 +17,7 @@
 /* The node a view's output goes to, when it is the only reader, the value
  * is not a graph output (`outputs`, sorted) and we run the reader; else
  * SIZE_MAX. */
-static size_t view_reader(const ocl_nodes *l, const ocl_names *outputs, size_t i,
-                          const bool *supported) {
+static size_t view_reader(const ocl_nodes *l, const ocl_names *outputs, size_t i, const bool *supported) {
     const tsr_node *node = l->at[i];
     if (!ocl_is_view(node) || ocl_host->node_output_count(node) != 1) return SIZE_MAX;
     const tsr_value_info *o = ocl_host->node_output(node, 0);
@@ -42,8 +41,7 @@ static double piece_cost(const ocl_state *st, const tsr_node *const *nodes, size
     const ocl_device_desc *d = &st->devices[st->active];
     cl_uint units = 0, mhz = 0;
     if (clGetDeviceInfo(d->id, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL) != CL_SUCCESS ||
-        clGetDeviceInfo(d->id, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof mhz, &mhz, NULL) != CL_SUCCESS ||
-        !units || !mhz)
+        clGetDeviceInfo(d->id, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof mhz, &mhz, NULL) != CL_SUCCESS || !units || !mhz)
         return -1.0;
     double rate = (double)units * (double)mhz * 1e6 * (d->kind == TSR_DEVICE_GPU ? 16.0 : 4.0);
     double t = 0.0;
@@ -72,9 +70,9 @@ tsr_status *ocl_claim(void *state, const tsr_graph *graph, tsr_claim_sink *sink)
     const tsr_node *const *nodes = l.at;
     bool *supported = calloc(n + 1, sizeof *supported);
     bool *taken = calloc(n + 1, sizeof *taken);
-    size_t *group_of = calloc(n + 1, sizeof *group_of);   /* node -> group (its first node) */
-    size_t *piece_of = calloc(n + 1, sizeof *piece_of);   /* group -> merged group */
-    size_t *lone = calloc(n + 1, sizeof *lone);           /* group -> 1 when a single node */
+    size_t *group_of = calloc(n + 1, sizeof *group_of); /* node -> group (its first node) */
+    size_t *piece_of = calloc(n + 1, sizeof *piece_of); /* group -> merged group */
+    size_t *lone = calloc(n + 1, sizeof *lone);         /* group -> 1 when a single node */
     const tsr_node **members = calloc(n + 1, sizeof *members);
     if (s) goto done;
     if (!supported || !taken || !group_of || !piece_of || !lone || !members) {

@@ -53,8 +53,7 @@ const char *ocl_conv_check(const tsr_node *n, int32_t *reason, char *buf, size_t
         *reason = TSR_DECLINE_ATTRIBUTE;
         return "group must be positive";
     }
-    if (!ocl_attr_string_is(n, "auto_pad", "NOTSET", true) &&
-        !ocl_attr_string_is(n, "auto_pad", "VALID", false) &&
+    if (!ocl_attr_string_is(n, "auto_pad", "NOTSET", true) && !ocl_attr_string_is(n, "auto_pad", "VALID", false) &&
         !ocl_attr_string_is(n, "auto_pad", "SAME_UPPER", false) &&
         !ocl_attr_string_is(n, "auto_pad", "SAME_LOWER", false)) {
         *reason = TSR_DECLINE_ATTRIBUTE;
@@ -67,25 +66,20 @@ const char *ocl_conv_check(const tsr_node *n, int32_t *reason, char *buf, size_t
  * weights and bias, once, on the host in double precision. */
 static tsr_status *fold_bn(ocl_lin *l, const tsr_node *conv, const tsr_node *bn) {
     const tsr_tensor *w = ocl_host->value_constant(ocl_host->node_input(conv, 1));
-    const tsr_tensor *b = ocl_input_present(conv, 2)
-                              ? ocl_host->value_constant(ocl_host->node_input(conv, 2))
-                              : NULL;
+    const tsr_tensor *b = ocl_input_present(conv, 2) ? ocl_host->value_constant(ocl_host->node_input(conv, 2)) : NULL;
     const tsr_tensor *p[4];
     for (int i = 0; i < 4; i++) p[i] = ocl_host->value_constant(ocl_host->node_input(bn, (size_t)i + 1));
     if (!w || w->elem_type != TSR_FLOAT || w->rank < 1 || w->memory_kind != TSR_MEMORY_HOST)
         return ocl_error(TSR_ERR_NOT_SUPPORTED, "opencl: conv weights are not a float constant");
     int64_t co = w->dims[0];
     size_t wcount = w->nbytes / sizeof(float);
-    if (co <= 0 || wcount % (size_t)co)
-        return ocl_error(TSR_ERR_INVALID_ARGUMENT, "opencl: bad conv weight shape");
+    if (co <= 0 || wcount % (size_t)co) return ocl_error(TSR_ERR_INVALID_ARGUMENT, "opencl: bad conv weight shape");
     for (int i = 0; i < 4; i++)
         if (!p[i] || p[i]->elem_type != TSR_FLOAT || p[i]->nbytes != (size_t)co * sizeof(float))
-            return ocl_error(TSR_ERR_INVALID_ARGUMENT,
-                             "opencl: BatchNormalization parameters must be float [%lld]",
+            return ocl_error(TSR_ERR_INVALID_ARGUMENT, "opencl: BatchNormalization parameters must be float [%lld]",
                              (long long)co);
     if (b && (b->elem_type != TSR_FLOAT || b->nbytes != (size_t)co * sizeof(float)))
-        return ocl_error(TSR_ERR_INVALID_ARGUMENT, "opencl: conv bias must be float [%lld]",
-                         (long long)co);
+        return ocl_error(TSR_ERR_INVALID_ARGUMENT, "opencl: conv bias must be float [%lld]", (long long)co);
     double eps = ocl_attr_float(bn, "epsilon", 1e-5f);
     size_t per = wcount / (size_t)co;
     float *wf = malloc(w->nbytes ? w->nbytes : 1), *bf = malloc((size_t)co * sizeof(float));
@@ -98,13 +92,11 @@ static tsr_status *fold_bn(ocl_lin *l, const tsr_node *conv, const tsr_node *bn)
     const float *wd = w->data, *bd = b ? b->data : NULL;
     for (int64_t c = 0; c < co; c++) {
         double f = (double)scale[c] / sqrt((double)var[c] + eps);
-        for (size_t k = 0; k < per; k++)
-            wf[(size_t)c * per + k] = (float)((double)wd[(size_t)c * per + k] * f);
+        for (size_t k = 0; k < per; k++) wf[(size_t)c * per + k] = (float)((double)wd[(size_t)c * per + k] * f);
         bf[c] = (float)(((bd ? (double)bd[c] : 0.0) - (double)mean[c]) * f + (double)beta[c]);
     }
     cl_int err;
-    l->w_folded = clCreateBuffer(l->st->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                 w->nbytes, wf, &err);
+    l->w_folded = clCreateBuffer(l->st->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, w->nbytes, wf, &err);
     if (l->w_folded)
         l->b_folded = clCreateBuffer(l->st->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
                                      (size_t)co * sizeof(float), bf, &err);
@@ -139,10 +131,10 @@ tsr_status *ocl_conv_prepare(ocl_lin *l, const tsr_node *n, const tsr_node *bn) 
         }
     }
     l->group = ocl_attr_int(n, "group", 1);
-    l->auto_pad = ocl_attr_string_is(n, "auto_pad", "VALID", false)        ? 1
-                  : ocl_attr_string_is(n, "auto_pad", "SAME_UPPER", false) ? 2
-                  : ocl_attr_string_is(n, "auto_pad", "SAME_LOWER", false) ? 3
-                                                                            : 0;
+    l->auto_pad = ocl_attr_string_is(n, "auto_pad", "VALID", false) ? 1
+        : ocl_attr_string_is(n, "auto_pad", "SAME_UPPER", false)    ? 2
+        : ocl_attr_string_is(n, "auto_pad", "SAME_LOWER", false)    ? 3
+                                                                    : 0;
     if (l->spatial == 1) {
         /* a 1-D conv is a 2-D one with H = 1: index 1 is the real axis */
         l->strides[1] = l->strides[0], l->strides[0] = 1;
@@ -171,13 +163,11 @@ tsr_status *ocl_conv_run(ocl_exec *x, void *state) {
     if (l->has_kernel_shape && (KH != l->kernel[0] || KW != l->kernel[1]))
         return ocl_error(TSR_ERR_INVALID_ARGUMENT, "Conv: kernel_shape does not match W");
     if (C != CG * G || CO % G || CO < G)
-        return ocl_error(TSR_ERR_INVALID_ARGUMENT,
-                         "Conv: channels %lld, weight channels %lld and group %lld disagree",
+        return ocl_error(TSR_ERR_INVALID_ARGUMENT, "Conv: channels %lld, weight channels %lld and group %lld disagree",
                          (long long)C, (long long)CG, (long long)G);
     if (b && (b->rank != 1 || b->dims[0] != CO))
         return ocl_error(TSR_ERR_INVALID_ARGUMENT, "Conv: B must have %lld elements", (long long)CO);
-    if (l->w_folded && l->co_folded != CO)
-        return ocl_error(TSR_ERR_INVALID_ARGUMENT, "Conv: weights changed shape");
+    if (l->w_folded && l->co_folded != CO) return ocl_error(TSR_ERR_INVALID_ARGUMENT, "Conv: weights changed shape");
     int64_t in_sz[2] = {H, W}, k_sz[2] = {KH, KW}, out_sz[2], pb[2], pe[2];
     for (int i = 0; i < 2; i++) {
         int64_t ek = (k_sz[i] - 1) * l->dilations[i] + 1, s = l->strides[i];
@@ -191,8 +181,7 @@ tsr_status *ocl_conv_run(ocl_exec *x, void *state) {
             pb[i] = l->auto_pad == 1 ? 0 : l->pads[i];
             pe[i] = l->auto_pad == 1 ? 0 : l->pads[i + 2];
             int64_t span = in_sz[i] + pb[i] + pe[i] - ek;
-            if (span < 0)
-                return ocl_error(TSR_ERR_INVALID_ARGUMENT, "Conv: kernel larger than padded input");
+            if (span < 0) return ocl_error(TSR_ERR_INVALID_ARGUMENT, "Conv: kernel larger than padded input");
             out_sz[i] = span / s + 1;
         }
     }
@@ -219,9 +208,22 @@ tsr_status *ocl_conv_run(ocl_exec *x, void *state) {
         err |= clSetKernelArg(k, 2, sizeof(cl_mem), &bias_arg);
         err |= clSetKernelArg(k, 3, sizeof(int), &has_bias);
         err |= clSetKernelArg(k, 4, sizeof(cl_mem), &y->mem);
-        int args[16] = {(int)N, (int)C, (int)H, (int)W, (int)CO, (int)out_sz[0], (int)out_sz[1],
-                        (int)KH, (int)KW, (int)l->strides[0], (int)l->strides[1], (int)pb[0],
-                        (int)pb[1], (int)l->dilations[0], (int)l->dilations[1], (int)G};
+        int args[16] = {(int)N,
+                        (int)C,
+                        (int)H,
+                        (int)W,
+                        (int)CO,
+                        (int)out_sz[0],
+                        (int)out_sz[1],
+                        (int)KH,
+                        (int)KW,
+                        (int)l->strides[0],
+                        (int)l->strides[1],
+                        (int)pb[0],
+                        (int)pb[1],
+                        (int)l->dilations[0],
+                        (int)l->dilations[1],
+                        (int)G};
         set_ints(k, 5, args, 16, &err);
         if (err != CL_SUCCESS) return ocl_cl_error(err, "clSetKernelArg(conv_direct)");
         if (l->direct_rows) return ocl_launch_1d(st, k, (size_t)(N * CO * out_sz[0]), "conv_direct_rows");
@@ -233,8 +235,8 @@ tsr_status *ocl_conv_run(ocl_exec *x, void *state) {
     g.A = wm, g.a_rs = (int)KC, g.a_cs = 1;
     g.C = y->mem, g.ldc = (int)P;
     g.bias = bm, g.bias_rs = 1, g.bias_cs = 0;
-    bool pointwise = KH == 1 && KW == 1 && l->strides[0] == 1 && l->strides[1] == 1 &&
-                     pb[0] == 0 && pb[1] == 0 && pe[0] == 0 && pe[1] == 0;
+    bool pointwise = KH == 1 && KW == 1 && l->strides[0] == 1 && l->strides[1] == 1 && pb[0] == 0 && pb[1] == 0 &&
+        pe[0] == 0 && pe[1] == 0;
     if (pointwise) {
         /* 1x1: the input already is the column matrix; batch over images */
         g.B = in->mem, g.b_rs = (int)P, g.b_cs = 1, g.b_bs = (int)(C * P);
@@ -248,8 +250,7 @@ tsr_status *ocl_conv_run(ocl_exec *x, void *state) {
     }
     size_t col_bytes = (size_t)(KC * P) * sizeof(float);
     if (col_bytes > MAX_COL_BYTES)
-        return ocl_error(TSR_ERR_NOT_SUPPORTED, "Conv: im2col buffer of %zu bytes is too large",
-                         col_bytes);
+        return ocl_error(TSR_ERR_NOT_SUPPORTED, "Conv: im2col buffer of %zu bytes is too large", col_bytes);
     cl_mem col = clCreateBuffer(st->context, CL_MEM_READ_WRITE, col_bytes, NULL, &err);
     if (!col) return ocl_cl_error(err, "clCreateBuffer(im2col)");
     g.B = col, g.b_rs = (int)P, g.b_cs = 1, g.batch = 1;
@@ -258,9 +259,20 @@ tsr_status *ocl_conv_run(ocl_exec *x, void *state) {
             int x_off = (int)((n * C + gi * CG) * H * W);
             cl_kernel k = l->im2col;
             err = clSetKernelArg(k, 0, sizeof(cl_mem), &in->mem);
-            int args[14] = {x_off, (int)CG, (int)H, (int)W, (int)KH, (int)KW, (int)out_sz[0],
-                            (int)out_sz[1], (int)l->strides[0], (int)l->strides[1], (int)pb[0],
-                            (int)pb[1], (int)l->dilations[0], (int)l->dilations[1]};
+            int args[14] = {x_off,
+                            (int)CG,
+                            (int)H,
+                            (int)W,
+                            (int)KH,
+                            (int)KW,
+                            (int)out_sz[0],
+                            (int)out_sz[1],
+                            (int)l->strides[0],
+                            (int)l->strides[1],
+                            (int)pb[0],
+                            (int)pb[1],
+                            (int)l->dilations[0],
+                            (int)l->dilations[1]};
             set_ints(k, 1, args, 14, &err);
             err |= clSetKernelArg(k, 15, sizeof(cl_mem), &col);
             if (err != CL_SUCCESS) {

@@ -51,9 +51,8 @@ static void describe(ocl_device_desc *dd, size_t platform_index) {
     snprintf(dd->details, sizeof dd->details,
              "platform %zu '%s'; type %s; %u compute units; global memory %llu MiB; "
              "local memory %llu KiB; %s; %s; driver %s",
-             platform_index, pname, type_name(type), (unsigned)units,
-             (unsigned long long)(global >> 20), (unsigned long long)(local >> 10), version,
-             cversion, dd->driver);
+             platform_index, pname, type_name(type), (unsigned)units, (unsigned long long)(global >> 20),
+             (unsigned long long)(local >> 10), version, cversion, dd->driver);
 }
 
 /* The ICD loader's and PoCL's first platform query is not thread-safe:
@@ -79,14 +78,12 @@ static tsr_status *enumerate(ocl_device_desc **out, size_t *count) {
     if (err != CL_SUCCESS || np == 0) return NULL;
     if (np > OCL_MAX_PLATFORMS) np = OCL_MAX_PLATFORMS;
     cl_platform_id plats[OCL_MAX_PLATFORMS];
-    if ((err = clGetPlatformIDs(np, plats, NULL)) != CL_SUCCESS)
-        return ocl_cl_error(err, "clGetPlatformIDs");
+    if ((err = clGetPlatformIDs(np, plats, NULL)) != CL_SUCCESS) return ocl_cl_error(err, "clGetPlatformIDs");
     ocl_device_desc *devs = NULL;
     size_t n = 0;
     for (cl_uint p = 0; p < np; p++) {
         cl_uint nd = 0;
-        if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) != CL_SUCCESS || !nd)
-            continue;
+        if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) != CL_SUCCESS || !nd) continue;
         if (nd > OCL_MAX_DEVICES_PER_PLATFORM) nd = OCL_MAX_DEVICES_PER_PLATFORM;
         cl_device_id ids[OCL_MAX_DEVICES_PER_PLATFORM];
         if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, nd, ids, NULL) != CL_SUCCESS) continue;
@@ -109,25 +106,21 @@ static tsr_status *enumerate(ocl_device_desc **out, size_t *count) {
     return NULL;
 }
 
-tsr_status *ocl_device_select(const ocl_device_desc *devs, size_t n, const char *spec,
-                              size_t *index) {
+tsr_status *ocl_device_select(const ocl_device_desc *devs, size_t n, const char *spec, size_t *index) {
     char *end = NULL;
     unsigned long long v = strtoull(spec, &end, 10);
     if (spec[0] && end && *end == 0) {
         if (v >= n)
-            return ocl_error(TSR_ERR_INVALID_ARGUMENT,
-                             "opencl: option device=%s: only %zu device(s) found", spec, n);
+            return ocl_error(TSR_ERR_INVALID_ARGUMENT, "opencl: option device=%s: only %zu device(s) found", spec, n);
         *index = (size_t)v;
         return NULL;
     }
     for (size_t i = 0; i < n; i++) {
-        if (strstr(devs[i].name, spec) || strstr(devs[i].vendor, spec) ||
-            strstr(devs[i].details, spec)) {
+        if (strstr(devs[i].name, spec) || strstr(devs[i].vendor, spec) || strstr(devs[i].details, spec)) {
             *index = i;
             return NULL;
         }
     }
-    return ocl_error(TSR_ERR_INVALID_ARGUMENT,
-                     "opencl: option device=%s matches no device name (%zu device(s) found)",
+    return ocl_error(TSR_ERR_INVALID_ARGUMENT, "opencl: option device=%s matches no device name (%zu device(s) found)",
                      spec, n);
 }

@@ -20,12 +20,9 @@ static bool cache_dir(char *buf, size_t size) {
     const char *xdg = getenv("XDG_CACHE_HOME");
     const char *home = getenv("HOME");
     int n;
-    if (xdg && xdg[0] == '/')
-        n = snprintf(buf, size, "%s/tessera", xdg);
-    else if (home && home[0] == '/')
-        n = snprintf(buf, size, "%s/.cache/tessera", home);
-    else
-        return false;
+    if (xdg && xdg[0] == '/') n = snprintf(buf, size, "%s/tessera", xdg);
+    else if (home && home[0] == '/') n = snprintf(buf, size, "%s/.cache/tessera", home);
+    else return false;
     if (n < 0 || (size_t)n + 16 >= size) return false;
     /* mkdir -p of the last two levels is enough: $HOME exists. */
     char *slash = strrchr(buf, '/');
@@ -52,10 +49,9 @@ cl_program ocl_disk_cache_load(ocl_state *st, const char *path, uint64_t key, co
     uint64_t fkey = 0, size = 0;
     unsigned char *bin = NULL;
     cl_program prog = NULL;
-    if (fread(magic, 1, 8, f) == 8 && memcmp(magic, cache_magic, 8) == 0 &&
-        fread(&fkey, sizeof fkey, 1, f) == 1 && fkey == key && fread(&size, sizeof size, 1, f) == 1 &&
-        size > 0 && size <= OCL_MAX_BINARY && (bin = malloc((size_t)size)) &&
-        fread(bin, 1, (size_t)size, f) == size) {
+    if (fread(magic, 1, 8, f) == 8 && memcmp(magic, cache_magic, 8) == 0 && fread(&fkey, sizeof fkey, 1, f) == 1 &&
+        fkey == key && fread(&size, sizeof size, 1, f) == 1 && size > 0 && size <= OCL_MAX_BINARY &&
+        (bin = malloc((size_t)size)) && fread(bin, 1, (size_t)size, f) == size) {
         tsr_status *s = ocl_program_from_binary(st, bin, (size_t)size, options, &prog);
         if (s) ocl_host->status_free(s); /* stale or damaged: the caller builds it */
     }
@@ -71,7 +67,7 @@ void ocl_disk_cache_store(const char *path, uint64_t key, const unsigned char *b
     FILE *f = fopen(tmp, "wb");
     uint64_t sz = size;
     bool ok = f && fwrite(cache_magic, 1, 8, f) == 8 && fwrite(&key, sizeof key, 1, f) == 1 &&
-              fwrite(&sz, sizeof sz, 1, f) == 1 && fwrite(binary, 1, size, f) == size;
+        fwrite(&sz, sizeof sz, 1, f) == 1 && fwrite(binary, 1, size, f) == size;
     if (f && fclose(f) != 0) ok = false;
     if (!ok || rename(tmp, path) != 0) remove(tmp);
 }

@@ -70,12 +70,9 @@ static const ew_kind *kind_of(const tsr_node *n) {
 
 /* A float as an OpenCL C literal, infinities included. */
 static void float_literal(float v, char *buf, size_t size) {
-    if (isinf(v))
-        snprintf(buf, size, "%sINFINITY", v < 0 ? "-" : "");
-    else if (isnan(v))
-        snprintf(buf, size, "NAN");
-    else
-        snprintf(buf, size, "%af", (double)v);
+    if (isinf(v)) snprintf(buf, size, "%sINFINITY", v < 0 ? "-" : "");
+    else if (isnan(v)) snprintf(buf, size, "NAN");
+    else snprintf(buf, size, "%af", (double)v);
 }
 
 /* The attribute parameters of a node, with ONNX's defaults. */
@@ -126,8 +123,7 @@ bool ocl_ew_is_elementwise(const tsr_node *n) {
 static bool const_scalar(const tsr_node *n, size_t i, char *buf, size_t size) {
     const tsr_value_info *v = ocl_host->node_input(n, i);
     const tsr_tensor *t = v ? ocl_host->value_constant(v) : NULL;
-    if (!t || t->elem_type != TSR_FLOAT || t->nbytes != sizeof(float) ||
-        t->memory_kind != TSR_MEMORY_HOST)
+    if (!t || t->elem_type != TSR_FLOAT || t->nbytes != sizeof(float) || t->memory_kind != TSR_MEMORY_HOST)
         return false;
     float_literal(*(const float *)t->data, buf, size);
     return true;
@@ -142,8 +138,7 @@ bool ocl_ew_is_epilogue(const tsr_node *n) {
     return true;
 }
 
-static void format_node(const ew_kind *k, const char *a, const char *b, char p[3][48], char *buf,
-                        size_t size) {
+static void format_node(const ew_kind *k, const char *a, const char *b, char p[3][48], char *buf, size_t size) {
     snprintf(buf, size, k->fmt, a, b, p[0], p[1], p[2]);
 }
 
@@ -196,8 +191,7 @@ static void group_free(void *p) {
 }
 
 /* Appends to a growing source buffer; false when it overflows. */
-static bool emit(char *buf, size_t size, size_t *len, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+static bool emit(char *buf, size_t size, size_t *len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 #include <stdarg.h>
 static bool emit(char *buf, size_t size, size_t *len, const char *fmt, ...) {
     va_list ap;
@@ -213,30 +207,26 @@ static tsr_status *build_kernel(ew_group *g, uint32_t mask, uint32_t scalar, int
     size_t size = 16384, len = 0;
     char *src = malloc(size);
     if (!src) return ocl_error(TSR_ERR_NO_MEMORY, "opencl: out of memory");
-    bool ok = emit(src, size, &len, "__kernel void ew_fused(__global float *out, int n, "
-                                    "__constant int *meta");
-    for (size_t i = 0; i < g->n_inputs; i++)
-        ok = ok && emit(src, size, &len, ", __global const float *in%zu", i);
+    bool ok = emit(src, size, &len,
+                   "__kernel void ew_fused(__global float *out, int n, "
+                   "__constant int *meta");
+    for (size_t i = 0; i < g->n_inputs; i++) ok = ok && emit(src, size, &len, ", __global const float *in%zu", i);
     ok = ok && emit(src, size, &len, ") {\n  int i = get_global_id(0);\n  if (i >= n) return;\n");
     for (size_t i = 0; i < g->n_inputs; i++) {
-        if (mask & (1u << i))
-            ok = ok && emit(src, size, &len, "  float x%zu = in%zu[i];\n", i, i);
+        if (mask & (1u << i)) ok = ok && emit(src, size, &len, "  float x%zu = in%zu[i];\n", i, i);
         else if (scalar & (1u << i)) /* no per-element offset arithmetic */
             ok = ok && emit(src, size, &len, "  float x%zu = in%zu[0];\n", i, i);
         else
-            ok = ok && emit(src, size, &len, "  float x%zu = in%zu[ew_offset(i, %d, meta, %zu)];\n",
-                            i, i, (int)rank, i);
+            ok =
+                ok && emit(src, size, &len, "  float x%zu = in%zu[ew_offset(i, %d, meta, %zu)];\n", i, i, (int)rank, i);
     }
     for (size_t t = 0; t < g->n_terms && ok; t++) {
         const ew_term *tm = &g->terms[t];
         char names[EW_MAX_INPUTS][16], expr[1024];
         for (size_t a = 0; a < tm->n_args; a++) {
-            if (tm->args[a] == EW_OMITTED)
-                names[a][0] = 0;
-            else if (tm->args[a] >= 0)
-                snprintf(names[a], sizeof names[a], "x%d", tm->args[a]);
-            else
-                snprintf(names[a], sizeof names[a], "t%d", -tm->args[a] - 1);
+            if (tm->args[a] == EW_OMITTED) names[a][0] = 0;
+            else if (tm->args[a] >= 0) snprintf(names[a], sizeof names[a], "x%d", tm->args[a]);
+            else snprintf(names[a], sizeof names[a], "t%d", -tm->args[a] - 1);
         }
         if (tm->kind->arity == EW_CLIP) {
             /* min/max inputs replace the attribute bounds when present */
@@ -254,8 +244,7 @@ static tsr_status *build_kernel(ew_group *g, uint32_t mask, uint32_t scalar, int
             }
             snprintf(expr, sizeof expr, "%s", acc);
         } else {
-            format_node(tm->kind, names[0], tm->n_args > 1 ? names[1] : "",
-                        (char(*)[48])tm->params, expr, sizeof expr);
+            format_node(tm->kind, names[0], tm->n_args > 1 ? names[1] : "", (char(*)[48])tm->params, expr, sizeof expr);
         }
         ok = emit(src, size, &len, "  float t%zu = %s;\n", t, expr);
     }
@@ -294,8 +283,7 @@ static tsr_status *broadcast(ocl_exec *x, size_t n_in, int32_t *rank, int64_t *d
             int64_t v = t->dims[d], *o = &dims[r - t->rank + d];
             if (v == *o || v == 1) continue;
             if (*o != 1)
-                return ocl_error(TSR_ERR_INVALID_ARGUMENT,
-                                 "input %zu (dim %lld) does not broadcast against %lld", i,
+                return ocl_error(TSR_ERR_INVALID_ARGUMENT, "input %zu (dim %lld) does not broadcast against %lld", i,
                                  (long long)v, (long long)*o);
             *o = v;
         }
@@ -355,8 +343,7 @@ static tsr_status *group_run(ocl_exec *x, void *state) {
 
 static const ocl_op ew_group_op = {"(elementwise)", NULL, NULL, group_run, group_free};
 
-tsr_status *ocl_ew_group_step(ocl_state *st, const tsr_node *const *nodes, size_t count,
-                              ocl_step *step) {
+tsr_status *ocl_ew_group_step(ocl_state *st, const tsr_node *const *nodes, size_t count, ocl_step *step) {
     if (count == 0 || count > EW_MAX_NODES)
         return ocl_error(TSR_ERR_NOT_SUPPORTED, "opencl: elementwise group of %zu nodes", count);
     ew_group *g = calloc(1, sizeof *g + count * sizeof g->terms[0]);

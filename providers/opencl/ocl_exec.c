@@ -28,10 +28,19 @@ bool ocl_dims_count(int32_t rank, const int64_t *dims, size_t *count) {
 
 size_t ocl_elem_size(int32_t t) {
     switch (t) {
-    case TSR_FLOAT: case TSR_INT32: case TSR_UINT32: return 4;
-    case TSR_INT64: case TSR_UINT64: case TSR_DOUBLE: return 8;
-    case TSR_INT16: case TSR_UINT16: case TSR_FLOAT16: case TSR_BFLOAT16: return 2;
-    case TSR_INT8: case TSR_UINT8: case TSR_BOOL: return 1;
+    case TSR_FLOAT:
+    case TSR_INT32:
+    case TSR_UINT32: return 4;
+    case TSR_INT64:
+    case TSR_UINT64:
+    case TSR_DOUBLE: return 8;
+    case TSR_INT16:
+    case TSR_UINT16:
+    case TSR_FLOAT16:
+    case TSR_BFLOAT16: return 2;
+    case TSR_INT8:
+    case TSR_UINT8:
+    case TSR_BOOL: return 1;
     default: return 0;
     }
 }
@@ -53,20 +62,18 @@ static tsr_status *output_slot(ocl_exec *x, size_t index, ocl_slot **out) {
     /* an omitted optional output (NULL name) has the slot "" */
     size_t slot = index < x->step->n_out ? x->out_slot[index] : x->scratch;
     if (slot == SIZE_MAX || x->vals[slot].present)
-        return ocl_error(TSR_ERR_PROVIDER, "opencl: node '%s': output %zu has no slot",
-                         ocl_exec_node_name(x), index);
+        return ocl_error(TSR_ERR_PROVIDER, "opencl: node '%s': output %zu has no slot", ocl_exec_node_name(x), index);
     *out = &x->vals[slot];
     return NULL;
 }
 
-tsr_status *ocl_exec_output(ocl_exec *x, size_t index, int32_t elem_type, int32_t rank,
-                            const int64_t *dims, ocl_tensor **out) {
+tsr_status *ocl_exec_output(ocl_exec *x, size_t index, int32_t elem_type, int32_t rank, const int64_t *dims,
+                            ocl_tensor **out) {
     ocl_slot *v = NULL;
     tsr_status *s = output_slot(x, index, &v);
     if (s) return s;
     if (!ocl_tensor_fill(&v->t, elem_type, rank, dims))
-        return ocl_error(TSR_ERR_INVALID_ARGUMENT,
-                         "opencl: node '%s': output %zu has an invalid shape or type",
+        return ocl_error(TSR_ERR_INVALID_ARGUMENT, "opencl: node '%s': output %zu has an invalid shape or type",
                          ocl_exec_node_name(x), index);
     size_t gi = v->out_index;
     if (gi != SIZE_MAX) {
@@ -83,8 +90,7 @@ tsr_status *ocl_exec_output(ocl_exec *x, size_t index, int32_t elem_type, int32_
             (s = ocl_host->run_charge(x->ctx, v->t.nbytes, "an OpenCL intermediate")))
             return s;
         cl_int err;
-        v->t.mem = clCreateBuffer(x->st->context, CL_MEM_READ_WRITE, v->t.nbytes ? v->t.nbytes : 4,
-                                  NULL, &err);
+        v->t.mem = clCreateBuffer(x->st->context, CL_MEM_READ_WRITE, v->t.nbytes ? v->t.nbytes : 4, NULL, &err);
         if (!v->t.mem) return ocl_cl_error(err, "clCreateBuffer");
         v->owned = true;
     }
@@ -93,8 +99,7 @@ tsr_status *ocl_exec_output(ocl_exec *x, size_t index, int32_t elem_type, int32_
     return NULL;
 }
 
-tsr_status *ocl_exec_output_view(ocl_exec *x, size_t index, const ocl_tensor *base, int32_t rank,
-                                 const int64_t *dims) {
+tsr_status *ocl_exec_output_view(ocl_exec *x, size_t index, const ocl_tensor *base, int32_t rank, const int64_t *dims) {
     ocl_slot *v = NULL;
     tsr_status *s = output_slot(x, index, &v);
     if (s) return s;
@@ -107,8 +112,7 @@ tsr_status *ocl_exec_output_view(ocl_exec *x, size_t index, const ocl_tensor *ba
     }
     ocl_tensor t;
     if (!ocl_tensor_fill(&t, base->elem_type, rank, dims) || t.nbytes != base->nbytes)
-        return ocl_error(TSR_ERR_INVALID_ARGUMENT,
-                         "opencl: node '%s': view of %zu bytes as a shape of another size",
+        return ocl_error(TSR_ERR_INVALID_ARGUMENT, "opencl: node '%s': view of %zu bytes as a shape of another size",
                          ocl_exec_node_name(x), base->nbytes);
     /* Same buffer, new shape. The view holds its own reference, so the base
      * stays alive however long the view is read, whoever frees it first. */
@@ -124,10 +128,8 @@ tsr_status *ocl_exec_output_view(ocl_exec *x, size_t index, const ocl_tensor *ba
 
 tsr_status *ocl_exec_read_ints(ocl_exec *x, size_t index, int64_t *vals, size_t max, size_t *n) {
     const ocl_tensor *t = ocl_exec_input(x, index);
-    if (!t || (t->elem_type != TSR_INT64 && t->elem_type != TSR_INT32) || t->count > max ||
-        t->count > 64)
-        return ocl_error(TSR_ERR_INVALID_ARGUMENT,
-                         "opencl: node '%s': input %zu must be a short int64 or int32 list",
+    if (!t || (t->elem_type != TSR_INT64 && t->elem_type != TSR_INT32) || t->count > max || t->count > 64)
+        return ocl_error(TSR_ERR_INVALID_ARGUMENT, "opencl: node '%s': input %zu must be a short int64 or int32 list",
                          ocl_exec_node_name(x), index);
     *n = t->count;
     if (!t->count) return NULL;

@@ -15,7 +15,7 @@ typedef struct ocl_tensor {
     int32_t elem_type;
     int32_t rank;
     int64_t dims[OCL_MAX_RANK];
-    size_t count;   /* elements */
+    size_t count; /* elements */
     size_t nbytes;
 } ocl_tensor;
 
@@ -52,14 +52,13 @@ typedef struct ocl_exec {
 
 size_t ocl_exec_input_count(const ocl_exec *x);
 const ocl_tensor *ocl_exec_input(const ocl_exec *x, size_t index); /* NULL when omitted */
-tsr_status *ocl_exec_output(ocl_exec *x, size_t index, int32_t elem_type, int32_t rank,
-                            const int64_t *dims, ocl_tensor **out);
+tsr_status *ocl_exec_output(ocl_exec *x, size_t index, int32_t elem_type, int32_t rank, const int64_t *dims,
+                            ocl_tensor **out);
 /* Output `index` as `base` with another shape (same element count): it
  * shares base's buffer, no kernel and no copy, when the output stays inside
  * the piece; a piece output, which the host allocates, gets a device-side
  * copy. */
-tsr_status *ocl_exec_output_view(ocl_exec *x, size_t index, const ocl_tensor *base, int32_t rank,
-                                 const int64_t *dims);
+tsr_status *ocl_exec_output_view(ocl_exec *x, size_t index, const ocl_tensor *base, int32_t rank, const int64_t *dims);
 ocl_state *ocl_exec_state(const ocl_exec *x);
 const char *ocl_exec_node_name(const ocl_exec *x);
 /* Reads a small (shape-like) int64/int32 input back to the host. */

@@ -83,8 +83,8 @@ static void count_waits(const ocl_step *steps, size_t n, const ocl_names *makers
 }
 
 /* Step `done` ran: its readers wait for one pair less per value it makes. */
-static void release_readers(const ocl_step *done, size_t index, const ocl_names *readers,
-                            size_t *waits, size_t *heap, size_t *nh) {
+static void release_readers(const ocl_step *done, size_t index, const ocl_names *readers, size_t *waits, size_t *heap,
+                            size_t *nh) {
     for (size_t o = 0; o < done->n_out; o++) {
         size_t first, c = ocl_names_find(readers, done->out_names[o], &first);
         for (size_t r = first; r < first + c; r++) {
@@ -106,8 +106,7 @@ static bool order_steps(ocl_step *steps, size_t n) {
     ocl_step *sorted = malloc(sizeof *sorted * (n + 1));
     size_t *waits = calloc(n + 1, sizeof *waits);
     size_t *heap = malloc(sizeof *heap * (n + 1)), nh = 0, taken = 0;
-    bool ok = sorted && waits && heap && step_names(steps, n, true, &makers) &&
-              step_names(steps, n, false, &readers);
+    bool ok = sorted && waits && heap && step_names(steps, n, true, &makers) && step_names(steps, n, false, &readers);
     if (ok) {
         count_waits(steps, n, &makers, waits);
         for (size_t i = 0; i < n; i++)
@@ -160,9 +159,8 @@ tsr_status *ocl_fuse_steps(ocl_state *st, const tsr_graph *graph, ocl_step **out
             s = ocl_ew_group_step(st, members, g.count, step);
         } else if (g.kind == OCL_GROUP_ANCHOR) {
             size_t first_epi = g.has_bn || g.has_bias ? 2 : 1;
-            s = ocl_anchor_step(st, members[0], g.has_bn ? members[1] : NULL,
-                                g.has_bias ? members[1] : NULL, members + first_epi,
-                                g.count - first_epi, step);
+            s = ocl_anchor_step(st, members[0], g.has_bn ? members[1] : NULL, g.has_bias ? members[1] : NULL,
+                                members + first_epi, g.count - first_epi, step);
         } else {
             s = single_step(st, members[0], step);
         }

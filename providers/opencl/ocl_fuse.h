@@ -11,7 +11,7 @@ typedef struct ocl_step {
     void *op_state;
     const tsr_node *node; /* the first node, for messages */
     size_t n_in;
-    const char **in_names;  /* NULL for an omitted input */
+    const char **in_names; /* NULL for an omitted input */
     size_t n_out;
     const char **out_names; /* NULL for an omitted output */
 } ocl_step;
@@ -28,13 +28,11 @@ bool ocl_ew_is_epilogue(const tsr_node *n);
  * (epilogue form: only input 0 varies). False when it cannot. */
 bool ocl_ew_epilogue_expr(const tsr_node *n, const char *var, char *buf, size_t size);
 /* A step computing a chain of elementwise nodes in one kernel. */
-tsr_status *ocl_ew_group_step(ocl_state *st, const tsr_node *const *nodes, size_t count,
-                              ocl_step *step);
+tsr_status *ocl_ew_group_step(ocl_state *st, const tsr_node *const *nodes, size_t count, ocl_step *step);
 
 /* --- Conv/Gemm/MatMul with folded BatchNormalization or a MatMul's bias
  * Add, and epilogues ------------------------------------------------------ */
-tsr_status *ocl_anchor_step(ocl_state *st, const tsr_node *anchor, const tsr_node *bn,
-                            const tsr_node *bias_add, const tsr_node *const *epilogue,
-                            size_t n_epilogue, ocl_step *step);
+tsr_status *ocl_anchor_step(ocl_state *st, const tsr_node *anchor, const tsr_node *bn, const tsr_node *bias_add,
+                            const tsr_node *const *epilogue, size_t n_epilogue, ocl_step *step);
 
 #endif

@@ -48,13 +48,12 @@ static bool fits_int(int64_t v) { return v >= 0 && v <= INT32_MAX; }
 tsr_status *ocl_gemm_run(ocl_exec *x, void *state) {
     ocl_lin *l = state;
     const ocl_tensor *a = ocl_exec_input(x, 0), *b = ocl_exec_input(x, 1), *c = ocl_exec_input(x, 2);
-    if (!a || !b || a->rank != 2 || b->rank != 2)
-        return ocl_error(TSR_ERR_INVALID_ARGUMENT, "Gemm needs 2-D A and B");
+    if (!a || !b || a->rank != 2 || b->rank != 2) return ocl_error(TSR_ERR_INVALID_ARGUMENT, "Gemm needs 2-D A and B");
     int64_t M = l->trans_a ? a->dims[1] : a->dims[0], K = l->trans_a ? a->dims[0] : a->dims[1];
     int64_t Kb = l->trans_b ? b->dims[1] : b->dims[0], N = l->trans_b ? b->dims[0] : b->dims[1];
     if (K != Kb)
-        return ocl_error(TSR_ERR_INVALID_ARGUMENT, "Gemm: inner dims %lld and %lld differ",
-                         (long long)K, (long long)Kb);
+        return ocl_error(TSR_ERR_INVALID_ARGUMENT, "Gemm: inner dims %lld and %lld differ", (long long)K,
+                         (long long)Kb);
     if (!fits_int(a->count) || !fits_int(b->count) || !fits_int(M * N))
         return ocl_error(TSR_ERR_NOT_SUPPORTED, "Gemm: tensors too large");
     ocl_gemm_args g = {0};
@@ -67,8 +66,8 @@ tsr_status *ocl_gemm_run(ocl_exec *x, void *state) {
         if (c->rank > 2) return ocl_error(TSR_ERR_INVALID_ARGUMENT, "Gemm: C has rank > 2");
         int64_t cm = c->rank == 2 ? c->dims[0] : 1, cn = c->rank >= 1 ? c->dims[c->rank - 1] : 1;
         if ((cm != 1 && cm != M) || (cn != 1 && cn != N))
-            return ocl_error(TSR_ERR_INVALID_ARGUMENT, "Gemm: C does not broadcast to [%lld, %lld]",
-                             (long long)M, (long long)N);
+            return ocl_error(TSR_ERR_INVALID_ARGUMENT, "Gemm: C does not broadcast to [%lld, %lld]", (long long)M,
+                             (long long)N);
         g.bias = c->mem;
         g.bias_rs = cm == 1 ? 0 : (int)cn;
         g.bias_cs = cn == 1 ? 0 : 1;
@@ -91,8 +90,8 @@ tsr_status *ocl_matmul_run(ocl_exec *x, void *state) {
     int64_t Kb = b->rank >= 2 ? b->dims[b->rank - 2] : b->dims[0];
     int64_t N = b->rank >= 2 ? b->dims[b->rank - 1] : 1;
     if (K != Kb)
-        return ocl_error(TSR_ERR_INVALID_ARGUMENT, "MatMul: inner dims %lld and %lld differ",
-                         (long long)K, (long long)Kb);
+        return ocl_error(TSR_ERR_INVALID_ARGUMENT, "MatMul: inner dims %lld and %lld differ", (long long)K,
+                         (long long)Kb);
     int ab = a->rank > 2 ? a->rank - 2 : 0, bb = b->rank > 2 ? b->rank - 2 : 0;
     int ob = ab > bb ? ab : bb;
     int64_t bdims[OCL_MAX_RANK], adims_b[OCL_MAX_RANK], bdims_b[OCL_MAX_RANK];
@@ -129,8 +128,7 @@ tsr_status *ocl_matmul_run(ocl_exec *x, void *state) {
         /* a fused Add: bias[col] for every row and batch */
         const ocl_tensor *bias = ocl_exec_input(x, (size_t)l->bias_input);
         if (!bias || bias->elem_type != TSR_FLOAT || (int64_t)bias->count != N)
-            return ocl_error(TSR_ERR_INVALID_ARGUMENT, "MatMul: fused bias does not have %lld values",
-                             (long long)N);
+            return ocl_error(TSR_ERR_INVALID_ARGUMENT, "MatMul: fused bias does not have %lld values", (long long)N);
         g.bias = bias->mem, g.bias_rs = 0, g.bias_cs = 1, g.beta = 1.0f;
     }
     if (b_batch == 1) {

@@ -5,8 +5,7 @@
 #include "ocl_fuse.h"
 #include "ocl_group.h"
 
-bool ocl_node_supported(const tsr_node *n, int32_t *reason, const char **why, char *buf,
-                        size_t size) {
+bool ocl_node_supported(const tsr_node *n, int32_t *reason, const char **why, char *buf, size_t size) {
     if (ocl_host->node_domain(n)[0]) {
         *reason = TSR_DECLINE_OP;
         *why = "only the default ONNX domain";
@@ -81,17 +80,13 @@ size_t ocl_sole_consumer(const ocl_nodes *l, size_t from, const char *name) {
 /* BatchNormalization that folds into the conv before it: inference form,
  * constant parameters, reading the conv's output as X. */
 static bool bn_foldable(const tsr_node *conv, const tsr_node *bn) {
-    if (strcmp(ocl_host->node_op_type(bn), "BatchNormalization") || ocl_host->node_domain(bn)[0])
-        return false;
-    if (strcmp(ocl_host->node_op_type(conv), "Conv") || ocl_host->node_output_count(bn) != 1)
-        return false;
+    if (strcmp(ocl_host->node_op_type(bn), "BatchNormalization") || ocl_host->node_domain(bn)[0]) return false;
+    if (strcmp(ocl_host->node_op_type(conv), "Conv") || ocl_host->node_output_count(bn) != 1) return false;
     if (!ocl_host->value_constant(ocl_host->node_input(conv, 1))) return false;
-    if (ocl_input_present(conv, 2) && !ocl_host->value_constant(ocl_host->node_input(conv, 2)))
-        return false;
+    if (ocl_input_present(conv, 2) && !ocl_host->value_constant(ocl_host->node_input(conv, 2))) return false;
     if (ocl_host->node_input_count(bn) != 5) return false;
     for (size_t i = 1; i < 5; i++)
-        if (!ocl_input_present(bn, i) || !ocl_host->value_constant(ocl_host->node_input(bn, i)))
-            return false;
+        if (!ocl_input_present(bn, i) || !ocl_host->value_constant(ocl_host->node_input(bn, i))) return false;
     return ocl_attr_int(bn, "training_mode", 0) == 0;
 }
 
@@ -101,8 +96,7 @@ static bool bn_foldable(const tsr_node *conv, const tsr_node *bn) {
  * product just as the Add would, so the result is the same bits. */
 bool ocl_bias_foldable(const tsr_node *mm, const tsr_node *add, const char *mm_out) {
     if (strcmp(ocl_host->node_op_type(mm), "MatMul") || strcmp(ocl_host->node_op_type(add), "Add") ||
-        ocl_host->node_domain(add)[0] || ocl_host->node_input_count(add) != 2 ||
-        ocl_host->node_output_count(add) != 1)
+        ocl_host->node_domain(add)[0] || ocl_host->node_input_count(add) != 2 || ocl_host->node_output_count(add) != 1)
         return false;
     const tsr_value_info *x0 = ocl_host->node_input(add, 0), *x1 = ocl_host->node_input(add, 1);
     if (!x0 || !x1) return false;
@@ -110,8 +104,7 @@ bool ocl_bias_foldable(const tsr_node *mm, const tsr_node *add, const char *mm_o
     if (!first && strcmp(ocl_host->value_name(x1), mm_out)) return false;
     const tsr_value_info *bv = first ? x1 : x0;
     const tsr_tensor *b = ocl_host->value_constant(bv);
-    if (!b || b->elem_type != TSR_FLOAT || b->rank < 1 || !strcmp(ocl_host->value_name(bv), mm_out))
-        return false;
+    if (!b || b->elem_type != TSR_FLOAT || b->rank < 1 || !strcmp(ocl_host->value_name(bv), mm_out)) return false;
     int32_t ra = ocl_host->value_rank(ocl_host->node_input(mm, 0));
     const tsr_value_info *B = ocl_host->node_input(mm, 1);
     int32_t rb = ocl_host->value_rank(B);

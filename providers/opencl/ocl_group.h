@@ -29,15 +29,14 @@ typedef struct ocl_group {
 typedef struct ocl_nodes {
     const tsr_node **at; /* in the host's (topological) order */
     size_t n;
-    ocl_names readers;   /* (input name, node index) of every present input */
+    ocl_names readers; /* (input name, node index) of every present input */
 } ocl_nodes;
 
 tsr_status *ocl_nodes_init(ocl_nodes *l, const tsr_graph *graph);
 void ocl_nodes_free(ocl_nodes *l);
 
 /* Whether this provider runs the node; else the decline reason and text. */
-bool ocl_node_supported(const tsr_node *n, int32_t *reason, const char **why, char *buf,
-                        size_t size);
+bool ocl_node_supported(const tsr_node *n, int32_t *reason, const char **why, char *buf, size_t size);
 
 /* Reshape, Flatten, Squeeze, Unsqueeze, Identity: a new shape on the same
  * bytes, run as a view of the input's buffer when inside a piece. */

@@ -37,21 +37,19 @@ void ocl_profile_collect(ocl_state *st) {
             clGetEventProfilingInfo(st->events[i], CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) == CL_SUCCESS &&
             t1 > t0) {
             st->kernel_s += (double)(t1 - t0) * 1e-9;
-            if (st->event_ops[i] < st->n_op_stats)
-                st->op_stats[st->event_ops[i]].kernel_s += (double)(t1 - t0) * 1e-9;
+            if (st->event_ops[i] < st->n_op_stats) st->op_stats[st->event_ops[i]].kernel_s += (double)(t1 - t0) * 1e-9;
         }
         clReleaseEvent(st->events[i]);
     }
     st->n_events = 0;
 }
 
-tsr_status *ocl_launch(ocl_state *st, cl_kernel k, cl_uint dims, const size_t *global,
-                       const size_t *local, const char *what) {
+tsr_status *ocl_launch(ocl_state *st, cl_kernel k, cl_uint dims, const size_t *global, const size_t *local,
+                       const char *what) {
     for (cl_uint d = 0; d < dims; d++)
         if (global[d] == 0) return NULL;
     cl_event ev = NULL;
-    cl_int err = clEnqueueNDRangeKernel(st->queue, k, dims, NULL, global, local, 0, NULL,
-                                        st->profile ? &ev : NULL);
+    cl_int err = clEnqueueNDRangeKernel(st->queue, k, dims, NULL, global, local, 0, NULL, st->profile ? &ev : NULL);
     if (err != CL_SUCCESS) return ocl_cl_error(err, what);
     st->kernels++;
     st->queue_busy = true;
@@ -68,8 +66,7 @@ tsr_status *ocl_launch_1d(ocl_state *st, cl_kernel k, size_t n, const char *what
 tsr_status *ocl_meta_buffer(ocl_state *st, const int32_t *data, size_t count, cl_mem *out) {
     cl_int err;
     int32_t dummy = 0;
-    *out = clCreateBuffer(st->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                          (count ? count : 1) * sizeof(int32_t), count ? (void *)data : &dummy,
-                          &err);
+    *out = clCreateBuffer(st->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (count ? count : 1) * sizeof(int32_t),
+                          count ? (void *)data : &dummy, &err);
     return *out ? NULL : ocl_cl_error(err, "clCreateBuffer(meta)");
 }

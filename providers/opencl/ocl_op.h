@@ -36,8 +36,8 @@ float ocl_attr_float(const tsr_node *n, const char *name, float dflt);
 /* Copies an INTS attribute; returns its length, or -1 when absent/too long. */
 int ocl_attr_ints(const tsr_node *n, const char *name, int64_t *out, int max);
 bool ocl_attr_string_is(const tsr_node *n, const char *name, const char *value, bool dflt);
-int32_t ocl_input_type(const tsr_node *n, size_t i);   /* 0 when absent */
-int32_t ocl_output_type(const tsr_node *n, size_t i);  /* 0 when absent */
+int32_t ocl_input_type(const tsr_node *n, size_t i);  /* 0 when absent */
+int32_t ocl_output_type(const tsr_node *n, size_t i); /* 0 when absent */
 bool ocl_input_present(const tsr_node *n, size_t i);
 bool ocl_output_present(const tsr_node *n, size_t i);
 /* The constant int64/int32 values of input i; -1 when not a constant. */

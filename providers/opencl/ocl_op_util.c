@@ -73,8 +73,7 @@ const char *ocl_check_float(const tsr_node *n, int32_t *reason) {
 }
 
 const ocl_op *ocl_op_find(const char *op_type) {
-    const ocl_op *tables[] = {ocl_ops_linalg, ocl_ops_nn, ocl_ops_tensor, ocl_ops_reduce,
-                                ocl_ops_pad, ocl_ops_resize};
+    const ocl_op *tables[] = {ocl_ops_linalg, ocl_ops_nn, ocl_ops_tensor, ocl_ops_reduce, ocl_ops_pad, ocl_ops_resize};
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
         for (const ocl_op *o = tables[t]; o->op_type; o++)
             if (strcmp(o->op_type, op_type) == 0) return o;

@@ -76,12 +76,10 @@ tsr_status *ocl_gemm_launch(ocl_state *st, const ocl_lin *l, const ocl_gemm_args
     }
     size_t local[3] = {GEMM_TS, GEMM_TS, 1};
     if (big) {
-        size_t global[3] = {round_up((size_t)a->N, 64) / 4, round_up((size_t)a->M, 64) / 4,
-                            (size_t)a->batch};
+        size_t global[3] = {round_up((size_t)a->N, 64) / 4, round_up((size_t)a->M, 64) / 4, (size_t)a->batch};
         return ocl_launch(st, k, 3, global, local, "gemm_reg");
     }
-    size_t global[3] = {round_up((size_t)a->N, GEMM_TS), round_up((size_t)a->M, GEMM_TS),
-                        (size_t)a->batch};
+    size_t global[3] = {round_up((size_t)a->N, GEMM_TS), round_up((size_t)a->M, GEMM_TS), (size_t)a->batch};
     return ocl_launch(st, k, 3, global, local, "gemm_tiled");
 }
 
@@ -90,15 +88,12 @@ static tsr_status *epilogue_define(const tsr_node *const *epi, size_t n, char *b
     char expr[2048] = "(v)", next[2048];
     for (size_t i = 0; i < n; i++) {
         if (!ocl_ew_epilogue_expr(epi[i], expr, next, sizeof next))
-            return ocl_error(TSR_ERR_NOT_SUPPORTED, "opencl: cannot fuse node '%s'",
-                             ocl_host->node_name(epi[i]));
+            return ocl_error(TSR_ERR_NOT_SUPPORTED, "opencl: cannot fuse node '%s'", ocl_host->node_name(epi[i]));
         int len = snprintf(expr, sizeof expr, "(%s)", next);
-        if (len < 0 || (size_t)len >= sizeof expr)
-            return ocl_error(TSR_ERR_NOT_SUPPORTED, "opencl: epilogue too long");
+        if (len < 0 || (size_t)len >= sizeof expr) return ocl_error(TSR_ERR_NOT_SUPPORTED, "opencl: epilogue too long");
     }
     int len = snprintf(buf, size, "#define EPILOGUE(v) %s\n", expr);
-    if (len < 0 || (size_t)len >= size)
-        return ocl_error(TSR_ERR_NOT_SUPPORTED, "opencl: epilogue too long");
+    if (len < 0 || (size_t)len >= size) return ocl_error(TSR_ERR_NOT_SUPPORTED, "opencl: epilogue too long");
     return NULL;
 }
 
@@ -115,16 +110,14 @@ static tsr_status *build_kernels(ocl_lin *l, const char *define) {
     if (!s && cpu) s = ocl_kernel_from(l->st, prog, "gemm_cpu_t", &l->gemm_cpu_t);
     if (!s && l->kind == OCL_LIN_CONV) s = ocl_kernel_from(l->st, prog, "im2col", &l->im2col);
     if (!s && l->kind == OCL_LIN_CONV) s = ocl_kernel_from(l->st, prog, "conv_direct", &l->direct);
-    if (!s && cpu && l->kind == OCL_LIN_CONV)
-        s = ocl_kernel_from(l->st, prog, "conv_direct_rows", &l->direct_rows);
+    if (!s && cpu && l->kind == OCL_LIN_CONV) s = ocl_kernel_from(l->st, prog, "conv_direct_rows", &l->direct_rows);
     return s;
 }
 
 static const ocl_op *op_for(int kind);
 
-tsr_status *ocl_anchor_step(ocl_state *st, const tsr_node *anchor, const tsr_node *bn,
-                            const tsr_node *bias_add, const tsr_node *const *epi, size_t n_epi,
-                            ocl_step *step) {
+tsr_status *ocl_anchor_step(ocl_state *st, const tsr_node *anchor, const tsr_node *bn, const tsr_node *bias_add,
+                            const tsr_node *const *epi, size_t n_epi, ocl_step *step) {
     const char *op = ocl_host->node_op_type(anchor);
     int kind = !strcmp(op, "Conv") ? OCL_LIN_CONV : !strcmp(op, "Gemm") ? OCL_LIN_GEMM : OCL_LIN_MATMUL;
     ocl_lin *l = calloc(1, sizeof *l);

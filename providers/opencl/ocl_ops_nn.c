@@ -35,8 +35,8 @@ static tsr_status *nn_new(ocl_state *st, const char *kernel, nn_state **out) {
 
 static bool fits_int(int64_t v) { return v >= 0 && v <= INT32_MAX; }
 
-static tsr_status *set_args(cl_kernel k, const ocl_tensor *x, const ocl_tensor *y, const int *ints,
-                            int n_ints, const char *what) {
+static tsr_status *set_args(cl_kernel k, const ocl_tensor *x, const ocl_tensor *y, const int *ints, int n_ints,
+                            const char *what) {
     cl_int e = clSetKernelArg(k, 0, sizeof(cl_mem), &x->mem);
     e |= clSetKernelArg(k, 1, sizeof(cl_mem), &y->mem);
     for (int i = 0; i < n_ints; i++) e |= clSetKernelArg(k, (cl_uint)(2 + i), sizeof(int), &ints[i]);
@@ -81,8 +81,7 @@ static const char *pool_check(const tsr_node *n, int32_t *reason, char *buf, siz
         *reason = TSR_DECLINE_ATTRIBUTE;
         return "storage_order 1 not supported";
     }
-    if (!ocl_attr_string_is(n, "auto_pad", "NOTSET", true) &&
-        !ocl_attr_string_is(n, "auto_pad", "VALID", false) &&
+    if (!ocl_attr_string_is(n, "auto_pad", "NOTSET", true) && !ocl_attr_string_is(n, "auto_pad", "VALID", false) &&
         !ocl_attr_string_is(n, "auto_pad", "SAME_UPPER", false) &&
         !ocl_attr_string_is(n, "auto_pad", "SAME_LOWER", false)) {
         *reason = TSR_DECLINE_ATTRIBUTE;
@@ -98,10 +97,10 @@ static tsr_status *pool_prepare(ocl_state *st, const tsr_node *n, void **out) {
     s->is_max = strcmp(ocl_host->node_op_type(n), "MaxPool") == 0;
     s->count_pad = (int)ocl_attr_int(n, "count_include_pad", 0);
     s->ceil_mode = (int)ocl_attr_int(n, "ceil_mode", 0);
-    s->auto_pad = ocl_attr_string_is(n, "auto_pad", "VALID", false)        ? 1
-                  : ocl_attr_string_is(n, "auto_pad", "SAME_UPPER", false) ? 2
-                  : ocl_attr_string_is(n, "auto_pad", "SAME_LOWER", false) ? 3
-                                                                            : 0;
+    s->auto_pad = ocl_attr_string_is(n, "auto_pad", "VALID", false) ? 1
+        : ocl_attr_string_is(n, "auto_pad", "SAME_UPPER", false)    ? 2
+        : ocl_attr_string_is(n, "auto_pad", "SAME_LOWER", false)    ? 3
+                                                                    : 0;
     int64_t v[8];
     ocl_attr_ints(n, "kernel_shape", s->kernel, 2);
     s->strides[0] = s->strides[1] = s->dilations[0] = s->dilations[1] = 1;
@@ -141,10 +140,23 @@ static tsr_status *pool_run(ocl_exec *x, void *state) {
     if (s || !y->count) return s;
     if (!fits_int((int64_t)in->count) || !fits_int((int64_t)y->count))
         return ocl_error(TSR_ERR_NOT_SUPPORTED, "tensor too large");
-    int ints[17] = {(int)(in->dims[0] * in->dims[1]), (int)sz[0], (int)sz[1], (int)osz[0],
-                    (int)osz[1], (int)p->kernel[0], (int)p->kernel[1], (int)p->strides[0],
-                    (int)p->strides[1], (int)pb[0], (int)pb[1], (int)pe[0], (int)pe[1],
-                    (int)p->dilations[0], (int)p->dilations[1], p->is_max, p->count_pad};
+    int ints[17] = {(int)(in->dims[0] * in->dims[1]),
+                    (int)sz[0],
+                    (int)sz[1],
+                    (int)osz[0],
+                    (int)osz[1],
+                    (int)p->kernel[0],
+                    (int)p->kernel[1],
+                    (int)p->strides[0],
+                    (int)p->strides[1],
+                    (int)pb[0],
+                    (int)pb[1],
+                    (int)pe[0],
+                    (int)pe[1],
+                    (int)p->dilations[0],
+                    (int)p->dilations[1],
+                    p->is_max,
+                    p->count_pad};
     if ((s = set_args(p->k, in, y, ints, 17, "clSetKernelArg(pool2d)"))) return s;
     return ocl_launch_1d(ocl_exec_state(x), p->k, y->count, "pool2d");
 }
@@ -227,8 +239,7 @@ static tsr_status *bn_run(ocl_exec *x, void *state) {
     for (size_t i = 1; i < 5; i++) {
         const ocl_tensor *t = ocl_exec_input(x, i);
         if (!t || t->count != (size_t)C || t->elem_type != TSR_FLOAT)
-            return ocl_error(TSR_ERR_INVALID_ARGUMENT, "input %zu must have %lld floats", i,
-                             (long long)C);
+            return ocl_error(TSR_ERR_INVALID_ARGUMENT, "input %zu must have %lld floats", i, (long long)C);
     }
     ocl_tensor *y;
     tsr_status *s = ocl_exec_output(x, 0, TSR_FLOAT, in->rank, in->dims, &y);
@@ -271,8 +282,8 @@ static tsr_status *softmax_run(ocl_exec *x, void *state) {
     if (!in) return ocl_error(TSR_ERR_INVALID_ARGUMENT, "missing input");
     int64_t axis = p->axis < 0 ? p->axis + in->rank : p->axis;
     if (axis < 0 || axis >= (in->rank ? in->rank : 1))
-        return ocl_error(TSR_ERR_INVALID_ARGUMENT, "axis %lld out of range for rank %d",
-                         (long long)p->axis, (int)in->rank);
+        return ocl_error(TSR_ERR_INVALID_ARGUMENT, "axis %lld out of range for rank %d", (long long)p->axis,
+                         (int)in->rank);
     ocl_tensor *y;
     tsr_status *s = ocl_exec_output(x, 0, TSR_FLOAT, in->rank, in->dims, &y);
     if (s || !y->count) return s;

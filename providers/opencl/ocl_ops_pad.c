@@ -12,8 +12,8 @@ typedef struct pad_state {
     cl_kernel k[4];
     int mode;
     int64_t pads[MAX_PADS];
-    int n_pads;        /* from the attribute (opset < 11); -1: input 1 */
-    float attr_value;  /* opset < 11 */
+    int n_pads;       /* from the attribute (opset < 11); -1: input 1 */
+    float attr_value; /* opset < 11 */
 } pad_state;
 
 static void pad_free(void *p) {
@@ -114,8 +114,7 @@ static tsr_status *pad_run(ocl_exec *x, void *state) {
     for (int32_t d = 0; d < rank; d++) {
         dims[d] = in->dims[d] + pads[d] + pads[d + rank];
         if (dims[d] < 0) return ocl_error(TSR_ERR_INVALID_ARGUMENT, "pads shrink axis %d below 0", (int)d);
-        if (pads[d] < 0 || pads[d + rank] < 0)
-            return ocl_error(TSR_ERR_NOT_SUPPORTED, "negative pads not supported");
+        if (pads[d] < 0 || pads[d + rank] < 0) return ocl_error(TSR_ERR_NOT_SUPPORTED, "negative pads not supported");
         if (s->mode != 0 && in->dims[d] == 0 && dims[d] > 0)
             return ocl_error(TSR_ERR_INVALID_ARGUMENT, "cannot edge/reflect-pad an empty axis");
         meta[d] = (int32_t)dims[d];
@@ -124,8 +123,7 @@ static tsr_status *pad_run(ocl_exec *x, void *state) {
     }
     ocl_tensor *y;
     if ((e = ocl_exec_output(x, 0, in->elem_type, rank, dims, &y)) || !y->count) return e;
-    if (y->count > INT32_MAX || in->count > INT32_MAX)
-        return ocl_error(TSR_ERR_NOT_SUPPORTED, "tensor too large");
+    if (y->count > INT32_MAX || in->count > INT32_MAX) return ocl_error(TSR_ERR_NOT_SUPPORTED, "tensor too large");
     int slot = es == 1 ? 0 : es == 2 ? 1 : es == 4 ? 2 : 3;
     static const char *types[4] = {"uchar", "ushort", "uint", "ulong"};
     if (!s->k[slot]) {

@@ -6,10 +6,9 @@
 
 #define MAX_AXES OCL_MAX_RANK
 
-static const char *const reduce_names[] = {"ReduceSum", "ReduceMean", "ReduceMax",
-                                           "ReduceMin", "ReduceProd", "ReduceSumSquare",
-                                           "ReduceL1", "ReduceL2", "ReduceLogSum",
-                                           "ReduceLogSumExp"};
+static const char *const reduce_names[] = {"ReduceSum",    "ReduceMean",      "ReduceMax", "ReduceMin",
+                                           "ReduceProd",   "ReduceSumSquare", "ReduceL1",  "ReduceL2",
+                                           "ReduceLogSum", "ReduceLogSumExp"};
 
 typedef struct reduce_state {
     cl_kernel k;
@@ -59,7 +58,7 @@ static tsr_status *reduce_prepare(ocl_state *st, const tsr_node *n, void **out) 
     s->keepdims = ocl_attr_int(n, "keepdims", 1) != 0;
     s->noop_empty = ocl_attr_int(n, "noop_with_empty_axes", 0) != 0;
     s->n_axes = ocl_input_present(n, 1) ? ocl_input_const_ints(n, 1, s->axes, MAX_AXES)
-                                         : ocl_attr_ints(n, "axes", s->axes, MAX_AXES);
+                                        : ocl_attr_ints(n, "axes", s->axes, MAX_AXES);
     *out = s;
     return NULL;
 }

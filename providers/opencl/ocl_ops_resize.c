@@ -61,8 +61,7 @@ static const char *resize_check(const tsr_node *n, int32_t *reason, char *buf, s
     }
     *reason = TSR_DECLINE_ATTRIBUTE;
     if (pick(n, "mode", modes, 2, 0) < 0) return "only nearest and linear modes";
-    if (pick(n, "coordinate_transformation_mode", cts, 5, 0) < 0)
-        return "tf_crop_and_resize not supported";
+    if (pick(n, "coordinate_transformation_mode", cts, 5, 0) < 0) return "tf_crop_and_resize not supported";
     if (pick(n, "nearest_mode", nms, 4, 0) < 0) return "unknown nearest_mode";
     if (ocl_attr_int(n, "antialias", 0) != 0) return "antialias not supported";
     if (ocl_host->node_attr_find(n, "axes")) return "axes not supported";
@@ -97,8 +96,7 @@ static tsr_status *resize_prepare(ocl_state *st, const tsr_node *n, void **out) 
     return NULL;
 }
 
-static double source_coord(const resize_state *s, double xo, double scale, int64_t in_len,
-                           int64_t out_len) {
+static double source_coord(const resize_state *s, double xo, double scale, int64_t in_len, int64_t out_len) {
     switch (s->ct) {
     case CT_ASYMMETRIC: return xo / scale;
     case CT_ALIGN_CORNERS: {
@@ -157,7 +155,8 @@ static tsr_status *resize_run(ocl_exec *x, void *state) {
     double scale[RESIZE_MAX_RANK];
     int64_t odims[RESIZE_MAX_RANK];
     if (s->n_sizes > 0) {
-        if (s->n_sizes != rank) return ocl_error(TSR_ERR_INVALID_ARGUMENT, "sizes has %d values for rank %d", s->n_sizes, (int)rank);
+        if (s->n_sizes != rank)
+            return ocl_error(TSR_ERR_INVALID_ARGUMENT, "sizes has %d values for rank %d", s->n_sizes, (int)rank);
         for (int32_t d = 0; d < rank; d++) {
             if (s->sizes[d] < 0 || s->sizes[d] > ((int64_t)1 << 24))
                 return ocl_error(TSR_ERR_INVALID_ARGUMENT, "size %lld out of range", (long long)s->sizes[d]);
@@ -165,7 +164,8 @@ static tsr_status *resize_run(ocl_exec *x, void *state) {
             scale[d] = in->dims[d] ? (double)(float)((double)odims[d] / (double)in->dims[d]) : 1.0;
         }
     } else {
-        if (s->n_scales != rank) return ocl_error(TSR_ERR_INVALID_ARGUMENT, "scales has %d values for rank %d", s->n_scales, (int)rank);
+        if (s->n_scales != rank)
+            return ocl_error(TSR_ERR_INVALID_ARGUMENT, "scales has %d values for rank %d", s->n_scales, (int)rank);
         for (int32_t d = 0; d < rank; d++) {
             double o = floor((double)in->dims[d] * (double)s->scales[d]);
             if (!(s->scales[d] > 0) || o > (double)((int64_t)1 << 24))

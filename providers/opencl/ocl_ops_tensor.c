@@ -103,8 +103,7 @@ static tsr_status *run_list(ocl_exec *x, const tensor_state *s, size_t input, in
 static tsr_status *view_as(ocl_exec *x, const ocl_tensor *in, int32_t rank, const int64_t *dims) {
     size_t count;
     if (!ocl_dims_count(rank, dims, &count) || count != in->count)
-        return ocl_error(TSR_ERR_INVALID_ARGUMENT, "new shape has %zu elements, input has %zu",
-                         count, in->count);
+        return ocl_error(TSR_ERR_INVALID_ARGUMENT, "new shape has %zu elements, input has %zu", count, in->count);
     return ocl_exec_output_view(x, 0, in, rank, dims);
 }
 
@@ -160,8 +159,7 @@ static tsr_status *reshape_run(ocl_exec *x, void *state) {
         known *= (size_t)shape[i];
     }
     if (infer >= 0) {
-        if (!known || in->count % known)
-            return ocl_error(TSR_ERR_INVALID_ARGUMENT, "cannot infer -1 in shape");
+        if (!known || in->count % known) return ocl_error(TSR_ERR_INVALID_ARGUMENT, "cannot infer -1 in shape");
         shape[infer] = (int64_t)(in->count / known);
     }
     return view_as(x, in, n, shape);
@@ -220,8 +218,7 @@ static tsr_status *unsqueeze_run(ocl_exec *x, void *state) {
     bool ins[OCL_MAX_RANK] = {false};
     for (int i = 0; i < n; i++) {
         int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
-        if (a < 0 || a >= r || ins[a])
-            return ocl_error(TSR_ERR_INVALID_ARGUMENT, "bad axis %lld", (long long)axes[i]);
+        if (a < 0 || a >= r || ins[a]) return ocl_error(TSR_ERR_INVALID_ARGUMENT, "bad axis %lld", (long long)axes[i]);
         ins[a] = true;
     }
     int64_t dims[OCL_MAX_RANK];
@@ -231,8 +228,8 @@ static tsr_status *unsqueeze_run(ocl_exec *x, void *state) {
 
 /* --- Transpose ------------------------------------------------------------------ */
 
-static tsr_status *gather_launch(ocl_exec *x, tensor_state *s, const ocl_tensor *in,
-                                 const ocl_tensor *y, int base, const int32_t *meta) {
+static tsr_status *gather_launch(ocl_exec *x, tensor_state *s, const ocl_tensor *in, const ocl_tensor *y, int base,
+                                 const int32_t *meta) {
     cl_kernel k = NULL;
     tsr_status *e = kernel_for(s, ocl_elem_size(in->elem_type), &k);
     if (e || !y->count) return e;
@@ -479,8 +476,7 @@ static tsr_status *gather_prepare(ocl_state *st, const tsr_node *n, void **out) 
 static tsr_status *gather_run(ocl_exec *x, void *state) {
     tensor_state *s = state;
     const ocl_tensor *in = ocl_exec_input(x, 0), *ind = ocl_exec_input(x, 1);
-    if (!in || !ind || (size_t)s->n_ints != ind->count)
-        return ocl_error(TSR_ERR_INVALID_ARGUMENT, "indices changed");
+    if (!in || !ind || (size_t)s->n_ints != ind->count) return ocl_error(TSR_ERR_INVALID_ARGUMENT, "indices changed");
     int64_t axis = s->axis < 0 ? s->axis + in->rank : s->axis;
     if (axis < 0 || axis >= in->rank) return ocl_error(TSR_ERR_INVALID_ARGUMENT, "axis out of range");
     int32_t rank = in->rank - 1 + ind->rank;
@@ -490,8 +486,8 @@ static tsr_status *gather_run(ocl_exec *x, void *state) {
     for (int i = 0; i < s->n_ints; i++) {
         int64_t v = s->ints[i] < 0 ? s->ints[i] + len : s->ints[i];
         if (v < 0 || v >= len)
-            return ocl_error(TSR_ERR_INVALID_ARGUMENT, "index %lld out of range [-%lld, %lld)",
-                             (long long)s->ints[i], (long long)len, (long long)len);
+            return ocl_error(TSR_ERR_INVALID_ARGUMENT, "index %lld out of range [-%lld, %lld)", (long long)s->ints[i],
+                             (long long)len, (long long)len);
         idx[i] = (int32_t)v;
     }
     int64_t dims[OCL_MAX_RANK];

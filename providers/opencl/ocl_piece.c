@@ -25,10 +25,10 @@
 typedef struct piece_slots {
     ocl_slot *proto; /* what a run's slots start as: names and output indices */
     size_t n;
-    size_t *of_input;   /* piece input i -> slot */
-    size_t *of_step;    /* each step's inputs, then outputs -> slot (SIZE_MAX: none) */
-    size_t *step_base;  /* where step k's entries start in of_step */
-    size_t scratch;     /* the slot "" of omitted outputs; SIZE_MAX when none */
+    size_t *of_input;  /* piece input i -> slot */
+    size_t *of_step;   /* each step's inputs, then outputs -> slot (SIZE_MAX: none) */
+    size_t *step_base; /* where step k's entries start in of_step */
+    size_t scratch;    /* the slot "" of omitted outputs; SIZE_MAX when none */
 } piece_slots;
 
 typedef struct ocl_piece {
@@ -55,8 +55,7 @@ static void slots_free(piece_slots *sl) {
 static bool seen_names(const ocl_piece *p, ocl_names *t) {
     size_t ni = ocl_host->graph_input_count(p->graph), pos = 0;
     for (size_t i = 0; i < ni; i++)
-        if (!ocl_names_add(t, ocl_host->value_name(ocl_host->graph_input(p->graph, i)), pos++))
-            return false;
+        if (!ocl_names_add(t, ocl_host->value_name(ocl_host->graph_input(p->graph, i)), pos++)) return false;
     for (size_t k = 0; k < p->n_steps; k++)
         for (size_t o = 0; o < p->steps[k].n_out; o++) {
             const char *nm = p->steps[k].out_names[o];
@@ -85,8 +84,7 @@ static size_t slot_named(const ocl_names *t, const size_t *slot, const char *nam
 }
 
 /* Names and piece output indices of the slots a run starts from. */
-static tsr_status *fill_proto(piece_slots *sl, const ocl_names *t, const size_t *slot,
-                              const tsr_graph *graph) {
+static tsr_status *fill_proto(piece_slots *sl, const ocl_names *t, const size_t *slot, const tsr_graph *graph) {
     ocl_names outputs = {0};
     tsr_status *s = ocl_names_of_outputs(&outputs, graph);
     for (size_t pos = 0; pos < t->n && !s; pos++) {
@@ -95,8 +93,7 @@ static tsr_status *fill_proto(piece_slots *sl, const ocl_names *t, const size_t 
         size_t first;
         v->name = r->name;
         /* sorted by index within a name: the first match is the first output */
-        v->out_index = r->name[0] && ocl_names_find(&outputs, r->name, &first)
-                           ? outputs.refs[first].index : SIZE_MAX;
+        v->out_index = r->name[0] && ocl_names_find(&outputs, r->name, &first) ? outputs.refs[first].index : SIZE_MAX;
     }
     ocl_names_free(&outputs);
     return s;
@@ -207,8 +204,7 @@ static tsr_status *bind_input(ocl_piece *p, tsr_run_context *ctx, ocl_slot *vals
     if (t->memory_kind != TSR_MEMORY_DEVICE)
         return ocl_error(TSR_ERR_PROVIDER, "opencl: input '%s' is not in device memory", v->name);
     if (!ocl_tensor_fill(&v->t, t->elem_type, t->rank, t->dims))
-        return ocl_error(TSR_ERR_INVALID_ARGUMENT,
-                         "opencl: input '%s' has an unsupported type or rank", v->name);
+        return ocl_error(TSR_ERR_INVALID_ARGUMENT, "opencl: input '%s' has an unsupported type or rank", v->name);
     v->t.mem = (cl_mem)t->data;
     v->present = true;
     return NULL;
@@ -217,8 +213,13 @@ static tsr_status *bind_input(ocl_piece *p, tsr_run_context *ctx, ocl_slot *vals
 static tsr_status *run_step(ocl_piece *p, size_t k, tsr_run_context *ctx, ocl_slot *vals) {
     const ocl_step *step = &p->steps[k];
     const size_t *in = p->slots.of_step + p->slots.step_base[k];
-    ocl_exec x = {.st = p->st, .step = step, .ctx = ctx, .vals = vals, .in_slot = in,
-                  .out_slot = in + step->n_in, .scratch = p->slots.scratch};
+    ocl_exec x = {.st = p->st,
+                  .step = step,
+                  .ctx = ctx,
+                  .vals = vals,
+                  .in_slot = in,
+                  .out_slot = in + step->n_in,
+                  .scratch = p->slots.scratch};
     /* The scratch slot for omitted outputs is reusable per step. */
     ocl_slot *scratch = x.scratch != SIZE_MAX ? &vals[x.scratch] : NULL;
     if (scratch && scratch->present) {
@@ -231,9 +232,9 @@ static tsr_status *run_step(ocl_piece *p, size_t k, tsr_run_context *ctx, ocl_sl
     tsr_status *s = step->op->run(&x, step->op_state);
     ocl_stats_end(st, slot, st->kernels - k0, st->copies - c0, st->views - v0);
     if (s) {
-        tsr_status *w = ocl_error(ocl_host->status_code(s), "opencl: node '%s' (%s): %s",
-                                  ocl_host->node_name(step->node),
-                                  ocl_host->node_op_type(step->node), ocl_host->status_message(s));
+        tsr_status *w =
+            ocl_error(ocl_host->status_code(s), "opencl: node '%s' (%s): %s", ocl_host->node_name(step->node),
+                      ocl_host->node_op_type(step->node), ocl_host->status_message(s));
         ocl_host->status_free(s);
         s = w;
     }

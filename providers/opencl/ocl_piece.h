@@ -23,7 +23,6 @@ uint64_t ocl_piece_plan(const void *piece_state);
 /* The host's compiled-piece cache slots (ocl_piece_cache.c). */
 const char *ocl_cache_compat(void *state, int32_t device);
 tsr_status *ocl_piece_export(void *piece_state, void **bytes, size_t *size);
-tsr_status *ocl_piece_import(void *state, const tsr_graph *graph, const void *bytes, size_t size,
-                             void **piece_state);
+tsr_status *ocl_piece_import(void *state, const tsr_graph *graph, const void *bytes, size_t size, void **piece_state);
 
 #endif

@@ -99,8 +99,8 @@ static tsr_status *same_piece(const ocl_blob *b, void *piece) {
     const ocl_program_set *set = ocl_piece_programs(piece);
     if (set->n != b->n)
         return ocl_error(TSR_ERR_INVALID_ARGUMENT,
-                         "opencl: not a usable compiled piece: it holds %zu program(s), the piece uses %zu",
-                         b->n, set->n);
+                         "opencl: not a usable compiled piece: it holds %zu program(s), the piece uses %zu", b->n,
+                         set->n);
     for (size_t i = 0; i < set->n; i++)
         if (st->programs[set->index[i]].key != b->programs[i].key)
             return ocl_error(TSR_ERR_INVALID_ARGUMENT,
@@ -115,8 +115,7 @@ static tsr_status *same_piece(const ocl_blob *b, void *piece) {
     return NULL;
 }
 
-tsr_status *ocl_piece_import(void *state, const tsr_graph *graph, const void *bytes, size_t size,
-                             void **piece_state) {
+tsr_status *ocl_piece_import(void *state, const tsr_graph *graph, const void *bytes, size_t size, void **piece_state) {
     ocl_state *st = state;
     *piece_state = NULL;
     if (!st->have_device) return ocl_error(TSR_ERR_PROVIDER, "opencl: no device");
@@ -146,8 +145,8 @@ tsr_status *ocl_piece_import(void *state, const tsr_graph *graph, const void *by
         snprintf(msg, sizeof msg,
                  "piece starting at '%s' (%s): %llu program(s) made from the blob's binaries, %llu "
                  "already made this session; none compiled",
-                 ocl_host->node_name(first), ocl_host->node_op_type(first),
-                 (unsigned long long)(st->from_blob - made), (unsigned long long)(b.n - (st->from_blob - made)));
+                 ocl_host->node_name(first), ocl_host->node_op_type(first), (unsigned long long)(st->from_blob - made),
+                 (unsigned long long)(b.n - (st->from_blob - made)));
         ocl_host->log(TSR_LOG_INFO, "opencl", msg);
     }
     ocl_blob_free(&b);

@@ -22,9 +22,7 @@ uint64_t ocl_fnv(uint64_t h, const void *data, size_t n) {
 }
 
 /* The terminating NUL is hashed too, so ("ab", "c") differs from ("a", "bc"). */
-uint64_t ocl_fnv_str(uint64_t h, const char *s) {
-    return ocl_fnv(h, s ? s : "", s ? strlen(s) + 1 : 1);
-}
+uint64_t ocl_fnv_str(uint64_t h, const char *s) { return ocl_fnv(h, s ? s : "", s ? strlen(s) + 1 : 1); }
 
 static const char *source_text(const char *name) {
     for (unsigned i = 0; i < ocl_source_count; i++)
@@ -32,16 +30,16 @@ static const char *source_text(const char *name) {
     return NULL;
 }
 
-tsr_status *ocl_program_from_binary(ocl_state *st, const unsigned char *binary, size_t size,
-                                    const char *options, cl_program *out) {
+tsr_status *ocl_program_from_binary(ocl_state *st, const unsigned char *binary, size_t size, const char *options,
+                                    cl_program *out) {
     const ocl_device_desc *d = &st->devices[st->active];
     const unsigned char *bins[1] = {binary};
     cl_int bstatus = CL_SUCCESS, err;
     cl_program prog = clCreateProgramWithBinary(st->context, 1, &d->id, &size, bins, &bstatus, &err);
     if (!prog || err != CL_SUCCESS || bstatus != CL_SUCCESS) {
         if (prog) clReleaseProgram(prog);
-        return ocl_error(TSR_ERR_PROVIDER, "opencl: the driver refused a program binary of %zu bytes (%s)",
-                         size, ocl_cl_error_name(err != CL_SUCCESS ? err : bstatus));
+        return ocl_error(TSR_ERR_PROVIDER, "opencl: the driver refused a program binary of %zu bytes (%s)", size,
+                         ocl_cl_error_name(err != CL_SUCCESS ? err : bstatus));
     }
     /* a binary still needs a build (a link, for most drivers) before
      * clCreateKernel */
@@ -89,8 +87,7 @@ tsr_status *ocl_program_binary(ocl_state *st, size_t index, const unsigned char 
     return NULL;
 }
 
-static tsr_status *build_from_source(ocl_state *st, const char *text, const char *options,
-                                     cl_program *out) {
+static tsr_status *build_from_source(ocl_state *st, const char *text, const char *options, cl_program *out) {
     const ocl_device_desc *d = &st->devices[st->active];
     cl_int err;
     cl_program prog = clCreateProgramWithSource(st->context, 1, &text, NULL, &err);
@@ -101,8 +98,7 @@ static tsr_status *build_from_source(ocl_state *st, const char *text, const char
         clGetProgramBuildInfo(prog, d->id, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
         log[sizeof log - 1] = 0;
         clReleaseProgram(prog);
-        return ocl_error(TSR_ERR_PROVIDER, "opencl: building a program (options '%s') failed: %s",
-                         options, log);
+        return ocl_error(TSR_ERR_PROVIDER, "opencl: building a program (options '%s') failed: %s", options, log);
     }
     *out = prog;
     return NULL;
@@ -159,8 +155,7 @@ static tsr_status *make_program(ocl_state *st, uint64_t key, const program_sourc
      * this program: the own cache would only hold a second copy, and
      * reading it would hide whether the host's cache works. */
     char path[4200];
-    bool disk = st->disk_cache && !(st->host_cache && st->recording) &&
-                ocl_disk_cache_path(key, path, sizeof path);
+    bool disk = st->disk_cache && !(st->host_cache && st->recording) && ocl_disk_cache_path(key, path, sizeof path);
     if (disk && (*out = ocl_disk_cache_load(st, path, key, options))) {
         st->from_disk++;
         return NULL;
@@ -170,18 +165,15 @@ static tsr_status *make_program(ocl_state *st, uint64_t key, const program_sourc
     tsr_status *s = build_from_source(st, text, options, out);
     free(text);
     if (s) return s;
-    if (st->recording)
-        st->built_compile++;
-    else
-        st->built_run++;
+    if (st->recording) st->built_compile++;
+    else st->built_run++;
     if (!disk) return NULL;
     unsigned char *bin = NULL;
     size_t size = 0;
     tsr_status *b = fetch_binary(*out, &bin, &size);
     if (b) /* no binary to keep: the next session builds again */
         ocl_host->status_free(b);
-    else
-        ocl_disk_cache_store(path, key, bin, size);
+    else ocl_disk_cache_store(path, key, bin, size);
     free(bin);
     return NULL;
 }
@@ -201,9 +193,8 @@ static tsr_status *record(ocl_program_set *set, size_t index) {
     return NULL;
 }
 
-tsr_status *ocl_program_get(ocl_state *st, const char *prefix, const char *const *names,
-                            size_t n_names, const char *extra, const char *options,
-                            cl_program *out) {
+tsr_status *ocl_program_get(ocl_state *st, const char *prefix, const char *const *names, size_t n_names,
+                            const char *extra, const char *options, cl_program *out) {
     const ocl_device_desc *d = &st->devices[st->active];
     size_t total = (extra ? strlen(extra) : 0) + (prefix ? strlen(prefix) : 0) + 2;
     for (size_t i = 0; i < n_names; i++) {
@@ -240,8 +231,8 @@ tsr_status *ocl_program_get(ocl_state *st, const char *prefix, const char *const
     return NULL;
 }
 
-tsr_status *ocl_kernel_create(ocl_state *st, const char *source_name, const char *options,
-                              const char *kernel_name, cl_kernel *out) {
+tsr_status *ocl_kernel_create(ocl_state *st, const char *source_name, const char *options, const char *kernel_name,
+                              cl_kernel *out) {
     cl_program prog = NULL;
     tsr_status *s = ocl_program_get(st, NULL, &source_name, 1, NULL, options ? options : "", &prog);
     if (s) return s;
@@ -270,8 +261,7 @@ static ocl_kernel_entry *kernel_find(ocl_state *st, cl_program prog, const char 
 /* Shared rather than one kernel object per step: PoCL lists a program's
  * kernels and searches the list to free one, so the 100,000 kernels of
  * 100,000 one-node pieces took minutes to free at session end. */
-tsr_status *ocl_kernel_from(ocl_state *st, cl_program prog, const char *kernel_name,
-                            cl_kernel *out) {
+tsr_status *ocl_kernel_from(ocl_state *st, cl_program prog, const char *kernel_name, cl_kernel *out) {
     ocl_kernel_entry *e = kernel_find(st, prog, kernel_name);
     if (e) {
         cl_int err = clRetainKernel(e->kernel);

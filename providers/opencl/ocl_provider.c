@@ -27,8 +27,7 @@ static tsr_status *open_device(ocl_state *st) {
     st->context = clCreateContext(props, 1, &d->id, NULL, NULL, &err);
     if (!st->context) return ocl_cl_error(err, "clCreateContext");
     /* In order: a copy, then the kernels that read it, need no events. */
-    st->queue = clCreateCommandQueue(st->context, d->id,
-                                     st->profile ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
+    st->queue = clCreateCommandQueue(st->context, d->id, st->profile ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
     if (!st->queue) return ocl_cl_error(err, "clCreateCommandQueue");
     return NULL;
 }
@@ -54,15 +53,15 @@ static tsr_status *ocl_create(const tsr_provider_config *cfg, void **out) {
             free(st);
             return ocl_error(TSR_ERR_INVALID_ARGUMENT,
                              "opencl: unknown option '%s' (known: device=INDEX|NAME, cache=0|1, profile=0|1, "
-                             "cpu_kernels=0|1)", k);
+                             "cpu_kernels=0|1)",
+                             k);
         }
     }
     tsr_status *s = ocl_devices_enumerate(&st->devices, &st->n_devices);
     if (!s && device_spec) {
-        s = st->n_devices ? ocl_device_select(st->devices, st->n_devices, device_spec, &st->active)
-                          : ocl_error(TSR_ERR_INVALID_ARGUMENT,
-                                      "opencl: option device=%s but no OpenCL device exists",
-                                      device_spec);
+        s = st->n_devices
+            ? ocl_device_select(st->devices, st->n_devices, device_spec, &st->active)
+            : ocl_error(TSR_ERR_INVALID_ARGUMENT, "opencl: option device=%s but no OpenCL device exists", device_spec);
     }
     if (!s && st->n_devices) {
         s = open_device(st);
@@ -101,8 +100,7 @@ static size_t ocl_device_count(void *state) { return ((ocl_state *)state)->n_dev
 
 static tsr_status *ocl_device_info(void *state, size_t index, tsr_device_info *info) {
     ocl_state *st = state;
-    if (index >= st->n_devices)
-        return ocl_error(TSR_ERR_INVALID_ARGUMENT, "opencl: no device %zu", index);
+    if (index >= st->n_devices) return ocl_error(TSR_ERR_INVALID_ARGUMENT, "opencl: no device %zu", index);
     const ocl_device_desc *d = &st->devices[device_order(st, index)];
     info->name = d->name;
     info->vendor = d->vendor;
@@ -133,8 +131,7 @@ static void ocl_mem_free(void *state, int32_t device, void *handle) {
     if (handle) clReleaseMemObject((cl_mem)handle);
 }
 
-static tsr_status *ocl_copy_to_device(void *state, int32_t device, void *dst, const void *src,
-                                      size_t nbytes) {
+static tsr_status *ocl_copy_to_device(void *state, int32_t device, void *dst, const void *src, size_t nbytes) {
     ocl_state *st = state;
     (void)device;
     if (!nbytes) return NULL;
@@ -148,8 +145,7 @@ static tsr_status *ocl_copy_to_device(void *state, int32_t device, void *dst, co
     return s;
 }
 
-static tsr_status *ocl_copy_to_host(void *state, int32_t device, void *dst, const void *src,
-                                    size_t nbytes) {
+static tsr_status *ocl_copy_to_host(void *state, int32_t device, void *dst, const void *src, size_t nbytes) {
     ocl_state *st = state;
     (void)device;
     if (!nbytes) return NULL;

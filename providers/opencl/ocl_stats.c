@@ -10,8 +10,7 @@
 size_t ocl_stats_begin(ocl_state *st, const char *op_type) {
     size_t slot = SIZE_MAX;
     for (size_t i = 0; i < st->n_op_stats && slot == SIZE_MAX; i++)
-        if (strncmp(st->op_stats[i].op_type, op_type, sizeof st->op_stats[i].op_type - 1) == 0)
-            slot = i;
+        if (strncmp(st->op_stats[i].op_type, op_type, sizeof st->op_stats[i].op_type - 1) == 0) slot = i;
     if (slot == SIZE_MAX) {
         ocl_op_stats *g = realloc(st->op_stats, sizeof *g * (st->n_op_stats + 1));
         if (g) { /* counters are best effort */
@@ -43,8 +42,7 @@ void ocl_stats_log(ocl_state *st) {
              "profile: %llu piece runs; kernels %.3f ms; host->device %.3f ms (%.1f MiB); "
              "device->host %.3f ms (%.1f MiB)",
              (unsigned long long)st->runs, st->kernel_s * 1e3, st->to_device_s * 1e3,
-             (double)st->to_device_bytes / 1048576.0, st->to_host_s * 1e3,
-             (double)st->to_host_bytes / 1048576.0);
+             (double)st->to_device_bytes / 1048576.0, st->to_host_s * 1e3, (double)st->to_host_bytes / 1048576.0);
     /* warnings, so they show at the default log level */
     ocl_host->log(TSR_LOG_WARNING, "opencl", line);
     snprintf(line, sizeof line,
@@ -62,8 +60,7 @@ void ocl_stats_log(ocl_state *st) {
              (unsigned long long)st->from_blob, (unsigned long long)st->from_disk);
     ocl_host->log(TSR_LOG_WARNING, "opencl", line);
     snprintf(line, sizeof line, "profile: %llu kernel launches, %llu device-side copies, %llu views",
-             (unsigned long long)st->kernels, (unsigned long long)st->copies,
-             (unsigned long long)st->views);
+             (unsigned long long)st->kernels, (unsigned long long)st->copies, (unsigned long long)st->views);
     ocl_host->log(TSR_LOG_WARNING, "opencl", line);
     for (size_t i = 0; i < st->n_op_stats; i++) {
         const ocl_op_stats *e = &st->op_stats[i];

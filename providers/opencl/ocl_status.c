@@ -44,8 +44,7 @@ const char *ocl_cl_error_name(cl_int err) {
 }
 
 tsr_status *ocl_cl_error(cl_int err, const char *what) {
-    int32_t code = err == CL_OUT_OF_HOST_MEMORY || err == CL_MEM_OBJECT_ALLOCATION_FAILURE
-                       ? TSR_ERR_NO_MEMORY
-                       : TSR_ERR_PROVIDER;
+    int32_t code =
+        err == CL_OUT_OF_HOST_MEMORY || err == CL_MEM_OBJECT_ALLOCATION_FAILURE ? TSR_ERR_NO_MEMORY : TSR_ERR_PROVIDER;
     return ocl_error(code, "opencl: %s failed: %s (%d)", what, ocl_cl_error_name(err), (int)err);
 }

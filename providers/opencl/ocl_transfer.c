@@ -73,8 +73,7 @@ static void staging_reap(ocl_state *st, bool all_done) {
     for (size_t i = st->n_staging; i-- > 0;) {
         cl_int status = CL_COMPLETE;
         if (!all_done)
-            clGetEventInfo(st->staging[i].done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status,
-                           &status, NULL);
+            clGetEventInfo(st->staging[i].done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
         if (status == CL_COMPLETE || status < 0) staging_free_at(st, i);
     }
 }

@@ -48,15 +48,14 @@ typedef struct ref_ctx {
 typedef tsr_status *(*ref_kernel_fn)(ref_ctx *ctx);
 /* Optional claim-time check. Returns 0 when the node is supported, else a
  * tsr_decline_reason with a sentence in `why`. */
-typedef int (*ref_check_fn)(const tsr_host_api *host, const tsr_node *node, char *why,
-                            size_t why_size);
+typedef int (*ref_check_fn)(const tsr_host_api *host, const tsr_node *node, char *why, size_t why_size);
 
 typedef struct ref_op {
     const char *domain;  /* "" for ai.onnx, "ai.onnx.ml", ... */
     const char *op_type; /* NULL ends a table */
     int min_opset;       /* lowest opset version this kernel implements (1 = all) */
     ref_kernel_fn run;
-    ref_check_fn check;  /* may be NULL */
+    ref_check_fn check; /* may be NULL */
 } ref_op;
 
 /* Tables, one per ref_ops_*.c file. */
@@ -75,8 +74,7 @@ const tsr_tensor *ref_in(ref_ctx *c, size_t i);
 bool ref_out_wanted(ref_ctx *c, size_t i);
 /* Allocates node output i. When the output is not wanted, allocates a
  * scratch tensor that is discarded, so kernels need not check. */
-tsr_status *ref_out(ref_ctx *c, size_t i, int32_t elem_type, int32_t rank, const int64_t *dims,
-                    tsr_tensor **out);
+tsr_status *ref_out(ref_ctx *c, size_t i, int32_t elem_type, int32_t rank, const int64_t *dims, tsr_tensor **out);
 /* An error naming the node: "Conv 'conv3': <message>". */
 tsr_status *ref_err(ref_ctx *c, int32_t code, const char *fmt, ...) REF_PRINTF(3, 4);
 /* Whether the run should stop now (the application cancelled it or its
@@ -114,7 +112,7 @@ bool ref_is_float(int32_t t);    /* float, double, float16, bfloat16 */
  * only: declines (TSR_DECLINE_TYPE) unless input 0's element type, when
  * known, is a float type. */
 int ref_check_float(const tsr_host_api *host, const tsr_node *node, char *why, size_t why_size);
-bool ref_is_int(int32_t t);      /* signed or unsigned integer types, not bool */
+bool ref_is_int(int32_t t); /* signed or unsigned integer types, not bool */
 bool ref_is_signed(int32_t t);
 uint64_t ref_numel(const tsr_tensor *t);
 /* Element idx of a numeric or bool tensor, converted. */
@@ -134,12 +132,11 @@ uint16_t ref_float_to_bf16(float f);
 
 /* --- shapes ------------------------------------------------------------- */
 /* numpy broadcast of two shapes; false when incompatible. */
-bool ref_broadcast_shape(int32_t ra, const int64_t *da, int32_t rb, const int64_t *db,
-                         int32_t *rout, int64_t *dout);
+bool ref_broadcast_shape(int32_t ra, const int64_t *da, int32_t rb, const int64_t *db, int32_t *rout, int64_t *dout);
 /* Element strides of a `rank_in` tensor read as the broadcast `rank_out`
  * shape: 0 along broadcast axes. */
-void ref_broadcast_strides(int32_t rank_in, const int64_t *dims_in, int32_t rank_out,
-                           const int64_t *dims_out, int64_t *strides_out);
+void ref_broadcast_strides(int32_t rank_in, const int64_t *dims_in, int32_t rank_out, const int64_t *dims_out,
+                           int64_t *strides_out);
 /* Row-major strides of dims. */
 void ref_strides(int32_t rank, const int64_t *dims, int64_t *strides);
 /* An integer tensor (int32/int64) as an int64 array of *n entries; the

@@ -14,12 +14,12 @@
 #include "ref.h"
 
 /* --- kernels ------------------------------------------------------------ */
-tsr_status *ref_attn_sdpa(ref_ctx *c);          /* Attention (opset 23+) */
-tsr_status *ref_attn_flex(ref_ctx *c);          /* ai.onnx.preview FlexAttention */
-tsr_status *ref_attn_linear(ref_ctx *c);        /* LinearAttention */
-tsr_status *ref_attn_causal_conv(ref_ctx *c);   /* CausalConvWithState */
-tsr_status *ref_attn_rms_norm(ref_ctx *c);      /* RMSNormalization */
-tsr_status *ref_attn_rotary(ref_ctx *c);        /* RotaryEmbedding */
+tsr_status *ref_attn_sdpa(ref_ctx *c);        /* Attention (opset 23+) */
+tsr_status *ref_attn_flex(ref_ctx *c);        /* ai.onnx.preview FlexAttention */
+tsr_status *ref_attn_linear(ref_ctx *c);      /* LinearAttention */
+tsr_status *ref_attn_causal_conv(ref_ctx *c); /* CausalConvWithState */
+tsr_status *ref_attn_rms_norm(ref_ctx *c);    /* RMSNormalization */
+tsr_status *ref_attn_rotary(ref_ctx *c);      /* RotaryEmbedding */
 
 /* --- helpers (ref_attn_util.c) ------------------------------------------ */
 /* a * b into *out; false on size_t overflow. */
@@ -47,13 +47,13 @@ void ref_attn_softmax(double *x, size_t n, bool masked_rows_zero);
  * padded with "masked" up to kv_len), the causal and sliding-window
  * constraints, and the nonpad_kv_seqlen padding. */
 typedef struct ref_attn_bias {
-    const tsr_tensor *mask;  /* NULL when absent */
-    int64_t mask_len;        /* the mask's last extent (<= kv_len) */
-    int64_t mask_str[3];     /* element strides of (batch, head, query) in the mask; 0 broadcasts */
+    const tsr_tensor *mask; /* NULL when absent */
+    int64_t mask_len;       /* the mask's last extent (<= kv_len) */
+    int64_t mask_str[3];    /* element strides of (batch, head, query) in the mask; 0 broadcasts */
     bool causal;
-    int64_t left, right;     /* window sizes; -1 is unbounded */
-    const int64_t *nonpad;   /* per-batch valid key count, or NULL */
-    int64_t past;            /* past_key's length: the causal offset without nonpad */
+    int64_t left, right;   /* window sizes; -1 is unbounded */
+    const int64_t *nonpad; /* per-batch valid key count, or NULL */
+    int64_t past;          /* past_key's length: the causal offset without nonpad */
     int64_t q_len, kv_len;
 } ref_attn_bias;
 
@@ -62,14 +62,12 @@ tsr_status *ref_attn_bias_mask(ref_ctx *c, ref_attn_bias *bias, int64_t batch, i
 /* The bias row of query `q` of head `h` in batch `b`: kv_len values, 0 or
  * -inf or the float mask's value; *all_masked says whether every key is
  * disallowed (the row's maximum is -inf). */
-void ref_attn_bias_row(const ref_attn_bias *bias, int64_t b, int64_t h, int64_t q, double *row,
-                       bool *all_masked);
+void ref_attn_bias_row(const ref_attn_bias *bias, int64_t b, int64_t h, int64_t q, double *row, bool *all_masked);
 
 /* Runs the single-input, single-output graph attribute `attr` of the node
  * on `in` with the reference provider's own kernels (ref_attn_subgraph.c).
  * The output must be a float tensor of `in`'s shape (`want` elements);
  * *out receives it as doubles, and the caller frees it. */
-tsr_status *ref_attn_subgraph(ref_ctx *c, const char *attr, const tsr_tensor *in,
-                              size_t want, double **out);
+tsr_status *ref_attn_subgraph(ref_ctx *c, const char *attr, const tsr_tensor *in, size_t want, double **out);
 
 #endif

@@ -36,12 +36,10 @@ void ref_image_store_f64(tsr_tensor *t, const double *src, size_t n);
 bool ref_image_numel(const int64_t *dims, size_t n, int64_t limit, int64_t *out);
 /* Reads the optional INTS attribute `name` into out[0..n): absent gives
  * `dflt` everywhere; present must have exactly n entries, each >= min. */
-tsr_status *ref_image_ints_attr(ref_ctx *c, const char *name, size_t n, int64_t dflt,
-                                int64_t min, int64_t *out);
+tsr_status *ref_image_ints_attr(ref_ctx *c, const char *name, size_t n, int64_t dflt, int64_t min, int64_t *out);
 /* Bilinear (N-linear) sample of one channel `data` of rank nd with shape
  * dims at fractional position pos[0..nd); points outside read as zero. */
-double ref_image_sample_linear_zero(const double *data, size_t nd, const int64_t *dims,
-                                    const double *pos);
+double ref_image_sample_linear_zero(const double *data, size_t nd, const int64_t *dims, const double *pos);
 
 /* --- image decoding (ref_image_decode.c and one file per format) -------- */
 /* A decoded picture: 8-bit RGB, rows top to bottom, width*height*3 bytes. */
@@ -53,24 +51,15 @@ typedef struct ref_image_rgb {
 /* Each decoder fills *img or returns false with a sentence in `why`. The
  * caller has checked the format's signature; decoders check everything else
  * (and cap the size at REF_IMAGE_MAX_ELEMS pixels). */
-typedef bool (*ref_image_decode_fn)(const uint8_t *data, size_t size, ref_image_rgb *img,
-                                    char *why, size_t why_size);
-bool ref_image_decode_jpeg(const uint8_t *data, size_t size, ref_image_rgb *img, char *why,
-                           size_t why_size);
-bool ref_image_decode_png(const uint8_t *data, size_t size, ref_image_rgb *img, char *why,
-                          size_t why_size);
-bool ref_image_decode_tiff(const uint8_t *data, size_t size, ref_image_rgb *img, char *why,
-                           size_t why_size);
-bool ref_image_decode_webp(const uint8_t *data, size_t size, ref_image_rgb *img, char *why,
-                           size_t why_size);
-bool ref_image_decode_jp2(const uint8_t *data, size_t size, ref_image_rgb *img, char *why,
-                          size_t why_size);
-bool ref_image_decode_bmp(const uint8_t *data, size_t size, ref_image_rgb *img, char *why,
-                          size_t why_size);
-bool ref_image_decode_pnm(const uint8_t *data, size_t size, ref_image_rgb *img, char *why,
-                          size_t why_size);
+typedef bool (*ref_image_decode_fn)(const uint8_t *data, size_t size, ref_image_rgb *img, char *why, size_t why_size);
+bool ref_image_decode_jpeg(const uint8_t *data, size_t size, ref_image_rgb *img, char *why, size_t why_size);
+bool ref_image_decode_png(const uint8_t *data, size_t size, ref_image_rgb *img, char *why, size_t why_size);
+bool ref_image_decode_tiff(const uint8_t *data, size_t size, ref_image_rgb *img, char *why, size_t why_size);
+bool ref_image_decode_webp(const uint8_t *data, size_t size, ref_image_rgb *img, char *why, size_t why_size);
+bool ref_image_decode_jp2(const uint8_t *data, size_t size, ref_image_rgb *img, char *why, size_t why_size);
+bool ref_image_decode_bmp(const uint8_t *data, size_t size, ref_image_rgb *img, char *why, size_t why_size);
+bool ref_image_decode_pnm(const uint8_t *data, size_t size, ref_image_rgb *img, char *why, size_t why_size);
 /* Allocates img->pixels for width x height after checking the size cap. */
-bool ref_image_rgb_alloc(ref_image_rgb *img, int64_t width, int64_t height, char *why,
-                         size_t why_size);
+bool ref_image_rgb_alloc(ref_image_rgb *img, int64_t width, int64_t height, char *why, size_t why_size);
 
 #endif

@@ -14,13 +14,9 @@
 
 enum { BI_RGB = 0, BI_RLE8 = 1, BI_RLE4 = 2, BI_BITFIELDS = 3, BI_ALPHABITFIELDS = 6 };
 
-static uint32_t le16(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8;
-}
+static uint32_t le16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
 
-static uint32_t le32(const uint8_t *p)
-{
+static uint32_t le32(const uint8_t *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
@@ -30,23 +26,17 @@ typedef struct bmp_mask {
     int shift, bits;
 } bmp_mask;
 
-static bmp_mask make_mask(uint32_t m)
-{
+static bmp_mask make_mask(uint32_t m) {
     bmp_mask r = {m, 0, 0};
-    if (!m)
-        return r;
-    while (!((m >> r.shift) & 1))
-        r.shift++;
-    while (r.shift + r.bits < 32 && ((m >> (r.shift + r.bits)) & 1))
-        r.bits++;
+    if (!m) return r;
+    while (!((m >> r.shift) & 1)) r.shift++;
+    while (r.shift + r.bits < 32 && ((m >> (r.shift + r.bits)) & 1)) r.bits++;
     return r;
 }
 
 /* A masked channel scaled to 0..255, rounding to nearest. */
-static uint8_t channel(uint32_t px, const bmp_mask *m)
-{
-    if (!m->bits)
-        return 0;
+static uint8_t channel(uint32_t px, const bmp_mask *m) {
+    if (!m->bits) return 0;
     uint64_t v = (px & m->mask) >> m->shift, max = ((uint64_t)1 << m->bits) - 1;
     return (uint8_t)((v * 255 + max / 2) / max);
 }
@@ -62,8 +52,7 @@ typedef struct bmp_info {
 
 /* Expands an RLE8 / RLE4 stream into palette indices, bottom row first
  * (row 0 of `idx` is the bottom row). */
-static bool decode_rle(const uint8_t *s, size_t n, bool four, const bmp_info *bi, uint8_t *idx)
-{
+static bool decode_rle(const uint8_t *s, size_t n, bool four, const bmp_info *bi, uint8_t *idx) {
     int64_t x = 0, y = 0, w = bi->width, h = bi->height;
     size_t i = 0;
     while (i + 1 < n) {
@@ -71,8 +60,7 @@ static bool decode_rle(const uint8_t *s, size_t n, bool four, const bmp_info *bi
         i += 2;
         if (count) { /* a run of `count` pixels */
             for (unsigned k = 0; k < count && x < w; k++, x++)
-                if (y < h)
-                    idx[y * w + x] = (uint8_t)(four ? (k & 1 ? val & 15 : val >> 4) : val);
+                if (y < h) idx[y * w + x] = (uint8_t)(four ? (k & 1 ? val & 15 : val >> 4) : val);
             continue;
         }
         if (val == 0) { /* end of line */
@@ -81,31 +69,26 @@ static bool decode_rle(const uint8_t *s, size_t n, bool four, const bmp_info *bi
         } else if (val == 1) { /* end of bitmap */
             return true;
         } else if (val == 2) { /* delta */
-            if (i + 1 >= n)
-                return false;
+            if (i + 1 >= n) return false;
             x += s[i];
             y += s[i + 1];
             i += 2;
         } else { /* absolute: `val` literal pixels, padded to 16 bits */
             size_t bytes = four ? (val + 1) / 2 : val;
-            if (bytes > n - i)
-                return false;
+            if (bytes > n - i) return false;
             for (unsigned k = 0; k < val; k++, x++) {
                 unsigned v = four ? (k & 1 ? s[i + k / 2] & 15 : s[i + k / 2] >> 4) : s[i + k];
-                if (x < w && y < h)
-                    idx[y * w + x] = (uint8_t)v;
+                if (x < w && y < h) idx[y * w + x] = (uint8_t)v;
             }
             i += bytes + (bytes & 1);
         }
-        if (y >= h)
-            return true;
+        if (y >= h) return true;
     }
     return true; /* a missing end marker is tolerated */
 }
 
 /* Reads the headers and palette; returns the pixel data offset or 0. */
-static size_t read_headers(const uint8_t *d, size_t n, bmp_info *bi, char *why, size_t why_size)
-{
+static size_t read_headers(const uint8_t *d, size_t n, bmp_info *bi, char *why, size_t why_size) {
     if (n < 26) {
         snprintf(why, why_size, "the file is shorter than its headers");
         return 0;
@@ -155,14 +138,12 @@ static size_t read_headers(const uint8_t *d, size_t n, bmp_info *bi, char *why, 
     }
     bool masked = bi->compression == BI_BITFIELDS || bi->compression == BI_ALPHABITFIELDS;
     bool ok_combo = (bi->compression == BI_RGB &&
-                     (bi->bpp == 1 || bi->bpp == 2 || bi->bpp == 4 || bi->bpp == 8 ||
-                      bi->bpp == 16 || bi->bpp == 24 || bi->bpp == 32)) ||
-                    (bi->compression == BI_RLE8 && bi->bpp == 8) ||
-                    (bi->compression == BI_RLE4 && bi->bpp == 4) ||
-                    (masked && (bi->bpp == 16 || bi->bpp == 32));
+                     (bi->bpp == 1 || bi->bpp == 2 || bi->bpp == 4 || bi->bpp == 8 || bi->bpp == 16 || bi->bpp == 24 ||
+                      bi->bpp == 32)) ||
+        (bi->compression == BI_RLE8 && bi->bpp == 8) || (bi->compression == BI_RLE4 && bi->bpp == 4) ||
+        (masked && (bi->bpp == 16 || bi->bpp == 32));
     if (!ok_combo) {
-        snprintf(why, why_size, "%u bits per pixel with compression %u is not supported",
-                 bi->bpp, bi->compression);
+        snprintf(why, why_size, "%u bits per pixel with compression %u is not supported", bi->bpp, bi->compression);
         return 0;
     }
     if (!masked) { /* the defaults: 5-5-5 for 16 bits, 8-8-8 for 32 */
@@ -179,8 +160,7 @@ static size_t read_headers(const uint8_t *d, size_t n, bmp_info *bi, char *why, 
         /* Files may store fewer entries than they could use: take what
          * fits before the pixels, and black for the rest. */
         memset(bi->palette, 0, sizeof bi->palette);
-        for (size_t k = 0; k < count && pal_at + (k + 1) * entry <= n &&
-                           (off == 0 || pal_at + (k + 1) * entry <= off);
+        for (size_t k = 0; k < count && pal_at + (k + 1) * entry <= n && (off == 0 || pal_at + (k + 1) * entry <= off);
              k++) {
             const uint8_t *e = d + pal_at + k * entry;
             bi->palette[k][0] = e[2];
@@ -196,14 +176,11 @@ static size_t read_headers(const uint8_t *d, size_t n, bmp_info *bi, char *why, 
     return off;
 }
 
-bool ref_image_decode_bmp(const uint8_t *data, size_t size, ref_image_rgb *img, char *why,
-                          size_t why_size)
-{
+bool ref_image_decode_bmp(const uint8_t *data, size_t size, ref_image_rgb *img, char *why, size_t why_size) {
     bmp_info bi;
     memset(&bi, 0, sizeof bi);
     size_t off = read_headers(data, size, &bi, why, why_size);
-    if (!off || !ref_image_rgb_alloc(img, bi.width, bi.height, why, why_size))
-        return false;
+    if (!off || !ref_image_rgb_alloc(img, bi.width, bi.height, why, why_size)) return false;
     int64_t w = bi.width, h = bi.height;
     const uint8_t *px = data + off;
     size_t avail = size - off;
@@ -221,8 +198,7 @@ bool ref_image_decode_bmp(const uint8_t *data, size_t size, ref_image_rgb *img, 
         }
         for (int64_t y = 0; y < h; y++) {
             uint8_t *dst = img->pixels + (size_t)(bi.top_down ? y : h - 1 - y) * (size_t)w * 3;
-            for (int64_t x = 0; x < w; x++)
-                memcpy(dst + 3 * x, bi.palette[idx[y * w + x]], 3);
+            for (int64_t x = 0; x < w; x++) memcpy(dst + 3 * x, bi.palette[idx[y * w + x]], 3);
         }
         free(idx);
         return true;
@@ -247,8 +223,7 @@ bool ref_image_decode_bmp(const uint8_t *data, size_t size, ref_image_rgb *img, 
                 dst[2] = s[0];
             } else {
                 uint32_t v = bi.bpp == 16 ? le16(row + 2 * x) : le32(row + 4 * x);
-                for (int k = 0; k < 3; k++)
-                    dst[k] = channel(v, &bi.masks[k]);
+                for (int k = 0; k < 3; k++) dst[k] = channel(v, &bi.masks[k]);
             }
         }
     }

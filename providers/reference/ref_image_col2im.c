@@ -15,35 +15,28 @@
 #define C2I_MAX_PARAM ((int64_t)1 << 31)
 
 /* Advances a row-major multi-index; false after the last one. */
-static bool next_index(int64_t *idx, const int64_t *dims, size_t n)
-{
+static bool next_index(int64_t *idx, const int64_t *dims, size_t n) {
     for (size_t d = n; d-- > 0;) {
-        if (++idx[d] < dims[d])
-            return true;
+        if (++idx[d] < dims[d]) return true;
         idx[d] = 0;
     }
     return false;
 }
 
-tsr_status *ref_image_col2im(ref_ctx *c)
-{
+tsr_status *ref_image_col2im(ref_ctx *c) {
     const tsr_tensor *X = ref_in(c, 0), *IS = ref_in(c, 1), *BS = ref_in(c, 2);
     if (!X || !IS || !BS)
-        return ref_err(c, TSR_ERR_INVALID_MODEL,
-                       "Col2Im needs inputs input, image_shape and block_shape");
+        return ref_err(c, TSR_ERR_INVALID_MODEL, "Col2Im needs inputs input, image_shape and block_shape");
     bool is_float = ref_is_float(X->elem_type);
     if (!is_float && !ref_is_int(X->elem_type) && X->elem_type != TSR_BOOL)
-        return ref_err(c, TSR_ERR_NOT_SUPPORTED, "element type %d is not implemented",
-                       (int)X->elem_type);
-    if (X->rank != 3)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "input must be 3-D (N, C*prod(block), L)");
+        return ref_err(c, TSR_ERR_NOT_SUPPORTED, "element type %d is not implemented", (int)X->elem_type);
+    if (X->rank != 3) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "input must be 3-D (N, C*prod(block), L)");
     int64_t *img = NULL, *blk = NULL;
     size_t ni = 0, nbk = 0;
     double *accf = NULL;
     uint64_t *acci = NULL; /* integers wrap, as integer adds do, without UB */
     tsr_status *st;
-    if ((st = ref_tensor_i64(c, IS, &img, &ni)) || (st = ref_tensor_i64(c, BS, &blk, &nbk)))
-        goto done;
+    if ((st = ref_tensor_i64(c, IS, &img, &ni)) || (st = ref_tensor_i64(c, BS, &blk, &nbk))) goto done;
     if (ni < 1 || ni != nbk || ni > REF_MAX_RANK - 2) {
         st = ref_err(c, TSR_ERR_INVALID_ARGUMENT,
                      "image_shape (%zu values) and block_shape (%zu values) must have the same "
@@ -60,8 +53,8 @@ tsr_status *ref_image_col2im(ref_ctx *c)
     int64_t nblk[REF_MAX_RANK], K = 1, L = 1;
     for (size_t d = 0; d < nd; d++) {
         if (dil[d] > C2I_MAX_PARAM || str[d] > C2I_MAX_PARAM || pads[d] > C2I_MAX_PARAM ||
-            pads[nd + d] > C2I_MAX_PARAM || blk[d] < 1 || blk[d] > C2I_MAX_PARAM ||
-            img[d] < 0 || img[d] > REF_IMAGE_MAX_ELEMS) {
+            pads[nd + d] > C2I_MAX_PARAM || blk[d] < 1 || blk[d] > C2I_MAX_PARAM || img[d] < 0 ||
+            img[d] > REF_IMAGE_MAX_ELEMS) {
             st = ref_err(c, TSR_ERR_INVALID_ARGUMENT,
                          "axis %zu: image size %lld, block %lld, dilation, stride or pads out "
                          "of range",
@@ -72,8 +65,8 @@ tsr_status *ref_image_col2im(ref_ctx *c)
         int64_t room = img[d] + pads[d] + pads[nd + d] - span;
         if (room < 0) {
             st = ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                         "axis %zu: a dilated block of %lld does not fit the padded image of %lld",
-                         d, (long long)span, (long long)(img[d] + pads[d] + pads[nd + d]));
+                         "axis %zu: a dilated block of %lld does not fit the padded image of %lld", d, (long long)span,
+                         (long long)(img[d] + pads[d] + pads[nd + d]));
             goto done;
         }
         nblk[d] = room / str[d] + 1;
@@ -99,17 +92,13 @@ tsr_status *ref_image_col2im(ref_ctx *c)
     memcpy(odims + 2, img, nd * sizeof *img);
     if (!ref_image_numel(odims, nd + 2, REF_IMAGE_MAX_ELEMS, &total) ||
         !ref_image_numel(img, nd, REF_IMAGE_MAX_ELEMS, &plane)) {
-        st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "output of more than %lld elements",
-                     (long long)REF_IMAGE_MAX_ELEMS);
+        st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "output of more than %lld elements", (long long)REF_IMAGE_MAX_ELEMS);
         goto done;
     }
     tsr_tensor *Y;
-    if ((st = ref_out(c, 0, X->elem_type, (int32_t)nd + 2, odims, &Y)) || total == 0)
-        goto done;
-    if (is_float)
-        accf = calloc((size_t)total, sizeof *accf);
-    else
-        acci = calloc((size_t)total, sizeof *acci);
+    if ((st = ref_out(c, 0, X->elem_type, (int32_t)nd + 2, odims, &Y)) || total == 0) goto done;
+    if (is_float) accf = calloc((size_t)total, sizeof *accf);
+    else acci = calloc((size_t)total, sizeof *acci);
     if (!accf && !acci) {
         st = ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
         goto done;
@@ -132,21 +121,17 @@ tsr_status *ref_image_col2im(ref_ctx *c)
                 }
                 if (inside) {
                     size_t src = (size_t)((nc * K + k) * L + l), dst = (size_t)(nc * plane + off);
-                    if (accf)
-                        accf[dst] += ref_load(X->elem_type, X->data, src);
-                    else
-                        acci[dst] += (uint64_t)ref_load_i64(X->elem_type, X->data, src);
+                    if (accf) accf[dst] += ref_load(X->elem_type, X->data, src);
+                    else acci[dst] += (uint64_t)ref_load_i64(X->elem_type, X->data, src);
                 }
                 l++;
             } while (next_index(pos, nblk, nd));
             k++;
         } while (next_index(koff, blk, nd));
     }
-    if (accf)
-        ref_image_store_f64(Y, accf, (size_t)total);
+    if (accf) ref_image_store_f64(Y, accf, (size_t)total);
     else
-        for (int64_t i = 0; i < total; i++)
-            ref_store_i64(Y->elem_type, Y->data, (size_t)i, (int64_t)acci[i]);
+        for (int64_t i = 0; i < total; i++) ref_store_i64(Y->elem_type, Y->data, (size_t)i, (int64_t)acci[i]);
 done:
     free(img);
     free(blk);

@@ -39,36 +39,24 @@ typedef struct gs_axis {
     double lo, hi; /* the border: [-0.5, size-0.5], or [0, size-1] with align_corners */
 } gs_axis;
 
-static bool parse_mode(const char *s, enum gs_mode *m)
-{
-    if (!strcmp(s, "linear") || !strcmp(s, "bilinear"))
-        *m = GS_LINEAR;
-    else if (!strcmp(s, "nearest"))
-        *m = GS_NEAREST;
-    else if (!strcmp(s, "cubic") || !strcmp(s, "bicubic"))
-        *m = GS_CUBIC;
-    else
-        return false;
+static bool parse_mode(const char *s, enum gs_mode *m) {
+    if (!strcmp(s, "linear") || !strcmp(s, "bilinear")) *m = GS_LINEAR;
+    else if (!strcmp(s, "nearest")) *m = GS_NEAREST;
+    else if (!strcmp(s, "cubic") || !strcmp(s, "bicubic")) *m = GS_CUBIC;
+    else return false;
     return true;
 }
 
-static bool parse_pad(const char *s, enum gs_pad *p)
-{
-    if (!strcmp(s, "zeros"))
-        *p = GS_ZEROS;
-    else if (!strcmp(s, "border"))
-        *p = GS_BORDER;
-    else if (!strcmp(s, "reflection"))
-        *p = GS_REFLECTION;
-    else
-        return false;
+static bool parse_pad(const char *s, enum gs_pad *p) {
+    if (!strcmp(s, "zeros")) *p = GS_ZEROS;
+    else if (!strcmp(s, "border")) *p = GS_BORDER;
+    else if (!strcmp(s, "reflection")) *p = GS_REFLECTION;
+    else return false;
     return true;
 }
 
 /* Claim-time check of the two string attributes. */
-int ref_image_check_grid_sample(const tsr_host_api *host, const tsr_node *node, char *why,
-                                size_t why_size)
-{
+int ref_image_check_grid_sample(const tsr_host_api *host, const tsr_node *node, char *why, size_t why_size) {
     const tsr_attr *a = host->node_attr_find(node, "mode");
     char buf[32];
     size_t n;
@@ -77,8 +65,7 @@ int ref_image_check_grid_sample(const tsr_host_api *host, const tsr_node *node, 
         enum gs_mode m;
         snprintf(buf, sizeof buf, "%.*s", (int)(n < 31 ? n : 31), s);
         if (!parse_mode(buf, &m)) {
-            snprintf(why, why_size, "GridSample mode '%s' is not one of linear, nearest, cubic",
-                     buf);
+            snprintf(why, why_size, "GridSample mode '%s' is not one of linear, nearest, cubic", buf);
             return TSR_DECLINE_ATTRIBUTE;
         }
     }
@@ -88,8 +75,7 @@ int ref_image_check_grid_sample(const tsr_host_api *host, const tsr_node *node, 
         enum gs_pad p;
         snprintf(buf, sizeof buf, "%.*s", (int)(n < 31 ? n : 31), s);
         if (!parse_pad(buf, &p)) {
-            snprintf(why, why_size,
-                     "GridSample padding_mode '%s' is not one of zeros, border, reflection", buf);
+            snprintf(why, why_size, "GridSample padding_mode '%s' is not one of zeros, border, reflection", buf);
             return TSR_DECLINE_ATTRIBUTE;
         }
     }
@@ -104,41 +90,31 @@ int ref_image_check_grid_sample(const tsr_host_api *host, const tsr_node *node, 
 
 /* Folds x back into [lo, hi] by mirroring at the borders, as often as it
  * takes. */
-static double reflect(double x, double lo, double hi)
-{
+static double reflect(double x, double lo, double hi) {
     double range = hi - lo;
-    if (!(range > 0))
-        return lo;
-    if (x >= lo && x <= hi)
-        return x;
+    if (!(range > 0)) return lo;
+    if (x >= lo && x <= hi) return x;
     double dx = x < lo ? lo - x : x - hi;
     double flips = floor(dx / range), r = dx - flips * range;
     bool even = fmod(flips, 2.0) == 0.0;
-    if (x < lo)
-        return even ? lo + r : hi - r;
+    if (x < lo) return even ? lo + r : hi - r;
     return even ? hi - r : lo + r;
 }
 
 /* The source index an integer tap position reads, or -1 for zero. */
-static int64_t pixel_index(double i, const gs_axis *ax, enum gs_pad pad)
-{
+static int64_t pixel_index(double i, const gs_axis *ax, enum gs_pad pad) {
     double last = (double)(ax->size - 1);
-    if (pad == GS_ZEROS)
-        return (i >= 0 && i <= last) ? (int64_t)i : -1;
-    if (pad == GS_REFLECTION)
-        i = trunc(reflect(i, ax->lo, ax->hi));
+    if (pad == GS_ZEROS) return (i >= 0 && i <= last) ? (int64_t)i : -1;
+    if (pad == GS_REFLECTION) i = trunc(reflect(i, ax->lo, ax->hi));
     /* Border, and a guard for reflection's rounding at the edges. */
-    if (i < 0)
-        i = 0;
-    if (i > last)
-        i = last;
+    if (i < 0) i = 0;
+    if (i > last) i = last;
     return (int64_t)i;
 }
 
 /* Keys' cubic convolution weights (a = -0.75) for a point t in [0, 1)
  * past the second of four samples. */
-static void cubic_weights(double t, double w[4])
-{
+static void cubic_weights(double t, double w[4]) {
     const double a = -0.75;
     double t1 = t + 1, t2 = 1 - t, t3 = 2 - t;
     w[0] = ((a * t1 - 5 * a) * t1 + 8 * a) * t1 - 4 * a;
@@ -149,28 +125,21 @@ static void cubic_weights(double t, double w[4])
 
 /* Fills taps for one axis from the already-denormalized coordinate x;
  * returns the tap count. */
-static int axis_taps(double x, const gs_axis *ax, enum gs_mode mode, enum gs_pad pad,
-                     gs_tap *taps)
-{
+static int axis_taps(double x, const gs_axis *ax, enum gs_mode mode, enum gs_pad pad, gs_tap *taps) {
     int n = mode == GS_NEAREST ? 1 : mode == GS_LINEAR ? 2 : 4;
     if (isnan(x)) {
-        for (int k = 0; k < n; k++)
-            taps[k] = (gs_tap){-1, 0.0};
+        for (int k = 0; k < n; k++) taps[k] = (gs_tap){-1, 0.0};
         return n;
     }
-    if (mode == GS_NEAREST)
-        x = nearbyint(x); /* halfway rounds to even, as the spec asks */
+    if (mode == GS_NEAREST) x = nearbyint(x); /* halfway rounds to even, as the spec asks */
     if (x < ax->lo || x > ax->hi) {
-        if (pad == GS_BORDER)
-            x = x < 0 ? 0 : (double)(ax->size - 1);
-        else if (pad == GS_REFLECTION)
-            x = reflect(x, ax->lo, ax->hi);
+        if (pad == GS_BORDER) x = x < 0 ? 0 : (double)(ax->size - 1);
+        else if (pad == GS_REFLECTION) x = reflect(x, ax->lo, ax->hi);
     }
     /* With zero padding a far-away point reads only zeros; stop here so
      * that the index arithmetic below stays small. */
     if (!(x > -4.0 && x < (double)ax->size + 4.0)) {
-        for (int k = 0; k < n; k++)
-            taps[k] = (gs_tap){-1, 0.0};
+        for (int k = 0; k < n; k++) taps[k] = (gs_tap){-1, 0.0};
         return n;
     }
     if (mode == GS_NEAREST) {
@@ -185,8 +154,7 @@ static int axis_taps(double x, const gs_axis *ax, enum gs_mode mode, enum gs_pad
     }
     double w[4];
     cubic_weights(t, w);
-    for (int k = 0; k < 4; k++)
-        taps[k] = (gs_tap){pixel_index(x0 - 1 + k, ax, pad), w[k]};
+    for (int k = 0; k < 4; k++) taps[k] = (gs_tap){pixel_index(x0 - 1 + k, ax, pad), w[k]};
     return 4;
 }
 
@@ -196,57 +164,46 @@ static int axis_taps(double x, const gs_axis *ax, enum gs_mode mode, enum gs_pad
  * coordinate, so they take it in double: a float coordinate is one more
  * rounding before the weights, and most outputs of a random grid came out
  * 1 ULP or more off the exact result. */
-static double denormalize(double g, int64_t size, bool align, bool as_float)
-{
+static double denormalize(double g, int64_t size, bool align, bool as_float) {
     if (as_float) {
         float gf = (float)g, s = (float)size;
-        return align ? (double)((gf + 1.0f) / 2.0f * (s - 1.0f))
-                     : (double)(((gf + 1.0f) * s - 1.0f) / 2.0f);
+        return align ? (double)((gf + 1.0f) / 2.0f * (s - 1.0f)) : (double)(((gf + 1.0f) * s - 1.0f) / 2.0f);
     }
     return align ? (g + 1.0) / 2.0 * (double)(size - 1) : ((g + 1.0) * (double)size - 1.0) / 2.0;
 }
 
-tsr_status *ref_image_grid_sample(ref_ctx *c)
-{
+tsr_status *ref_image_grid_sample(ref_ctx *c) {
     const tsr_tensor *X = ref_in(c, 0), *G = ref_in(c, 1);
-    if (!X || !G)
-        return ref_err(c, TSR_ERR_INVALID_MODEL, "GridSample needs inputs X and grid");
+    if (!X || !G) return ref_err(c, TSR_ERR_INVALID_MODEL, "GridSample needs inputs X and grid");
     enum gs_mode mode;
     enum gs_pad pad;
     const char *ms = ref_attr_str(c, "mode", ref_opset(c) >= 20 ? "linear" : "bilinear");
     const char *ps = ref_attr_str(c, "padding_mode", "zeros");
-    if (!parse_mode(ms, &mode))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "unknown mode '%s'", ms);
-    if (!parse_pad(ps, &pad))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "unknown padding_mode '%s'", ps);
+    if (!parse_mode(ms, &mode)) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "unknown mode '%s'", ms);
+    if (!parse_pad(ps, &pad)) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "unknown padding_mode '%s'", ps);
     bool align = ref_attr_int(c, "align_corners", 0) != 0;
 
-    if (X->rank < 3)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X must have rank >= 3, got %d",
-                       (int)X->rank);
+    if (X->rank < 3) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X must have rank >= 3, got %d", (int)X->rank);
     size_t r = (size_t)X->rank - 2;
     if (G->rank != X->rank || G->dims[0] != X->dims[0] || G->dims[G->rank - 1] != (int64_t)r)
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
                        "grid must have rank %d and shape (%lld, output dims..., %zu) for X of "
                        "rank %d",
                        (int)X->rank, (long long)X->dims[0], r, (int)X->rank);
-    if (!ref_is_float(G->elem_type))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "grid must be a float tensor");
+    if (!ref_is_float(G->elem_type)) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "grid must be a float tensor");
     int taps_per_axis = mode == GS_NEAREST ? 1 : mode == GS_LINEAR ? 2 : 4;
     size_t table = 1;
     for (size_t d = 0; d < r; d++) {
         table *= (size_t)taps_per_axis;
         if (table > GS_MAX_TABLE)
-            return ref_err(c, TSR_ERR_NOT_SUPPORTED, "%zu spatial axes are too many for this mode",
-                           r);
+            return ref_err(c, TSR_ERR_NOT_SUPPORTED, "%zu spatial axes are too many for this mode", r);
     }
 
     int64_t N = X->dims[0], C = X->dims[1];
     int64_t ydims[REF_MAX_RANK];
     ydims[0] = N;
     ydims[1] = C;
-    for (size_t d = 0; d < r; d++)
-        ydims[2 + d] = G->dims[1 + d];
+    for (size_t d = 0; d < r; d++) ydims[2 + d] = G->dims[1 + d];
     /* An empty batch lets the other dims be anything: check the products. */
     int64_t in_sp, out_sp, total;
     if (!ref_image_numel(X->dims + 2, r, INT64_MAX / 16, &in_sp) ||
@@ -255,10 +212,8 @@ tsr_status *ref_image_grid_sample(ref_ctx *c)
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X or grid has a size too large to index");
     tsr_tensor *Y;
     tsr_status *st = ref_out(c, 0, X->elem_type, X->rank, ydims, &Y);
-    if (st || total == 0)
-        return st;
-    if (in_sp == 0)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X has an empty spatial dimension");
+    if (st || total == 0) return st;
+    if (in_sp == 0) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X has an empty spatial dimension");
 
     gs_axis axes[REF_MAX_RANK];
     for (size_t d = 0; d < r; d++) {
@@ -268,8 +223,7 @@ tsr_status *ref_image_grid_sample(ref_ctx *c)
     double *x = NULL, *g = NULL, *y = NULL;
     int64_t *t_off = NULL;
     double *t_w = NULL;
-    if ((st = ref_image_f64(c, X, "X", &x)) || (st = ref_image_f64(c, G, "grid", &g)))
-        goto done;
+    if ((st = ref_image_f64(c, X, "X", &x)) || (st = ref_image_f64(c, G, "grid", &g))) goto done;
     y = malloc((size_t)total * sizeof *y);
     t_off = malloc(table * sizeof *t_off);
     t_w = malloc(table * sizeof *t_w);
@@ -297,10 +251,8 @@ tsr_status *ref_image_grid_sample(ref_ctx *c)
                     const gs_tap *tp = &taps[d][rest % (size_t)taps_per_axis];
                     rest /= (size_t)taps_per_axis;
                     w *= tp->weight;
-                    if (tp->index < 0)
-                        zero = true;
-                    else
-                        off += tp->index * stride;
+                    if (tp->index < 0) zero = true;
+                    else off += tp->index * stride;
                     stride *= axes[d].size;
                 }
                 t_off[e] = zero ? -1 : off;
@@ -310,8 +262,7 @@ tsr_status *ref_image_grid_sample(ref_ctx *c)
                 const double *xc = x + (size_t)((n * C + ch) * in_sp);
                 double acc = 0.0;
                 for (size_t e = 0; e < table; e++)
-                    if (t_off[e] >= 0 && t_w[e] != 0.0)
-                        acc += t_w[e] * xc[t_off[e]];
+                    if (t_off[e] >= 0 && t_w[e] != 0.0) acc += t_w[e] * xc[t_off[e]];
                 y[(size_t)((n * C + ch) * out_sp + o)] = acc;
             }
         }

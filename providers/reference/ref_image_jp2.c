@@ -19,92 +19,73 @@ typedef struct jp2_source {
     char message[200];
 } jp2_source;
 
-static OPJ_SIZE_T src_read(void *buf, OPJ_SIZE_T n, void *user)
-{
+static OPJ_SIZE_T src_read(void *buf, OPJ_SIZE_T n, void *user) {
     jp2_source *s = user;
     uint64_t left = s->size - s->pos;
-    if (left == 0)
-        return (OPJ_SIZE_T)-1; /* OpenJPEG's end-of-stream answer */
+    if (left == 0) return (OPJ_SIZE_T)-1; /* OpenJPEG's end-of-stream answer */
     uint64_t take = n < left ? n : left;
     memcpy(buf, s->data + s->pos, (size_t)take);
     s->pos += take;
     return (OPJ_SIZE_T)take;
 }
 
-static OPJ_OFF_T src_skip(OPJ_OFF_T n, void *user)
-{
+static OPJ_OFF_T src_skip(OPJ_OFF_T n, void *user) {
     jp2_source *s = user;
-    if (n < 0)
-        n = (uint64_t)-n > s->pos ? -(OPJ_OFF_T)s->pos : n;
-    else if ((uint64_t)n > s->size - s->pos)
-        n = (OPJ_OFF_T)(s->size - s->pos);
+    if (n < 0) n = (uint64_t)-n > s->pos ? -(OPJ_OFF_T)s->pos : n;
+    else if ((uint64_t)n > s->size - s->pos) n = (OPJ_OFF_T)(s->size - s->pos);
     s->pos = (uint64_t)((OPJ_OFF_T)s->pos + n);
     return n;
 }
 
-static OPJ_BOOL src_seek(OPJ_OFF_T off, void *user)
-{
+static OPJ_BOOL src_seek(OPJ_OFF_T off, void *user) {
     jp2_source *s = user;
-    if (off < 0 || (uint64_t)off > s->size)
-        return OPJ_FALSE;
+    if (off < 0 || (uint64_t)off > s->size) return OPJ_FALSE;
     s->pos = (uint64_t)off;
     return OPJ_TRUE;
 }
 
-static void on_error(const char *msg, void *user)
-{
+static void on_error(const char *msg, void *user) {
     jp2_source *s = user;
     if (!s->message[0]) {
         snprintf(s->message, sizeof s->message, "%s", msg);
         /* OpenJPEG messages end in a newline. */
         size_t n = strlen(s->message);
-        if (n && s->message[n - 1] == '\n')
-            s->message[n - 1] = 0;
+        if (n && s->message[n - 1] == '\n') s->message[n - 1] = 0;
     }
 }
 
-static void on_quiet(const char *msg, void *user)
-{
+static void on_quiet(const char *msg, void *user) {
     (void)msg;
     (void)user;
 }
 
 /* Component sample as an 8-bit value. */
-static int sample8(const opj_image_comp_t *c, OPJ_INT32 v)
-{
+static int sample8(const opj_image_comp_t *c, OPJ_INT32 v) {
     int prec = (int)c->prec;
     int64_t u = v;
-    if (c->sgnd && prec > 0)
-        u += (int64_t)1 << (prec - 1);
-    if (prec > 8)
-        u >>= prec - 8;
-    else if (prec > 0 && prec < 8)
-        u = u * 255 / (((int64_t)1 << prec) - 1);
+    if (c->sgnd && prec > 0) u += (int64_t)1 << (prec - 1);
+    if (prec > 8) u >>= prec - 8;
+    else if (prec > 0 && prec < 8) u = u * 255 / (((int64_t)1 << prec) - 1);
     return u < 0 ? 0 : u > 255 ? 255 : (int)u;
 }
 
 /* The sample of component c covering image pixel (x, y) (reference-grid
  * coordinates). */
-static OPJ_INT32 comp_at(const opj_image_comp_t *c, uint64_t x, uint64_t y)
-{
+static OPJ_INT32 comp_at(const opj_image_comp_t *c, uint64_t x, uint64_t y) {
     uint64_t cx = x / c->dx, cy = y / c->dy;
     cx = cx > c->x0 ? cx - c->x0 : 0;
     cy = cy > c->y0 ? cy - c->y0 : 0;
-    if (cx >= c->w)
-        cx = c->w - 1;
-    if (cy >= c->h)
-        cy = c->h - 1;
+    if (cx >= c->w) cx = c->w - 1;
+    if (cy >= c->h) cy = c->h - 1;
     return c->data[cy * c->w + cx];
 }
 
-static uint8_t clamp8(double v)
-{
+static uint8_t clamp8(double v) {
     v = v < 0 ? 0 : v > 255 ? 255 : v;
     return (uint8_t)(v + 0.5);
 }
 
-static bool convert(const opj_image_t *im, ref_image_rgb *img, char *why, size_t why_size)
-{
+static bool convert(const opj_image_t *im, ref_image_rgb *img, char *why, size_t why_size) {
     if (im->numcomps < 1) {
         snprintf(why, why_size, "the image has no components");
         return false;
@@ -123,8 +104,7 @@ static bool convert(const opj_image_t *im, ref_image_rgb *img, char *why, size_t
         for (int64_t x = 0; x < img->width; x++, p += 3) {
             uint64_t gx = im->x0 + (uint64_t)x, gy = im->y0 + (uint64_t)y;
             int v[3];
-            for (size_t k = 0; k < nc; k++)
-                v[k] = sample8(&im->comps[k], comp_at(&im->comps[k], gx, gy));
+            for (size_t k = 0; k < nc; k++) v[k] = sample8(&im->comps[k], comp_at(&im->comps[k], gx, gy));
             if (nc == 1) {
                 p[0] = p[1] = p[2] = (uint8_t)v[0];
             } else if (sycc) {
@@ -141,9 +121,7 @@ static bool convert(const opj_image_t *im, ref_image_rgb *img, char *why, size_t
     return true;
 }
 
-bool ref_image_decode_jp2(const uint8_t *data, size_t size, ref_image_rgb *img, char *why,
-                          size_t why_size)
-{
+bool ref_image_decode_jp2(const uint8_t *data, size_t size, ref_image_rgb *img, char *why, size_t why_size) {
     jp2_source src = {data, size, 0, ""};
     bool raw = size >= 2 && data[0] == 0xff && data[1] == 0x4f;
     opj_codec_t *codec = opj_create_decompress(raw ? OPJ_CODEC_J2K : OPJ_CODEC_JP2);
@@ -173,12 +151,9 @@ bool ref_image_decode_jp2(const uint8_t *data, size_t size, ref_image_rgb *img, 
         snprintf(why, why_size, "the image area is empty");
         goto done;
     }
-    if (!ref_image_rgb_alloc(img, (int64_t)im->x1 - im->x0, (int64_t)im->y1 - im->y0, why,
-                             why_size))
-        goto done;
+    if (!ref_image_rgb_alloc(img, (int64_t)im->x1 - im->x0, (int64_t)im->y1 - im->y0, why, why_size)) goto done;
     if (im->numcomps > 4) {
-        snprintf(why, why_size, "%u components are more than this decoder reads",
-                 (unsigned)im->numcomps);
+        snprintf(why, why_size, "%u components are more than this decoder reads", (unsigned)im->numcomps);
         goto done;
     }
     if (!opj_decode(codec, stream, im) || !opj_end_decompress(codec, stream)) {
@@ -187,11 +162,8 @@ bool ref_image_decode_jp2(const uint8_t *data, size_t size, ref_image_rgb *img, 
     }
     ok = convert(im, img, why, why_size);
 done:
-    if (im)
-        opj_image_destroy(im);
-    if (stream)
-        opj_stream_destroy(stream);
-    if (codec)
-        opj_destroy_codec(codec);
+    if (im) opj_image_destroy(im);
+    if (stream) opj_stream_destroy(stream);
+    if (codec) opj_destroy_codec(codec);
     return ok;
 }

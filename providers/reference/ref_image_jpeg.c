@@ -25,8 +25,7 @@ typedef struct jpeg_failure {
     bool truncated; /* libjpeg met the end of data and padded the image */
 } jpeg_failure;
 
-static void on_error(j_common_ptr cinfo)
-{
+static void on_error(j_common_ptr cinfo) {
     jpeg_failure *f = (jpeg_failure *)cinfo->err;
     f->mgr.format_message(cinfo, f->message);
     longjmp(f->jump, 1);
@@ -34,19 +33,16 @@ static void on_error(j_common_ptr cinfo)
 
 /* Replaces the default, which prints warnings; one warning matters: a
  * stream that ends early, which Pillow refuses by default. */
-static void on_message(j_common_ptr cinfo, int level)
-{
+static void on_message(j_common_ptr cinfo, int level) {
     jpeg_failure *f = (jpeg_failure *)cinfo->err;
     if (level < 0) {
         f->mgr.num_warnings++;
-        if (f->mgr.msg_code == JWRN_JPEG_EOF)
-            f->truncated = true;
+        if (f->mgr.msg_code == JWRN_JPEG_EOF) f->truncated = true;
     }
 }
 
 /* Adobe CMYK JPEGs store inverted inks, so ink k is already "1 - K". */
-static void cmyk_row_to_rgb(const JSAMPLE *src, uint8_t *dst, JDIMENSION width)
-{
+static void cmyk_row_to_rgb(const JSAMPLE *src, uint8_t *dst, JDIMENSION width) {
     for (JDIMENSION x = 0; x < width; x++, src += 4, dst += 3) {
         unsigned k = src[3];
         dst[0] = (uint8_t)((src[0] * k + 127) / 255);
@@ -55,9 +51,7 @@ static void cmyk_row_to_rgb(const JSAMPLE *src, uint8_t *dst, JDIMENSION width)
     }
 }
 
-bool ref_image_decode_jpeg(const uint8_t *data, size_t size, ref_image_rgb *img, char *why,
-                           size_t why_size)
-{
+bool ref_image_decode_jpeg(const uint8_t *data, size_t size, ref_image_rgb *img, char *why, size_t why_size) {
     struct jpeg_decompress_struct cinfo;
     jpeg_failure fail;
     /* Written between setjmp and a possible longjmp: volatile keeps it. */
@@ -89,8 +83,7 @@ bool ref_image_decode_jpeg(const uint8_t *data, size_t size, ref_image_rgb *img,
         return false;
     }
     jpeg_start_decompress(&cinfo);
-    if (cinfo.output_width != (JDIMENSION)img->width ||
-        cinfo.output_height != (JDIMENSION)img->height ||
+    if (cinfo.output_width != (JDIMENSION)img->width || cinfo.output_height != (JDIMENSION)img->height ||
         cinfo.output_components != (cmyk ? 4 : 3)) {
         snprintf(why, why_size, "unexpected output layout from libjpeg");
         jpeg_destroy_decompress(&cinfo);
@@ -106,12 +99,9 @@ bool ref_image_decode_jpeg(const uint8_t *data, size_t size, ref_image_rgb *img,
         uint8_t *dst = img->pixels + (size_t)cinfo.output_scanline * (size_t)img->width * 3;
         JSAMPROW rows[1] = {cmyk ? row : dst};
         /* With a memory source libjpeg never suspends; 0 rows would loop. */
-        if (jpeg_read_scanlines(&cinfo, rows, 1) != 1)
-            fail.truncated = true;
-        if (fail.truncated)
-            break;
-        if (cmyk)
-            cmyk_row_to_rgb(row, dst, cinfo.output_width);
+        if (jpeg_read_scanlines(&cinfo, rows, 1) != 1) fail.truncated = true;
+        if (fail.truncated) break;
+        if (cmyk) cmyk_row_to_rgb(row, dst, cinfo.output_width);
     }
     if (fail.truncated) {
         snprintf(why, why_size, "the stream ends before the image does");

@@ -25,19 +25,15 @@ typedef struct nms_box {
 
 /* Descending score, then ascending index; NaN scores sort last, so the
  * order stays total (qsort needs that). */
-static int cand_cmp(const void *pa, const void *pb)
-{
+static int cand_cmp(const void *pa, const void *pb) {
     const nms_cand *a = pa, *b = pb;
     bool an = isnan(a->score), bn = isnan(b->score);
-    if (an != bn)
-        return an ? 1 : -1;
-    if (!an && a->score != b->score)
-        return a->score > b->score ? -1 : 1;
+    if (an != bn) return an ? 1 : -1;
+    if (!an && a->score != b->score) return a->score > b->score ? -1 : 1;
     return (a->index > b->index) - (a->index < b->index);
 }
 
-static nms_box to_box(const float *v, bool center)
-{
+static nms_box to_box(const float *v, bool center) {
     nms_box b;
     if (center) {
         float hw = v[2] / 2, hh = v[3] / 2;
@@ -51,56 +47,44 @@ static nms_box to_box(const float *v, bool center)
     return b;
 }
 
-static bool suppresses(const nms_box *a, const nms_box *b, float iou_threshold)
-{
+static bool suppresses(const nms_box *a, const nms_box *b, float iou_threshold) {
     float ix0 = a->x0 > b->x0 ? a->x0 : b->x0, ix1 = a->x1 < b->x1 ? a->x1 : b->x1;
-    if (ix1 <= ix0)
-        return false;
+    if (ix1 <= ix0) return false;
     float iy0 = a->y0 > b->y0 ? a->y0 : b->y0, iy1 = a->y1 < b->y1 ? a->y1 : b->y1;
-    if (iy1 <= iy0)
-        return false;
+    if (iy1 <= iy0) return false;
     float inter = (ix1 - ix0) * (iy1 - iy0);
     float area_a = (a->x1 - a->x0) * (a->y1 - a->y0), area_b = (b->x1 - b->x0) * (b->y1 - b->y0);
     float uni = area_a + area_b - inter;
-    if (inter <= 0 || area_a <= 0 || area_b <= 0 || uni <= 0)
-        return false;
+    if (inter <= 0 || area_a <= 0 || area_b <= 0 || uni <= 0) return false;
     return inter / uni > iou_threshold;
 }
 
 /* The single value of an optional scalar input (shape [] or [1]); false
  * when it is absent or empty. */
-static bool scalar_input(ref_ctx *c, size_t i, double *v)
-{
+static bool scalar_input(ref_ctx *c, size_t i, double *v) {
     const tsr_tensor *t = ref_in(c, i);
-    if (!t || ref_numel(t) == 0)
-        return false;
+    if (!t || ref_numel(t) == 0) return false;
     *v = ref_load(t->elem_type, t->data, 0);
     return true;
 }
 
-tsr_status *ref_image_nms(ref_ctx *c)
-{
+tsr_status *ref_image_nms(ref_ctx *c) {
     const tsr_tensor *B = ref_in(c, 0), *S = ref_in(c, 1);
-    if (!B || !S)
-        return ref_err(c, TSR_ERR_INVALID_MODEL, "NonMaxSuppression needs boxes and scores");
+    if (!B || !S) return ref_err(c, TSR_ERR_INVALID_MODEL, "NonMaxSuppression needs boxes and scores");
     if (B->elem_type != TSR_FLOAT || S->elem_type != TSR_FLOAT)
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "boxes and scores must be float tensors");
     if (B->rank != 3 || B->dims[2] != 4)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                       "boxes must have shape (num_batches, num_boxes, 4)");
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "boxes must have shape (num_batches, num_boxes, 4)");
     if (S->rank != 3 || S->dims[0] != B->dims[0] || S->dims[2] != B->dims[1])
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                       "scores must have shape (%lld, num_classes, %lld) to match boxes",
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "scores must have shape (%lld, num_classes, %lld) to match boxes",
                        (long long)B->dims[0], (long long)B->dims[1]);
     for (size_t i = 2; i < 5; i++) {
         const tsr_tensor *t = ref_in(c, i);
-        if (t && ref_numel(t) > 1)
-            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "input %zu must be a scalar", i);
+        if (t && ref_numel(t) > 1) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "input %zu must be a scalar", i);
     }
     int64_t cpb = ref_attr_int(c, "center_point_box", 0);
     if (cpb != 0 && cpb != 1)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "center_point_box must be 0 or 1, got %lld",
-                       (long long)cpb);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "center_point_box must be 0 or 1, got %lld", (long long)cpb);
     double max_out_d = 0, iou_d = 0, score_d = 0;
     scalar_input(c, 2, &max_out_d);
     scalar_input(c, 3, &iou_d);
@@ -108,8 +92,7 @@ tsr_status *ref_image_nms(ref_ctx *c)
     int64_t nb = B->dims[0], nboxes = B->dims[1], ncls = S->dims[1];
     /* More boxes than exist can never be kept: clamp before converting. */
     int64_t max_out = 0;
-    if (max_out_d > 0)
-        max_out = max_out_d < (double)nboxes ? (int64_t)max_out_d : nboxes;
+    if (max_out_d > 0) max_out = max_out_d < (double)nboxes ? (int64_t)max_out_d : nboxes;
     float iou_t = (float)iou_d, score_t = (float)score_d;
 
     const float *boxes = B->data, *scores = S->data;
@@ -125,14 +108,12 @@ tsr_status *ref_image_nms(ref_ctx *c)
         goto done;
     }
     for (int64_t b = 0; b < nb && max_out > 0; b++) {
-        for (int64_t i = 0; i < nboxes; i++)
-            all[i] = to_box(boxes + (size_t)((b * nboxes + i) * 4), cpb == 1);
+        for (int64_t i = 0; i < nboxes; i++) all[i] = to_box(boxes + (size_t)((b * nboxes + i) * 4), cpb == 1);
         for (int64_t k = 0; k < ncls; k++) {
             const float *sc = scores + (size_t)((b * ncls + k) * nboxes);
             size_t nc = 0;
             for (int64_t i = 0; i < nboxes; i++)
-                if (!use_score || sc[i] > score_t)
-                    cand[nc++] = (nms_cand){sc[i], i};
+                if (!use_score || sc[i] > score_t) cand[nc++] = (nms_cand){sc[i], i};
             qsort(cand, nc, sizeof *cand, cand_cmp);
             int64_t nkept = 0;
             for (size_t j = 0; j < nc && nkept < max_out; j++) {
@@ -143,8 +124,7 @@ tsr_status *ref_image_nms(ref_ctx *c)
                 bool keep = true;
                 for (int64_t q = 0; q < nkept && keep; q++)
                     keep = !suppresses(&all[cand[j].index], &all[kept[q]], iou_t);
-                if (!keep)
-                    continue;
+                if (!keep) continue;
                 kept[nkept++] = cand[j].index;
                 if (nsel == cap) {
                     size_t ncap = cap ? cap * 2 : 64;
@@ -165,10 +145,8 @@ tsr_status *ref_image_nms(ref_ctx *c)
     }
     int64_t odims[2] = {(int64_t)nsel, 3};
     tsr_tensor *Y;
-    if ((st = ref_out(c, 0, TSR_INT64, 2, odims, &Y)))
-        goto done;
-    for (size_t i = 0; i < nsel * 3; i++)
-        ((int64_t *)Y->data)[i] = sel[i];
+    if ((st = ref_out(c, 0, TSR_INT64, 2, odims, &Y))) goto done;
+    for (size_t i = 0; i < nsel * 3; i++) ((int64_t *)Y->data)[i] = sel[i];
 done:
     free(cand);
     free(all);

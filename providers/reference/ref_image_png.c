@@ -22,31 +22,25 @@ typedef struct png_source {
     char message[200];
 } png_source;
 
-static void read_bytes(png_structp png, png_bytep out, size_t n)
-{
+static void read_bytes(png_structp png, png_bytep out, size_t n) {
     png_source *src = png_get_io_ptr(png);
-    if (n > src->size - src->pos)
-        png_error(png, "the stream ends early");
+    if (n > src->size - src->pos) png_error(png, "the stream ends early");
     memcpy(out, src->data + src->pos, n);
     src->pos += n;
 }
 
-static void on_error(png_structp png, png_const_charp msg)
-{
+static void on_error(png_structp png, png_const_charp msg) {
     png_source *src = png_get_error_ptr(png);
     snprintf(src->message, sizeof src->message, "%s", msg);
     png_longjmp(png, 1);
 }
 
-static void on_warning(png_structp png, png_const_charp msg)
-{
+static void on_warning(png_structp png, png_const_charp msg) {
     (void)png;
     (void)msg;
 }
 
-bool ref_image_decode_png(const uint8_t *data, size_t size, ref_image_rgb *img, char *why,
-                          size_t why_size)
-{
+bool ref_image_decode_png(const uint8_t *data, size_t size, ref_image_rgb *img, char *why, size_t why_size) {
     png_source src = {data, size, 0, ""};
     png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &src, on_error, on_warning);
     png_infop info = png ? png_create_info_struct(png) : NULL;
@@ -69,19 +63,13 @@ bool ref_image_decode_png(const uint8_t *data, size_t size, ref_image_rgb *img, 
     png_read_info(png, info);
     png_uint_32 w = png_get_image_width(png, info), h = png_get_image_height(png, info);
     int color = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
-    if (color == PNG_COLOR_TYPE_PALETTE)
-        png_set_palette_to_rgb(png);
-    if (color == PNG_COLOR_TYPE_GRAY && depth < 8)
-        png_set_expand_gray_1_2_4_to_8(png);
-    if (png_get_valid(png, info, PNG_INFO_tRNS))
-        png_set_tRNS_to_alpha(png);
-    if (depth == 16)
-        png_set_strip_16(png);
-    if (depth < 8)
-        png_set_packing(png);
+    if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+    if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+    if (png_get_valid(png, info, PNG_INFO_tRNS)) png_set_tRNS_to_alpha(png);
+    if (depth == 16) png_set_strip_16(png);
+    if (depth < 8) png_set_packing(png);
     png_set_strip_alpha(png);
-    if (color == PNG_COLOR_TYPE_GRAY || color == PNG_COLOR_TYPE_GRAY_ALPHA)
-        png_set_gray_to_rgb(png);
+    if (color == PNG_COLOR_TYPE_GRAY || color == PNG_COLOR_TYPE_GRAY_ALPHA) png_set_gray_to_rgb(png);
     png_set_interlace_handling(png);
     png_read_update_info(png, info);
     if (png_get_rowbytes(png, info) != (size_t)w * 3) {
@@ -99,8 +87,7 @@ bool ref_image_decode_png(const uint8_t *data, size_t size, ref_image_rgb *img, 
         png_destroy_read_struct(&png, &info, NULL);
         return false;
     }
-    for (png_uint_32 y = 0; y < h; y++)
-        rows[y] = img->pixels + (size_t)y * w * 3;
+    for (png_uint_32 y = 0; y < h; y++) rows[y] = img->pixels + (size_t)y * w * 3;
     png_read_image(png, rows);
     png_read_end(png, NULL);
     free(rows);

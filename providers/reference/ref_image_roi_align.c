@@ -27,16 +27,12 @@ typedef struct roi_point {
     double w[4];
 } roi_point;
 
-static roi_point sample_point(double y, double x, int64_t height, int64_t width)
-{
+static roi_point sample_point(double y, double x, int64_t height, int64_t width) {
     roi_point p;
     memset(&p, 0, sizeof p);
-    if (y < -1.0 || y > (double)height || x < -1.0 || x > (double)width)
-        return p; /* all weights zero */
-    if (y < 0)
-        y = 0;
-    if (x < 0)
-        x = 0;
+    if (y < -1.0 || y > (double)height || x < -1.0 || x > (double)width) return p; /* all weights zero */
+    if (y < 0) y = 0;
+    if (x < 0) x = 0;
     int64_t y_lo = (int64_t)y, x_lo = (int64_t)x, y_hi, x_hi;
     if (y_lo >= height - 1) {
         y_hi = y_lo = height - 1;
@@ -67,32 +63,26 @@ static roi_point sample_point(double y, double x, int64_t height, int64_t width)
 #define ROI_MAX_GRID 4096
 #define ROI_MAX_WORK 1073741824.0 /* sample reads over all ROIs */
 
-tsr_status *ref_image_roi_align(ref_ctx *c)
-{
+tsr_status *ref_image_roi_align(ref_ctx *c) {
     const tsr_tensor *X = ref_in(c, 0), *R = ref_in(c, 1), *B = ref_in(c, 2);
-    if (!X || !R || !B)
-        return ref_err(c, TSR_ERR_INVALID_MODEL, "RoiAlign needs inputs X, rois, batch_indices");
+    if (!X || !R || !B) return ref_err(c, TSR_ERR_INVALID_MODEL, "RoiAlign needs inputs X, rois, batch_indices");
     if (X->rank != 4)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X must be 4-D (N, C, H, W), got rank %d",
-                       (int)X->rank);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X must be 4-D (N, C, H, W), got rank %d", (int)X->rank);
     if (R->rank != 2 || R->dims[1] != 4)
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "rois must have shape (num_rois, 4)");
     if (B->rank != 1 || B->dims[0] != R->dims[0])
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                       "batch_indices must have shape (%lld,) to match rois",
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "batch_indices must have shape (%lld,) to match rois",
                        (long long)R->dims[0]);
     int64_t oh = ref_attr_int(c, "output_height", 1), ow = ref_attr_int(c, "output_width", 1);
     int64_t sampling = ref_attr_int(c, "sampling_ratio", 0);
     double scale = ref_attr_float(c, "spatial_scale", 1.0f);
     const char *mode = ref_attr_str(c, "mode", "avg");
     const char *ctm =
-        ref_attr_str(c, "coordinate_transformation_mode",
-                     ref_opset(c) >= 16 ? "half_pixel" : "output_half_pixel");
+        ref_attr_str(c, "coordinate_transformation_mode", ref_opset(c) >= 16 ? "half_pixel" : "output_half_pixel");
     if (oh < 1 || ow < 1 || oh > REF_IMAGE_MAX_ELEMS || ow > REF_IMAGE_MAX_ELEMS)
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "output_height and output_width must be >= 1");
     if (sampling < 0 || sampling > ROI_MAX_GRID)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "sampling_ratio %lld is out of range",
-                       (long long)sampling);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "sampling_ratio %lld is out of range", (long long)sampling);
     bool max_mode = !strcmp(mode, "max");
     if (!max_mode && strcmp(mode, "avg"))
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "mode '%s' is not avg or max", mode);
@@ -110,10 +100,8 @@ tsr_status *ref_image_roi_align(ref_ctx *c)
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "output is too large");
     tsr_tensor *Y;
     tsr_status *st = ref_out(c, 0, X->elem_type, 4, ydims, &Y);
-    if (st || total == 0)
-        return st;
-    if (H == 0 || W == 0)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X has an empty spatial dimension");
+    if (st || total == 0) return st;
+    if (H == 0 || W == 0) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X has an empty spatial dimension");
 
     double *x = NULL, *rois = NULL, *y = NULL;
     int64_t *bi = NULL;
@@ -132,8 +120,7 @@ tsr_status *ref_image_roi_align(ref_ctx *c)
     double work = 0.0;
     for (int64_t r = 0; r < nr; r++) {
         if (bi[r] < 0 || bi[r] >= N) {
-            st = ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                         "batch_indices[%lld] = %lld is outside [0, %lld)", (long long)r,
+            st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "batch_indices[%lld] = %lld is outside [0, %lld)", (long long)r,
                          (long long)bi[r], (long long)N);
             goto done;
         }
@@ -145,16 +132,14 @@ tsr_status *ref_image_roi_align(ref_ctx *c)
             rh = rh > 1.0 ? rh : 1.0;
         }
         if (!isfinite(x0) || !isfinite(y0) || !isfinite(rw) || !isfinite(rh)) {
-            st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "ROI %lld has non-finite coordinates",
-                         (long long)r);
+            st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "ROI %lld has non-finite coordinates", (long long)r);
             goto done;
         }
         double bh = rh / (double)oh, bw = rw / (double)ow;
         double gh_f = sampling > 0 ? (double)sampling : ceil(bh);
         double gw_f = sampling > 0 ? (double)sampling : ceil(bw);
         if (!(gh_f <= ROI_MAX_GRID && gw_f <= ROI_MAX_GRID)) {
-            st = ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                         "ROI %lld needs a %g x %g sampling grid per bin, more than %d",
+            st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "ROI %lld needs a %g x %g sampling grid per bin, more than %d",
                          (long long)r, gh_f, gw_f, ROI_MAX_GRID);
             goto done;
         }
@@ -181,8 +166,7 @@ tsr_status *ref_image_roi_align(ref_ctx *c)
                     st = ref_stopped(c);
                     goto done;
                 }
-                for (int64_t ch = 0; ch < C; ch++)
-                    acc[ch] = 0.0;
+                for (int64_t ch = 0; ch < C; ch++) acc[ch] = 0.0;
                 for (int64_t iy = 0; iy < gh; iy++) {
                     double yy = y0 + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh;
                     for (int64_t ix = 0; ix < gw; ix++) {
@@ -199,15 +183,13 @@ tsr_status *ref_image_roi_align(ref_ctx *c)
                                 }
                                 acc[ch] = first || v > acc[ch] ? v : acc[ch];
                             } else {
-                                for (int q = 0; q < 4; q++)
-                                    acc[ch] += p.w[q] * plane[p.pos[q]];
+                                for (int q = 0; q < 4; q++) acc[ch] += p.w[q] * plane[p.pos[q]];
                             }
                         }
                     }
                 }
                 for (int64_t ch = 0; ch < C; ch++)
-                    y[(size_t)(((r * C + ch) * oh + ph) * ow + pw)] =
-                        max_mode ? acc[ch] : acc[ch] / (double)count;
+                    y[(size_t)(((r * C + ch) * oh + ph) * ow + pw)] = max_mode ? acc[ch] : acc[ch] / (double)count;
             }
     }
     ref_image_store_f64(Y, y, (size_t)total);

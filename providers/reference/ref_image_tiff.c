@@ -22,74 +22,60 @@ typedef struct tiff_source {
     char message[200];
 } tiff_source;
 
-static tmsize_t src_read(thandle_t h, void *buf, tmsize_t n)
-{
+static tmsize_t src_read(thandle_t h, void *buf, tmsize_t n) {
     tiff_source *s = h;
-    if (n < 0)
-        return -1;
+    if (n < 0) return -1;
     uint64_t left = s->size - s->pos, take = (uint64_t)n < left ? (uint64_t)n : left;
     memcpy(buf, s->data + s->pos, (size_t)take);
     s->pos += take;
     return (tmsize_t)take;
 }
 
-static tmsize_t src_write(thandle_t h, void *buf, tmsize_t n)
-{
+static tmsize_t src_write(thandle_t h, void *buf, tmsize_t n) {
     (void)h;
     (void)buf;
     (void)n;
     return -1; /* read-only */
 }
 
-static toff_t src_seek(thandle_t h, toff_t off, int whence)
-{
+static toff_t src_seek(thandle_t h, toff_t off, int whence) {
     tiff_source *s = h;
     uint64_t base = whence == SEEK_CUR ? s->pos : whence == SEEK_END ? s->size : 0;
     /* Offsets past the end are allowed (reads there return nothing). */
-    if (off > UINT64_MAX - base)
-        return (toff_t)-1;
+    if (off > UINT64_MAX - base) return (toff_t)-1;
     s->pos = base + off > s->size ? s->size : base + off;
     return s->pos;
 }
 
-static int src_close(thandle_t h)
-{
+static int src_close(thandle_t h) {
     (void)h;
     return 0;
 }
 
-static toff_t src_size(thandle_t h)
-{
-    return ((tiff_source *)h)->size;
-}
+static toff_t src_size(thandle_t h) { return ((tiff_source *)h)->size; }
 
-static int src_map(thandle_t h, void **base, toff_t *size)
-{
+static int src_map(thandle_t h, void **base, toff_t *size) {
     (void)h;
     (void)base;
     (void)size;
     return 0;
 }
 
-static void src_unmap(thandle_t h, void *base, toff_t size)
-{
+static void src_unmap(thandle_t h, void *base, toff_t size) {
     (void)h;
     (void)base;
     (void)size;
 }
 
-static int on_error(TIFF *tif, void *user, const char *module, const char *fmt, va_list ap)
-{
+static int on_error(TIFF *tif, void *user, const char *module, const char *fmt, va_list ap) {
     (void)tif;
     (void)module;
     tiff_source *s = user;
-    if (!s->message[0])
-        vsnprintf(s->message, sizeof s->message, fmt, ap);
+    if (!s->message[0]) vsnprintf(s->message, sizeof s->message, fmt, ap);
     return 1; /* handled: do not call the global handler */
 }
 
-static int on_warning(TIFF *tif, void *user, const char *module, const char *fmt, va_list ap)
-{
+static int on_warning(TIFF *tif, void *user, const char *module, const char *fmt, va_list ap) {
     (void)tif;
     (void)user;
     (void)module;
@@ -98,9 +84,7 @@ static int on_warning(TIFF *tif, void *user, const char *module, const char *fmt
     return 1;
 }
 
-bool ref_image_decode_tiff(const uint8_t *data, size_t size, ref_image_rgb *img, char *why,
-                           size_t why_size)
-{
+bool ref_image_decode_tiff(const uint8_t *data, size_t size, ref_image_rgb *img, char *why, size_t why_size) {
     tiff_source src = {data, size, 0, ""};
     TIFFOpenOptions *opts = TIFFOpenOptionsAlloc();
     if (!opts) {
@@ -110,8 +94,8 @@ bool ref_image_decode_tiff(const uint8_t *data, size_t size, ref_image_rgb *img,
     TIFFOpenOptionsSetErrorHandlerExtR(opts, on_error, &src);
     TIFFOpenOptionsSetWarningHandlerExtR(opts, on_warning, &src);
     /* "m": no memory mapping; our source is memory already. */
-    TIFF *tif = TIFFClientOpenExt("stream", "rm", &src, src_read, src_write, src_seek, src_close,
-                                  src_size, src_map, src_unmap, opts);
+    TIFF *tif = TIFFClientOpenExt("stream", "rm", &src, src_read, src_write, src_seek, src_close, src_size, src_map,
+                                  src_unmap, opts);
     TIFFOpenOptionsFree(opts);
     if (!tif) {
         snprintf(why, why_size, "%s", src.message[0] ? src.message : "not a readable TIFF");

@@ -10,19 +10,17 @@
 
 #include "ref_image.h"
 
-bool ref_image_decode_webp(const uint8_t *data, size_t size, ref_image_rgb *img, char *why,
-                           size_t why_size)
-{
+bool ref_image_decode_webp(const uint8_t *data, size_t size, ref_image_rgb *img, char *why, size_t why_size) {
     int w = 0, h = 0;
     if (!WebPGetInfo(data, size, &w, &h)) {
         snprintf(why, why_size, "not a valid WebP header");
         return false;
     }
-    if (!ref_image_rgb_alloc(img, w, h, why, why_size))
-        return false;
+    if (!ref_image_rgb_alloc(img, w, h, why, why_size)) return false;
     size_t bytes = (size_t)w * (size_t)h * 3;
     if (!WebPDecodeRGBInto(data, size, img->pixels, bytes, w * 3)) {
-        snprintf(why, why_size, "the stream is corrupt or uses an unsupported feature "
+        snprintf(why, why_size,
+                 "the stream is corrupt or uses an unsupported feature "
                  "(e.g. animation)");
         return false;
     }

@@ -37,10 +37,8 @@ static inline int m_class(int32_t t) {
     switch (t) {
     case TSR_FLOAT:
     case TSR_FLOAT16:
-    case TSR_BFLOAT16:
-        return MC_F32;
-    case TSR_DOUBLE:
-        return MC_F64;
+    case TSR_BFLOAT16: return MC_F32;
+    case TSR_DOUBLE: return MC_F64;
     case TSR_INT8:
     case TSR_INT16:
     case TSR_INT32:
@@ -48,12 +46,9 @@ static inline int m_class(int32_t t) {
     case TSR_UINT8:
     case TSR_UINT16:
     case TSR_UINT32:
-    case TSR_BOOL:
-        return MC_I64;
-    case TSR_UINT64:
-        return MC_U64;
-    default:
-        return MC_NONE;
+    case TSR_BOOL: return MC_I64;
+    case TSR_UINT64: return MC_U64;
+    default: return MC_NONE;
     }
 }
 
@@ -193,8 +188,7 @@ typedef struct m_iter {
     int64_t off[M_ITER_MAX];
 } m_iter;
 
-static inline void m_iter_init(m_iter *it, int32_t rank, const int64_t *dims, int n,
-                               const tsr_tensor *const *ins) {
+static inline void m_iter_init(m_iter *it, int32_t rank, const int64_t *dims, int n, const tsr_tensor *const *ins) {
     it->rank = rank;
     it->n = n;
     for (int32_t d = 0; d < rank; d++) {
@@ -324,8 +318,7 @@ tsr_status *ref_math_det(ref_ctx *c);
 tsr_status *ref_math_cast(ref_ctx *c);
 tsr_status *ref_math_castlike(ref_ctx *c);
 tsr_status *ref_math_bitcast(ref_ctx *c);
-int ref_math_cast_check(const tsr_host_api *host, const tsr_node *node, char *why,
-                        size_t why_size);
+int ref_math_cast_check(const tsr_host_api *host, const tsr_node *node, char *why, size_t why_size);
 
 /* Defined in ref_math_einsum.c. */
 tsr_status *ref_math_einsum(ref_ctx *c);

@@ -16,14 +16,32 @@
 #include "ref_math.h"
 
 enum bop {
-    B_ADD, B_SUB, B_MUL, B_DIV, B_MOD, B_FMOD, B_POW, B_MAX, B_MIN, B_PRELU,
-    B_AND, B_OR, B_XOR, B_EQ, B_LT, B_GT, B_LE, B_GE,
-    B_BAND, B_BOR, B_BXOR, B_SHL, B_SHR
+    B_ADD,
+    B_SUB,
+    B_MUL,
+    B_DIV,
+    B_MOD,
+    B_FMOD,
+    B_POW,
+    B_MAX,
+    B_MIN,
+    B_PRELU,
+    B_AND,
+    B_OR,
+    B_XOR,
+    B_EQ,
+    B_LT,
+    B_GT,
+    B_LE,
+    B_GE,
+    B_BAND,
+    B_BOR,
+    B_BXOR,
+    B_SHL,
+    B_SHR
 };
 
-static bool bop_is_bool_out(int op) {
-    return op >= B_AND && op <= B_GE;
-}
+static bool bop_is_bool_out(int op) { return op >= B_AND && op <= B_GE; }
 
 M_INLINE float bf32(int op, float a, float b) {
     switch (op) {
@@ -177,19 +195,27 @@ M_INLINE uint64_t bu64(int op, uint64_t a, uint64_t b) {
 
 /* float32 inner loop; sa/sb are 0 (broadcast) or 1 and get inlined as
  * constants so the common cases vectorise. */
-M_INLINE void f32_loop(int op, const float *a, int64_t sa, const float *b, int64_t sb, float *o,
-                       int64_t n) {
+M_INLINE void f32_loop(int op, const float *a, int64_t sa, const float *b, int64_t sb, float *o, int64_t n) {
     switch (op) {
-    case B_ADD: for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] + b[i * sb]; break;
-    case B_SUB: for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] - b[i * sb]; break;
-    case B_MUL: for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] * b[i * sb]; break;
-    case B_DIV: for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] / b[i * sb]; break;
-    default: for (int64_t i = 0; i < n; i++) o[i] = bf32(op, a[i * sa], b[i * sb]); break;
+    case B_ADD:
+        for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] + b[i * sb];
+        break;
+    case B_SUB:
+        for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] - b[i * sb];
+        break;
+    case B_MUL:
+        for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] * b[i * sb];
+        break;
+    case B_DIV:
+        for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] / b[i * sb];
+        break;
+    default:
+        for (int64_t i = 0; i < n; i++) o[i] = bf32(op, a[i * sa], b[i * sb]);
+        break;
     }
 }
 
-static void f32_any(int op, const float *a, int64_t sa, const float *b, int64_t sb, float *o,
-                    int64_t n) {
+static void f32_any(int op, const float *a, int64_t sa, const float *b, int64_t sb, float *o, int64_t n) {
     /* x^2 is how exported LayerNorms compute the variance; pow() is slow. */
     if (op == B_POW && sb == 0 && b[0] == 2.0f) {
         for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] * a[i * sa];
@@ -203,8 +229,7 @@ static void f32_any(int op, const float *a, int64_t sa, const float *b, int64_t 
 
 /* Runs op over a and b broadcast to o's shape. `a` may be `o` itself (the
  * variadic ops fold into their output). Exponent of Pow may differ in type. */
-static tsr_status *bin_exec(ref_ctx *c, int op, const tsr_tensor *a, const tsr_tensor *b,
-                            tsr_tensor *o) {
+static tsr_status *bin_exec(ref_ctx *c, int op, const tsr_tensor *a, const tsr_tensor *b, tsr_tensor *o) {
     uint64_t n = ref_numel(o);
     if (n == 0) return NULL;
     int32_t ta = a->elem_type, tb = b->elem_type, to = o->elem_type;
@@ -213,9 +238,18 @@ static tsr_status *bin_exec(ref_ctx *c, int op, const tsr_tensor *a, const tsr_t
         const float *pa = a->data, *pb = b->data;
         float *po = o->data;
         uint64_t na = ref_numel(a), nb = ref_numel(b);
-        if (na == n && nb == n) { f32_any(op, pa, 1, pb, 1, po, (int64_t)n); return NULL; }
-        if (na == n && nb == 1) { f32_any(op, pa, 1, pb, 0, po, (int64_t)n); return NULL; }
-        if (na == 1 && nb == n) { f32_any(op, pa, 0, pb, 1, po, (int64_t)n); return NULL; }
+        if (na == n && nb == n) {
+            f32_any(op, pa, 1, pb, 1, po, (int64_t)n);
+            return NULL;
+        }
+        if (na == n && nb == 1) {
+            f32_any(op, pa, 1, pb, 0, po, (int64_t)n);
+            return NULL;
+        }
+        if (na == 1 && nb == n) {
+            f32_any(op, pa, 0, pb, 1, po, (int64_t)n);
+            return NULL;
+        }
         /* General broadcast: walk all but the last axis, run the last one
          * as an inner loop. */
         const tsr_tensor *ins[2] = {a, b};
@@ -277,8 +311,7 @@ static tsr_status *bin_exec(ref_ctx *c, int op, const tsr_tensor *a, const tsr_t
     case MC_I64:
         if (clsb == MC_U64 && op == B_POW) {
             for (uint64_t i = 0; i < n; i++, m_iter_next(&it))
-                m_sti(to, po, i, (int64_t)ipow_u((uint64_t)m_ldi(ta, pa, it.off[0]),
-                                                 m_ldu(tb, pb, it.off[1])));
+                m_sti(to, po, i, (int64_t)ipow_u((uint64_t)m_ldi(ta, pa, it.off[0]), m_ldu(tb, pb, it.off[1])));
             break;
         }
         for (uint64_t i = 0; i < n; i++, m_iter_next(&it))
@@ -288,16 +321,14 @@ static tsr_status *bin_exec(ref_ctx *c, int op, const tsr_tensor *a, const tsr_t
         for (uint64_t i = 0; i < n; i++, m_iter_next(&it))
             m_stu(to, po, i, bu64(op, m_ldu(ta, pa, it.off[0]), m_ldu(tb, pb, it.off[1])));
         break;
-    default:
-        return ref_err(c, TSR_ERR_NOT_SUPPORTED, "element type %d is not supported", (int)ta);
+    default: return ref_err(c, TSR_ERR_NOT_SUPPORTED, "element type %d is not supported", (int)ta);
     }
     return NULL;
 }
 
 tsr_status *ref_math_need_inputs(ref_ctx *c, size_t n) {
     for (size_t i = 0; i < n; i++)
-        if (!ref_in(c, i))
-            return ref_err(c, TSR_ERR_INVALID_MODEL, "input %zu is required", i);
+        if (!ref_in(c, i)) return ref_err(c, TSR_ERR_INVALID_MODEL, "input %zu is required", i);
     return NULL;
 }
 
@@ -337,16 +368,15 @@ static tsr_status *binary(ref_ctx *c, int op) {
     int64_t bdims[REF_MAX_RANK];
     /* Before opset 7 broadcasting was opt-in (broadcast=1) and aligned B's
      * axes at `axis` of A rather than at the end. */
-    bool legacy_axis = ref_opset(c) < 7 && ref_attr_int(c, "broadcast", 0) &&
-                       ref_attr_has(c, "axis") && b->rank < a->rank;
+    bool legacy_axis =
+        ref_opset(c) < 7 && ref_attr_int(c, "broadcast", 0) && ref_attr_has(c, "axis") && b->rank < a->rank;
     /* PRelu before opset 7 took a per-channel slope of shape [C], C being
      * axis 1 of X (what the PyTorch exporter emitted). */
-    bool legacy_prelu = op == B_PRELU && ref_opset(c) < 7 && b->rank == 1 && a->rank >= 2 &&
-                        b->dims[0] == a->dims[1] && b->dims[0] != 1;
+    bool legacy_prelu = op == B_PRELU && ref_opset(c) < 7 && b->rank == 1 && a->rank >= 2 && b->dims[0] == a->dims[1] &&
+        b->dims[0] != 1;
     if (legacy_axis || legacy_prelu) {
         int64_t axis = 1;
-        if (legacy_axis &&
-            (!ref_axis(ref_attr_int(c, "axis", 0), a->rank, &axis) || axis + b->rank > a->rank))
+        if (legacy_axis && (!ref_axis(ref_attr_int(c, "axis", 0), a->rank, &axis) || axis + b->rank > a->rank))
             return ref_err(c, TSR_ERR_INVALID_MODEL, "legacy broadcast axis out of range");
         for (int32_t d = 0; d < a->rank; d++) bdims[d] = 1;
         for (int32_t d = 0; d < b->rank; d++) bdims[axis + d] = b->dims[d];
@@ -355,8 +385,7 @@ static tsr_status *binary(ref_ctx *c, int op) {
     }
     int32_t rank;
     int64_t dims[REF_MAX_RANK];
-    if (!ref_broadcast_shape(a->rank, a->dims, bv.rank, bv.dims, &rank, dims))
-        return ref_math_shape_err(c, a, b);
+    if (!ref_broadcast_shape(a->rank, a->dims, bv.rank, bv.dims, &rank, dims)) return ref_math_shape_err(c, a, b);
     int32_t ot = bop_is_bool_out(op) ? TSR_BOOL : a->elem_type;
     tsr_tensor *o;
     st = ref_out(c, 0, ot, rank, dims, &o);
@@ -399,8 +428,7 @@ static tsr_status *sum_wide(ref_ctx *c, size_t n, bool mean, tsr_tensor *o) {
         for (uint64_t i = 0; i < cnt; i++, m_iter_next(&it))
             acc[i] += m_ldd(ins[0]->elem_type, ins[0]->data, (size_t)it.off[0]);
     }
-    for (uint64_t i = 0; i < cnt; i++)
-        m_std(o->elem_type, o->data, (size_t)i, mean ? acc[i] / (double)n : acc[i]);
+    for (uint64_t i = 0; i < cnt; i++) m_std(o->elem_type, o->data, (size_t)i, mean ? acc[i] / (double)n : acc[i]);
     free(acc);
     return NULL;
 }
@@ -425,14 +453,12 @@ static tsr_status *variadic(ref_ctx *c, int op, bool mean) {
         memcpy(dims, nd, sizeof(int64_t) * (size_t)nr);
     }
     if (m_class(a->elem_type) == MC_NONE)
-        return ref_err(c, TSR_ERR_NOT_SUPPORTED, "element type %d is not supported",
-                       (int)a->elem_type);
+        return ref_err(c, TSR_ERR_NOT_SUPPORTED, "element type %d is not supported", (int)a->elem_type);
     tsr_tensor *o;
     st = ref_out(c, 0, a->elem_type, rank, dims, &o);
     if (st) return st;
     if (ref_numel(o) == 0) return NULL;
-    if (op == B_ADD && (n > 2 || mean) && m_class(o->elem_type) == MC_F32)
-        return sum_wide(c, n, mean, o);
+    if (op == B_ADD && (n > 2 || mean) && m_class(o->elem_type) == MC_F32) return sum_wide(c, n, mean, o);
     if (n == 1) {
         copy_bcast(a, o);
     } else {
@@ -456,7 +482,7 @@ static tsr_status *variadic(ref_ctx *c, int op, bool mean) {
     return NULL;
 }
 
-#define BIN_KERNEL(name, op) \
+#define BIN_KERNEL(name, op)                                                                                           \
     tsr_status *name(ref_ctx *c) { return binary(c, op); }
 BIN_KERNEL(ref_math_add, B_ADD)
 BIN_KERNEL(ref_math_sub, B_SUB)
@@ -476,9 +502,7 @@ BIN_KERNEL(ref_math_bitwise_or, B_BOR)
 BIN_KERNEL(ref_math_bitwise_xor, B_BXOR)
 BIN_KERNEL(ref_math_prelu, B_PRELU)
 
-tsr_status *ref_math_mod(ref_ctx *c) {
-    return binary(c, ref_attr_int(c, "fmod", 0) ? B_FMOD : B_MOD);
-}
+tsr_status *ref_math_mod(ref_ctx *c) { return binary(c, ref_attr_int(c, "fmod", 0) ? B_FMOD : B_MOD); }
 
 tsr_status *ref_math_bitshift(ref_ctx *c) {
     const char *dir = ref_attr_str(c, "direction", "");

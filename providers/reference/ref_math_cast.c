@@ -28,12 +28,8 @@ typedef struct num {
     uint64_t u;
 } num;
 
-static double num_d(num v) {
-    return v.kind == NK_F ? v.d : v.kind == NK_I ? (double)v.i : (double)v.u;
-}
-static float num_f(num v) {
-    return v.kind == NK_F ? (float)v.d : v.kind == NK_I ? (float)v.i : (float)v.u;
-}
+static double num_d(num v) { return v.kind == NK_F ? v.d : v.kind == NK_I ? (double)v.i : (double)v.u; }
+static float num_f(num v) { return v.kind == NK_F ? (float)v.d : v.kind == NK_I ? (float)v.i : (float)v.u; }
 
 /* double -> float rounding to odd: a following float -> float16/bfloat16
  * rounding to nearest even then equals one direct rounding (float keeps
@@ -52,9 +48,7 @@ static float num_f_odd(num v) {
 }
 /* Integer value: floats truncate toward zero. */
 static uint64_t num_bits(num v) {
-    return v.kind == NK_F ? (v.d < 0 ? (uint64_t)m_d2i(v.d) : m_d2u(v.d))
-           : v.kind == NK_I ? (uint64_t)v.i
-                            : v.u;
+    return v.kind == NK_F ? (v.d < 0 ? (uint64_t)m_d2i(v.d) : m_d2u(v.d)) : v.kind == NK_I ? (uint64_t)v.i : v.u;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -62,8 +56,8 @@ static uint64_t num_bits(num v) {
 
 typedef struct f8fmt {
     int mbits, bias;
-    bool fnuz;      /* no negative zero, no infinity, 0x80 is the only NaN */
-    bool has_inf;   /* E5M2 */
+    bool fnuz;    /* no negative zero, no infinity, 0x80 is the only NaN */
+    bool has_inf; /* E5M2 */
     double maxval;
     uint8_t maxcode;
 } f8fmt;
@@ -94,8 +88,7 @@ double ref_f8_decode(const f8fmt *f, uint8_t v) {
     } else if ((v & 0x7f) == 0x7f) {
         return NAN;
     }
-    double r = e == 0 ? ldexp(m, 1 - f->bias - f->mbits)
-                      : ldexp(1.0 + ldexp(m, -f->mbits), e - f->bias);
+    double r = e == 0 ? ldexp(m, 1 - f->bias - f->mbits) : ldexp(1.0 + ldexp(m, -f->mbits), e - f->bias);
     return neg ? -r : r;
 }
 
@@ -146,11 +139,11 @@ static uint8_t e8m0_encode(float x, bool saturate, int round_mode) {
     memcpy(&bits, &x, 4);
     uint32_t e = (bits >> 23) & 0xff, m = bits & 0x7fffff;
     if (e == 0xff) {
-        if (m) return 0xff;       /* NaN */
+        if (m) return 0xff;            /* NaN */
         return saturate ? 0xfe : 0xff; /* infinity */
     }
     bool up = false;
-    if (round_mode == 0) up = m != 0;                 /* "up" */
+    if (round_mode == 0) up = m != 0;                   /* "up" */
     else if (round_mode == 2) up = (m & 0x400000) != 0; /* "nearest" */
     if (up) {
         if (e == 0xfe) return saturate ? 0xfe : 0xff;
@@ -191,8 +184,11 @@ uint8_t ref_f4_encode(double x) {
 
 static int sub_bits(int32_t t) {
     switch (t) {
-    case TSR_INT4: case TSR_UINT4: case TSR_FLOAT4E2M1: return 4;
-    case TSR_INT2: case TSR_UINT2: return 2;
+    case TSR_INT4:
+    case TSR_UINT4:
+    case TSR_FLOAT4E2M1: return 4;
+    case TSR_INT2:
+    case TSR_UINT2: return 2;
     default: return 0;
     }
 }
@@ -259,15 +255,13 @@ static int format_float(char *out, size_t size, double v, int32_t t) {
             res[k++] = '.';
             for (size_t i = 1; i < nd; i++) res[k++] = digits[i];
         }
-        k += (size_t)snprintf(res + k, sizeof res - k, "e%c%02d", exp10 < 0 ? '-' : '+',
-                              exp10 < 0 ? -exp10 : exp10);
+        k += (size_t)snprintf(res + k, sizeof res - k, "e%c%02d", exp10 < 0 ? '-' : '+', exp10 < 0 ? -exp10 : exp10);
     } else if (exp10 >= 0) {
         for (int i = 0; i <= exp10; i++) res[k++] = (size_t)i < nd ? digits[i] : '0';
         res[k++] = '.';
         if ((size_t)exp10 + 1 < nd)
             for (size_t i = (size_t)exp10 + 1; i < nd; i++) res[k++] = digits[i];
-        else
-            res[k++] = '0';
+        else res[k++] = '0';
         res[k] = 0;
     } else {
         res[k++] = '0';
@@ -315,15 +309,12 @@ static num load_num(int32_t t, const void *data, size_t i) {
         return v;
     }
     switch (t) {
-    case TSR_FLOAT: case TSR_DOUBLE: case TSR_FLOAT16: case TSR_BFLOAT16:
-        v.d = m_ldd(t, data, i);
-        return v;
-    case TSR_FLOAT8E8M0:
-        v.d = ref_e8m0_decode(((const uint8_t *)data)[i]);
-        return v;
-    case TSR_FLOAT4E2M1:
-        v.d = ref_f4_decode(ref_sub_get(data, i, 4));
-        return v;
+    case TSR_FLOAT:
+    case TSR_DOUBLE:
+    case TSR_FLOAT16:
+    case TSR_BFLOAT16: v.d = m_ldd(t, data, i); return v;
+    case TSR_FLOAT8E8M0: v.d = ref_e8m0_decode(((const uint8_t *)data)[i]); return v;
+    case TSR_FLOAT4E2M1: v.d = ref_f4_decode(ref_sub_get(data, i, 4)); return v;
     case TSR_INT4: {
         uint8_t b = ref_sub_get(data, i, 4);
         v.kind = NK_I;
@@ -336,10 +327,22 @@ static num load_num(int32_t t, const void *data, size_t i) {
         v.i = (b & 2) ? (int64_t)b - 4 : b;
         return v;
     }
-    case TSR_UINT4: v.kind = NK_I; v.i = ref_sub_get(data, i, 4); return v;
-    case TSR_UINT2: v.kind = NK_I; v.i = ref_sub_get(data, i, 2); return v;
-    case TSR_UINT64: v.kind = NK_U; v.u = ((const uint64_t *)data)[i]; return v;
-    default: v.kind = NK_I; v.i = m_ldi(t, data, i); return v;
+    case TSR_UINT4:
+        v.kind = NK_I;
+        v.i = ref_sub_get(data, i, 4);
+        return v;
+    case TSR_UINT2:
+        v.kind = NK_I;
+        v.i = ref_sub_get(data, i, 2);
+        return v;
+    case TSR_UINT64:
+        v.kind = NK_U;
+        v.u = ((const uint64_t *)data)[i];
+        return v;
+    default:
+        v.kind = NK_I;
+        v.i = m_ldi(t, data, i);
+        return v;
     }
 }
 
@@ -359,30 +362,44 @@ static void store_num(int32_t t, void *data, size_t i, num v, const cast_opts *o
     case TSR_DOUBLE: ((double *)data)[i] = num_d(v); return;
     case TSR_FLOAT16: ((uint16_t *)data)[i] = ref_float_to_half(num_f_odd(v)); return;
     case TSR_BFLOAT16: ((uint16_t *)data)[i] = ref_float_to_bf16(num_f_odd(v)); return;
-    case TSR_BOOL:
-        ((uint8_t *)data)[i] = v.kind == NK_F ? v.d != 0 : v.kind == NK_I ? v.i != 0 : v.u != 0;
-        return;
-    case TSR_FLOAT8E8M0:
-        ((uint8_t *)data)[i] = e8m0_encode(num_f(v), o->saturate, o->round_mode);
-        return;
+    case TSR_BOOL: ((uint8_t *)data)[i] = v.kind == NK_F ? v.d != 0 : v.kind == NK_I ? v.i != 0 : v.u != 0; return;
+    case TSR_FLOAT8E8M0: ((uint8_t *)data)[i] = e8m0_encode(num_f(v), o->saturate, o->round_mode); return;
     case TSR_FLOAT4E2M1: ref_sub_set(data, i, 4, ref_f4_encode(num_d(v))); return;
-    case TSR_INT4: case TSR_UINT4: ref_sub_set(data, i, 4, (uint8_t)(num_bits(v) & 0xf)); return;
-    case TSR_INT2: case TSR_UINT2: ref_sub_set(data, i, 2, (uint8_t)(num_bits(v) & 0x3)); return;
+    case TSR_INT4:
+    case TSR_UINT4: ref_sub_set(data, i, 4, (uint8_t)(num_bits(v) & 0xf)); return;
+    case TSR_INT2:
+    case TSR_UINT2: ref_sub_set(data, i, 2, (uint8_t)(num_bits(v) & 0x3)); return;
     default: m_stu(t, data, i, num_bits(v)); return;
     }
 }
 
 static bool castable(int32_t t) {
     switch (t) {
-    case TSR_FLOAT: case TSR_UINT8: case TSR_INT8: case TSR_UINT16: case TSR_INT16:
-    case TSR_INT32: case TSR_INT64: case TSR_STRING: case TSR_BOOL: case TSR_FLOAT16:
-    case TSR_DOUBLE: case TSR_UINT32: case TSR_UINT64: case TSR_BFLOAT16:
-    case TSR_FLOAT8E4M3FN: case TSR_FLOAT8E4M3FNUZ: case TSR_FLOAT8E5M2:
-    case TSR_FLOAT8E5M2FNUZ: case TSR_UINT4: case TSR_INT4: case TSR_FLOAT4E2M1:
-    case TSR_FLOAT8E8M0: case TSR_UINT2: case TSR_INT2:
-        return true;
-    default:
-        return false;
+    case TSR_FLOAT:
+    case TSR_UINT8:
+    case TSR_INT8:
+    case TSR_UINT16:
+    case TSR_INT16:
+    case TSR_INT32:
+    case TSR_INT64:
+    case TSR_STRING:
+    case TSR_BOOL:
+    case TSR_FLOAT16:
+    case TSR_DOUBLE:
+    case TSR_UINT32:
+    case TSR_UINT64:
+    case TSR_BFLOAT16:
+    case TSR_FLOAT8E4M3FN:
+    case TSR_FLOAT8E4M3FNUZ:
+    case TSR_FLOAT8E5M2:
+    case TSR_FLOAT8E5M2FNUZ:
+    case TSR_UINT4:
+    case TSR_INT4:
+    case TSR_FLOAT4E2M1:
+    case TSR_FLOAT8E8M0:
+    case TSR_UINT2:
+    case TSR_INT2: return true;
+    default: return false;
     }
 }
 
@@ -391,8 +408,7 @@ static tsr_status *cast_to(ref_ctx *c, int32_t to) {
     if (!x) return ref_err(c, TSR_ERR_INVALID_MODEL, "input 0 is required");
     int32_t from = x->elem_type;
     if (!castable(from) || !castable(to))
-        return ref_err(c, TSR_ERR_NOT_SUPPORTED, "cast from type %d to type %d is not supported",
-                       (int)from, (int)to);
+        return ref_err(c, TSR_ERR_NOT_SUPPORTED, "cast from type %d to type %d is not supported", (int)from, (int)to);
     cast_opts o = {true, 0};
     /* saturate exists from opset 19 and matters only for float8 targets. */
     if (ref_opset(c) >= 19) o.saturate = ref_attr_int(c, "saturate", 1) != 0;
@@ -400,8 +416,7 @@ static tsr_status *cast_to(ref_ctx *c, int32_t to) {
     if (strcmp(rm, "down") == 0) o.round_mode = 1;
     else if (strcmp(rm, "nearest") == 0) o.round_mode = 2;
     else if (strcmp(rm, "up") != 0)
-        return ref_err(c, TSR_ERR_INVALID_MODEL, "round_mode must be up, down or nearest, not '%s'",
-                       rm);
+        return ref_err(c, TSR_ERR_INVALID_MODEL, "round_mode must be up, down or nearest, not '%s'", rm);
     tsr_tensor *out;
     tsr_status *st = ref_out(c, 0, to, x->rank, x->dims, &out);
     if (st) return st;
@@ -443,14 +458,13 @@ static tsr_status *cast_to(ref_ctx *c, int32_t to) {
             } else {
                 num v = load_num(from, x->data, (size_t)i);
                 if (v.kind == NK_I) len = snprintf(buf, sizeof buf, "%lld", (long long)v.i);
-                else if (v.kind == NK_U)
-                    len = snprintf(buf, sizeof buf, "%llu", (unsigned long long)v.u);
+                else if (v.kind == NK_U) len = snprintf(buf, sizeof buf, "%llu", (unsigned long long)v.u);
                 else
-                    len = format_float(buf, sizeof buf, v.d,
-                                       (from == TSR_DOUBLE || from == TSR_FLOAT || from == TSR_FLOAT16 ||
-                                        from == TSR_BFLOAT16)
-                                           ? from
-                                           : TSR_FLOAT);
+                    len = format_float(
+                        buf, sizeof buf, v.d,
+                        (from == TSR_DOUBLE || from == TSR_FLOAT || from == TSR_FLOAT16 || from == TSR_BFLOAT16)
+                            ? from
+                            : TSR_FLOAT);
             }
             if (len < 0) len = 0;
             st = h->tensor_set_string(out, (size_t)i, buf, (size_t)len);
@@ -464,11 +478,10 @@ static tsr_status *cast_to(ref_ctx *c, int32_t to) {
             num v = {NK_F, 0, 0, 0};
             if (!parse_string(&s[i], &v)) {
                 int len = (int)(s[i].size > 40 ? 40 : s[i].size);
-                return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "cannot parse '%.*s' as a number",
-                               len, s[i].data);
+                return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "cannot parse '%.*s' as a number", len, s[i].data);
             }
-            if (v.kind == NK_I && (to == TSR_FLOAT || to == TSR_DOUBLE || to == TSR_FLOAT16 ||
-                                   to == TSR_BFLOAT16 || ref_f8_format(to))) {
+            if (v.kind == NK_I &&
+                (to == TSR_FLOAT || to == TSR_DOUBLE || to == TSR_FLOAT16 || to == TSR_BFLOAT16 || ref_f8_format(to))) {
                 v.kind = NK_F;
                 v.d = (double)v.i;
             }
@@ -476,16 +489,14 @@ static tsr_status *cast_to(ref_ctx *c, int32_t to) {
         }
         return NULL;
     }
-    for (uint64_t i = 0; i < n; i++)
-        store_num(to, out->data, (size_t)i, load_num(from, x->data, (size_t)i), &o);
+    for (uint64_t i = 0; i < n; i++) store_num(to, out->data, (size_t)i, load_num(from, x->data, (size_t)i), &o);
     return NULL;
 }
 
 /* Cast before opset 6 named the target type with a string ("FLOAT"). */
 static int32_t type_from_name(const char *s, size_t n) {
-    static const char *const names[] = {"UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16",
-                                        "INT32", "INT64", "STRING", "BOOL", "FLOAT16", "DOUBLE",
-                                        "UINT32", "UINT64"};
+    static const char *const names[] = {"UNDEFINED", "FLOAT",  "UINT8", "INT8",    "UINT16", "INT16",  "INT32",
+                                        "INT64",     "STRING", "BOOL",  "FLOAT16", "DOUBLE", "UINT32", "UINT64"};
     for (size_t t = 1; t < sizeof names / sizeof names[0]; t++)
         if (strlen(names[t]) == n && strncmp(names[t], s, n) == 0) return (int32_t)t;
     return TSR_UNDEFINED;
@@ -506,8 +517,7 @@ static int32_t cast_target(const tsr_host_api *h, const tsr_node *node) {
 
 tsr_status *ref_math_cast(ref_ctx *c) {
     int32_t to = cast_target(c->host, c->node);
-    if (to == TSR_UNDEFINED)
-        return ref_err(c, TSR_ERR_INVALID_MODEL, "attribute 'to' is missing or names no type");
+    if (to == TSR_UNDEFINED) return ref_err(c, TSR_ERR_INVALID_MODEL, "attribute 'to' is missing or names no type");
     return cast_to(c, to);
 }
 
@@ -526,8 +536,8 @@ tsr_status *ref_math_bitcast(ref_ctx *c) {
     size_t es = ref_elem_size(x->elem_type);
     if (es == 0 || x->elem_type == TSR_STRING || to == TSR_STRING || ref_elem_size(to) != es)
         return ref_err(c, TSR_ERR_NOT_SUPPORTED,
-                       "BitCast from type %d to type %d: both must be fixed-size types of one width",
-                       (int)x->elem_type, (int)to);
+                       "BitCast from type %d to type %d: both must be fixed-size types of one width", (int)x->elem_type,
+                       (int)to);
     tsr_tensor *out;
     tsr_status *st = ref_out(c, 0, to, x->rank, x->dims, &out);
     if (st) return st;
@@ -536,8 +546,7 @@ tsr_status *ref_math_bitcast(ref_ctx *c) {
     return NULL;
 }
 
-int ref_math_cast_check(const tsr_host_api *h, const tsr_node *node, char *why,
-                        size_t why_size) {
+int ref_math_cast_check(const tsr_host_api *h, const tsr_node *node, char *why, size_t why_size) {
     int32_t to = 0;
     const char *op = h->node_op_type(node);
     if (strcmp(op, "Cast") == 0 || strcmp(op, "BitCast") == 0) {
@@ -562,8 +571,7 @@ int ref_math_cast_check(const tsr_host_api *h, const tsr_node *node, char *why,
     if (strcmp(op, "BitCast") == 0 && from != TSR_UNDEFINED &&
         (from == TSR_STRING || to == TSR_STRING || ref_elem_size(from) == 0 ||
          ref_elem_size(from) != ref_elem_size(to))) {
-        snprintf(why, why_size, "BitCast from element type %d to %d changes the width", (int)from,
-                 (int)to);
+        snprintf(why, why_size, "BitCast from element type %d to %d changes the width", (int)from, (int)to);
         return TSR_DECLINE_TYPE;
     }
     return 0;

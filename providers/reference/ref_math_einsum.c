@@ -25,8 +25,7 @@ static int letter_id(char ch) {
  * with j right-aligned against the widest ellipsis. Returns the count or
  * -1 when malformed. `ell` gets the term's ellipsis rank (for inputs:
  * rank - letters; for the output: E). */
-static int parse_term(const char *s, size_t len, int32_t rank, int ell_max, int *labels,
-                      int *ell_rank) {
+static int parse_term(const char *s, size_t len, int32_t rank, int ell_max, int *labels, int *ell_rank) {
     int n = 0, letters = 0;
     bool has_ell = false;
     for (size_t i = 0; i < len; i++) {
@@ -98,12 +97,10 @@ tsr_status *ref_math_einsum(ref_ctx *c) {
         int e;
         int n = parse_term(eq + start[k], len[k], in[k]->rank, REF_MAX_RANK, labels[k], &e);
         if (n < 0 || n != in[k]->rank)
-            return ref_err(c, TSR_ERR_INVALID_MODEL, "term %zu does not match input rank %d", k,
-                           (int)in[k]->rank);
+            return ref_err(c, TSR_ERR_INVALID_MODEL, "term %zu does not match input rank %d", k, (int)in[k]->rank);
         if (e > ell_max) ell_max = e;
     }
-    for (k = 0; k < nin; k++)
-        (void)parse_term(eq + start[k], len[k], in[k]->rank, ell_max, labels[k], &dummy);
+    for (k = 0; k < nin; k++) (void)parse_term(eq + start[k], len[k], in[k]->rank, ell_max, labels[k], &dummy);
 
     /* Label sizes (size-1 ellipsis dims broadcast). */
     int64_t size[EIN_MAX_LABELS];
@@ -116,8 +113,8 @@ tsr_status *ref_math_einsum(ref_ctx *c) {
             count[l]++;
             if (size[l] < 0 || size[l] == 1) size[l] = v;
             else if (v != size[l] && !(l >= EIN_LETTERS && v == 1))
-                return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "label sizes %lld and %lld disagree",
-                               (long long)size[l], (long long)v);
+                return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "label sizes %lld and %lld disagree", (long long)size[l],
+                               (long long)v);
         }
 
     /* Output labels: given, or the ellipsis then the letters seen once,
@@ -129,8 +126,7 @@ tsr_status *ref_math_einsum(ref_ctx *c) {
         on = parse_term(arrow + 2, strlen(arrow + 2), -1, ell_max, olab, &e);
         if (on < 0) return ref_err(c, TSR_ERR_INVALID_MODEL, "bad output term");
         for (int i = 0; i < on; i++)
-            if (size[olab[i]] < 0)
-                return ref_err(c, TSR_ERR_INVALID_MODEL, "output label not in any input");
+            if (size[olab[i]] < 0) return ref_err(c, TSR_ERR_INVALID_MODEL, "output label not in any input");
     } else {
         for (int j = 0; j < ell_max; j++) olab[on++] = EIN_LETTERS + j;
         for (int l = 0; l < EIN_LETTERS; l++)
@@ -158,7 +154,7 @@ tsr_status *ref_math_einsum(ref_ctx *c) {
             used[l] = true;
             all[na++] = l;
         }
-    int64_t (*st_in)[EIN_MAX_LABELS] = calloc(nin + 1, sizeof *st_in);
+    int64_t(*st_in)[EIN_MAX_LABELS] = calloc(nin + 1, sizeof *st_in);
     double *acc = calloc(nout ? nout : 1, sizeof(double));
     if (!st_in || !acc) {
         free(st_in);

@@ -21,8 +21,7 @@ enum rop { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_LOGSUM, R_LSE, R_S
 static int64_t axes_input_opset(int op) { return op == R_SUM ? 13 : 18; }
 
 /* Fills reduced[] and the output shape. */
-static tsr_status *reduce_axes(ref_ctx *c, int op, const tsr_tensor *x, bool *reduced,
-                               int32_t *orank, int64_t *odims) {
+static tsr_status *reduce_axes(ref_ctx *c, int op, const tsr_tensor *x, bool *reduced, int32_t *orank, int64_t *odims) {
     int64_t *axes = NULL;
     size_t naxes = 0;
     const int64_t *attr_axes = NULL;
@@ -42,8 +41,8 @@ static tsr_status *reduce_axes(ref_ctx *c, int op, const tsr_tensor *x, bool *re
         int64_t a = axes ? axes[i] : attr_axes[i], n;
         if (!ref_axis(a, x->rank, &n) || x->rank == 0) {
             free(axes);
-            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d",
-                           (long long)a, (int)x->rank);
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)a,
+                           (int)x->rank);
         }
         reduced[n] = true;
     }
@@ -73,8 +72,7 @@ static tsr_status *reduce(ref_ctx *c, int op) {
     if (!x) return ref_err(c, TSR_ERR_INVALID_MODEL, "input 0 is required");
     int32_t t = x->elem_type;
     int cls = m_class(t);
-    if (cls == MC_NONE)
-        return ref_err(c, TSR_ERR_NOT_SUPPORTED, "element type %d is not supported", (int)t);
+    if (cls == MC_NONE) return ref_err(c, TSR_ERR_NOT_SUPPORTED, "element type %d is not supported", (int)t);
     bool reduced[REF_MAX_RANK];
     int32_t orank = 0;
     int64_t odims[REF_MAX_RANK];
@@ -120,10 +118,16 @@ static tsr_status *reduce(ref_ctx *c, int op) {
                 continue;
             }
             switch (op) {
-            case R_L1: for (uint64_t i = 0; i < count; i++) acc += fabs((double)row[i]); break;
+            case R_L1:
+                for (uint64_t i = 0; i < count; i++) acc += fabs((double)row[i]);
+                break;
             case R_L2:
-            case R_SUMSQ: for (uint64_t i = 0; i < count; i++) acc += (double)row[i] * row[i]; break;
-            default: for (uint64_t i = 0; i < count; i++) acc += row[i]; break;
+            case R_SUMSQ:
+                for (uint64_t i = 0; i < count; i++) acc += (double)row[i] * row[i];
+                break;
+            default:
+                for (uint64_t i = 0; i < count; i++) acc += row[i];
+                break;
             }
             switch (op) {
             case R_MEAN: acc /= (double)count; break;
@@ -138,8 +142,7 @@ static tsr_status *reduce(ref_ctx *c, int op) {
 
     /* Exact integer path for the ones whose result is an integer. */
     bool int_path = (cls == MC_I64 || cls == MC_U64) &&
-                    (op == R_SUM || op == R_MAX || op == R_MIN || op == R_PROD || op == R_L1 ||
-                     op == R_SUMSQ);
+        (op == R_SUM || op == R_MAX || op == R_MIN || op == R_PROD || op == R_L1 || op == R_SUMSQ);
     bool uns = cls == MC_U64;
     void *acc = malloc(nout * 8);
     if (!acc) return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
@@ -149,26 +152,30 @@ static tsr_status *reduce(ref_ctx *c, int op) {
     for (uint64_t i = 0; i < nout; i++) {
         if (!int_path) ad[i] = rinit_d(op);
         else if (op == R_PROD) ai[i] = 1;
-        else if (op == R_MAX) { if (uns) au[i] = 0; else ai[i] = t == TSR_BOOL ? 0 : INT64_MIN; }
-        else if (op == R_MIN) { if (uns) au[i] = UINT64_MAX; else ai[i] = t == TSR_BOOL ? 1 : INT64_MAX; }
-        else ai[i] = 0;
+        else if (op == R_MAX) {
+            if (uns) au[i] = 0;
+            else ai[i] = t == TSR_BOOL ? 0 : INT64_MIN;
+        } else if (op == R_MIN) {
+            if (uns) au[i] = UINT64_MAX;
+            else ai[i] = t == TSR_BOOL ? 1 : INT64_MAX;
+        } else ai[i] = 0;
     }
     /* Walk the input in order; `off` follows the output offset. */
     int64_t idx[REF_MAX_RANK] = {0};
     int64_t off = 0;
-#define WALK(BODY)                                                   \
-    do {                                                             \
-        off = 0;                                                     \
-        memset(idx, 0, sizeof(int64_t) * (size_t)x->rank);           \
-        for (uint64_t i = 0; i < nin; i++) {                         \
-            BODY;                                                    \
-            for (int32_t d = x->rank - 1; d >= 0; d--) {             \
-                off += ost[d];                                       \
-                if (++idx[d] < x->dims[d]) break;                    \
-                off -= ost[d] * x->dims[d];                          \
-                idx[d] = 0;                                          \
-            }                                                        \
-        }                                                            \
+#define WALK(BODY)                                                                                                     \
+    do {                                                                                                               \
+        off = 0;                                                                                                       \
+        memset(idx, 0, sizeof(int64_t) * (size_t)x->rank);                                                             \
+        for (uint64_t i = 0; i < nin; i++) {                                                                           \
+            BODY;                                                                                                      \
+            for (int32_t d = x->rank - 1; d >= 0; d--) {                                                               \
+                off += ost[d];                                                                                         \
+                if (++idx[d] < x->dims[d]) break;                                                                      \
+                off -= ost[d] * x->dims[d];                                                                            \
+                idx[d] = 0;                                                                                            \
+            }                                                                                                          \
+        }                                                                                                              \
     } while (0)
 
     if (int_path) {
@@ -177,11 +184,16 @@ static tsr_status *reduce(ref_ctx *c, int op) {
                 uint64_t v = m_ldu(t, x->data, i);
                 uint64_t *a = &au[off];
                 switch (op) {
-                case R_SUM: case R_L1: *a += v; break;
+                case R_SUM:
+                case R_L1: *a += v; break;
                 case R_SUMSQ: *a += v * v; break;
                 case R_PROD: *a *= v; break;
-                case R_MAX: if (v > *a) *a = v; break;
-                case R_MIN: if (v < *a) *a = v; break;
+                case R_MAX:
+                    if (v > *a) *a = v;
+                    break;
+                case R_MIN:
+                    if (v < *a) *a = v;
+                    break;
                 }
             });
             for (uint64_t i = 0; i < nout; i++) m_stu(t, o->data, i, au[i]);
@@ -194,8 +206,12 @@ static tsr_status *reduce(ref_ctx *c, int op) {
                 case R_L1: *a += v < 0 ? 0 - (uint64_t)v : (uint64_t)v; break;
                 case R_SUMSQ: *a += (uint64_t)v * (uint64_t)v; break;
                 case R_PROD: *a *= (uint64_t)v; break;
-                case R_MAX: if (v > ai[off]) ai[off] = v; break;
-                case R_MIN: if (v < ai[off]) ai[off] = v; break;
+                case R_MAX:
+                    if (v > ai[off]) ai[off] = v;
+                    break;
+                case R_MIN:
+                    if (v < ai[off]) ai[off] = v;
+                    break;
                 }
             });
             for (uint64_t i = 0; i < nout; i++) m_sti(t, o->data, i, ai[i]);
@@ -233,12 +249,19 @@ static tsr_status *reduce(ref_ctx *c, int op) {
         double v = m_ldd(t, x->data, i);
         double *a = &ad[off];
         switch (op) {
-        case R_SUM: case R_MEAN: case R_LOGSUM: *a += v; break;
+        case R_SUM:
+        case R_MEAN:
+        case R_LOGSUM: *a += v; break;
         case R_L1: *a += fabs(v); break;
-        case R_L2: case R_SUMSQ: *a += v * v; break;
+        case R_L2:
+        case R_SUMSQ: *a += v * v; break;
         case R_PROD: *a *= v; break;
-        case R_MAX: if (v > *a || v != v) *a = v; break;
-        case R_MIN: if (v < *a || v != v) *a = v; break;
+        case R_MAX:
+            if (v > *a || v != v) *a = v;
+            break;
+        case R_MIN:
+            if (v < *a || v != v) *a = v;
+            break;
         }
     });
 #undef WALK
@@ -275,12 +298,10 @@ static tsr_status *arg_reduce(ref_ctx *c, bool is_max) {
     if (!x) return ref_err(c, TSR_ERR_INVALID_MODEL, "input 0 is required");
     int32_t t = x->elem_type;
     int cls = m_class(t);
-    if (cls == MC_NONE)
-        return ref_err(c, TSR_ERR_NOT_SUPPORTED, "element type %d is not supported", (int)t);
+    if (cls == MC_NONE) return ref_err(c, TSR_ERR_NOT_SUPPORTED, "element type %d is not supported", (int)t);
     int64_t axis;
     if (!ref_axis(ref_attr_int(c, "axis", 0), x->rank, &axis) || x->rank == 0)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis is out of range for rank %d",
-                       (int)x->rank);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis is out of range for rank %d", (int)x->rank);
     bool keep = ref_attr_int(c, "keepdims", 1) != 0;
     bool last = ref_attr_int(c, "select_last_index", 0) != 0;
     int64_t odims[REF_MAX_RANK];
@@ -296,8 +317,7 @@ static tsr_status *arg_reduce(ref_ctx *c, bool is_max) {
     int64_t n = x->dims[axis];
     uint64_t inner = m_prod(x->rank - (int32_t)axis - 1, x->dims + axis + 1);
     if (n == 0 && outer * inner > 0)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "cannot take Arg%s over an empty axis",
-                       is_max ? "Max" : "Min");
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "cannot take Arg%s over an empty axis", is_max ? "Max" : "Min");
     int64_t *po = o->data;
     if (t == TSR_FLOAT && n > 0 && outer * inner > 0) {
         /* float32 row by row, the inner positions side by side (a class map
@@ -374,8 +394,7 @@ static tsr_status *softmax_family(ref_ctx *c, int kind) {
     int64_t axis;
     int32_t rank = x->rank;
     if (!ref_axis(ref_attr_int(c, "axis", old ? 1 : -1), rank, &axis))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis is out of range for rank %d",
-                       (int)rank);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis is out of range for rank %d", (int)rank);
     tsr_tensor *o;
     tsr_status *st = ref_out(c, 0, t, x->rank, x->dims, &o);
     if (st) return st;

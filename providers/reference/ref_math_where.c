@@ -84,14 +84,12 @@ tsr_status *ref_math_where(ref_ctx *c) {
     tsr_status *st = ref_math_need_inputs(c, 3);
     if (st) return st;
     const tsr_tensor *cond = ref_in(c, 0), *x = ref_in(c, 1), *y = ref_in(c, 2);
-    if (x->elem_type != y->elem_type)
-        return ref_err(c, TSR_ERR_INVALID_MODEL, "X and Y have different element types");
+    if (x->elem_type != y->elem_type) return ref_err(c, TSR_ERR_INVALID_MODEL, "X and Y have different element types");
     if (cond->elem_type != TSR_BOOL) /* read a byte per element below */
         return ref_err(c, TSR_ERR_INVALID_MODEL, "condition has element type %d, not bool", (int)cond->elem_type);
     int32_t r1, rank;
     int64_t d1[REF_MAX_RANK], dims[REF_MAX_RANK];
-    if (!ref_broadcast_shape(cond->rank, cond->dims, x->rank, x->dims, &r1, d1))
-        return ref_math_shape_err(c, cond, x);
+    if (!ref_broadcast_shape(cond->rank, cond->dims, x->rank, x->dims, &r1, d1)) return ref_math_shape_err(c, cond, x);
     if (!ref_broadcast_shape(r1, d1, y->rank, y->dims, &rank, dims)) return ref_math_shape_err(c, x, y);
     tsr_tensor *o;
     st = ref_out(c, 0, x->elem_type, rank, dims, &o);
@@ -112,9 +110,7 @@ tsr_status *ref_math_where(ref_ctx *c) {
         return NULL;
     }
     size_t es = ref_elem_size(x->elem_type);
-    if (es == 0)
-        return ref_err(c, TSR_ERR_NOT_SUPPORTED, "element type %d is not supported",
-                       (int)x->elem_type);
+    if (es == 0) return ref_err(c, TSR_ERR_NOT_SUPPORTED, "element type %d is not supported", (int)x->elem_type);
     char *po = o->data;
     const char *px = x->data, *py = y->data;
     if (n == 0) return NULL;

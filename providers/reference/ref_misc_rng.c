@@ -13,19 +13,16 @@
 #define MT_UPPER 0x80000000u
 #define MT_LOWER 0x7fffffffu
 
-void misc_rng_seed(misc_rng *r, uint32_t seed)
-{
+void misc_rng_seed(misc_rng *r, uint32_t seed) {
     r->mt[0] = seed;
-    for (uint32_t i = 1; i < MISC_RNG_WORDS; i++)
-        r->mt[i] = 1812433253u * (r->mt[i - 1] ^ (r->mt[i - 1] >> 30)) + i;
+    for (uint32_t i = 1; i < MISC_RNG_WORDS; i++) r->mt[i] = 1812433253u * (r->mt[i - 1] ^ (r->mt[i - 1] >> 30)) + i;
     r->pos = MISC_RNG_WORDS;
     r->has_gauss = false;
     r->gauss = 0.0;
 }
 
 /* The twist: recomputes all 624 words of state at once. */
-static void regenerate(misc_rng *r)
-{
+static void regenerate(misc_rng *r) {
     for (int i = 0; i < MISC_RNG_WORDS; i++) {
         uint32_t y = (r->mt[i] & MT_UPPER) | (r->mt[(i + 1) % MISC_RNG_WORDS] & MT_LOWER);
         r->mt[i] = r->mt[(i + MT_SHIFT) % MISC_RNG_WORDS] ^ (y >> 1) ^ ((y & 1u) ? MT_MATRIX_A : 0u);
@@ -33,10 +30,8 @@ static void regenerate(misc_rng *r)
     r->pos = 0;
 }
 
-uint32_t misc_rng_next32(misc_rng *r)
-{
-    if (r->pos >= MISC_RNG_WORDS)
-        regenerate(r);
+uint32_t misc_rng_next32(misc_rng *r) {
+    if (r->pos >= MISC_RNG_WORDS) regenerate(r);
     uint32_t y = r->mt[r->pos++];
     y ^= y >> 11;
     y ^= (y << 7) & 0x9d2c5680u;
@@ -45,15 +40,13 @@ uint32_t misc_rng_next32(misc_rng *r)
     return y;
 }
 
-double misc_rng_double(misc_rng *r)
-{
+double misc_rng_double(misc_rng *r) {
     /* 27 + 26 bits from two words: the top of the 53-bit mantissa first. */
     uint32_t a = misc_rng_next32(r) >> 5, b = misc_rng_next32(r) >> 6;
     return ((double)a * 67108864.0 + (double)b) / 9007199254740992.0;
 }
 
-double misc_rng_gauss(misc_rng *r)
-{
+double misc_rng_gauss(misc_rng *r) {
     if (r->has_gauss) {
         r->has_gauss = false;
         return r->gauss;
@@ -75,8 +68,7 @@ double misc_rng_gauss(misc_rng *r)
 /* Binomial(n, p) for p <= 0.5 by inverting the distribution function, the
  * way RandomState does when n * p <= 30 (restarting past a bound, which
  * guards against rounding in the running probability). */
-static int64_t binomial_inversion(misc_rng *r, int64_t n, double p)
-{
+static int64_t binomial_inversion(misc_rng *r, int64_t n, double p) {
     double q = 1.0 - p;
     double qn = exp((double)n * log(q));
     double np = (double)n * p;
@@ -98,12 +90,9 @@ static int64_t binomial_inversion(misc_rng *r, int64_t n, double p)
     return x;
 }
 
-int misc_rng_bernoulli(misc_rng *r, double p)
-{
+int misc_rng_bernoulli(misc_rng *r, double p) {
     /* RandomState draws nothing for p == 0 and samples the rarer outcome. */
-    if (p == 0.0)
-        return 0;
-    if (p <= 0.5)
-        return (int)binomial_inversion(r, 1, p);
+    if (p == 0.0) return 0;
+    if (p <= 0.5) return (int)binomial_inversion(r, 1, p);
     return 1 - (int)binomial_inversion(r, 1, 1.0 - p);
 }

@@ -14,8 +14,8 @@
 
 typedef struct misc_rng {
     uint32_t mt[MISC_RNG_WORDS];
-    int pos;         /* next word of mt to temper; MISC_RNG_WORDS: regenerate first */
-    bool has_gauss;  /* the polar method makes normals in pairs: one is kept */
+    int pos;        /* next word of mt to temper; MISC_RNG_WORDS: regenerate first */
+    bool has_gauss; /* the polar method makes normals in pairs: one is kept */
     double gauss;
 } misc_rng;
 

@@ -39,9 +39,7 @@ typedef struct values {
     tsr_string def_s;
 } values;
 
-static key_kind kind_of(int32_t t) {
-    return t == TSR_STRING ? KEY_STRING : ref_is_float(t) ? KEY_FLOAT : KEY_INT;
-}
+static key_kind kind_of(int32_t t) { return t == TSR_STRING ? KEY_STRING : ref_is_float(t) ? KEY_FLOAT : KEY_INT; }
 
 static int cmp_key(key_kind k, const key *a, const key *b) {
     switch (k) {
@@ -106,8 +104,7 @@ static tsr_status *load_keys(ref_ctx *c, key_kind want, key **out, size_t *count
     else if (n_f) n = n_f, have = KEY_FLOAT;
     else if (kt) n = (size_t)ref_numel(kt), have = kind_of(kt->elem_type);
     else return ref_err(c, TSR_ERR_INVALID_MODEL, "no keys_* attribute");
-    if (have != want)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X's type does not match the keys' type");
+    if (have != want) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X's type does not match the keys' type");
     key *keys = calloc(n ? n : 1, sizeof *keys);
     if (!keys) return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
     for (size_t i = 0; i < n; i++) {
@@ -135,8 +132,7 @@ static tsr_status *load_keys(ref_ctx *c, key_kind want, key **out, size_t *count
  * or the operator's fallback ("_Unused", -1, -0.0). */
 static void set_default(ref_ctx *c, values *v) {
     const tsr_tensor *d = ref_opset(c) >= 4 ? ref_attr_tensor(c, "default_tensor") : NULL;
-    bool use_tensor = v->tensor && d && ref_numel(d) >= 1 &&
-                      (d->elem_type == TSR_STRING) == (v->type == TSR_STRING);
+    bool use_tensor = v->tensor && d && ref_numel(d) >= 1 && (d->elem_type == TSR_STRING) == (v->type == TSR_STRING);
     v->def_s = (tsr_string){"_Unused", 7};
     v->def_i = -1;
     v->def_f = -0.0;
@@ -227,8 +223,7 @@ static tsr_status *label_encoder_v1(ref_ctx *c, const tsr_tensor *X) {
         }
         return NULL;
     }
-    if (X->elem_type != TSR_INT64)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X must be string or int64");
+    if (X->elem_type != TSR_INT64) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X must be string or int64");
     if ((st = ref_out(c, 0, TSR_STRING, X->rank, X->dims, &Y))) return st;
     const tsr_attr *da = c->host->node_attr_find(c->node, "default_string");
     size_t def_len = 7;
@@ -247,8 +242,7 @@ tsr_status *ref_ml_label_encoder(ref_ctx *c) {
     const tsr_tensor *X = ref_in(c, 0);
     if (!X) return ref_err(c, TSR_ERR_INVALID_MODEL, "input X is missing");
     if (X->elem_type != TSR_STRING && !ref_is_int(X->elem_type) && !ref_is_float(X->elem_type))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X has unsupported type %d",
-                       (int)X->elem_type);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X has unsupported type %d", (int)X->elem_type);
     if (ref_opset(c) < 2) return label_encoder_v1(c, X);
 
     key_kind kind = kind_of(X->elem_type);
@@ -257,8 +251,7 @@ tsr_status *ref_ml_label_encoder(ref_ctx *c) {
     size_t n_keys = 0;
     tsr_status *st = load_values(c, &v);
     if (!st) st = load_keys(c, kind, &keys, &n_keys);
-    if (!st && n_keys != v.count)
-        st = ref_err(c, TSR_ERR_INVALID_MODEL, "%zu keys but %zu values", n_keys, v.count);
+    if (!st && n_keys != v.count) st = ref_err(c, TSR_ERR_INVALID_MODEL, "%zu keys but %zu values", n_keys, v.count);
     tsr_tensor *Y;
     if (!st) st = ref_out(c, 0, v.type, X->rank, X->dims, &Y);
     size_t n = st ? 0 : (size_t)ref_numel(X);

@@ -59,15 +59,13 @@ static int dbl_cmp(const void *a, const void *b) {
 }
 
 /* A tensor attribute as doubles (*n of them, in a new array). */
-static tsr_status *attr_doubles(ref_ctx *c, const char *name, bool required, double **out,
-                                size_t *n) {
+static tsr_status *attr_doubles(ref_ctx *c, const char *name, bool required, double **out, size_t *n) {
     const tsr_tensor *t = ref_attr_tensor(c, name);
     *out = NULL;
     *n = 0;
     if (!t) return required ? ref_err(c, TSR_ERR_INVALID_MODEL, "%s is missing", name) : NULL;
     if (!ref_is_float(t->elem_type) && !ref_is_int(t->elem_type))
-        return ref_err(c, TSR_ERR_INVALID_MODEL, "%s has non-numeric type %d", name,
-                       (int)t->elem_type);
+        return ref_err(c, TSR_ERR_INVALID_MODEL, "%s has non-numeric type %d", name, (int)t->elem_type);
     size_t k = (size_t)ref_numel(t);
     double *v = malloc((k ? k : 1) * sizeof *v);
     if (!v) return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
@@ -85,8 +83,7 @@ static tsr_status *assign_sets(ref_ctx *c, ensemble *e, size_t n_members) {
         te_node *nd = &e->nodes[i];
         if (nd->mode != MEMBER) continue;
         if (at >= n_members)
-            return ref_err(c, TSR_ERR_INVALID_MODEL,
-                           "membership_values has fewer sets than BRANCH_MEMBER nodes");
+            return ref_err(c, TSR_ERR_INVALID_MODEL, "membership_values has fewer sets than BRANCH_MEMBER nodes");
         size_t end = at;
         while (end < n_members && !isnan(e->members[end])) end++;
         nd->set_off = at;
@@ -103,10 +100,9 @@ static tsr_status *ensemble_load(ref_ctx *c, ensemble *e) {
     const int64_t *feat, *tid, *fid, *tleaf, *fleaf, *miss;
     size_t n = ref_attr_ints(c, "nodes_featureids", &feat);
     size_t n_miss = ref_attr_ints(c, "nodes_missing_value_tracks_true", &miss);
-    if (ref_attr_ints(c, "nodes_truenodeids", &tid) != n ||
-        ref_attr_ints(c, "nodes_falsenodeids", &fid) != n ||
-        ref_attr_ints(c, "nodes_trueleafs", &tleaf) != n ||
-        ref_attr_ints(c, "nodes_falseleafs", &fleaf) != n || (n_miss && n_miss != n))
+    if (ref_attr_ints(c, "nodes_truenodeids", &tid) != n || ref_attr_ints(c, "nodes_falsenodeids", &fid) != n ||
+        ref_attr_ints(c, "nodes_trueleafs", &tleaf) != n || ref_attr_ints(c, "nodes_falseleafs", &fleaf) != n ||
+        (n_miss && n_miss != n))
         return ref_err(c, TSR_ERR_INVALID_MODEL, "the nodes_* attributes differ in length");
     e->n_leaves = ref_attr_ints(c, "leaf_targetids", &e->leaf_t);
     e->n_roots = ref_attr_ints(c, "tree_roots", &e->roots);
@@ -114,8 +110,7 @@ static tsr_status *ensemble_load(ref_ctx *c, ensemble *e) {
     e->agg = ref_attr_int(c, "aggregate_function", SUM);
     e->post = ref_attr_int(c, "post_transform", 0);
     if (e->n_targets < 1 || e->n_targets > INT32_MAX)
-        return ref_err(c, TSR_ERR_INVALID_MODEL, "n_targets %lld is out of range",
-                       (long long)e->n_targets);
+        return ref_err(c, TSR_ERR_INVALID_MODEL, "n_targets %lld is out of range", (long long)e->n_targets);
     if (e->agg < AVERAGE || e->agg > MAX || e->post < 0 || e->post > 4)
         return ref_err(c, TSR_ERR_INVALID_MODEL, "aggregate_function or post_transform unknown");
 
@@ -129,8 +124,7 @@ static tsr_status *ensemble_load(ref_ctx *c, ensemble *e) {
         st = ref_err(c, TSR_ERR_INVALID_MODEL, "nodes_splits or nodes_modes has the wrong length");
     if (!st && n_w != e->n_leaves)
         st = ref_err(c, TSR_ERR_INVALID_MODEL, "leaf_weights and leaf_targetids differ in length");
-    if (!st && !(e->nodes = calloc(n ? n : 1, sizeof *e->nodes)))
-        st = ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
+    if (!st && !(e->nodes = calloc(n ? n : 1, sizeof *e->nodes))) st = ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
     e->n_nodes = st ? 0 : n;
     for (size_t i = 0; i < e->n_nodes && !st; i++) {
         te_node *nd = &e->nodes[i];
@@ -145,18 +139,16 @@ static tsr_status *ensemble_load(ref_ctx *c, ensemble *e) {
         for (int b = 0; b < 2 && !st; b++) {
             size_t limit = nd->leaf[b] ? e->n_leaves : e->n_nodes;
             if (nd->next[b] < 0 || (uint64_t)nd->next[b] >= limit)
-                st = ref_err(c, TSR_ERR_INVALID_MODEL, "node %zu's %s branch %lld is out of range",
-                             i, b ? "true" : "false", (long long)nd->next[b]);
+                st = ref_err(c, TSR_ERR_INVALID_MODEL, "node %zu's %s branch %lld is out of range", i,
+                             b ? "true" : "false", (long long)nd->next[b]);
         }
     }
     for (size_t i = 0; i < e->n_leaves && !st; i++)
         if (e->leaf_t[i] < 0 || e->leaf_t[i] >= e->n_targets)
-            st = ref_err(c, TSR_ERR_INVALID_MODEL, "leaf %zu targets %lld, past n_targets", i,
-                         (long long)e->leaf_t[i]);
+            st = ref_err(c, TSR_ERR_INVALID_MODEL, "leaf %zu targets %lld, past n_targets", i, (long long)e->leaf_t[i]);
     for (size_t i = 0; i < e->n_roots && !st; i++)
         if (e->roots[i] < 0 || (uint64_t)e->roots[i] >= e->n_nodes)
-            st = ref_err(c, TSR_ERR_INVALID_MODEL, "tree root %lld is out of range",
-                         (long long)e->roots[i]);
+            st = ref_err(c, TSR_ERR_INVALID_MODEL, "tree root %lld is out of range", (long long)e->roots[i]);
     if (!st) st = assign_sets(c, e, n_members);
     free(splits);
     free(modes);
@@ -172,9 +164,7 @@ static bool goes_true(const ensemble *e, const te_node *nd, double x) {
     case GT: return x > nd->split;
     case EQ: return x == nd->split;
     case NEQ: return x != nd->split;
-    default:
-        return nd->set_len &&
-               bsearch(&x, e->members + nd->set_off, nd->set_len, sizeof x, dbl_cmp) != NULL;
+    default: return nd->set_len && bsearch(&x, e->members + nd->set_off, nd->set_len, sizeof x, dbl_cmp) != NULL;
     }
 }
 
@@ -192,14 +182,13 @@ static int64_t walk(const ensemble *e, const double *x, int64_t n_feat, int64_t 
     return -1;
 }
 
-int ref_ml_check_tree_ensemble(const tsr_host_api *host, const tsr_node *node, char *why,
-                               size_t why_size) {
+int ref_ml_check_tree_ensemble(const tsr_host_api *host, const tsr_node *node, char *why, size_t why_size) {
     const tsr_attr *a = host->node_attr_find(node, "aggregate_function");
     const tsr_attr *p = host->node_attr_find(node, "post_transform");
     int64_t agg = a ? host->attr_int(a) : SUM, post = p ? host->attr_int(p) : 0;
     if (agg < AVERAGE || agg > MAX || post < 0 || post > 4) {
-        snprintf(why, why_size, "aggregate_function %lld or post_transform %lld is unknown",
-                 (long long)agg, (long long)post);
+        snprintf(why, why_size, "aggregate_function %lld or post_transform %lld is unknown", (long long)agg,
+                 (long long)post);
         return TSR_DECLINE_ATTRIBUTE;
     }
     return 0;
@@ -209,10 +198,8 @@ tsr_status *ref_ml_tree_ensemble(ref_ctx *c) {
     const tsr_tensor *X = ref_in(c, 0);
     if (!X) return ref_err(c, TSR_ERR_INVALID_MODEL, "input X is missing");
     if (!ref_is_float(X->elem_type))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X must be a float tensor (type %d)",
-                       (int)X->elem_type);
-    if (X->rank != 1 && X->rank != 2)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X must have shape [N, F]");
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X must be a float tensor (type %d)", (int)X->elem_type);
+    if (X->rank != 1 && X->rank != 2) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X must have shape [N, F]");
     int64_t rows = X->rank == 2 ? X->dims[0] : 1, n_feat = X->dims[X->rank - 1];
 
     ensemble e;
@@ -234,18 +221,16 @@ tsr_status *ref_ml_tree_ensemble(ref_ctx *c) {
     }
     /* MIN and MAX start from the type's extreme, as the ONNX reference does. */
     double start = e.agg == MIN ? (X->elem_type == TSR_DOUBLE ? DBL_MAX : FLT_MAX)
-                   : e.agg == MAX ? (X->elem_type == TSR_DOUBLE ? -DBL_MAX : -FLT_MAX)
-                                  : 0.0;
+        : e.agg == MAX          ? (X->elem_type == TSR_DOUBLE ? -DBL_MAX : -FLT_MAX)
+                                : 0.0;
     for (int64_t r = 0; r < rows; r++) {
-        for (int64_t f = 0; f < n_feat; f++)
-            x[f] = ref_load(X->elem_type, X->data, (size_t)(r * n_feat + f));
+        for (int64_t f = 0; f < n_feat; f++) x[f] = ref_load(X->elem_type, X->data, (size_t)(r * n_feat + f));
         for (int64_t t = 0; t < T; t++) acc[t] = start;
         for (size_t k = 0; k < e.n_roots; k++) {
             int64_t leaf = walk(&e, x, n_feat, e.roots[k]);
             if (leaf < 0) {
                 st = leaf == -1 ? ref_err(c, TSR_ERR_INVALID_MODEL, "tree %zu has a cycle", k)
-                                : ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                                          "tree %zu reads a feature past X's %lld", k,
+                                : ref_err(c, TSR_ERR_INVALID_ARGUMENT, "tree %zu reads a feature past X's %lld", k,
                                           (long long)n_feat);
                 goto done;
             }

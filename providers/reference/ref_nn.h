@@ -18,8 +18,7 @@
  * floats, else at *owned, a converted copy the caller frees. */
 tsr_status *ref_nn_f32_view(ref_ctx *c, const tsr_tensor *t, const float **view, float **owned);
 /* Like ref_nn_f32_view, for double. */
-tsr_status *ref_nn_f64_view(ref_ctx *c, const tsr_tensor *t, const double **view,
-                            double **owned);
+tsr_status *ref_nn_f64_view(ref_ctx *c, const tsr_tensor *t, const double **view, double **owned);
 /* Writes n floats (doubles) into t, converting to t's element type. */
 void ref_nn_f32_store(tsr_tensor *t, const float *src, size_t n);
 void ref_nn_f64_store(tsr_tensor *t, const double *src, size_t n);
@@ -31,37 +30,32 @@ void ref_nn_get_f64(const tsr_tensor *t, size_t off, size_t n, double *dst);
  * output positions a convolution's kernel tap reaches (step: the stride),
  * or the taps of a pooling window that land on the input (step: the
  * dilation). Inline: both call it in their innermost loops. */
-static inline void ref_nn_inside_range(int64_t n, int64_t step, int64_t off, int64_t lim, int64_t *lo,
-                                       int64_t *hi)
-{
+static inline void ref_nn_inside_range(int64_t n, int64_t step, int64_t off, int64_t lim, int64_t *lo, int64_t *hi) {
     int64_t l = off >= 0 ? 0 : (-off + step - 1) / step;
     int64_t h = lim - off > 0 ? (lim - off + step - 1) / step : 0;
-    if (l > n)
-        l = n;
-    if (h > n)
-        h = n;
-    if (h < l)
-        h = l;
+    if (l > n) l = n;
+    if (h > n) h = n;
+    if (h < l) h = l;
     *lo = l;
     *hi = h;
 }
 /* C += A B, row-major, on the run's threads, looking at the stop flag
  * between bands of rows. */
-tsr_status *ref_nn_sgemm_run(ref_ctx *ctx, int64_t m, int64_t n, int64_t k, const float *a,
-                             int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc);
-tsr_status *ref_nn_dgemm_run(ref_ctx *ctx, int64_t m, int64_t n, int64_t k, const double *a,
-                             int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc);
+tsr_status *ref_nn_sgemm_run(ref_ctx *ctx, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
+                             int64_t ldb, float *c, int64_t ldc);
+tsr_status *ref_nn_dgemm_run(ref_ctx *ctx, int64_t m, int64_t n, int64_t k, const double *a, int64_t lda,
+                             const double *b, int64_t ldb, double *c, int64_t ldc);
 /* C += A B with float A and B and a double C: sums that go on past the
  * GEMM (ConvTranspose's overlapping columns) before their one rounding. */
-tsr_status *ref_nn_sgemm_run_d(ref_ctx *ctx, int64_t m, int64_t n, int64_t k, const float *a,
-                               int64_t lda, const float *b, int64_t ldb, double *c, int64_t ldc);
+tsr_status *ref_nn_sgemm_run_d(ref_ctx *ctx, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                               const float *b, int64_t ldb, double *c, int64_t ldc);
 
 /* The float GEMM under ref_nn_sgemm_run (ref_nn_wide.c): float operands,
  * double sums, each C element rounded once. */
-void ref_nn_sgemm_wide(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
-                       const float *b, int64_t ldb, float *c, int64_t ldc);
-void ref_nn_sgemm_wide_d(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
-                         const float *b, int64_t ldb, double *c, int64_t ldc);
+void ref_nn_sgemm_wide(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb,
+                       float *c, int64_t ldc);
+void ref_nn_sgemm_wide_d(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb,
+                         double *c, int64_t ldc);
 
 /* The GEMM loops run over k in blocks of KC, so a block of B stays in cache
  * (ref_nn_util.c, ref_nn_wide.c). */
@@ -80,15 +74,13 @@ void ref_nn_sgemm_wide_d(int64_t m, int64_t n, int64_t k, const float *a, int64_
 /* ref_nn_conv.c */
 tsr_status *ref_nn_conv(ref_ctx *c);
 tsr_status *ref_nn_conv_transpose(ref_ctx *c);
-int ref_nn_check_conv(const tsr_host_api *host, const tsr_node *node, char *why,
-                      size_t why_size);
+int ref_nn_check_conv(const tsr_host_api *host, const tsr_node *node, char *why, size_t why_size);
 
 /* ref_nn_gemm.c */
 tsr_status *ref_nn_matmul(ref_ctx *c);
 tsr_status *ref_nn_gemm(ref_ctx *c);
 tsr_status *ref_nn_dropout(ref_ctx *c);
-int ref_nn_check_matmul(const tsr_host_api *host, const tsr_node *node, char *why,
-                        size_t why_size);
+int ref_nn_check_matmul(const tsr_host_api *host, const tsr_node *node, char *why, size_t why_size);
 
 /* ref_nn_norm.c */
 tsr_status *ref_nn_batchnorm(ref_ctx *c);
@@ -104,13 +96,11 @@ tsr_status *ref_nn_lppool(ref_ctx *c);
 tsr_status *ref_nn_global_maxpool(ref_ctx *c);
 tsr_status *ref_nn_global_avgpool(ref_ctx *c);
 tsr_status *ref_nn_global_lppool(ref_ctx *c);
-int ref_nn_check_pool(const tsr_host_api *host, const tsr_node *node, char *why,
-                      size_t why_size);
+int ref_nn_check_pool(const tsr_host_api *host, const tsr_node *node, char *why, size_t why_size);
 
 /* ref_nn_resize.c */
 tsr_status *ref_nn_resize(ref_ctx *c);
 tsr_status *ref_nn_upsample(ref_ctx *c);
-int ref_nn_check_numeric(const tsr_host_api *host, const tsr_node *node, char *why,
-                         size_t why_size);
+int ref_nn_check_numeric(const tsr_host_api *host, const tsr_node *node, char *why, size_t why_size);
 
 #endif

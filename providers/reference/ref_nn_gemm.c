@@ -14,8 +14,7 @@
 
 #include "ref_nn.h"
 
-static bool is_float_family(int32_t t)
-{
+static bool is_float_family(int32_t t) {
     return t == TSR_FLOAT || t == TSR_DOUBLE || t == TSR_FLOAT16 || t == TSR_BFLOAT16;
 }
 
@@ -25,14 +24,13 @@ static bool is_float_family(int32_t t)
  * output matrix `bi` it gives the matrix index of A and of B. */
 typedef struct mm_plan {
     int64_t m, n, k;
-    int64_t batch;      /* output matrices */
-    int32_t brank;      /* rank of the broadcast batch shape */
+    int64_t batch; /* output matrices */
+    int32_t brank; /* rank of the broadcast batch shape */
     int64_t bdims[REF_MAX_RANK];
     int64_t astr[REF_MAX_RANK], bstr[REF_MAX_RANK]; /* in matrices; 0 = broadcast */
 } mm_plan;
 
-static void mm_index(const mm_plan *p, int64_t bi, int64_t *ai, int64_t *bj)
-{
+static void mm_index(const mm_plan *p, int64_t bi, int64_t *ai, int64_t *bj) {
     int64_t a = 0, b = 0;
     for (int32_t d = p->brank - 1; d >= 0; d--) {
         int64_t x = bi % p->bdims[d];
@@ -44,13 +42,10 @@ static void mm_index(const mm_plan *p, int64_t bi, int64_t *ai, int64_t *bj)
     *bj = b;
 }
 
-tsr_status *ref_nn_matmul(ref_ctx *c)
-{
+tsr_status *ref_nn_matmul(ref_ctx *c) {
     const tsr_tensor *A = ref_in(c, 0), *B = ref_in(c, 1);
-    if (!A || !B)
-        return ref_err(c, TSR_ERR_INVALID_MODEL, "MatMul needs two inputs");
-    if (A->rank < 1 || B->rank < 1)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "MatMul inputs must have rank >= 1");
+    if (!A || !B) return ref_err(c, TSR_ERR_INVALID_MODEL, "MatMul needs two inputs");
+    if (A->rank < 1 || B->rank < 1) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "MatMul inputs must have rank >= 1");
     if (A->elem_type != B->elem_type)
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "MatMul inputs differ in element type");
 
@@ -79,44 +74,35 @@ tsr_status *ref_nn_matmul(ref_ctx *c)
     p.k = ad[ar - 1];
     p.n = bd[br - 1];
     if (bd[br - 2] != p.k)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                       "MatMul inner dimensions differ (%lld vs %lld)", (long long)p.k,
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "MatMul inner dimensions differ (%lld vs %lld)", (long long)p.k,
                        (long long)bd[br - 2]);
     if (!ref_broadcast_shape(ar - 2, ad, br - 2, bd, &p.brank, p.bdims))
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "MatMul batch dimensions do not broadcast");
     ref_broadcast_strides(ar - 2, ad, p.brank, p.bdims, p.astr);
     ref_broadcast_strides(br - 2, bd, p.brank, p.bdims, p.bstr);
     p.batch = 1;
-    for (int32_t d = 0; d < p.brank; d++)
-        p.batch *= p.bdims[d];
+    for (int32_t d = 0; d < p.brank; d++) p.batch *= p.bdims[d];
 
     int64_t od[REF_MAX_RANK];
     int32_t orank = 0;
-    for (int32_t d = 0; d < p.brank; d++)
-        od[orank++] = p.bdims[d];
-    if (A->rank > 1)
-        od[orank++] = p.m;
-    if (B->rank > 1)
-        od[orank++] = p.n;
+    for (int32_t d = 0; d < p.brank; d++) od[orank++] = p.bdims[d];
+    if (A->rank > 1) od[orank++] = p.m;
+    if (B->rank > 1) od[orank++] = p.n;
     tsr_tensor *Y;
     tsr_status *st = ref_out(c, 0, A->elem_type, orank, od, &Y);
-    if (st)
-        return st;
+    if (st) return st;
     size_t total = (size_t)(p.batch * p.m * p.n);
-    if (total == 0)
-        return NULL;
+    if (total == 0) return NULL;
 
     /* When B is one matrix shared by every batch of a contiguous A, the
      * batches stack into one tall GEMM, which reuses B's cache tiles. */
     bool stack = true;
     for (int32_t d = 0; d < p.brank; d++)
-        if (p.bstr[d] != 0)
-            stack = false;
+        if (p.bstr[d] != 0) stack = false;
     int64_t m_eff = p.m, batch_eff = p.batch;
     if (stack) {
         int64_t anum = 1;
-        for (int32_t d = 0; d < ar - 2; d++)
-            anum *= ad[d];
+        for (int32_t d = 0; d < ar - 2; d++) anum *= ad[d];
         if (anum == p.batch) { /* A itself is not broadcast along the batch */
             m_eff = p.m * p.batch;
             batch_eff = 1;
@@ -139,8 +125,7 @@ tsr_status *ref_nn_matmul(ref_ctx *c)
     if (is_float_family(et)) {
         const float *a, *b;
         float *ao = NULL, *bo = NULL, *yo = NULL;
-        if ((st = ref_nn_f32_view(c, A, &a, &ao)) || (st = ref_nn_f32_view(c, B, &b, &bo)))
-            goto fdone;
+        if ((st = ref_nn_f32_view(c, A, &a, &ao)) || (st = ref_nn_f32_view(c, B, &b, &bo))) goto fdone;
         float *y = Y->data;
         if (et != TSR_FLOAT) {
             y = yo = malloc(total * sizeof *y);
@@ -156,22 +141,19 @@ tsr_status *ref_nn_matmul(ref_ctx *c)
             st = ref_nn_sgemm_run(c, m_eff, p.n, p.k, a + ai * p.m * p.k, p.k, b + bj * p.k * p.n, p.n,
                                   y + bi * m_eff * p.n, p.n);
         }
-        if (yo && !st)
-            ref_nn_f32_store(Y, yo, total);
+        if (yo && !st) ref_nn_f32_store(Y, yo, total);
     fdone:
         free(ao);
         free(bo);
         free(yo);
         return st;
     }
-    if (!ref_is_int(et))
-        return ref_err(c, TSR_ERR_NOT_SUPPORTED, "MatMul of element type %d", (int)et);
+    if (!ref_is_int(et)) return ref_err(c, TSR_ERR_NOT_SUPPORTED, "MatMul of element type %d", (int)et);
 
     /* Integers: 64-bit unsigned accumulation wraps like numpy, and storing
      * truncates to the element width, which is numpy's result too. */
     uint64_t *acc = malloc((size_t)p.n * sizeof *acc);
-    if (!acc)
-        return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
+    if (!acc) return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
     for (int64_t bi = 0; bi < p.batch; bi++) {
         int64_t ai, bj;
         mm_index(&p, bi, &ai, &bj);
@@ -185,39 +167,31 @@ tsr_status *ref_nn_matmul(ref_ctx *c)
             for (int64_t q = 0; q < p.k; q++) {
                 uint64_t av = (uint64_t)ref_load_i64(et, A->data, abase + (size_t)(i * p.k + q));
                 for (int64_t j = 0; j < p.n; j++)
-                    acc[j] += av * (uint64_t)ref_load_i64(et, B->data,
-                                                          bbase + (size_t)(q * p.n + j));
+                    acc[j] += av * (uint64_t)ref_load_i64(et, B->data, bbase + (size_t)(q * p.n + j));
             }
             size_t ybase = (size_t)((bi * p.m + i) * p.n);
-            for (int64_t j = 0; j < p.n; j++)
-                ref_store_i64(et, Y->data, ybase + (size_t)j, (int64_t)acc[j]);
+            for (int64_t j = 0; j < p.n; j++) ref_store_i64(et, Y->data, ybase + (size_t)j, (int64_t)acc[j]);
         }
     }
     free(acc);
     return NULL;
 }
 
-int ref_nn_check_matmul(const tsr_host_api *host, const tsr_node *node, char *why,
-                        size_t why_size)
-{
+int ref_nn_check_matmul(const tsr_host_api *host, const tsr_node *node, char *why, size_t why_size) {
     const tsr_value_info *a = host->node_input_count(node) > 0 ? host->node_input(node, 0) : NULL;
     int32_t t = a ? host->value_elem_type(a) : 0;
-    if (t == 0 || is_float_family(t) || ref_is_int(t))
-        return 0;
-    snprintf(why, why_size, "%s of element type %d is not implemented", host->node_op_type(node),
-             (int)t);
+    if (t == 0 || is_float_family(t) || ref_is_int(t)) return 0;
+    snprintf(why, why_size, "%s of element type %d is not implemented", host->node_op_type(node), (int)t);
     return TSR_DECLINE_TYPE;
 }
 
 /* --- Gemm ----------------------------------------------------------------- */
 
 /* A row-major copy of an r x c matrix, transposed: out is c x r. */
-#define NN_DEFINE_TRANSPOSE(NAME, T)                                                       \
-    static void NAME(const T *in, int64_t r, int64_t cols, T *out)                         \
-    {                                                                                      \
-        for (int64_t i = 0; i < r; i++)                                                    \
-            for (int64_t j = 0; j < cols; j++)                                             \
-                out[j * r + i] = in[i * cols + j];                                         \
+#define NN_DEFINE_TRANSPOSE(NAME, T)                                                                                   \
+    static void NAME(const T *in, int64_t r, int64_t cols, T *out) {                                                   \
+        for (int64_t i = 0; i < r; i++)                                                                                \
+            for (int64_t j = 0; j < cols; j++) out[j * r + i] = in[i * cols + j];                                      \
     }
 NN_DEFINE_TRANSPOSE(transpose_f32, float)
 NN_DEFINE_TRANSPOSE(transpose_f64, double)
@@ -230,21 +204,17 @@ NN_DEFINE_TRANSPOSE(transpose_f64, double)
  * alpha = beta = 1 (what exporters write): Y starts as C, broadcast, and
  * the float GEMM adds its double sums to it before its one rounding.
  */
-static tsr_status *gemm_f32_plain(ref_ctx *c, int64_t m, int64_t n, int64_t k, const float *a,
-                                  const float *b, const tsr_tensor *C, const int64_t cstr[2],
-                                  float *y)
-{
+static tsr_status *gemm_f32_plain(ref_ctx *c, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
+                                  const tsr_tensor *C, const int64_t cstr[2], float *y) {
     if (!C) {
         memset(y, 0, (size_t)(m * n) * sizeof *y);
     } else {
         const float *cv;
         float *co;
         tsr_status *st = ref_nn_f32_view(c, C, &cv, &co);
-        if (st)
-            return st;
+        if (st) return st;
         for (int64_t i = 0; i < m; i++)
-            for (int64_t j = 0; j < n; j++)
-                y[i * n + j] = cv[i * cstr[0] + j * cstr[1]];
+            for (int64_t j = 0; j < n; j++) y[i * n + j] = cv[i * cstr[0] + j * cstr[1]];
         free(co);
     }
     return ref_nn_sgemm_run(c, m, n, k, a, k, b, n, y, n);
@@ -253,10 +223,8 @@ static tsr_status *gemm_f32_plain(ref_ctx *c, int64_t m, int64_t n, int64_t k, c
 /* Other alpha or beta: AB in double (operands widened, exact), then
  * alpha*AB + beta*C in double and one rounding (alpha and beta are float
  * attributes, exact in double). */
-static tsr_status *gemm_f32_scaled(ref_ctx *c, int64_t m, int64_t n, int64_t k, const float *a,
-                                   const float *b, double alpha, const tsr_tensor *C,
-                                   double beta, const int64_t cstr[2], float *y)
-{
+static tsr_status *gemm_f32_scaled(ref_ctx *c, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
+                                   double alpha, const tsr_tensor *C, double beta, const int64_t cstr[2], float *y) {
     size_t na = (size_t)(m * k), nb = (size_t)(k * n), ny = (size_t)(m * n);
     double *ad = malloc((na ? na : 1) * sizeof *ad), *bd = malloc((nb ? nb : 1) * sizeof *bd);
     double *yd = calloc(ny, sizeof *yd);
@@ -267,19 +235,14 @@ static tsr_status *gemm_f32_scaled(ref_ctx *c, int64_t m, int64_t n, int64_t k, 
         st = ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
         goto done;
     }
-    for (size_t i = 0; i < na; i++)
-        ad[i] = a[i];
-    for (size_t i = 0; i < nb; i++)
-        bd[i] = b[i];
-    if ((st = ref_nn_dgemm_run(c, m, n, k, ad, k, bd, n, yd, n)))
-        goto done;
-    if (C && (st = ref_nn_f32_view(c, C, &cv, &co)))
-        goto done;
+    for (size_t i = 0; i < na; i++) ad[i] = a[i];
+    for (size_t i = 0; i < nb; i++) bd[i] = b[i];
+    if ((st = ref_nn_dgemm_run(c, m, n, k, ad, k, bd, n, yd, n))) goto done;
+    if (C && (st = ref_nn_f32_view(c, C, &cv, &co))) goto done;
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
             double v = alpha * yd[i * n + j];
-            if (cv)
-                v += beta * (double)cv[i * cstr[0] + j * cstr[1]];
+            if (cv) v += beta * (double)cv[i * cstr[0] + j * cstr[1]];
             y[i * n + j] = (float)v;
         }
 done:
@@ -290,49 +253,40 @@ done:
     return st;
 }
 
-tsr_status *ref_nn_gemm(ref_ctx *c)
-{
+tsr_status *ref_nn_gemm(ref_ctx *c) {
     const tsr_tensor *A = ref_in(c, 0), *B = ref_in(c, 1), *C = ref_in(c, 2);
-    if (!A || !B)
-        return ref_err(c, TSR_ERR_INVALID_MODEL, "Gemm needs inputs A and B");
-    if (A->rank != 2 || B->rank != 2)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "Gemm inputs A and B must be 2-D");
+    if (!A || !B) return ref_err(c, TSR_ERR_INVALID_MODEL, "Gemm needs inputs A and B");
+    if (A->rank != 2 || B->rank != 2) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "Gemm inputs A and B must be 2-D");
     bool ta = ref_attr_int(c, "transA", 0) != 0, tb = ref_attr_int(c, "transB", 0) != 0;
     double alpha = ref_attr_float(c, "alpha", 1.0f), beta = ref_attr_float(c, "beta", 1.0f);
     int64_t m = ta ? A->dims[1] : A->dims[0], k = ta ? A->dims[0] : A->dims[1];
     int64_t kb = tb ? B->dims[1] : B->dims[0], n = tb ? B->dims[0] : B->dims[1];
     if (k != kb)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "Gemm inner dimensions differ (%lld vs %lld)",
-                       (long long)k, (long long)kb);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "Gemm inner dimensions differ (%lld vs %lld)", (long long)k,
+                       (long long)kb);
     int64_t yd[2] = {m, n};
     int64_t cstr[2] = {0, 0};
     /* beta = 0 means "no C": its values (even NaN or inf) must not leak in. */
-    if (beta == 0.0)
-        C = NULL;
+    if (beta == 0.0) C = NULL;
     if (C) {
         int32_t r;
         int64_t bd[REF_MAX_RANK];
-        if (C->rank > 2 || !ref_broadcast_shape(C->rank, C->dims, 2, yd, &r, bd) || r != 2 ||
-            bd[0] != m || bd[1] != n)
-            return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                           "Gemm input C does not broadcast to [%lld, %lld]", (long long)m,
+        if (C->rank > 2 || !ref_broadcast_shape(C->rank, C->dims, 2, yd, &r, bd) || r != 2 || bd[0] != m || bd[1] != n)
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "Gemm input C does not broadcast to [%lld, %lld]", (long long)m,
                            (long long)n);
         ref_broadcast_strides(C->rank, C->dims, 2, yd, cstr);
     }
     int32_t et = A->elem_type;
     tsr_tensor *Y;
     tsr_status *st = ref_out(c, 0, et, 2, yd, &Y);
-    if (st)
-        return st;
+    if (st) return st;
     size_t total = (size_t)(m * n);
-    if (total == 0)
-        return NULL;
+    if (total == 0) return NULL;
 
     if (et == TSR_FLOAT || et == TSR_FLOAT16 || et == TSR_BFLOAT16) {
         const float *a, *b;
         float *ao = NULL, *bo = NULL, *at = NULL, *bt = NULL, *yo = NULL;
-        if ((st = ref_nn_f32_view(c, A, &a, &ao)) || (st = ref_nn_f32_view(c, B, &b, &bo)))
-            goto fdone;
+        if ((st = ref_nn_f32_view(c, A, &a, &ao)) || (st = ref_nn_f32_view(c, B, &b, &bo))) goto fdone;
         /* The GEMM loop wants A as m x k and B as k x n; transposed operands
          * are copied once, which costs far less than the product. */
         if (ta || tb) {
@@ -359,13 +313,10 @@ tsr_status *ref_nn_gemm(ref_ctx *c)
                 goto fdone;
             }
         }
-        st = alpha == 1.0 && (!C || beta == 1.0)
-                 ? gemm_f32_plain(c, m, n, k, a, b, C, cstr, y)
-                 : gemm_f32_scaled(c, m, n, k, a, b, alpha, C, beta, cstr, y);
-        if (st)
-            goto fdone;
-        if (yo)
-            ref_nn_f32_store(Y, yo, total);
+        st = alpha == 1.0 && (!C || beta == 1.0) ? gemm_f32_plain(c, m, n, k, a, b, C, cstr, y)
+                                                 : gemm_f32_scaled(c, m, n, k, a, b, alpha, C, beta, cstr, y);
+        if (st) goto fdone;
+        if (yo) ref_nn_f32_store(Y, yo, total);
     fdone:
         free(ao);
         free(bo);
@@ -382,10 +333,8 @@ tsr_status *ref_nn_gemm(ref_ctx *c)
     const double *a, *b;
     double *ao = NULL, *bo = NULL, *at = NULL, *bt = NULL, *yo = NULL, *co = NULL;
     const double *cv = NULL;
-    if ((st = ref_nn_f64_view(c, A, &a, &ao)) || (st = ref_nn_f64_view(c, B, &b, &bo)))
-        goto ddone;
-    if (C && (st = ref_nn_f64_view(c, C, &cv, &co)))
-        goto ddone;
+    if ((st = ref_nn_f64_view(c, A, &a, &ao)) || (st = ref_nn_f64_view(c, B, &b, &bo))) goto ddone;
+    if (C && (st = ref_nn_f64_view(c, C, &cv, &co))) goto ddone;
     at = ta ? malloc((size_t)(m * k) * sizeof *at) : NULL;
     bt = tb ? malloc((size_t)(k * n) * sizeof *bt) : NULL;
     if ((ta && !at) || (tb && !bt)) {
@@ -409,19 +358,16 @@ tsr_status *ref_nn_gemm(ref_ctx *c)
         }
     }
     memset(y, 0, total * sizeof *y);
-    if ((st = ref_nn_dgemm_run(c, m, n, k, a, k, b, n, y, n)))
-        goto ddone;
+    if ((st = ref_nn_dgemm_run(c, m, n, k, a, k, b, n, y, n))) goto ddone;
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
             double v = alpha * y[i * n + j];
-            if (cv)
-                v += beta * cv[i * cstr[0] + j * cstr[1]];
+            if (cv) v += beta * cv[i * cstr[0] + j * cstr[1]];
             y[i * n + j] = v;
         }
     if (yo) {
         if (ref_is_int(et)) {
-            for (size_t i = 0; i < total; i++)
-                ref_store_i64(et, Y->data, i, (int64_t)yo[i]);
+            for (size_t i = 0; i < total; i++) ref_store_i64(et, Y->data, i, (int64_t)yo[i]);
         } else {
             ref_nn_f64_store(Y, yo, total);
         }
@@ -449,16 +395,13 @@ typedef struct nn_mt {
     int i;
 } nn_mt;
 
-static void mt_seed(nn_mt *m, uint32_t seed)
-{
+static void mt_seed(nn_mt *m, uint32_t seed) {
     m->s[0] = seed;
-    for (int i = 1; i < 624; i++)
-        m->s[i] = 1812433253u * (m->s[i - 1] ^ (m->s[i - 1] >> 30)) + (uint32_t)i;
+    for (int i = 1; i < 624; i++) m->s[i] = 1812433253u * (m->s[i - 1] ^ (m->s[i - 1] >> 30)) + (uint32_t)i;
     m->i = 624;
 }
 
-static uint32_t mt_next(nn_mt *m)
-{
+static uint32_t mt_next(nn_mt *m) {
     if (m->i >= 624) {
         for (int k = 0; k < 624; k++) {
             uint32_t y = (m->s[k] & 0x80000000u) | (m->s[(k + 1) % 624] & 0x7fffffffu);
@@ -475,26 +418,21 @@ static uint32_t mt_next(nn_mt *m)
 }
 
 /* A double in [0, 1) with 53 random bits (numpy's random_sample). */
-static double mt_double(nn_mt *m)
-{
+static double mt_double(nn_mt *m) {
     uint32_t a = mt_next(m) >> 5, b = mt_next(m) >> 6;
     return ((double)a * 67108864.0 + (double)b) / 9007199254740992.0;
 }
 
-tsr_status *ref_nn_dropout(ref_ctx *c)
-{
+tsr_status *ref_nn_dropout(ref_ctx *c) {
     const tsr_tensor *X = ref_in(c, 0);
-    if (!X)
-        return ref_err(c, TSR_ERR_INVALID_MODEL, "Dropout needs an input");
+    if (!X) return ref_err(c, TSR_ERR_INVALID_MODEL, "Dropout needs an input");
     int64_t opset = ref_opset(c);
     double ratio = 0.5;
     bool training = false;
     if (opset >= 12) {
         const tsr_tensor *r = ref_in(c, 1), *t = ref_in(c, 2);
-        if (r && ref_numel(r) > 0)
-            ratio = ref_load(r->elem_type, r->data, 0);
-        if (t && ref_numel(t) > 0)
-            training = ref_load(t->elem_type, t->data, 0) != 0;
+        if (r && ref_numel(r) > 0) ratio = ref_load(r->elem_type, r->data, 0);
+        if (t && ref_numel(t) > 0) training = ref_load(t->elem_type, t->data, 0) != 0;
     } else {
         /* Before opset 12 training was a property of the framework (and of
          * is_test before 7); an inference runtime always runs it as identity. */
@@ -502,42 +440,33 @@ tsr_status *ref_nn_dropout(ref_ctx *c)
     }
     if (ratio < 0 || ratio >= 1.0) {
         if (training || ratio < 0)
-            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "Dropout ratio %g is outside [0, 1)",
-                           ratio);
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "Dropout ratio %g is outside [0, 1)", ratio);
     }
-    if (ratio == 0)
-        training = false;
+    if (ratio == 0) training = false;
 
     tsr_tensor *Y, *M;
     tsr_status *st = ref_out(c, 0, X->elem_type, X->rank, X->dims, &Y);
-    if (st)
-        return st;
+    if (st) return st;
     /* The mask became bool at opset 10; before that it had the data's type. */
     int32_t mt_type = opset >= 10 ? TSR_BOOL : X->elem_type;
     bool want_mask = ref_out_wanted(c, 1);
     M = NULL;
-    if (want_mask && (st = ref_out(c, 1, mt_type, X->rank, X->dims, &M)))
-        return st;
+    if (want_mask && (st = ref_out(c, 1, mt_type, X->rank, X->dims, &M))) return st;
     size_t n = (size_t)ref_numel(X);
     if (!training) {
-        if (n)
-            memcpy(Y->data, X->data, X->nbytes < Y->nbytes ? X->nbytes : Y->nbytes);
+        if (n) memcpy(Y->data, X->data, X->nbytes < Y->nbytes ? X->nbytes : Y->nbytes);
         if (M)
-            for (size_t i = 0; i < n; i++)
-                ref_store(mt_type, M->data, i, 1.0);
+            for (size_t i = 0; i < n; i++) ref_store(mt_type, M->data, i, 1.0);
         return NULL;
     }
     nn_mt *mt = malloc(sizeof *mt);
-    if (!mt)
-        return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
+    if (!mt) return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
     mt_seed(mt, (uint32_t)ref_attr_int(c, "seed", 0));
     double scale = 1.0 / (1.0 - ratio);
     for (size_t i = 0; i < n; i++) {
         bool keep = mt_double(mt) >= ratio;
-        ref_store(X->elem_type, Y->data, i,
-                  keep ? ref_load(X->elem_type, X->data, i) * scale : 0.0);
-        if (M)
-            ref_store(mt_type, M->data, i, keep ? 1.0 : 0.0);
+        ref_store(X->elem_type, Y->data, i, keep ? ref_load(X->elem_type, X->data, i) * scale : 0.0);
+        if (M) ref_store(mt_type, M->data, i, keep ? 1.0 : 0.0);
     }
     free(mt);
     return NULL;

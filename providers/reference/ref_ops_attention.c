@@ -8,16 +8,13 @@
 
 /* FlexAttention runs its modifier graphs with the reference kernels (see
  * ref_attn_subgraph.c), so every node in them needs one. */
-static int check_flex(const tsr_host_api *host, const tsr_node *node, char *why, size_t why_size)
-{
+static int check_flex(const tsr_host_api *host, const tsr_node *node, char *why, size_t why_size) {
     int r = ref_check_float(host, node, why, why_size);
-    if (r)
-        return r;
+    if (r) return r;
     static const char *const mods[] = {"score_mod", "prob_mod"};
     for (size_t m = 0; m < 2; m++) {
         const tsr_attr *a = host->node_attr_find(node, mods[m]);
-        if (!a)
-            continue;
+        if (!a) continue;
         const tsr_graph *g = host->attr_type(a) == TSR_ATTR_GRAPH ? host->attr_graph(a) : NULL;
         if (!g) {
             snprintf(why, why_size, "%s is not a graph", mods[m]);
@@ -27,8 +24,8 @@ static int check_flex(const tsr_host_api *host, const tsr_node *node, char *why,
             const tsr_node *b = host->graph_node(g, i);
             const char *dom = host->node_domain(b), *op = host->node_op_type(b);
             if (!ref_find_op(dom, op, host->node_opset(b))) {
-                snprintf(why, why_size, "%s uses %s%s%s, which has no reference kernel", mods[m],
-                         dom, dom[0] ? "." : "", op);
+                snprintf(why, why_size, "%s uses %s%s%s, which has no reference kernel", mods[m], dom,
+                         dom[0] ? "." : "", op);
                 return TSR_DECLINE_ATTRIBUTE;
             }
         }

@@ -4,20 +4,13 @@
  */
 #include "ref_rnn.h"
 
-static tsr_status *ref_rnn_rnn(ref_ctx *c) {
-    return ref_rnn_run(c, RNN_CELL_SIMPLE);
-}
-static tsr_status *ref_rnn_gru(ref_ctx *c) {
-    return ref_rnn_run(c, RNN_CELL_GRU);
-}
-static tsr_status *ref_rnn_lstm(ref_ctx *c) {
-    return ref_rnn_run(c, RNN_CELL_LSTM);
-}
+static tsr_status *ref_rnn_rnn(ref_ctx *c) { return ref_rnn_run(c, RNN_CELL_SIMPLE); }
+static tsr_status *ref_rnn_gru(ref_ctx *c) { return ref_rnn_run(c, RNN_CELL_GRU); }
+static tsr_status *ref_rnn_lstm(ref_ctx *c) { return ref_rnn_run(c, RNN_CELL_LSTM); }
 
 /* Declines at claim time what the kernel would refuse at run time: a
  * non-float X, or attributes it cannot honour. */
-static int check(const tsr_host_api *host, const tsr_node *node, rnn_cell_kind kind, char *why,
-                 size_t why_size) {
+static int check(const tsr_host_api *host, const tsr_node *node, rnn_cell_kind kind, char *why, size_t why_size) {
     int r = ref_check_float(host, node, why, why_size);
     if (r) return r;
     rnn_attrs a;

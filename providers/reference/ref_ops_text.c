@@ -6,13 +6,12 @@
  */
 #include "ref_text.h"
 
-tsr_status *ref_text_in_strings(ref_ctx *c, size_t i, const tsr_tensor **t,
-                                const tsr_string **out) {
+tsr_status *ref_text_in_strings(ref_ctx *c, size_t i, const tsr_tensor **t, const tsr_string **out) {
     const tsr_tensor *x = ref_in(c, i);
     if (!x) return ref_err(c, TSR_ERR_INVALID_MODEL, "input %zu is missing", i);
     if (x->elem_type != TSR_STRING)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "input %zu must be a string tensor (type %d)",
-                       i, (int)x->elem_type);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "input %zu must be a string tensor (type %d)", i,
+                       (int)x->elem_type);
     if (x->memory_kind != TSR_MEMORY_HOST)
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "input %zu is not in host memory", i);
     *t = x;

@@ -33,13 +33,13 @@ typedef struct or_tensor {
 
 typedef struct or_slot {
     const tsr_value_info *v;
-    int32_t declared;   /* value_elem_type: 0 when unknown */
+    int32_t declared;    /* value_elem_type: 0 when unknown */
     const tsr_tensor *t; /* this run's tensor: borrowed, `owned` or `konst` */
     or_tensor *owned;
-    or_tensor *konst;   /* a constant input, widened at compile time */
-    int32_t logical;    /* the type the model gives it (t may be wider) */
-    size_t last_use;    /* index of the last node reading it */
-    int output;         /* piece output index, -1 when none */
+    or_tensor *konst; /* a constant input, widened at compile time */
+    int32_t logical;  /* the type the model gives it (t may be wider) */
+    size_t last_use;  /* index of the last node reading it */
+    int output;       /* piece output index, -1 when none */
 } or_slot;
 
 typedef struct or_node {
@@ -68,19 +68,14 @@ struct ref_oracle {
 
 #define ORACLE(ctx) ((ref_oracle *)(void *)(ctx))
 
-static bool narrow_float(int32_t t) {
-    return t == TSR_FLOAT || t == TSR_FLOAT16 || t == TSR_BFLOAT16;
-}
+static bool narrow_float(int32_t t) { return t == TSR_FLOAT || t == TSR_FLOAT16 || t == TSR_BFLOAT16; }
 
 /* --- owned tensors --------------------------------------------------------- */
-static tsr_status *tensor_new(const tsr_host_api *h, int32_t type, int32_t rank,
-                              const int64_t *dims, or_tensor **out) {
+static tsr_status *tensor_new(const tsr_host_api *h, int32_t type, int32_t rank, const int64_t *dims, or_tensor **out) {
     size_t es = ref_elem_size(type), n = 1;
     if (es == 0 || type == TSR_STRING)
-        return h->status_new(TSR_ERR_NOT_SUPPORTED,
-                             "precision=double: a value of this element type cannot be kept");
-    if (rank < 0 || rank > REF_MAX_RANK)
-        return h->status_new(TSR_ERR_INVALID_ARGUMENT, "precision=double: bad rank");
+        return h->status_new(TSR_ERR_NOT_SUPPORTED, "precision=double: a value of this element type cannot be kept");
+    if (rank < 0 || rank > REF_MAX_RANK) return h->status_new(TSR_ERR_INVALID_ARGUMENT, "precision=double: bad rank");
     for (int32_t d = 0; d < rank; d++) {
         if (dims[d] < 0 || (dims[d] && n > SIZE_MAX / (size_t)dims[d]))
             return h->status_new(TSR_ERR_INVALID_ARGUMENT, "precision=double: bad shape");
@@ -106,8 +101,7 @@ static void tensor_free(or_tensor *o) {
 }
 
 /* A copy of `t` converted to `type` (float64 to widen, a narrow type to round). */
-static tsr_status *convert(const tsr_host_api *h, const tsr_tensor *t, int32_t type,
-                           or_tensor **out) {
+static tsr_status *convert(const tsr_host_api *h, const tsr_tensor *t, int32_t type, or_tensor **out) {
     tsr_status *st = tensor_new(h, type, t->rank, t->dims, out);
     if (st) return st;
     uint64_t n = ref_numel(t);
@@ -118,9 +112,7 @@ static tsr_status *convert(const tsr_host_api *h, const tsr_tensor *t, int32_t t
 
 /* Whether `t` holds elements to widen (a Shape or Size input may come as
  * its dims alone, data NULL). */
-static bool widenable(const tsr_tensor *t) {
-    return t && narrow_float(t->elem_type) && (t->data || ref_numel(t) == 0);
-}
+static bool widenable(const tsr_tensor *t) { return t && narrow_float(t->elem_type) && (t->data || ref_numel(t) == 0); }
 
 /* --- the host API the kernels see ----------------------------------------- */
 static size_t sh_count(const tsr_run_context *ctx) { return ORACLE(ctx)->n_slots; }
@@ -130,8 +122,8 @@ static const tsr_tensor *sh_input(const tsr_run_context *ctx, size_t i) {
     return i < o->n_slots ? o->slots[i].t : NULL;
 }
 
-static tsr_status *sh_alloc(tsr_run_context *ctx, size_t i, int32_t type, int32_t rank,
-                            const int64_t *dims, tsr_tensor **out) {
+static tsr_status *sh_alloc(tsr_run_context *ctx, size_t i, int32_t type, int32_t rank, const int64_t *dims,
+                            tsr_tensor **out) {
     ref_oracle *o = ORACLE(ctx);
     if (i != (size_t)-1 && (i >= o->n_slots || o->slots[i].t))
         return o->host->status_new(TSR_ERR_RUNTIME, "precision=double: an output is written twice");
@@ -168,8 +160,7 @@ static const tsr_value *sh_input_value(const tsr_run_context *ctx, size_t i) {
 static tsr_status *sh_set_value(tsr_run_context *ctx, size_t i, tsr_value *value) {
     (void)i;
     ORACLE(ctx)->host->val_free(value);
-    return ORACLE(ctx)->host->status_new(TSR_ERR_NOT_SUPPORTED,
-                                         "precision=double: sequences are not kept in a piece");
+    return ORACLE(ctx)->host->status_new(TSR_ERR_NOT_SUPPORTED, "precision=double: sequences are not kept in a piece");
 }
 
 /* --- compile ---------------------------------------------------------------- */
@@ -224,8 +215,7 @@ void ref_oracle_free(ref_oracle *o) {
     free(o);
 }
 
-tsr_status *ref_oracle_compile(const tsr_host_api *h, const tsr_graph *piece, int threads,
-                               ref_oracle **out) {
+tsr_status *ref_oracle_compile(const tsr_host_api *h, const tsr_graph *piece, int threads, ref_oracle **out) {
     ref_oracle *o = calloc(1, sizeof *o);
     if (!o) return h->status_new(TSR_ERR_NO_MEMORY, "out of memory");
     /* The kernels see the host's slots up to graph_device and no further:
@@ -267,15 +257,13 @@ tsr_status *ref_oracle_compile(const tsr_host_api *h, const tsr_graph *piece, in
         s->output = -1;
         add_slot(o, o->n_slots - 1);
         const tsr_tensor *c = h->value_constant(s->v);
-        if (c && c->memory_kind == TSR_MEMORY_HOST && widenable(c) &&
-            (st = convert(h, c, TSR_DOUBLE, &s->konst)))
+        if (c && c->memory_kind == TSR_MEMORY_HOST && widenable(c) && (st = convert(h, c, TSR_DOUBLE, &s->konst)))
             goto fail;
     }
     for (size_t k = 0; k < o->n_nodes; k++) {
         or_node *n = &o->nodes[k];
         n->node = h->graph_node(piece, k);
-        n->op = ref_find_op(h->node_domain(n->node), h->node_op_type(n->node),
-                            h->node_opset(n->node));
+        n->op = ref_find_op(h->node_domain(n->node), h->node_op_type(n->node), h->node_opset(n->node));
         n->n_in = h->node_input_count(n->node);
         n->n_out = h->node_output_count(n->node);
         n->map = malloc((n->n_in + n->n_out + 1) * sizeof *n->map);
@@ -288,8 +276,9 @@ tsr_status *ref_oracle_compile(const tsr_host_api *h, const tsr_graph *piece, in
             const tsr_value_info *v = h->node_input(n->node, i);
             size_t s = v ? find_slot(o, v) : SIZE_MAX;
             if (v && s == SIZE_MAX) {
-                st = h->status_new(TSR_ERR_RUNTIME, "precision=double: a node reads a value "
-                                                    "the piece neither receives nor makes");
+                st = h->status_new(TSR_ERR_RUNTIME,
+                                   "precision=double: a node reads a value "
+                                   "the piece neither receives nor makes");
                 goto fail;
             }
             n->map[i] = v ? (int)s : -1;
@@ -320,8 +309,7 @@ tsr_status *ref_oracle_compile(const tsr_host_api *h, const tsr_graph *piece, in
         or_node *n = &o->nodes[k];
         for (size_t i = 0; i < n->n_out; i++) {
             int s = n->map[n->n_in + i];
-            if (s >= 0 && o->slots[s].output < 0 && o->slots[s].last_use == k)
-                n->map[n->n_in + i] = -1;
+            if (s >= 0 && o->slots[s].output < 0 && o->slots[s].last_use == k) n->map[n->n_in + i] = -1;
         }
     }
     *out = o;
@@ -344,8 +332,8 @@ static void scratch_clear(ref_oracle *o) {
 }
 
 static tsr_status *call_kernel(ref_oracle *o, or_node *n) {
-    ref_ctx c = {&o->shim, n->node, (tsr_run_context *)(void *)o, n->map, n->map + n->n_in,
-                 n->n_in, n->n_out, o->threads, 0};
+    ref_ctx c = {&o->shim,   n->node, (tsr_run_context *)(void *)o, n->map, n->map + n->n_in, n->n_in, n->n_out,
+                 o->threads, 0};
     return n->op->run(&c);
 }
 
@@ -381,14 +369,13 @@ static tsr_status *run_narrow(ref_oracle *o, or_node *n) {
  * type (an attribute, or the op's meaning): a float32 result there is not a
  * kernel without a double path. */
 static bool narrow_by_spec(const char *op, size_t output) {
-    static const char *const any[] = {"Cast",          "CastLike",         "BitCast",
-                                      "RandomUniformLike", "RandomNormalLike", "Bernoulli",
-                                      "EyeLike",       "MelWeightMatrix"};
+    static const char *const any[] = {
+        "Cast",      "CastLike", "BitCast",        "RandomUniformLike", "RandomNormalLike",
+        "Bernoulli", "EyeLike",  "MelWeightMatrix"};
     for (size_t i = 0; i < sizeof any / sizeof *any; i++)
         if (!strcmp(op, any[i])) return true;
     /* Mean and InvStdDev follow stash_type; y_scale is float32 */
-    return (!strcmp(op, "LayerNormalization") && output > 0) ||
-           (!strcmp(op, "DynamicQuantizeLinear") && output == 1);
+    return (!strcmp(op, "LayerNormalization") && output > 0) || (!strcmp(op, "DynamicQuantizeLinear") && output == 1);
 }
 
 static tsr_status *run_node(ref_oracle *o, size_t k) {
@@ -396,8 +383,7 @@ static tsr_status *run_node(ref_oracle *o, size_t k) {
     int32_t widened_from = 0; /* the declared type of a widened input */
     for (size_t i = 0; i < n->n_in; i++) {
         int s = n->map[i];
-        if (s >= 0 && o->slots[s].t && o->slots[s].t->elem_type == TSR_DOUBLE &&
-            narrow_float(o->slots[s].logical))
+        if (s >= 0 && o->slots[s].t && o->slots[s].t->elem_type == TSR_DOUBLE && narrow_float(o->slots[s].logical))
             widened_from = o->slots[s].logical;
     }
     /* BitCast reads bits: it must see its inputs as the model types them */
@@ -419,8 +405,9 @@ static tsr_status *run_node(ref_oracle *o, size_t k) {
         if (s < 0) continue;
         or_slot *sl = &o->slots[s];
         if (!sl->t)
-            return o->host->status_new(TSR_ERR_RUNTIME, "precision=double: a kernel did not "
-                                                        "make an output the piece needs");
+            return o->host->status_new(TSR_ERR_RUNTIME,
+                                       "precision=double: a kernel did not "
+                                       "make an output the piece needs");
         int32_t got = sl->t->elem_type;
         if (narrow_float(got)) {
             /* A narrow result (a Cast's, or a kernel's without a double
@@ -463,10 +450,10 @@ static void log_uncovered(ref_oracle *o) {
             seen = o->nodes[j].uncovered && !strcmp(o->host->node_op_type(o->nodes[j].node), op);
         if (seen) continue;
         if (n_ops++ == 0)
-            len = (size_t)snprintf(msg, sizeof msg, "precision=double: not covered by the "
-                                                    "oracle (computed in their own precision): ");
-        if (len < sizeof msg)
-            len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%s", n_ops > 1 ? ", " : "", op);
+            len = (size_t)snprintf(msg, sizeof msg,
+                                   "precision=double: not covered by the "
+                                   "oracle (computed in their own precision): ");
+        if (len < sizeof msg) len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%s", n_ops > 1 ? ", " : "", op);
     }
     if (n_ops) o->host->log(TSR_LOG_WARNING, "reference", msg);
     o->logged = true;
@@ -498,8 +485,7 @@ tsr_status *ref_oracle_run(ref_oracle *o, tsr_run_context *run) {
         } else {
             uint64_t n = ref_numel(s->t);
             for (uint64_t i = 0; i < n; i++)
-                ref_store(type, y->data, (size_t)i,
-                          ref_load(s->t->elem_type, s->t->data, (size_t)i));
+                ref_store(type, y->data, (size_t)i, ref_load(s->t->elem_type, s->t->data, (size_t)i));
         }
     }
     for (size_t i = 0; i < o->n_slots; i++) slot_clear(&o->slots[i]);

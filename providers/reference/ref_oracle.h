@@ -20,8 +20,7 @@ bool ref_oracle_node_ok(const tsr_host_api *host, const tsr_node *node);
 
 /* Compiles `piece` (nodes in topological order, each with a reference
  * kernel) for the oracle. Constants it reads are widened once, here. */
-tsr_status *ref_oracle_compile(const tsr_host_api *host, const tsr_graph *piece, int threads,
-                               ref_oracle **out);
+tsr_status *ref_oracle_compile(const tsr_host_api *host, const tsr_graph *piece, int threads, ref_oracle **out);
 tsr_status *ref_oracle_run(ref_oracle *o, tsr_run_context *run);
 void ref_oracle_free(ref_oracle *o);
 

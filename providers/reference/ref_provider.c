@@ -76,8 +76,7 @@ static tsr_status *ref_create(const tsr_provider_config *config, void **state) {
                 s->precise = false;
             } else {
                 char msg[256];
-                snprintf(msg, sizeof msg,
-                         "reference provider: precision must be 'native' or 'double', not '%s'", v);
+                snprintf(msg, sizeof msg, "reference provider: precision must be 'native' or 'double', not '%s'", v);
                 st = host->status_new(TSR_ERR_INVALID_ARGUMENT, msg);
             }
         } else {
@@ -127,8 +126,7 @@ static double claim_cost(const tsr_node *node) {
  * set. Runs end wherever a node is declined or claimed alone: a run of
  * consecutive nodes (in topological order) cannot reach itself through a
  * node outside it, so the set never closes a cycle. */
-static tsr_status *flush_run(tsr_claim_sink *sink, const tsr_node **run, size_t *count,
-                             double *cost) {
+static tsr_status *flush_run(tsr_claim_sink *sink, const tsr_node **run, size_t *count, double *cost) {
     tsr_status *s = *count ? host->claim_piece(sink, run, *count, *cost) : NULL;
     *count = 0;
     *cost = 0;
@@ -160,8 +158,8 @@ static tsr_status *ref_claim(void *state, const tsr_graph *graph, tsr_claim_sink
             snprintf(why, sizeof why, "excluded by option");
         } else if (!op) {
             reason = TSR_DECLINE_OP;
-            snprintf(why, sizeof why, "no kernel for %s%s%s opset %lld", domain,
-                     domain[0] ? "." : "", op_type, (long long)opset);
+            snprintf(why, sizeof why, "no kernel for %s%s%s opset %lld", domain, domain[0] ? "." : "", op_type,
+                     (long long)opset);
         } else if (op->check) {
             reason = op->check(host, node, why, sizeof why);
         }
@@ -227,8 +225,7 @@ static tsr_status *ref_compile(void *state, const tsr_graph *piece, void **piece
     size_t count = host->graph_node_count(piece);
     /* precision=double: a run of nodes, or one node whose values are all
      * plain tensors, runs through the oracle; others as usual */
-    if (s->precise && count > 0 &&
-        (count > 1 || ref_oracle_node_ok(host, host->graph_node(piece, 0)))) {
+    if (s->precise && count > 0 && (count > 1 || ref_oracle_node_ok(host, host->graph_node(piece, 0)))) {
         ref_piece *p = calloc(1, sizeof *p);
         if (!p) return host->status_new(TSR_ERR_NO_MEMORY, "out of memory");
         tsr_status *st = ref_oracle_compile(host, piece, s->threads, &p->oracle);
@@ -239,13 +236,11 @@ static tsr_status *ref_compile(void *state, const tsr_graph *piece, void **piece
         *piece_state = p;
         return NULL;
     }
-    if (count != 1)
-        return host->status_new(TSR_ERR_NOT_SUPPORTED, "reference pieces hold one node");
+    if (count != 1) return host->status_new(TSR_ERR_NOT_SUPPORTED, "reference pieces hold one node");
     ref_piece *p = calloc(1, sizeof *p);
     if (!p) return host->status_new(TSR_ERR_NO_MEMORY, "out of memory");
     p->node = host->graph_node(piece, 0);
-    p->op = ref_find_op(host->node_domain(p->node), host->node_op_type(p->node),
-                        host->node_opset(p->node));
+    p->op = ref_find_op(host->node_domain(p->node), host->node_op_type(p->node), host->node_opset(p->node));
     p->threads = s->threads;
     p->n_in = host->node_input_count(p->node);
     p->n_out = host->node_output_count(p->node);

@@ -62,7 +62,7 @@ void rq_clear_packed(tsr_tensor *t);
 /* How the elements of a scale (and its zero point) map onto x: per tensor,
  * per slice along `axis`, or per block of `block` slices along `axis`. */
 typedef struct rq_layout {
-    int kind; /* RQ_PER_TENSOR, RQ_PER_AXIS, RQ_BLOCKED */
+    int kind;          /* RQ_PER_TENSOR, RQ_PER_AXIS, RQ_BLOCKED */
     uint64_t inner;    /* elements of x after the axis */
     uint64_t axis_len; /* x's extent along the axis */
     uint64_t groups;   /* scale's extent along the axis */
@@ -73,9 +73,8 @@ enum { RQ_PER_TENSOR = 0, RQ_PER_AXIS, RQ_BLOCKED };
 /* Checks the scale's and zero point's shapes against x and fills *l.
  * block 0 means per tensor or per axis (by the scale's shape);
  * per_axis_ok is false for opsets where only a scalar scale exists. */
-tsr_status *rq_layout_init(ref_ctx *c, const tsr_tensor *x, const tsr_tensor *scale,
-                           const tsr_tensor *zero_point, int64_t axis, int64_t block,
-                           bool per_axis_ok, rq_layout *l);
+tsr_status *rq_layout_init(ref_ctx *c, const tsr_tensor *x, const tsr_tensor *scale, const tsr_tensor *zero_point,
+                           int64_t axis, int64_t block, bool per_axis_ok, rq_layout *l);
 /* Index into the scale of element i of x. */
 static inline size_t rq_layout_index(const rq_layout *l, uint64_t i) {
     if (l->kind == RQ_PER_TENSOR) return 0;
@@ -88,8 +87,8 @@ static inline size_t rq_layout_index(const rq_layout *l, uint64_t i) {
 /* The values of p (any loadable type) broadcast numpy-style to the shape
  * (rank, dims), as a malloc'd array the caller frees; p NULL gives zeros.
  * `what` names p in errors. */
-tsr_status *rq_broadcast_values(ref_ctx *c, const tsr_tensor *p, int32_t rank,
-                                const int64_t *dims, const char *what, double **out);
+tsr_status *rq_broadcast_values(ref_ctx *c, const tsr_tensor *p, int32_t rank, const int64_t *dims, const char *what,
+                                double **out);
 
 /* --- kernels (ref_quant_*.c) -------------------------------------------- */
 /* Named ref_quant_<op> like every family's kernels (ref.h); the rq_

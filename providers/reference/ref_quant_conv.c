@@ -16,7 +16,7 @@
 #define QC_MAX_ATTR ((int64_t)1 << 31)
 
 typedef struct qconv_geom {
-    int nsp; /* spatial axes */
+    int nsp;                                 /* spatial axes */
     int64_t batch, cin, cout, group, cg, mg; /* cg, mg: channels per group */
     int64_t in[REF_MAX_RANK], out[REF_MAX_RANK], k[REF_MAX_RANK];
     int64_t s[REF_MAX_RANK], d[REF_MAX_RANK], pb[REF_MAX_RANK];
@@ -25,8 +25,7 @@ typedef struct qconv_geom {
 
 /* An ints attribute with `n` values each in [lo, QC_MAX_ATTR], or `dflt`
  * everywhere when absent. */
-static tsr_status *read_ints(ref_ctx *c, const char *name, size_t n, int64_t lo, int64_t dflt,
-                             int64_t *out) {
+static tsr_status *read_ints(ref_ctx *c, const char *name, size_t n, int64_t lo, int64_t dflt, int64_t *out) {
     const int64_t *v;
     size_t cnt = ref_attr_ints(c, name, &v);
     if (!v) {
@@ -34,22 +33,19 @@ static tsr_status *read_ints(ref_ctx *c, const char *name, size_t n, int64_t lo,
         return NULL;
     }
     if (cnt != n)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "attribute %s has %zu values, expected %zu",
-                       name, cnt, n);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "attribute %s has %zu values, expected %zu", name, cnt, n);
     for (size_t i = 0; i < n; i++) {
         if (v[i] < lo || v[i] > QC_MAX_ATTR)
-            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "attribute %s value %lld is out of range",
-                           name, (long long)v[i]);
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "attribute %s value %lld is out of range", name,
+                           (long long)v[i]);
         out[i] = v[i];
     }
     return NULL;
 }
 
-static tsr_status *qconv_geometry(ref_ctx *c, const tsr_tensor *x, const tsr_tensor *w,
-                                  qconv_geom *g) {
+static tsr_status *qconv_geometry(ref_ctx *c, const tsr_tensor *x, const tsr_tensor *w, qconv_geom *g) {
     if (x->rank < 3 || w->rank != x->rank)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                       "x (rank %d) and w (rank %d) must have one rank of at least 3",
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "x (rank %d) and w (rank %d) must have one rank of at least 3",
                        (int)x->rank, (int)w->rank);
     memset(g, 0, sizeof *g);
     int nsp = g->nsp = x->rank - 2;
@@ -58,18 +54,15 @@ static tsr_status *qconv_geometry(ref_ctx *c, const tsr_tensor *x, const tsr_ten
     g->cout = w->dims[0];
     g->group = ref_attr_int(c, "group", 1);
     if (g->group < 1 || g->group > QC_MAX_ATTR)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "group %lld is out of range",
-                       (long long)g->group);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "group %lld is out of range", (long long)g->group);
     if (g->cin % g->group != 0 || g->cout % g->group != 0)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                       "group %lld does not divide %lld input and %lld output channels",
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "group %lld does not divide %lld input and %lld output channels",
                        (long long)g->group, (long long)g->cin, (long long)g->cout);
     g->cg = g->cin / g->group;
     g->mg = g->cout / g->group;
     if (w->dims[1] != g->cg)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                       "w has %lld input channels per group, x has %lld", (long long)w->dims[1],
-                       (long long)g->cg);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "w has %lld input channels per group, x has %lld",
+                       (long long)w->dims[1], (long long)g->cg);
     int64_t kshape[REF_MAX_RANK], pads[2 * REF_MAX_RANK];
     tsr_status *st = read_ints(c, "kernel_shape", (size_t)nsp, 0, 0, kshape);
     if (!st) st = read_ints(c, "strides", (size_t)nsp, 1, 1, g->s);
@@ -88,12 +81,10 @@ static tsr_status *qconv_geometry(ref_ctx *c, const tsr_tensor *x, const tsr_ten
         int64_t in = x->dims[i + 2], k = w->dims[i + 2];
         if (have_kshape && kshape[i] != k)
             return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                           "kernel_shape %lld differs from w's extent %lld on spatial axis %d",
-                           (long long)kshape[i], (long long)k, i);
-        if (k < 1)
-            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "w has an empty spatial axis %d", i);
-        if (k > QC_MAX_ATTR)
-            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "kernel too large");
+                           "kernel_shape %lld differs from w's extent %lld on spatial axis %d", (long long)kshape[i],
+                           (long long)k, i);
+        if (k < 1) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "w has an empty spatial axis %d", i);
+        if (k > QC_MAX_ATTR) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "kernel too large");
         int64_t ext = (k - 1) * g->d[i] + 1, pb = pads[i], pe = pads[i + nsp], out;
         if (same_upper || same_lower) {
             out = (in + g->s[i] - 1) / g->s[i];
@@ -120,22 +111,21 @@ static tsr_status *qconv_geometry(ref_ctx *c, const tsr_tensor *x, const tsr_ten
             return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "output too large");
     }
     uint64_t total;
-    if (!rq_mul_size((uint64_t)g->batch, (uint64_t)g->cout, &total) ||
-        !rq_mul_size(total, g->outsz, &total))
+    if (!rq_mul_size((uint64_t)g->batch, (uint64_t)g->cout, &total) || !rq_mul_size(total, g->outsz, &total))
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "output too large");
     return NULL;
 }
 
 /* x or w less its zero point: a scalar, or (per_channel) one value per
  * slice of the first axis. */
-static tsr_status *centered(ref_ctx *c, const tsr_tensor *t, const tsr_tensor *zp,
-                            bool per_channel, const char *what, double **out) {
+static tsr_status *centered(ref_ctx *c, const tsr_tensor *t, const tsr_tensor *zp, bool per_channel, const char *what,
+                            double **out) {
     uint64_t n = ref_numel(t), zn = zp ? ref_numel(zp) : 0;
     uint64_t slices = t->rank > 0 ? (uint64_t)t->dims[0] : 1;
     bool per_slice = zn > 1;
     if (zp && zn != 1 && !(per_channel && zp->rank == 1 && zn == slices))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "%s has %llu elements; expected 1%s", what,
-                       (unsigned long long)zn, per_channel ? " or one per output channel" : "");
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "%s has %llu elements; expected 1%s", what, (unsigned long long)zn,
+                       per_channel ? " or one per output channel" : "");
     double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
     if (!v) return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
     uint64_t per = slices ? n / slices : 0;
@@ -161,8 +151,7 @@ static void valid_taps(const qconv_geom *g, int d, int64_t o, int64_t *lo, int64
 
 /* y[b][m][o] = sum over the group's channels ch and taps t of
  * x[b][ch][o * stride - pad + t * dilation] * w[m][ch][t]. */
-static tsr_status *qconv_compute(ref_ctx *c, const qconv_geom *g, const double *x,
-                                 const double *w, double *y) {
+static tsr_status *qconv_compute(ref_ctx *c, const qconv_geom *g, const double *x, const double *w, double *y) {
     int nsp = g->nsp;
     uint64_t kstride[REF_MAX_RANK], istride[REF_MAX_RANK];
     for (int d = nsp - 1; d >= 0; d--) {
@@ -171,14 +160,12 @@ static tsr_status *qconv_compute(ref_ctx *c, const qconv_geom *g, const double *
     }
     for (int64_t b = 0; b < g->batch; b++) {
         for (int64_t m = 0; m < g->cout; m++) {
-            const double *xg = x + ((uint64_t)b * (uint64_t)g->cin +
-                                    (uint64_t)(m / g->mg * g->cg)) * g->insz;
+            const double *xg = x + ((uint64_t)b * (uint64_t)g->cin + (uint64_t)(m / g->mg * g->cg)) * g->insz;
             const double *wm = w + (uint64_t)m * (uint64_t)g->cg * g->ksz;
             double *ym = y + ((uint64_t)b * (uint64_t)g->cout + (uint64_t)m) * g->outsz;
             int64_t o[REF_MAX_RANK] = {0};
             for (uint64_t p = 0; p < g->outsz; p++) {
-                if (ref_work(c, (int64_t)(g->cg * g->ksz)))
-                    return ref_stopped(c);
+                if (ref_work(c, (int64_t)(g->cg * g->ksz))) return ref_stopped(c);
                 double acc = 0.0;
                 int64_t lo[REF_MAX_RANK], hi[REF_MAX_RANK], t[REF_MAX_RANK];
                 bool any = true;
@@ -217,9 +204,8 @@ static bool is_8bit_int(int32_t t) { return t == TSR_INT8 || t == TSR_UINT8; }
 
 /* The convolution of x less x_zp with w less w_zp, as a malloc'd array of
  * batch * cout * outsz doubles. */
-static tsr_status *centered_conv(ref_ctx *c, const tsr_tensor *x, const tsr_tensor *xz,
-                                 const tsr_tensor *w, const tsr_tensor *wz, qconv_geom *g,
-                                 double **out) {
+static tsr_status *centered_conv(ref_ctx *c, const tsr_tensor *x, const tsr_tensor *xz, const tsr_tensor *w,
+                                 const tsr_tensor *wz, qconv_geom *g, double **out) {
     tsr_status *st = qconv_geometry(c, x, w, g);
     if (st) return st;
     double *xv = NULL, *wv = NULL, *yv = NULL;
@@ -248,8 +234,7 @@ static tsr_status *check_8bit(ref_ctx *c, size_t i, const char *name, bool optio
     tsr_status *st = rq_check_tensor(c, t, name);
     if (st) return st;
     if (!is_8bit_int(t->elem_type))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                       "%s has element type %s; expected int8 or uint8", name,
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "%s has element type %s; expected int8 or uint8", name,
                        rq_type_name(t->elem_type));
     return NULL;
 }
@@ -290,8 +275,7 @@ static tsr_status *check_scale(ref_ctx *c, size_t i, const char *name) {
     const tsr_tensor *t = ref_in(c, i);
     tsr_status *st = rq_check_tensor(c, t, name);
     if (!st && !rq_is_float_out_type(t->elem_type))
-        st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "%s has element type %s", name,
-                     rq_type_name(t->elem_type));
+        st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "%s has element type %s", name, rq_type_name(t->elem_type));
     return st;
 }
 
@@ -317,16 +301,14 @@ tsr_status *ref_quant_qlinear_conv(ref_ctx *c) {
     if ((xz && xz->elem_type != x->elem_type) || (wz && wz->elem_type != w->elem_type))
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "a zero point's type differs from its input's");
     if (ref_numel(xs) != 1 || ref_numel(ys) != 1 || (yz && ref_numel(yz) != 1))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                       "x_scale, y_scale and y_zero_point must each hold one value");
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "x_scale, y_scale and y_zero_point must each hold one value");
     uint64_t cout = w->rank > 0 ? (uint64_t)w->dims[0] : 0, wsn = ref_numel(ws);
     if (wsn != 1 && !(ws->rank == 1 && wsn == cout))
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
                        "w_scale has %llu elements; expected 1 or one per output channel (%llu)",
                        (unsigned long long)wsn, (unsigned long long)cout);
     if (bias && (bias->rank != 1 || (uint64_t)bias->dims[0] != cout))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "B must be 1-D with %llu elements",
-                       (unsigned long long)cout);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "B must be 1-D with %llu elements", (unsigned long long)cout);
     int32_t out_type = yz ? yz->elem_type : x->elem_type;
 
     qconv_geom g;

@@ -11,21 +11,31 @@
 
 int rq_packed_bits(int32_t t) {
     switch (t) {
-    case TSR_INT4: case TSR_UINT4: case TSR_FLOAT4E2M1: return 4;
-    case TSR_INT2: case TSR_UINT2: return 2;
+    case TSR_INT4:
+    case TSR_UINT4:
+    case TSR_FLOAT4E2M1: return 4;
+    case TSR_INT2:
+    case TSR_UINT2: return 2;
     default: return 0;
     }
 }
 
 bool rq_is_quant_type(int32_t t) {
     switch (t) {
-    case TSR_UINT8: case TSR_INT8: case TSR_UINT16: case TSR_INT16: case TSR_UINT4:
-    case TSR_INT4: case TSR_UINT2: case TSR_INT2: case TSR_FLOAT8E4M3FN:
-    case TSR_FLOAT8E4M3FNUZ: case TSR_FLOAT8E5M2: case TSR_FLOAT8E5M2FNUZ:
-    case TSR_FLOAT4E2M1:
-        return true;
-    default:
-        return false;
+    case TSR_UINT8:
+    case TSR_INT8:
+    case TSR_UINT16:
+    case TSR_INT16:
+    case TSR_UINT4:
+    case TSR_INT4:
+    case TSR_UINT2:
+    case TSR_INT2:
+    case TSR_FLOAT8E4M3FN:
+    case TSR_FLOAT8E4M3FNUZ:
+    case TSR_FLOAT8E5M2:
+    case TSR_FLOAT8E5M2FNUZ:
+    case TSR_FLOAT4E2M1: return true;
+    default: return false;
     }
 }
 
@@ -36,8 +46,8 @@ bool rq_is_float_out_type(int32_t t) {
 bool rq_is_scale_type(int32_t t) { return rq_is_float_out_type(t) || t == TSR_FLOAT8E8M0; }
 
 bool rq_loadable(int32_t t) {
-    return rq_is_quant_type(t) || rq_is_scale_type(t) || t == TSR_INT32 || t == TSR_UINT32 ||
-           t == TSR_INT64 || t == TSR_BOOL;
+    return rq_is_quant_type(t) || rq_is_scale_type(t) || t == TSR_INT32 || t == TSR_UINT32 || t == TSR_INT64 ||
+        t == TSR_BOOL;
 }
 
 const char *rq_type_name(int32_t t) {
@@ -79,12 +89,8 @@ double rq_load(int32_t t, const void *data, size_t i) {
     case TSR_FLOAT4E2M1: return ref_f4_decode(ref_sub_get(data, i, 4));
     case TSR_UINT4: return ref_sub_get(data, i, 4);
     case TSR_UINT2: return ref_sub_get(data, i, 2);
-    case TSR_INT4:
-        b = ref_sub_get(data, i, 4);
-        return (b & 8) ? (double)b - 16 : (double)b;
-    case TSR_INT2:
-        b = ref_sub_get(data, i, 2);
-        return (b & 2) ? (double)b - 4 : (double)b;
+    case TSR_INT4: b = ref_sub_get(data, i, 4); return (b & 8) ? (double)b - 16 : (double)b;
+    case TSR_INT2: b = ref_sub_get(data, i, 2); return (b & 2) ? (double)b - 4 : (double)b;
     default: return ref_load(t, data, i);
     }
 }
@@ -107,7 +113,8 @@ double rq_round_to(int32_t t, double v) {
     switch (t) {
     case TSR_FLOAT16: return ref_half_to_float(ref_float_to_half(to_float_odd(v)));
     case TSR_BFLOAT16: return ref_bf16_to_float(ref_float_to_bf16(to_float_odd(v)));
-    case TSR_FLOAT: case TSR_FLOAT8E8M0: return (double)(float)v;
+    case TSR_FLOAT:
+    case TSR_FLOAT8E8M0: return (double)(float)v;
     default: return v;
     }
 }
@@ -123,14 +130,38 @@ void rq_store_float(int32_t t, void *data, size_t i, double v) {
 
 static bool int_range(int32_t t, double *lo, double *hi) {
     switch (t) {
-    case TSR_UINT8: *lo = 0; *hi = 255; return true;
-    case TSR_INT8: *lo = -128; *hi = 127; return true;
-    case TSR_UINT16: *lo = 0; *hi = 65535; return true;
-    case TSR_INT16: *lo = -32768; *hi = 32767; return true;
-    case TSR_UINT4: *lo = 0; *hi = 15; return true;
-    case TSR_INT4: *lo = -8; *hi = 7; return true;
-    case TSR_UINT2: *lo = 0; *hi = 3; return true;
-    case TSR_INT2: *lo = -2; *hi = 1; return true;
+    case TSR_UINT8:
+        *lo = 0;
+        *hi = 255;
+        return true;
+    case TSR_INT8:
+        *lo = -128;
+        *hi = 127;
+        return true;
+    case TSR_UINT16:
+        *lo = 0;
+        *hi = 65535;
+        return true;
+    case TSR_INT16:
+        *lo = -32768;
+        *hi = 32767;
+        return true;
+    case TSR_UINT4:
+        *lo = 0;
+        *hi = 15;
+        return true;
+    case TSR_INT4:
+        *lo = -8;
+        *hi = 7;
+        return true;
+    case TSR_UINT2:
+        *lo = 0;
+        *hi = 3;
+        return true;
+    case TSR_INT2:
+        *lo = -2;
+        *hi = 1;
+        return true;
     default: return false;
     }
 }
@@ -177,14 +208,12 @@ tsr_status *rq_check_tensor(ref_ctx *c, const tsr_tensor *t, const char *what) {
     uint64_t n = 1;
     for (int32_t d = 0; d < t->rank; d++) {
         if (t->dims[d] < 0 || !rq_mul_size(n, (uint64_t)t->dims[d], &n))
-            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "input %s has an invalid or huge shape",
-                           what);
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "input %s has an invalid or huge shape", what);
     }
     int bits = rq_packed_bits(t->elem_type);
     uint64_t need = bits ? (n * (uint64_t)bits + 7) / 8 : n * ref_elem_size(t->elem_type);
     if (t->nbytes < need || (need && !t->data))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                       "input %s holds %zu bytes, its shape needs %llu", what, t->nbytes,
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "input %s holds %zu bytes, its shape needs %llu", what, t->nbytes,
                        (unsigned long long)need);
     return NULL;
 }

@@ -13,8 +13,7 @@
 #include "ref_quant.h"
 
 /* Inputs present and readable; `names` has one entry per input. */
-static tsr_status *check_inputs(ref_ctx *c, const char *const *names, size_t n,
-                                bool last_optional) {
+static tsr_status *check_inputs(ref_ctx *c, const char *const *names, size_t n, bool last_optional) {
     for (size_t i = 0; i < n; i++) {
         const tsr_tensor *t = ref_in(c, i);
         if (!t && last_optional && i == n - 1) continue;
@@ -31,30 +30,26 @@ tsr_status *ref_quant_quantize_linear(ref_ctx *c) {
     const tsr_tensor *x = ref_in(c, 0), *scale = ref_in(c, 1), *zp = ref_in(c, 2);
     int64_t opset = ref_opset(c);
     if (!ref_is_float(x->elem_type) && x->elem_type != TSR_INT32)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                       "x has element type %s; expected a float type or int32",
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "x has element type %s; expected a float type or int32",
                        rq_type_name(x->elem_type));
     if (!rq_is_scale_type(scale->elem_type) && scale->elem_type != TSR_INT32)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "y_scale has element type %s",
-                       rq_type_name(scale->elem_type));
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "y_scale has element type %s", rq_type_name(scale->elem_type));
 
     int32_t out_type = zp ? zp->elem_type : TSR_UINT8;
     int64_t dtype = opset >= 21 ? ref_attr_int(c, "output_dtype", 0) : 0;
     if (dtype != 0) {
         if (zp && dtype != zp->elem_type)
-            return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                           "output_dtype %lld differs from y_zero_point's type %s",
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "output_dtype %lld differs from y_zero_point's type %s",
                            (long long)dtype, rq_type_name(zp->elem_type));
         out_type = (int32_t)dtype;
     }
     if (!rq_is_quant_type(out_type))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "cannot quantize to element type %s (%d)",
-                       rq_type_name(out_type), (int)out_type);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "cannot quantize to element type %s (%d)", rq_type_name(out_type),
+                       (int)out_type);
 
     int64_t precision = opset >= 23 ? ref_attr_int(c, "precision", 0) : 0;
     if (precision != 0 && !rq_is_float_out_type((int32_t)precision))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                       "precision %lld is not float, float16, bfloat16 or double",
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "precision %lld is not float, float16, bfloat16 or double",
                        (long long)precision);
     int32_t prec = precision ? (int32_t)precision : scale->elem_type;
     bool saturate = opset >= 19 ? ref_attr_int(c, "saturate", 1) != 0 : true;
@@ -90,11 +85,10 @@ tsr_status *ref_quant_dequantize_linear(ref_ctx *c) {
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "cannot dequantize element type %s (%d)",
                        rq_type_name(x->elem_type), (int)x->elem_type);
     if (zp && zp->elem_type != x->elem_type)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "x_zero_point is %s but x is %s",
-                       rq_type_name(zp->elem_type), rq_type_name(x->elem_type));
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "x_zero_point is %s but x is %s", rq_type_name(zp->elem_type),
+                       rq_type_name(x->elem_type));
     if (!rq_is_scale_type(scale->elem_type))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "x_scale has element type %s",
-                       rq_type_name(scale->elem_type));
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "x_scale has element type %s", rq_type_name(scale->elem_type));
     int64_t dtype = opset >= 23 ? ref_attr_int(c, "output_dtype", 0) : 0;
     int32_t out_type = dtype ? (int32_t)dtype : scale->elem_type;
     if (!rq_is_float_out_type(out_type))
@@ -148,8 +142,7 @@ tsr_status *ref_quant_dynamic_quantize_linear(ref_ctx *c) {
     if ((st = ref_out(c, 0, TSR_UINT8, x->rank, x->dims, &y))) return st;
     if ((st = ref_out(c, 1, TSR_FLOAT, 0, NULL, &ys))) return st;
     if ((st = ref_out(c, 2, TSR_UINT8, 0, NULL, &yz))) return st;
-    for (uint64_t i = 0; i < n; i++)
-        rq_quant_store(TSR_UINT8, y->data, (size_t)i, (double)(xv[i] / scale), zp, true);
+    for (uint64_t i = 0; i < n; i++) rq_quant_store(TSR_UINT8, y->data, (size_t)i, (double)(xv[i] / scale), zp, true);
     *(float *)ys->data = scale;
     *(uint8_t *)yz->data = (uint8_t)zp;
     return NULL;

@@ -29,11 +29,9 @@ static void mm_plan_free(mm_plan *p) {
     free(p->b_mat);
 }
 
-static tsr_status *mm_plan_init(ref_ctx *c, const tsr_tensor *a, const tsr_tensor *b,
-                                mm_plan *p) {
+static tsr_status *mm_plan_init(ref_ctx *c, const tsr_tensor *a, const tsr_tensor *b, mm_plan *p) {
     memset(p, 0, sizeof *p);
-    if (a->rank < 1 || b->rank < 1)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "matrix product of a scalar");
+    if (a->rank < 1 || b->rank < 1) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "matrix product of a scalar");
     p->a_rank = a->rank == 1 ? 2 : a->rank;
     p->b_rank = b->rank == 1 ? 2 : b->rank;
     if (a->rank == 1) {
@@ -52,8 +50,7 @@ static tsr_status *mm_plan_init(ref_ctx *c, const tsr_tensor *a, const tsr_tenso
     p->k = p->a_dims[p->a_rank - 1];
     p->n = p->b_dims[p->b_rank - 1];
     if (p->b_dims[p->b_rank - 2] != p->k)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                       "A has %lld columns but B has %lld rows", (long long)p->k,
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "A has %lld columns but B has %lld rows", (long long)p->k,
                        (long long)p->b_dims[p->b_rank - 2]);
     int32_t brank;
     int64_t bdims[REF_MAX_RANK];
@@ -97,8 +94,8 @@ static tsr_status *mm_plan_init(ref_ctx *c, const tsr_tensor *a, const tsr_tenso
 
 /* A zero point or scale of A (side 0) as one value per row of each of A's
  * matrices, or of B (side 1) as one per column. */
-static tsr_status *side_values(ref_ctx *c, const tsr_tensor *p, const mm_plan *pl, int side,
-                               const char *what, double **out) {
+static tsr_status *side_values(ref_ctx *c, const tsr_tensor *p, const mm_plan *pl, int side, const char *what,
+                               double **out) {
     int32_t r = side ? pl->b_rank : pl->a_rank;
     int64_t dims[REF_MAX_RANK];
     memcpy(dims, side ? pl->b_dims : pl->a_dims, sizeof(int64_t) * (size_t)r);
@@ -118,8 +115,8 @@ static tsr_status *side_values(ref_ctx *c, const tsr_tensor *p, const mm_plan *p
 }
 
 /* The operand's values less its zero point, as doubles. */
-static tsr_status *centered(ref_ctx *c, const tsr_tensor *t, const tsr_tensor *zp,
-                            const mm_plan *pl, int side, const char *what, double **out) {
+static tsr_status *centered(ref_ctx *c, const tsr_tensor *t, const tsr_tensor *zp, const mm_plan *pl, int side,
+                            const char *what, double **out) {
     double *z;
     tsr_status *st = side_values(c, zp, pl, side, what, &z);
     if (st) return st;
@@ -162,9 +159,8 @@ static tsr_status *mm_compute(ref_ctx *ctx, const mm_plan *p, const double *a, c
 
 /* The product of the centered operands, as a malloc'd array of
  * batch * M * N doubles. */
-static tsr_status *centered_product(ref_ctx *c, const mm_plan *pl, const tsr_tensor *a,
-                                    const tsr_tensor *za, const tsr_tensor *b,
-                                    const tsr_tensor *zb, double **out) {
+static tsr_status *centered_product(ref_ctx *c, const mm_plan *pl, const tsr_tensor *a, const tsr_tensor *za,
+                                    const tsr_tensor *b, const tsr_tensor *zb, double **out) {
     double *av = NULL, *bv = NULL, *cv = NULL;
     tsr_status *st = centered(c, a, za, pl, 0, "a_zero_point", &av);
     if (!st) st = centered(c, b, zb, pl, 1, "b_zero_point", &bv);
@@ -183,14 +179,14 @@ static tsr_status *centered_product(ref_ctx *c, const mm_plan *pl, const tsr_ten
 static bool is_8bit_int(int32_t t) { return t == TSR_INT8 || t == TSR_UINT8; }
 
 static bool is_qmatmul_type(int32_t t) {
-    return is_8bit_int(t) || t == TSR_FLOAT8E4M3FN || t == TSR_FLOAT8E4M3FNUZ ||
-           t == TSR_FLOAT8E5M2 || t == TSR_FLOAT8E5M2FNUZ;
+    return is_8bit_int(t) || t == TSR_FLOAT8E4M3FN || t == TSR_FLOAT8E4M3FNUZ || t == TSR_FLOAT8E5M2 ||
+        t == TSR_FLOAT8E5M2FNUZ;
 }
 
 /* Checks input i (required unless `optional`) has an allowed type, and its
  * zero point (if any) the same type. */
-static tsr_status *check_operand(ref_ctx *c, size_t i, const char *name, size_t zi,
-                                 const char *zname, bool (*type_ok)(int32_t)) {
+static tsr_status *check_operand(ref_ctx *c, size_t i, const char *name, size_t zi, const char *zname,
+                                 bool (*type_ok)(int32_t)) {
     const tsr_tensor *t = ref_in(c, i), *z = ref_in(c, zi);
     tsr_status *st = rq_check_tensor(c, t, name);
     if (!st && z) st = rq_check_tensor(c, z, zname);
@@ -199,8 +195,8 @@ static tsr_status *check_operand(ref_ctx *c, size_t i, const char *name, size_t 
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "%s has unsupported element type %s", name,
                        rq_type_name(t->elem_type));
     if (z && z->elem_type != t->elem_type)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "%s is %s but %s is %s", zname,
-                       rq_type_name(z->elem_type), name, rq_type_name(t->elem_type));
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "%s is %s but %s is %s", zname, rq_type_name(z->elem_type), name,
+                       rq_type_name(t->elem_type));
     return NULL;
 }
 
@@ -219,8 +215,7 @@ tsr_status *ref_quant_matmul_integer(ref_ctx *c) {
         uint64_t n = pl.batch * (uint64_t)pl.m * (uint64_t)pl.n;
         /* The sums are exact integers; int32 accumulation is allowed to
          * wrap, so keep the low 32 bits. */
-        for (uint64_t i = 0; i < n; i++)
-            ((int32_t *)y->data)[i] = (int32_t)(uint32_t)(int64_t)prod[i];
+        for (uint64_t i = 0; i < n; i++) ((int32_t *)y->data)[i] = (int32_t)(uint32_t)(int64_t)prod[i];
     }
     free(prod);
     mm_plan_free(&pl);

@@ -37,8 +37,7 @@ typedef struct rnn_act {
 /* Looks up an activation by its ONNX name (case-insensitive). */
 bool ref_rnn_act_lookup(const char *name, size_t len, rnn_act_kind *kind);
 /* Whether the activation takes alpha / beta, and their defaults. */
-void ref_rnn_act_params(rnn_act_kind kind, bool *uses_alpha, bool *uses_beta, double *alpha,
-                        double *beta);
+void ref_rnn_act_params(rnn_act_kind kind, bool *uses_alpha, bool *uses_beta, double *alpha, double *beta);
 double ref_rnn_act_apply(const rnn_act *a, double x);
 
 /* The node's attributes, validated. */
@@ -55,8 +54,8 @@ typedef struct rnn_attrs {
 
 /* Reads and checks the attributes of an RNN/GRU/LSTM node. Returns 0, or a
  * tsr_decline_reason with a sentence in `why`. */
-int ref_rnn_parse_attrs(const tsr_host_api *host, const tsr_node *node, rnn_cell_kind kind,
-                        rnn_attrs *out, char *why, size_t why_size);
+int ref_rnn_parse_attrs(const tsr_host_api *host, const tsr_node *node, rnn_cell_kind kind, rnn_attrs *out, char *why,
+                        size_t why_size);
 
 /* One direction's parameters, converted to double. */
 typedef struct rnn_weights {
@@ -77,15 +76,15 @@ typedef struct rnn_cell_cfg {
 
 /* One time step of one batch row: reads x[input], updates h[hidden] and,
  * for LSTM, c[hidden] in place. `scratch` holds ref_rnn_cell_scratch() doubles. */
-typedef void (*rnn_step_fn)(const rnn_cell_cfg *cfg, const rnn_weights *w, const double *x,
-                            double *h, double *c, double *scratch);
+typedef void (*rnn_step_fn)(const rnn_cell_cfg *cfg, const rnn_weights *w, const double *x, double *h, double *c,
+                            double *scratch);
 
-void ref_rnn_step_simple(const rnn_cell_cfg *cfg, const rnn_weights *w, const double *x, double *h,
-                         double *c, double *scratch);
-void ref_rnn_step_gru(const rnn_cell_cfg *cfg, const rnn_weights *w, const double *x, double *h,
-                      double *c, double *scratch);
-void ref_rnn_step_lstm(const rnn_cell_cfg *cfg, const rnn_weights *w, const double *x, double *h,
-                       double *c, double *scratch);
+void ref_rnn_step_simple(const rnn_cell_cfg *cfg, const rnn_weights *w, const double *x, double *h, double *c,
+                         double *scratch);
+void ref_rnn_step_gru(const rnn_cell_cfg *cfg, const rnn_weights *w, const double *x, double *h, double *c,
+                      double *scratch);
+void ref_rnn_step_lstm(const rnn_cell_cfg *cfg, const rnn_weights *w, const double *x, double *h, double *c,
+                       double *scratch);
 
 int ref_rnn_gate_count(rnn_cell_kind kind);
 int ref_rnn_act_count(rnn_cell_kind kind);

@@ -51,8 +51,7 @@ bool ref_rnn_act_lookup(const char *name, size_t len, rnn_act_kind *kind) {
     return false;
 }
 
-void ref_rnn_act_params(rnn_act_kind kind, bool *uses_alpha, bool *uses_beta, double *alpha,
-                        double *beta) {
+void ref_rnn_act_params(rnn_act_kind kind, bool *uses_alpha, bool *uses_beta, double *alpha, double *beta) {
     for (size_t i = 0; i < ACT_COUNT; i++) {
         if (act_table[i].kind != kind) continue;
         *uses_alpha = act_table[i].uses_alpha;

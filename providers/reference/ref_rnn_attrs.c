@@ -8,20 +8,17 @@
 
 #include "ref_rnn.h"
 
-static const tsr_attr *find_typed(const tsr_host_api *host, const tsr_node *node, const char *name,
-                                  int32_t type) {
+static const tsr_attr *find_typed(const tsr_host_api *host, const tsr_node *node, const char *name, int32_t type) {
     const tsr_attr *a = host->node_attr_find(node, name);
     return a && host->attr_type(a) == type ? a : NULL;
 }
 
-static int64_t int_attr(const tsr_host_api *host, const tsr_node *node, const char *name,
-                        int64_t dflt) {
+static int64_t int_attr(const tsr_host_api *host, const tsr_node *node, const char *name, int64_t dflt) {
     const tsr_attr *a = find_typed(host, node, name, TSR_ATTR_INT);
     return a ? host->attr_int(a) : dflt;
 }
 
-static int parse_direction(const tsr_host_api *host, const tsr_node *node, rnn_attrs *out,
-                           char *why, size_t why_size) {
+static int parse_direction(const tsr_host_api *host, const tsr_node *node, rnn_attrs *out, char *why, size_t why_size) {
     const tsr_attr *a = find_typed(host, node, "direction", TSR_ATTR_STRING);
     size_t n = 7;
     const char *s = a ? host->attr_string(a, &n) : "forward";
@@ -33,8 +30,7 @@ static int parse_direction(const tsr_host_api *host, const tsr_node *node, rnn_a
     } else if (n == 13 && memcmp(s, "bidirectional", 13) == 0) {
         out->dirs = 2;
     } else {
-        snprintf(why, why_size, "direction '%.*s' is not forward, reverse or bidirectional",
-                 (int)(n > 40 ? 40 : n), s);
+        snprintf(why, why_size, "direction '%.*s' is not forward, reverse or bidirectional", (int)(n > 40 ? 40 : n), s);
         return TSR_DECLINE_ATTRIBUTE;
     }
     return 0;
@@ -43,8 +39,8 @@ static int parse_direction(const tsr_host_api *host, const tsr_node *node, rnn_a
 /* The `activations` list (n per direction, or n shared by both), with
  * activation_alpha / activation_beta consumed in list order by the
  * functions that take them, as ONNX Runtime reads them. */
-static int parse_activations(const tsr_host_api *host, const tsr_node *node, rnn_cell_kind kind,
-                             rnn_attrs *out, char *why, size_t why_size) {
+static int parse_activations(const tsr_host_api *host, const tsr_node *node, rnn_cell_kind kind, rnn_attrs *out,
+                             char *why, size_t why_size) {
     static const rnn_act_kind defaults[3][RNN_MAX_ACTS] = {
         {RNN_ACT_TANH, RNN_ACT_TANH, RNN_ACT_TANH},
         {RNN_ACT_SIGMOID, RNN_ACT_TANH, RNN_ACT_TANH},
@@ -57,8 +53,7 @@ static int parse_activations(const tsr_host_api *host, const tsr_node *node, rnn
     if (names) {
         count = host->attr_list_size(names);
         if (count != (size_t)per_dir && count != (size_t)(per_dir * out->dirs)) {
-            snprintf(why, why_size, "activations lists %zu functions; expected %d per direction",
-                     count, per_dir);
+            snprintf(why, why_size, "activations lists %zu functions; expected %d per direction", count, per_dir);
             return TSR_DECLINE_ATTRIBUTE;
         }
     }
@@ -75,8 +70,7 @@ static int parse_activations(const tsr_host_api *host, const tsr_node *node, rnn
             size_t len;
             const char *s = host->attr_strings_at(names, i, &len);
             if (!ref_rnn_act_lookup(s, len, &k)) {
-                snprintf(why, why_size, "activation '%.*s' is not implemented",
-                         (int)(len > 40 ? 40 : len), s ? s : "");
+                snprintf(why, why_size, "activation '%.*s' is not implemented", (int)(len > 40 ? 40 : len), s ? s : "");
                 return TSR_DECLINE_ATTRIBUTE;
             }
         }
@@ -93,8 +87,8 @@ static int parse_activations(const tsr_host_api *host, const tsr_node *node, rnn
     return 0;
 }
 
-int ref_rnn_parse_attrs(const tsr_host_api *host, const tsr_node *node, rnn_cell_kind kind,
-                        rnn_attrs *out, char *why, size_t why_size) {
+int ref_rnn_parse_attrs(const tsr_host_api *host, const tsr_node *node, rnn_cell_kind kind, rnn_attrs *out, char *why,
+                        size_t why_size) {
     memset(out, 0, sizeof *out);
     int r = parse_direction(host, node, out, why, why_size);
     if (r) return r;
@@ -118,8 +112,7 @@ int ref_rnn_parse_attrs(const tsr_host_api *host, const tsr_node *node, rnn_cell
             return TSR_DECLINE_ATTRIBUTE;
         }
     }
-    if (kind == RNN_CELL_GRU)
-        out->linear_before_reset = int_attr(host, node, "linear_before_reset", 0) != 0;
+    if (kind == RNN_CELL_GRU) out->linear_before_reset = int_attr(host, node, "linear_before_reset", 0) != 0;
     if (kind == RNN_CELL_LSTM) out->input_forget = int_attr(host, node, "input_forget", 0) != 0;
     return parse_activations(host, node, kind, out, why, why_size);
 }

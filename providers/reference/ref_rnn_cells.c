@@ -8,13 +8,9 @@
 
 #include "ref_rnn.h"
 
-int ref_rnn_gate_count(rnn_cell_kind kind) {
-    return kind == RNN_CELL_LSTM ? 4 : kind == RNN_CELL_GRU ? 3 : 1;
-}
+int ref_rnn_gate_count(rnn_cell_kind kind) { return kind == RNN_CELL_LSTM ? 4 : kind == RNN_CELL_GRU ? 3 : 1; }
 
-int ref_rnn_act_count(rnn_cell_kind kind) {
-    return kind == RNN_CELL_LSTM ? 3 : kind == RNN_CELL_GRU ? 2 : 1;
-}
+int ref_rnn_act_count(rnn_cell_kind kind) { return kind == RNN_CELL_LSTM ? 3 : kind == RNN_CELL_GRU ? 2 : 1; }
 
 size_t ref_rnn_cell_scratch(rnn_cell_kind kind, int64_t hidden) {
     /* Gate pre-activations (gates * hidden) plus one hidden-sized vector. */
@@ -45,24 +41,23 @@ static void affine(const double *M, int64_t rows, int64_t cols, const double *v,
 
 /* gates = W x + Wb (+ R h + Rb when with_recurrent), over `rows` gate rows
  * starting at gate row `first`. */
-static void gate_inputs(const rnn_cell_cfg *cfg, const rnn_weights *w, int64_t first, int64_t rows,
-                        const double *x, const double *h, bool with_recurrent, double *gates) {
-    for (int64_t r = 0; r < rows; r++)
-        gates[r] = w->Wb[first + r] + (with_recurrent ? w->Rb[first + r] : 0.0);
+static void gate_inputs(const rnn_cell_cfg *cfg, const rnn_weights *w, int64_t first, int64_t rows, const double *x,
+                        const double *h, bool with_recurrent, double *gates) {
+    for (int64_t r = 0; r < rows; r++) gates[r] = w->Wb[first + r] + (with_recurrent ? w->Rb[first + r] : 0.0);
     affine(w->W + first * cfg->input, rows, cfg->input, x, gates);
     if (with_recurrent) affine(w->R + first * cfg->hidden, rows, cfg->hidden, h, gates);
 }
 
-void ref_rnn_step_simple(const rnn_cell_cfg *cfg, const rnn_weights *w, const double *x, double *h,
-                         double *c, double *scratch) {
+void ref_rnn_step_simple(const rnn_cell_cfg *cfg, const rnn_weights *w, const double *x, double *h, double *c,
+                         double *scratch) {
     (void)c;
     int64_t H = cfg->hidden;
     gate_inputs(cfg, w, 0, H, x, h, true, scratch);
     for (int64_t j = 0; j < H; j++) h[j] = act(w, 0, scratch[j], cfg->clip);
 }
 
-void ref_rnn_step_gru(const rnn_cell_cfg *cfg, const rnn_weights *w, const double *x, double *h,
-                      double *c, double *scratch) {
+void ref_rnn_step_gru(const rnn_cell_cfg *cfg, const rnn_weights *w, const double *x, double *h, double *c,
+                      double *scratch) {
     (void)c;
     int64_t H = cfg->hidden;
     double *z = scratch, *r = scratch + H, *hh = scratch + 2 * H, *tmp = scratch + 3 * H;
@@ -87,8 +82,8 @@ void ref_rnn_step_gru(const rnn_cell_cfg *cfg, const rnn_weights *w, const doubl
     }
 }
 
-void ref_rnn_step_lstm(const rnn_cell_cfg *cfg, const rnn_weights *w, const double *x, double *h,
-                       double *c, double *scratch) {
+void ref_rnn_step_lstm(const rnn_cell_cfg *cfg, const rnn_weights *w, const double *x, double *h, double *c,
+                       double *scratch) {
     int64_t H = cfg->hidden;
     double *gi = scratch, *go = scratch + H, *gf = scratch + 2 * H, *gc = scratch + 3 * H;
     gate_inputs(cfg, w, 0, 4 * H, x, h, true, scratch);

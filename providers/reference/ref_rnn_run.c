@@ -39,8 +39,8 @@ static bool has_dims(const tsr_tensor *t, int32_t rank, int64_t d0, int64_t d1, 
 
 static tsr_status *check_float(ref_ctx *c, const tsr_tensor *t, const char *name) {
     if (t && !ref_is_float(t->elem_type))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "%s has element type %d, not a float type",
-                       name, (int)t->elem_type);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "%s has element type %d, not a float type", name,
+                       (int)t->elem_type);
     return NULL;
 }
 
@@ -49,16 +49,15 @@ static tsr_status *check_shapes(ref_ctx *c, rnn_cell_kind kind, const rnn_attrs 
     const tsr_tensor *X = ref_in(c, IN_X), *W = ref_in(c, IN_W), *R = ref_in(c, IN_R);
     if (!X || !W || !R) return ref_err(c, TSR_ERR_INVALID_MODEL, "X, W and R are required");
     bool lstm = kind == RNN_CELL_LSTM;
-    static const char *const names[] = {"X",         "W",         "R", "B", "sequence_lens",
-                                        "initial_h", "initial_c", "P"};
+    static const char *const names[] = {"X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"};
     for (size_t i = 0; i <= IN_P; i++) {
         if (i == IN_SEQ_LENS || (!lstm && i >= IN_INITIAL_C)) continue;
         tsr_status *st = check_float(c, ref_in(c, i), names[i]);
         if (st) return st;
     }
     if (X->rank != 3 || W->rank != 3 || R->rank != 3)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X, W and R must have rank 3 (have %d, %d, %d)",
-                       (int)X->rank, (int)W->rank, (int)R->rank);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X, W and R must have rank 3 (have %d, %d, %d)", (int)X->rank,
+                       (int)W->rank, (int)R->rank);
     d->layout = a->layout;
     d->dirs = a->dirs;
     d->gates = ref_rnn_gate_count(kind);
@@ -66,41 +65,35 @@ static tsr_status *check_shapes(ref_ctx *c, rnn_cell_kind kind, const rnn_attrs 
     d->batch = X->dims[a->layout ? 0 : 1];
     d->input = X->dims[2];
     d->hidden = R->dims[2];
-    if (d->hidden < 1)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "R has no columns (hidden size 0)");
+    if (d->hidden < 1) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "R has no columns (hidden size 0)");
     if (a->hidden_size > 0 && a->hidden_size != d->hidden)
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "hidden_size %lld but R has %lld columns",
                        (long long)a->hidden_size, (long long)d->hidden);
     int64_t gh, gh2, p3;
     if (!mul3(d->gates, d->hidden, 1, &gh) || !mul3(gh, 2, 1, &gh2) || !mul3(d->hidden, 3, 1, &p3))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "hidden size %lld is too large",
-                       (long long)d->hidden);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "hidden size %lld is too large", (long long)d->hidden);
     if (!has_dims(W, 3, d->dirs, gh, d->input))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                       "W must be [%d, %lld, %lld] (directions, %d*hidden, input)", d->dirs,
-                       (long long)gh, (long long)d->input, d->gates);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "W must be [%d, %lld, %lld] (directions, %d*hidden, input)",
+                       d->dirs, (long long)gh, (long long)d->input, d->gates);
     if (!has_dims(R, 3, d->dirs, gh, d->hidden))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                       "R must be [%d, %lld, %lld] (directions, %d*hidden, hidden)", d->dirs,
-                       (long long)gh, (long long)d->hidden, d->gates);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "R must be [%d, %lld, %lld] (directions, %d*hidden, hidden)",
+                       d->dirs, (long long)gh, (long long)d->hidden, d->gates);
     const tsr_tensor *B = ref_in(c, IN_B);
     if (B && !has_dims(B, 2, d->dirs, gh2, 0))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "B must be [%d, %lld]", d->dirs,
-                       (long long)gh2);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "B must be [%d, %lld]", d->dirs, (long long)gh2);
     int64_t s0 = a->layout ? d->batch : d->dirs, s1 = a->layout ? d->dirs : d->batch;
     for (size_t i = IN_INITIAL_H; i <= (lstm ? IN_INITIAL_C : IN_INITIAL_H); i++) {
         const tsr_tensor *t = ref_in(c, i);
         if (t && !has_dims(t, 3, s0, s1, d->hidden))
-            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "%s must be [%lld, %lld, %lld]", names[i],
-                           (long long)s0, (long long)s1, (long long)d->hidden);
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "%s must be [%lld, %lld, %lld]", names[i], (long long)s0,
+                           (long long)s1, (long long)d->hidden);
     }
     const tsr_tensor *P = lstm ? ref_in(c, IN_P) : NULL;
     if (P && !has_dims(P, 2, d->dirs, p3, 0))
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "P must be [%d, %lld]", d->dirs, (long long)p3);
     const tsr_tensor *L = ref_in(c, IN_SEQ_LENS);
     if (L && (!ref_is_int(L->elem_type) || !has_dims(L, 1, d->batch, 0, 0)))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                       "sequence_lens must be an integer tensor of shape [%lld]",
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "sequence_lens must be an integer tensor of shape [%lld]",
                        (long long)d->batch);
     int64_t y, state;
     if (!mul3(d->seq, d->batch, d->hidden, &y) || !mul3(y, d->dirs, 1, &y) ||
@@ -154,12 +147,9 @@ static tsr_status *load_bufs(ref_ctx *c, rnn_cell_kind kind, const rnn_dims *d, 
     const tsr_tensor *P = kind == RNN_CELL_LSTM ? ref_in(c, IN_P) : NULL;
     int64_t gh = d->gates * d->hidden;
     tsr_status *st;
-    if ((st = as_double(c, W, (int64_t)ref_numel(W), &b->W)) ||
-        (st = as_double(c, R, (int64_t)ref_numel(R), &b->R)) ||
-        (st = as_double(c, B, d->dirs * 2 * gh, &b->B)) ||
-        (st = as_double(c, P, d->dirs * 3 * d->hidden, &b->P)) ||
-        (st = as_double(c, NULL, d->hidden, &b->h)) ||
-        (st = as_double(c, NULL, d->hidden, &b->cell)) ||
+    if ((st = as_double(c, W, (int64_t)ref_numel(W), &b->W)) || (st = as_double(c, R, (int64_t)ref_numel(R), &b->R)) ||
+        (st = as_double(c, B, d->dirs * 2 * gh, &b->B)) || (st = as_double(c, P, d->dirs * 3 * d->hidden, &b->P)) ||
+        (st = as_double(c, NULL, d->hidden, &b->h)) || (st = as_double(c, NULL, d->hidden, &b->cell)) ||
         (st = as_double(c, NULL, d->input, &b->x)) ||
         (st = as_double(c, NULL, (int64_t)ref_rnn_cell_scratch(kind, d->hidden), &b->scratch)))
         return st;
@@ -169,16 +159,14 @@ static tsr_status *load_bufs(ref_ctx *c, rnn_cell_kind kind, const rnn_dims *d, 
         if ((st = ref_tensor_i64(c, L, &b->lens, &n))) return st;
         for (int64_t i = 0; i < d->batch; i++)
             if (b->lens[i] < 0 || b->lens[i] > d->seq)
-                return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                               "sequence_lens[%lld] = %lld is outside [0, %lld]", (long long)i,
-                               (long long)b->lens[i], (long long)d->seq);
+                return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "sequence_lens[%lld] = %lld is outside [0, %lld]",
+                               (long long)i, (long long)b->lens[i], (long long)d->seq);
     }
     return NULL;
 }
 
 static void load_row(const tsr_tensor *t, int64_t off, int64_t n, double *dst) {
-    for (int64_t i = 0; i < n; i++)
-        dst[i] = t ? ref_load(t->elem_type, t->data, (size_t)(off + i)) : 0.0;
+    for (int64_t i = 0; i < n; i++) dst[i] = t ? ref_load(t->elem_type, t->data, (size_t)(off + i)) : 0.0;
 }
 
 static void store_row(tsr_tensor *t, int64_t off, int64_t n, const double *src) {

@@ -36,9 +36,9 @@ tsr_status *ref_sequence_sequence_construct(ref_ctx *c) {
         const tsr_tensor *t = ref_in(c, i);
         tsr_value *item;
         tsr_status *st = !t ? ref_err(c, TSR_ERR_INVALID_ARGUMENT, "input %zu must be a tensor", i)
-                            : t->elem_type != first->elem_type
-                                  ? ref_err(c, TSR_ERR_INVALID_ARGUMENT, "all inputs must have one element type")
-                                  : ref_sequence_tensor_value(c, t, &item);
+            : t->elem_type != first->elem_type
+            ? ref_err(c, TSR_ERR_INVALID_ARGUMENT, "all inputs must have one element type")
+            : ref_sequence_tensor_value(c, t, &item);
         if (!st) st = c->host->val_append(s, item);
         if (st) {
             c->host->val_free(s);

@@ -9,9 +9,7 @@
 
 #include "ref_sequence.h"
 
-static bool has_value_api(const tsr_host_api *h) {
-    return TSR_HAS_MEMBER(h, tsr_host_api, val_free);
-}
+static bool has_value_api(const tsr_host_api *h) { return TSR_HAS_MEMBER(h, tsr_host_api, val_free); }
 
 /* Node input i as a value of any kind; NULL when omitted. */
 const tsr_value *ref_sequence_in_value(ref_ctx *c, size_t i) {
@@ -23,7 +21,9 @@ tsr_status *ref_sequence_need_kind(ref_ctx *c, size_t i, int32_t kind, const tsr
     const tsr_value *v = ref_sequence_in_value(c, i);
     if (!v || c->host->val_kind(v) != kind)
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "input %zu must be a %s", i,
-                       kind == TSR_VALUE_SEQUENCE ? "sequence" : kind == TSR_VALUE_OPTIONAL ? "optional" : "tensor");
+                       kind == TSR_VALUE_SEQUENCE       ? "sequence"
+                           : kind == TSR_VALUE_OPTIONAL ? "optional"
+                                                        : "tensor");
     *out = v;
     return NULL;
 }
@@ -88,7 +88,6 @@ tsr_status *ref_sequence_position(ref_ctx *c, size_t i, int64_t len, bool inclus
     *out = v;
     return NULL;
 }
-
 
 /* Declines when the host predates value slots. */
 int ref_sequence_check_values(const tsr_host_api *h, const tsr_node *n, char *why, size_t size) {

@@ -35,8 +35,7 @@ tsr_status *ref_signal_real_scalar(ref_ctx *c, const tsr_tensor *t, const char *
 /* Whether `t` can be an output_datatype (a float or integer type). */
 bool ref_signal_output_type_ok(int64_t t);
 /* Claim-time check of an `output_datatype` attribute (default float). */
-int ref_signal_check_output_type(const tsr_host_api *host, const tsr_node *node, char *why,
-                                 size_t why_size);
+int ref_signal_check_output_type(const tsr_host_api *host, const tsr_node *node, char *why, size_t why_size);
 
 tsr_status *ref_signal_dft(ref_ctx *c);
 tsr_status *ref_signal_stft(ref_ctx *c);

@@ -21,9 +21,7 @@ typedef struct dft_plan {
     bool inverse, onesided;
 } dft_plan;
 
-static bool mul_ok(int64_t a, int64_t b, int64_t *out) {
-    return !__builtin_mul_overflow(a, b, out);
-}
+static bool mul_ok(int64_t a, int64_t b, int64_t *out) { return !__builtin_mul_overflow(a, b, out); }
 
 static tsr_status *read_axis(ref_ctx *c, int32_t rank, int64_t *axis) {
     int64_t a;
@@ -40,8 +38,8 @@ static tsr_status *read_axis(ref_ctx *c, int32_t rank, int64_t *axis) {
     /* The last axis holds the (real, imaginary) pair: it cannot be transformed. */
     int64_t n = a < 0 ? a + rank : a;
     if (n < 0 || n > rank - 2)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is outside [%d, -2] and [0, %d]",
-                       (long long)a, -(int)rank, (int)rank - 2);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is outside [%d, -2] and [0, %d]", (long long)a,
+                       -(int)rank, (int)rank - 2);
     *axis = n;
     return NULL;
 }
@@ -54,8 +52,7 @@ static tsr_status *make_plan(ref_ctx *c, const tsr_tensor *X, int64_t axis, dft_
     p->n_in = X->dims[axis];
     p->outer = p->inner = 1;
     for (int32_t d = 0; d < r - 1; d++)
-        if (d != axis &&
-            !mul_ok(d < axis ? p->outer : p->inner, X->dims[d], d < axis ? &p->outer : &p->inner))
+        if (d != axis && !mul_ok(d < axis ? p->outer : p->inner, X->dims[d], d < axis ? &p->outer : &p->inner))
             return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "input shape is too large");
     bool irfft = p->inverse && p->onesided;
     const tsr_tensor *L = ref_in(c, 1);
@@ -66,12 +63,11 @@ static tsr_status *make_plan(ref_ctx *c, const tsr_tensor *X, int64_t axis, dft_
         p->len = irfft ? 2 * (p->n_in - 1) : p->n_in;
     }
     if (!L && p->len < 1)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                       "axis %lld has %lld values: too few for a default dft_length",
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld has %lld values: too few for a default dft_length",
                        (long long)axis, (long long)p->n_in);
     if (p->len < 1 || p->len > REF_SIGNAL_MAX_LENGTH)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "dft_length %lld is outside [1, %lld]",
-                       (long long)p->len, (long long)REF_SIGNAL_MAX_LENGTH);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "dft_length %lld is outside [1, %lld]", (long long)p->len,
+                       (long long)REF_SIGNAL_MAX_LENGTH);
     p->n_out = (p->onesided && !p->inverse) ? p->len / 2 + 1 : p->len;
     p->out_comp = irfft ? 1 : 2;
     int64_t total;
@@ -84,8 +80,7 @@ static tsr_status *make_plan(ref_ctx *c, const tsr_tensor *X, int64_t axis, dft_
 
 /* Loads line (o, i) into re/im, zero-padded to p->len; for irfft, the
  * half spectrum is mirrored into the full Hermitian one. */
-static void load_line(const dft_plan *p, const tsr_tensor *X, int64_t o, int64_t i, double *re,
-                      double *im) {
+static void load_line(const dft_plan *p, const tsr_tensor *X, int64_t o, int64_t i, double *re, double *im) {
     for (int64_t k = 0; k < p->len; k++) re[k] = im[k] = 0.0;
     int64_t n = p->n_in;
     if (p->inverse && p->onesided && n > p->len / 2 + 1) n = p->len / 2 + 1;
@@ -108,12 +103,9 @@ tsr_status *ref_signal_dft(ref_ctx *c) {
     const tsr_tensor *X = ref_in(c, 0);
     if (!X) return ref_err(c, TSR_ERR_INVALID_MODEL, "input is required");
     if (!ref_is_float(X->elem_type))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "element type %d is not a float type",
-                       (int)X->elem_type);
-    if (X->rank < 2 || X->rank > REF_MAX_RANK ||
-        (X->dims[X->rank - 1] != 1 && X->dims[X->rank - 1] != 2))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                       "input must be [..., signal, 1 or 2] (real or complex)");
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "element type %d is not a float type", (int)X->elem_type);
+    if (X->rank < 2 || X->rank > REF_MAX_RANK || (X->dims[X->rank - 1] != 1 && X->dims[X->rank - 1] != 2))
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "input must be [..., signal, 1 or 2] (real or complex)");
     int64_t axis = 0;
     dft_plan p = {0};
     tsr_status *st = read_axis(c, X->rank, &axis);
@@ -131,8 +123,7 @@ tsr_status *ref_signal_dft(ref_ctx *c) {
     double *re = malloc(sizeof(double) * (size_t)p.len);
     double *im = malloc(sizeof(double) * (size_t)p.len);
     if (!f || !re || !im) {
-        st = ref_err(c, TSR_ERR_NO_MEMORY, "out of memory for a length-%lld transform",
-                     (long long)p.len);
+        st = ref_err(c, TSR_ERR_NO_MEMORY, "out of memory for a length-%lld transform", (long long)p.len);
         goto done;
     }
     double scale = p.inverse ? 1.0 / (double)p.len : 1.0;

@@ -24,9 +24,7 @@ struct ref_fft {
     double *work_re, *work_im;   /* m */
 };
 
-static bool is_pow2(size_t n) {
-    return n && (n & (n - 1)) == 0;
-}
+static bool is_pow2(size_t n) { return n && (n & (n - 1)) == 0; }
 
 static void radix2(const ref_fft *f, double *re, double *im) {
     size_t m = f->m;
@@ -78,9 +76,7 @@ void ref_fft_free(ref_fft *f) {
     free(f);
 }
 
-static double *zeros(size_t n) {
-    return calloc(n ? n : 1, sizeof(double));
-}
+static double *zeros(size_t n) { return calloc(n ? n : 1, sizeof(double)); }
 
 ref_fft *ref_fft_new(size_t n) {
     if (n == 0 || n > (size_t)REF_SIGNAL_MAX_LENGTH) return NULL;
@@ -109,8 +105,7 @@ ref_fft *ref_fft_new(size_t n) {
     f->filt_im = zeros(m);
     f->work_re = zeros(m);
     f->work_im = zeros(m);
-    if (!f->chirp_re || !f->chirp_im || !f->filt_re || !f->filt_im || !f->work_re || !f->work_im)
-        goto fail;
+    if (!f->chirp_re || !f->chirp_im || !f->filt_re || !f->filt_im || !f->work_re || !f->work_im) goto fail;
     for (size_t k = 0; k < n; k++) {
         /* k^2 mod 2n keeps the angle small; n <= 2^24 so k*k fits. */
         uint64_t q = ((uint64_t)k * k) % (2 * (uint64_t)n);

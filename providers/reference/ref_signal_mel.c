@@ -27,17 +27,15 @@ static tsr_status *read_args(ref_ctx *c, mel_args *a) {
         (st = ref_signal_real_scalar(c, ref_in(c, 4), "upper_edge_hertz", &a->upper_hz)))
         return st;
     if (a->mel_bins < 0 || a->mel_bins > REF_SIGNAL_MAX_LENGTH)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "num_mel_bins %lld is outside [0, %lld]",
-                       (long long)a->mel_bins, (long long)REF_SIGNAL_MAX_LENGTH);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "num_mel_bins %lld is outside [0, %lld]", (long long)a->mel_bins,
+                       (long long)REF_SIGNAL_MAX_LENGTH);
     if (a->dft_length < 1 || a->dft_length > REF_SIGNAL_MAX_LENGTH)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "dft_length %lld is outside [1, %lld]",
-                       (long long)a->dft_length, (long long)REF_SIGNAL_MAX_LENGTH);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "dft_length %lld is outside [1, %lld]", (long long)a->dft_length,
+                       (long long)REF_SIGNAL_MAX_LENGTH);
     if (a->sample_rate < 1)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "sample_rate %lld is not positive",
-                       (long long)a->sample_rate);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "sample_rate %lld is not positive", (long long)a->sample_rate);
     if (!(a->lower_hz >= 0) || !(a->upper_hz >= a->lower_hz) || isinf(a->upper_hz))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                       "edges [%g, %g] Hz are not a finite range from 0 up", a->lower_hz,
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "edges [%g, %g] Hz are not a finite range from 0 up", a->lower_hz,
                        a->upper_hz);
     int64_t rows = a->dft_length / 2 + 1;
     if (a->mel_bins > 0 && rows > REF_SIGNAL_MAX_ELEMS / a->mel_bins)
@@ -48,19 +46,11 @@ static tsr_status *read_args(ref_ctx *c, mel_args *a) {
 
 #define EDGE_LIMIT 4503599627370496.0 /* 2^52 */
 
-static double hz_to_mel(double hz) {
-    return 2595.0 * log10(1.0 + hz / 700.0);
-}
-static double mel_to_hz(double mel) {
-    return 700.0 * (pow(10.0, mel / 2595.0) - 1.0);
-}
+static double hz_to_mel(double hz) { return 2595.0 * log10(1.0 + hz / 700.0); }
+static double mel_to_hz(double mel) { return 700.0 * (pow(10.0, mel / 2595.0) - 1.0); }
 
-static int64_t max64(int64_t a, int64_t b) {
-    return a > b ? a : b;
-}
-static int64_t min64(int64_t a, int64_t b) {
-    return a < b ? a : b;
-}
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 tsr_status *ref_signal_mel(ref_ctx *c) {
     mel_args a = {0};
@@ -68,8 +58,7 @@ tsr_status *ref_signal_mel(ref_ctx *c) {
     if (st) return st;
     int64_t type = ref_attr_int(c, "output_datatype", TSR_FLOAT);
     if (!ref_signal_output_type_ok(type))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "output_datatype %lld is not supported",
-                       (long long)type);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "output_datatype %lld is not supported", (long long)type);
     int64_t rows = a.dft_length / 2 + 1, cols = a.mel_bins;
     int64_t dims[2] = {rows, cols};
     tsr_tensor *Y;

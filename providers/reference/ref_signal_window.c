@@ -17,12 +17,11 @@ static tsr_status *run_window(ref_ctx *c, cosine_window w) {
     tsr_status *st = ref_signal_int_scalar(c, ref_in(c, 0), "size", &size);
     if (st) return st;
     if (size < 0 || size > REF_SIGNAL_MAX_LENGTH)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "size %lld is outside [0, %lld]",
-                       (long long)size, (long long)REF_SIGNAL_MAX_LENGTH);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "size %lld is outside [0, %lld]", (long long)size,
+                       (long long)REF_SIGNAL_MAX_LENGTH);
     int64_t type = ref_attr_int(c, "output_datatype", TSR_FLOAT);
     if (!ref_signal_output_type_ok(type))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "output_datatype %lld is not supported",
-                       (long long)type);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "output_datatype %lld is not supported", (long long)type);
     bool periodic = ref_attr_int(c, "periodic", 1) != 0;
     tsr_tensor *Y;
     if ((st = ref_out(c, 0, (int32_t)type, 1, &size, &Y))) return st;
@@ -40,15 +39,9 @@ static tsr_status *run_window(ref_ctx *c, cosine_window w) {
     return NULL;
 }
 
-tsr_status *ref_signal_hann(ref_ctx *c) {
-    return run_window(c, (cosine_window){0.5, 0.5, 0.0});
-}
+tsr_status *ref_signal_hann(ref_ctx *c) { return run_window(c, (cosine_window){0.5, 0.5, 0.0}); }
 
 /* a0 = 25/46, the value that cancels the first side lobe (not the rounded 0.54). */
-tsr_status *ref_signal_hamming(ref_ctx *c) {
-    return run_window(c, (cosine_window){25.0 / 46.0, 21.0 / 46.0, 0.0});
-}
+tsr_status *ref_signal_hamming(ref_ctx *c) { return run_window(c, (cosine_window){25.0 / 46.0, 21.0 / 46.0, 0.0}); }
 
-tsr_status *ref_signal_blackman(ref_ctx *c) {
-    return run_window(c, (cosine_window){0.42, 0.5, 0.08});
-}
+tsr_status *ref_signal_blackman(ref_ctx *c) { return run_window(c, (cosine_window){0.42, 0.5, 0.08}); }

@@ -5,7 +5,7 @@
 bool ref_should_stop(const ref_ctx *c) {
     const tsr_host_api *h = c->host;
     return c->run && TSR_HAS_MEMBER(h, tsr_host_api, run_should_stop) && h->run_should_stop &&
-           h->run_should_stop(c->run);
+        h->run_should_stop(c->run);
 }
 
 tsr_status *ref_stopped(ref_ctx *c) { return ref_err(c, TSR_ERR_CANCELLED, "stopped: the run was cancelled"); }

@@ -32,8 +32,11 @@
  * their descriptor, but are never copied bytewise (see ref_tensor_mv_copy). */
 static inline unsigned ref_tensor_type_bits(int32_t t) {
     switch (t) {
-    case TSR_UINT4: case TSR_INT4: case TSR_FLOAT4E2M1: return 4;
-    case TSR_UINT2: case TSR_INT2: return 2;
+    case TSR_UINT4:
+    case TSR_INT4:
+    case TSR_FLOAT4E2M1: return 4;
+    case TSR_UINT2:
+    case TSR_INT2: return 2;
     default: return (unsigned)ref_elem_size(t) * 8;
     }
 }
@@ -94,25 +97,23 @@ typedef struct view {
 
 /* --- shared helpers and claim-time checks (ref_tensor_util.c) ------------ */
 /* Copies n consecutive elements src[si..] to dst[di..]; both of dst's type. */
-tsr_status *ref_tensor_mv_copy(ref_ctx *c, tsr_tensor *dst, uint64_t di, const tsr_tensor *src,
-                               uint64_t si, uint64_t n);
-/* Writes element 0 of `val` into dst[di..di+n). */
-tsr_status *ref_tensor_mv_fill(ref_ctx *c, tsr_tensor *dst, uint64_t di, const tsr_tensor *val,
+tsr_status *ref_tensor_mv_copy(ref_ctx *c, tsr_tensor *dst, uint64_t di, const tsr_tensor *src, uint64_t si,
                                uint64_t n);
+/* Writes element 0 of `val` into dst[di..di+n). */
+tsr_status *ref_tensor_mv_fill(ref_ctx *c, tsr_tensor *dst, uint64_t di, const tsr_tensor *val, uint64_t n);
 /* Zero of type t: all-zero bits are 0 for every numeric type and an empty
  * string for strings. */
 const tsr_tensor *ref_tensor_scalar_zero(scalar *s, int32_t t);
 /* Allocates output i; packed outputs are zeroed so the padding bits of a
  * last partial byte are deterministic (ref_tensor_put_bits only touches its own). */
-tsr_status *ref_tensor_out_new(ref_ctx *c, size_t i, int32_t t, int32_t rank, const int64_t *dims,
-                               tsr_tensor **out);
+tsr_status *ref_tensor_out_new(ref_ctx *c, size_t i, int32_t t, int32_t rank, const int64_t *dims, tsr_tensor **out);
 /* Input i, which must be present and of a type ref_tensor_mv_copy can move. */
 tsr_status *ref_tensor_need_in(ref_ctx *c, size_t i, const tsr_tensor **out);
 tsr_status *ref_tensor_copy_all(ref_ctx *c, tsr_tensor *dst, const tsr_tensor *src);
 /* An integer list that was an attribute before opset `input_opset` and an
  * input from then on. *have says whether it was given; the caller frees *out. */
-tsr_status *ref_tensor_ints_arg(ref_ctx *c, const char *attr, size_t input, int64_t input_opset,
-                                int64_t **out, size_t *n, bool *have);
+tsr_status *ref_tensor_ints_arg(ref_ctx *c, const char *attr, size_t input, int64_t input_opset, int64_t **out,
+                                size_t *n, bool *have);
 /* Normalises a list of axes against `rank` in place; refuses repeats. */
 tsr_status *ref_tensor_norm_axes(ref_ctx *c, int64_t *axes, size_t n, int32_t rank);
 /* Allocates the offset tables. Call only for a non-empty output: every dim
@@ -126,13 +127,13 @@ tsr_status *ref_tensor_view_run_free(ref_ctx *c, view *v, tsr_tensor *dst, const
                                      const tsr_tensor *fill);
 /* dst = src read as the row-major shape vdims, with its axes reordered by
  * perm (output axis a is source axis perm[a]). */
-tsr_status *ref_tensor_permute(ref_ctx *c, tsr_tensor *dst, const tsr_tensor *src, int32_t rank,
-                               const int64_t *vdims, const int64_t *perm);
+tsr_status *ref_tensor_permute(ref_ctx *c, tsr_tensor *dst, const tsr_tensor *src, int32_t rank, const int64_t *vdims,
+                               const int64_t *perm);
 /* Shared by GatherND and ScatterND: the data offset each index tuple of
  * `ind` (last axis k) selects, as tuple count *nt, slice size *slice. Batch
  * dims (GatherND) make the first b axes of data and indices correspond. */
-tsr_status *ref_tensor_nd_offsets(ref_ctx *c, const tsr_tensor *x, const tsr_tensor *ind, int64_t b,
-                                  int64_t **offs, int64_t *nt, int64_t *slice);
+tsr_status *ref_tensor_nd_offsets(ref_ctx *c, const tsr_tensor *x, const tsr_tensor *ind, int64_t b, int64_t **offs,
+                                  int64_t *nt, int64_t *slice);
 /* Input 0 holds elements this family can move. */
 int ref_tensor_check_movable(const tsr_host_api *h, const tsr_node *n, char *why, size_t size);
 /* Input 0 is a number (CumSum, CumProd, Range compute with it). */

@@ -14,8 +14,8 @@ tsr_status *ref_tensor_concat(ref_ctx *c) {
     /* Opset 1 defaulted the axis to 1; later opsets require it. */
     int64_t a = ref_attr_int(c, "axis", 1);
     if (!ref_axis(a, x0->rank, &axis) || x0->rank == 0)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d",
-                       (long long)a, (int)x0->rank);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)a,
+                       (int)x0->rank);
     memcpy(dims, x0->dims, sizeof(int64_t) * (size_t)x0->rank);
     dims[axis] = 0;
     for (size_t i = 0; i < c->n_in; i++) {
@@ -25,8 +25,7 @@ tsr_status *ref_tensor_concat(ref_ctx *c) {
             return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "input %zu differs in type or rank", i);
         for (int32_t d = 0; d < x->rank; d++)
             if (d != axis && x->dims[d] != x0->dims[d])
-                return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                               "input %zu has dim %lld on axis %d, input 0 has %lld", i,
+                return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "input %zu has dim %lld on axis %d, input 0 has %lld", i,
                                (long long)x->dims[d], (int)d, (long long)x0->dims[d]);
         dims[axis] += x->dims[axis];
     }
@@ -39,16 +38,15 @@ tsr_status *ref_tensor_concat(ref_ctx *c) {
         const tsr_tensor *x = ref_in(c, i);
         int64_t block = x->dims[axis] * inner;
         for (int64_t o = 0; o < outer; o++)
-            TSR_TRY(ref_tensor_mv_copy(c, y, (uint64_t)(o * out_block + at), x, (uint64_t)(o * block),
-                                   (uint64_t)block));
+            TSR_TRY(
+                ref_tensor_mv_copy(c, y, (uint64_t)(o * out_block + at), x, (uint64_t)(o * block), (uint64_t)block));
         at += block;
     }
     return NULL;
 }
 
 /* Output i = x[..., start:start+len, ...] along axis. */
-static tsr_status *slice_axis_out(ref_ctx *c, size_t i, const tsr_tensor *x, int64_t axis,
-                                  int64_t start, int64_t len) {
+static tsr_status *slice_axis_out(ref_ctx *c, size_t i, const tsr_tensor *x, int64_t axis, int64_t start, int64_t len) {
     int64_t dims[REF_MAX_RANK];
     tsr_tensor *y;
     memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
@@ -58,7 +56,7 @@ static tsr_status *slice_axis_out(ref_ctx *c, size_t i, const tsr_tensor *x, int
     int64_t inner = ref_tensor_dims_prod(dims, (int32_t)axis + 1, x->rank);
     for (int64_t o = 0; o < outer; o++)
         TSR_TRY(ref_tensor_mv_copy(c, y, (uint64_t)(o * len * inner), x,
-                               (uint64_t)((o * x->dims[axis] + start) * inner), (uint64_t)(len * inner)));
+                                   (uint64_t)((o * x->dims[axis] + start) * inner), (uint64_t)(len * inner)));
     return NULL;
 }
 
@@ -71,8 +69,8 @@ tsr_status *ref_tensor_split(ref_ctx *c) {
     TSR_TRY(ref_tensor_need_in(c, 0, &x));
     int64_t a = ref_attr_int(c, "axis", 0);
     if (!ref_axis(a, x->rank, &axis) || x->rank == 0)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d",
-                       (long long)a, (int)x->rank);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)a,
+                       (int)x->rank);
     /* `split` was an input in opset 1, an attribute in 2..12, an input again
      * from 13. */
     if (ref_opset(c) < 2 && ref_in(c, 1)) {
@@ -85,8 +83,7 @@ tsr_status *ref_tensor_split(ref_ctx *c) {
     if (have && n > 0) {
         int64_t sum = 0;
         if ((int64_t)n != outs) {
-            st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "split has %zu entries for %lld outputs", n,
-                         (long long)outs);
+            st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "split has %zu entries for %lld outputs", n, (long long)outs);
             goto done;
         }
         for (size_t i = 0; i < n; i++) {
@@ -98,15 +95,15 @@ tsr_status *ref_tensor_split(ref_ctx *c) {
              * can overflow */
             if (split[i] > dim - sum) {
                 st = ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                             "split entries sum past the axis length %lld (split[%zu] = %lld)",
-                             (long long)dim, i, (long long)split[i]);
+                             "split entries sum past the axis length %lld (split[%zu] = %lld)", (long long)dim, i,
+                             (long long)split[i]);
                 goto done;
             }
             sum += split[i];
         }
         if (sum != dim) {
-            st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "split sums to %lld, the axis has %lld",
-                         (long long)sum, (long long)dim);
+            st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "split sums to %lld, the axis has %lld", (long long)sum,
+                         (long long)dim);
             goto done;
         }
         int64_t at = 0;
@@ -121,16 +118,16 @@ tsr_status *ref_tensor_split(ref_ctx *c) {
     if (ref_attr_has(c, "num_outputs")) {
         int64_t k = ref_attr_int(c, "num_outputs", 0);
         if (k != outs) {
-            st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "num_outputs is %lld but the node has %lld",
-                         (long long)k, (long long)outs);
+            st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "num_outputs is %lld but the node has %lld", (long long)k,
+                         (long long)outs);
             goto done;
         }
     }
     if (outs <= 0) goto done;
     int64_t chunk = (dim + outs - 1) / outs;
     if (ref_opset(c) < 18 && dim % outs != 0) {
-        st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis of %lld does not split into %lld parts",
-                     (long long)dim, (long long)outs);
+        st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis of %lld does not split into %lld parts", (long long)dim,
+                     (long long)outs);
         goto done;
     }
     for (int64_t i = 0, at = 0; i < outs && !st; i++) {

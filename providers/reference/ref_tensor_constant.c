@@ -60,8 +60,7 @@ tsr_status *ref_tensor_constant(ref_ctx *c) {
         }
         return NULL;
     }
-    if (ref_attr_has(c, "sparse_value"))
-        return ref_err(c, TSR_ERR_NOT_SUPPORTED, "sparse_value is not supported");
+    if (ref_attr_has(c, "sparse_value")) return ref_err(c, TSR_ERR_NOT_SUPPORTED, "sparse_value is not supported");
     return ref_err(c, TSR_ERR_INVALID_MODEL, "no value attribute");
 }
 
@@ -121,8 +120,7 @@ tsr_status *ref_tensor_range(ref_ctx *c) {
     tsr_tensor *y;
     for (size_t i = 0; i < 3; i++) {
         TSR_TRY(ref_tensor_need_in(c, i, &in[i]));
-        if (ref_numel(in[i]) != 1)
-            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "input %zu must be a scalar", i);
+        if (ref_numel(in[i]) != 1) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "input %zu must be a scalar", i);
     }
     int32_t t = in[0]->elem_type;
     if (in[1]->elem_type != t || in[2]->elem_type != t)
@@ -133,8 +131,7 @@ tsr_status *ref_tensor_range(ref_ctx *c) {
         int64_t s = ref_load_i64(t, in[0]->data, 0), l = ref_load_i64(t, in[1]->data, 0);
         int64_t d = ref_load_i64(t, in[2]->data, 0), span;
         if (d == 0) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "delta is 0");
-        if (__builtin_sub_overflow(l, s, &span))
-            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "range is too large");
+        if (__builtin_sub_overflow(l, s, &span)) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "range is too large");
         if ((span > 0) != (d > 0) || span == 0) {
             n = 0;
         } else {
@@ -180,8 +177,7 @@ tsr_status *ref_tensor_one_hot(ref_ctx *c) {
     if (r > REF_MAX_RANK) return ref_err(c, TSR_ERR_NOT_SUPPORTED, "output rank is too large");
     int64_t a = ref_attr_int(c, "axis", -1);
     if (!ref_axis(a, r, &axis))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d",
-                       (long long)a, (int)r);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)a, (int)r);
     for (int32_t i = 0, j = 0; i < r; i++) dims[i] = i == axis ? depth : ind->dims[j++];
     TSR_TRY(ref_tensor_out_new(c, 0, val->elem_type, r, dims, &y));
     int64_t outer = ref_tensor_dims_prod(ind->dims, 0, (int32_t)axis);

@@ -94,10 +94,8 @@ tsr_status *ref_tensor_pad(ref_ctx *c) {
         /* Opset 1 called the attribute `paddings`, opset 2 `pads`. */
         TSR_TRY(ref_tensor_ints_arg(c, opset < 2 ? "paddings" : "pads", 1, 11, &pads, &np, &have));
         if (ref_attr_has(c, "value") && x->elem_type != TSR_STRING) {
-            if (!ref_is_float(x->elem_type) && !ref_is_int(x->elem_type) &&
-                x->elem_type != TSR_BOOL) {
-                st = ref_err(c, TSR_ERR_NOT_SUPPORTED, "a pad value for type %d",
-                             (int)x->elem_type);
+            if (!ref_is_float(x->elem_type) && !ref_is_int(x->elem_type) && x->elem_type != TSR_BOOL) {
+                st = ref_err(c, TSR_ERR_NOT_SUPPORTED, "a pad value for type %d", (int)x->elem_type);
                 goto done;
             }
             ref_store(x->elem_type, &padval.u, 0, ref_attr_float(c, "value", 0.0f));
@@ -134,8 +132,11 @@ tsr_status *ref_tensor_pad(ref_ctx *c) {
         before[a] = pads[i];
         after[a] = pads[nax + i];
     }
-    int m = strcmp(mode, "constant") == 0 ? 0 : strcmp(mode, "reflect") == 0 ? 1
-          : strcmp(mode, "edge") == 0     ? 2 : strcmp(mode, "wrap") == 0   ? 3 : -1;
+    int m = strcmp(mode, "constant") == 0 ? 0
+        : strcmp(mode, "reflect") == 0    ? 1
+        : strcmp(mode, "edge") == 0       ? 2
+        : strcmp(mode, "wrap") == 0       ? 3
+                                          : -1;
     if (m < 0) {
         st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "unknown mode '%s'", mode);
         goto done;

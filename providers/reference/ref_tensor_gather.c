@@ -16,8 +16,8 @@ tsr_status *ref_tensor_gather(ref_ctx *c) {
     TSR_TRY(ref_tensor_need_in(c, 1, &ind));
     int64_t a = ref_attr_int(c, "axis", 0);
     if (x->rank == 0 || !ref_axis(a, x->rank, &axis))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d",
-                       (long long)a, (int)x->rank);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)a,
+                       (int)x->rank);
     int32_t r = x->rank - 1 + ind->rank;
     if (r > REF_MAX_RANK) return ref_err(c, TSR_ERR_NOT_SUPPORTED, "output rank is too large");
     TSR_TRY(ref_tensor_i64(c, ind, &idx, &n));
@@ -25,8 +25,8 @@ tsr_status *ref_tensor_gather(ref_ctx *c) {
     int64_t dim = x->dims[axis];
     for (size_t i = 0; i < n; i++) {
         if (!ref_tensor_wrap_index(idx[i], dim, &idx[i])) {
-            st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "index %lld is out of range for axis of %lld",
-                         (long long)idx[i], (long long)dim);
+            st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "index %lld is out of range for axis of %lld", (long long)idx[i],
+                         (long long)dim);
             goto done;
         }
     }
@@ -82,8 +82,8 @@ tsr_status *ref_tensor_array_feature_extractor(ref_ctx *c) {
     int64_t last = x->dims[x->rank - 1], outer = ref_tensor_dims_prod(x->dims, 0, x->rank - 1);
     for (size_t i = 0; i < n; i++) {
         if (idx[i] < 0 || idx[i] >= last) {
-            st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "index %lld is out of range for axis of %lld",
-                         (long long)idx[i], (long long)last);
+            st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "index %lld is out of range for axis of %lld", (long long)idx[i],
+                         (long long)last);
             goto done;
         }
     }
@@ -109,10 +109,9 @@ tsr_status *ref_tensor_gather_elements(ref_ctx *c) {
     TSR_TRY(ref_tensor_need_in(c, 1, &ind));
     int64_t a = ref_attr_int(c, "axis", 0);
     if (x->rank == 0 || !ref_axis(a, x->rank, &axis))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d",
-                       (long long)a, (int)x->rank);
-    if (ind->rank != x->rank)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "indices must have the data's rank");
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)a,
+                       (int)x->rank);
+    if (ind->rank != x->rank) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "indices must have the data's rank");
     TSR_TRY(ref_tensor_i64(c, ind, &idx, &n));
     tsr_status *st = ref_tensor_out_new(c, 0, x->elem_type, ind->rank, ind->dims, &y);
     if (st) goto done;
@@ -120,8 +119,8 @@ tsr_status *ref_tensor_gather_elements(ref_ctx *c) {
     for (size_t i = 0; i < n; i++) {
         int64_t off = 0, j;
         if (!ref_tensor_wrap_index(idx[i], x->dims[axis], &j)) {
-            st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "index %lld is out of range for axis of %lld",
-                         (long long)idx[i], (long long)x->dims[axis]);
+            st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "index %lld is out of range for axis of %lld", (long long)idx[i],
+                         (long long)x->dims[axis]);
             goto done;
         }
         for (int32_t d = 0; d < x->rank; d++) {

@@ -10,8 +10,7 @@ tsr_status *ref_tensor_identity(ref_ctx *c) {
     const tsr_tensor *x;
     tsr_tensor *y;
     /* Since opsets 14/16 Identity also passes sequences and optionals on. */
-    if (!ref_in(c, 0) && c->n_in && c->in_map[0] >= 0 &&
-        TSR_HAS_MEMBER(c->host, tsr_host_api, val_free)) {
+    if (!ref_in(c, 0) && c->n_in && c->in_map[0] >= 0 && TSR_HAS_MEMBER(c->host, tsr_host_api, val_free)) {
         const tsr_value *v = c->host->run_input_value(c->run, (size_t)c->in_map[0]);
         tsr_value *copy;
         if (!v) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "input is required");
@@ -32,8 +31,7 @@ static tsr_status *reshaped(ref_ctx *c, const tsr_tensor *x, int32_t rank, const
     tsr_tensor *y;
     if (ref_tensor_dims_count(rank, dims) != ref_numel(x))
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "cannot reshape %llu elements to %llu",
-                       (unsigned long long)ref_numel(x),
-                       (unsigned long long)ref_tensor_dims_count(rank, dims));
+                       (unsigned long long)ref_numel(x), (unsigned long long)ref_tensor_dims_count(rank, dims));
     TSR_TRY(ref_tensor_out_new(c, 0, x->elem_type, rank, dims, &y));
     return ref_tensor_copy_all(c, y, x);
 }
@@ -63,8 +61,7 @@ tsr_status *ref_tensor_reshape(ref_ctx *c) {
         if (d == 0 && !allowzero) {
             /* 0 copies the input's dimension at the same position. */
             if ((int32_t)i >= x->rank) {
-                st = ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                             "shape[%zu] is 0 but the input has rank %d", i, (int)x->rank);
+                st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "shape[%zu] is 0 but the input has rank %d", i, (int)x->rank);
                 goto done;
             }
             d = x->dims[i];
@@ -88,8 +85,7 @@ tsr_status *ref_tensor_reshape(ref_ctx *c) {
     if (infer >= 0) {
         uint64_t total = ref_numel(x);
         if (known == 0 || total % (uint64_t)known != 0) {
-            st = ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                         "cannot infer the -1 dimension of %llu elements",
+            st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "cannot infer the -1 dimension of %llu elements",
                          (unsigned long long)total);
             goto done;
         }
@@ -128,8 +124,8 @@ tsr_status *ref_tensor_squeeze(ref_ctx *c) {
     if (have && n > 0) {
         for (size_t i = 0; i < n; i++) {
             if (x->dims[axes[i]] != 1) {
-                st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "cannot squeeze axis %lld of size %lld",
-                             (long long)axes[i], (long long)x->dims[axes[i]]);
+                st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "cannot squeeze axis %lld of size %lld", (long long)axes[i],
+                             (long long)x->dims[axes[i]]);
                 goto done;
             }
             drop[axes[i]] = true;
@@ -161,8 +157,7 @@ tsr_status *ref_tensor_unsqueeze(ref_ctx *c) {
         goto done;
     }
     if ((size_t)x->rank + n > REF_MAX_RANK) {
-        st = ref_err(c, TSR_ERR_NOT_SUPPORTED, "rank %zu is above %d", (size_t)x->rank + n,
-                     REF_MAX_RANK);
+        st = ref_err(c, TSR_ERR_NOT_SUPPORTED, "rank %zu is above %d", (size_t)x->rank + n, REF_MAX_RANK);
         goto done;
     }
     int32_t r = x->rank + (int32_t)n;

@@ -12,10 +12,11 @@ enum { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN };
 static tsr_status *reduction_of(ref_ctx *c, int32_t t, int *red) {
     const char *s = ref_attr_str(c, "reduction", "none");
     *red = strcmp(s, "none") == 0 ? RED_NONE
-         : strcmp(s, "add") == 0  ? RED_ADD
-         : strcmp(s, "mul") == 0  ? RED_MUL
-         : strcmp(s, "max") == 0  ? RED_MAX
-         : strcmp(s, "min") == 0  ? RED_MIN : -1;
+        : strcmp(s, "add") == 0   ? RED_ADD
+        : strcmp(s, "mul") == 0   ? RED_MUL
+        : strcmp(s, "max") == 0   ? RED_MAX
+        : strcmp(s, "min") == 0   ? RED_MIN
+                                  : -1;
     if (*red < 0) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "unknown reduction '%s'", s);
     if (*red != RED_NONE && !ref_is_float(t) && !ref_is_int(t) && t != TSR_BOOL)
         return ref_err(c, TSR_ERR_NOT_SUPPORTED, "reduction '%s' on element type %d", s, (int)t);
@@ -23,14 +24,12 @@ static tsr_status *reduction_of(ref_ctx *c, int32_t t, int *red) {
 }
 
 /* dst[di] = dst[di] (red) src[si]; RED_NONE copies. */
-static tsr_status *combine(ref_ctx *c, int red, tsr_tensor *dst, uint64_t di,
-                           const tsr_tensor *src, uint64_t si) {
+static tsr_status *combine(ref_ctx *c, int red, tsr_tensor *dst, uint64_t di, const tsr_tensor *src, uint64_t si) {
     int32_t t = dst->elem_type;
     if (red == RED_NONE) return ref_tensor_mv_copy(c, dst, di, src, si, 1);
     if (ref_is_float(t)) {
         double a = ref_load(t, dst->data, (size_t)di), b = ref_load(t, src->data, (size_t)si);
-        double v = red == RED_ADD ? a + b : red == RED_MUL ? a * b
-                 : red == RED_MAX ? (b > a ? b : a) : (b < a ? b : a);
+        double v = red == RED_ADD ? a + b : red == RED_MUL ? a * b : red == RED_MAX ? (b > a ? b : a) : (b < a ? b : a);
         ref_store(t, dst->data, (size_t)di, v);
         return NULL;
     }
@@ -59,12 +58,11 @@ tsr_status *ref_tensor_scatter_elements(ref_ctx *c) {
     TSR_TRY(ref_tensor_need_in(c, 2, &upd));
     int64_t a = ref_attr_int(c, "axis", 0);
     if (x->rank == 0 || !ref_axis(a, x->rank, &axis))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d",
-                       (long long)a, (int)x->rank);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)a,
+                       (int)x->rank);
     if (ind->rank != x->rank || upd->rank != x->rank || upd->elem_type != x->elem_type ||
         ref_tensor_dims_count(ind->rank, ind->dims) != ref_numel(upd))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                       "indices and updates must match each other and the data's rank");
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "indices and updates must match each other and the data's rank");
     for (int32_t d = 0; d < ind->rank; d++)
         if (ind->dims[d] != upd->dims[d])
             return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "indices and updates differ in shape");
@@ -77,8 +75,8 @@ tsr_status *ref_tensor_scatter_elements(ref_ctx *c) {
     for (size_t i = 0; i < n && !st; i++) {
         int64_t off = 0, j;
         if (!ref_tensor_wrap_index(idx[i], x->dims[axis], &j)) {
-            st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "index %lld is out of range for axis of %lld",
-                         (long long)idx[i], (long long)x->dims[axis]);
+            st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "index %lld is out of range for axis of %lld", (long long)idx[i],
+                         (long long)x->dims[axis]);
             break;
         }
         for (int32_t d = 0; d < x->rank; d++) {
@@ -144,8 +142,7 @@ tsr_status *ref_tensor_tensor_scatter(ref_ctx *c) {
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "unknown mode '%s'", mode);
     /* Axis 0 is the batch, so the sequence axis comes after it. */
     if (x->rank < 2 || !ref_axis(a, x->rank, &axis) || axis == 0)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is invalid for rank %d",
-                       (long long)a, (int)x->rank);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is invalid for rank %d", (long long)a, (int)x->rank);
     if (upd->elem_type != x->elem_type || upd->rank != x->rank)
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "update differs in type or rank");
     for (int32_t d = 0; d < x->rank; d++)
@@ -155,8 +152,8 @@ tsr_status *ref_tensor_tensor_scatter(ref_ctx *c) {
         TSR_TRY(ref_tensor_i64(c, wt, &wi, &nw));
         if (nw != (size_t)x->dims[0]) {
             free(wi);
-            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "write_indices has %zu entries for batch %lld",
-                           nw, (long long)x->dims[0]);
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "write_indices has %zu entries for batch %lld", nw,
+                           (long long)x->dims[0]);
         }
     }
     tsr_status *st = ref_tensor_out_new(c, 0, x->elem_type, x->rank, x->dims, &y);
@@ -174,8 +171,7 @@ tsr_status *ref_tensor_tensor_scatter(ref_ctx *c) {
                 if (at < 0) at += max_seq;
             }
             if (at < 0 || at >= max_seq) {
-                st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "write index %lld is out of range",
-                             (long long)at);
+                st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "write index %lld is out of range", (long long)at);
                 break;
             }
             st = ref_tensor_mv_copy(c, y, (uint64_t)((o * max_seq + at) * inner), upd,

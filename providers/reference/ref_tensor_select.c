@@ -70,14 +70,13 @@ static tsr_status *cumulate(ref_ctx *c, bool product) {
     TSR_TRY(ref_tensor_need_in(c, 0, &x));
     TSR_TRY(ref_tensor_need_in(c, 1, &at));
     int32_t t = x->elem_type;
-    if (!ref_is_float(t) && !ref_is_int(t))
-        return ref_err(c, TSR_ERR_NOT_SUPPORTED, "element type %d", (int)t);
+    if (!ref_is_float(t) && !ref_is_int(t)) return ref_err(c, TSR_ERR_NOT_SUPPORTED, "element type %d", (int)t);
     if (ref_numel(at) != 1 || !ref_is_int(at->elem_type))
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis must be an integer scalar");
     int64_t a = ref_load_i64(at->elem_type, at->data, 0);
     if (x->rank == 0 || !ref_axis(a, x->rank, &axis))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d",
-                       (long long)a, (int)x->rank);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)a,
+                       (int)x->rank);
     bool exclusive = ref_attr_int(c, "exclusive", 0) != 0;
     bool reverse = ref_attr_int(c, "reverse", 0) != 0;
     TSR_TRY(ref_tensor_out_new(c, 0, t, x->rank, x->dims, &y));
@@ -85,8 +84,8 @@ static tsr_status *cumulate(ref_ctx *c, bool product) {
     int64_t outer = ref_tensor_dims_prod(x->dims, 0, (int32_t)axis);
     int64_t inner = ref_tensor_dims_prod(x->dims, (int32_t)axis + 1, x->rank);
     bool fl = ref_is_float(t);
-    if (t == TSR_FLOAT && n > 0 && inner > 0) return cumulate_f32(c, x->data, y->data, outer, n, inner, product,
-                                                                  exclusive, reverse);
+    if (t == TSR_FLOAT && n > 0 && inner > 0)
+        return cumulate_f32(c, x->data, y->data, outer, n, inner, product, exclusive, reverse);
     for (int64_t o = 0; o < outer; o++) {
         for (int64_t i = 0; i < inner; i++) {
             /* The identity of the operation starts an exclusive scan. */
@@ -131,8 +130,7 @@ static bool is_nonzero(const tsr_tensor *x, uint64_t i) {
     size_t es = bits / 8;
     const uint8_t *p = (const uint8_t *)x->data + i * es;
     for (size_t b = 0; b < es; b++)
-        if (p[b] & (b + 1 == es && t != TSR_COMPLEX64 && t != TSR_COMPLEX128 ? 0x7f : 0xff))
-            return true;
+        if (p[b] & (b + 1 == es && t != TSR_COMPLEX64 && t != TSR_COMPLEX128 ? 0x7f : 0xff)) return true;
     return false;
 }
 
@@ -166,8 +164,7 @@ tsr_status *ref_tensor_compress(ref_ctx *c) {
     tsr_tensor *y;
     TSR_TRY(ref_tensor_need_in(c, 0, &x));
     TSR_TRY(ref_tensor_need_in(c, 1, &cond));
-    if (cond->rank != 1)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "condition must have rank 1");
+    if (cond->rank != 1) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "condition must have rank 1");
     bool flat = !ref_attr_has(c, "axis");
     int64_t axis = 0, dims[REF_MAX_RANK], str[REF_MAX_RANK];
     int32_t r = flat ? 1 : x->rank;
@@ -177,8 +174,8 @@ tsr_status *ref_tensor_compress(ref_ctx *c) {
     } else {
         int64_t a = ref_attr_int(c, "axis", 0);
         if (x->rank == 0 || !ref_axis(a, x->rank, &axis))
-            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d",
-                           (long long)a, (int)x->rank);
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)a,
+                           (int)x->rank);
         memcpy(dims, x->dims, sizeof(int64_t) * (size_t)r);
         ref_strides(r, x->dims, str);
     }
@@ -187,8 +184,8 @@ tsr_status *ref_tensor_compress(ref_ctx *c) {
     for (int64_t i = 0; i < len; i++) {
         if (ref_load_i64(cond->elem_type, cond->data, (size_t)i) == 0) continue;
         if (i >= dim)
-            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "condition selects index %lld of %lld",
-                           (long long)i, (long long)dim);
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "condition selects index %lld of %lld", (long long)i,
+                           (long long)dim);
         kept++;
     }
     dims[axis] = kept;
@@ -220,8 +217,8 @@ tsr_status *ref_tensor_reverse_sequence(ref_ctx *c) {
     TSR_TRY(ref_tensor_i64(c, lt, &lens, &n));
     tsr_status *st = NULL;
     if (n != (size_t)x->dims[ba]) {
-        st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "sequence_lens has %zu entries for batch %lld",
-                     n, (long long)x->dims[ba]);
+        st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "sequence_lens has %zu entries for batch %lld", n,
+                     (long long)x->dims[ba]);
         goto done;
     }
     for (size_t i = 0; i < n; i++) {

@@ -19,8 +19,7 @@ tsr_status *ref_tensor_transpose(ref_ctx *c) {
         for (size_t a = 0; a < n; a++) perm[a] = x->rank - 1 - (int64_t)a;
     } else {
         if (n != (size_t)x->rank)
-            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "perm has %zu entries for rank %d", n,
-                           (int)x->rank);
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "perm has %zu entries for rank %d", n, (int)x->rank);
         bool seen[REF_MAX_RANK] = {false};
         for (size_t a = 0; a < n; a++) {
             int64_t v = p[a];
@@ -53,8 +52,7 @@ tsr_status *ref_tensor_depth_to_space(ref_ctx *c) {
         int64_t vd[6] = {n, cc, b, b, h, w}, perm[6] = {0, 1, 4, 2, 5, 3};
         return ref_tensor_permute(c, y, x, 6, vd, perm);
     }
-    if (strcmp(mode, "DCR") != 0)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "unknown mode '%s'", mode);
+    if (strcmp(mode, "DCR") != 0) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "unknown mode '%s'", mode);
     int64_t vd[6] = {n, b, b, cc, h, w}, perm[6] = {0, 3, 4, 1, 5, 2};
     return ref_tensor_permute(c, y, x, 6, vd, perm);
 }

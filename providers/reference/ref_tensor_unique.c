@@ -50,8 +50,7 @@ static int slice_cmp(const slices *s, int64_t p, int64_t q) {
     for (int64_t o = 0; o < s->outer; o++) {
         for (int64_t i = 0; i < s->inner; i++) {
             int64_t base = o * s->stride + i;
-            int r = elem_cmp(s->x, (uint64_t)(base + p * s->inner), s->x,
-                             (uint64_t)(base + q * s->inner));
+            int r = elem_cmp(s->x, (uint64_t)(base + p * s->inner), s->x, (uint64_t)(base + q * s->inner));
             if (r) return r;
         }
     }
@@ -85,8 +84,8 @@ tsr_status *ref_tensor_unique(ref_ctx *c) {
     } else {
         int64_t a = ref_attr_int(c, "axis", 0);
         if (x->rank == 0 || !ref_axis(a, x->rank, &axis))
-            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d",
-                           (long long)a, (int)x->rank);
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)a,
+                           (int)x->rank);
         s.count = x->dims[axis];
         s.outer = ref_tensor_dims_prod(x->dims, 0, (int32_t)axis);
         s.inner = ref_tensor_dims_prod(x->dims, (int32_t)axis + 1, x->rank);

@@ -14,16 +14,15 @@
 /* Elements                                                                  */
 
 /* Copies n consecutive elements src[si..] to dst[di..]; both of dst's type. */
-tsr_status *ref_tensor_mv_copy(ref_ctx *c, tsr_tensor *dst, uint64_t di, const tsr_tensor *src,
-                               uint64_t si, uint64_t n) {
+tsr_status *ref_tensor_mv_copy(ref_ctx *c, tsr_tensor *dst, uint64_t di, const tsr_tensor *src, uint64_t si,
+                               uint64_t n) {
     int32_t t = dst->elem_type;
     if (n == 0) return NULL;
     if (t == TSR_STRING) {
         /* The host owns string bytes; it copies them into the output. */
         const tsr_string *s = (const tsr_string *)src->data + si;
         for (uint64_t k = 0; k < n; k++) {
-            tsr_status *st =
-                c->host->tensor_set_string(dst, (size_t)(di + k), s[k].data, s[k].size);
+            tsr_status *st = c->host->tensor_set_string(dst, (size_t)(di + k), s[k].data, s[k].size);
             if (st) return st;
         }
         return NULL;
@@ -40,8 +39,7 @@ tsr_status *ref_tensor_mv_copy(ref_ctx *c, tsr_tensor *dst, uint64_t di, const t
 }
 
 /* Writes element 0 of `val` into dst[di..di+n). */
-tsr_status *ref_tensor_mv_fill(ref_ctx *c, tsr_tensor *dst, uint64_t di, const tsr_tensor *val,
-                               uint64_t n) {
+tsr_status *ref_tensor_mv_fill(ref_ctx *c, tsr_tensor *dst, uint64_t di, const tsr_tensor *val, uint64_t n) {
     for (uint64_t k = 0; k < n; k++) TSR_TRY(ref_tensor_mv_copy(c, dst, di + k, val, 0, 1));
     return NULL;
 }
@@ -60,8 +58,7 @@ const tsr_tensor *ref_tensor_scalar_zero(scalar *s, int32_t t) {
 
 /* Allocates output i; packed outputs are zeroed so the padding bits of a
  * last partial byte are deterministic (ref_tensor_put_bits only touches its own). */
-tsr_status *ref_tensor_out_new(ref_ctx *c, size_t i, int32_t t, int32_t rank, const int64_t *dims,
-                               tsr_tensor **out) {
+tsr_status *ref_tensor_out_new(ref_ctx *c, size_t i, int32_t t, int32_t rank, const int64_t *dims, tsr_tensor **out) {
     TSR_TRY(ref_out(c, i, t, rank, dims, out));
     if (t != TSR_STRING && ref_tensor_type_bits(t) < 8 && (*out)->nbytes) memset((*out)->data, 0, (*out)->nbytes);
     return NULL;
@@ -73,11 +70,9 @@ tsr_status *ref_tensor_need_in(ref_ctx *c, size_t i, const tsr_tensor **out) {
     *out = t; /* set on every path, so callers' compilers see it initialised */
     if (!t) return ref_err(c, TSR_ERR_INVALID_MODEL, "input %zu is missing", i);
     if (ref_tensor_type_bits(t->elem_type) == 0)
-        return ref_err(c, TSR_ERR_NOT_SUPPORTED, "element type %d is not supported",
-                       (int)t->elem_type);
+        return ref_err(c, TSR_ERR_NOT_SUPPORTED, "element type %d is not supported", (int)t->elem_type);
     if (t->rank > REF_MAX_RANK)
-        return ref_err(c, TSR_ERR_NOT_SUPPORTED, "rank %d is above %d", (int)t->rank,
-                       REF_MAX_RANK);
+        return ref_err(c, TSR_ERR_NOT_SUPPORTED, "rank %d is above %d", (int)t->rank, REF_MAX_RANK);
     return NULL;
 }
 
@@ -87,8 +82,8 @@ tsr_status *ref_tensor_copy_all(ref_ctx *c, tsr_tensor *dst, const tsr_tensor *s
 
 /* An integer list that was an attribute before opset `input_opset` and an
  * input from then on. *have says whether it was given; the caller frees *out. */
-tsr_status *ref_tensor_ints_arg(ref_ctx *c, const char *attr, size_t input, int64_t input_opset,
-                                int64_t **out, size_t *n, bool *have) {
+tsr_status *ref_tensor_ints_arg(ref_ctx *c, const char *attr, size_t input, int64_t input_opset, int64_t **out,
+                                size_t *n, bool *have) {
     *out = NULL;
     *n = 0;
     *have = false;
@@ -113,12 +108,11 @@ tsr_status *ref_tensor_ints_arg(ref_ctx *c, const char *attr, size_t input, int6
 tsr_status *ref_tensor_norm_axes(ref_ctx *c, int64_t *axes, size_t n, int32_t rank) {
     for (size_t i = 0; i < n; i++) {
         if (!ref_axis(axes[i], rank, &axes[i]) || rank == 0)
-            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d",
-                           (long long)axes[i], (int)rank);
+            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)axes[i],
+                           (int)rank);
         for (size_t j = 0; j < i; j++)
             if (axes[j] == axes[i])
-                return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is repeated",
-                               (long long)axes[i]);
+                return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "axis %lld is repeated", (long long)axes[i]);
     }
     return NULL;
 }
@@ -130,8 +124,7 @@ tsr_status *ref_tensor_norm_axes(ref_ctx *c, int64_t *axes, size_t n, int32_t ra
  * is then at least 1 and their sum is at most the element count. */
 tsr_status *ref_tensor_view_init(ref_ctx *c, view *v, int32_t rank, const int64_t *dims) {
     size_t total = 0;
-    if (rank > REF_MAX_RANK)
-        return ref_err(c, TSR_ERR_NOT_SUPPORTED, "rank %d is too large", (int)rank);
+    if (rank > REF_MAX_RANK) return ref_err(c, TSR_ERR_NOT_SUPPORTED, "rank %d is too large", (int)rank);
     v->rank = rank;
     for (int32_t a = 0; a < rank; a++) {
         v->dims[a] = dims[a];
@@ -154,8 +147,7 @@ void ref_tensor_view_linear(view *v, int32_t a, int64_t base, int64_t stride) {
 
 /* dst (contiguous, v's element count) = src gathered through v. `fill` may be
  * NULL when no table holds MISSING. */
-static tsr_status *view_run(ref_ctx *c, const view *v, tsr_tensor *dst, const tsr_tensor *src,
-                            const tsr_tensor *fill) {
+static tsr_status *view_run(ref_ctx *c, const view *v, tsr_tensor *dst, const tsr_tensor *src, const tsr_tensor *fill) {
     int32_t r = v->rank;
     if (r == 0) return ref_tensor_mv_copy(c, dst, 0, src, 0, 1);
     int64_t inner = v->dims[r - 1];
@@ -215,8 +207,8 @@ tsr_status *ref_tensor_view_run_free(ref_ctx *c, view *v, tsr_tensor *dst, const
 
 /* dst = src read as the row-major shape vdims, with its axes reordered by
  * perm (output axis a is source axis perm[a]). */
-tsr_status *ref_tensor_permute(ref_ctx *c, tsr_tensor *dst, const tsr_tensor *src, int32_t rank,
-                               const int64_t *vdims, const int64_t *perm) {
+tsr_status *ref_tensor_permute(ref_ctx *c, tsr_tensor *dst, const tsr_tensor *src, int32_t rank, const int64_t *vdims,
+                               const int64_t *perm) {
     int64_t str[REF_MAX_RANK], od[REF_MAX_RANK] = {0};
     ref_strides(rank, vdims, str);
     for (int32_t a = 0; a < rank; a++) od[a] = vdims[perm[a]];
@@ -227,12 +219,11 @@ tsr_status *ref_tensor_permute(ref_ctx *c, tsr_tensor *dst, const tsr_tensor *sr
     return ref_tensor_view_run_free(c, &v, dst, src, NULL);
 }
 
-
 /* Shared by GatherND and ScatterND: the data offset each index tuple of
  * `ind` (last axis k) selects, as tuple count *nt, slice size *slice. Batch
  * dims (GatherND) make the first b axes of data and indices correspond. */
-tsr_status *ref_tensor_nd_offsets(ref_ctx *c, const tsr_tensor *x, const tsr_tensor *ind, int64_t b,
-                                  int64_t **offs, int64_t *nt, int64_t *slice) {
+tsr_status *ref_tensor_nd_offsets(ref_ctx *c, const tsr_tensor *x, const tsr_tensor *ind, int64_t b, int64_t **offs,
+                                  int64_t *nt, int64_t *slice) {
     int64_t *idx, str[REF_MAX_RANK];
     size_t n;
     *offs = NULL;
@@ -242,8 +233,7 @@ tsr_status *ref_tensor_nd_offsets(ref_ctx *c, const tsr_tensor *x, const tsr_ten
     if (b < 0 || b >= ind->rank || b >= x->rank || k < 0 || b + k > x->rank)
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "indices do not fit the data's rank");
     for (int64_t d = 0; d < b; d++)
-        if (ind->dims[d] != x->dims[d])
-            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "batch dims differ");
+        if (ind->dims[d] != x->dims[d]) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "batch dims differ");
     TSR_TRY(ref_tensor_i64(c, ind, &idx, &n));
     ref_strides(x->rank, x->dims, str);
     int64_t tuples = ref_tensor_dims_prod(ind->dims, 0, ind->rank - 1);
@@ -264,9 +254,8 @@ tsr_status *ref_tensor_nd_offsets(ref_ctx *c, const tsr_tensor *x, const tsr_ten
                 int64_t bad = idx[t * k + j];
                 free(idx);
                 free(o);
-                return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                               "index %lld is out of range for axis of %lld", (long long)bad,
-                               (long long)d);
+                return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "index %lld is out of range for axis of %lld",
+                               (long long)bad, (long long)d);
             }
             off += v * str[b + j];
         }
@@ -312,8 +301,8 @@ int ref_tensor_check_scatter(const tsr_host_api *h, const tsr_node *n, char *why
     int32_t t = in_type(h, n, 0);
     size_t len = 0;
     const char *red = a ? h->attr_string(a, &len) : NULL;
-    if (red && !(len == 4 && memcmp(red, "none", 4) == 0) && t != 0 && !ref_is_float(t) &&
-        !ref_is_int(t) && t != TSR_BOOL) {
+    if (red && !(len == 4 && memcmp(red, "none", 4) == 0) && t != 0 && !ref_is_float(t) && !ref_is_int(t) &&
+        t != TSR_BOOL) {
         snprintf(why, size, "reduction on element type %d", (int)t);
         return TSR_DECLINE_TYPE;
     }

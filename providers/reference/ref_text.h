@@ -11,16 +11,13 @@ tsr_status *ref_text_string_normalizer(ref_ctx *c);
 tsr_status *ref_text_string_concat(ref_ctx *c);
 tsr_status *ref_text_string_split(ref_ctx *c);
 tsr_status *ref_text_regex_full_match(ref_ctx *c);
-int ref_text_check_regex(const tsr_host_api *host, const tsr_node *node, char *why,
-                         size_t why_size);
+int ref_text_check_regex(const tsr_host_api *host, const tsr_node *node, char *why, size_t why_size);
 tsr_status *ref_text_tfidf(ref_ctx *c);
-int ref_text_check_tfidf(const tsr_host_api *host, const tsr_node *node, char *why,
-                         size_t why_size);
+int ref_text_check_tfidf(const tsr_host_api *host, const tsr_node *node, char *why, size_t why_size);
 
 /* Input i as a string tensor: its elements in *out (NULL when it has none).
  * An error naming the node when it is missing or not of type string. */
-tsr_status *ref_text_in_strings(ref_ctx *c, size_t i, const tsr_tensor **t,
-                                const tsr_string **out);
+tsr_status *ref_text_in_strings(ref_ctx *c, size_t i, const tsr_tensor **t, const tsr_string **out);
 
 /* Case mapping of UTF-8 text (ref_text_case.c). */
 typedef struct ref_text_case ref_text_case;
@@ -32,7 +29,6 @@ void ref_text_case_close(ref_text_case *m);
 /* Upper- (upper = true) or lower-cases s[0..n) into a new malloc'ed buffer
  * *out of *out_n bytes (NUL-terminated). Returns 0, or -1 for invalid UTF-8
  * and -2 when out of memory. */
-int ref_text_case_map(const ref_text_case *m, bool upper, const char *s, size_t n, char **out,
-                      size_t *out_n);
+int ref_text_case_map(const ref_text_case *m, bool upper, const char *s, size_t n, char **out, size_t *out_n);
 
 #endif

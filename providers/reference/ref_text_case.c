@@ -23,9 +23,7 @@ struct ref_text_case {
 };
 
 /* Opens a LC_CTYPE locale by name, or returns (locale_t)0. */
-static locale_t open_ctype(const char *name) {
-    return newlocale(LC_CTYPE_MASK, name, (locale_t)0);
-}
+static locale_t open_ctype(const char *name) { return newlocale(LC_CTYPE_MASK, name, (locale_t)0); }
 
 ref_text_case *ref_text_case_open(const char *locale_name) {
     ref_text_case *m = calloc(1, sizeof *m);
@@ -36,8 +34,7 @@ ref_text_case *ref_text_case_open(const char *locale_name) {
         char name[80];
         snprintf(name, sizeof name, "%s.UTF-8", locale_name);
         m->loc = open_ctype(name);
-        if (!m->loc && (strstr(locale_name, "UTF-8") || strstr(locale_name, "utf8")))
-            m->loc = open_ctype(locale_name);
+        if (!m->loc && (strstr(locale_name, "UTF-8") || strstr(locale_name, "utf8"))) m->loc = open_ctype(locale_name);
     }
     if (!m->loc) m->loc = open_ctype("C.UTF-8");
     if (!m->loc) m->loc = open_ctype("C.utf8");
@@ -79,9 +76,7 @@ static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp) {
     return len;
 }
 
-static size_t utf8_length(uint32_t cp) {
-    return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
-}
+static size_t utf8_length(uint32_t cp) { return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4; }
 
 static void utf8_encode(uint32_t cp, char *out) {
     unsigned char *o = (unsigned char *)out;
@@ -109,8 +104,8 @@ static void utf8_encode(uint32_t cp, char *out) {
 static uint32_t builtin_map(uint32_t cp, bool upper) {
     if (upper) {
         if ((cp >= 'a' && cp <= 'z') || (cp >= 0xe0 && cp <= 0xfe && cp != 0xf7)) return cp - 0x20;
-        if (cp == 0xff) return 0x178;  /* ÿ -> Ÿ */
-        if (cp == 0xb5) return 0x39c;  /* micro sign -> Greek capital mu */
+        if (cp == 0xff) return 0x178; /* ÿ -> Ÿ */
+        if (cp == 0xb5) return 0x39c; /* micro sign -> Greek capital mu */
     } else {
         if ((cp >= 'A' && cp <= 'Z') || (cp >= 0xc0 && cp <= 0xde && cp != 0xd7)) return cp + 0x20;
         if (cp == 0x178) return 0xff;
@@ -126,8 +121,7 @@ static uint32_t map_one(const ref_text_case *m, uint32_t cp, bool upper) {
     return (uint32_t)r;
 }
 
-int ref_text_case_map(const ref_text_case *m, bool upper, const char *s, size_t n, char **out,
-                      size_t *out_n) {
+int ref_text_case_map(const ref_text_case *m, bool upper, const char *s, size_t n, char **out, size_t *out_n) {
     const unsigned char *u = (const unsigned char *)s;
     /* First pass: validate and measure (a mapped code point may need more
      * or fewer bytes than the original). */

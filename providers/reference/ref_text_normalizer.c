@@ -37,8 +37,7 @@ static void words_free(word *w, size_t n) {
 
 /* Lower-cases s into *w (a new buffer) or, when `lower` is false, points *w
  * at s. */
-static tsr_status *fold(ref_ctx *c, const ref_text_case *m, bool lower, const char *s, size_t n,
-                        word *w) {
+static tsr_status *fold(ref_ctx *c, const ref_text_case *m, bool lower, const char *s, size_t n, word *w) {
     *w = (word){s, n, NULL};
     if (!lower) return NULL;
     int r = ref_text_case_map(m, false, s, n, &w->owned, &w->size);
@@ -49,8 +48,7 @@ static tsr_status *fold(ref_ctx *c, const ref_text_case *m, bool lower, const ch
 }
 
 /* The stop words, folded as the comparison needs, sorted for bsearch. */
-static tsr_status *load_stopwords(ref_ctx *c, const ref_text_case *m, bool lower, word **out,
-                                  size_t *count) {
+static tsr_status *load_stopwords(ref_ctx *c, const ref_text_case *m, bool lower, word **out, size_t *count) {
     const tsr_attr *a = c->host->node_attr_find(c->node, "stopwords");
     size_t n = a ? c->host->attr_list_size(a) : 0;
     *out = NULL;
@@ -78,8 +76,7 @@ static bool is_stopword(const word *stops, size_t n, const word *w) {
 }
 
 /* Writes element `idx` of Y: s, case-changed as asked. */
-static tsr_status *put(ref_ctx *c, const ref_text_case *m, int action, tsr_tensor *Y,
-                       size_t idx, const tsr_string *s) {
+static tsr_status *put(ref_ctx *c, const ref_text_case *m, int action, tsr_tensor *Y, size_t idx, const tsr_string *s) {
     if (action == 0) return c->host->tensor_set_string(Y, idx, s->data, s->size);
     char *buf;
     size_t len;
@@ -97,16 +94,13 @@ tsr_status *ref_text_string_normalizer(ref_ctx *c) {
     tsr_status *st = ref_text_in_strings(c, 0, &X, &xs);
     if (st) return st;
     if (X->rank != 1 && !(X->rank == 2 && X->dims[0] == 1))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT,
-                       "X must have shape [C] or [1, C] (it has rank %d)", (int)X->rank);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X must have shape [C] or [1, C] (it has rank %d)", (int)X->rank);
     const char *act = ref_attr_str(c, "case_change_action", "NONE");
     int action; /* -1 lower, 0 none, +1 upper */
     if (strcmp(act, "NONE") == 0) action = 0;
     else if (strcmp(act, "LOWER") == 0) action = -1;
     else if (strcmp(act, "UPPER") == 0) action = 1;
-    else
-        return ref_err(c, TSR_ERR_INVALID_MODEL,
-                       "case_change_action must be NONE, LOWER or UPPER, not '%.40s'", act);
+    else return ref_err(c, TSR_ERR_INVALID_MODEL, "case_change_action must be NONE, LOWER or UPPER, not '%.40s'", act);
     bool insensitive = ref_attr_int(c, "is_case_sensitive", 0) == 0;
 
     ref_text_case *m = ref_text_case_open(ref_attr_str(c, "locale", ""));

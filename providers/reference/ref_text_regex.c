@@ -20,12 +20,11 @@
 
 #include "ref_text.h"
 
-static const uint32_t compile_options = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_ANCHORED |
-                                        PCRE2_ENDANCHORED | PCRE2_DOLLAR_ENDONLY;
+static const uint32_t compile_options =
+    PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_ANCHORED | PCRE2_ENDANCHORED | PCRE2_DOLLAR_ENDONLY;
 
 /* Compiles the node's pattern; on failure writes why into `why`. */
-static pcre2_code *compile_pattern(const tsr_host_api *host, const tsr_node *node, char *why,
-                                   size_t why_size) {
+static pcre2_code *compile_pattern(const tsr_host_api *host, const tsr_node *node, char *why, size_t why_size) {
     const tsr_attr *a = host->node_attr_find(node, "pattern");
     if (!a) {
         snprintf(why, why_size, "the pattern attribute is missing");
@@ -39,14 +38,13 @@ static pcre2_code *compile_pattern(const tsr_host_api *host, const tsr_node *nod
     if (!re) {
         PCRE2_UCHAR msg[160];
         pcre2_get_error_message(err, msg, sizeof msg);
-        snprintf(why, why_size, "pattern '%.*s' does not compile at offset %zu: %s",
-                 (int)(len < 60 ? len : 60), pat, (size_t)off, (const char *)msg);
+        snprintf(why, why_size, "pattern '%.*s' does not compile at offset %zu: %s", (int)(len < 60 ? len : 60), pat,
+                 (size_t)off, (const char *)msg);
     }
     return re;
 }
 
-int ref_text_check_regex(const tsr_host_api *host, const tsr_node *node, char *why,
-                         size_t why_size) {
+int ref_text_check_regex(const tsr_host_api *host, const tsr_node *node, char *why, size_t why_size) {
     pcre2_code *re = compile_pattern(host, node, why, why_size);
     if (!re) return TSR_DECLINE_ATTRIBUTE;
     pcre2_code_free(re);
@@ -74,8 +72,7 @@ tsr_status *ref_text_regex_full_match(ref_ctx *c) {
             if (r < 0 && r != PCRE2_ERROR_NOMATCH) {
                 PCRE2_UCHAR msg[160];
                 pcre2_get_error_message(r, msg, sizeof msg);
-                st = ref_err(c, TSR_ERR_RUNTIME, "matching element %zu failed: %s", i,
-                             (const char *)msg);
+                st = ref_err(c, TSR_ERR_RUNTIME, "matching element %zu failed: %s", i, (const char *)msg);
                 break;
             }
             y[i] = r >= 0;

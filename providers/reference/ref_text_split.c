@@ -32,17 +32,16 @@ static size_t find(const char *s, size_t n, size_t from, const char *d, size_t d
 
 /* Splits s[0..n); returns the piece count. When Y is given, the pieces go
  * to Y's elements from `base` on. */
-static tsr_status *split_one(ref_ctx *c, const splitter *sp, const char *s, size_t n,
-                             tsr_tensor *Y, size_t base, int64_t *count) {
+static tsr_status *split_one(ref_ctx *c, const splitter *sp, const char *s, size_t n, tsr_tensor *Y, size_t base,
+                             int64_t *count) {
     if (!s) s = ""; /* an empty string element may have no data (n is 0) */
     int64_t k = 0;
     tsr_status *st = NULL;
-#define EMIT(from, to)                                                                      \
-    do {                                                                                   \
-        if (Y && (st = c->host->tensor_set_string(Y, base + (size_t)k, s + (from),          \
-                                                  (size_t)((to) - (from)))))               \
-            return st;                                                                     \
-        k++;                                                                               \
+#define EMIT(from, to)                                                                                                 \
+    do {                                                                                                               \
+        if (Y && (st = c->host->tensor_set_string(Y, base + (size_t)k, s + (from), (size_t)((to) - (from)))))          \
+            return st;                                                                                                 \
+        k++;                                                                                                           \
     } while (0)
     if (sp->delim) {
         size_t start = 0;
@@ -79,8 +78,7 @@ tsr_status *ref_text_string_split(ref_ctx *c) {
     tsr_status *st = ref_text_in_strings(c, 0, &X, &xs);
     if (st) return st;
     if (X->rank >= REF_MAX_RANK)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X has too many dimensions (%d)",
-                       (int)X->rank);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X has too many dimensions (%d)", (int)X->rank);
     splitter sp = {NULL, 0, ref_attr_int(c, "maxsplit", -1)};
     const tsr_attr *da = c->host->node_attr_find(c->node, "delimiter");
     if (da) {
@@ -105,8 +103,7 @@ tsr_status *ref_text_string_split(ref_ctx *c) {
     /* Y's elements start empty, which is the padding. */
     for (size_t i = 0; i < n; i++) {
         int64_t k;
-        if ((st = split_one(c, &sp, xs[i].data, xs[i].size, Y, i * (size_t)widest, &k)))
-            return st;
+        if ((st = split_one(c, &sp, xs[i].data, xs[i].size, Y, i * (size_t)widest, &k))) return st;
     }
     return NULL;
 }

@@ -36,10 +36,10 @@ typedef struct section {
 
 typedef struct vectorizer {
     int64_t min_n, max_n, max_skip;
-    int mode; /* 1 TF, 2 IDF, 3 TFIDF */
+    int mode;               /* 1 TF, 2 IDF, 3 TFIDF */
     const int64_t *columns; /* ngram_indexes */
     size_t n_columns_attr;
-    int64_t width;          /* output columns: max(ngram_indexes) + 1 */
+    int64_t width; /* output columns: max(ngram_indexes) + 1 */
     const float *weights;
     size_t n_weights;
     /* Strings of pool_strings, sorted and unique (string pools only). */
@@ -63,8 +63,7 @@ static int str_cmp(const void *a, const void *b) {
 /* Token of a string: its index in the dictionary, or -1. */
 static int64_t dict_token(const vectorizer *v, const char *s, size_t n) {
     tsr_string key = {s ? s : "", s ? n : 0};
-    const tsr_string *hit = v->n_dict ? bsearch(&key, v->dict, v->n_dict, sizeof key, str_cmp)
-                                      : NULL;
+    const tsr_string *hit = v->n_dict ? bsearch(&key, v->dict, v->n_dict, sizeof key, str_cmp) : NULL;
     return hit ? (int64_t)(hit - v->dict) : -1;
 }
 
@@ -122,8 +121,7 @@ static tsr_status *load_pool(ref_ctx *c, vectorizer *v, bool *strings) {
     const int64_t *pi;
     size_t n_int = ref_attr_ints(c, "pool_int64s", &pi);
     size_t n_str = ps ? c->host->attr_list_size(ps) : 0;
-    if (n_int && n_str)
-        return ref_err(c, TSR_ERR_INVALID_MODEL, "pool_int64s and pool_strings are both set");
+    if (n_int && n_str) return ref_err(c, TSR_ERR_INVALID_MODEL, "pool_int64s and pool_strings are both set");
     *strings = ps != NULL && !n_int;
     if (!*strings) {
         v->pool_tok = pi;
@@ -160,29 +158,25 @@ static tsr_status *vectorizer_load(ref_ctx *c, vectorizer *v, bool *string_pool)
     v->max_n = ref_attr_int(c, "max_gram_length", 0);
     v->max_skip = ref_attr_int(c, "max_skip_count", 0);
     if (v->min_n < 1 || v->max_n < v->min_n)
-        return ref_err(c, TSR_ERR_INVALID_MODEL,
-                       "need 1 <= min_gram_length <= max_gram_length (have %lld and %lld)",
+        return ref_err(c, TSR_ERR_INVALID_MODEL, "need 1 <= min_gram_length <= max_gram_length (have %lld and %lld)",
                        (long long)v->min_n, (long long)v->max_n);
     if (v->max_skip < 0 || v->max_skip > INT32_MAX)
-        return ref_err(c, TSR_ERR_INVALID_MODEL, "max_skip_count %lld is out of range",
-                       (long long)v->max_skip);
+        return ref_err(c, TSR_ERR_INVALID_MODEL, "max_skip_count %lld is out of range", (long long)v->max_skip);
     const char *mode = ref_attr_str(c, "mode", "");
     v->mode = !strcmp(mode, "TF") ? 1 : !strcmp(mode, "IDF") ? 2 : !strcmp(mode, "TFIDF") ? 3 : 0;
-    if (!v->mode)
-        return ref_err(c, TSR_ERR_INVALID_MODEL, "mode must be TF, IDF or TFIDF, not '%.20s'",
-                       mode);
+    if (!v->mode) return ref_err(c, TSR_ERR_INVALID_MODEL, "mode must be TF, IDF or TFIDF, not '%.20s'", mode);
     v->n_columns_attr = ref_attr_ints(c, "ngram_indexes", &v->columns);
     v->n_weights = ref_attr_floats(c, "weights", &v->weights);
     v->width = 0;
     for (size_t i = 0; i < v->n_columns_attr; i++) {
         if (v->columns[i] < 0 || v->columns[i] >= INT32_MAX)
-            return ref_err(c, TSR_ERR_INVALID_MODEL, "ngram_indexes[%zu] = %lld is out of range",
-                           i, (long long)v->columns[i]);
+            return ref_err(c, TSR_ERR_INVALID_MODEL, "ngram_indexes[%zu] = %lld is out of range", i,
+                           (long long)v->columns[i]);
         if (v->columns[i] + 1 > v->width) v->width = v->columns[i] + 1;
     }
     if (v->n_weights && v->n_weights < (size_t)v->width)
-        return ref_err(c, TSR_ERR_INVALID_MODEL, "weights has %zu values for %lld columns",
-                       v->n_weights, (long long)v->width);
+        return ref_err(c, TSR_ERR_INVALID_MODEL, "weights has %zu values for %lld columns", v->n_weights,
+                       (long long)v->width);
 
     tsr_status *st = load_pool(c, v, string_pool);
     if (st) return st;
@@ -196,20 +190,17 @@ static tsr_status *vectorizer_load(ref_ctx *c, vectorizer *v, bool *string_pool)
     for (size_t i = 0; i < n_sec; i++) {
         int64_t start = counts[i], end = i + 1 < n_sec ? counts[i + 1] : (int64_t)pool_size;
         if (start < 0 || end < start || end > (int64_t)pool_size)
-            return ref_err(c, TSR_ERR_INVALID_MODEL,
-                           "ngram_counts must rise within the pool (entry %zu)", i);
+            return ref_err(c, TSR_ERR_INVALID_MODEL, "ngram_counts must rise within the pool (entry %zu)", i);
         section *s = &v->sections[i];
         s->n = i + 1;
         size_t count = (size_t)(end - start) / s->n;
         if ((uint64_t)id + count > v->n_columns_attr)
-            return ref_err(c, TSR_ERR_INVALID_MODEL,
-                           "ngram_indexes has %zu entries, fewer than the pool's n-grams",
+            return ref_err(c, TSR_ERR_INVALID_MODEL, "ngram_indexes has %zu entries, fewer than the pool's n-grams",
                            v->n_columns_attr);
         if ((int64_t)s->n >= v->min_n && (int64_t)s->n <= v->max_n && count) {
             s->grams = malloc(count * sizeof *s->grams);
             if (!s->grams) return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
-            for (size_t k = 0; k < count; k++)
-                s->grams[k] = (gram){v->pool_tok + start + k * s->n, id + (int64_t)k};
+            for (size_t k = 0; k < count; k++) s->grams[k] = (gram){v->pool_tok + start + k * s->n, id + (int64_t)k};
             s->count = count;
             sort_n = s->n;
             qsort(s->grams, count, sizeof *s->grams, gram_cmp);
@@ -238,8 +229,7 @@ static void count_row(const vectorizer *v, const int64_t *tok, size_t len, int64
     }
 }
 
-int ref_text_check_tfidf(const tsr_host_api *host, const tsr_node *node, char *why,
-                         size_t why_size) {
+int ref_text_check_tfidf(const tsr_host_api *host, const tsr_node *node, char *why, size_t why_size) {
     const tsr_attr *a = host->node_attr_find(node, "mode");
     size_t n = 0;
     const char *mode = a ? host->attr_string(a, &n) : "";
@@ -256,8 +246,7 @@ tsr_status *ref_text_tfidf(ref_ctx *c) {
     bool is_str = X->elem_type == TSR_STRING;
     if (!is_str && X->elem_type != TSR_INT32 && X->elem_type != TSR_INT64)
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X must be string, int32 or int64");
-    if (X->rank > 2)
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X must have shape [C] or [N, C]");
+    if (X->rank > 2) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X must have shape [C] or [N, C]");
     size_t rows = X->rank == 2 ? (size_t)X->dims[0] : 1;
     size_t len = X->rank == 0 ? 1 : (size_t)X->dims[X->rank - 1];
 
@@ -267,8 +256,8 @@ tsr_status *ref_text_tfidf(ref_ctx *c) {
     tsr_status *st = vectorizer_load(c, &v, &string_pool);
     if (st) goto done;
     if (string_pool != is_str && v.pool_size) {
-        st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X is %s but the pool holds %s",
-                     is_str ? "strings" : "integers", string_pool ? "strings" : "integers");
+        st = ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X is %s but the pool holds %s", is_str ? "strings" : "integers",
+                     string_pool ? "strings" : "integers");
         goto done;
     }
     int64_t dims[2] = {(int64_t)rows, v.width};

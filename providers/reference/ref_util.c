@@ -15,8 +15,7 @@ const tsr_tensor *ref_in(ref_ctx *c, size_t i) {
 
 bool ref_out_wanted(ref_ctx *c, size_t i) { return i < c->n_out && c->out_map[i] >= 0; }
 
-tsr_status *ref_out(ref_ctx *c, size_t i, int32_t elem_type, int32_t rank, const int64_t *dims,
-                    tsr_tensor **out) {
+tsr_status *ref_out(ref_ctx *c, size_t i, int32_t elem_type, int32_t rank, const int64_t *dims, tsr_tensor **out) {
     if (!ref_out_wanted(c, i)) {
         /* The model drops this output: hand the kernel scratch memory the
          * provider frees after the run (see ref_provider.c). */
@@ -32,8 +31,7 @@ tsr_status *ref_err(ref_ctx *c, int32_t code, const char *fmt, ...) {
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     char full[700];
-    snprintf(full, sizeof full, "%s '%s': %s", c->host->node_op_type(c->node),
-             c->host->node_name(c->node), msg);
+    snprintf(full, sizeof full, "%s '%s': %s", c->host->node_op_type(c->node), c->host->node_name(c->node), msg);
     return c->host->status_new(code, full);
 }
 
@@ -68,31 +66,47 @@ size_t ref_attr_floats(ref_ctx *c, const char *name, const float **out) {
     return n;
 }
 
-const tsr_tensor *ref_attr_tensor(ref_ctx *c, const char *name) {
-    return tsr_util_attr_tensor(c->host, c->node, name);
-}
+const tsr_tensor *ref_attr_tensor(ref_ctx *c, const char *name) { return tsr_util_attr_tensor(c->host, c->node, name); }
 
 size_t ref_elem_size(int32_t t) {
     switch (t) {
-    case TSR_BOOL: case TSR_UINT8: case TSR_INT8: case TSR_FLOAT8E4M3FN: case TSR_FLOAT8E4M3FNUZ:
-    case TSR_FLOAT8E5M2: case TSR_FLOAT8E5M2FNUZ: case TSR_FLOAT8E8M0: return 1;
-    case TSR_UINT16: case TSR_INT16: case TSR_FLOAT16: case TSR_BFLOAT16: return 2;
-    case TSR_FLOAT: case TSR_INT32: case TSR_UINT32: return 4;
-    case TSR_DOUBLE: case TSR_INT64: case TSR_UINT64: case TSR_COMPLEX64: return 8;
+    case TSR_BOOL:
+    case TSR_UINT8:
+    case TSR_INT8:
+    case TSR_FLOAT8E4M3FN:
+    case TSR_FLOAT8E4M3FNUZ:
+    case TSR_FLOAT8E5M2:
+    case TSR_FLOAT8E5M2FNUZ:
+    case TSR_FLOAT8E8M0: return 1;
+    case TSR_UINT16:
+    case TSR_INT16:
+    case TSR_FLOAT16:
+    case TSR_BFLOAT16: return 2;
+    case TSR_FLOAT:
+    case TSR_INT32:
+    case TSR_UINT32: return 4;
+    case TSR_DOUBLE:
+    case TSR_INT64:
+    case TSR_UINT64:
+    case TSR_COMPLEX64: return 8;
     case TSR_COMPLEX128: return 16;
     case TSR_STRING: return sizeof(tsr_string);
     default: return 0;
     }
 }
 
-bool ref_is_float(int32_t t) {
-    return t == TSR_FLOAT || t == TSR_DOUBLE || t == TSR_FLOAT16 || t == TSR_BFLOAT16;
-}
+bool ref_is_float(int32_t t) { return t == TSR_FLOAT || t == TSR_DOUBLE || t == TSR_FLOAT16 || t == TSR_BFLOAT16; }
 
 bool ref_is_int(int32_t t) {
     switch (t) {
-    case TSR_UINT8: case TSR_INT8: case TSR_UINT16: case TSR_INT16: case TSR_INT32:
-    case TSR_INT64: case TSR_UINT32: case TSR_UINT64: return true;
+    case TSR_UINT8:
+    case TSR_INT8:
+    case TSR_UINT16:
+    case TSR_INT16:
+    case TSR_INT32:
+    case TSR_INT64:
+    case TSR_UINT32:
+    case TSR_UINT64: return true;
     default: return false;
     }
 }
@@ -116,7 +130,10 @@ float ref_half_to_float(uint16_t h) {
             bits = sign;
         } else { /* subnormal: renormalise */
             int e = -1;
-            do { e++; man <<= 1; } while (!(man & 0x400));
+            do {
+                e++;
+                man <<= 1;
+            } while (!(man & 0x400));
             bits = sign | ((uint32_t)(127 - 15 - e) << 23) | ((man & 0x3ff) << 13);
         }
     } else {
@@ -132,9 +149,9 @@ uint16_t ref_float_to_half(float f) {
     memcpy(&x, &f, 4);
     uint32_t sign = (x >> 16) & 0x8000;
     uint32_t absx = x & 0x7fffffffu;
-    if (absx > 0x7f800000u) return (uint16_t)(sign | 0x7e00); /* NaN */
+    if (absx > 0x7f800000u) return (uint16_t)(sign | 0x7e00);  /* NaN */
     if (absx >= 0x477ff000u) return (uint16_t)(sign | 0x7c00); /* rounds to inf */
-    if (absx < 0x38800000u) { /* subnormal or zero in half */
+    if (absx < 0x38800000u) {                                  /* subnormal or zero in half */
         float a;
         memcpy(&a, &absx, 4);
         /* a * 2^24 rounds to nearest even in the float unit */
@@ -217,7 +234,9 @@ void ref_store(int32_t t, void *data, size_t i, double v) {
         /* out of int64's range the C conversion is undefined: saturate */
         if (isnan(v)) v = 0;
         ref_store_i64(t, data, i,
-                      v >= 9223372036854775807.0 ? INT64_MAX : v <= -9223372036854775808.0 ? INT64_MIN : (int64_t)v);
+                      v >= 9223372036854775807.0        ? INT64_MAX
+                          : v <= -9223372036854775808.0 ? INT64_MIN
+                                                        : (int64_t)v);
         break;
     }
 }
@@ -258,8 +277,7 @@ void ref_store_i64(int32_t t, void *data, size_t i, int64_t v) {
     }
 }
 
-bool ref_broadcast_shape(int32_t ra, const int64_t *da, int32_t rb, const int64_t *db,
-                         int32_t *rout, int64_t *dout) {
+bool ref_broadcast_shape(int32_t ra, const int64_t *da, int32_t rb, const int64_t *db, int32_t *rout, int64_t *dout) {
     int32_t r = ra > rb ? ra : rb;
     if (r > REF_MAX_RANK) return false;
     for (int32_t i = 0; i < r; i++) {
@@ -272,8 +290,8 @@ bool ref_broadcast_shape(int32_t ra, const int64_t *da, int32_t rb, const int64_
     return true;
 }
 
-void ref_broadcast_strides(int32_t rank_in, const int64_t *dims_in, int32_t rank_out,
-                           const int64_t *dims_out, int64_t *strides_out) {
+void ref_broadcast_strides(int32_t rank_in, const int64_t *dims_in, int32_t rank_out, const int64_t *dims_out,
+                           int64_t *strides_out) {
     int64_t s = 1;
     for (int32_t i = rank_out - 1; i >= 0; i--) {
         int32_t j = i - (rank_out - rank_in);
@@ -297,8 +315,7 @@ void ref_strides(int32_t rank, const int64_t *dims, int64_t *strides) {
 tsr_status *ref_tensor_i64(ref_ctx *c, const tsr_tensor *t, int64_t **out, size_t *n) {
     if (!t) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "missing integer input");
     if (!ref_is_int(t->elem_type))
-        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "expected an integer tensor, got type %d",
-                       (int)t->elem_type);
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "expected an integer tensor, got type %d", (int)t->elem_type);
     size_t cnt = (size_t)ref_numel(t);
     int64_t *v = malloc(sizeof(int64_t) * (cnt ? cnt : 1));
     if (!v) return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
@@ -315,27 +332,22 @@ bool ref_axis(int64_t axis, int32_t rank, int64_t *out) {
     return true;
 }
 
-tsr_status *ref_tensor_f64(ref_ctx *c, const tsr_tensor *t, double **out)
-{
+tsr_status *ref_tensor_f64(ref_ctx *c, const tsr_tensor *t, double **out) {
     size_t n = (size_t)ref_numel(t);
     *out = NULL;
     if (n > SIZE_MAX / sizeof(double))
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "tensor of %zu elements is too large", n);
     double *buf = malloc((n ? n : 1) * sizeof *buf);
     *out = buf;
-    if (!buf)
-        return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory converting an input to double");
+    if (!buf) return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory converting an input to double");
     /* float and double are most of the traffic; skip ref_load's switch. */
     if (t->elem_type == TSR_FLOAT) {
         const float *f = t->data;
-        for (size_t i = 0; i < n; i++)
-            buf[i] = f[i];
+        for (size_t i = 0; i < n; i++) buf[i] = f[i];
     } else if (t->elem_type == TSR_DOUBLE) {
-        if (n)
-            memcpy(buf, t->data, n * sizeof *buf);
+        if (n) memcpy(buf, t->data, n * sizeof *buf);
     } else {
-        for (size_t i = 0; i < n; i++)
-            buf[i] = ref_load(t->elem_type, t->data, i);
+        for (size_t i = 0; i < n; i++) buf[i] = ref_load(t->elem_type, t->data, i);
     }
     return NULL;
 }

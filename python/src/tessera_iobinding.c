@@ -29,8 +29,7 @@
 /* DeviceValue                                                                */
 
 typedef struct {
-    PyObject_HEAD
-    tsr_device_value *value;
+    PyObject_HEAD tsr_device_value *value;
     PyObject *session; /* the Session that made it: outlives it */
 } DeviceValueObject;
 
@@ -38,10 +37,8 @@ static void DeviceValue_dealloc(DeviceValueObject *self) {
     tsr_device_value *v = self->value;
     self->value = NULL;
     /* waits for a run of its session in progress, which needs no GIL */
-    Py_BEGIN_ALLOW_THREADS
-    tsr_device_value_free(v);
-    Py_END_ALLOW_THREADS
-    Py_XDECREF(self->session);
+    Py_BEGIN_ALLOW_THREADS tsr_device_value_free(v);
+    Py_END_ALLOW_THREADS Py_XDECREF(self->session);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -56,10 +53,8 @@ static PyObject *DeviceValue_numpy(DeviceValueObject *self, PyObject *Py_UNUSED(
     if (check_value(self) < 0) return NULL;
     tsr_value *host = NULL;
     tsr_status *st;
-    Py_BEGIN_ALLOW_THREADS
-    st = tsr_device_value_to_host(self->value, &host);
-    Py_END_ALLOW_THREADS
-    if (st) return raise_status(st);
+    Py_BEGIN_ALLOW_THREADS st = tsr_device_value_to_host(self->value, &host);
+    Py_END_ALLOW_THREADS if (st) return raise_status(st);
     PyObject *holder = value_holder(host);
     if (!holder) return NULL;
     PyObject *r = value_to_py(((ValueObject *)holder)->value, holder);
@@ -94,8 +89,7 @@ static PyMethodDef DeviceValue_methods[] = {
 };
 
 static PyTypeObject DeviceValueType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "tessera._tessera.DeviceValue",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tessera._tessera.DeviceValue",
     .tp_basicsize = sizeof(DeviceValueObject),
     .tp_dealloc = (destructor)DeviceValue_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
@@ -107,8 +101,7 @@ static PyTypeObject DeviceValueType = {
 /* IoBinding                                                                  */
 
 typedef struct {
-    PyObject_HEAD
-    tsr_io_binding *binding;
+    PyObject_HEAD tsr_io_binding *binding;
     SessionObject *session;
     PyObject *keep; /* dict: input name -> the array or DeviceValue bound */
     int busy;       /* a run with the GIL released is using the binding */
@@ -119,10 +112,8 @@ static void IoBinding_dealloc(IoBindingObject *self) {
     self->binding = NULL;
     /* before the session it may hold results of; freeing them waits for a
      * run of the session in progress, which needs no GIL */
-    Py_BEGIN_ALLOW_THREADS
-    tsr_io_binding_free(b);
-    Py_END_ALLOW_THREADS
-    Py_XDECREF(self->keep);
+    Py_BEGIN_ALLOW_THREADS tsr_io_binding_free(b);
+    Py_END_ALLOW_THREADS Py_XDECREF(self->keep);
     Py_XDECREF(self->session);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -222,10 +213,8 @@ static PyObject *IoBinding_run(IoBindingObject *self, PyObject *args, PyObject *
         PyObject_TypeCheck(run_options, &RunOptionsType) ? ((RunOptionsObject *)run_options)->ro : NULL;
     tsr_status *st;
     self->busy = 1;
-    Py_BEGIN_ALLOW_THREADS
-    st = tsr_session_run_with_binding(self->session->session, ro, self->binding);
-    Py_END_ALLOW_THREADS
-    self->busy = 0;
+    Py_BEGIN_ALLOW_THREADS st = tsr_session_run_with_binding(self->session->session, ro, self->binding);
+    Py_END_ALLOW_THREADS self->busy = 0;
     if (st) return raise_status(st);
     Py_RETURN_NONE;
 }
@@ -235,8 +224,7 @@ static PyObject *IoBinding_take(IoBindingObject *self, PyObject *args, PyObject 
     static char *kwlist[] = {"name", "device", NULL};
     const char *name;
     int device = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "s|p:take", kwlist, &name, &device) || usable(self) < 0)
-        return NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "s|p:take", kwlist, &name, &device) || usable(self) < 0) return NULL;
     if (device) {
         DeviceValueObject *dv = PyObject_New(DeviceValueObject, &DeviceValueType);
         if (!dv) return NULL;
@@ -273,8 +261,7 @@ static PyMethodDef IoBinding_methods[] = {
 };
 
 static PyTypeObject IoBindingType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "tessera._tessera.IoBinding",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tessera._tessera.IoBinding",
     .tp_basicsize = sizeof(IoBindingObject),
     .tp_dealloc = (destructor)IoBinding_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,

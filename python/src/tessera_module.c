@@ -44,8 +44,8 @@
 /* errors                                                                     */
 
 #define N_CODES 10
-static PyObject *error_base;             /* tessera.TesseraError */
-static PyObject *error_class[N_CODES];   /* by tsr_code; [0] = error_base */
+static PyObject *error_base;           /* tessera.TesseraError */
+static PyObject *error_class[N_CODES]; /* by tsr_code; [0] = error_base */
 
 static const struct {
     const char *name, *code_name, *doc;
@@ -66,8 +66,7 @@ static const struct {
 PyObject *raise_status(tsr_status *st) {
     tsr_code code = tsr_status_code(st);
     PyObject *cls = (code > 0 && code < N_CODES) ? error_class[code] : error_base;
-    PyObject *msg = PyUnicode_DecodeUTF8(tsr_status_message(st), (Py_ssize_t)strlen(tsr_status_message(st)),
-                                         "replace");
+    PyObject *msg = PyUnicode_DecodeUTF8(tsr_status_message(st), (Py_ssize_t)strlen(tsr_status_message(st)), "replace");
     tsr_status_free(st);
     if (!msg) return NULL;
     PyObject *exc = PyObject_CallOneArg(cls, msg);
@@ -155,12 +154,12 @@ static int32_t descr_to_elem(const PyArray_Descr *d) {
     switch (d->kind) {
     case 'b': return sz == 1 ? TSR_BOOL : 0;
     case 'f': return sz == 2 ? TSR_FLOAT16 : sz == 4 ? TSR_FLOAT : sz == 8 ? TSR_DOUBLE : 0;
-    case 'i':
-        return sz == 1 ? TSR_INT8 : sz == 2 ? TSR_INT16 : sz == 4 ? TSR_INT32 : sz == 8 ? TSR_INT64 : 0;
-    case 'u':
-        return sz == 1 ? TSR_UINT8 : sz == 2 ? TSR_UINT16 : sz == 4 ? TSR_UINT32 : sz == 8 ? TSR_UINT64 : 0;
+    case 'i': return sz == 1 ? TSR_INT8 : sz == 2 ? TSR_INT16 : sz == 4 ? TSR_INT32 : sz == 8 ? TSR_INT64 : 0;
+    case 'u': return sz == 1 ? TSR_UINT8 : sz == 2 ? TSR_UINT16 : sz == 4 ? TSR_UINT32 : sz == 8 ? TSR_UINT64 : 0;
     case 'c': return sz == 8 ? TSR_COMPLEX64 : sz == 16 ? TSR_COMPLEX128 : 0;
-    case 'O': case 'U': case 'S': return TSR_STRING;
+    case 'O':
+    case 'U':
+    case 'S': return TSR_STRING;
     default: return 0;
     }
 }
@@ -177,15 +176,13 @@ static uint16_t f32_to_bf16(float f) {
 /* ------------------------------------------------------------------------ */
 /* _Value: owns one tsr_value; the base object of the arrays made over it.    */
 
-
 static void Value_dealloc(ValueObject *self) {
     tsr_value_free(self->value);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 PyTypeObject ValueType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "tessera._tessera._Value",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tessera._tessera._Value",
     .tp_basicsize = sizeof(ValueObject),
     .tp_dealloc = (destructor)Value_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
@@ -226,8 +223,8 @@ static PyObject *strings_to_numpy(const tsr_tensor *t, const npy_intp *dims) {
 
 /* Packed sub-byte types, one element per byte (signed types sign-extended). */
 static PyObject *unpack_subbyte(const tsr_tensor *t, const npy_intp *dims, int bits, int is_signed) {
-    PyArrayObject *arr = (PyArrayObject *)PyArray_SimpleNew(t->rank, (npy_intp *)dims,
-                                                           is_signed ? NPY_INT8 : NPY_UINT8);
+    PyArrayObject *arr =
+        (PyArrayObject *)PyArray_SimpleNew(t->rank, (npy_intp *)dims, is_signed ? NPY_INT8 : NPY_UINT8);
     if (!arr) return NULL;
     npy_intp n = PyArray_SIZE(arr);
     uint8_t *out = (uint8_t *)PyArray_DATA(arr);
@@ -252,7 +249,8 @@ static PyObject *tensor_to_numpy(const tsr_value *v, PyObject *holder) {
     if (st) return raise_status(st);
     if (t.memory_kind != TSR_MEMORY_HOST) return raise_invalid("an output is not in host memory");
     npy_intp dims[NPY_MAXDIMS];
-    if (t.rank < 0 || t.rank > NPY_MAXDIMS) return raise_invalid("an output has rank %d, above numpy's %d", (int)t.rank, NPY_MAXDIMS);
+    if (t.rank < 0 || t.rank > NPY_MAXDIMS)
+        return raise_invalid("an output has rank %d, above numpy's %d", (int)t.rank, NPY_MAXDIMS);
     for (int32_t d = 0; d < t.rank; d++) dims[d] = (npy_intp)t.dims[d];
     if (t.elem_type == TSR_STRING) return strings_to_numpy(&t, dims);
     if (t.elem_type == TSR_BFLOAT16) {
@@ -276,14 +274,14 @@ static PyObject *tensor_to_numpy(const tsr_value *v, PyObject *holder) {
     if (npy < 0) {
         /* the float8 types: their raw bytes */
         if (tsr_elem_type_bits(t.elem_type) == 8) npy = NPY_UINT8;
-        else return raise_invalid("an output has element type %s, which numpy cannot hold",
-                                  tsr_elem_type_name(t.elem_type));
+        else
+            return raise_invalid("an output has element type %s, which numpy cannot hold",
+                                 tsr_elem_type_name(t.elem_type));
     }
     if (!t.data || t.nbytes == 0) return PyArray_ZEROS(t.rank, dims, npy, 0);
     PyArray_Descr *descr = PyArray_DescrFromType(npy);
     if (!descr) return NULL;
-    PyObject *arr = PyArray_NewFromDescr(&PyArray_Type, descr, t.rank, dims, NULL, t.data,
-                                         NPY_ARRAY_CARRAY, NULL);
+    PyObject *arr = PyArray_NewFromDescr(&PyArray_Type, descr, t.rank, dims, NULL, t.data, NPY_ARRAY_CARRAY, NULL);
     if (!arr) return NULL;
     Py_INCREF(holder);
     if (PyArray_SetBaseObject((PyArrayObject *)arr, holder) < 0) {
@@ -469,9 +467,8 @@ static tsr_status *value_from_py(PyObject *obj, int32_t kind, int32_t elem, tsr_
     if (kind == TSR_VALUE_OPTIONAL) {
         if (obj == Py_None) return tsr_value_create_optional(NULL, elem, out);
         tsr_value *inner = NULL;
-        tsr_status *st = value_from_py(obj, PyList_Check(obj) || PyTuple_Check(obj) ? TSR_VALUE_SEQUENCE
-                                                                                      : TSR_VALUE_TENSOR,
-                                       elem, &inner, pyerr);
+        tsr_status *st = value_from_py(
+            obj, PyList_Check(obj) || PyTuple_Check(obj) ? TSR_VALUE_SEQUENCE : TSR_VALUE_TENSOR, elem, &inner, pyerr);
         if (st || *pyerr) return st;
         return tsr_value_create_optional(inner, elem, out);
     }
@@ -506,7 +503,6 @@ static tsr_status *value_from_py(PyObject *obj, int32_t kind, int32_t elem, tsr_
 
 /* ------------------------------------------------------------------------ */
 /* Session                                                                    */
-
 
 static void Session_dealloc(SessionObject *self) {
     tsr_session_free(self->session);
@@ -658,8 +654,7 @@ static int Session_init(SessionObject *self, PyObject *args, PyObject *kwds) {
             tsr_session_options_free(o);
             return -1;
         }
-        Py_BEGIN_ALLOW_THREADS
-        st = tsr_session_create(o, path, &s);
+        Py_BEGIN_ALLOW_THREADS st = tsr_session_create(o, path, &s);
         Py_END_ALLOW_THREADS
     } else {
         Py_buffer view;
@@ -668,10 +663,8 @@ static int Session_init(SessionObject *self, PyObject *args, PyObject *kwds) {
             PyErr_SetString(PyExc_TypeError, "model must be a path (str) or the model's bytes");
             return -1;
         }
-        Py_BEGIN_ALLOW_THREADS
-        st = tsr_session_create_from_buffer(o, view.buf, (size_t)view.len, base_dir, &s);
-        Py_END_ALLOW_THREADS
-        PyBuffer_Release(&view);
+        Py_BEGIN_ALLOW_THREADS st = tsr_session_create_from_buffer(o, view.buf, (size_t)view.len, base_dir, &s);
+        Py_END_ALLOW_THREADS PyBuffer_Release(&view);
     }
     tsr_session_options_free(o);
     if (st) {
@@ -872,15 +865,17 @@ static PyObject *Session_run(SessionObject *self, PyObject *args, PyObject *kwds
     }
     /* one block: input names, keys+arrays kept alive, tensors, pointers, dims, values, outputs */
     size_t ni = (size_t)n_in;
-    char *block = calloc(1, ni * (sizeof(char *) + 2 * sizeof(PyObject *) + sizeof(tsr_tensor) + sizeof(tsr_tensor *) +
+    char *block = calloc(1,
+                         ni *
+                                 (sizeof(char *) + 2 * sizeof(PyObject *) + sizeof(tsr_tensor) + sizeof(tsr_tensor *) +
                                   sizeof(tsr_value *) + NPY_MAXDIMS * sizeof(int64_t)) +
-                                n_out * (sizeof(char *) + sizeof(tsr_value *)) + 16);
+                             n_out * (sizeof(char *) + sizeof(tsr_value *)) + 16);
     if (!block) {
         Py_XDECREF(names_fast);
         return PyErr_NoMemory();
     }
     const char **in_names = (const char **)block;
-    PyObject **keep = (PyObject **)(in_names + ni);         /* 2 per input: key, array */
+    PyObject **keep = (PyObject **)(in_names + ni); /* 2 per input: key, array */
     tsr_tensor *tensors = (tsr_tensor *)(keep + 2 * ni);
     const tsr_tensor **tptr = (const tsr_tensor **)(tensors + ni);
     tsr_value **values = (tsr_value **)(tptr + ni);
@@ -949,15 +944,11 @@ static PyObject *Session_run(SessionObject *self, PyObject *args, PyObject *kwds
     /* the options object is kept alive by the caller's reference for the call */
     const tsr_run_options *ro =
         PyObject_TypeCheck(run_options, &RunOptionsType) ? ((RunOptionsObject *)run_options)->ro : NULL;
-    Py_BEGIN_ALLOW_THREADS
-    if (use_values)
-        st = tsr_session_run_values_with_options(self->session, ro, ni, in_names, (const tsr_value *const *)values,
-                                                 n_out, names_fast ? out_names : NULL, outs);
-    else
-        st = tsr_session_run_with_options(self->session, ro, ni, in_names, tptr, n_out,
-                                          names_fast ? out_names : NULL, outs);
-    Py_END_ALLOW_THREADS
-    if (st) goto done;
+    Py_BEGIN_ALLOW_THREADS if (use_values) st = tsr_session_run_values_with_options(
+        self->session, ro, ni, in_names, (const tsr_value *const *)values, n_out, names_fast ? out_names : NULL, outs);
+    else st =
+        tsr_session_run_with_options(self->session, ro, ni, in_names, tptr, n_out, names_fast ? out_names : NULL, outs);
+    Py_END_ALLOW_THREADS if (st) goto done;
 
     result = PyList_New((Py_ssize_t)n_out);
     for (size_t j = 0; j < n_out; j++) {
@@ -989,40 +980,32 @@ static PyObject *Session_assignment_json(SessionObject *self, PyObject *Py_UNUSE
     if (check_session(self) < 0) return NULL;
     char *s = NULL;
     tsr_status *st;
-    Py_BEGIN_ALLOW_THREADS
-    st = tsr_session_assignment_json(self->session, &s);
-    Py_END_ALLOW_THREADS
-    return take_string(st, s);
+    Py_BEGIN_ALLOW_THREADS st = tsr_session_assignment_json(self->session, &s);
+    Py_END_ALLOW_THREADS return take_string(st, s);
 }
 
 static PyObject *Session_assignment_text(SessionObject *self, PyObject *Py_UNUSED(ignored)) {
     if (check_session(self) < 0) return NULL;
     char *s = NULL;
     tsr_status *st;
-    Py_BEGIN_ALLOW_THREADS
-    st = tsr_session_assignment_text(self->session, &s);
-    Py_END_ALLOW_THREADS
-    return take_string(st, s);
+    Py_BEGIN_ALLOW_THREADS st = tsr_session_assignment_text(self->session, &s);
+    Py_END_ALLOW_THREADS return take_string(st, s);
 }
 
 static PyObject *Session_assignment_dot(SessionObject *self, PyObject *Py_UNUSED(ignored)) {
     if (check_session(self) < 0) return NULL;
     char *s = NULL;
     tsr_status *st;
-    Py_BEGIN_ALLOW_THREADS
-    st = tsr_session_assignment_dot(self->session, &s);
-    Py_END_ALLOW_THREADS
-    return take_string(st, s);
+    Py_BEGIN_ALLOW_THREADS st = tsr_session_assignment_dot(self->session, &s);
+    Py_END_ALLOW_THREADS return take_string(st, s);
 }
 
 static PyObject *Session_profile_take(SessionObject *self, PyObject *Py_UNUSED(ignored)) {
     if (check_session(self) < 0) return NULL;
     char *s = NULL;
     tsr_status *st;
-    Py_BEGIN_ALLOW_THREADS
-    st = tsr_session_profile_take(self->session, &s);
-    Py_END_ALLOW_THREADS
-    return take_string(st, s);
+    Py_BEGIN_ALLOW_THREADS st = tsr_session_profile_take(self->session, &s);
+    Py_END_ALLOW_THREADS return take_string(st, s);
 }
 
 static PyObject *Session_metadata(SessionObject *self, PyObject *Py_UNUSED(ignored)) {
@@ -1060,10 +1043,10 @@ static PyObject *Session_metadata(SessionObject *self, PyObject *Py_UNUSED(ignor
         Py_XDECREF(props);
         return NULL;
     }
-    return Py_BuildValue("{s:s,s:s,s:s,s:L,s:s,s:s,s:L,s:N,s:N}", "producer_name", m.producer_name,
-                         "producer_version", m.producer_version, "domain", m.domain, "model_version",
-                         (long long)m.model_version, "doc_string", m.doc_string, "graph_name", m.graph_name,
-                         "ir_version", (long long)m.ir_version, "properties", props, "opsets", opsets);
+    return Py_BuildValue("{s:s,s:s,s:s,s:L,s:s,s:s,s:L,s:N,s:N}", "producer_name", m.producer_name, "producer_version",
+                         m.producer_version, "domain", m.domain, "model_version", (long long)m.model_version,
+                         "doc_string", m.doc_string, "graph_name", m.graph_name, "ir_version", (long long)m.ir_version,
+                         "properties", props, "opsets", opsets);
 }
 
 static PyObject *Session_nodes(SessionObject *self, PyObject *Py_UNUSED(ignored)) {
@@ -1110,8 +1093,7 @@ static PyMethodDef Session_methods[] = {
 };
 
 PyTypeObject SessionType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "tessera._tessera.Session",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tessera._tessera.Session",
     .tp_basicsize = sizeof(SessionObject),
     .tp_dealloc = (destructor)Session_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
@@ -1158,10 +1140,8 @@ static PyObject *mod_list_providers(PyObject *Py_UNUSED(m), PyObject *args) {
     }
     tsr_provider_list *pl = NULL;
     tsr_status *st;
-    Py_BEGIN_ALLOW_THREADS
-    st = tsr_providers_discover(paths, n_paths, &pl);
-    Py_END_ALLOW_THREADS
-    free(paths);
+    Py_BEGIN_ALLOW_THREADS st = tsr_providers_discover(paths, n_paths, &pl);
+    Py_END_ALLOW_THREADS free(paths);
     Py_XDECREF(fast);
     if (st) return raise_status(st);
     size_t n = tsr_provider_list_size(pl);
@@ -1185,17 +1165,17 @@ static PyObject *mod_list_providers(PyObject *Py_UNUSED(m), PyObject *args) {
                 raise_status(st);
                 break;
             }
-            PyObject *dev = Py_BuildValue("{s:z,s:z,s:z,s:s,s:s,s:K}", "name", dd.name, "vendor", dd.vendor,
-                                          "details", dd.details, "kind", device_kind_name(dd.kind), "memory",
+            PyObject *dev = Py_BuildValue("{s:z,s:z,s:z,s:s,s:s,s:K}", "name", dd.name, "vendor", dd.vendor, "details",
+                                          dd.details, "kind", device_kind_name(dd.kind), "memory",
                                           dd.memory_kind == TSR_MEMORY_DEVICE ? "device" : "host", "memory_bytes",
                                           (unsigned long long)dd.memory_bytes);
             if (!dev) Py_CLEAR(devs);
             else PyList_SET_ITEM(devs, (Py_ssize_t)k, dev);
         }
-        PyObject *item = devs ? Py_BuildValue("{s:z,s:z,s:z,s:z,s:I,s:z,s:N}", "name", d.name, "vendor", d.vendor,
-                                              "version", d.version, "path", d.path, "abi_version",
-                                              (unsigned)d.abi_version, "error", d.error, "devices", devs)
-                              : NULL;
+        PyObject *item = devs
+            ? Py_BuildValue("{s:z,s:z,s:z,s:z,s:I,s:z,s:N}", "name", d.name, "vendor", d.vendor, "version", d.version,
+                            "path", d.path, "abi_version", (unsigned)d.abi_version, "error", d.error, "devices", devs)
+            : NULL;
         if (!item) Py_CLEAR(list);
         else PyList_SET_ITEM(list, (Py_ssize_t)i, item);
     }
@@ -1250,8 +1230,15 @@ static PyMethodDef module_methods[] = {
 };
 
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "_tessera", "Tessera's C API for the tessera package.", -1, module_methods,
-    NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT,
+    "_tessera",
+    "Tessera's C API for the tessera package.",
+    -1,
+    module_methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
 };
 
 PyMODINIT_FUNC PyInit__tessera(void) {
@@ -1270,8 +1257,9 @@ PyMODINIT_FUNC PyInit__tessera(void) {
         const char *name;
         int value;
     } consts[] = {
-        {"VALUE_NONE", TSR_VALUE_NONE}, {"VALUE_TENSOR", TSR_VALUE_TENSOR}, {"VALUE_SEQUENCE", TSR_VALUE_SEQUENCE},
-        {"VALUE_OPTIONAL", TSR_VALUE_OPTIONAL}, {"VALUE_MAP", TSR_VALUE_MAP},
+        {"VALUE_NONE", TSR_VALUE_NONE},         {"VALUE_TENSOR", TSR_VALUE_TENSOR},
+        {"VALUE_SEQUENCE", TSR_VALUE_SEQUENCE}, {"VALUE_OPTIONAL", TSR_VALUE_OPTIONAL},
+        {"VALUE_MAP", TSR_VALUE_MAP},
     };
     for (size_t i = 0; i < sizeof consts / sizeof consts[0]; i++)
         if (PyModule_AddIntConstant(m, consts[i].name, consts[i].value) < 0) {

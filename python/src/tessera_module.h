@@ -12,13 +12,11 @@
 
 /* Owns one tsr_value; numpy arrays over it keep it alive. */
 typedef struct {
-    PyObject_HEAD
-    tsr_value *value;
+    PyObject_HEAD tsr_value *value;
 } ValueObject;
 
 typedef struct {
-    PyObject_HEAD
-    tsr_session *session;
+    PyObject_HEAD tsr_session *session;
     size_t n_in, n_out;
     int32_t *in_elem, *in_kind; /* declared, per input */
     PyObject *in_index;         /* dict: input name -> index */
@@ -27,7 +25,7 @@ typedef struct {
 /* RunOptions: a tsr_run_options (tag, terminate, deadline). */
 typedef struct {
     PyObject_HEAD tsr_run_options *ro;
-    PyObject *tag;  /* str or None, as set */
+    PyObject *tag; /* str or None, as set */
     int terminate;
     long long timeout_ms;
 } RunOptionsObject;

@@ -42,10 +42,29 @@ static tsr_status *p_run(void *piece_state, tsr_run_context *ctx) {
 }
 static void p_release(void *piece_state) { (void)piece_state; }
 
-static const tsr_provider table = {
-    sizeof(tsr_provider), "c99", "tests", "0", p_create, p_destroy, p_device_count,
-    p_device_info, p_claim, p_compile, p_run, p_release, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0,
-    NULL, NULL, NULL};
+static const tsr_provider table = {sizeof(tsr_provider),
+                                   "c99",
+                                   "tests",
+                                   "0",
+                                   p_create,
+                                   p_destroy,
+                                   p_device_count,
+                                   p_device_info,
+                                   p_claim,
+                                   p_compile,
+                                   p_run,
+                                   p_release,
+                                   NULL,
+                                   NULL,
+                                   NULL,
+                                   NULL,
+                                   NULL,
+                                   NULL,
+                                   NULL,
+                                   0,
+                                   NULL,
+                                   NULL,
+                                   NULL};
 
 static tsr_provider_entry_fn entry_type_check;
 
@@ -54,7 +73,6 @@ static tsr_status *entry(tsr_provider_entry_args *args) {
     args->provider = &table;
     return NULL;
 }
-
 
 int abi_c99_provider_check(void) {
     entry_type_check = entry;

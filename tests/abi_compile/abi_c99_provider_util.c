@@ -14,8 +14,7 @@ typedef struct fake_attr {
 } fake_attr;
 
 static const int64_t fake_ints[] = {1, 2, 3};
-static const fake_attr fake_attrs[] = {{"axis", TSR_ATTR_INT, 3, NULL, 0},
-                                       {"pads", TSR_ATTR_INTS, 0, fake_ints, 3}};
+static const fake_attr fake_attrs[] = {{"axis", TSR_ATTR_INT, 3, NULL, 0}, {"pads", TSR_ATTR_INTS, 0, fake_ints, 3}};
 
 static const fake_attr *fa(const tsr_attr *a) { return (const fake_attr *)(const void *)a; }
 
@@ -62,12 +61,11 @@ int abi_c99_provider_util_check(void) {
     const int64_t *pads = tsr_util_attr_ints(&h, node, "pads", &count);
     int reached = 0;
     int bad = tsr_util_attr_int(&h, node, "axis", -1) != 3 ||
-              tsr_util_attr_int(&h, node, "pads", -1) != -1 || /* wrong type: the default */
-              tsr_util_attr_int(&h, node, "group", 1) != 1 || !pads || count != 3 || pads[2] != 3 ||
-              tsr_util_attr_ints(&h, node, "axis", &count) != NULL || count != 0 ||
-              !tsr_util_attr_has(&h, node, "axis") || tsr_util_attr_has(&h, node, "group") ||
-              tsr_util_node_input(&h, node, 0) == NULL || tsr_util_node_input(&h, node, 1) != NULL ||
-              use_try(&reached) != NULL || !reached;
+        tsr_util_attr_int(&h, node, "pads", -1) != -1 || /* wrong type: the default */
+        tsr_util_attr_int(&h, node, "group", 1) != 1 || !pads || count != 3 || pads[2] != 3 ||
+        tsr_util_attr_ints(&h, node, "axis", &count) != NULL || count != 0 || !tsr_util_attr_has(&h, node, "axis") ||
+        tsr_util_attr_has(&h, node, "group") || tsr_util_node_input(&h, node, 0) == NULL ||
+        tsr_util_node_input(&h, node, 1) != NULL || use_try(&reached) != NULL || !reached;
     if (bad) fprintf(stderr, "provider_util.h: helper checks failed\n");
     return bad;
 }

@@ -39,10 +39,29 @@ tsr_status *util_compile(const tsr_graph *piece) {
 void release(void *) {}
 
 // A table a C++ plugin would write (no designated initializers in C++11).
-const tsr_provider table = {sizeof(tsr_provider), "cxx", "tests", "0", create, destroy,
-                            device_count, device_info, claim, compile, run, release,
-                            nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0,
-                            nullptr, nullptr, nullptr};
+const tsr_provider table = {sizeof(tsr_provider),
+                            "cxx",
+                            "tests",
+                            "0",
+                            create,
+                            destroy,
+                            device_count,
+                            device_info,
+                            claim,
+                            compile,
+                            run,
+                            release,
+                            nullptr,
+                            nullptr,
+                            nullptr,
+                            nullptr,
+                            nullptr,
+                            nullptr,
+                            nullptr,
+                            0,
+                            nullptr,
+                            nullptr,
+                            nullptr};
 
 tsr_status *entry(tsr_provider_entry_args *args) {
     args->abi_version = TSR_PROVIDER_ABI_VERSION;
@@ -50,7 +69,7 @@ tsr_status *entry(tsr_provider_entry_args *args) {
     return nullptr;
 }
 
-}  // namespace
+} // namespace
 
 int main() {
     tsr_status *(*compile_fn)(const tsr_graph *) = util_compile; // type-checked, never run

@@ -39,8 +39,7 @@ static tsr_status *run(void *piece_state, tsr_run_context *ctx) {
         return tp_error(TSR_ERR_NOT_SUPPORTED, "node '%s': [M,K] x [K,N] only", p->name);
     int64_t m = a->dims[0], k = a->dims[1], n = b->dims[1], dims[2] = {m, n};
     tsr_tensor *y;
-    tsr_status *s = host->run_alloc_output(ctx, p->out >= 0 ? (size_t)p->out : (size_t)-1,
-                                           TSR_FLOAT, 2, dims, &y);
+    tsr_status *s = host->run_alloc_output(ctx, p->out >= 0 ? (size_t)p->out : (size_t)-1, TSR_FLOAT, 2, dims, &y);
     if (s) return s;
     const float *x = a->data, *w = b->data;
     float *out = y->data;
@@ -81,6 +80,4 @@ static const tsr_provider table = {
     .release = tp_release,
 };
 
-TSR_EXPORT tsr_status *tessera_provider_entry(tsr_provider_entry_args *args) {
-    return tp_entry(args, &table);
-}
+TSR_EXPORT tsr_status *tessera_provider_entry(tsr_provider_entry_args *args) { return tp_entry(args, &table); }

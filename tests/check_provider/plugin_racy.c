@@ -25,11 +25,10 @@ static tsr_status *run(void *piece_state, tsr_run_context *ctx) {
     const tp_piece *p = piece_state;
     const tsr_tensor *x = host->run_input(ctx, (size_t)p->in[0]);
     if (!x || x->elem_type != TSR_FLOAT || tp_count(x) > RACY_MAX)
-        return tp_error(TSR_ERR_NOT_SUPPORTED, "racy: float tensors of at most %d elements",
-                        RACY_MAX);
+        return tp_error(TSR_ERR_NOT_SUPPORTED, "racy: float tensors of at most %d elements", RACY_MAX);
     tsr_tensor *y;
-    tsr_status *s = host->run_alloc_output(ctx, p->out >= 0 ? (size_t)p->out : (size_t)-1,
-                                           TSR_FLOAT, x->rank, x->dims, &y);
+    tsr_status *s =
+        host->run_alloc_output(ctx, p->out >= 0 ? (size_t)p->out : (size_t)-1, TSR_FLOAT, x->rank, x->dims, &y);
     if (s) return s;
     size_t n = tp_count(x);
     const float *in = x->data;
@@ -60,6 +59,4 @@ static const tsr_provider table = {
     .release = tp_release,
 };
 
-TSR_EXPORT tsr_status *tessera_provider_entry(tsr_provider_entry_args *args) {
-    return tp_entry(args, &table);
-}
+TSR_EXPORT tsr_status *tessera_provider_entry(tsr_provider_entry_args *args) { return tp_entry(args, &table); }

@@ -55,14 +55,10 @@ static void print_value(const tsr_value *v) {
     printf("], \"data\": [");
     for (size_t i = 0; i < n; i++) {
         if (i) printf(", ");
-        if (t.elem_type == TSR_FLOAT)
-            printf("%.9g", (double)((const float *)t.data)[i]);
-        else if (t.elem_type == TSR_INT64)
-            printf("%lld", (long long)((const int64_t *)t.data)[i]);
-        else if (t.elem_type == TSR_BOOL)
-            printf("%s", ((const uint8_t *)t.data)[i] ? "true" : "false");
-        else
-            printf("null");
+        if (t.elem_type == TSR_FLOAT) printf("%.9g", (double)((const float *)t.data)[i]);
+        else if (t.elem_type == TSR_INT64) printf("%lld", (long long)((const int64_t *)t.data)[i]);
+        else if (t.elem_type == TSR_BOOL) printf("%s", ((const uint8_t *)t.data)[i] ? "true" : "false");
+        else printf("null");
     }
     printf("]}");
 }
@@ -104,13 +100,11 @@ int main(int argc, char **argv) {
     if (!st) st = tsr_session_options_add_provider(o, "reference");
     if (!st) st = tsr_session_options_set_observe_all(o, 1);
     if (!st) st = tsr_session_create(o, argv[1], &s);
-    if (!st)
-        st = tsr_session_run(s, n_in, in_names, ins, n_out, (const char *const *)argv + sep + 1, outs);
+    if (!st) st = tsr_session_run(s, n_in, in_names, ins, n_out, (const char *const *)argv + sep + 1, outs);
     int rc = 0;
     if (st) {
         printf("{\"error\": \"");
-        for (const char *p = tsr_status_message(st); *p; p++)
-            printf(*p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
+        for (const char *p = tsr_status_message(st); *p; p++) printf(*p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
         printf("\"}\n");
         rc = 1;
     } else {

@@ -15,8 +15,7 @@ typedef struct lossy_piece {
 
 static tsr_status *create(const tsr_provider_config *config, void **state) {
     if (config->option_count)
-        return tp_error(TSR_ERR_INVALID_ARGUMENT, "lossy provider has no option '%s'",
-                        config->option_keys[0]);
+        return tp_error(TSR_ERR_INVALID_ARGUMENT, "lossy provider has no option '%s'", config->option_keys[0]);
     *state = NULL;
     return NULL;
 }
@@ -30,8 +29,7 @@ static tsr_status *claim(void *state, const tsr_graph *graph, tsr_claim_sink *si
     size_t n = host->graph_node_count(graph);
     for (size_t i = 0; i < n; i++) {
         const tsr_node *node = host->graph_node(graph, i);
-        bool op_ok = host->node_domain(node)[0] == 0 &&
-                     strcmp(host->node_op_type(node), "MatMul") == 0;
+        bool op_ok = host->node_domain(node)[0] == 0 && strcmp(host->node_op_type(node), "MatMul") == 0;
         if (op_ok && host->node_input_count(node) == 2 && float_2d(host->node_input(node, 0)) &&
             float_2d(host->node_input(node, 1))) {
             tsr_status *s = host->claim_piece(sink, &node, 1, -1.0);
@@ -63,14 +61,12 @@ static tsr_status *run(void *piece_state, tsr_run_context *ctx) {
     const lossy_piece *p = piece_state;
     const tsr_tensor *a = p->in[0] >= 0 ? host->run_input(ctx, (size_t)p->in[0]) : NULL;
     const tsr_tensor *b = p->in[1] >= 0 ? host->run_input(ctx, (size_t)p->in[1]) : NULL;
-    if (!a || !b || a->elem_type != TSR_FLOAT || b->elem_type != TSR_FLOAT || a->rank != 2 ||
-        b->rank != 2 || a->dims[1] != b->dims[0])
-        return tp_error(TSR_ERR_INVALID_ARGUMENT, "node '%s': [M,K] x [K,N] floats only",
-                        p->name);
+    if (!a || !b || a->elem_type != TSR_FLOAT || b->elem_type != TSR_FLOAT || a->rank != 2 || b->rank != 2 ||
+        a->dims[1] != b->dims[0])
+        return tp_error(TSR_ERR_INVALID_ARGUMENT, "node '%s': [M,K] x [K,N] floats only", p->name);
     int64_t m = a->dims[0], k = a->dims[1], n = b->dims[1], dims[2] = {m, n};
     tsr_tensor *out;
-    tsr_status *s = host->run_alloc_output(ctx, p->out >= 0 ? (size_t)p->out : (size_t)-1,
-                                           TSR_FLOAT, 2, dims, &out);
+    tsr_status *s = host->run_alloc_output(ctx, p->out >= 0 ? (size_t)p->out : (size_t)-1, TSR_FLOAT, 2, dims, &out);
     if (s) return s;
     const float *x = a->data, *w = b->data;
     float *y = out->data;
@@ -101,6 +97,4 @@ static const tsr_provider table = {
     .release = tp_release,
 };
 
-TSR_EXPORT tsr_status *tessera_provider_entry(tsr_provider_entry_args *args) {
-    return tp_entry(args, &table);
-}
+TSR_EXPORT tsr_status *tessera_provider_entry(tsr_provider_entry_args *args) { return tp_entry(args, &table); }

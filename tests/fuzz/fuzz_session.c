@@ -17,14 +17,52 @@
 
 size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
 
-static const char *const ops[] = {
-    "Relu", "Add", "Mul", "Conv", "MatMul", "Gemm", "Reshape", "Transpose", "Concat", "Split", "Slice",
-    "Gather", "Softmax", "MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization", "Pad",
-    "Resize", "ReduceMean", "Expand", "Tile", "Where", "Cast", "Squeeze", "Unsqueeze", "Range",
-    "ConstantOfShape", "TopK", "Einsum", "LSTM", "If", "Loop", "ScatterND", "GatherND", "NonZero",
-    "Flatten", "Shape", "Size", "CumSum", "DepthToSpace", "QuantizeLinear", "DequantizeLinear", "Identity"};
-static const int64_t ints[] = {0, 1, 2, 3, -1, -2, 7, 64, 1 << 16, (int64_t)1 << 31, (int64_t)1 << 40, INT64_MAX,
-                               INT64_MIN};
+static const char *const ops[] = {"Relu",
+                                  "Add",
+                                  "Mul",
+                                  "Conv",
+                                  "MatMul",
+                                  "Gemm",
+                                  "Reshape",
+                                  "Transpose",
+                                  "Concat",
+                                  "Split",
+                                  "Slice",
+                                  "Gather",
+                                  "Softmax",
+                                  "MaxPool",
+                                  "AveragePool",
+                                  "GlobalAveragePool",
+                                  "BatchNormalization",
+                                  "Pad",
+                                  "Resize",
+                                  "ReduceMean",
+                                  "Expand",
+                                  "Tile",
+                                  "Where",
+                                  "Cast",
+                                  "Squeeze",
+                                  "Unsqueeze",
+                                  "Range",
+                                  "ConstantOfShape",
+                                  "TopK",
+                                  "Einsum",
+                                  "LSTM",
+                                  "If",
+                                  "Loop",
+                                  "ScatterND",
+                                  "GatherND",
+                                  "NonZero",
+                                  "Flatten",
+                                  "Shape",
+                                  "Size",
+                                  "CumSum",
+                                  "DepthToSpace",
+                                  "QuantizeLinear",
+                                  "DequantizeLinear",
+                                  "Identity"};
+static const int64_t ints[] = {0,         1,        2, 3, -1, -2, 7, 64, 1 << 16, (int64_t)1 << 31, (int64_t)1 << 40,
+                               INT64_MAX, INT64_MIN};
 
 static uint64_t next(uint64_t *s) { /* splitmix64 */
     uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
@@ -76,7 +114,8 @@ static void mutate_model(Onnx__ModelProto *m, uint64_t *rng) {
     Onnx__GraphProto *g = m->graph;
     switch (next(rng) % 7) {
     case 0:
-        if (g && g->n_node) set_str(&g->node[next(rng) % g->n_node]->op_type, ops[next(rng) % (sizeof ops / sizeof ops[0])]);
+        if (g && g->n_node)
+            set_str(&g->node[next(rng) % g->n_node]->op_type, ops[next(rng) % (sizeof ops / sizeof ops[0])]);
         break;
     case 1:
         if (g && g->n_node) {

@@ -32,14 +32,14 @@
 static const char *case_dir, *providers;
 static int failures;
 
-#define CHECK(cond, ...)                                        \
-    do {                                                        \
-        if (!(cond)) {                                          \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                       \
-            fprintf(stderr, "\n");                              \
-            failures++;                                         \
-        }                                                       \
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                       \
+            fprintf(stderr, __VA_ARGS__);                                                                              \
+            fprintf(stderr, "\n");                                                                                     \
+            failures++;                                                                                                \
+        }                                                                                                              \
     } while (0)
 
 /* Fails the test (and returns 1 from main's helpers) on an error status. */
@@ -170,8 +170,8 @@ static copies take_copies(tsr_session *s) {
 }
 
 static tsr_tensor x_step(const float *xs, int t, const int64_t *dims) {
-    tsr_tensor x = {sizeof x, TSR_FLOAT, 2, dims, (void *)(xs + (size_t)t * IN), IN * sizeof(float),
-                    TSR_MEMORY_HOST, 0};
+    tsr_tensor x = {sizeof x,           TSR_FLOAT,       2, dims, (void *)(xs + (size_t)t * IN),
+                    IN * sizeof(float), TSR_MEMORY_HOST, 0};
     return x;
 }
 
@@ -216,12 +216,12 @@ static void bound_runs(tsr_session *s, const float *xs, const tsr_tensor *state0
     }
     CHECK(bad_values == 0, "%d of %d runs gave a y unlike numpy's", bad_values, STEPS);
     int runs = STEPS - 1, per_run = device ? 1 : 0;
-    printf("  runs 2..%d: copies of x %d, of y %d, of the state %d (%zu bytes), other %d\n", STEPS, total.x,
-           total.y, total.state, total.state_bytes, total.other);
-    CHECK(total.state == 0 && total.state_bytes == 0, "the bound state was copied %d times (%zu bytes)",
-          total.state, total.state_bytes);
-    CHECK(total.x == per_run * runs && total.y == per_run * runs, "x copied %d times, y %d, expected %d each",
-          total.x, total.y, per_run * runs);
+    printf("  runs 2..%d: copies of x %d, of y %d, of the state %d (%zu bytes), other %d\n", STEPS, total.x, total.y,
+           total.state, total.state_bytes, total.other);
+    CHECK(total.state == 0 && total.state_bytes == 0, "the bound state was copied %d times (%zu bytes)", total.state,
+          total.state_bytes);
+    CHECK(total.x == per_run * runs && total.y == per_run * runs, "x copied %d times, y %d, expected %d each", total.x,
+          total.y, per_run * runs);
     CHECK(total.other == 0, "%d other copies", total.other);
     /* the device value itself, and read back */
     tsr_tensor info = {.struct_size = sizeof info};
@@ -276,8 +276,8 @@ static void unbound_runs(tsr_session *s, const float *xs, const tsr_value *state
     const float *got = floats(state, HID);
     CHECK(got && close_to(got, state100, HID), "unbound: the final state differs from numpy's");
     CHECK(bad_values == 0, "unbound: %d of %d runs gave a y unlike numpy's", bad_values, STEPS);
-    printf("  %d runs: copies of x %d, of y %d, of the state %d (%zu bytes)\n", STEPS, total.x, total.y,
-           total.state, total.state_bytes);
+    printf("  %d runs: copies of x %d, of y %d, of the state %d (%zu bytes)\n", STEPS, total.x, total.y, total.state,
+           total.state_bytes);
     CHECK(total.state == (device ? 2 * STEPS : 0), "unbound: %d copies of the state", total.state);
     tsr_value_free(state);
 }
@@ -292,8 +292,7 @@ static void hostile(tsr_session *s, const float *xs, const tsr_tensor *state0) {
                  "unknown input");
     expect_error(tsr_io_binding_bind_input(b, "W", &x), TSR_ERR_INVALID_ARGUMENT, "no input 'W'",
                  "an initializer as input");
-    expect_error(tsr_io_binding_bind_output(b, "nope"), TSR_ERR_INVALID_ARGUMENT, "no output 'nope'",
-                 "unknown output");
+    expect_error(tsr_io_binding_bind_output(b, "nope"), TSR_ERR_INVALID_ARGUMENT, "no output 'nope'", "unknown output");
     expect_error(tsr_io_binding_bind_output_device(b, "x"), TSR_ERR_INVALID_ARGUMENT, "no output 'x'",
                  "an input bound as output");
     tsr_tensor wrong = {sizeof wrong, TSR_FLOAT, 2, bad_dims, (void *)xs, (IN + 1) * sizeof(float), TSR_MEMORY_HOST, 0};
@@ -320,8 +319,8 @@ static void hostile(tsr_session *s, const float *xs, const tsr_tensor *state0) {
     ok(tsr_io_binding_take_output_device(b, "state_out", &st), "take state");
     expect_error(tsr_io_binding_take_output_device(b, "y", &again), TSR_ERR_INVALID_ARGUMENT, "holds no result",
                  "an output taken twice");
-    expect_error(tsr_io_binding_bind_input_device(b, "state_in", y), TSR_ERR_INVALID_ARGUMENT,
-                 "dimension 1 must be 16", "a device value of the wrong shape");
+    expect_error(tsr_io_binding_bind_input_device(b, "state_in", y), TSR_ERR_INVALID_ARGUMENT, "dimension 1 must be 16",
+                 "a device value of the wrong shape");
     /* a value freed while bound: the run names it, reads nothing */
     ok(tsr_io_binding_bind_input_device(b, "state_in", st), "bind state");
     tsr_device_value_free(st);

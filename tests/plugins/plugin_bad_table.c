@@ -14,6 +14,4 @@ static const tsr_provider table = {
     /* claim, compile, run, release: missing */
 };
 
-TSR_EXPORT tsr_status *tessera_provider_entry(tsr_provider_entry_args *args) {
-    return tp_entry(args, &table);
-}
+TSR_EXPORT tsr_status *tessera_provider_entry(tsr_provider_entry_args *args) { return tp_entry(args, &table); }

@@ -48,8 +48,7 @@ typedef struct tp_state {
 /* An instance that takes no options. */
 static TP_UNUSED tsr_status *tp_create(const tsr_provider_config *config, void **state) {
     if (config->option_count)
-        return tp_error(TSR_ERR_INVALID_ARGUMENT, "this test provider has no option '%s'",
-                        config->option_keys[0]);
+        return tp_error(TSR_ERR_INVALID_ARGUMENT, "this test provider has no option '%s'", config->option_keys[0]);
     tp_state *s = calloc(1, sizeof *s);
     if (!s) return host->status_new(TSR_ERR_NO_MEMORY, "out of memory");
     s->scale = 1.0f;
@@ -91,8 +90,8 @@ static TP_UNUSED bool tp_op_in(const tsr_node *node, const char *const *ops) {
 }
 
 /* Claims every node in `ops` as a piece of one node; declines the rest. */
-static TP_UNUSED tsr_status *tp_claim_ops(const tsr_graph *graph, tsr_claim_sink *sink,
-                                          const char *const *ops, const char *who) {
+static TP_UNUSED tsr_status *tp_claim_ops(const tsr_graph *graph, tsr_claim_sink *sink, const char *const *ops,
+                                          const char *who) {
     size_t n = host->graph_node_count(graph);
     for (size_t i = 0; i < n; i++) {
         const tsr_node *node = host->graph_node(graph, i);
@@ -115,22 +114,20 @@ typedef enum tp_kind { TP_RELU, TP_ADD, TP_DOUBLE } tp_kind;
 typedef struct tp_piece {
     tp_kind kind;
     float scale;
-    int in[2];  /* node input i -> piece input index */
-    int out;    /* node output 0 -> piece output index, -1 when nobody reads it */
+    int in[2]; /* node input i -> piece input index */
+    int out;   /* node output 0 -> piece output index, -1 when nobody reads it */
     char name[128];
 } tp_piece;
 
 static TP_UNUSED int tp_index(const tsr_graph *piece, const tsr_value_info *v, bool output) {
     size_t n = output ? host->graph_output_count(piece) : host->graph_input_count(piece);
     for (size_t i = 0; v && i < n; i++)
-        if ((output ? host->graph_output(piece, i) : host->graph_input(piece, i)) == v)
-            return (int)i;
+        if ((output ? host->graph_output(piece, i) : host->graph_input(piece, i)) == v) return (int)i;
     return -1;
 }
 
 static TP_UNUSED tsr_status *tp_compile(void *state, const tsr_graph *piece, void **piece_state) {
-    if (host->graph_node_count(piece) != 1)
-        return host->status_new(TSR_ERR_NOT_SUPPORTED, "test pieces hold one node");
+    if (host->graph_node_count(piece) != 1) return host->status_new(TSR_ERR_NOT_SUPPORTED, "test pieces hold one node");
     const tsr_node *node = host->graph_node(piece, 0);
     const char *op = host->node_op_type(node);
     tp_piece *p = calloc(1, sizeof *p);
@@ -170,8 +167,8 @@ static TP_UNUSED tsr_status *tp_run(void *piece_state, tsr_run_context *ctx) {
     if (p->kind == TP_ADD && tp_count(b) != n)
         return tp_error(TSR_ERR_NOT_SUPPORTED, "node '%s': Add needs equal shapes", p->name);
     tsr_tensor *out;
-    tsr_status *s = host->run_alloc_output(ctx, p->out >= 0 ? (size_t)p->out : (size_t)-1,
-                                           TSR_FLOAT, a->rank, a->dims, &out);
+    tsr_status *s =
+        host->run_alloc_output(ctx, p->out >= 0 ? (size_t)p->out : (size_t)-1, TSR_FLOAT, a->rank, a->dims, &out);
     if (s) return s;
     const float *x = a->data;
     const float *y = b ? b->data : NULL;

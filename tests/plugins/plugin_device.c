@@ -97,8 +97,8 @@ static tsr_status *dev_claim(void *state, const tsr_graph *graph, tsr_claim_sink
             continue;
         }
         int32_t device = s->devices > 1 && strcmp(host->node_op_type(node), "Add") == 0 ? 1 : 0;
-        tsr_status *st = device ? host->claim_piece_on(sink, &node, 1, s->cost, device)
-                                : host->claim_piece(sink, &node, 1, s->cost);
+        tsr_status *st =
+            device ? host->claim_piece_on(sink, &node, 1, s->cost, device) : host->claim_piece(sink, &node, 1, s->cost);
         if (st) return st;
     }
     return NULL;
@@ -178,8 +178,7 @@ static tsr_status *dev_run(void *piece_state, tsr_run_context *ctx) {
             return tp_error(TSR_ERR_NOT_SUPPORTED, "node '%s': Add needs equal shapes", p->name);
     }
     tsr_tensor *out;
-    tsr_status *s = host->run_alloc_output(ctx, p->out >= 0 ? (size_t)p->out : (size_t)-1,
-                                           TSR_FLOAT, rank, dims, &out);
+    tsr_status *s = host->run_alloc_output(ctx, p->out >= 0 ? (size_t)p->out : (size_t)-1, TSR_FLOAT, rank, dims, &out);
     if (s) return s;
     dev_buf *ob = out->data;
     if (out->memory_kind != TSR_MEMORY_DEVICE || !ob || ob->magic != DEV_MAGIC || ob->device != p->device)
@@ -196,7 +195,8 @@ static tsr_status *dev_run(void *piece_state, tsr_run_context *ctx) {
 }
 
 static tsr_status *dev_alloc(void *state, int32_t device, size_t nbytes, void **handle) {
-    if (device < 0 || (size_t)device >= dev_count(state)) return host->status_new(TSR_ERR_INVALID_ARGUMENT, "no such device");
+    if (device < 0 || (size_t)device >= dev_count(state))
+        return host->status_new(TSR_ERR_INVALID_ARGUMENT, "no such device");
     dev_buf *b = malloc(sizeof *b + nbytes + 1);
     if (!b) return host->status_new(TSR_ERR_NO_MEMORY, "device out of memory");
     b->magic = DEV_MAGIC;
@@ -214,8 +214,7 @@ static void dev_free(void *state, int32_t device, void *handle) {
     free(b);
 }
 
-static TP_UNUSED tsr_status *dev_to_device(void *state, int32_t device, void *dst, const void *src,
-                                 size_t nbytes) {
+static TP_UNUSED tsr_status *dev_to_device(void *state, int32_t device, void *dst, const void *src, size_t nbytes) {
     (void)state;
     dev_buf *b = dst;
     if (!b || b->magic != DEV_MAGIC || nbytes > b->nbytes || b->device != device)
@@ -224,8 +223,7 @@ static TP_UNUSED tsr_status *dev_to_device(void *state, int32_t device, void *ds
     return NULL;
 }
 
-static TP_UNUSED tsr_status *dev_to_host(void *state, int32_t device, void *dst, const void *src,
-                               size_t nbytes) {
+static TP_UNUSED tsr_status *dev_to_host(void *state, int32_t device, void *dst, const void *src, size_t nbytes) {
     (void)state;
     const dev_buf *b = src;
     if (!b || b->magic != DEV_MAGIC || nbytes > b->nbytes || b->device != device)
@@ -281,6 +279,4 @@ static const tsr_provider table = {
 #endif
 };
 
-TSR_EXPORT tsr_status *tessera_provider_entry(tsr_provider_entry_args *args) {
-    return tp_entry(args, &table);
-}
+TSR_EXPORT tsr_status *tessera_provider_entry(tsr_provider_entry_args *args) { return tp_entry(args, &table); }

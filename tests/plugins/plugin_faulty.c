@@ -40,17 +40,15 @@ static tsr_status *create(const tsr_provider_config *config, void **state) {
         const char *key = config->option_keys[i], *val = config->option_values[i];
         if (strcmp(key, "op") == 0) {
             if (!parse_op(val, &st.op))
-                return tp_error(TSR_ERR_INVALID_ARGUMENT,
-                                "faulty: option 'op' must be Add, Sub, Mul or Div, not '%s'", val);
+                return tp_error(TSR_ERR_INVALID_ARGUMENT, "faulty: option 'op' must be Add, Sub, Mul or Div, not '%s'",
+                                val);
         } else if (strcmp(key, "delta") == 0) {
             char *end = NULL;
             st.delta = strtof(val, &end);
             if (!*val || !end || *end)
-                return tp_error(TSR_ERR_INVALID_ARGUMENT,
-                                "faulty: option 'delta' needs a number, got '%s'", val);
+                return tp_error(TSR_ERR_INVALID_ARGUMENT, "faulty: option 'delta' needs a number, got '%s'", val);
         } else {
-            return tp_error(TSR_ERR_INVALID_ARGUMENT,
-                            "faulty provider has no option '%s' (it knows: op, delta)", key);
+            return tp_error(TSR_ERR_INVALID_ARGUMENT, "faulty provider has no option '%s' (it knows: op, delta)", key);
         }
     }
     faulty_state *s = malloc(sizeof *s);
@@ -70,11 +68,9 @@ static tsr_status *claim(void *state, const tsr_graph *graph, tsr_claim_sink *si
     size_t n = host->graph_node_count(graph);
     for (size_t i = 0; i < n; i++) {
         const tsr_node *node = host->graph_node(graph, i);
-        bool op_ok = host->node_domain(node)[0] == 0 &&
-                     strcmp(host->node_op_type(node), op_names[st->op]) == 0;
-        bool types_ok = host->node_input_count(node) == 2 &&
-                        float_or_unknown(host->node_input(node, 0)) &&
-                        float_or_unknown(host->node_input(node, 1));
+        bool op_ok = host->node_domain(node)[0] == 0 && strcmp(host->node_op_type(node), op_names[st->op]) == 0;
+        bool types_ok = host->node_input_count(node) == 2 && float_or_unknown(host->node_input(node, 0)) &&
+            float_or_unknown(host->node_input(node, 1));
         if (op_ok && types_ok) {
             tsr_status *s = host->claim_piece(sink, &node, 1, -1.0);
             if (s) return s;
@@ -93,8 +89,7 @@ static tsr_status *compile(void *state, const tsr_graph *piece, void **piece_sta
         return host->status_new(TSR_ERR_NOT_SUPPORTED, "faulty pieces hold one node");
     const tsr_node *node = host->graph_node(piece, 0);
     if (host->node_input_count(node) != 2)
-        return tp_error(TSR_ERR_NOT_SUPPORTED, "node '%s': two inputs expected",
-                        host->node_name(node));
+        return tp_error(TSR_ERR_NOT_SUPPORTED, "node '%s': two inputs expected", host->node_name(node));
     faulty_piece *p = calloc(1, sizeof *p);
     if (!p) return host->status_new(TSR_ERR_NO_MEMORY, "out of memory");
     p->op = st->op;
@@ -110,10 +105,9 @@ static tsr_status *compile(void *state, const tsr_graph *piece, void **piece_sta
 /* Output shape by numpy broadcasting, and each input's element strides
  * over it (0 along broadcast axes). False when the shapes do not broadcast
  * or the element count overflows. */
-static bool broadcast(const tsr_tensor *a, const tsr_tensor *b, int32_t *rank, int64_t *dims,
-                      size_t sa[], size_t sb[], size_t *count) {
-    if (a->rank > FAULTY_MAX_RANK || b->rank > FAULTY_MAX_RANK || a->rank < 0 || b->rank < 0)
-        return false;
+static bool broadcast(const tsr_tensor *a, const tsr_tensor *b, int32_t *rank, int64_t *dims, size_t sa[], size_t sb[],
+                      size_t *count) {
+    if (a->rank > FAULTY_MAX_RANK || b->rank > FAULTY_MAX_RANK || a->rank < 0 || b->rank < 0) return false;
     int32_t r = a->rank > b->rank ? a->rank : b->rank;
     size_t stride_a = 1, stride_b = 1, n = 1;
     for (int32_t k = r - 1; k >= 0; k--) {
@@ -156,8 +150,7 @@ static tsr_status *run(void *piece_state, tsr_run_context *ctx) {
     if (!broadcast(a, b, &rank, dims, sa, sb, &n))
         return tp_error(TSR_ERR_INVALID_ARGUMENT, "node '%s': shapes do not broadcast", p->name);
     tsr_tensor *out;
-    tsr_status *s = host->run_alloc_output(ctx, p->out >= 0 ? (size_t)p->out : (size_t)-1,
-                                           TSR_FLOAT, rank, dims, &out);
+    tsr_status *s = host->run_alloc_output(ctx, p->out >= 0 ? (size_t)p->out : (size_t)-1, TSR_FLOAT, rank, dims, &out);
     if (s) return s;
     const float *x = a->data, *y = b->data;
     float *z = out->data;
@@ -192,6 +185,4 @@ static const tsr_provider table = {
     .release = tp_release,
 };
 
-TSR_EXPORT tsr_status *tessera_provider_entry(tsr_provider_entry_args *args) {
-    return tp_entry(args, &table);
-}
+TSR_EXPORT tsr_status *tessera_provider_entry(tsr_provider_entry_args *args) { return tp_entry(args, &table); }

@@ -11,13 +11,11 @@ static tsr_status *create(const tsr_provider_config *config, void **state) {
         const char *key = config->option_keys[i];
         const char *val = config->option_values[i];
         if (strcmp(key, "scale") != 0)
-            return tp_error(TSR_ERR_INVALID_ARGUMENT,
-                            "options provider has no option '%s' (it knows: scale)", key);
+            return tp_error(TSR_ERR_INVALID_ARGUMENT, "options provider has no option '%s' (it knows: scale)", key);
         char *end = NULL;
         scale = strtof(val, &end);
         if (!*val || !end || *end)
-            return tp_error(TSR_ERR_INVALID_ARGUMENT, "option 'scale' needs a number, got '%s'",
-                            val);
+            return tp_error(TSR_ERR_INVALID_ARGUMENT, "option 'scale' needs a number, got '%s'", val);
     }
     tp_state *s = calloc(1, sizeof *s);
     if (!s) return host->status_new(TSR_ERR_NO_MEMORY, "out of memory");
@@ -46,6 +44,4 @@ static const tsr_provider table = {
     .release = tp_release,
 };
 
-TSR_EXPORT tsr_status *tessera_provider_entry(tsr_provider_entry_args *args) {
-    return tp_entry(args, &table);
-}
+TSR_EXPORT tsr_status *tessera_provider_entry(tsr_provider_entry_args *args) { return tp_entry(args, &table); }

@@ -40,8 +40,7 @@ int main(int argc, char **argv) {
         if (strcmp(ni.op_type, "Relu") != 0) continue;
         relu_nodes++;
         if (strcmp(ni.provider, "sdkrelu") != 0) {
-            fprintf(stderr, "sdk_app: Relu node '%s' ran on '%s', want sdkrelu\n", ni.name,
-                    ni.provider);
+            fprintf(stderr, "sdk_app: Relu node '%s' ran on '%s', want sdkrelu\n", ni.name, ni.provider);
             bad = 1;
         }
     }
@@ -54,8 +53,13 @@ int main(int argc, char **argv) {
     float x[6] = {-2.5f, -0.0f, 0.0f, 0.75f, -1e-3f, 3.0f};
     const float want[6] = {0.0f, 0.0f, 0.0f, 0.75f, 0.0f, 3.0f};
     const int64_t dims[2] = {2, 3};
-    tsr_tensor in = {.struct_size = sizeof in, .elem_type = TSR_FLOAT, .rank = 2, .dims = dims,
-                     .data = x, .nbytes = sizeof x, .memory_kind = TSR_MEMORY_HOST};
+    tsr_tensor in = {.struct_size = sizeof in,
+                     .elem_type = TSR_FLOAT,
+                     .rank = 2,
+                     .dims = dims,
+                     .data = x,
+                     .nbytes = sizeof x,
+                     .memory_kind = TSR_MEMORY_HOST};
     const tsr_tensor *inputs[1] = {&in};
     const char *in_names[1] = {"x"};
     const char *out_names[1] = {"y"};
@@ -70,8 +74,7 @@ int main(int argc, char **argv) {
         tsr_session_free(sess);
         return fail_status(s, "reading y");
     }
-    if (y.elem_type != TSR_FLOAT || y.rank != 2 || y.dims[0] != 2 || y.dims[1] != 3 ||
-        y.nbytes != sizeof want) {
+    if (y.elem_type != TSR_FLOAT || y.rank != 2 || y.dims[0] != 2 || y.dims[1] != 3 || y.nbytes != sizeof want) {
         fprintf(stderr, "sdk_app: y has the wrong type or shape\n");
         bad = 1;
     } else {

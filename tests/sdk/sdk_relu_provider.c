@@ -12,8 +12,7 @@ static tsr_status *sdk_create(const tsr_provider_config *cfg, void **state) {
     /* No options exist, so any key is unknown and must be refused. */
     if (cfg && cfg->option_count) {
         char msg[160];
-        snprintf(msg, sizeof msg, "sdkrelu: unknown option '%s' (it takes none)",
-                 cfg->option_keys[0]);
+        snprintf(msg, sizeof msg, "sdkrelu: unknown option '%s' (it takes none)", cfg->option_keys[0]);
         return host->status_new(TSR_ERR_INVALID_ARGUMENT, msg);
     }
     *state = NULL;

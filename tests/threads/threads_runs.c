@@ -141,7 +141,7 @@ int main(int argc, char **argv) {
         tsr_value_free(inputs[i]);
         tsr_value_free(expected[i]);
     }
-    printf("%s session%s, %d threads x %d runs on %s: %ld failed\n", shared ? "one shared" : "own",
-           shared ? "" : "s", threads, runs, providers, failures);
+    printf("%s session%s, %d threads x %d runs on %s: %ld failed\n", shared ? "one shared" : "own", shared ? "" : "s",
+           threads, runs, providers, failures);
     return failures != 0;
 }

@@ -36,9 +36,7 @@ static const char *env_or(const char *name, const char *dflt) {
 }
 
 static const char *lib_dir(void) { return env_or("TESSERA_BUILD_LIB", "build/lib"); }
-static const char *data_path(const char *name) {
-    return fmt_path(env_or("TESSERA_TEST_DATA", "tests/data"), name);
-}
+static const char *data_path(const char *name) { return fmt_path(env_or("TESSERA_TEST_DATA", "tests/data"), name); }
 
 /* tests/plugins/<name>.c is built as <build>/test-plugins/<name>.so. */
 static const char *plugin_path(const char *name) {
@@ -88,19 +86,18 @@ static char *capture_end(capture *c) {
 
 /* --- sessions ---------------------------------------------------------------- */
 
-#define CONTAINS(hay, needle)                                                     \
-    do {                                                                          \
-        const char *h_ = (hay);                                                   \
-        bool found_ = h_ && strstr(h_, (needle)) != NULL;                         \
-        if (!found_) fprintf(stderr, "\n  expected \"%s\" in: %s\n", (needle), h_ ? h_ : "(null)"); \
-        CU_ASSERT(found_);                                                        \
+#define CONTAINS(hay, needle)                                                                                          \
+    do {                                                                                                               \
+        const char *h_ = (hay);                                                                                        \
+        bool found_ = h_ && strstr(h_, (needle)) != NULL;                                                              \
+        if (!found_) fprintf(stderr, "\n  expected \"%s\" in: %s\n", (needle), h_ ? h_ : "(null)");                    \
+        CU_ASSERT(found_);                                                                                             \
     } while (0)
 
 /* A session over `model` with providers (names or paths) in order, with
  * optional key=value options for provider `opt_prov`. */
-static tsr_status *open_session(const char *model, const char *const *provs, size_t n,
-                                const char *opt_prov, const char *key, const char *value,
-                                tsr_session **out) {
+static tsr_status *open_session(const char *model, const char *const *provs, size_t n, const char *opt_prov,
+                                const char *key, const char *value, tsr_session **out) {
     tsr_session_options *o;
     tsr_status *s = tsr_session_options_create(&o);
     if (s) return s;
@@ -712,17 +709,17 @@ static void test_to_onnx_piece(void) {
 /* Deep comparison of what the writer must carry over. Each check is a CUnit
  * assertion; a mismatch in a count stops the comparison of that object (so
  * nothing reads past an array) and makes the function return false. */
-#define SAME(cond)          \
-    do {                    \
-        bool ok_ = (cond);  \
-        CU_ASSERT(ok_);     \
-        if (!ok_) same = false; \
+#define SAME(cond)                                                                                                     \
+    do {                                                                                                               \
+        bool ok_ = (cond);                                                                                             \
+        CU_ASSERT(ok_);                                                                                                \
+        if (!ok_) same = false;                                                                                        \
     } while (0)
-#define SAME_OR_STOP(cond)  \
-    do {                    \
-        bool ok_ = (cond);  \
-        CU_ASSERT(ok_);     \
-        if (!ok_) return false; \
+#define SAME_OR_STOP(cond)                                                                                             \
+    do {                                                                                                               \
+        bool ok_ = (cond);                                                                                             \
+        CU_ASSERT(ok_);                                                                                                \
+        if (!ok_) return false;                                                                                        \
     } while (0)
 
 static bool same_tensor(const ir_tensor *a, const ir_tensor *b) {
@@ -774,8 +771,9 @@ static bool same_attr(const ir_attr *a, const ir_attr *b) {
     for (size_t i = 0; i < a->count; i++) {
         if (a->ints) SAME(b->ints && a->ints[i] == b->ints[i]);
         if (a->floats) SAME(b->floats && memcmp(&a->floats[i], &b->floats[i], sizeof(float)) == 0);
-        if (a->strings) SAME(b->strings && a->string_lens[i] == b->string_lens[i] &&
-                             memcmp(a->strings[i], b->strings[i], a->string_lens[i]) == 0);
+        if (a->strings)
+            SAME(b->strings && a->string_lens[i] == b->string_lens[i] &&
+                 memcmp(a->strings[i], b->strings[i], a->string_lens[i]) == 0);
         if (a->tensors && !same_tensor(a->tensors[i], b->tensors ? b->tensors[i] : NULL)) same = false;
         if (a->graphs && !same_graph(a->graphs[i], b->graphs ? b->graphs[i] : NULL)) same = false;
     }
@@ -784,9 +782,7 @@ static bool same_attr(const ir_attr *a, const ir_attr *b) {
     return same;
 }
 
-static bool same_name(const ir_value *a, const ir_value *b) {
-    return a && b ? strcmp(a->name, b->name) == 0 : a == b;
-}
+static bool same_name(const ir_value *a, const ir_value *b) { return a && b ? strcmp(a->name, b->name) == 0 : a == b; }
 
 /* True when a node of g (or of its subgraphs) reads v, or v is an output. */
 static bool used_in(const ir_graph *g, const ir_value *v) {
@@ -1188,9 +1184,7 @@ static void test_attr_graph_view(void) {
  * included), inputs and outputs with their types, initializers, opsets and
  * functions. Models with TypeProto attributes cannot be written (the loader
  * keeps only their kind) and must say so. */
-static struct {
-    size_t loaded, written, refused_typeproto, differed;
-} corpus;
+static struct { size_t loaded, written, refused_typeproto, differed; } corpus;
 
 static int corpus_visit(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
     (void)st;
@@ -1211,8 +1205,8 @@ static int corpus_visit(const char *path, const struct stat *st, int flag, struc
     if (!err) err = onnx_write_view(v, &bytes, &size);
     graph_view_free(v);
     if (err) {
-        bool typeproto = tsr_status_code(err) == TSR_ERR_NOT_SUPPORTED &&
-                         strstr(tsr_status_message(err), "TypeProto") != NULL;
+        bool typeproto =
+            tsr_status_code(err) == TSR_ERR_NOT_SUPPORTED && strstr(tsr_status_message(err), "TypeProto") != NULL;
         if (typeproto) corpus.refused_typeproto++;
         else fprintf(stderr, "\n  %s: writing failed: %s\n", path, tsr_status_message(err));
         CU_ASSERT(typeproto);

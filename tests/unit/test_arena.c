@@ -183,11 +183,21 @@ static void test_plans_per_shape(void) {
         int64_t n;
         uint64_t placed, planned, plans;
     } steps[] = {
-        {2, 0, 0, 1},   {2, 1, 64, 1},  {1, 0, 0, 2},  {1, 1, 64, 2},  {2, 1, 64, 2},
-        {6, 0, 0, 3},   {6, 1, 128, 3}, /* 72 bytes: two alignment units */
-        {5, 0, 0, 4},   {5, 1, 64, 4},
+        {2, 0, 0, 1},
+        {2, 1, 64, 1},
+        {1, 0, 0, 2},
+        {1, 1, 64, 2},
+        {2, 1, 64, 2},
+        {6, 0, 0, 3},
+        {6, 1, 128, 3}, /* 72 bytes: two alignment units */
+        {5, 0, 0, 4},
+        {5, 1, 64, 4},
         /* a fifth shape: the least recently used plan (N = 1) goes */
-        {8, 0, 0, 4},   {8, 1, 128, 4}, {2, 1, 64, 4}, {1, 0, 0, 4}, {1, 1, 64, 4},
+        {8, 0, 0, 4},
+        {8, 1, 128, 4},
+        {2, 1, 64, 4},
+        {1, 0, 0, 4},
+        {1, 1, 64, 4},
     };
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
         bool right = false;
@@ -198,9 +208,8 @@ static void test_plans_per_shape(void) {
         CU_ASSERT(right);
         arena_stats a = stats(s);
         if (a.placed != steps[i].placed || a.planned_bytes != steps[i].planned || a.plans != steps[i].plans)
-            fprintf(stderr, "\n  step %zu (N=%lld): placed %llu planned %llu plans %llu\n", i,
-                    (long long)steps[i].n, (unsigned long long)a.placed, (unsigned long long)a.planned_bytes,
-                    (unsigned long long)a.plans);
+            fprintf(stderr, "\n  step %zu (N=%lld): placed %llu planned %llu plans %llu\n", i, (long long)steps[i].n,
+                    (unsigned long long)a.placed, (unsigned long long)a.planned_bytes, (unsigned long long)a.plans);
         CU_ASSERT_EQUAL(a.placed, steps[i].placed);
         CU_ASSERT_EQUAL(a.allocated, 2 - steps[i].placed); /* y always, a until planned */
         CU_ASSERT_EQUAL(a.planned_bytes, steps[i].planned);

@@ -67,8 +67,7 @@ static void expect_value(tsr_value *v, const float *want) {
     CU_ASSERT_EQUAL_FATAL(t.nbytes, 6 * sizeof(float));
     const float *got = t.data;
     for (int i = 0; i < 6; i++) {
-        if (got[i] != want[i])
-            fprintf(stderr, "\n  element %d: got %g, want %g\n", i, (double)got[i], (double)want[i]);
+        if (got[i] != want[i]) fprintf(stderr, "\n  element %d: got %g, want %g\n", i, (double)got[i], (double)want[i]);
         CU_ASSERT_DOUBLE_EQUAL(got[i], want[i], 1e-6);
     }
 }
@@ -197,7 +196,7 @@ static void test_symbolic_batch_across_runs(void) {
     static const int64_t batches[] = {2, 1, 2};
     for (size_t r = 0; r < 3; r++) {
         const int64_t dims[2] = {batches[r], 3};
-        tsr_tensor x = {sizeof x, TSR_FLOAT, 2, dims, (void *)X, sizeof(float) * 3 * (size_t)batches[r],
+        tsr_tensor x = {sizeof x,        TSR_FLOAT, 2, dims, (void *)X, sizeof(float) * 3 * (size_t)batches[r],
                         TSR_MEMORY_HOST, 0};
         const char *in_names[] = {"x"};
         const tsr_tensor *ins[] = {&x};
@@ -212,7 +211,8 @@ static void test_symbolic_batch_across_runs(void) {
         CU_ASSERT_EQUAL(t.rank, 2);
         CU_ASSERT_EQUAL(t.nbytes, sizeof(float) * 3 * (size_t)batches[r]);
         if (t.rank == 2 && t.dims[0] == batches[r] && t.data)
-            for (int64_t i = 0; i < 3 * batches[r]; i++) CU_ASSERT_DOUBLE_EQUAL(((const float *)t.data)[i], want_n2[i], 1e-6);
+            for (int64_t i = 0; i < 3 * batches[r]; i++)
+                CU_ASSERT_DOUBLE_EQUAL(((const float *)t.data)[i], want_n2[i], 1e-6);
         tsr_value_free(y);
     }
     /* the declared 3 still binds */

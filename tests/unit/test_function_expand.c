@@ -73,16 +73,15 @@ static ir_model *model_from_text(const char *main_text, const char *const *funct
 /* --- parser ------------------------------------------------------------------- */
 
 static void test_parse_good(void) {
-    ir_function *f =
-        parse_ok("# a comment line\n"
-                 "<domain: \"com.example\", opset_import: [\"\": 18, \"com.example\": 1]>\n"
-                 "Scale <alpha: float = 2.5, mode: string = \"x\", axes: ints = [0, -1], k> (X, B) "
-                 "=> (Y) {\n"
-                 "    A = Constant <value_float: float = @alpha> ()\n"
-                 "    T = Constant <value = int64[2] {3, -4}> ()\n"
-                 "    P = Pad <mode: string = @mode> (X, T, , B)  # an omitted input\n"
-                 "    Y = com.example.Helper <f = [1.0, 2], s = \"q\\\"z\"> (P, A)\n"
-                 "}\n");
+    ir_function *f = parse_ok("# a comment line\n"
+                              "<domain: \"com.example\", opset_import: [\"\": 18, \"com.example\": 1]>\n"
+                              "Scale <alpha: float = 2.5, mode: string = \"x\", axes: ints = [0, -1], k> (X, B) "
+                              "=> (Y) {\n"
+                              "    A = Constant <value_float: float = @alpha> ()\n"
+                              "    T = Constant <value = int64[2] {3, -4}> ()\n"
+                              "    P = Pad <mode: string = @mode> (X, T, , B)  # an omitted input\n"
+                              "    Y = com.example.Helper <f = [1.0, 2], s = \"q\\\"z\"> (P, A)\n"
+                              "}\n");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     CU_ASSERT_STRING_EQUAL(f->name, "Scale");
     CU_ASSERT_STRING_EQUAL(f->domain, "com.example");
@@ -164,8 +163,7 @@ static void test_parse_errors(void) {
 static void test_builtin_bodies_parse(void) {
     for (size_t i = 0; i < function_text_count; i++) {
         ir_function *f = NULL;
-        tsr_status *st =
-            onnx_text_parse_function(function_texts[i].text, function_texts[i].file, &f);
+        tsr_status *st = onnx_text_parse_function(function_texts[i].text, function_texts[i].file, &f);
         if (st) fprintf(stderr, "\n  %s\n", tsr_status_message(st));
         CU_ASSERT_PTR_NULL(st);
         tsr_status_free(st);
@@ -211,8 +209,7 @@ static void test_expand_builtin(void) {
     expansion_clear(&rec);
     CU_ASSERT_STRING_EQUAL(g->nodes[0]->op_type, "Abs");
     CU_ASSERT_STRING_EQUAL(g->nodes[g->n_nodes - 1]->op_type, "Neg");
-    for (size_t i = 0; i < g->n_nodes; i++)
-        CU_ASSERT_EQUAL(g->nodes[i]->index, i);
+    for (size_t i = 0; i < g->n_nodes; i++) CU_ASSERT_EQUAL(g->nodes[i]->index, i);
     for (size_t i = 1; i + 1 < g->n_nodes; i++) {
         CU_ASSERT_PTR_NOT_NULL_FATAL(g->nodes[i]->origin);
         CU_ASSERT_STRING_EQUAL(g->nodes[i]->origin, "ss");
@@ -244,9 +241,7 @@ static const char *const local_functions[] = {
     "}\n",
     NULL};
 
-static const ir_attr *attr_of(const ir_node *n, const char *name) {
-    return n ? ir_node_attr(n, name) : NULL;
-}
+static const ir_attr *attr_of(const ir_node *n, const char *name) { return n ? ir_node_attr(n, name) : NULL; }
 
 /* References resolve to the caller's attribute, else the default, else the
  * attribute is left out; a nested model-local function expands in turn,
@@ -432,8 +427,7 @@ static void test_parse_graph_attr_errors(void) {
         {HEAD "    Y = Loop <body: graph = g (i, c, a) => (c, S) {\n        S = Add (a, a)\n"
               "    }> (, , X)\n}\n",
          "line 5, column 9: 'S' is already a value of an enclosing graph"},
-        {HEAD "    Y = Loop <body: graph = g (i, c, c) => (c) { }> (, , X)\n}\n",
-         "input 'c' listed twice"},
+        {HEAD "    Y = Loop <body: graph = g (i, c, c) => (c) { }> (, , X)\n}\n", "input 'c' listed twice"},
         {HEAD "    Y = Loop <body: graph = g (i, c, a) => (c, t) {\n        t = Add (a, S)\n"
               "        t = Add (a, a)\n    }> (, , X)\n}\n",
          "line 6, column 9: 't' is produced twice"},
@@ -552,17 +546,16 @@ static void expand_ok(ir_graph *g, size_t i, const char *name, const ir_function
 
 /* Y = X + 3 X^2: a Loop of three turns adding S = X * X, a value of the
  * function body, to its carried value. */
-static const char *const loop_functions[] = {
-    "<domain: \"local\", opset_import: [\"\": 18]>\n"
-    "SumSq (X) => (Y) {\n"
-    "    S = Mul (X, X)\n"
-    "    M = Constant <value = int64 {3}> ()\n"
-    "    C = Constant <value = bool {1}> ()\n"
-    "    Y = Loop <body: graph = step (i, c, acc) => (c, acc2) {\n"
-    "        acc2 = Add (acc, S)\n"
-    "    }> (M, C, X)\n"
-    "}\n",
-    NULL};
+static const char *const loop_functions[] = {"<domain: \"local\", opset_import: [\"\": 18]>\n"
+                                             "SumSq (X) => (Y) {\n"
+                                             "    S = Mul (X, X)\n"
+                                             "    M = Constant <value = int64 {3}> ()\n"
+                                             "    C = Constant <value = bool {1}> ()\n"
+                                             "    Y = Loop <body: graph = step (i, c, acc) => (c, acc2) {\n"
+                                             "        acc2 = Add (acc, S)\n"
+                                             "    }> (M, C, X)\n"
+                                             "}\n",
+                                             NULL};
 static const char loop_main[] = "<opset_import: [\"\": 18, \"local\": 1]>\n"
                                 "main (X) => (Y) { Y = local.SumSq (X) }";
 
@@ -632,8 +625,7 @@ static void test_call_graph_attr(void) {
     ir_graph *g = m->graph;
     expand_ok(g, 1, "n", f);
     CU_ASSERT_EQUAL_FATAL(g->n_nodes, 4);
-    const ir_node *abs = find_node(g, "n/Abs_0"), *mul = find_node(g, "n/score/Mul_0"),
-                  *neg = find_node(g, "n/Neg_2");
+    const ir_node *abs = find_node(g, "n/Abs_0"), *mul = find_node(g, "n/score/Mul_0"), *neg = find_node(g, "n/Neg_2");
     CU_ASSERT_PTR_NOT_NULL_FATAL(abs);
     CU_ASSERT_PTR_NOT_NULL_FATAL(mul);
     CU_ASSERT_PTR_NOT_NULL_FATAL(neg);
@@ -763,39 +755,41 @@ static void test_when_conditions(void) {
         const char *attr, *value;
         bool holds, holds_default; /* for the node with mode = 2, and the one without */
     } cases[] = {
-        {"mode", "2", true, false},      {"mode", "0", false, true},
-        {"mode", "!0", true, false},     {"mode", "!2", false, true},
-        {"kind", "a", true, true},       {"kind", "!a", false, false},
-        {"kind", "b", false, false},     {"kind", "!b", true, true},
-        {"ratio", "0.5", false, false},  {"ratio", "!0.5", false, false}, /* a float: unknown */
-        {"absent", "x", false, false},   {"absent", "!x", false, false},
-        {"__type_X", "1", true, true},   {"__type_X", "!1", false, false},
-        {"__type_X", "11", false, false}, {"__type_X", "!11", true, true},
-        {"__type_W", "1", false, false}, {"__type_W", "!1", false, false}, /* unknown type */
-        {"__type_Z", "!1", false, false}, /* omitted */
-        {"__type_Q", "!1", false, false}, /* no such input */
-        {"__dim_X_0", "2", true, true},  {"__dim_X_1", "5", true, true},
-        {"__dim_X_1", "!5", false, false}, {"__dim_X_1", "!4", true, true},
-        {"__dim_X_2", "!1", false, false}, /* beyond the rank */
-        {"__dim_W_0", "!1", false, false}, /* unknown shape */
-        {"__dim_X", "!1", false, false},  {"__dim_X_", "!1", false, false},
-        {"__dim_X_1x", "!1", false, false}, {"__dim_X_-1", "!1", false, false},
+        {"mode", "2", true, false},         {"mode", "0", false, true},        {"mode", "!0", true, false},
+        {"mode", "!2", false, true},        {"kind", "a", true, true},         {"kind", "!a", false, false},
+        {"kind", "b", false, false},        {"kind", "!b", true, true},        {"ratio", "0.5", false, false},
+        {"ratio", "!0.5", false, false}, /* a float: unknown */
+        {"absent", "x", false, false},      {"absent", "!x", false, false},    {"__type_X", "1", true, true},
+        {"__type_X", "!1", false, false},   {"__type_X", "11", false, false},  {"__type_X", "!11", true, true},
+        {"__type_W", "1", false, false},    {"__type_W", "!1", false, false}, /* unknown type */
+        {"__type_Z", "!1", false, false},                                     /* omitted */
+        {"__type_Q", "!1", false, false},                                     /* no such input */
+        {"__dim_X_0", "2", true, true},     {"__dim_X_1", "5", true, true},    {"__dim_X_1", "!5", false, false},
+        {"__dim_X_1", "!4", true, true},    {"__dim_X_2", "!1", false, false}, /* beyond the rank */
+        {"__dim_W_0", "!1", false, false},                                     /* unknown shape */
+        {"__dim_X", "!1", false, false},    {"__dim_X_", "!1", false, false},  {"__dim_X_1x", "!1", false, false},
+        {"__dim_X_-1", "!1", false, false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        function_text t = {.domain = "local", .op_type = "Pick", .since = 1,
-                           .when_attr = cases[i].attr, .when_value = cases[i].value};
+        function_text t = {
+            .domain = "local", .op_type = "Pick", .since = 1, .when_attr = cases[i].attr, .when_value = cases[i].value};
         bool got = function_text_conditions_hold(&t, m->graph->nodes[0], f);
         bool got_default = function_text_conditions_hold(&t, m->graph->nodes[1], f);
         if (got != cases[i].holds || got_default != cases[i].holds_default)
-            fprintf(stderr, "\n  when=%s:%s: got %d/%d\n", cases[i].attr, cases[i].value, got,
-                    got_default);
+            fprintf(stderr, "\n  when=%s:%s: got %d/%d\n", cases[i].attr, cases[i].value, got, got_default);
         CU_ASSERT_EQUAL(got, cases[i].holds);
         CU_ASSERT_EQUAL(got_default, cases[i].holds_default);
     }
     /* when= together with the other conditions. */
-    function_text t = {.domain = "local", .op_type = "Pick", .since = 1, .when_attr = "mode",
-                       .when_value = "2", .has_inputs = "X,W", .lacks_inputs = "Z",
-                       .rank_input = "X", .rank = 2};
+    function_text t = {.domain = "local",
+                       .op_type = "Pick",
+                       .since = 1,
+                       .when_attr = "mode",
+                       .when_value = "2",
+                       .has_inputs = "X,W",
+                       .lacks_inputs = "Z",
+                       .rank_input = "X",
+                       .rank = 2};
     CU_ASSERT(function_text_conditions_hold(&t, m->graph->nodes[0], f));
     t.lacks_inputs = "W";
     CU_ASSERT(!function_text_conditions_hold(&t, m->graph->nodes[0], f));
@@ -911,8 +905,7 @@ static void test_partition_expands_declined(void) {
     free(m->graph->nodes[0]->name);
     m->graph->nodes[0]->name = strdup("hs");
     char path[1024];
-    snprintf(path, sizeof path, "%s/libtessera_provider_reference.so",
-             env_or("TESSERA_BUILD_LIB", "build/lib"));
+    snprintf(path, sizeof path, "%s/libtessera_provider_reference.so", env_or("TESSERA_BUILD_LIB", "build/lib"));
     tsr_plugin *plugin = NULL;
     provider_inst *inst = NULL;
     tsr_status *st = plugin_load(path, host_api_table(), &plugin);
@@ -962,16 +955,11 @@ void unit_register(void) {
     CU_add_test(s, "expansion: a function calling itself is refused", test_recursive_function);
     CU_add_test(s, "parser: graph attributes reading enclosing values", test_parse_graph_attr);
     CU_add_test(s, "parser: malformed graph attributes and calls", test_parse_graph_attr_errors);
-    CU_add_test(s, "expansion: a Loop body reading the function's values, run",
-                test_expand_loop_reading_outer);
+    CU_add_test(s, "expansion: a Loop body reading the function's values, run", test_expand_loop_reading_outer);
     CU_add_test(s, "expansion: @attr calls of the caller's graph, run", test_call_graph_attr);
-    CU_add_test(s, "expansion: a graph attribute passed by reference, run",
-                test_graph_attr_by_reference);
-    CU_add_test(s, "when=: int, string, __type_ and __dim_ conditions, !VALUE",
-                test_when_conditions);
+    CU_add_test(s, "expansion: a graph attribute passed by reference, run", test_graph_attr_by_reference);
+    CU_add_test(s, "when=: int, string, __type_ and __dim_ conditions, !VALUE", test_when_conditions);
     CU_add_test(s, "expansion: @__dim_ references", test_synth_attr_reference);
-    CU_add_test(s, "when=: built-in bodies chosen by __type_ and __dim_",
-                test_when_selects_builtin);
-    CU_add_test(s, "partition_graph expands what the provider declines",
-                test_partition_expands_declined);
+    CU_add_test(s, "when=: built-in bodies chosen by __type_ and __dim_", test_when_selects_builtin);
+    CU_add_test(s, "partition_graph expands what the provider declines", test_partition_expands_declined);
 }

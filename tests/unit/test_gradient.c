@@ -417,15 +417,15 @@ static void test_unary(void) {
     float want[N_OPS][4];
     for (int i = 0; i < 4; i++) {
         float v = X[i], sign = v > 0 ? 1.0f : -1.0f;
-        want[0][i] = sign;                                  /* |x|' */
-        want[1][i] = 1;                                     /* x' */
-        want[2][i] = -1;                                    /* (-x)' */
-        want[3][i] = v > 0 ? 1.0f : 0.0f;                   /* relu' */
-        want[4][i] = sigmoid(v) * (1 - sigmoid(v));         /* s (1 - s) */
-        want[5][i] = 1 - tanhf(v) * tanhf(v);               /* 1 - tanh^2 */
-        want[6][i] = expf(v);                               /* exp */
-        want[7][i] = 1 / v;                                 /* log|x|' */
-        want[8][i] = sign / (2 * sqrtf(fabsf(v)));          /* sqrt|x|' */
+        want[0][i] = sign;                          /* |x|' */
+        want[1][i] = 1;                             /* x' */
+        want[2][i] = -1;                            /* (-x)' */
+        want[3][i] = v > 0 ? 1.0f : 0.0f;           /* relu' */
+        want[4][i] = sigmoid(v) * (1 - sigmoid(v)); /* s (1 - s) */
+        want[5][i] = 1 - tanhf(v) * tanhf(v);       /* 1 - tanh^2 */
+        want[6][i] = expf(v);                       /* exp */
+        want[7][i] = 1 / v;                         /* log|x|' */
+        want[8][i] = sign / (2 * sqrtf(fabsf(v)));  /* sqrt|x|' */
     }
     CU_ASSERT_EQUAL_FATAL(tsr_session_output_count(s), N_OPS);
     tsr_value *outs[N_OPS] = {NULL};

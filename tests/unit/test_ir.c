@@ -225,8 +225,9 @@ static void test_implicit_subgraph_dependency(void) {
 
     /* and an undefined name inside the body is reported through the node */
     mk(body, "Identity", "nowhere", NULL, "out2");
-    expect_check_error(g, "graph.node[1] 'z' attribute 'then_branch': graph.node[1] 'out2': input "
-                          "'nowhere' is not defined");
+    expect_check_error(g,
+                       "graph.node[1] 'z' attribute 'then_branch': graph.node[1] 'out2': input "
+                       "'nowhere' is not defined");
     ir_graph_free(g);
 }
 

@@ -94,9 +94,8 @@ static void expect_runs(const char *model, const char *name, int64_t value, size
 /* --- names and ranges ------------------------------------------------------ */
 
 static void test_names(void) {
-    static const char *const names[] = {"tensor_bytes",   "working_bytes", "model_bytes",
-                                        "external_bytes", "graph_depth",   "function_nodes",
-                                        "function_depth"};
+    static const char *const names[] = {"tensor_bytes", "working_bytes",  "model_bytes",   "external_bytes",
+                                        "graph_depth",  "function_nodes", "function_depth"};
     tsr_session_options *o = options(NULL, 0);
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         CU_ASSERT_PTR_NULL(tsr_session_options_set_limit(o, names[i], 7));
@@ -177,8 +176,8 @@ static void test_model_bytes(void) {
 static void test_external_bytes(void) {
     /* ext_two.onnx reads 256 + 256 bytes of ext_two.bin */
     tsr_status *st;
-    const char *const over[] = {"graph.initializer[1] 'w2'", "external data of 256 bytes",
-                                "512 bytes read in all", "over the external_bytes limit (511)", NULL};
+    const char *const over[] = {"graph.initializer[1] 'w2'", "external data of 256 bytes", "512 bytes read in all",
+                                "over the external_bytes limit (511)", NULL};
     CU_ASSERT_PTR_NULL(open_model("ext_two.onnx", "external_bytes", 511, &st));
     expect_status(st, TSR_ERR_NO_MEMORY, over);
     const char *const first[] = {"graph.initializer[0] 'w1'", "over the external_bytes limit (255)", NULL};
@@ -276,8 +275,8 @@ static void test_working_bytes_loop(void) {
      * stacked copy does not */
     s = open_model("loop_scan.onnx", "working_bytes", 100000, &st);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-    const char *const stack[] = {"Loop 'loop' scan output 0 of 65536 bytes",
-                                 "over the working_bytes limit (100000)", NULL};
+    const char *const stack[] = {"Loop 'loop' scan output 0 of 65536 bytes", "over the working_bytes limit (100000)",
+                                 NULL};
     expect_status(run_once(s, 1024), TSR_ERR_NO_MEMORY, stack);
     CU_ASSERT_EQUAL(s->working_left, 0);
     tsr_session_free(s);
@@ -296,8 +295,8 @@ static void test_working_bytes_loop(void) {
 static void test_function_nodes(void) {
     /* fn_wide.onnx: ten calls of a two-node function, 20 nodes made */
     tsr_status *st;
-    const char *const over[] = {"node 'call7'", "would make more than 15 nodes",
-                                "over the function_nodes limit (15)", NULL};
+    const char *const over[] = {"node 'call7'", "would make more than 15 nodes", "over the function_nodes limit (15)",
+                                NULL};
     CU_ASSERT_PTR_NULL(open_model("fn_wide.onnx", "function_nodes", 15, &st));
     expect_status(st, TSR_ERR_NO_MEMORY, over);
     expect_runs("fn_wide.onnx", "function_nodes", 20, 4);

@@ -71,12 +71,30 @@ static void pb_close(pb *b, unsigned field, size_t mark) {
 
 /* onnx.proto field numbers */
 enum {
-    MODEL_IR_VERSION = 1, MODEL_GRAPH = 7, MODEL_OPSET = 8, OPSET_VERSION = 2,
-    GRAPH_NODE = 1, GRAPH_NAME = 2, GRAPH_INPUT = 11, GRAPH_OUTPUT = 12,
-    NODE_INPUT = 1, NODE_OUTPUT = 2, NODE_NAME = 3, NODE_OP = 4, NODE_ATTR = 5,
-    ATTR_NAME = 1, ATTR_G = 6, ATTR_TYPE = 20, ATTR_GRAPH = 5,
-    VI_NAME = 1, VI_TYPE = 2, TYPE_TENSOR = 1, TENSOR_ELEM = 1, TENSOR_SHAPE = 2,
-    SHAPE_DIM = 1, DIM_VALUE = 1
+    MODEL_IR_VERSION = 1,
+    MODEL_GRAPH = 7,
+    MODEL_OPSET = 8,
+    OPSET_VERSION = 2,
+    GRAPH_NODE = 1,
+    GRAPH_NAME = 2,
+    GRAPH_INPUT = 11,
+    GRAPH_OUTPUT = 12,
+    NODE_INPUT = 1,
+    NODE_OUTPUT = 2,
+    NODE_NAME = 3,
+    NODE_OP = 4,
+    NODE_ATTR = 5,
+    ATTR_NAME = 1,
+    ATTR_G = 6,
+    ATTR_TYPE = 20,
+    ATTR_GRAPH = 5,
+    VI_NAME = 1,
+    VI_TYPE = 2,
+    TYPE_TENSOR = 1,
+    TENSOR_ELEM = 1,
+    TENSOR_SHAPE = 2,
+    SHAPE_DIM = 1,
+    DIM_VALUE = 1
 };
 
 /* A ValueInfoProto as graph field `field`: a tensor of elem_type and rank
@@ -258,15 +276,15 @@ static void test_ten_thousand_levels(void) {
 
 static void test_default_limit(void) {
     CU_ASSERT(create_run_free(IR_DEFAULT_GRAPH_DEPTH, 0));
-    const char *const want[] = {"graph.node[0] 'if0'", "at least 65 levels deep",
-                                "over the graph_depth limit (64)", NULL};
+    const char *const want[] = {"graph.node[0] 'if0'", "at least 65 levels deep", "over the graph_depth limit (64)",
+                                NULL};
     expect_refused(IR_DEFAULT_GRAPH_DEPTH + 1, 0, TSR_ERR_INVALID_MODEL, want);
 }
 
 static void test_lower_limit(void) {
     CU_ASSERT(create_run_free(8, 8));
-    const char *const want[] = {"graph.node[0] 'if0'", "at least 9 levels deep",
-                                "over the graph_depth limit (8)", NULL};
+    const char *const want[] = {"graph.node[0] 'if0'", "at least 9 levels deep", "over the graph_depth limit (8)",
+                                NULL};
     expect_refused(9, 8, TSR_ERR_INVALID_MODEL, want);
 }
 
@@ -312,8 +330,8 @@ static void test_stack_at_ceiling(void) {
     size_t used64 = 0, used256 = 0, size = (size_t)64 << 20;
     CU_ASSERT(on_measured_stack(IR_DEFAULT_GRAPH_DEPTH, 0, size, &used64));
     CU_ASSERT(on_measured_stack(IR_MAX_GRAPH_DEPTH, IR_MAX_GRAPH_DEPTH, size, &used256));
-    fprintf(stderr, "\n  stack: %zu KiB at 64 levels, %zu KiB at 256 (%zu bytes a level) ", used64 >> 10,
-            used256 >> 10, (used256 - used64) / (IR_MAX_GRAPH_DEPTH - IR_DEFAULT_GRAPH_DEPTH));
+    fprintf(stderr, "\n  stack: %zu KiB at 64 levels, %zu KiB at 256 (%zu bytes a level) ", used64 >> 10, used256 >> 10,
+            (used256 - used64) / (IR_MAX_GRAPH_DEPTH - IR_DEFAULT_GRAPH_DEPTH));
     /* within the 8 MiB of a default main thread or pthread */
     CU_ASSERT(used256 < (size_t)8 << 20);
     const char *const want[] = {"at least 257 levels deep", "over the graph_depth limit (256)", NULL};

@@ -235,8 +235,7 @@ static void test_constant_kinds(void) {
     CU_ASSERT(t->elem_type == TSR_FLOAT && t->rank == 0 && *(float *)t->data == 0.25f);
     t = value(g, "cs")->constant;
     const tsr_string *s = t->data;
-    CU_ASSERT(t->elem_type == TSR_STRING && t->rank == 0 && s[0].size == 3 &&
-              memcmp(s[0].data, "hey", 3) == 0);
+    CU_ASSERT(t->elem_type == TSR_STRING && t->rank == 0 && s[0].size == 3 && memcmp(s[0].data, "hey", 3) == 0);
     t = value(g, "css")->constant;
     s = t->data;
     CU_ASSERT(t->dims[0] == 2 && s[1].size == 2 && memcmp(s[1].data, "bc", 2) == 0);
@@ -267,8 +266,7 @@ static void load_any(const unsigned char *b, size_t n) {
 }
 
 static void test_truncated_every_length(void) {
-    static const char *const names[] = {"valid.onnx", "sparse.onnx", "function.onnx",
-                                        "constants.onnx"};
+    static const char *const names[] = {"valid.onnx", "sparse.onnx", "function.onnx", "constants.onnx"};
     for (size_t k = 0; k < 4; k++) {
         size_t n;
         unsigned char *b = slurp(data_path(names[k]), &n);
@@ -316,8 +314,7 @@ static void test_garbled_bytes(void) {
 static void test_tensor_faults(void) {
     expect_error("raw_mismatch.onnx", TSR_ERR_INVALID_MODEL,
                  "graph.initializer[0] 'w': raw_data has 12 bytes, shape [2,3] float needs 24");
-    expect_error("negative_dim.onnx", TSR_ERR_INVALID_MODEL,
-                 "graph.initializer[0] 'w': dims[0] is negative (-2)");
+    expect_error("negative_dim.onnx", TSR_ERR_INVALID_MODEL, "graph.initializer[0] 'w': dims[0] is negative (-2)");
     /* Under ASan a 4e17-byte allocation would abort: passing shows none. */
     expect_error("huge_dim.onnx", TSR_ERR_INVALID_MODEL,
                  "raw_data has 4 bytes, shape [100000000000000000] float needs 400000000000000000");
@@ -328,8 +325,7 @@ static void test_tensor_faults(void) {
 
 static void test_graph_faults(void) {
     expect_error("cycle.onnx", TSR_ERR_INVALID_MODEL, "graph.node[1] 'n_b' is part of a cycle");
-    expect_error("undefined_input.onnx", TSR_ERR_INVALID_MODEL,
-                 "graph.node[0] 'adder': input 'nope' is not defined");
+    expect_error("undefined_input.onnx", TSR_ERR_INVALID_MODEL, "graph.node[0] 'adder': input 'nope' is not defined");
     expect_error("duplicate_output.onnx", TSR_ERR_INVALID_MODEL,
                  "graph.node[1] 'second': output 'y' is also produced by graph.node[0] 'first'");
     expect_error("missing_opset.onnx", TSR_ERR_INVALID_MODEL,
@@ -387,9 +383,9 @@ static void test_wire_nesting(void) {
     for (size_t i = 0; i < levels + 4; i++) {
         unsigned tag;
         if (i < levels) tag = (i % 2 == 0) ? (4u << 3 | 2) : (1u << 3 | 2); /* sequence_type / elem_type */
-        else if (i == levels) tag = 2u << 3 | 2;     /* ValueInfoProto.type */
-        else if (i == levels + 1) tag = 11u << 3 | 2; /* GraphProto.input */
-        else if (i == levels + 2) tag = 7u << 3 | 2;  /* ModelProto.graph */
+        else if (i == levels) tag = 2u << 3 | 2;                            /* ValueInfoProto.type */
+        else if (i == levels + 1) tag = 11u << 3 | 2;                       /* GraphProto.input */
+        else if (i == levels + 2) tag = 7u << 3 | 2;                        /* ModelProto.graph */
         else break;
         size_t n = 0;
         tmp[n++] = (unsigned char)tag;
@@ -438,9 +434,8 @@ static void test_external_data(void) {
     snprintf(outside, sizeof outside, "/tmp/tessera_outside_XXXXXX");
     CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tmpdir));
     CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(outside));
-    static const char *const models[] = {"ext_valid.onnx",   "ext_dotdot.onnx",
-                                         "ext_absolute.onnx", "ext_symlink.onnx",
-                                         "ext_past_end.onnx", "ext_offset_past_end.onnx"};
+    static const char *const models[] = {"ext_valid.onnx",   "ext_dotdot.onnx",   "ext_absolute.onnx",
+                                         "ext_symlink.onnx", "ext_past_end.onnx", "ext_offset_past_end.onnx"};
     for (size_t i = 0; i < 6; i++) copy_model(models[i]);
     /* 8 bytes of padding, then the four floats at offset 8, then padding */
     float payload[8] = {-9, -9, 1.0f, 2.0f, 3.0f, 4.0f, -9, -9};
@@ -466,12 +461,10 @@ static void test_external_data(void) {
                     "graph.initializer[0] 'w': external data location '../weights.bin' leaves the "
                     "model directory");
     expect_error_at(in_tmp("ext_absolute.onnx"), TSR_ERR_INVALID_MODEL, "is an absolute path");
-    expect_error_at(in_tmp("ext_symlink.onnx"), TSR_ERR_INVALID_MODEL,
-                    "resolves outside the model directory");
+    expect_error_at(in_tmp("ext_symlink.onnx"), TSR_ERR_INVALID_MODEL, "resolves outside the model directory");
     expect_error_at(in_tmp("ext_past_end.onnx"), TSR_ERR_INVALID_MODEL,
                     "offset 20 + length 16 is past the end of 'weights.bin' (32 bytes)");
-    expect_error_at(in_tmp("ext_offset_past_end.onnx"), TSR_ERR_INVALID_MODEL,
-                    "offset 4000 is past the end");
+    expect_error_at(in_tmp("ext_offset_past_end.onnx"), TSR_ERR_INVALID_MODEL, "offset 4000 is past the end");
 
     /* A symlink that stays inside the directory is fine. */
     unlink(in_tmp("link.bin"));
@@ -561,8 +554,7 @@ static void test_tensor_proto_roundtrip(void) {
 static void test_conformance_test_data(void) {
     const char *root = getenv("TESSERA_ONNX_TESTS");
     char path[1024];
-    snprintf(path, sizeof path, "%s/node/test_abs/test_data_set_0/input_0.pb",
-             root ? root : "../shared/onnx-tests");
+    snprintf(path, sizeof path, "%s/node/test_abs/test_data_set_0/input_0.pb", root ? root : "../shared/onnx-tests");
     size_t n;
     unsigned char *b = slurp(path, &n);
     if (!b) return; /* the shared suite is not on this machine */

@@ -271,8 +271,9 @@ static void test_node_find_in_bodies(void) {
     CU_ASSERT_PTR_NULL(tsr_session_node_find(s, "loop0/body/body_add", &a));
     CU_ASSERT_PTR_NULL(tsr_session_node_find(s, "loop0/body/body_add", &b));
     CU_ASSERT_PTR_EQUAL(a.outputs, b.outputs);
-    static const char *const missing[] = {"body_add", "loop0/body", "loop0/then_branch/body_add",
-                                          "loop0/body/body_if/body/relu_then", "loop0//body_add", ""};
+    static const char *const missing[] = {
+        "body_add", "loop0/body", "loop0/then_branch/body_add", "loop0/body/body_if/body/relu_then", "loop0//body_add",
+        ""};
     for (size_t i = 0; i < sizeof missing / sizeof missing[0]; i++) {
         tsr_node_info ni = {.struct_size = sizeof ni};
         st = tsr_session_node_find(s, missing[i], &ni);

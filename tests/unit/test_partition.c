@@ -34,13 +34,10 @@ typedef struct provs {
 static bool add_prov(provs *p, const char *which) {
     char path[1024];
     if (strcmp(which, "reference") == 0)
-        snprintf(path, sizeof path, "%s/libtessera_provider_reference.so",
-                 env_or("TESSERA_BUILD_LIB", "build/lib"));
+        snprintf(path, sizeof path, "%s/libtessera_provider_reference.so", env_or("TESSERA_BUILD_LIB", "build/lib"));
     else if (getenv("TESSERA_TEST_PLUGINS"))
         snprintf(path, sizeof path, "%s/%s.so", getenv("TESSERA_TEST_PLUGINS"), which);
-    else
-        snprintf(path, sizeof path, "%s/../test-plugins/%s.so",
-                 env_or("TESSERA_BUILD_LIB", "build/lib"), which);
+    else snprintf(path, sizeof path, "%s/../test-plugins/%s.so", env_or("TESSERA_BUILD_LIB", "build/lib"), which);
     tsr_status *st = plugin_load(path, host_api_table(), &p->plugins[p->n]);
     if (!st) {
         tsr_provider_config cfg = {sizeof cfg, 0, NULL, NULL, 0, TSR_LOG_WARNING};
@@ -94,8 +91,7 @@ static size_t *check_pieces(const partition *pt, const ir_graph *g) {
         }
     }
     for (size_t i = 0; i < g->n_nodes; i++) {
-        if (seen[i] != 1)
-            fprintf(stderr, "\n  node '%s' is in %zu pieces\n", g->nodes[i]->name, seen[i]);
+        if (seen[i] != 1) fprintf(stderr, "\n  node '%s' is in %zu pieces\n", g->nodes[i]->name, seen[i]);
         CU_ASSERT_EQUAL(seen[i], 1);
     }
     for (size_t p = 0; p < pt->n_pieces; p++) {
@@ -104,8 +100,7 @@ static size_t *check_pieces(const partition *pt, const ir_graph *g) {
             const ir_value *iv = v->inputs[k];
             if (!iv->producer || iv->producer->graph != g) continue;
             size_t from = owner[iv->producer->index];
-            if (from >= p)
-                fprintf(stderr, "\n  piece %zu reads '%s' from piece %zu\n", p, iv->name, from);
+            if (from >= p) fprintf(stderr, "\n  piece %zu reads '%s' from piece %zu\n", p, iv->name, from);
             CU_ASSERT(from < p);
         }
     }
@@ -113,9 +108,7 @@ static size_t *check_pieces(const partition *pt, const ir_graph *g) {
     return owner;
 }
 
-static const char *piece_first(const partition *pt, size_t p) {
-    return pt->pieces[p].view->nodes[0]->name;
-}
+static const char *piece_first(const partition *pt, size_t p) { return pt->pieces[p].view->nodes[0]->name; }
 
 /* The reference provider alone on the chain: six one-node pieces in node
  * order, no declines, inputs and outputs of each piece as the graph says. */

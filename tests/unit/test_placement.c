@@ -49,8 +49,8 @@ static tsr_status *open_session(const char *model, const setup *su, tsr_session 
     tsr_status *st = tsr_session_options_create(&o);
     if (st) return st;
     for (size_t i = 0; i < 3 && su->providers[i] && !st; i++)
-        st = tsr_session_options_add_provider(
-            o, strcmp(su->providers[i], "device") == 0 ? device_path : su->providers[i]);
+        st = tsr_session_options_add_provider(o,
+                                              strcmp(su->providers[i], "device") == 0 ? device_path : su->providers[i]);
     if (!st && su->device_ops) st = tsr_session_options_set_provider_option(o, "device", "ops", su->device_ops);
     if (!st && su->device_cost) st = tsr_session_options_set_provider_option(o, "device", "cost", su->device_cost);
     if (!st && su->device_count) st = tsr_session_options_set_provider_option(o, "device", "devices", su->device_count);
@@ -212,7 +212,8 @@ static void test_host_constants(void) {
     char path[1100];
     snprintf(path, sizeof path, "%.1000s", device_path);
     char *slash = strrchr(path, '/');
-    snprintf(slash ? slash + 1 : path, sizeof path - (size_t)(slash ? slash + 1 - path : 0), "plugin_device_host_consts.so");
+    snprintf(slash ? slash + 1 : path, sizeof path - (size_t)(slash ? slash + 1 - path : 0),
+             "plugin_device_host_consts.so");
     tsr_session_options *o = NULL;
     tsr_session *s = NULL;
     tsr_status *st = tsr_session_options_create(&o);

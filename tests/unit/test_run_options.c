@@ -39,8 +39,13 @@ static tsr_session *open_model(const char *name, int profile) {
 static tsr_status *run_slow_pool(tsr_session *s, const tsr_run_options *ro, tsr_value **out) {
     static float x[1024 * 1024];
     const int64_t dims[4] = {1, 1, 1024, 1024};
-    tsr_tensor t = {.struct_size = sizeof t, .elem_type = TSR_FLOAT, .rank = 4, .dims = dims,
-                    .data = x, .nbytes = sizeof x, .memory_kind = TSR_MEMORY_HOST};
+    tsr_tensor t = {.struct_size = sizeof t,
+                    .elem_type = TSR_FLOAT,
+                    .rank = 4,
+                    .dims = dims,
+                    .data = x,
+                    .nbytes = sizeof x,
+                    .memory_kind = TSR_MEMORY_HOST};
     const char *name = "x";
     const tsr_tensor *in = &t;
     return tsr_session_run_with_options(s, ro, 1, &name, &in, 1, NULL, out);
@@ -50,8 +55,13 @@ static tsr_status *run_slow_pool(tsr_session *s, const tsr_run_options *ro, tsr_
 static void check_relu_add(tsr_session *s, const tsr_run_options *ro) {
     const float x[6] = {-1, 2, -3, 4, -5, 6}, want[6] = {-1, 4, -3, 8, -5, 12};
     const int64_t dims[2] = {2, 3};
-    tsr_tensor t = {.struct_size = sizeof t, .elem_type = TSR_FLOAT, .rank = 2, .dims = dims,
-                    .data = (void *)x, .nbytes = sizeof x, .memory_kind = TSR_MEMORY_HOST};
+    tsr_tensor t = {.struct_size = sizeof t,
+                    .elem_type = TSR_FLOAT,
+                    .rank = 2,
+                    .dims = dims,
+                    .data = (void *)x,
+                    .nbytes = sizeof x,
+                    .memory_kind = TSR_MEMORY_HOST};
     const char *name = "x";
     const tsr_tensor *in = &t;
     tsr_value *out = NULL;
@@ -107,8 +117,13 @@ static tsr_status *run_zeros(tsr_session *s, const tsr_run_options *ro, tsr_valu
         bufs[i] = calloc(bytes ? bytes : 1, 1);
         CU_ASSERT_PTR_NOT_NULL_FATAL(bufs[i]);
         names[i] = info.name;
-        ts[i] = (tsr_tensor){.struct_size = sizeof ts[i], .elem_type = info.elem_type, .rank = info.rank,
-                             .dims = info.dims, .data = bufs[i], .nbytes = bytes, .memory_kind = TSR_MEMORY_HOST};
+        ts[i] = (tsr_tensor){.struct_size = sizeof ts[i],
+                             .elem_type = info.elem_type,
+                             .rank = info.rank,
+                             .dims = info.dims,
+                             .data = bufs[i],
+                             .nbytes = bytes,
+                             .memory_kind = TSR_MEMORY_HOST};
         ins[i] = &ts[i];
     }
     tsr_status *st = tsr_session_run_with_options(s, ro, n, names, ins, tsr_session_output_count(s), NULL, outs);
@@ -121,11 +136,11 @@ static tsr_status *run_zeros(tsr_session *s, const tsr_run_options *ro, tsr_valu
  * its kernel (the message is the kernel's own), not after it. */
 static void test_deadline_inside_each_heavy_kernel(void) {
     static const char *const models[][2] = {
-        {"slow/slow_matmul.onnx", "bigmatmul"},        {"slow/slow_gemm.onnx", "biggemm"},
-        {"slow/slow_conv.onnx", "bigconv"},            {"slow/slow_conv_transpose.onnx", "bigdeconv"},
-        {"slow/slow_einsum.onnx", "bigeinsum"},        {"slow/slow_lstm.onnx", "biglstm"},
-        {"slow/slow_matmulinteger.onnx", "bigmmint"},  {"slow/slow_convinteger.onnx", "bigconvint"},
-        {"slow/slow_attention.onnx", "bigattention"},  {"slow/slow_nms.onnx", "bignms"},
+        {"slow/slow_matmul.onnx", "bigmatmul"},       {"slow/slow_gemm.onnx", "biggemm"},
+        {"slow/slow_conv.onnx", "bigconv"},           {"slow/slow_conv_transpose.onnx", "bigdeconv"},
+        {"slow/slow_einsum.onnx", "bigeinsum"},       {"slow/slow_lstm.onnx", "biglstm"},
+        {"slow/slow_matmulinteger.onnx", "bigmmint"}, {"slow/slow_convinteger.onnx", "bigconvint"},
+        {"slow/slow_attention.onnx", "bigattention"}, {"slow/slow_nms.onnx", "bignms"},
     };
     for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
         tsr_session *s = open_model(models[m][0], 0);
@@ -185,8 +200,13 @@ static void test_terminate_from_another_thread(void) {
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     const float x[6] = {0};
     const int64_t dims[2] = {2, 3};
-    tsr_tensor t = {.struct_size = sizeof t, .elem_type = TSR_FLOAT, .rank = 2, .dims = dims,
-                    .data = (void *)x, .nbytes = sizeof x, .memory_kind = TSR_MEMORY_HOST};
+    tsr_tensor t = {.struct_size = sizeof t,
+                    .elem_type = TSR_FLOAT,
+                    .rank = 2,
+                    .dims = dims,
+                    .data = (void *)x,
+                    .nbytes = sizeof x,
+                    .memory_kind = TSR_MEMORY_HOST};
     const char *name = "x";
     const tsr_tensor *in = &t;
     st = tsr_session_run_with_options(s, ro, 1, &name, &in, 1, NULL, &out);
@@ -208,13 +228,26 @@ static void test_deadline_between_loop_iterations(void) {
     int64_t n = (int64_t)1 << 40;
     uint8_t c = 1;
     const int64_t d2[1] = {2};
-    tsr_tensor tx = {.struct_size = sizeof tx, .elem_type = TSR_FLOAT, .rank = 1, .dims = d2, .data = x,
-                     .nbytes = sizeof x, .memory_kind = TSR_MEMORY_HOST};
+    tsr_tensor tx = {.struct_size = sizeof tx,
+                     .elem_type = TSR_FLOAT,
+                     .rank = 1,
+                     .dims = d2,
+                     .data = x,
+                     .nbytes = sizeof x,
+                     .memory_kind = TSR_MEMORY_HOST};
     tsr_tensor ta = tx;
     ta.data = a0;
-    tsr_tensor tn = {.struct_size = sizeof tn, .elem_type = TSR_INT64, .rank = 0, .data = &n, .nbytes = sizeof n,
+    tsr_tensor tn = {.struct_size = sizeof tn,
+                     .elem_type = TSR_INT64,
+                     .rank = 0,
+                     .data = &n,
+                     .nbytes = sizeof n,
                      .memory_kind = TSR_MEMORY_HOST};
-    tsr_tensor tc = {.struct_size = sizeof tc, .elem_type = TSR_BOOL, .rank = 0, .data = &c, .nbytes = 1,
+    tsr_tensor tc = {.struct_size = sizeof tc,
+                     .elem_type = TSR_BOOL,
+                     .rank = 0,
+                     .data = &c,
+                     .nbytes = 1,
                      .memory_kind = TSR_MEMORY_HOST};
     const char *names[4] = {"x", "n", "c", "a0"};
     const tsr_tensor *ins[4] = {&tx, &tn, &tc, &ta};

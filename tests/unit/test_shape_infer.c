@@ -966,7 +966,6 @@ static void test_if_subgraph(void) {
     tb_free(&t);
 }
 
-
 static void test_more_ops(void) {
     tb t = tb_new(18);
     input(&t, "x", TSR_FLOAT, "N,3,10");
@@ -1018,15 +1017,20 @@ static void test_shape_value_where(void) {
 
 /* A body graph with one node op(in0[, in1]) -> out, inputs and outputs
  * declared as given ("" leaves a type out). */
-static ir_graph *body1(tb *t, const char *op, size_t n_in, const char *const *ins,
-                       const char *const *in_shapes, size_t n_out, const char *const *outs,
-                       const char *node_in0, const char *node_in1, const char *node_out) {
+static ir_graph *body1(tb *t, const char *op, size_t n_in, const char *const *ins, const char *const *in_shapes,
+                       size_t n_out, const char *const *outs, const char *node_in0, const char *node_in1,
+                       const char *node_out) {
     ir_graph *g = ir_graph_new(t->m, t->g, "body");
     g->inputs = calloc(n_in, sizeof *g->inputs);
     for (size_t i = 0; i < n_in; i++) {
         ir_value *v = NULL;
         CU_ASSERT_PTR_NULL_FATAL(ir_graph_value(g, ins[i], &v));
-        if (in_shapes[i][0]) set_type(&v->type, in_shapes[i][0] == 'b' ? TSR_BOOL : in_shapes[i][0] == 'i' ? TSR_INT64 : 0, in_shapes[i] + 1);
+        if (in_shapes[i][0])
+            set_type(&v->type,
+                     in_shapes[i][0] == 'b'       ? TSR_BOOL
+                         : in_shapes[i][0] == 'i' ? TSR_INT64
+                                                  : 0,
+                     in_shapes[i] + 1);
         v->is_graph_input = true;
         g->inputs[g->n_inputs++] = v;
     }
@@ -1074,8 +1078,8 @@ static void test_loop_scan(void) {
     n = node(&t, "Scan", "scan", "init,seq", "final,ys");
     attr_int(n, "num_scan_inputs", 1);
     /* body(s, x) -> (s + x, s + x) */
-    g = body1(&t, "Add", 2, (const char *[]){"s", "x"}, (const char *[]){"", ""}, 2,
-              (const char *[]){"s2", "s2"}, "s", "x", "s2");
+    g = body1(&t, "Add", 2, (const char *[]){"s", "x"}, (const char *[]){"", ""}, 2, (const char *[]){"s2", "s2"}, "s",
+              "x", "s2");
     add_attr(n, "body", TSR_ATTR_GRAPH)->g = g;
     EXPECT_OK(&t);
     CU_ASSERT_STRING_EQUAL(shape_str(&g->inputs[1]->type), "2");
@@ -1166,22 +1170,22 @@ static void test_sequences(void) {
     attr_int(n, "axis", -1);
     attr_int(n, "new_axis", 1);
     EXPECT_OK(&t);
-    EXPECT_TYPE(&t, "e_float", "seq(float[*])");  /* dtype defaults to float */
+    EXPECT_TYPE(&t, "e_float", "seq(float[*])"); /* dtype defaults to float */
     EXPECT_TYPE(&t, "e_i32", "seq(int32[*])");
-    EXPECT_TYPE(&t, "ab", "seq(float[2,?])");      /* [2,3] and [2,4] share [2,?] */
+    EXPECT_TYPE(&t, "ab", "seq(float[2,?])"); /* [2,3] and [2,4] share [2,?] */
     EXPECT_TYPE(&t, "aa", "seq(float[2,3])");
-    EXPECT_TYPE(&t, "ins", "seq(float[*])");       /* the empty sequence has no shape */
+    EXPECT_TYPE(&t, "ins", "seq(float[*])"); /* the empty sequence has no shape */
     EXPECT_TYPE(&t, "aab", "seq(float[2,?])");
     EXPECT_TYPE(&t, "at0", "float[2,?]");
     EXPECT_TYPE(&t, "erased", "seq(float[2,?])");
     EXPECT_TYPE(&t, "n", "int64[]");
-    EXPECT_TYPE(&t, "by2", "seq(float[2,4])");     /* 6 rows in pieces of 2 */
-    EXPECT_TYPE(&t, "by4", "seq(float[?,4])");     /* 4 and 2 rows */
+    EXPECT_TYPE(&t, "by2", "seq(float[2,4])"); /* 6 rows in pieces of 2 */
+    EXPECT_TYPE(&t, "by4", "seq(float[?,4])"); /* 4 and 2 rows */
     EXPECT_TYPE(&t, "by3", "seq(float[3,4])");
     EXPECT_TYPE(&t, "byu", "seq(float[?,4])");
-    EXPECT_TYPE(&t, "ones", "seq(float[6,1])");    /* no split: pieces of 1, kept */
-    EXPECT_TYPE(&t, "squeezed", "seq(float[6])");  /* ... or dropped with keepdims 0 */
-    EXPECT_TYPE(&t, "cat0_out", "float[?,3]");     /* the sequence's length is not known */
+    EXPECT_TYPE(&t, "ones", "seq(float[6,1])");   /* no split: pieces of 1, kept */
+    EXPECT_TYPE(&t, "squeezed", "seq(float[6])"); /* ... or dropped with keepdims 0 */
+    EXPECT_TYPE(&t, "cat0_out", "float[?,3]");    /* the sequence's length is not known */
     EXPECT_TYPE(&t, "stacked", "float[2,3,?]");
     tb_free(&t);
 }
@@ -1359,13 +1363,13 @@ static void test_newer_ops(void) {
     node(&t, "ImageDecoder", "dec_rgb", "jpeg", "rgb");
     EXPECT_OK(&t);
     EXPECT_TYPE(&t, "glu", "float16[N,8]");
-    EXPECT_TYPE(&t, "la_out", "float[2,5,24]");    /* [B, T, Hq * d_v] */
-    EXPECT_TYPE(&t, "la_state", "float[2,2,8,6]"); /* [B, Hkv, d_k, d_v], the query's type */
+    EXPECT_TYPE(&t, "la_out", "float[2,5,24]");     /* [B, T, Hq * d_v] */
+    EXPECT_TYPE(&t, "la_state", "float[2,2,8,6]");  /* [B, Hkv, d_k, d_v], the query's type */
     EXPECT_TYPE(&t, "lp_state", "double[2,2,8,6]"); /* past_state's type */
     EXPECT_TYPE(&t, "cc_out", "float[1,16,10]");
-    EXPECT_TYPE(&t, "cc_state", "float[1,16,3]");  /* the last k - 1 positions */
+    EXPECT_TYPE(&t, "cc_state", "float[1,16,3]"); /* the last k - 1 positions */
     EXPECT_TYPE(&t, "dy", "float[1,8,8,8]");
-    EXPECT_TYPE(&t, "tf", "float[2,6]");           /* max(ngram_indexes) + 1 */
+    EXPECT_TYPE(&t, "tf", "float[2,6]"); /* max(ngram_indexes) + 1 */
     EXPECT_TYPE(&t, "gray", "uint8[?,?,1]");
     EXPECT_TYPE(&t, "rgb", "uint8[?,?,3]");
     tb_free(&t);
@@ -1431,8 +1435,8 @@ static void test_other_domains(void) {
     input(&t, "k", TSR_FLOAT16, "B,2,9,8");
     input(&t, "v", TSR_FLOAT16, "B,2,9,5");
     n = domain_node(&t, "ai.onnx.preview", 1, "FlexAttention", "q,k,v", "y");
-    ir_graph *g = body1(&t, "Neg", 1, (const char *[]){"scores"}, (const char *[]){""}, 1,
-                        (const char *[]){"neg"}, "scores", NULL, "neg");
+    ir_graph *g = body1(&t, "Neg", 1, (const char *[]){"scores"}, (const char *[]){""}, 1, (const char *[]){"neg"},
+                        "scores", NULL, "neg");
     add_attr(n, "score_mod", TSR_ATTR_GRAPH)->g = g;
     EXPECT_OK(&t);
     EXPECT_TYPE(&t, "y", "float16[B,4,7,5]");

@@ -66,7 +66,7 @@ typedef struct checker {
     struct saved_type {
         const ir_value *v;
         ir_type type;
-    } *saved; /* --undeclared: the declarations dropped */
+    } * saved; /* --undeclared: the declarations dropped */
     size_t n_saved;
 } checker;
 
@@ -158,20 +158,17 @@ static void count_op(checker *k, const ir_node *n) {
     k->ops[k->n_ops++] = (op_count){xstrdup(name), 1};
 }
 
-static void report(checker *k, const char *model, const char *where, const ir_value *v,
-                   const ir_node *n) {
+static void report(checker *k, const char *model, const char *where, const ir_value *v, const ir_node *n) {
     k->unknown++;
     bool ok = allowed(k, model, v->name);
     if (ok) k->allowed++;
     if (n) count_op(k, n);
-    printf("%s %s: '%s'%s%s", ok ? "allowed" : "UNKNOWN", model, v->name, where[0] ? " in " : "",
-           where);
+    printf("%s %s: '%s'%s%s", ok ? "allowed" : "UNKNOWN", model, v->name, where[0] ? " in " : "", where);
     if (n)
         printf(", output %zu of node '%s' (%s%s%s, opset %lld)\n", v->producer_output,
                n->name && n->name[0] ? n->name : "", n->domain && n->domain[0] ? n->domain : "",
                n->domain && n->domain[0] ? ":" : "", n->op_type, (long long)n->opset);
-    else
-        printf(", a graph input\n");
+    else printf(", a graph input\n");
 }
 
 /* Every graph input and node output of g and its bodies. `where` names the
@@ -310,9 +307,7 @@ static void check_model(checker *k, const char *path, const char *model) {
     ir_model_free(m);
 }
 
-static int cmp_str(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static bool ends_with(const char *s, const char *tail) {
     size_t n = strlen(s), t = strlen(tail);
@@ -399,8 +394,8 @@ int main(int argc, char **argv) {
     size_t stale = 0;
     for (size_t i = 0; i < k.n_allow; i++)
         if (k.allow[i].checked && !k.allow[i].used) {
-            printf("STALE allow entry %s %s: its type is known now (remove the entry)\n",
-                   k.allow[i].model, k.allow[i].value);
+            printf("STALE allow entry %s %s: its type is known now (remove the entry)\n", k.allow[i].model,
+                   k.allow[i].value);
             stale++;
         }
     if (by_op && k.n_ops) {

@@ -30,8 +30,7 @@ __attribute__((target("avx512f"))) static void *chains512(void *arg) {
     __m512 a[CHAINS];
     const __m512 b = _mm512_set1_ps(0.9999999f), c = _mm512_set1_ps(1e-7f);
     for (int i = 0; i < CHAINS; i++) a[i] = _mm512_set1_ps((float)i);
-    for (long k = 0; k < ITERS; k++)
-        /* unrolled, so the chains live in registers at any -O level */
+    for (long k = 0; k < ITERS; k++) /* unrolled, so the chains live in registers at any -O level */
 #pragma GCC unroll 16
         for (int i = 0; i < CHAINS; i++) a[i] = _mm512_fmadd_ps(a[i], b, c);
     float s = 0;

@@ -72,36 +72,35 @@ typedef struct tsr_provider_list tsr_provider_list;
 
 typedef struct tsr_provider_desc {
     uint32_t struct_size;
-    const char *name;       /* borrowed from the list */
+    const char *name; /* borrowed from the list */
     const char *vendor;
     const char *version;
-    const char *path;       /* the plugin file */
-    uint32_t abi_version;   /* negotiated */
+    const char *path;     /* the plugin file */
+    uint32_t abi_version; /* negotiated */
     size_t device_count;
-    const char *error;      /* non-NULL when the plugin failed to load; why */
+    const char *error; /* non-NULL when the plugin failed to load; why */
 } tsr_provider_desc;
 
 typedef struct tsr_device_desc {
     uint32_t struct_size;
-    const char *name;       /* borrowed from the list */
+    const char *name; /* borrowed from the list */
     const char *vendor;
-    const char *details;    /* may be NULL */
-    int32_t kind;           /* 0 cpu, 1 gpu, 2 accelerator, 3 other */
-    int32_t memory_kind;    /* tsr_memory_kind */
+    const char *details; /* may be NULL */
+    int32_t kind;        /* 0 cpu, 1 gpu, 2 accelerator, 3 other */
+    int32_t memory_kind; /* tsr_memory_kind */
     uint64_t memory_bytes;
 } tsr_device_desc;
 
 /* Loads every plugin found (and those in `extra_paths`, files or
  * directories, may be NULL) to describe them. The caller frees the list. */
 TSR_EXPORT tsr_status *tsr_providers_discover(const char *const *extra_paths, size_t extra_count,
-                                             tsr_provider_list **out);
+                                              tsr_provider_list **out);
 TSR_EXPORT size_t tsr_provider_list_size(const tsr_provider_list *list);
 /* Fills *out (set out->struct_size first) with borrowed strings that live
  * as long as the list. */
-TSR_EXPORT tsr_status *tsr_provider_list_get(const tsr_provider_list *list, size_t index,
-                                            tsr_provider_desc *out);
-TSR_EXPORT tsr_status *tsr_provider_list_device(const tsr_provider_list *list, size_t index,
-                                               size_t device, tsr_device_desc *out);
+TSR_EXPORT tsr_status *tsr_provider_list_get(const tsr_provider_list *list, size_t index, tsr_provider_desc *out);
+TSR_EXPORT tsr_status *tsr_provider_list_device(const tsr_provider_list *list, size_t index, size_t device,
+                                                tsr_device_desc *out);
 TSR_EXPORT void tsr_provider_list_free(tsr_provider_list *list);
 
 /* --- session options ----------------------------------------------------- */
@@ -113,23 +112,17 @@ TSR_EXPORT void tsr_session_options_free(tsr_session_options *options);
  * ordered list; earlier providers are asked first. With no provider added,
  * every plugin found is used, accelerated ones first and reference last.
  * `name_or_path` is copied. */
-TSR_EXPORT tsr_status *tsr_session_options_add_provider(tsr_session_options *options,
-                                                       const char *name_or_path);
+TSR_EXPORT tsr_status *tsr_session_options_add_provider(tsr_session_options *options, const char *name_or_path);
 /* A key=value option for the named provider; copied. Unknown keys are
  * refused by the provider when the session is created. */
-TSR_EXPORT tsr_status *tsr_session_options_set_provider_option(tsr_session_options *options,
-                                                              const char *provider,
-                                                              const char *key,
-                                                              const char *value);
+TSR_EXPORT tsr_status *tsr_session_options_set_provider_option(tsr_session_options *options, const char *provider,
+                                                               const char *key, const char *value);
 /* Threads per operator; 0 lets each provider choose. */
-TSR_EXPORT tsr_status *tsr_session_options_set_threads(tsr_session_options *options,
-                                                      int32_t intra_op_threads);
+TSR_EXPORT tsr_status *tsr_session_options_set_threads(tsr_session_options *options, int32_t intra_op_threads);
 /* Where log lines go: stderr by default, at TSR_LOG_WARNING. */
-TSR_EXPORT tsr_status *tsr_session_options_set_log_level(tsr_session_options *options,
-                                                        int32_t level);
+TSR_EXPORT tsr_status *tsr_session_options_set_log_level(tsr_session_options *options, int32_t level);
 /* Fixes a symbolic dimension (e.g. "batch") to a value before planning. */
-TSR_EXPORT tsr_status *tsr_session_options_set_dim(tsr_session_options *options,
-                                                  const char *symbol, int64_t value);
+TSR_EXPORT tsr_status *tsr_session_options_set_dim(tsr_session_options *options, const char *symbol, int64_t value);
 
 /* --- values -------------------------------------------------------------- */
 /* A value the library owns: a tensor, or a sequence, optional or map of
@@ -138,22 +131,18 @@ TSR_EXPORT tsr_status *tsr_session_options_set_dim(tsr_session_options *options,
 /* A copy of `tensor` (host memory) as a new value the caller owns. */
 TSR_EXPORT tsr_status *tsr_value_from_tensor(const tsr_tensor *tensor, tsr_value **out);
 /* A new tensor of the given type and shape, zero-filled; caller owns it. */
-TSR_EXPORT tsr_status *tsr_value_create_tensor(int32_t elem_type, int32_t rank,
-                                              const int64_t *dims, tsr_value **out);
+TSR_EXPORT tsr_status *tsr_value_create_tensor(int32_t elem_type, int32_t rank, const int64_t *dims, tsr_value **out);
 /* Parses a serialized ONNX TensorProto. `name` (may be NULL) receives its
  * name, malloc'd, which the caller frees with free(). */
-TSR_EXPORT tsr_status *tsr_value_from_onnx_tensor(const void *bytes, size_t size,
-                                                 tsr_value **out, char **name);
+TSR_EXPORT tsr_status *tsr_value_from_onnx_tensor(const void *bytes, size_t size, tsr_value **out, char **name);
 /* Serializes a tensor value as a TensorProto with `name`; *bytes is
  * malloc'd and the caller frees it with free(). */
-TSR_EXPORT tsr_status *tsr_value_to_onnx_tensor(const tsr_value *value, const char *name,
-                                               void **bytes, size_t *size);
+TSR_EXPORT tsr_status *tsr_value_to_onnx_tensor(const tsr_value *value, const char *name, void **bytes, size_t *size);
 /* A borrowed view of the tensor; valid while the value lives. For
  * TSR_STRING, data points to tsr_string elements. */
 TSR_EXPORT tsr_status *tsr_value_tensor(const tsr_value *value, tsr_tensor *out);
 /* Sets string element `index` of a string tensor value (bytes copied). */
-TSR_EXPORT tsr_status *tsr_value_set_string(tsr_value *value, size_t index, const char *data,
-                                           size_t size);
+TSR_EXPORT tsr_status *tsr_value_set_string(tsr_value *value, size_t index, const char *data, size_t size);
 TSR_EXPORT void tsr_value_free(tsr_value *value); /* NULL is fine */
 
 /* tsr_value_kind of a value (TSR_VALUE_NONE for NULL). */
@@ -174,48 +163,42 @@ TSR_EXPORT tsr_status *tsr_value_create_sequence(int32_t elem_type, tsr_value **
 TSR_EXPORT tsr_status *tsr_value_sequence_append(tsr_value *sequence, tsr_value *item);
 /* A new optional holding `contents` (ownership taken, also on failure) or,
  * when contents is NULL, none with element type `elem_type`. */
-TSR_EXPORT tsr_status *tsr_value_create_optional(tsr_value *contents, int32_t elem_type,
-                                                tsr_value **out);
+TSR_EXPORT tsr_status *tsr_value_create_optional(tsr_value *contents, int32_t elem_type, tsr_value **out);
 /* A deep copy; caller owns it. */
 TSR_EXPORT tsr_status *tsr_value_clone(const tsr_value *value, tsr_value **out);
 /* Parses a serialized ONNX TensorProto, SequenceProto, OptionalProto or
  * MapProto, as `kind` (a tsr_value_kind) says: the bytes do not tell them
  * apart. `name` as for tsr_value_from_onnx_tensor. */
-TSR_EXPORT tsr_status *tsr_value_from_onnx(const void *bytes, size_t size, int32_t kind,
-                                          tsr_value **out, char **name);
+TSR_EXPORT tsr_status *tsr_value_from_onnx(const void *bytes, size_t size, int32_t kind, tsr_value **out, char **name);
 
 /* --- sessions ------------------------------------------------------------ */
 typedef struct tsr_session tsr_session;
 
 /* `options` may be NULL (defaults) and may be freed after the call. */
-TSR_EXPORT tsr_status *tsr_session_create(const tsr_session_options *options, const char *path,
-                                         tsr_session **out);
+TSR_EXPORT tsr_status *tsr_session_create(const tsr_session_options *options, const char *path, tsr_session **out);
 /* The model bytes are read during the call only. External data, if any, is
  * resolved against `base_dir` (may be NULL: then it is refused). */
-TSR_EXPORT tsr_status *tsr_session_create_from_buffer(const tsr_session_options *options,
-                                                     const void *bytes, size_t size,
-                                                     const char *base_dir, tsr_session **out);
+TSR_EXPORT tsr_status *tsr_session_create_from_buffer(const tsr_session_options *options, const void *bytes,
+                                                      size_t size, const char *base_dir, tsr_session **out);
 TSR_EXPORT void tsr_session_free(tsr_session *session); /* NULL is fine */
 
 /* A graph input or output as declared by the model. */
 typedef struct tsr_io_info {
     uint32_t struct_size;
-    const char *name;         /* borrowed; lives as long as the session */
-    int32_t elem_type;        /* 0 when not a tensor or unknown */
-    int32_t rank;             /* -1 when unknown */
-    const int64_t *dims;      /* rank entries, TSR_DIM_UNKNOWN where symbolic */
+    const char *name;               /* borrowed; lives as long as the session */
+    int32_t elem_type;              /* 0 when not a tensor or unknown */
+    int32_t rank;                   /* -1 when unknown */
+    const int64_t *dims;            /* rank entries, TSR_DIM_UNKNOWN where symbolic */
     const char *const *dim_symbols; /* rank entries, NULL where not symbolic */
     /* appended in ABI 1 (read only when struct_size covers it): */
-    int32_t kind;             /* tsr_value_kind the model declares; TSR_VALUE_NONE when unknown */
+    int32_t kind; /* tsr_value_kind the model declares; TSR_VALUE_NONE when unknown */
 } tsr_io_info;
 
 TSR_EXPORT size_t tsr_session_input_count(const tsr_session *session);
 TSR_EXPORT size_t tsr_session_output_count(const tsr_session *session);
 /* Fill *out (set out->struct_size first). */
-TSR_EXPORT tsr_status *tsr_session_input_info(const tsr_session *session, size_t index,
-                                             tsr_io_info *out);
-TSR_EXPORT tsr_status *tsr_session_output_info(const tsr_session *session, size_t index,
-                                              tsr_io_info *out);
+TSR_EXPORT tsr_status *tsr_session_input_info(const tsr_session *session, size_t index, tsr_io_info *out);
+TSR_EXPORT tsr_status *tsr_session_output_info(const tsr_session *session, size_t index, tsr_io_info *out);
 
 /*
  * Runs the model. inputs[i] (host memory, borrowed for the call, not copied)
@@ -224,19 +207,15 @@ TSR_EXPORT tsr_status *tsr_session_output_info(const tsr_session *session, size_
  * output_names = NULL to get every graph output in declaration order (then
  * `outputs` must have tsr_session_output_count entries).
  */
-TSR_EXPORT tsr_status *tsr_session_run(tsr_session *session, size_t input_count,
-                                      const char *const *input_names,
-                                      const tsr_tensor *const *inputs, size_t output_count,
-                                      const char *const *output_names, tsr_value **outputs);
+TSR_EXPORT tsr_status *tsr_session_run(tsr_session *session, size_t input_count, const char *const *input_names,
+                                       const tsr_tensor *const *inputs, size_t output_count,
+                                       const char *const *output_names, tsr_value **outputs);
 
 /* As tsr_session_run, with inputs given as values of any kind (tensors,
  * sequences, optionals, maps), borrowed for the call. */
-TSR_EXPORT tsr_status *tsr_session_run_values(tsr_session *session, size_t input_count,
-                                             const char *const *input_names,
-                                             const tsr_value *const *inputs,
-                                             size_t output_count,
-                                             const char *const *output_names,
-                                             tsr_value **outputs);
+TSR_EXPORT tsr_status *tsr_session_run_values(tsr_session *session, size_t input_count, const char *const *input_names,
+                                              const tsr_value *const *inputs, size_t output_count,
+                                              const char *const *output_names, tsr_value **outputs);
 
 /* Pins nodes to a provider (both strings are copied): every node named
  * `node_or_op` (or made from it by function expansion) and every node whose op type is `node_or_op` goes
@@ -244,19 +223,17 @@ TSR_EXPORT tsr_status *tsr_session_run_values(tsr_session *session, size_t input
  * creation fails when nothing in the model matches, or when that provider
  * declines a pinned node (the error carries its reason). Repeatable; a rule
  * naming a node wins over one naming its op type. */
-TSR_EXPORT tsr_status *tsr_session_options_assign(tsr_session_options *options,
-                                                 const char *node_or_op, const char *provider);
+TSR_EXPORT tsr_status *tsr_session_options_assign(tsr_session_options *options, const char *node_or_op,
+                                                  const char *provider);
 
 /* --- observing, profiling, and who runs what ------------------------------ */
 /* When enabled, every node output stays observable: it becomes a piece
  * boundary (a fused piece must produce it too, or is split there) and
  * tsr_session_run's output_names may name it. Slower; meant for comparing
  * providers node by node. */
-TSR_EXPORT tsr_status *tsr_session_options_set_observe_all(tsr_session_options *options,
-                                                         int32_t enabled);
+TSR_EXPORT tsr_status *tsr_session_options_set_observe_all(tsr_session_options *options, int32_t enabled);
 /* When enabled, each run records one event per piece run and per copy. */
-TSR_EXPORT tsr_status *tsr_session_options_set_profiling(tsr_session_options *options,
-                                                       int32_t enabled);
+TSR_EXPORT tsr_status *tsr_session_options_set_profiling(tsr_session_options *options, int32_t enabled);
 /* The events recorded since the session began or the last call, as a JSON
  * array of Chrome trace events ("ph":"X", "ts"/"dur" in microseconds; args:
  * provider, device, nodes, ops, bytes_in, bytes_out for pieces; value,
@@ -266,7 +243,7 @@ TSR_EXPORT tsr_status *tsr_session_profile_take(tsr_session *session, char **jso
 /* One node of the session's main graph and where it runs. */
 typedef struct tsr_node_info {
     uint32_t struct_size;
-    const char *name;     /* "" when the model gave none */
+    const char *name; /* "" when the model gave none */
     const char *op_type;
     const char *domain;   /* "" for ai.onnx */
     const char *origin;   /* the model's node it was expanded from, or NULL */
@@ -278,8 +255,7 @@ typedef struct tsr_node_info {
 /* All strings and arrays are borrowed and live as long as the session. */
 TSR_EXPORT size_t tsr_session_node_count(const tsr_session *session);
 /* Node `index` in topological order; set out->struct_size first. */
-TSR_EXPORT tsr_status *tsr_session_node_info(const tsr_session *session, size_t index,
-                                            tsr_node_info *out);
+TSR_EXPORT tsr_status *tsr_session_node_info(const tsr_session *session, size_t index, tsr_node_info *out);
 
 /* Which provider runs which node: a human-readable table, malloc'd; the
  * caller frees it with free(). */
@@ -301,15 +277,13 @@ typedef enum tsr_policy {
      * for testing a provider on every node it claims. */
     TSR_POLICY_FIRST = 2
 } tsr_policy;
-TSR_EXPORT tsr_status *tsr_session_options_set_policy(tsr_session_options *options,
-                                                     int32_t policy);
+TSR_EXPORT tsr_status *tsr_session_options_set_policy(tsr_session_options *options, int32_t policy);
 /* A provider that runs only the nodes no other provider claims, named as in
  * tsr_session_options_add_provider (copied; NULL or "" for none). It is added
  * to the list if absent and asked last; a warning names the nodes it got.
  * Without one, a node nobody claims fails session creation with every
  * provider's reason. */
-TSR_EXPORT tsr_status *tsr_session_options_set_fallback(tsr_session_options *options,
-                                                       const char *provider);
+TSR_EXPORT tsr_status *tsr_session_options_set_fallback(tsr_session_options *options, const char *provider);
 
 /* --- assignment as data --- */
 /* The assignment of tsr_session_assignment_text as one JSON object (schema:
@@ -358,8 +332,7 @@ TSR_EXPORT tsr_status *tsr_session_assignment_dot(const tsr_session *session, ch
  *                   (default 64, at most 1024; TSR_ERR_INVALID_MODEL)
  * graph_depth or function_depth above its most: TSR_ERR_INVALID_ARGUMENT.
  * An unknown name or a value <= 0 is TSR_ERR_INVALID_ARGUMENT. */
-TSR_EXPORT tsr_status *tsr_session_options_set_limit(tsr_session_options *options, const char *name,
-                                                    int64_t value);
+TSR_EXPORT tsr_status *tsr_session_options_set_limit(tsr_session_options *options, const char *name, int64_t value);
 
 /* --- model metadata (appended in ABI 1) ----------------------------------
  * What the model file says about itself, as ONNX Runtime's ModelMetadata.
@@ -374,17 +347,17 @@ typedef struct tsr_model_metadata {
     const char *doc_string;
     const char *graph_name;
     int64_t ir_version;
-    size_t property_count;     /* metadata_props entries: tsr_session_metadata_property */
-    size_t opset_count;        /* opset imports: tsr_session_opset */
+    size_t property_count; /* metadata_props entries: tsr_session_metadata_property */
+    size_t opset_count;    /* opset imports: tsr_session_opset */
 } tsr_model_metadata;
 TSR_EXPORT tsr_status *tsr_session_metadata(const tsr_session *session, tsr_model_metadata *out);
 /* metadata_props entry `index` (< property_count), in file order; *key and
  * *value are borrowed. */
 TSR_EXPORT tsr_status *tsr_session_metadata_property(const tsr_session *session, size_t index, const char **key,
-                                                    const char **value);
+                                                     const char **value);
 /* Opset import `index` (< opset_count): *domain ("" for ai.onnx) borrowed. */
 TSR_EXPORT tsr_status *tsr_session_opset(const tsr_session *session, size_t index, const char **domain,
-                                        int64_t *version);
+                                         int64_t *version);
 
 /* --- compiled-piece cache (appended in ABI 1) ----------------------------
  * Pieces of providers that can export what they compiled (tsr_provider's
@@ -443,13 +416,13 @@ TSR_EXPORT tsr_status *tsr_run_options_set_timeout_ms(tsr_run_options *options, 
 /* tsr_session_run and tsr_session_run_values with run options (NULL: as
  * without). A cancelled run frees what it made and returns no outputs. */
 TSR_EXPORT tsr_status *tsr_session_run_with_options(tsr_session *session, const tsr_run_options *options,
-                                                   size_t input_count, const char *const *input_names,
-                                                   const tsr_tensor *const *inputs, size_t output_count,
-                                                   const char *const *output_names, tsr_value **outputs);
+                                                    size_t input_count, const char *const *input_names,
+                                                    const tsr_tensor *const *inputs, size_t output_count,
+                                                    const char *const *output_names, tsr_value **outputs);
 TSR_EXPORT tsr_status *tsr_session_run_values_with_options(tsr_session *session, const tsr_run_options *options,
-                                                          size_t input_count, const char *const *input_names,
-                                                          const tsr_value *const *inputs, size_t output_count,
-                                                          const char *const *output_names, tsr_value **outputs);
+                                                           size_t input_count, const char *const *input_names,
+                                                           const tsr_value *const *inputs, size_t output_count,
+                                                           const char *const *output_names, tsr_value **outputs);
 
 /* --- logging to the application (appended in ABI 1) --------------------
  * Every line the host and the providers write for sessions made with these
@@ -463,8 +436,7 @@ TSR_EXPORT tsr_status *tsr_session_run_values_with_options(tsr_session *session,
  * freed, and kept by every session made from these options, so it must
  * outlive them. */
 typedef void (*tsr_log_fn)(void *user_data, int32_t level, const char *source, const char *message);
-TSR_EXPORT tsr_status *tsr_session_options_set_logger(tsr_session_options *options, tsr_log_fn fn,
-                                                     void *user_data);
+TSR_EXPORT tsr_status *tsr_session_options_set_logger(tsr_session_options *options, tsr_log_fn fn, void *user_data);
 
 /* --- working memory of runs (appended in ABI 1) ----------------------------
  * The tensors the session's last run held at once at most (*peak) and still
@@ -499,14 +471,14 @@ TSR_EXPORT tsr_status *tsr_session_options_add_stage(tsr_session_options *option
  * do), both named as in their own files, before prefixes. Repeatable; a
  * stage with any connection is fed by its connections only. Strings
  * copied. */
-TSR_EXPORT tsr_status *tsr_session_options_connect(tsr_session_options *options, size_t stage,
-                                                  const char *output, const char *input);
+TSR_EXPORT tsr_status *tsr_session_options_connect(tsr_session_options *options, size_t stage, const char *output,
+                                                   const char *input);
 /* Every name of stage `stage` (0 .. stages added): values, nodes, those in
  * subgraphs, model-local functions and the ops calling them, gets `prefix`,
  * as onnx.compose.add_prefix (copied; NULL or "" for none). A prefix on
  * stage 0 applies even with no stage added. */
 TSR_EXPORT tsr_status *tsr_session_options_set_stage_prefix(tsr_session_options *options, size_t stage,
-                                                           const char *prefix);
+                                                            const char *prefix);
 /* The model at `path` and the stages of `options` (may be NULL: none)
  * merged as a session would merge them, serialized as an ONNX ModelProto
  * (weights inline, Constant nodes as initializers; no providers loaded).
@@ -516,7 +488,7 @@ TSR_EXPORT tsr_status *tsr_session_options_set_stage_prefix(tsr_session_options 
  * naming it (docs/compose.md).
  * *bytes is malloc'd; the caller frees it with free(). */
 TSR_EXPORT tsr_status *tsr_model_compose(const tsr_session_options *options, const char *path, void **bytes,
-                                        size_t *size);
+                                         size_t *size);
 
 /* --- device-resident inputs and outputs (appended in ABI 1) ---------------
  * A tsr_io_binding says, once, where a session's inputs come from and where
@@ -581,15 +553,14 @@ TSR_EXPORT void tsr_io_binding_free(tsr_io_binding *binding);
  * and its dims are copied; the elements (`tensor->data`) are borrowed and
  * read by every later run until the input is bound again or the binding
  * cleared or freed. Replaces an earlier binding of the input. */
-TSR_EXPORT tsr_status *tsr_io_binding_bind_input(tsr_io_binding *binding, const char *name,
-                                                const tsr_tensor *tensor);
+TSR_EXPORT tsr_status *tsr_io_binding_bind_input(tsr_io_binding *binding, const char *name, const tsr_tensor *tensor);
 /* Graph input `name` (copied) is fed from `value`, which must come from a
  * run of the binding's session (another session's: TSR_ERR_INVALID_ARGUMENT)
  * and is checked here against the input's declared type and shape.
  * Borrowed: it stays the application's; freeing it while bound makes the
  * next run fail with an error naming the input, not read freed memory. */
 TSR_EXPORT tsr_status *tsr_io_binding_bind_input_device(tsr_io_binding *binding, const char *name,
-                                                       const tsr_device_value *value);
+                                                        const tsr_device_value *value);
 /* Graph output `name` (copied) is read back into host memory by each run
  * and taken with tsr_io_binding_take_output. */
 TSR_EXPORT tsr_status *tsr_io_binding_bind_output(tsr_io_binding *binding, const char *name);
@@ -606,7 +577,7 @@ TSR_EXPORT void tsr_io_binding_clear(tsr_io_binding *binding);
  * results the previous run left in the binding (not taken); a failed run
  * leaves none. The binding must have been made for `session`. */
 TSR_EXPORT tsr_status *tsr_session_run_with_binding(tsr_session *session, const tsr_run_options *options,
-                                                   tsr_io_binding *binding);
+                                                    tsr_io_binding *binding);
 /* The last run's result for output `name`, bound with
  * tsr_io_binding_bind_output: *out becomes the caller's (freed with
  * tsr_value_free) and the binding holds it no more. */
@@ -614,7 +585,7 @@ TSR_EXPORT tsr_status *tsr_io_binding_take_output(tsr_io_binding *binding, const
 /* The same for an output bound with tsr_io_binding_bind_output_device:
  * *out becomes the caller's (freed with tsr_device_value_free). */
 TSR_EXPORT tsr_status *tsr_io_binding_take_output_device(tsr_io_binding *binding, const char *name,
-                                                        tsr_device_value **out);
+                                                         tsr_device_value **out);
 /* What a device value holds: *out gets its element type, rank, dims
  * (borrowed: live as long as the value), nbytes, memory_kind and
  * device_index; `data` is the provider's handle for device memory (opaque:
@@ -623,8 +594,7 @@ TSR_EXPORT tsr_status *tsr_io_binding_take_output_device(tsr_io_binding *binding
  * gets the name of the provider whose memory holds it, or "host"
  * (borrowed: lives as long as the session). A sequence, optional or map
  * gives a zero tensor with elem_type 0. */
-TSR_EXPORT tsr_status *tsr_device_value_info(const tsr_device_value *value, tsr_tensor *out,
-                                            const char **provider);
+TSR_EXPORT tsr_status *tsr_device_value_info(const tsr_device_value *value, tsr_tensor *out, const char **provider);
 /* A copy of the value in host memory, made through the provider's
  * copy_to_host (the sync point: it waits for the work that makes the value).
  * *out is the caller's, freed with tsr_value_free. */

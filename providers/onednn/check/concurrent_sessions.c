@@ -149,8 +149,8 @@ int main(int argc, char **argv) {
         failed |= jobs[i].bad != 0;
         if (jobs[i].seconds > slowest) slowest = jobs[i].seconds;
     }
-    printf("alone: %d runs in %.3f s; %d sessions at once: %d runs each, slowest in %.3f s; %s\n", iters,
-           alone.seconds, sessions, iters, slowest, failed ? "MISMATCH" : "all outputs match");
+    printf("alone: %d runs in %.3f s; %d sessions at once: %d runs each, slowest in %.3f s; %s\n", iters, alone.seconds,
+           sessions, iters, slowest, failed ? "MISMATCH" : "all outputs match");
     tsr_value_free(input);
     tsr_value_free(expected);
     free(input_name);

@@ -49,8 +49,8 @@ static int check(dnnl_engine_t eng, dnnl_stream_t strm, int n, int ic, int oc, i
     memset(ours, 0xff, size);
     if (!odn_wino_weights(&plain, w, &wmd, ours)) {
         const dnnl_wino_desc_t *d = &wmd.format_desc.wino_desc;
-        fprintf(stderr, "wino_weights: n=%d ic=%d oc=%d: format %d, ic %d oc %d blocks %d %d %d %d refused\n", n, ic, oc,
-                (int)d->wino_format, d->ic, d->oc, d->ic_block, d->oc_block, d->ic2_block, d->oc2_block);
+        fprintf(stderr, "wino_weights: n=%d ic=%d oc=%d: format %d, ic %d oc %d blocks %d %d %d %d refused\n", n, ic,
+                oc, (int)d->wino_format, d->ic, d->oc, d->ic_block, d->oc_block, d->ic2_block, d->oc2_block);
         return 1;
     }
     dnnl_memory_t ms, md;

@@ -86,11 +86,11 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 /* Opaque handles (host-owned; see lifetimes above).                         */
 
-typedef struct tsr_graph tsr_graph;           /* a graph or a piece of one */
-typedef struct tsr_node tsr_node;             /* one ONNX node */
-typedef struct tsr_value_info tsr_value_info; /* a named tensor edge */
-typedef struct tsr_attr tsr_attr;             /* one node attribute */
-typedef struct tsr_claim_sink tsr_claim_sink; /* collects a claim's answers */
+typedef struct tsr_graph tsr_graph;             /* a graph or a piece of one */
+typedef struct tsr_node tsr_node;               /* one ONNX node */
+typedef struct tsr_value_info tsr_value_info;   /* a named tensor edge */
+typedef struct tsr_attr tsr_attr;               /* one node attribute */
+typedef struct tsr_claim_sink tsr_claim_sink;   /* collects a claim's answers */
 typedef struct tsr_run_context tsr_run_context; /* one run of one piece */
 
 /* ONNX AttributeProto.AttributeType numbers. */
@@ -162,10 +162,10 @@ typedef struct tsr_host_api {
     tsr_status *(*graph_to_onnx)(const tsr_graph *graph, void **bytes, size_t *size);
 
     /* --- nodes ---------------------------------------------------------- */
-    const char *(*node_name)(const tsr_node *node);    /* may be "" */
+    const char *(*node_name)(const tsr_node *node); /* may be "" */
     const char *(*node_op_type)(const tsr_node *node);
-    const char *(*node_domain)(const tsr_node *node);  /* "" is ai.onnx */
-    int64_t (*node_opset)(const tsr_node *node);       /* of its domain */
+    const char *(*node_domain)(const tsr_node *node); /* "" is ai.onnx */
+    int64_t (*node_opset)(const tsr_node *node);      /* of its domain */
     size_t (*node_input_count)(const tsr_node *node);
     /* NULL for an omitted optional input. */
     const tsr_value_info *(*node_input)(const tsr_node *node, size_t index);
@@ -212,11 +212,9 @@ typedef struct tsr_host_api {
      * the host may split it to keep the graph acyclic and says so.
      * cost_seconds: estimated run time, or a negative number when unknown.
      * `nodes` is borrowed. */
-    tsr_status *(*claim_piece)(tsr_claim_sink *sink, const tsr_node *const *nodes,
-                               size_t count, double cost_seconds);
+    tsr_status *(*claim_piece)(tsr_claim_sink *sink, const tsr_node *const *nodes, size_t count, double cost_seconds);
     /* Says why a node is not claimed; `text` is copied. */
-    void (*decline_node)(tsr_claim_sink *sink, const tsr_node *node, int32_t reason,
-                         const char *text);
+    void (*decline_node)(tsr_claim_sink *sink, const tsr_node *node, int32_t reason, const char *text);
 
     /* --- running (valid only inside `run`) ------------------------------ */
     size_t (*run_input_count)(const tsr_run_context *ctx);
@@ -230,12 +228,11 @@ typedef struct tsr_host_api {
      * strings start empty. Each output is allocated once per run.
      * index (size_t)-1 allocates host scratch (for an output the model
      * drops) that the host frees when `run` returns. */
-    tsr_status *(*run_alloc_output)(tsr_run_context *ctx, size_t index, int32_t elem_type,
-                                    int32_t rank, const int64_t *dims, tsr_tensor **out);
+    tsr_status *(*run_alloc_output)(tsr_run_context *ctx, size_t index, int32_t elem_type, int32_t rank,
+                                    const int64_t *dims, tsr_tensor **out);
     /* Sets element `index` of a TSR_STRING output allocated above; the bytes
      * are copied. */
-    tsr_status *(*tensor_set_string)(tsr_tensor *tensor, size_t index, const char *data,
-                                     size_t size);
+    tsr_status *(*tensor_set_string)(tsr_tensor *tensor, size_t index, const char *data, size_t size);
 
     /* --- values that are not plain tensors (sequences, optionals, maps) --
      * Appended after tensor_set_string: check TSR_HAS_MEMBER(host,
@@ -249,8 +246,8 @@ typedef struct tsr_host_api {
     /* Sets output `index` to `value`, taking ownership (also on failure).
      * Use for non-tensor outputs; a TSR_VALUE_TENSOR value is accepted too. */
     tsr_status *(*run_set_output_value)(tsr_run_context *ctx, size_t index, tsr_value *value);
-    int32_t (*val_kind)(const tsr_value *value);     /* tsr_value_kind */
-    size_t (*val_count)(const tsr_value *value);     /* as tsr_value_count */
+    int32_t (*val_kind)(const tsr_value *value);                        /* tsr_value_kind */
+    size_t (*val_count)(const tsr_value *value);                        /* as tsr_value_count */
     const tsr_value *(*val_item)(const tsr_value *value, size_t index); /* borrowed */
     int32_t (*val_elem_type)(const tsr_value *value);
     /* The tensor of a TSR_VALUE_TENSOR value (borrowed), else NULL. The
@@ -258,8 +255,7 @@ typedef struct tsr_host_api {
     tsr_tensor *(*val_tensor)(const tsr_value *value);
     /* New values, owned by the caller until handed over (run_set_output_value,
      * val_append, val_new_optional) or freed with val_free. */
-    tsr_status *(*val_new_tensor)(int32_t elem_type, int32_t rank, const int64_t *dims,
-                                  tsr_value **out);
+    tsr_status *(*val_new_tensor)(int32_t elem_type, int32_t rank, const int64_t *dims, tsr_value **out);
     tsr_status *(*val_new_sequence)(int32_t elem_type, tsr_value **out);
     tsr_status *(*val_new_optional)(tsr_value *contents, int32_t elem_type, tsr_value **out);
     tsr_status *(*val_append)(tsr_value *sequence, tsr_value *item);
@@ -284,8 +280,8 @@ typedef struct tsr_host_api {
      * the host copies a tensor between devices where pieces on different
      * devices meet. claim_piece is claim_piece_on device 0. An index out of
      * range is refused with TSR_ERR_INVALID_ARGUMENT. */
-    tsr_status *(*claim_piece_on)(tsr_claim_sink *sink, const tsr_node *const *nodes, size_t count,
-                                  double cost_seconds, int32_t device);
+    tsr_status *(*claim_piece_on)(tsr_claim_sink *sink, const tsr_node *const *nodes, size_t count, double cost_seconds,
+                                  int32_t device);
     /* In `compile` (and for the piece's life): the device it was claimed on. */
     int32_t (*graph_device)(const tsr_graph *piece);
 } tsr_host_api;
@@ -328,7 +324,7 @@ typedef struct tsr_provider_config {
  */
 typedef struct tsr_provider {
     uint32_t struct_size;
-    const char *name;    /* short, lower-case, unique: "reference", "onednn" */
+    const char *name; /* short, lower-case, unique: "reference", "onednn" */
     const char *vendor;
     const char *version; /* the plugin's own version */
 
@@ -359,10 +355,8 @@ typedef struct tsr_provider {
      * TSR_MEMORY_DEVICE. A handle is what tsr_tensor.data holds. */
     tsr_status *(*mem_alloc)(void *state, int32_t device, size_t nbytes, void **handle);
     void (*mem_free)(void *state, int32_t device, void *handle);
-    tsr_status *(*copy_to_device)(void *state, int32_t device, void *dst_handle,
-                                  const void *src_host, size_t nbytes);
-    tsr_status *(*copy_to_host)(void *state, int32_t device, void *dst_host,
-                                const void *src_handle, size_t nbytes);
+    tsr_status *(*copy_to_device)(void *state, int32_t device, void *dst_handle, const void *src_host, size_t nbytes);
+    tsr_status *(*copy_to_host)(void *state, int32_t device, void *dst_host, const void *src_handle, size_t nbytes);
 
     /* Optional, appended in ABI 1 (check TSR_HAS_MEMBER(provider,
      * tsr_provider, piece_describe)): how a compiled piece runs now, for
@@ -399,13 +393,13 @@ typedef struct tsr_provider {
 typedef struct tsr_provider_entry_args {
     uint32_t struct_size;
     /* in */
-    uint32_t host_abi_min;      /* oldest ABI version the host speaks */
-    uint32_t host_abi_max;      /* newest ABI version the host speaks */
-    const tsr_host_api *host;   /* lives until the plugin is unloaded */
-    const char *plugin_path;    /* the .so's path; borrowed during the call */
+    uint32_t host_abi_min;    /* oldest ABI version the host speaks */
+    uint32_t host_abi_max;    /* newest ABI version the host speaks */
+    const tsr_host_api *host; /* lives until the plugin is unloaded */
+    const char *plugin_path;  /* the .so's path; borrowed during the call */
     /* out */
-    uint32_t abi_version;            /* the version the plugin implements */
-    const tsr_provider *provider;    /* plugin-owned; lives until unload */
+    uint32_t abi_version;         /* the version the plugin implements */
+    const tsr_provider *provider; /* plugin-owned; lives until unload */
 } tsr_provider_entry_args;
 
 typedef tsr_status *(*tsr_provider_entry_fn)(tsr_provider_entry_args *args);

@@ -67,36 +67,35 @@ typedef struct tsr_provider_list tsr_provider_list;
 
 typedef struct tsr_provider_desc {
     uint32_t struct_size;
-    const char *name;       /* borrowed from the list */
+    const char *name; /* borrowed from the list */
     const char *vendor;
     const char *version;
-    const char *path;       /* the plugin file */
-    uint32_t abi_version;   /* negotiated */
+    const char *path;     /* the plugin file */
+    uint32_t abi_version; /* negotiated */
     size_t device_count;
-    const char *error;      /* non-NULL when the plugin failed to load; why */
+    const char *error; /* non-NULL when the plugin failed to load; why */
 } tsr_provider_desc;
 
 typedef struct tsr_device_desc {
     uint32_t struct_size;
-    const char *name;       /* borrowed from the list */
+    const char *name; /* borrowed from the list */
     const char *vendor;
-    const char *details;    /* may be NULL */
-    int32_t kind;           /* 0 cpu, 1 gpu, 2 accelerator, 3 other */
-    int32_t memory_kind;    /* tsr_memory_kind */
+    const char *details; /* may be NULL */
+    int32_t kind;        /* 0 cpu, 1 gpu, 2 accelerator, 3 other */
+    int32_t memory_kind; /* tsr_memory_kind */
     uint64_t memory_bytes;
 } tsr_device_desc;
 
 /* Loads every plugin found (and those in `extra_paths`, files or
  * directories, may be NULL) to describe them. The caller frees the list. */
 TSR_EXPORT tsr_status *tsr_providers_discover(const char *const *extra_paths, size_t extra_count,
-                                             tsr_provider_list **out);
+                                              tsr_provider_list **out);
 TSR_EXPORT size_t tsr_provider_list_size(const tsr_provider_list *list);
 /* Fills *out (set out->struct_size first) with borrowed strings that live
  * as long as the list. */
-TSR_EXPORT tsr_status *tsr_provider_list_get(const tsr_provider_list *list, size_t index,
-                                            tsr_provider_desc *out);
-TSR_EXPORT tsr_status *tsr_provider_list_device(const tsr_provider_list *list, size_t index,
-                                               size_t device, tsr_device_desc *out);
+TSR_EXPORT tsr_status *tsr_provider_list_get(const tsr_provider_list *list, size_t index, tsr_provider_desc *out);
+TSR_EXPORT tsr_status *tsr_provider_list_device(const tsr_provider_list *list, size_t index, size_t device,
+                                                tsr_device_desc *out);
 TSR_EXPORT void tsr_provider_list_free(tsr_provider_list *list);
 
 /* --- session options ----------------------------------------------------- */
@@ -108,23 +107,17 @@ TSR_EXPORT void tsr_session_options_free(tsr_session_options *options);
  * ordered list; earlier providers are asked first. With no provider added,
  * every plugin found is used, accelerated ones first and reference last.
  * `name_or_path` is copied. */
-TSR_EXPORT tsr_status *tsr_session_options_add_provider(tsr_session_options *options,
-                                                       const char *name_or_path);
+TSR_EXPORT tsr_status *tsr_session_options_add_provider(tsr_session_options *options, const char *name_or_path);
 /* A key=value option for the named provider; copied. Unknown keys are
  * refused by the provider when the session is created. */
-TSR_EXPORT tsr_status *tsr_session_options_set_provider_option(tsr_session_options *options,
-                                                              const char *provider,
-                                                              const char *key,
-                                                              const char *value);
+TSR_EXPORT tsr_status *tsr_session_options_set_provider_option(tsr_session_options *options, const char *provider,
+                                                               const char *key, const char *value);
 /* Threads per operator; 0 lets each provider choose. */
-TSR_EXPORT tsr_status *tsr_session_options_set_threads(tsr_session_options *options,
-                                                      int32_t intra_op_threads);
+TSR_EXPORT tsr_status *tsr_session_options_set_threads(tsr_session_options *options, int32_t intra_op_threads);
 /* Where log lines go: stderr by default, at TSR_LOG_WARNING. */
-TSR_EXPORT tsr_status *tsr_session_options_set_log_level(tsr_session_options *options,
-                                                        int32_t level);
+TSR_EXPORT tsr_status *tsr_session_options_set_log_level(tsr_session_options *options, int32_t level);
 /* Fixes a symbolic dimension (e.g. "batch") to a value before planning. */
-TSR_EXPORT tsr_status *tsr_session_options_set_dim(tsr_session_options *options,
-                                                  const char *symbol, int64_t value);
+TSR_EXPORT tsr_status *tsr_session_options_set_dim(tsr_session_options *options, const char *symbol, int64_t value);
 
 /* --- values -------------------------------------------------------------- */
 /* A value the library owns: a tensor, or a sequence, optional or map of
@@ -133,22 +126,18 @@ TSR_EXPORT tsr_status *tsr_session_options_set_dim(tsr_session_options *options,
 /* A copy of `tensor` (host memory) as a new value the caller owns. */
 TSR_EXPORT tsr_status *tsr_value_from_tensor(const tsr_tensor *tensor, tsr_value **out);
 /* A new tensor of the given type and shape, zero-filled; caller owns it. */
-TSR_EXPORT tsr_status *tsr_value_create_tensor(int32_t elem_type, int32_t rank,
-                                              const int64_t *dims, tsr_value **out);
+TSR_EXPORT tsr_status *tsr_value_create_tensor(int32_t elem_type, int32_t rank, const int64_t *dims, tsr_value **out);
 /* Parses a serialized ONNX TensorProto. `name` (may be NULL) receives its
  * name, malloc'd, which the caller frees with free(). */
-TSR_EXPORT tsr_status *tsr_value_from_onnx_tensor(const void *bytes, size_t size,
-                                                 tsr_value **out, char **name);
+TSR_EXPORT tsr_status *tsr_value_from_onnx_tensor(const void *bytes, size_t size, tsr_value **out, char **name);
 /* Serializes a tensor value as a TensorProto with `name`; *bytes is
  * malloc'd and the caller frees it with free(). */
-TSR_EXPORT tsr_status *tsr_value_to_onnx_tensor(const tsr_value *value, const char *name,
-                                               void **bytes, size_t *size);
+TSR_EXPORT tsr_status *tsr_value_to_onnx_tensor(const tsr_value *value, const char *name, void **bytes, size_t *size);
 /* A borrowed view of the tensor; valid while the value lives. For
  * TSR_STRING, data points to tsr_string elements. */
 TSR_EXPORT tsr_status *tsr_value_tensor(const tsr_value *value, tsr_tensor *out);
 /* Sets string element `index` of a string tensor value (bytes copied). */
-TSR_EXPORT tsr_status *tsr_value_set_string(tsr_value *value, size_t index, const char *data,
-                                           size_t size);
+TSR_EXPORT tsr_status *tsr_value_set_string(tsr_value *value, size_t index, const char *data, size_t size);
 TSR_EXPORT void tsr_value_free(tsr_value *value); /* NULL is fine */
 
 /* tsr_value_kind of a value (TSR_VALUE_NONE for NULL). */
@@ -169,48 +158,42 @@ TSR_EXPORT tsr_status *tsr_value_create_sequence(int32_t elem_type, tsr_value **
 TSR_EXPORT tsr_status *tsr_value_sequence_append(tsr_value *sequence, tsr_value *item);
 /* A new optional holding `contents` (ownership taken, also on failure) or,
  * when contents is NULL, none with element type `elem_type`. */
-TSR_EXPORT tsr_status *tsr_value_create_optional(tsr_value *contents, int32_t elem_type,
-                                                tsr_value **out);
+TSR_EXPORT tsr_status *tsr_value_create_optional(tsr_value *contents, int32_t elem_type, tsr_value **out);
 /* A deep copy; caller owns it. */
 TSR_EXPORT tsr_status *tsr_value_clone(const tsr_value *value, tsr_value **out);
 /* Parses a serialized ONNX TensorProto, SequenceProto, OptionalProto or
  * MapProto, as `kind` (a tsr_value_kind) says: the bytes do not tell them
  * apart. `name` as for tsr_value_from_onnx_tensor. */
-TSR_EXPORT tsr_status *tsr_value_from_onnx(const void *bytes, size_t size, int32_t kind,
-                                          tsr_value **out, char **name);
+TSR_EXPORT tsr_status *tsr_value_from_onnx(const void *bytes, size_t size, int32_t kind, tsr_value **out, char **name);
 
 /* --- sessions ------------------------------------------------------------ */
 typedef struct tsr_session tsr_session;
 
 /* `options` may be NULL (defaults) and may be freed after the call. */
-TSR_EXPORT tsr_status *tsr_session_create(const tsr_session_options *options, const char *path,
-                                         tsr_session **out);
+TSR_EXPORT tsr_status *tsr_session_create(const tsr_session_options *options, const char *path, tsr_session **out);
 /* The model bytes are read during the call only. External data, if any, is
  * resolved against `base_dir` (may be NULL: then it is refused). */
-TSR_EXPORT tsr_status *tsr_session_create_from_buffer(const tsr_session_options *options,
-                                                     const void *bytes, size_t size,
-                                                     const char *base_dir, tsr_session **out);
+TSR_EXPORT tsr_status *tsr_session_create_from_buffer(const tsr_session_options *options, const void *bytes,
+                                                      size_t size, const char *base_dir, tsr_session **out);
 TSR_EXPORT void tsr_session_free(tsr_session *session); /* NULL is fine */
 
 /* A graph input or output as declared by the model. */
 typedef struct tsr_io_info {
     uint32_t struct_size;
-    const char *name;         /* borrowed; lives as long as the session */
-    int32_t elem_type;        /* 0 when not a tensor or unknown */
-    int32_t rank;             /* -1 when unknown */
-    const int64_t *dims;      /* rank entries, TSR_DIM_UNKNOWN where symbolic */
+    const char *name;               /* borrowed; lives as long as the session */
+    int32_t elem_type;              /* 0 when not a tensor or unknown */
+    int32_t rank;                   /* -1 when unknown */
+    const int64_t *dims;            /* rank entries, TSR_DIM_UNKNOWN where symbolic */
     const char *const *dim_symbols; /* rank entries, NULL where not symbolic */
     /* appended in 0.2 (read only when struct_size covers it): */
-    int32_t kind;             /* tsr_value_kind the model declares; TSR_VALUE_NONE when unknown */
+    int32_t kind; /* tsr_value_kind the model declares; TSR_VALUE_NONE when unknown */
 } tsr_io_info;
 
 TSR_EXPORT size_t tsr_session_input_count(const tsr_session *session);
 TSR_EXPORT size_t tsr_session_output_count(const tsr_session *session);
 /* Fill *out (set out->struct_size first). */
-TSR_EXPORT tsr_status *tsr_session_input_info(const tsr_session *session, size_t index,
-                                             tsr_io_info *out);
-TSR_EXPORT tsr_status *tsr_session_output_info(const tsr_session *session, size_t index,
-                                              tsr_io_info *out);
+TSR_EXPORT tsr_status *tsr_session_input_info(const tsr_session *session, size_t index, tsr_io_info *out);
+TSR_EXPORT tsr_status *tsr_session_output_info(const tsr_session *session, size_t index, tsr_io_info *out);
 
 /*
  * Runs the model. inputs[i] (host memory, borrowed for the call, not copied)
@@ -219,19 +202,15 @@ TSR_EXPORT tsr_status *tsr_session_output_info(const tsr_session *session, size_
  * output_names = NULL to get every graph output in declaration order (then
  * `outputs` must have tsr_session_output_count entries).
  */
-TSR_EXPORT tsr_status *tsr_session_run(tsr_session *session, size_t input_count,
-                                      const char *const *input_names,
-                                      const tsr_tensor *const *inputs, size_t output_count,
-                                      const char *const *output_names, tsr_value **outputs);
+TSR_EXPORT tsr_status *tsr_session_run(tsr_session *session, size_t input_count, const char *const *input_names,
+                                       const tsr_tensor *const *inputs, size_t output_count,
+                                       const char *const *output_names, tsr_value **outputs);
 
 /* As tsr_session_run, with inputs given as values of any kind (tensors,
  * sequences, optionals, maps), borrowed for the call. */
-TSR_EXPORT tsr_status *tsr_session_run_values(tsr_session *session, size_t input_count,
-                                             const char *const *input_names,
-                                             const tsr_value *const *inputs,
-                                             size_t output_count,
-                                             const char *const *output_names,
-                                             tsr_value **outputs);
+TSR_EXPORT tsr_status *tsr_session_run_values(tsr_session *session, size_t input_count, const char *const *input_names,
+                                              const tsr_value *const *inputs, size_t output_count,
+                                              const char *const *output_names, tsr_value **outputs);
 
 /* Pins nodes to a provider (both strings are copied): every node named
  * `node_or_op` (or made from it by function expansion) and every node whose op type is `node_or_op` goes
@@ -239,19 +218,17 @@ TSR_EXPORT tsr_status *tsr_session_run_values(tsr_session *session, size_t input
  * creation fails when nothing in the model matches, or when that provider
  * declines a pinned node (the error carries its reason). Repeatable; a rule
  * naming a node wins over one naming its op type. */
-TSR_EXPORT tsr_status *tsr_session_options_assign(tsr_session_options *options,
-                                                 const char *node_or_op, const char *provider);
+TSR_EXPORT tsr_status *tsr_session_options_assign(tsr_session_options *options, const char *node_or_op,
+                                                  const char *provider);
 
 /* --- observing, profiling, and who runs what ------------------------------ */
 /* When enabled, every node output stays observable: it becomes a piece
  * boundary (a fused piece must produce it too, or is split there) and
  * tsr_session_run's output_names may name it. Slower; meant for comparing
  * providers node by node. */
-TSR_EXPORT tsr_status *tsr_session_options_set_observe_all(tsr_session_options *options,
-                                                         int32_t enabled);
+TSR_EXPORT tsr_status *tsr_session_options_set_observe_all(tsr_session_options *options, int32_t enabled);
 /* When enabled, each run records one event per piece run and per copy. */
-TSR_EXPORT tsr_status *tsr_session_options_set_profiling(tsr_session_options *options,
-                                                       int32_t enabled);
+TSR_EXPORT tsr_status *tsr_session_options_set_profiling(tsr_session_options *options, int32_t enabled);
 /* The events recorded since the session began or the last call, as a JSON
  * array of Chrome trace events ("ph":"X", "ts"/"dur" in microseconds; args:
  * provider, device, nodes, ops, bytes_in, bytes_out for pieces; value,
@@ -261,7 +238,7 @@ TSR_EXPORT tsr_status *tsr_session_profile_take(tsr_session *session, char **jso
 /* One node of the session's main graph and where it runs. */
 typedef struct tsr_node_info {
     uint32_t struct_size;
-    const char *name;     /* "" when the model gave none */
+    const char *name; /* "" when the model gave none */
     const char *op_type;
     const char *domain;   /* "" for ai.onnx */
     const char *origin;   /* the model's node it was expanded from, or NULL */
@@ -273,8 +250,7 @@ typedef struct tsr_node_info {
 /* All strings and arrays are borrowed and live as long as the session. */
 TSR_EXPORT size_t tsr_session_node_count(const tsr_session *session);
 /* Node `index` in topological order; set out->struct_size first. */
-TSR_EXPORT tsr_status *tsr_session_node_info(const tsr_session *session, size_t index,
-                                            tsr_node_info *out);
+TSR_EXPORT tsr_status *tsr_session_node_info(const tsr_session *session, size_t index, tsr_node_info *out);
 
 /* Which provider runs which node: a human-readable table, malloc'd; the
  * caller frees it with free(). */
@@ -296,15 +272,13 @@ typedef enum tsr_policy {
      * for testing a provider on every node it claims. */
     TSR_POLICY_FIRST = 2
 } tsr_policy;
-TSR_EXPORT tsr_status *tsr_session_options_set_policy(tsr_session_options *options,
-                                                     int32_t policy);
+TSR_EXPORT tsr_status *tsr_session_options_set_policy(tsr_session_options *options, int32_t policy);
 /* A provider that runs only the nodes no other provider claims, named as in
  * tsr_session_options_add_provider (copied; NULL or "" for none). It is added
  * to the list if absent and asked last; a warning names the nodes it got.
  * Without one, a node nobody claims fails session creation with every
  * provider's reason. */
-TSR_EXPORT tsr_status *tsr_session_options_set_fallback(tsr_session_options *options,
-                                                       const char *provider);
+TSR_EXPORT tsr_status *tsr_session_options_set_fallback(tsr_session_options *options, const char *provider);
 
 /* --- assignment as data --- */
 /* The assignment of tsr_session_assignment_text as one JSON object (schema:
@@ -351,8 +325,7 @@ TSR_EXPORT tsr_status *tsr_session_assignment_dot(const tsr_session *session, ch
  *                   (default 64, at most 1024; TSR_ERR_INVALID_MODEL)
  * graph_depth or function_depth above its most: TSR_ERR_INVALID_ARGUMENT.
  * An unknown name or a value <= 0 is TSR_ERR_INVALID_ARGUMENT. */
-TSR_EXPORT tsr_status *tsr_session_options_set_limit(tsr_session_options *options, const char *name,
-                                                    int64_t value);
+TSR_EXPORT tsr_status *tsr_session_options_set_limit(tsr_session_options *options, const char *name, int64_t value);
 
 #ifdef __cplusplus
 }

@@ -24,8 +24,7 @@ extern "C" {
 #endif
 
 /* True when a struct filled by the other side (its struct_size) holds `member`. */
-#define TSR_HAS_MEMBER(ptr, type, member) \
-    ((ptr)->struct_size >= offsetof(type, member) + sizeof(((type *)0)->member))
+#define TSR_HAS_MEMBER(ptr, type, member) ((ptr)->struct_size >= offsetof(type, member) + sizeof(((type *)0)->member))
 
 /*
  * Element types. The numbers are ONNX's TensorProto.DataType values, so a
@@ -98,8 +97,8 @@ typedef enum tsr_log_level {
 
 /* Where a tensor's bytes live. \since ABI 1 */
 typedef enum tsr_memory_kind {
-    TSR_MEMORY_HOST = 0,   /* ordinary CPU memory the host can read */
-    TSR_MEMORY_DEVICE = 1  /* provider-owned memory; `data` is the provider's handle */
+    TSR_MEMORY_HOST = 0,  /* ordinary CPU memory the host can read */
+    TSR_MEMORY_DEVICE = 1 /* provider-owned memory; `data` is the provider's handle */
 } tsr_memory_kind;
 
 /* Dimension value used in shapes for a dimension not known until run time. */
@@ -112,14 +111,14 @@ typedef enum tsr_memory_kind {
  * \since ABI 1
  */
 typedef struct tsr_tensor {
-    uint32_t struct_size;   /* sizeof(tsr_tensor) of the filler */
-    int32_t elem_type;      /* tsr_elem_type */
-    int32_t rank;           /* number of dims; 0 for a scalar */
-    const int64_t *dims;    /* rank entries; may be NULL when rank is 0 */
-    void *data;             /* elements; may be NULL when there are none */
-    size_t nbytes;          /* bytes at `data` */
-    int32_t memory_kind;    /* tsr_memory_kind */
-    int32_t device_index;   /* the provider's device, for TSR_MEMORY_DEVICE */
+    uint32_t struct_size; /* sizeof(tsr_tensor) of the filler */
+    int32_t elem_type;    /* tsr_elem_type */
+    int32_t rank;         /* number of dims; 0 for a scalar */
+    const int64_t *dims;  /* rank entries; may be NULL when rank is 0 */
+    void *data;           /* elements; may be NULL when there are none */
+    size_t nbytes;        /* bytes at `data` */
+    int32_t memory_kind;  /* tsr_memory_kind */
+    int32_t device_index; /* the provider's device, for TSR_MEMORY_DEVICE */
 } tsr_tensor;
 
 /*

@@ -73,6 +73,10 @@ static int running_now(void) {
     return running;
 }
 
+static int (*running_probe)(void) = running_now;
+
+void odn_threads_set_running_probe(int (*probe)(void)) { running_probe = probe ? probe : running_now; }
+
 void odn_threads_observe(int threads, double wall_ms, double cpu_ms) {
     if (threads > 1) {
         long w = (long)(wall_ms * 1000.0), c = (long)(cpu_ms * 1000.0);
@@ -98,7 +102,7 @@ void odn_threads_observe(int threads, double wall_ms, double cpu_ms) {
     if (atomic_fetch_add(&calm_runs, 1) + 1 < atomic_load(&calm_needed)) return;
     atomic_store(&calm_runs, 0);
     /* lifted only with a core to spare besides this thread */
-    int running = running_now();
+    int running = running_probe();
     if (running >= 0 && running < odn_threads_cores()) atomic_store(&capped, 0);
 }
 

@@ -24,5 +24,8 @@ void odn_threads_observe(int threads, double wall_ms, double cpu_ms);
 /* Whether the cap is on (for odn_run, which measures only then or with
  * more than one thread). */
 bool odn_threads_capped(void);
+/* For tests: `probe` answers how many threads are runnable instead of
+ * /proc/loadavg (NULL restores it). */
+void odn_threads_set_running_probe(int (*probe)(void));
 
 #endif

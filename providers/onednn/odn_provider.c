@@ -276,7 +276,13 @@ static tsr_status *odn_run(void *piece_state, tsr_run_context *ctx) {
         if (watch) {
             clock_gettime(CLOCK_MONOTONIC, &w1);
             clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+            bool was = odn_threads_capped();
             odn_threads_observe(threads, ms_between(&w0, &w1), ms_between(&c0, &c1));
+            /* said once per change, so a user comparing thread counts knows */
+            if (was != odn_threads_capped())
+                odn_host->log(TSR_LOG_INFO, "onednn",
+                              was ? "cores free again: runs take their full thread count"
+                                  : "other processes hold the cores: runs use one thread until they are free");
         }
     }
     odn_threads_release(threads);

@@ -500,6 +500,39 @@ def instnorm_cases(out_dir):
               [("X", x)], [("Y", inorm(x.astype(np.float64), s, b, 1e-5))], [("S", s), ("B", b)])
 
 
+def gelu_tanh_nodes(x, y):
+    """tanh-GELU written out as torch exports GPT-2's gelu_new, x -> y."""
+    return [helper.make_node("Pow", [x, "three"], ["g_cube"]),
+            helper.make_node("Mul", ["g_cube", "g_k"], ["g_kc"]),
+            helper.make_node("Add", [x, "g_kc"], ["g_in"]),
+            helper.make_node("Mul", ["g_in", "g_s"], ["g_u"]),
+            helper.make_node("Tanh", ["g_u"], ["g_t"]),
+            helper.make_node("Add", ["g_t", "g_one"], ["g_b"]),
+            helper.make_node("Mul", [x, "g_half"], ["g_h"]),
+            helper.make_node("Mul", ["g_h", "g_b"], [y])]
+
+
+def gelu_tanh_cases(out_dir):
+    """tanh-GELU as odn_gelu_loop.c runs it: a post pass of the packed GEMM
+    (a [1,32,64] x [64,250] MatMul, 250 columns: the loop's tail) and the
+    written-out form after a Reshape (the activation step). Inputs reach
+    |u| ~ 15, where e^(-2u) is 0 or overflows. Numpy in float64."""
+    consts = [("three", np.array(3.0, np.float32)), ("g_k", np.array(0.044715, np.float32)),
+              ("g_s", np.array(0.7978845608028654, np.float32)), ("g_one", np.array(1.0, np.float32)),
+              ("g_half", np.array(0.5, np.float32))]
+    ref = lambda v: 0.5 * v * (1 + np.tanh(0.7978845608028654 * (v + 0.044715 * v ** 3)))
+    x = rng.uniform(-1, 1, (1, 32, 64)).astype(np.float32)
+    w = (rng.standard_normal((64, 250)) * 0.6).astype(np.float32)
+    save_case(out_dir, "odn_gelu_tanh_after_matmul",
+              [helper.make_node("MatMul", ["X", "W"], ["M"])] + gelu_tanh_nodes("M", "Y"),
+              [("X", x)], [("Y", ref(x.astype(np.float64) @ w.astype(np.float64)))], [("W", w)] + consts)
+    x = rng.uniform(-6, 6, (3, 5, 7)).astype(np.float32)
+    save_case(out_dir, "odn_gelu_tanh_after_reshape",
+              [helper.make_node("Reshape", ["X", "shape"], ["R"])] + gelu_tanh_nodes("R", "Y"),
+              [("X", x)], [("Y", ref(x.astype(np.float64)).reshape(15, 7))],
+              [("shape", np.array([15, 7], np.int64))] + consts)
+
+
 def np_pad(x, pads, mode, value=0.0):
     """ONNX Pad by numpy: negative pads crop first, then np.pad."""
     r = x.ndim
@@ -726,6 +759,7 @@ def lrn_ref(x, size, alpha=1e-4, beta=0.75, bias=1.0):
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     instnorm_cases(out_dir)
+    gelu_tanh_cases(out_dir)
     slice_cases(out_dir)
     deconv_gemm_cases(out_dir)
     broadcast_post_op_cases(out_dir)

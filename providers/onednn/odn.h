@@ -385,6 +385,14 @@ tsr_status *odn_sgemm_try(odn_plan *p, const tsr_node *n, const_dnnl_primitive_d
                           const dnnl_memory_desc_t *b_md, dnnl_memory_t bias_mem, const_dnnl_primitive_attr_t attr,
                           odn_value *last, int32_t onnx_rank, const int64_t *onnx_dims,
                           const dnnl_exec_arg_t *post_args, int npost, bool *done);
+/* tanh-GELU as a C loop from `count` dense floats of src into dst (the
+ * same memory or one of the same layout; odn_gelu_loop.c), where
+ * odn_gelu_loop_supported: oneDNN 2.6's gelu_tanh eltwise runs 4-5x
+ * slower than its erf form on AVX2. odn_gelu_loop_fits: md is a dense
+ * float32 layout without blocks (*count its elements). */
+bool odn_gelu_loop_supported(void);
+bool odn_gelu_loop_fits(const dnnl_memory_desc_t *md, int64_t *count);
+tsr_status *odn_gelu_loop_add(odn_plan *p, const tsr_node *n, dnnl_memory_t src, dnnl_memory_t dst, int64_t count);
 /* Appends the packed GEMM c = a x B (+ bias) as a step: a plain f32 [m, k]
  * with row stride lda, B packed by odn_sgemm_pack (k x cols, owned by the
  * piece's constant cache), c plain f32 [m, cols]. */

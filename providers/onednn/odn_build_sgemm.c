@@ -54,12 +54,14 @@ static int64_t row_stride(const dnnl_memory_desc_t *md, bool unit_columns) {
 #define MAX_PASSES 8
 typedef struct post_passes {
     int count;
-    dnnl_primitive_desc_t pd[MAX_PASSES];
+    dnnl_primitive_desc_t pd[MAX_PASSES]; /* NULL for a gelu_tanh loop */
     bool binary[MAX_PASSES];
+    int64_t elements; /* of the product, for the loops */
 } post_passes;
 
 static void passes_free(post_passes *pp) {
-    for (int i = 0; i < pp->count; i++) dnnl_primitive_desc_destroy(pp->pd[i]);
+    for (int i = 0; i < pp->count; i++)
+        if (pp->pd[i]) dnnl_primitive_desc_destroy(pp->pd[i]);
     pp->count = 0;
 }
 
@@ -67,6 +69,8 @@ static bool post_passes_make(odn_plan *p, const_dnnl_primitive_attr_t attr, cons
                              post_passes *pp) {
     const_dnnl_post_ops_t po = NULL;
     pp->count = 0;
+    pp->elements = 1;
+    for (int d = 0; d < md->ndims; d++) pp->elements *= md->dims[d];
     if (dnnl_primitive_attr_get_post_ops(attr, &po) != dnnl_success) return false;
     int len = po ? dnnl_post_ops_len(po) : 0;
     if (len > MAX_PASSES) return false;
@@ -78,7 +82,11 @@ static bool post_passes_make(odn_plan *p, const_dnnl_primitive_attr_t attr, cons
             float scale, alpha, beta;
             dnnl_eltwise_desc_t ed;
             if (dnnl_post_ops_get_params_eltwise(po, i, &scale, &alg, &alpha, &beta) == dnnl_success && scale == 1.0f &&
-                dnnl_eltwise_forward_desc_init(&ed, dnnl_forward_inference, alg, md, alpha, beta) == dnnl_success)
+                alg == dnnl_eltwise_gelu_tanh && odn_gelu_loop_supported())
+                st = dnnl_success; /* odn_gelu_loop.c, pd stays NULL */
+            else if (dnnl_post_ops_get_params_eltwise(po, i, &scale, &alg, &alpha, &beta) == dnnl_success &&
+                     scale == 1.0f &&
+                     dnnl_eltwise_forward_desc_init(&ed, dnnl_forward_inference, alg, md, alpha, beta) == dnnl_success)
                 st = odn_pd_create(p, &ed, NULL, &pd);
         } else if (dnnl_post_ops_get_kind(po, i) == dnnl_binary) {
             const dnnl_memory_desc_t *src1 = NULL;
@@ -116,7 +124,8 @@ static tsr_status *post_passes_add(odn_plan *p, const tsr_node *n, const post_pa
             args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, dst};
         }
         args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_DST, dst};
-        tsr_status *s = odn_plan_add_primitive(p, pp->pd[i], n, args, nargs);
+        tsr_status *s = pp->pd[i] ? odn_plan_add_primitive(p, pp->pd[i], n, args, nargs)
+                                  : odn_gelu_loop_add(p, n, dst, dst, pp->elements);
         if (s) return s;
     }
     return NULL;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "odn.h"
+#include "odn_vexp.h"
 
 #define BLOCK 64
 
@@ -83,27 +84,7 @@ static SM_TARGET void block_avx512(const float *x, float *y, int64_t axis, int64
         }
 }
 
-#define AVX2_TARGET __attribute__((target("avx2,fma")))
-
-/* exp16's steps on 8 lanes. */
-static inline __attribute__((always_inline)) AVX2_TARGET __m256 exp8(__m256 x) {
-    __m256 t = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
-    __m256 n = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(1.44269504088896341f)),
-                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), t);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-    __m256 q = _mm256_set1_ps(1.9875691500e-4f);
-    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.3981999507e-3f));
-    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(8.3334519073e-3f));
-    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(4.1665795894e-2f));
-    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.6666665459e-1f));
-    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(5.0000001201e-1f));
-    q = _mm256_fmadd_ps(_mm256_mul_ps(q, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-    __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-    __m256 e = _mm256_mul_ps(q, _mm256_castsi256_ps(bits));
-    e = _mm256_and_ps(e, _mm256_cmp_ps(x, _mm256_set1_ps(-87.3f), _CMP_GE_OQ));
-    return _mm256_blendv_ps(e, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
-}
+#define AVX2_TARGET ODN_AVX2_TARGET
 
 /* Lane l of vector v is on when 8 v + l < w. */
 static inline AVX2_TARGET __m256i lanes8(int64_t i, int64_t w) {
@@ -128,7 +109,7 @@ static AVX2_TARGET void block_avx2(const float *x, float *y, int64_t axis, int64
         }
     for (int64_t j = 0; j < axis; j++)
         for (int64_t v = 0; v < nv; v++) {
-            __m256 e = exp8(_mm256_sub_ps(_mm256_maskload_ps(x + j * inner + 8 * v, k[v]), m[v]));
+            __m256 e = odn_exp8(_mm256_sub_ps(_mm256_maskload_ps(x + j * inner + 8 * v, k[v]), m[v]));
             e = _mm256_and_ps(e, _mm256_castsi256_ps(k[v]));
             s[v] = _mm256_add_ps(s[v], e);
             if (!log) _mm256_maskstore_ps(y + j * inner + 8 * v, k[v], e);

@@ -1,0 +1,35 @@
+/* e^x on 8 float lanes (AVX2+FMA) for the provider's C loops (softmax,
+ * tanh-GELU): Cephes' expf range reduction and polynomial, within 2 ulp,
+ * as oneDNN's and ONNX Runtime's kernels compute it. NaN stays NaN; below
+ * -87.3 (where e^x leaves float's normal range) exactly 0, above 88.7
+ * +inf. Callers compile with AVX2 enabled on the calling function. */
+#ifndef TESSERA_ODN_VEXP_H
+#define TESSERA_ODN_VEXP_H
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+
+#define ODN_AVX2_TARGET __attribute__((target("avx2,fma")))
+
+static inline __attribute__((always_inline)) ODN_AVX2_TARGET __m256 odn_exp8(__m256 x) {
+    __m256 t = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f));
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(1.44269504088896341f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), t);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 q = _mm256_set1_ps(1.9875691500e-4f);
+    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.3981999507e-3f));
+    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(8.3334519073e-3f));
+    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(4.1665795894e-2f));
+    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.6666665459e-1f));
+    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(5.0000001201e-1f));
+    q = _mm256_fmadd_ps(_mm256_mul_ps(q, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    __m256 e = _mm256_mul_ps(q, _mm256_castsi256_ps(bits));
+    e = _mm256_and_ps(e, _mm256_cmp_ps(x, _mm256_set1_ps(-87.3f), _CMP_GE_OQ));
+    e = _mm256_blendv_ps(e, _mm256_set1_ps(__builtin_inff()), _mm256_cmp_ps(x, _mm256_set1_ps(88.72f), _CMP_GT_OQ));
+    return _mm256_blendv_ps(e, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+#endif
+
+#endif

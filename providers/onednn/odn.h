@@ -385,13 +385,11 @@ tsr_status *odn_sgemm_try(odn_plan *p, const tsr_node *n, const_dnnl_primitive_d
                           const dnnl_memory_desc_t *b_md, dnnl_memory_t bias_mem, const_dnnl_primitive_attr_t attr,
                           odn_value *last, int32_t onnx_rank, const int64_t *onnx_dims,
                           const dnnl_exec_arg_t *post_args, int npost, bool *done);
-/* tanh-GELU as a C loop from `count` dense floats of src into dst (the
- * same memory or one of the same layout; odn_gelu_loop.c), where
- * odn_gelu_loop_supported: oneDNN 2.6's gelu_tanh eltwise runs 4-5x
- * slower than its erf form on AVX2. odn_gelu_loop_fits: md is a dense
- * float32 layout without blocks (*count its elements). */
+/* tanh-GELU as a C loop from `count` floats of src into dst (the same
+ * memory or one of the same odn_md_flat_f32 layout; odn_gelu_loop.c),
+ * where odn_gelu_loop_supported: oneDNN 2.6's gelu_tanh eltwise runs 4-5x
+ * slower than its erf form on AVX2. */
 bool odn_gelu_loop_supported(void);
-bool odn_gelu_loop_fits(const dnnl_memory_desc_t *md, int64_t *count);
 tsr_status *odn_gelu_loop_add(odn_plan *p, const tsr_node *n, dnnl_memory_t src, dnnl_memory_t dst, int64_t count);
 /* Appends the packed GEMM c = a x B (+ bias) as a step: a plain f32 [m, k]
  * with row stride lda, B packed by odn_sgemm_pack (k x cols, owned by the
@@ -434,6 +432,12 @@ bool odn_layout_is_blocked(dnnl_format_tag_t tag);
  * 3-5 (undef otherwise). */
 int odn_block(void);
 dnnl_format_tag_t odn_blocked_tag(int32_t rank);
+/* Whether md can be walked as one flat float32 array: plain, or blocked
+ * without padding, from offset 0 (odn_layout.c). */
+bool odn_md_flat_f32(const dnnl_memory_desc_t *md);
+/* The address of a float32 memory's first element (its buffer plus the
+ * layout's offset0), or NULL. */
+float *odn_mem_f32(dnnl_memory_t mem);
 tsr_status *odn_build_deconv(odn_plan *p, size_t index);
 bool odn_deconv_pads(const tsr_node *n, int32_t sp, int32_t i, int64_t in, int64_t st, int64_t dl, int64_t k,
                      int64_t op, int64_t *b0, int64_t *e0, int64_t *out_len);

@@ -56,15 +56,6 @@ static bool scalar_param(odn_plan *p, const tsr_node *n, size_t k, float *out) {
     }
 }
 
-/* Whether x's layout can be walked as one flat array: plain, or blocked
- * without padding. */
-static bool flat(const dnnl_memory_desc_t *md) {
-    if (md->format_kind != dnnl_blocked || md->data_type != dnnl_f32) return false;
-    for (int d = 0; d < md->ndims; d++)
-        if (md->padded_dims[d] != md->dims[d] || md->padded_offsets[d] != 0) return false;
-    return md->offset0 == 0 && dnnl_memory_desc_get_size(md) == (size_t)odn_numel(md->ndims, md->dims) * sizeof(float);
-}
-
 tsr_status *odn_fake_quant_try(odn_plan *p, size_t index, bool *handled) {
     const tsr_node *q = p->nodes[index];
     *handled = false;
@@ -82,7 +73,7 @@ tsr_status *odn_fake_quant_try(odn_plan *p, size_t index, bool *handled) {
         !scalar_param(p, dq, 1, &f.s2) || !scalar_param(p, dq, 2, &f.z2))
         return NULL;
     /* a piece output is plain, so x must be too */
-    bool keep = flat(&x->md) && (y->output_index < 0 || x->md.format_desc.blocking.inner_nblks == 0);
+    bool keep = odn_md_flat_f32(&x->md) && (y->output_index < 0 || x->md.format_desc.blocking.inner_nblks == 0);
     dnnl_memory_t src = x->mem;
     tsr_status *s = keep ? NULL : odn_plan_plain_mem(p, x, q, &src);
     if (s) return s;

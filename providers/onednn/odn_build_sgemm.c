@@ -20,19 +20,10 @@ typedef struct sgemm_ctx {
     int threads;    /* the plan's thread count, which scratch is sized for */
 } sgemm_ctx;
 
-/* The address of a plain memory's first element. */
-static float *data_of(dnnl_memory_t mem) {
-    void *h = NULL;
-    const dnnl_memory_desc_t *md = NULL;
-    if (dnnl_memory_get_data_handle(mem, &h) != dnnl_success || !h) return NULL;
-    if (dnnl_memory_get_memory_desc(mem, &md) != dnnl_success) return NULL;
-    return (float *)h + md->offset0;
-}
-
 static tsr_status *run_sgemm(const void *ctx, dnnl_memory_t src, dnnl_memory_t dst) {
     const sgemm_ctx *g = ctx;
-    const float *a = data_of(src);
-    float *c = data_of(dst);
+    const float *a = odn_mem_f32(src);
+    float *c = odn_mem_f32(dst);
     if (!a || !c) return odn_host->status_new(TSR_ERR_PROVIDER, "onednn: packed gemm without buffers");
     odn_sgemm_run(g->m, g->n, g->k, a, g->lda, g->packed, g->bias, c, g->ldc, g->scratch, g->threads);
     return NULL;
@@ -144,7 +135,7 @@ static tsr_status *packed_weights(odn_plan *p, const void *key, dnnl_memory_t b_
         return odn_node_error(nd, TSR_ERR_NO_MEMORY, "packed weights of %lld x %lld", (long long)k, (long long)n);
     float *buf = odn_const_cache_find(p->consts, key, &packed_tag, b_md, &md);
     if (!buf) {
-        const float *b = data_of(b_mem);
+        const float *b = odn_mem_f32(b_mem);
         if (!b) return odn_node_error(nd, TSR_ERR_PROVIDER, "internal: constant weights without data");
         buf = odn_const_cache_add(p->consts, key, &packed_tag, b_md, &md, floats * sizeof(float));
         if (!buf) return odn_node_error(nd, TSR_ERR_NO_MEMORY, "packed weights of %zu bytes", floats * sizeof(float));
@@ -194,7 +185,7 @@ tsr_status *odn_sgemm_try(odn_plan *p, const tsr_node *n, const_dnnl_primitive_d
      * and tiny products (its call costs less than our A copy) stay oneDNN's */
     if (m < 6 || (double)m * (double)k * (double)nn < 262144.0) return NULL;
     const float *bias = NULL;
-    if (bias_mem && !(bias = data_of(bias_mem))) return NULL;
+    if (bias_mem && !(bias = odn_mem_f32(bias_mem))) return NULL;
     int64_t out[2] = {m, nn};
     dnnl_memory_desc_t dst_md;
     if (odn_plain_md(&dst_md, 2, out) != dnnl_success) return NULL;

@@ -163,8 +163,7 @@ tsr_status *odn_build_written_act(odn_plan *p, size_t index, bool *handled) {
         dnnl_memory_get_memory_desc(src, &md);
     }
     tsr_status *s = odn_plan_define(p, y, x->rank, x->dims, md, n);
-    int64_t count = 0;
-    if (!s && el.alg == dnnl_eltwise_gelu_tanh && odn_gelu_loop_supported() && odn_gelu_loop_fits(md, &count))
-        return odn_gelu_loop_add(p, n, src, y->mem, count);
+    if (!s && el.alg == dnnl_eltwise_gelu_tanh && odn_gelu_loop_supported() && odn_md_flat_f32(md))
+        return odn_gelu_loop_add(p, n, src, y->mem, odn_numel(md->ndims, md->dims));
     return s ? s : odn_eltwise_step(p, n, &el, md, src, y->mem);
 }

@@ -48,20 +48,10 @@ typedef struct gelu_loop {
     int64_t count;
 } gelu_loop;
 
-/* The address of a memory's first element, or NULL. */
-static float *first_float(dnnl_memory_t mem) {
-    void *h = NULL;
-    const dnnl_memory_desc_t *md = NULL;
-    if (dnnl_memory_get_data_handle(mem, &h) != dnnl_success || !h ||
-        dnnl_memory_get_memory_desc(mem, &md) != dnnl_success)
-        return NULL;
-    return (float *)h + md->offset0;
-}
-
 static tsr_status *run_gelu(const void *ctx, dnnl_memory_t src, dnnl_memory_t dst) {
     const gelu_loop *l = ctx;
-    const float *x = first_float(src);
-    float *y = first_float(dst);
+    const float *x = odn_mem_f32(src);
+    float *y = odn_mem_f32(dst);
     if (!x || !y) return odn_host->status_new(TSR_ERR_PROVIDER, "onednn: GELU loop without a buffer");
 #if defined(__GNUC__) && defined(__x86_64__)
     /* blocks of 4096 elements shared among the run's threads */
@@ -75,20 +65,6 @@ static tsr_status *run_gelu(const void *ctx, dnnl_memory_t src, dnnl_memory_t ds
     (void)l;
 #endif
     return NULL;
-}
-
-bool odn_gelu_loop_fits(const dnnl_memory_desc_t *md, int64_t *count) {
-    if (md->data_type != dnnl_f32 || md->format_kind != dnnl_blocked || md->format_desc.blocking.inner_nblks != 0)
-        return false;
-    int64_t n = 1;
-    for (int d = 0; d < md->ndims; d++) {
-        if (md->padded_dims[d] != md->dims[d]) return false;
-        n *= md->dims[d];
-    }
-    /* no gaps between elements: the layout's extent is the element count */
-    if (dnnl_memory_desc_get_size(md) != (size_t)n * sizeof(float)) return false;
-    *count = n;
-    return true;
 }
 
 tsr_status *odn_gelu_loop_add(odn_plan *p, const tsr_node *n, dnnl_memory_t src, dnnl_memory_t dst, int64_t count) {

@@ -49,3 +49,18 @@ bool odn_layout_is_blocked(dnnl_format_tag_t tag) {
     return tag != dnnl_format_tag_undef &&
         (tag == odn_blocked_tag(3) || tag == odn_blocked_tag(4) || tag == odn_blocked_tag(5));
 }
+
+bool odn_md_flat_f32(const dnnl_memory_desc_t *md) {
+    if (md->format_kind != dnnl_blocked || md->data_type != dnnl_f32) return false;
+    for (int d = 0; d < md->ndims; d++)
+        if (md->padded_dims[d] != md->dims[d] || md->padded_offsets[d] != 0) return false;
+    return md->offset0 == 0 && dnnl_memory_desc_get_size(md) == (size_t)odn_numel(md->ndims, md->dims) * sizeof(float);
+}
+
+float *odn_mem_f32(dnnl_memory_t mem) {
+    void *h = NULL;
+    const dnnl_memory_desc_t *md = NULL;
+    if (!mem || dnnl_memory_get_data_handle(mem, &h) != dnnl_success || !h) return NULL;
+    if (dnnl_memory_get_memory_desc(mem, &md) != dnnl_success) return NULL;
+    return (float *)h + md->offset0;
+}

@@ -20,27 +20,6 @@
 #define SM_X86 1
 #define SM_TARGET __attribute__((target("avx512f")))
 
-/* e^x for the shifted inputs (x <= 0), 16 lanes: NaN stays NaN, below
- * -87.3 (where e^x leaves float's normal range) exactly 0. */
-static inline __attribute__((always_inline)) SM_TARGET __m512 exp16(__m512 x) {
-    __m512 t = _mm512_max_ps(x, _mm512_set1_ps(-87.0f));
-    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(1.44269504088896341f)),
-                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), t);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-    __m512 q = _mm512_set1_ps(1.9875691500e-4f);
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.3981999507e-3f));
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(8.3334519073e-3f));
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(4.1665795894e-2f));
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.6666665459e-1f));
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(5.0000001201e-1f));
-    q = _mm512_fmadd_ps(_mm512_mul_ps(q, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-    __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
-    __m512 e = _mm512_mul_ps(q, _mm512_castsi512_ps(bits));
-    e = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.3f), _CMP_GE_OQ), e);
-    return _mm512_mask_mov_ps(e, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
-}
-
 static inline SM_TARGET __mmask16 lanes(int64_t i, int64_t w) {
     return w - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (w - i)) - 1);
 }
@@ -59,7 +38,7 @@ static SM_TARGET void block_avx512(const float *x, float *y, int64_t axis, int64
     for (int64_t j = 0; j < axis; j++)
         for (int64_t v = 0; v < nv; v++) {
             __mmask16 k = lanes(16 * v, w);
-            __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + j * inner + 16 * v), m[v]));
+            __m512 e = odn_exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + j * inner + 16 * v), m[v]));
             s[v] = _mm512_add_ps(s[v], _mm512_maskz_mov_ps(k, e));
             if (!log) _mm512_mask_storeu_ps(y + j * inner + 16 * v, k, e);
         }

@@ -32,33 +32,15 @@ static void wire_where(const wire_report *r, char *buf, size_t size) {
     if (r->node_name && name_len) snprintf(buf + used, size - used, " '%.*s'", name_len, (const char *)r->node_name);
 }
 
-/* protobuf-c copies each byte field into its own allocation; a model's
- * weights (raw_data, hundreds of megabytes) are then faulted in a 4 KiB
- * page at a time, a third of BERT-base's session creation. Big ones are
- * aligned to and advised onto huge pages. The C allocator underneath: the loader keeps
- * these buffers as the tensors' own (loader_tensor.c frees them with free). */
-enum { HUGE_PAGE = 2u << 20 };
-
-static void *decode_alloc(void *unused, size_t size) {
-    (void)unused;
-#ifdef MADV_HUGEPAGE
-    void *p;
-    if (size >= HUGE_PAGE) {
-        /* aligned, so that every whole 2 MiB of it can be a huge page */
-        if (posix_memalign(&p, HUGE_PAGE, size) != 0) return NULL;
-        (void)madvise(p, size / HUGE_PAGE * HUGE_PAGE, MADV_HUGEPAGE); /* advice only */
-        return p;
-    }
-#endif
-    return malloc(size);
-}
-
-static void decode_free(void *unused, void *p) {
-    (void)unused;
-    free(p);
-}
-
-static ProtobufCAllocator decode_allocator = {decode_alloc, decode_free, NULL};
+/* protobuf-c's default allocator (malloc) holds each byte field, and the
+ * loader keeps those buffers as the tensors' own (loader_tensor.c frees
+ * them with free). They are not advised onto huge pages: in a VM that hands
+ * free memory back to its host (a Firecracker guest with free page
+ * reporting, the benchmark machine of 2026-12-07), each fresh huge page is
+ * backed by the host at first touch, and BERT-base's session creation took
+ * 4.5-6 s with them against 0.4-0.7 s without (4 KiB pages come from memory
+ * the guest still holds). Weights read on every run are huge-page backed by
+ * the providers that pack them (odn_consts.c), where the TLB saving pays. */
 
 static tsr_status *parse_model(const void *bytes, size_t size, const ir_limits *lim, Onnx__ModelProto **out) {
     wire_report r;
@@ -81,7 +63,7 @@ static tsr_status *parse_model(const void *bytes, size_t size, const ir_limits *
                          "messages nest deeper than %d levels, the most the graph_depth limit (%d) "
                          "allows (3 a subgraph level, %d for nested types)",
                          max_messages, depth, LOADER_WIRE_TYPE_LEVELS);
-    *out = onnx__model_proto__unpack(&decode_allocator, size, bytes);
+    *out = onnx__model_proto__unpack(NULL, size, bytes);
     if (!*out) return tsr_error(TSR_ERR_INVALID_MODEL, "not a valid ONNX model (protobuf decoding failed)");
     return NULL;
 }

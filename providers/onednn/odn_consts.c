@@ -5,9 +5,11 @@
  * where its source lives (the constant's own bytes, plus a second key for
  * derived weights such as a folded BatchNormalization) and by both
  * layouts, so a weight read two ways gets two entries. */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "odn.h"
 
@@ -52,6 +54,40 @@ void *odn_const_cache_find(const odn_const_cache *c, const void *key1, const voi
  * rotating cold weights ran 2-4% faster this way. */
 #define HUGE_PAGE ((size_t)2 << 20)
 
+/* Cleared when a huge page took longer than this to fault in. A guest VM
+ * that reports free memory to its host (free page reporting, as Firecracker
+ * guests do) gets huge pages from blocks the host has taken back, and each
+ * is backed again at first touch: on the 2026-12-07 benchmark VM a fault
+ * took 5.5-24 ms per 2 MiB against 0.16-0.3 ms when backed, which made
+ * BERT-base's session creation 0.4-6 s (ONNX Runtime's: 0.9-7 s, the same
+ * effect on its 4 KiB pages, less often). Its runs are 7% faster on huge
+ * pages (263 vs 283 ms), so they are kept while they come fast; after one
+ * slow fault the process keeps to 4 KiB pages, which the guest more often
+ * has backed (creation then 0.53-0.59 s). */
+#define SLOW_HUGE_FAULT_NS 2000000L
+static atomic_bool huge_pages_fast = true;
+
+static long elapsed_ns(const struct timespec *a, const struct timespec *b) {
+    return (b->tv_sec - a->tv_sec) * 1000000000L + (b->tv_nsec - a->tv_nsec);
+}
+
+static void advise_huge(char *data, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+    if (bytes == 0 || !atomic_load_explicit(&huge_pages_fast, memory_order_relaxed)) return;
+    if (madvise(data, bytes, MADV_HUGEPAGE) != 0) return; /* advice only */
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    *(volatile char *)data = 0; /* faults in (and clears) the first huge page */
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (elapsed_ns(&t0, &t1) <= SLOW_HUGE_FAULT_NS) return;
+    atomic_store_explicit(&huge_pages_fast, false, memory_order_relaxed);
+    if (bytes > HUGE_PAGE) (void)madvise(data + HUGE_PAGE, bytes - HUGE_PAGE, MADV_NOHUGEPAGE);
+#else
+    (void)data;
+    (void)bytes;
+#endif
+}
+
 void *odn_const_cache_add(odn_const_cache *c, const void *key1, const void *key2, const dnnl_memory_desc_t *src_md,
                           const dnnl_memory_desc_t *md, size_t nbytes) {
     if (c->count == c->cap) {
@@ -70,11 +106,7 @@ void *odn_const_cache_add(odn_const_cache *c, const void *key1, const void *key2
     char *raw = malloc(nbytes + align);
     if (!raw) return NULL;
     char *data = raw + (align - (uintptr_t)raw % align) % align;
-    if (huge) {
-#ifdef MADV_HUGEPAGE
-        (void)madvise(data, nbytes / HUGE_PAGE * HUGE_PAGE, MADV_HUGEPAGE); /* advice only */
-#endif
-    }
+    if (huge) advise_huge(data, nbytes / HUGE_PAGE * HUGE_PAGE);
     c->entries[c->count++] = (const_entry){key1, key2, *src_md, *md, raw, data, false};
     return data;
 }

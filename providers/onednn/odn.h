@@ -147,6 +147,9 @@ struct odn_plan {
     dnnl_stream_t stream;
     bool winograd;    /* 3x3 stride-1 convolutions may use Winograd */
     bool packed_gemm; /* constant-weight matmuls may use the packed GEMM */
+    /* int8 ops may run as oneDNN's int8 primitives: their sums are exact
+     * here (odn_int8_exact_plan) */
+    bool int8_exact;
     /* the packed GEMM's per-thread A blocks, shared by its steps (a plan's
      * steps run one at a time), sized for sgemm_threads (odn_build_sgemm.c) */
     float *sgemm_scratch;

@@ -203,9 +203,10 @@ static bool dims_of(const tsr_value_info *v, int32_t *rank, int64_t *dims) {
 static bool match(odn_plan *p, const tsr_node *n, qdq_match *m) {
     const char *op = odn_host->node_op_type(n);
     memset(m, 0, sizeof *m);
-    /* int8 sums are exact only with VNNI (odn_int8_exact): without it every
-     * layer runs in float, each Q/DQ pair one loop (odn_build_fakequant.c) */
-    if (!odn_int8_exact()) return false;
+    /* int8 sums are exact only with VNNI or 7-bit weights
+     * (odn_int8_exact_plan): otherwise every layer runs in float, each Q/DQ
+     * pair one loop (odn_build_fakequant.c) */
+    if (!p->int8_exact) return false;
     if (odn_host->node_output_count(n) != 1) return false;
     int32_t ra, rb;
     int64_t da[ODN_MAX_RANK], db[ODN_MAX_RANK];

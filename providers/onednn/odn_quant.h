@@ -32,6 +32,9 @@ tsr_status *odn_build_bf16(odn_plan *p, size_t index);
 bool odn_bf16_native(void);
 /* True where oneDNN's int8 kernels sum exactly (VNNI); int8 ops are declined elsewhere. */
 bool odn_int8_exact(void);
+/* True where they sum exactly for every int8 op of plan `p`: with VNNI, or
+ * when all its weights are constant int8 within [-64, 64] (odn_quant_util.c). */
+bool odn_int8_exact_plan(const odn_plan *p);
 
 /* The handle of `m`, or NULL. */
 void *odn_q_handle(dnnl_memory_t m);

@@ -1,5 +1,6 @@
 /* Scalars, rounding and operand access for the int8 builders. */
 #include <math.h>
+#include <string.h>
 
 #include "odn_quant.h"
 
@@ -10,6 +11,41 @@ bool odn_int8_exact(void) {
     unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
     unsigned avx512_vnni = (unsigned)dnnl_cpu_isa_avx512_core_vnni, avx2_vnni = (unsigned)dnnl_cpu_isa_avx2_vnni;
     return (isa & avx512_vnni) == avx512_vnni || (isa & avx2_vnni) == avx2_vnni;
+}
+
+/* Without VNNI, vpmaddubsw sums two u8 x s8 products into 16 bits:
+ * a0*w0 + a1*w1 with a <= 255 fits (<= 32767) for any activations when
+ * |w0| + |w1| <= 128, which every weight within [-64, 64] guarantees, in
+ * whatever pairs oneDNN forms (s8 activations are shifted to u8 by +128,
+ * so the same bound holds). ONNX Runtime's quantizer writes such weights
+ * with reduce_range, the setting its documentation gives for AVX2 CPUs. */
+static bool weights_7bit(const tsr_value_info *w) {
+    const tsr_tensor *t = w ? odn_host->value_constant(w) : NULL;
+    if (!t || t->elem_type != TSR_INT8 || !t->data) return false;
+    const int8_t *v = t->data;
+    for (size_t i = 0; i < t->nbytes; i++)
+        if (v[i] < -64 || v[i] > 64) return false;
+    return true;
+}
+
+bool odn_int8_exact_plan(const odn_plan *p) {
+    if (odn_int8_exact()) return true;
+    bool any = false;
+    for (size_t i = 0; i < p->node_count; i++) {
+        const tsr_node *n = p->nodes[i];
+        const char *op = odn_host->node_op_type(n);
+        const tsr_value_info *w = NULL;
+        if (strcmp(op, "MatMulInteger") == 0 || strcmp(op, "ConvInteger") == 0) {
+            w = odn_input(n, 1);
+            if (!weights_7bit(w)) return false;
+            any = true;
+        } else if (strcmp(op, "DequantizeLinear") == 0 && (w = odn_input(n, 0)) && odn_host->value_constant(w)) {
+            int32_t t = odn_host->value_elem_type(w);
+            if (t == TSR_UINT8 || (t == TSR_INT8 && !weights_7bit(w))) return false;
+            any = any || t == TSR_INT8;
+        }
+    }
+    return any;
 }
 
 static float half_to_float(uint16_t h) {

@@ -35,14 +35,16 @@ META = {
 }
 
 
-def quantize_weight(w):
-    """QInt8 symmetric, as quantize_data does: scale = 2 max|w| / 255, zero point 0."""
+def quantize_weight(w, reduce_range=False):
+    """QInt8 symmetric, as quantize_data does: scale = 2 max|w| / 255, zero point 0; with
+    reduce_range (7-bit weights, ORT's advice for CPUs without VNNI) [-64, 64] and 2 max|w| / 128."""
     rmax = float(np.abs(w).max()) or 1.0
-    scale = np.float32(2 * rmax / 255)
-    return np.clip(np.rint(w / scale), -127, 127).astype(np.int8), scale
+    qmax, span = (64, 128) if reduce_range else (127, 255)
+    scale = np.float32(2 * rmax / span)
+    return np.clip(np.rint(w / scale), -qmax, qmax).astype(np.int8), scale
 
 
-def build(size):
+def build(size, reduce_range=False):
     m = distilbert.build(size)
     g = m.graph
     inits = {t.name: t for t in g.initializer}
@@ -58,7 +60,7 @@ def build(size):
             nodes.append(helper.make_node("DynamicQuantizeLinear", [a], list(quantized_inputs[a]),
                                           name=a + "_QuantizeLinear"))
         aq, ascale, azp = quantized_inputs[a]
-        wq, ws = quantize_weight(numpy_helper.to_array(b))
+        wq, ws = quantize_weight(numpy_helper.to_array(b), reduce_range)
         new_inits += [numpy_helper.from_array(wq, b.name + "_quantized"),
                       numpy_helper.from_array(np.array(ws, np.float32), b.name + "_scale"),
                       numpy_helper.from_array(np.array(0, np.int8), b.name + "_zero_point")]

@@ -31,8 +31,9 @@ META = {
 class Q:
     """Emits ORT-style QDQ pieces on a TracedGraph."""
 
-    def __init__(self, g):
+    def __init__(self, g, weight_qmax=127):
         self.g = g
+        self.weight_qmax = weight_qmax  # 64 with reduce_range (7-bit weights)
 
     def params(self, value, name):
         """MinMax uint8 asymmetric (range always includes 0), as ORT's calibrator computes it."""
@@ -51,8 +52,9 @@ class Q:
     def weight_dq(self, w, name, axis=0):
         """per-channel symmetric int8 (zero point 0) along axis 0."""
         m = np.abs(w).reshape(w.shape[0], -1).max(axis=1)
-        scale = (_q16(np.maximum(m, 1e-8) / 127.0)).astype(np.float32)
-        q = np.clip(np.rint(w / scale.reshape((-1,) + (1,) * (w.ndim - 1))), -127, 127).astype(np.int8)
+        qmax = self.weight_qmax
+        scale = (_q16(np.maximum(m, 1e-8) / float(qmax))).astype(np.float32)
+        q = np.clip(np.rint(w / scale.reshape((-1,) + (1,) * (w.ndim - 1))), -qmax, qmax).astype(np.int8)
         g = self.g
         ins = [g.const(q, name + "_quantized"), g.const(scale, name + "_scale"),
                g.const(np.zeros(w.shape[0], np.int8), name + "_zero_point")]
@@ -101,12 +103,12 @@ def basic_block(q, x, xp, cin, cout, stride, name):
     return q.qdq(s)
 
 
-def build(size="small"):
+def build(size="small", reduce_range=False):
     full = size == "full"
     res, classes = (224, 1000) if full else (32, 10)
     w = [64, 128, 256, 512] if full else [8, 16, 32, 64]
     g = TracedGraph("main_graph", 13, seed=19, dims={"batch": 4 if full else 32})
-    q = Q(g)
+    q = Q(g, 64 if reduce_range else 127)
     x = g.input("input", ["batch", 3, res, res])
     x, xp = q.qdq(x)
     y, yp = conv(q, x, xp, 3, w[0], 7, 2, "/conv1", relu="/relu")

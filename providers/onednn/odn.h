@@ -114,6 +114,10 @@ typedef struct odn_plan odn_plan;
 typedef struct odn_options {
     bool winograd;    /* winograd=0|1: 3x3 stride-1 convolutions may use Winograd */
     bool packed_gemm; /* packed_gemm=0|1: constant-weight matmuls may use odn_sgemm.c */
+    /* int8_saturation=0|1 (default 0): on CPUs without VNNI, int8 ops use
+     * oneDNN's int8 kernels even where their 16-bit pair sums may saturate,
+     * as ONNX Runtime's MLAS does there (docs/onednn.md) */
+    bool int8_saturation;
 } odn_options;
 typedef struct odn_const_cache odn_const_cache;
 
@@ -147,9 +151,9 @@ struct odn_plan {
     dnnl_stream_t stream;
     bool winograd;    /* 3x3 stride-1 convolutions may use Winograd */
     bool packed_gemm; /* constant-weight matmuls may use the packed GEMM */
-    /* int8 ops may run as oneDNN's int8 primitives: their sums are exact
-     * here (odn_int8_exact_plan) */
-    bool int8_exact;
+    /* int8 ops run as oneDNN's int8 primitives: their sums are exact here
+     * (odn_int8_exact_plan), or the int8_saturation option allows them */
+    bool int8_primitives;
     /* the packed GEMM's per-thread A blocks, shared by its steps (a plan's
      * steps run one at a time), sized for sgemm_threads (odn_build_sgemm.c) */
     float *sgemm_scratch;

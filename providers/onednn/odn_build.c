@@ -56,11 +56,11 @@ tsr_status *odn_build_gemm_typed(odn_plan *p, size_t index) {
  * 7 bits (odn_int8_exact_plan): the claim took only what the float paths
  * compute exactly (odn_build_intgemm.c, odn_build_convint.c). */
 tsr_status *odn_build_matmulinteger(odn_plan *p, size_t index) {
-    return p->int8_exact ? odn_build_quant_matmul(p, index) : odn_build_intgemm(p, index);
+    return p->int8_primitives ? odn_build_quant_matmul(p, index) : odn_build_intgemm(p, index);
 }
 
 tsr_status *odn_build_convinteger(odn_plan *p, size_t index) {
-    return p->int8_exact ? odn_build_quant_conv(p, index) : odn_build_convint(p, index);
+    return p->int8_primitives ? odn_build_quant_conv(p, index) : odn_build_convint(p, index);
 }
 
 /* A LayerNorm written out as ReduceMean/Sub/Pow/... starts at a ReduceMean

@@ -59,7 +59,7 @@ static bool scalar_param(odn_plan *p, const tsr_node *n, size_t k, float *out) {
 tsr_status *odn_fake_quant_try(odn_plan *p, size_t index, bool *handled) {
     const tsr_node *q = p->nodes[index];
     *handled = false;
-    if (p->int8_exact) return NULL; /* there the pair feeds int8 primitives */
+    if (p->int8_primitives) return NULL; /* there the pair feeds int8 primitives */
     odn_value *x = odn_plan_value(p, odn_host->node_input(q, 0));
     odn_value *mid = odn_plan_value(p, odn_host->node_output(q, 0));
     const tsr_node *dq = mid ? odn_plan_sole_consumer(p, mid) : NULL;

@@ -206,7 +206,7 @@ static bool match(odn_plan *p, const tsr_node *n, qdq_match *m) {
     /* int8 sums are exact only with VNNI or 7-bit weights
      * (odn_int8_exact_plan): otherwise every layer runs in float, each Q/DQ
      * pair one loop (odn_build_fakequant.c) */
-    if (!p->int8_exact) return false;
+    if (!p->int8_primitives) return false;
     if (odn_host->node_output_count(n) != 1) return false;
     int32_t ra, rb;
     int64_t da[ODN_MAX_RANK], db[ODN_MAX_RANK];

@@ -152,7 +152,7 @@ static tsr_status *plan_build(dnnl_engine_t engine, dnnl_stream_t stream, const 
     }
     if (!s) s = collect_values(p, inputs);
     if (!s) s = odn_f16_check(p);
-    if (!s) p->int8_exact = odn_int8_exact_plan(p);
+    if (!s) p->int8_primitives = opt->int8_saturation || odn_int8_exact_plan(p);
     for (size_t i = 0; !s && i < p->node_count; i++)
         if (!p->done[i]) s = odn_build_node(p, i);
     for (size_t i = 0; !s && i < odn_host->graph_output_count(piece); i++) {

@@ -93,10 +93,12 @@ struct tsr_session {
     double profile_epoch;   /* exec_now() at session creation */
     /* tsr_node_info, built on first use */
     const char ***node_outputs;
+    const char ***node_inputs;
     size_t *node_piece;
-    /* nodes tsr_session_node_find handed out, with their output names */
+    /* nodes tsr_session_node_find handed out, with their output and input names */
     const ir_node **found_nodes;
     const char ***found_outputs;
+    const char ***found_inputs;
     size_t n_found;
     /* per-input/output dims and symbols for tsr_io_info */
     int64_t **io_dims;
@@ -142,6 +144,13 @@ typedef struct run_observer {
 } run_observer;
 void run_observer_hooks(run_observer *ro, exec_hooks *out);
 void session_observe_free(tsr_session *s);
+/* The names of `n` values for tsr_node_info, "" where a value is NULL (an
+ * omitted optional one): a malloc'd array of borrowed names, NULL when out
+ * of memory. */
+const char **session_value_names(ir_value *const *values, size_t n);
+/* Fills out's members from `n` where out->struct_size covers them: all but
+ * provider and piece. */
+void session_node_info_fill(const ir_node *n, const char **outputs, const char **inputs, tsr_node_info *out);
 
 /* A value made inside a control-flow body, asked for by path. */
 typedef struct body_want {

@@ -53,23 +53,28 @@ static bool find_in(const tsr_session *s, const graph_plan *plan, const char *pa
     return false;
 }
 
-/* The node's output names, kept by the session (they live as long as it). */
-static const char **keep_outputs(tsr_session *s, const ir_node *n) {
+/* Index of the node's output and input names, kept by the session (they
+ * live as long as it), or SIZE_MAX when out of memory. */
+static size_t keep_names(tsr_session *s, const ir_node *n) {
     for (size_t i = 0; i < s->n_found; i++)
-        if (s->found_nodes[i] == n) return s->found_outputs[i];
-    const char **outs = calloc(n->n_outputs + 1, sizeof *outs);
+        if (s->found_nodes[i] == n) return i;
+    const char **outs = session_value_names(n->outputs, n->n_outputs);
+    const char **ins = session_value_names(n->inputs, n->n_inputs);
     const ir_node **nodes = realloc(s->found_nodes, (s->n_found + 1) * sizeof *nodes);
     if (nodes) s->found_nodes = nodes;
-    const char ***lists = realloc(s->found_outputs, (s->n_found + 1) * sizeof *lists);
-    if (lists) s->found_outputs = lists;
-    if (!outs || !nodes || !lists) {
+    const char ***out_lists = realloc(s->found_outputs, (s->n_found + 1) * sizeof *out_lists);
+    if (out_lists) s->found_outputs = out_lists;
+    const char ***in_lists = realloc(s->found_inputs, (s->n_found + 1) * sizeof *in_lists);
+    if (in_lists) s->found_inputs = in_lists;
+    if (!outs || !ins || !nodes || !out_lists || !in_lists) {
         free(outs);
-        return NULL;
+        free(ins);
+        return SIZE_MAX;
     }
-    for (size_t k = 0; k < n->n_outputs; k++) outs[k] = n->outputs[k] ? n->outputs[k]->name : "";
     s->found_nodes[s->n_found] = n;
-    s->found_outputs[s->n_found++] = outs;
-    return outs;
+    s->found_outputs[s->n_found] = outs;
+    s->found_inputs[s->n_found] = ins;
+    return s->n_found++;
 }
 
 tsr_status *tsr_session_node_find(const tsr_session *cs, const char *path, tsr_node_info *out) {
@@ -86,18 +91,13 @@ tsr_status *tsr_session_node_find(const tsr_session *cs, const char *path, tsr_n
                        "NODE/then_branch|else_branch|body/NAME)",
                        path);
     } else {
-        const char **outs = keep_outputs(s, f.node);
-        if (!outs) {
+        size_t k = keep_names(s, f.node);
+        if (k == SIZE_MAX) {
             st = TSR_NO_MEMORY();
         } else {
-            out->name = f.node->name;
-            out->op_type = f.node->op_type;
-            out->domain = f.node->domain ? f.node->domain : "";
-            out->origin = f.node->origin;
+            session_node_info_fill(f.node, s->found_outputs[k], s->found_inputs[k], out);
             out->provider = s->provs[f.plan->part.pieces[f.piece].prov_index]->name;
             out->piece = f.piece;
-            out->output_count = f.node->n_outputs;
-            out->outputs = outs;
         }
     }
     pthread_mutex_unlock(&s->lock);

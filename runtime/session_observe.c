@@ -191,24 +191,61 @@ static tsr_status *profile_take(tsr_session *s, char **json) {
 /* ------------------------------------------------------------------------ */
 /* Who runs what                                                             */
 
+const char **session_value_names(ir_value *const *values, size_t n) {
+    const char **names = calloc(n + 1, sizeof *names);
+    for (size_t k = 0; names && k < n; k++) names[k] = values[k] ? values[k]->name : "";
+    return names;
+}
+
+void session_node_info_fill(const ir_node *n, const char **outputs, const char **inputs, tsr_node_info *out) {
+    out->name = n->name ? n->name : "";
+    out->op_type = n->op_type;
+    out->domain = n->domain ? n->domain : "";
+    out->origin = n->origin;
+    out->output_count = n->n_outputs;
+    out->outputs = outputs;
+    /* a caller built against an older header has no room for these */
+    if (!TSR_HAS_MEMBER(out, tsr_node_info, inputs)) return;
+    out->input_count = n->n_inputs;
+    out->inputs = inputs;
+}
+
+static void free_node_table(tsr_session *s) {
+    const ir_graph *g = s->model ? s->model->graph : NULL;
+    for (size_t i = 0; g && s->node_outputs && i < g->n_nodes; i++) free(s->node_outputs[i]);
+    for (size_t i = 0; g && s->node_inputs && i < g->n_nodes; i++) free(s->node_inputs[i]);
+    free(s->node_outputs);
+    free(s->node_inputs);
+    free(s->node_piece);
+    s->node_outputs = s->node_inputs = NULL;
+    s->node_piece = NULL;
+}
+
+/* node_piece is set last: it says the table is complete. */
 static tsr_status *build_node_table(tsr_session *s) {
     const ir_graph *g = s->model->graph;
+    size_t *piece = calloc(g->n_nodes + 1, sizeof *piece);
     s->node_outputs = calloc(g->n_nodes + 1, sizeof *s->node_outputs);
-    s->node_piece = calloc(g->n_nodes + 1, sizeof *s->node_piece);
-    if (!s->node_outputs || !s->node_piece) return TSR_NO_MEMORY();
-    for (size_t i = 0; i < g->n_nodes; i++) {
+    s->node_inputs = calloc(g->n_nodes + 1, sizeof *s->node_inputs);
+    bool ok = piece && s->node_outputs && s->node_inputs;
+    for (size_t i = 0; ok && i < g->n_nodes; i++) {
         const ir_node *n = g->nodes[i];
-        const char **outs = calloc(n->n_outputs + 1, sizeof *outs);
-        if (!outs) return TSR_NO_MEMORY();
-        for (size_t k = 0; k < n->n_outputs; k++) outs[k] = n->outputs[k] ? n->outputs[k]->name : "";
-        s->node_outputs[i] = outs;
-        s->node_piece[i] = SIZE_MAX;
+        s->node_outputs[i] = session_value_names(n->outputs, n->n_outputs);
+        s->node_inputs[i] = session_value_names(n->inputs, n->n_inputs);
+        ok = s->node_outputs[i] && s->node_inputs[i];
+        piece[i] = SIZE_MAX;
+    }
+    if (!ok) {
+        free(piece);
+        free_node_table(s);
+        return TSR_NO_MEMORY();
     }
     for (size_t p = 0; p < s->main.part.n_pieces; p++) {
         const struct tsr_graph *v = s->main.part.pieces[p].view;
         for (size_t k = 0; k < v->n_nodes; k++)
-            if (v->nodes[k]->graph == g) s->node_piece[v->nodes[k]->index] = p;
+            if (v->nodes[k]->graph == g) piece[v->nodes[k]->index] = p;
     }
+    s->node_piece = piece;
     return NULL;
 }
 
@@ -224,26 +261,21 @@ tsr_status *tsr_session_node_info(const tsr_session *cs, size_t index, tsr_node_
     tsr_status *st = s->node_piece ? NULL : build_node_table(s);
     pthread_mutex_unlock(&s->lock);
     if (st) return st;
-    const ir_node *n = s->model->graph->nodes[index];
     size_t p = s->node_piece[index];
-    out->name = n->name ? n->name : "";
-    out->op_type = n->op_type;
-    out->domain = n->domain ? n->domain : "";
-    out->origin = n->origin;
+    session_node_info_fill(s->model->graph->nodes[index], s->node_outputs[index], s->node_inputs[index], out);
     out->piece = p;
     out->provider = p == SIZE_MAX ? "" : s->provs[s->main.part.pieces[p].prov_index]->name;
-    out->output_count = n->n_outputs;
-    out->outputs = s->node_outputs[index];
     return NULL;
 }
 
 void session_observe_free(tsr_session *s) {
-    const ir_graph *g = s->model ? s->model->graph : NULL;
-    for (size_t i = 0; g && s->node_outputs && i < g->n_nodes; i++) free(s->node_outputs[i]);
-    free(s->node_outputs);
-    free(s->node_piece);
-    for (size_t i = 0; i < s->n_found; i++) free(s->found_outputs[i]);
+    free_node_table(s);
+    for (size_t i = 0; i < s->n_found; i++) {
+        free(s->found_outputs[i]);
+        free(s->found_inputs[i]);
+    }
     free(s->found_outputs);
+    free(s->found_inputs);
     free(s->found_nodes);
     free(s->profile);
 }

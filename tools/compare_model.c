@@ -6,9 +6,16 @@
  * else_branch or body: their nodes, inputs, outputs, initializer names).
  * Everything else is skipped.
  *
- * `tessera compare --per-node` needs each original node's *inputs*, to say
- * whether a divergent node was fed diverging values; the public API lists
- * the session's nodes and outputs only, so the command reads the file itself.
+ * Why not the public API, which lists the session's nodes with their inputs
+ * and outputs (tsr_node_info, tsr_session_node_find):
+ * - `tessera compare --per-node` walks and names the nodes as the file has
+ *   them, while the session's graph is rewritten (Constant nodes folded
+ *   away, function ops expanded, Einsum lowered); and to follow values into
+ *   and out of bodies it needs what the API does not list: a body's nodes,
+ *   its inputs, outputs and initializers, and Scan's num_scan_inputs.
+ * - Running the divergent node alone (compare_isolate.c) and `tessera
+ *   reduce`'s cuts (reduce_model.c) copy NodeProto, initializer and opset
+ *   bytes verbatim: they need where each lies in the file.
  * Every length is checked against what is left of the buffer.
  */
 #include <errno.h>

@@ -61,7 +61,8 @@ typedef struct cmpx_model {
 } cmpx_model;
 
 /* Reads the node list of the ModelProto in `path` (a small protobuf reader of
- * its own: the public API shows the session's nodes, not the file's inputs).
+ * its own: the file's nodes as written, bodies included, and where their
+ * bytes lie; compare_model.c says why the public API does not do).
  * On failure writes a reason into err and returns false. */
 bool cmpx_model_load(const char *path, cmpx_model *out, char *err, size_t err_size);
 void cmpx_model_free(cmpx_model *m);

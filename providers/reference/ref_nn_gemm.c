@@ -187,73 +187,94 @@ int ref_nn_check_matmul(const tsr_host_api *host, const tsr_node *node, char *wh
 
 /* --- Gemm ----------------------------------------------------------------- */
 
-/* A row-major copy of an r x c matrix, transposed: out is c x r. */
-#define NN_DEFINE_TRANSPOSE(NAME, T)                                                                                   \
-    static void NAME(const T *in, int64_t r, int64_t cols, T *out) {                                                   \
-        for (int64_t i = 0; i < r; i++)                                                                                \
-            for (int64_t j = 0; j < cols; j++) out[j * r + i] = in[i * cols + j];                                      \
-    }
-NN_DEFINE_TRANSPOSE(transpose_f32, float)
-NN_DEFINE_TRANSPOSE(transpose_f64, double)
+/* One Gemm, read and checked: Y = alpha * A' B' + beta * C, where A' is
+ * m x k and B' is k x n. */
+typedef struct gemm_args {
+    const tsr_tensor *A, *B, *C; /* C NULL: none, or beta = 0 */
+    bool ta, tb;
+    int64_t m, n, k;
+    double alpha, beta;
+    int64_t cstr[2]; /* C's strides when broadcast to m x n */
+} gemm_args;
 
 /*
- * The float Gemm's two ways to round alpha*AB + beta*C once (rule 1 of
- * docs/conformance.md, "Precision"): rounding AB to float first and then
- * adding C rounds twice, 1 ULP off on a few elements in ten.
+ * One body for both element types the GEMM loops take, rounding
+ * alpha*AB + beta*C once either way (rule 1 of docs/conformance.md,
+ * "Precision"; rounding AB to float first and then adding C rounds twice,
+ * 1 ULP off on a few elements in ten):
  *
- * alpha = beta = 1 (what exporters write): Y starts as C, broadcast, and
- * the float GEMM adds its double sums to it before its one rounding.
+ * - float (C_FIRST): alpha = beta = 1, what exporters write. Y starts as C,
+ *   broadcast, and the float GEMM adds its double sums to it before its one
+ *   rounding.
+ * - double: any other alpha or beta, and the double and integer types. The
+ *   operands are widened (exactly), AB is summed in double, then
+ *   alpha*AB + beta*C in double (alpha and beta are float attributes, exact
+ *   in double); the caller rounds once when it stores Y.
+ *
+ * Transposed operands are copied once, which costs far less than the
+ * product: the GEMM loop wants A as m x k and B as k x n.
  */
-static tsr_status *gemm_f32_plain(ref_ctx *c, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
-                                  const tsr_tensor *C, const int64_t cstr[2], float *y) {
-    if (!C) {
-        memset(y, 0, (size_t)(m * n) * sizeof *y);
-    } else {
-        const float *cv;
-        float *co;
-        tsr_status *st = ref_nn_f32_view(c, C, &cv, &co);
-        if (st) return st;
-        for (int64_t i = 0; i < m; i++)
-            for (int64_t j = 0; j < n; j++) y[i * n + j] = cv[i * cstr[0] + j * cstr[1]];
-        free(co);
+#define NN_DEFINE_GEMM(SUFFIX, T, VIEW, RUN, C_FIRST)                                                                  \
+    /* A row-major copy of an r x c matrix, transposed: out is c x r. */                                               \
+    static void transpose_##SUFFIX(const T *in, int64_t r, int64_t cols, T *out) {                                     \
+        for (int64_t i = 0; i < r; i++)                                                                                \
+            for (int64_t j = 0; j < cols; j++) out[j * r + i] = in[i * cols + j];                                      \
+    }                                                                                                                  \
+    /* When `yes`, *mat (r x cols) becomes a transposed copy, *owned. */                                               \
+    static tsr_status *gemm_transposed_##SUFFIX(ref_ctx *c, bool yes, const T **mat, int64_t r, int64_t cols,          \
+                                                T **owned) {                                                           \
+        *owned = NULL;                                                                                                 \
+        if (!yes) return NULL;                                                                                         \
+        if (!(*owned = malloc((size_t)(r * cols) * sizeof(T)))) return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory"); \
+        transpose_##SUFFIX(*mat, r, cols, *owned);                                                                     \
+        *mat = *owned;                                                                                                 \
+        return NULL;                                                                                                   \
+    }                                                                                                                  \
+    /* What Y holds before the GEMM adds AB to it. */                                                                  \
+    static void gemm_begin_##SUFFIX(const gemm_args *g, const T *cv, T *y) {                                           \
+        if (!(C_FIRST) || !cv) {                                                                                       \
+            memset(y, 0, (size_t)(g->m * g->n) * sizeof *y);                                                           \
+            return;                                                                                                    \
+        }                                                                                                              \
+        for (int64_t i = 0; i < g->m; i++)                                                                             \
+            for (int64_t j = 0; j < g->n; j++) y[i * g->n + j] = cv[i * g->cstr[0] + j * g->cstr[1]];                  \
+    }                                                                                                                  \
+    /* alpha*AB + beta*C, in double, after the GEMM. */                                                                \
+    static void gemm_finish_##SUFFIX(const gemm_args *g, const T *cv, T *y) {                                          \
+        if (C_FIRST) return;                                                                                           \
+        for (int64_t i = 0; i < g->m; i++)                                                                             \
+            for (int64_t j = 0; j < g->n; j++) {                                                                       \
+                double v = g->alpha * (double)y[i * g->n + j];                                                         \
+                if (cv) v += g->beta * (double)cv[i * g->cstr[0] + j * g->cstr[1]];                                    \
+                y[i * g->n + j] = (T)v;                                                                                \
+            }                                                                                                          \
+    }                                                                                                                  \
+    /* Y (m x n, of type T) for the Gemm `g`. */                                                                       \
+    static tsr_status *gemm_##SUFFIX(ref_ctx *c, const gemm_args *g, T *y) {                                           \
+        const T *a, *b, *cv = NULL;                                                                                    \
+        T *ao = NULL, *bo = NULL, *co = NULL, *at = NULL, *bt = NULL;                                                  \
+        tsr_status *st = VIEW(c, g->A, &a, &ao);                                                                       \
+        if (!st) st = VIEW(c, g->B, &b, &bo);                                                                          \
+        if (!st && g->C) st = VIEW(c, g->C, &cv, &co);                                                                 \
+        if (!st) st = gemm_transposed_##SUFFIX(c, g->ta, &a, g->k, g->m, &at);                                         \
+        if (!st) st = gemm_transposed_##SUFFIX(c, g->tb, &b, g->n, g->k, &bt);                                         \
+        if (!st) {                                                                                                     \
+            gemm_begin_##SUFFIX(g, cv, y);                                                                             \
+            st = RUN(c, g->m, g->n, g->k, a, g->k, b, g->n, y, g->n);                                                  \
+        }                                                                                                              \
+        if (!st) gemm_finish_##SUFFIX(g, cv, y);                                                                       \
+        free(ao);                                                                                                      \
+        free(bo);                                                                                                      \
+        free(co);                                                                                                      \
+        free(at);                                                                                                      \
+        free(bt);                                                                                                      \
+        return st;                                                                                                     \
     }
-    return ref_nn_sgemm_run(c, m, n, k, a, k, b, n, y, n);
-}
+NN_DEFINE_GEMM(f32, float, ref_nn_f32_view, ref_nn_sgemm_run, true)
+NN_DEFINE_GEMM(f64, double, ref_nn_f64_view, ref_nn_dgemm_run, false)
 
-/* Other alpha or beta: AB in double (operands widened, exact), then
- * alpha*AB + beta*C in double and one rounding (alpha and beta are float
- * attributes, exact in double). */
-static tsr_status *gemm_f32_scaled(ref_ctx *c, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
-                                   double alpha, const tsr_tensor *C, double beta, const int64_t cstr[2], float *y) {
-    size_t na = (size_t)(m * k), nb = (size_t)(k * n), ny = (size_t)(m * n);
-    double *ad = malloc((na ? na : 1) * sizeof *ad), *bd = malloc((nb ? nb : 1) * sizeof *bd);
-    double *yd = calloc(ny, sizeof *yd);
-    const float *cv = NULL;
-    float *co = NULL;
-    tsr_status *st = NULL;
-    if (!ad || !bd || !yd) {
-        st = ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
-        goto done;
-    }
-    for (size_t i = 0; i < na; i++) ad[i] = a[i];
-    for (size_t i = 0; i < nb; i++) bd[i] = b[i];
-    if ((st = ref_nn_dgemm_run(c, m, n, k, ad, k, bd, n, yd, n))) goto done;
-    if (C && (st = ref_nn_f32_view(c, C, &cv, &co))) goto done;
-    for (int64_t i = 0; i < m; i++)
-        for (int64_t j = 0; j < n; j++) {
-            double v = alpha * yd[i * n + j];
-            if (cv) v += beta * (double)cv[i * cstr[0] + j * cstr[1]];
-            y[i * n + j] = (float)v;
-        }
-done:
-    free(ad);
-    free(bd);
-    free(yd);
-    free(co);
-    return st;
-}
-
-tsr_status *ref_nn_gemm(ref_ctx *c) {
+/* Reads and checks the node into *g; Y's shape into yd. */
+static tsr_status *gemm_read(ref_ctx *c, gemm_args *g, int64_t yd[2]) {
     const tsr_tensor *A = ref_in(c, 0), *B = ref_in(c, 1), *C = ref_in(c, 2);
     if (!A || !B) return ref_err(c, TSR_ERR_INVALID_MODEL, "Gemm needs inputs A and B");
     if (A->rank != 2 || B->rank != 2) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "Gemm inputs A and B must be 2-D");
@@ -264,121 +285,57 @@ tsr_status *ref_nn_gemm(ref_ctx *c) {
     if (k != kb)
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "Gemm inner dimensions differ (%lld vs %lld)", (long long)k,
                        (long long)kb);
-    int64_t yd[2] = {m, n};
-    int64_t cstr[2] = {0, 0};
+    yd[0] = m;
+    yd[1] = n;
+    *g = (gemm_args){A, B, C, ta, tb, m, n, k, alpha, beta, {0, 0}};
     /* beta = 0 means "no C": its values (even NaN or inf) must not leak in. */
-    if (beta == 0.0) C = NULL;
-    if (C) {
-        int32_t r;
-        int64_t bd[REF_MAX_RANK];
-        if (C->rank > 2 || !ref_broadcast_shape(C->rank, C->dims, 2, yd, &r, bd) || r != 2 || bd[0] != m || bd[1] != n)
-            return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "Gemm input C does not broadcast to [%lld, %lld]", (long long)m,
-                           (long long)n);
-        ref_broadcast_strides(C->rank, C->dims, 2, yd, cstr);
+    if (beta == 0.0) g->C = NULL;
+    if (!g->C) return NULL;
+    int32_t r;
+    int64_t bd[REF_MAX_RANK];
+    if (C->rank > 2 || !ref_broadcast_shape(C->rank, C->dims, 2, yd, &r, bd) || r != 2 || bd[0] != m || bd[1] != n)
+        return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "Gemm input C does not broadcast to [%lld, %lld]", (long long)m,
+                       (long long)n);
+    ref_broadcast_strides(C->rank, C->dims, 2, yd, g->cstr);
+    return NULL;
+}
+
+/* Y from the double results: integers truncated (exact below 2^53, which is
+ * as far as alpha and beta, being floats, make sense anyway), floats
+ * rounded. */
+static void gemm_store_f64(tsr_tensor *Y, const double *y, size_t total) {
+    if (!ref_is_int(Y->elem_type)) {
+        ref_nn_f64_store(Y, y, total);
+        return;
     }
-    int32_t et = A->elem_type;
-    tsr_tensor *Y;
-    tsr_status *st = ref_out(c, 0, et, 2, yd, &Y);
+    for (size_t i = 0; i < total; i++) ref_store_i64(Y->elem_type, Y->data, i, (int64_t)y[i]);
+}
+
+tsr_status *ref_nn_gemm(ref_ctx *c) {
+    gemm_args g;
+    int64_t yd[2];
+    tsr_status *st = gemm_read(c, &g, yd);
     if (st) return st;
-    size_t total = (size_t)(m * n);
+    int32_t et = g.A->elem_type;
+    tsr_tensor *Y;
+    if ((st = ref_out(c, 0, et, 2, yd, &Y))) return st;
+    size_t total = (size_t)(g.m * g.n);
     if (total == 0) return NULL;
-
-    if (et == TSR_FLOAT || et == TSR_FLOAT16 || et == TSR_BFLOAT16) {
-        const float *a, *b;
-        float *ao = NULL, *bo = NULL, *at = NULL, *bt = NULL, *yo = NULL;
-        if ((st = ref_nn_f32_view(c, A, &a, &ao)) || (st = ref_nn_f32_view(c, B, &b, &bo))) goto fdone;
-        /* The GEMM loop wants A as m x k and B as k x n; transposed operands
-         * are copied once, which costs far less than the product. */
-        if (ta || tb) {
-            at = ta ? malloc((size_t)(m * k) * sizeof *at) : NULL;
-            bt = tb ? malloc((size_t)(k * n) * sizeof *bt) : NULL;
-            if ((ta && !at) || (tb && !bt)) {
-                st = ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
-                goto fdone;
-            }
-            if (ta) {
-                transpose_f32(a, k, m, at);
-                a = at;
-            }
-            if (tb) {
-                transpose_f32(b, n, k, bt);
-                b = bt;
-            }
-        }
-        float *y = Y->data;
-        if (et != TSR_FLOAT) {
-            y = yo = malloc(total * sizeof *y);
-            if (!y) {
-                st = ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
-                goto fdone;
-            }
-        }
-        st = alpha == 1.0 && (!C || beta == 1.0) ? gemm_f32_plain(c, m, n, k, a, b, C, cstr, y)
-                                                 : gemm_f32_scaled(c, m, n, k, a, b, alpha, C, beta, cstr, y);
-        if (st) goto fdone;
-        if (yo) ref_nn_f32_store(Y, yo, total);
-    fdone:
-        free(ao);
-        free(bo);
-        free(at);
-        free(bt);
-        free(yo);
-        return st;
-    }
-
     if (!is_float_family(et) && !ref_is_int(et))
         return ref_err(c, TSR_ERR_NOT_SUPPORTED, "Gemm of element type %d", (int)et);
-    /* double, and the integer types (exact below 2^53, which is as far as
-     * alpha and beta, being floats, make sense anyway). */
-    const double *a, *b;
-    double *ao = NULL, *bo = NULL, *at = NULL, *bt = NULL, *yo = NULL, *co = NULL;
-    const double *cv = NULL;
-    if ((st = ref_nn_f64_view(c, A, &a, &ao)) || (st = ref_nn_f64_view(c, B, &b, &bo))) goto ddone;
-    if (C && (st = ref_nn_f64_view(c, C, &cv, &co))) goto ddone;
-    at = ta ? malloc((size_t)(m * k) * sizeof *at) : NULL;
-    bt = tb ? malloc((size_t)(k * n) * sizeof *bt) : NULL;
-    if ((ta && !at) || (tb && !bt)) {
-        st = ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
-        goto ddone;
+    bool in_float = et != TSR_DOUBLE && is_float_family(et) && g.alpha == 1.0 && (!g.C || g.beta == 1.0);
+    /* Y itself when it has the type summed in, else a buffer stored at the end. */
+    void *y = Y->data, *owned = NULL;
+    if (et != (in_float ? TSR_FLOAT : TSR_DOUBLE)) {
+        y = owned = malloc(total * (in_float ? sizeof(float) : sizeof(double)));
+        if (!y) return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
     }
-    if (ta) {
-        transpose_f64(a, k, m, at);
-        a = at;
+    st = in_float ? gemm_f32(c, &g, y) : gemm_f64(c, &g, y);
+    if (!st && owned) {
+        if (in_float) ref_nn_f32_store(Y, owned, total);
+        else gemm_store_f64(Y, owned, total);
     }
-    if (tb) {
-        transpose_f64(b, n, k, bt);
-        b = bt;
-    }
-    double *y = Y->data;
-    if (et != TSR_DOUBLE) {
-        y = yo = malloc(total * sizeof *y);
-        if (!y) {
-            st = ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
-            goto ddone;
-        }
-    }
-    memset(y, 0, total * sizeof *y);
-    if ((st = ref_nn_dgemm_run(c, m, n, k, a, k, b, n, y, n))) goto ddone;
-    for (int64_t i = 0; i < m; i++)
-        for (int64_t j = 0; j < n; j++) {
-            double v = alpha * y[i * n + j];
-            if (cv) v += beta * cv[i * cstr[0] + j * cstr[1]];
-            y[i * n + j] = v;
-        }
-    if (yo) {
-        if (ref_is_int(et)) {
-            for (size_t i = 0; i < total; i++) ref_store_i64(et, Y->data, i, (int64_t)yo[i]);
-        } else {
-            ref_nn_f64_store(Y, yo, total);
-        }
-    }
-ddone:
-    free(ao);
-    free(bo);
-    free(at);
-    free(bt);
-    free(yo);
-    free(co);
+    free(owned);
     return st;
 }
 

@@ -192,6 +192,20 @@ def nested_cf():
     save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), "abi_nested_cf.onnx")
 
 
+def node_inputs():
+    """abi_node_inputs.onnx: y = Clip(x, "", hi) 'clip' (min omitted, hi an
+    initializer), z = Add(y, y) 'twice': node input names as the public API
+    lists them (test_observe.c)."""
+    f = TensorProto.FLOAT
+    hi = numpy_helper.from_array(np.array(0.5, dtype=np.float32), "hi")
+    g = helper.make_graph(
+        [helper.make_node("Clip", ["x", "", "hi"], ["y"], name="clip"),
+         helper.make_node("Add", ["y", "y"], ["z"], name="twice")],
+        "node_inputs", [helper.make_tensor_value_info("x", f, [4])],
+        [helper.make_tensor_value_info("z", f, [4])], initializer=[hi])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), "abi_node_inputs.onnx")
+
+
 def slow_pool():
     """abi_slow_pool.onnx: MaxPool 'bigpool' whose 1024x1024 window, padded,
     covers the whole 1024x1024 input for each of 2047x2047 outputs: within
@@ -206,6 +220,7 @@ def slow_pool():
 
 
 if __name__ == "__main__":
+    node_inputs()
     slow_pool()
     nested_cf()
     metadata()

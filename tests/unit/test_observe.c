@@ -11,6 +11,7 @@
  *     d = [0.5, 3, 2, 8.5, 0, 14]
  */
 #include <CUnit/CUnit.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +97,7 @@ static void test_node_table(void) {
     CU_ASSERT_EQUAL_FATAL(tsr_session_node_count(s), 6);
     static const char *const ops[6] = {"Relu", "Add", "Relu", "Add", "Relu", "Add"};
     static const char *const outs[6] = {"a", "b", "c", "d", "e", "y"};
+    static const char *const ins[6][2] = {{"x"}, {"a", "k"}, {"b"}, {"c", "a"}, {"d"}, {"e", "c"}};
     for (size_t i = 0; i < 6; i++) {
         tsr_node_info ni = {.struct_size = sizeof ni};
         CU_ASSERT_PTR_NULL_FATAL(tsr_session_node_info(s, i, &ni));
@@ -104,6 +106,8 @@ static void test_node_table(void) {
         CU_ASSERT_EQUAL(ni.output_count, 1);
         CU_ASSERT_STRING_EQUAL(ni.outputs[0], outs[i]);
         CU_ASSERT_PTR_NULL(ni.origin);
+        CU_ASSERT_EQUAL_FATAL(ni.input_count, ins[i][1] ? 2 : 1);
+        for (size_t k = 0; k < ni.input_count; k++) CU_ASSERT_STRING_EQUAL(ni.inputs[k], ins[i][k]);
     }
     tsr_node_info bad = {.struct_size = sizeof bad};
     tsr_status *st = tsr_session_node_info(s, 6, &bad);
@@ -232,6 +236,53 @@ static void test_assign_follows_expansion(void) {
     tsr_session_free(s);
 }
 
+/* names[0..count) joined by spaces, into buf. */
+static const char *join_names(const char *const *names, size_t count, char *buf, size_t size) {
+    size_t used = 0;
+    buf[0] = 0;
+    for (size_t k = 0; k < count && used < size; k++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", k ? " " : "", names[k]);
+    return buf;
+}
+
+/* abi_node_inputs.onnx: y = Clip(x, "", hi) 'clip', z = Add(y, y) 'twice'.
+ * Inputs come in the model's order and names, "" where one is omitted; a
+ * caller whose struct ends before them (built against ABI 1 as frozen)
+ * gets them left alone. */
+static void test_node_inputs(void) {
+    tsr_session_options *o;
+    CU_ASSERT_PTR_NULL_FATAL(tsr_session_options_create(&o));
+    tsr_status_free(tsr_session_options_add_provider(o, "reference"));
+    tsr_session *s = NULL;
+    tsr_status *st = tsr_session_create(o, data_path("abi_node_inputs.onnx"), &s);
+    tsr_session_options_free(o);
+    CU_ASSERT_PTR_NULL_FATAL(st);
+    CU_ASSERT_EQUAL_FATAL(tsr_session_node_count(s), 2);
+    static const char *const want[2][3] = {{"x", "", "hi"}, {"y", "y"}};
+    for (size_t i = 0; i < 2; i++) {
+        tsr_node_info ni = {.struct_size = sizeof ni};
+        CU_ASSERT_PTR_NULL_FATAL(tsr_session_node_info(s, i, &ni));
+        CU_ASSERT_EQUAL_FATAL(ni.input_count, i ? 2 : 3);
+        for (size_t k = 0; k < ni.input_count; k++) CU_ASSERT_STRING_EQUAL(ni.inputs[k], want[i][k]);
+    }
+    tsr_node_info found = {.struct_size = sizeof found};
+    CU_ASSERT_PTR_NULL_FATAL(tsr_session_node_find(s, "clip", &found));
+    CU_ASSERT_EQUAL_FATAL(found.input_count, 3);
+    CU_ASSERT_STRING_EQUAL(found.inputs[1], "");
+    CU_ASSERT_STRING_EQUAL(found.inputs[2], "hi");
+    static const char *const sentinel[1] = {"untouched"};
+    tsr_node_info old = {.struct_size = offsetof(tsr_node_info, input_count), .input_count = 99, .inputs = sentinel};
+    CU_ASSERT_PTR_NULL(tsr_session_node_info(s, 0, &old));
+    CU_ASSERT_STRING_EQUAL(old.op_type, "Clip");
+    CU_ASSERT_EQUAL(old.input_count, 99);
+    CU_ASSERT_PTR_EQUAL(old.inputs, sentinel);
+    old.op_type = NULL;
+    CU_ASSERT_PTR_NULL(tsr_session_node_find(s, "twice", &old));
+    CU_ASSERT_STRING_EQUAL(old.op_type, "Add");
+    CU_ASSERT_EQUAL(old.input_count, 99);
+    tsr_session_free(s);
+}
+
 /* Nodes inside control-flow bodies by path: abi_nested_cf.onnx is Loop
  * 'loop0' whose body holds Add 'body_add' and If 'body_if' (Relu
  * 'relu_then' / Neg 'neg_else'). */
@@ -243,14 +294,15 @@ static void test_node_find_in_bodies(void) {
     tsr_status *st = tsr_session_create(o, data_path("abi_nested_cf.onnx"), &s);
     tsr_session_options_free(o);
     CU_ASSERT_PTR_NULL_FATAL(st);
+    /* inputs: the node's own, never the outer values a body reads (x, s) */
     struct {
-        const char *path, *name, *op, *provider, *output;
+        const char *path, *name, *op, *provider, *output, *inputs;
     } want[] = {
-        {"loop0", "loop0", "Loop", "core", "a"},
-        {"loop0/body/body_add", "body_add", "Add", "reference", "s"},
-        {"loop0/body/body_if", "body_if", "If", "core", "acc_out"},
-        {"loop0/body/body_if/then_branch/relu_then", "relu_then", "Relu", "reference", "t"},
-        {"loop0/body/body_if/else_branch/neg_else", "neg_else", "Neg", "reference", "e"},
+        {"loop0", "loop0", "Loop", "core", "a", "n c a0"},
+        {"loop0/body/body_add", "body_add", "Add", "reference", "s", "acc_in x"},
+        {"loop0/body/body_if", "body_if", "If", "core", "acc_out", "cond_in"},
+        {"loop0/body/body_if/then_branch/relu_then", "relu_then", "Relu", "reference", "t", "s"},
+        {"loop0/body/body_if/else_branch/neg_else", "neg_else", "Neg", "reference", "e", "s"},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         tsr_node_info ni = {.struct_size = sizeof ni};
@@ -265,12 +317,15 @@ static void test_node_find_in_bodies(void) {
         CU_ASSERT_STRING_EQUAL(ni.provider, want[i].provider);
         CU_ASSERT_EQUAL(ni.output_count, 1);
         CU_ASSERT_STRING_EQUAL(ni.outputs[0], want[i].output);
+        char joined[64];
+        CU_ASSERT_STRING_EQUAL(join_names(ni.inputs, ni.input_count, joined, sizeof joined), want[i].inputs);
     }
     /* the same node twice: the same borrowed output list */
     tsr_node_info a = {.struct_size = sizeof a}, b = {.struct_size = sizeof b};
     CU_ASSERT_PTR_NULL(tsr_session_node_find(s, "loop0/body/body_add", &a));
     CU_ASSERT_PTR_NULL(tsr_session_node_find(s, "loop0/body/body_add", &b));
     CU_ASSERT_PTR_EQUAL(a.outputs, b.outputs);
+    CU_ASSERT_PTR_EQUAL(a.inputs, b.inputs);
     static const char *const missing[] = {
         "body_add", "loop0/body", "loop0/then_branch/body_add", "loop0/body/body_if/body/relu_then", "loop0//body_add",
         ""};
@@ -287,7 +342,8 @@ void unit_register(void) {
     CU_pSuite s = CU_add_suite("observe", suite_init, NULL);
     CU_add_test(s, "observe_all returns intermediates by name", test_intermediates_by_name);
     CU_add_test(s, "intermediates need observe_all", test_intermediate_needs_observe);
-    CU_add_test(s, "node table names op, provider and outputs", test_node_table);
+    CU_add_test(s, "node table names op, provider, outputs and inputs", test_node_table);
+    CU_add_test(s, "node inputs by name, omitted ones empty", test_node_inputs);
     CU_add_test(s, "nodes inside control-flow bodies are found by path", test_node_find_in_bodies);
     CU_add_test(s, "profiling records one event per piece", test_profile_events);
     CU_add_test(s, "assign pins nodes and op types", test_assign);

@@ -251,8 +251,18 @@ typedef struct tsr_node_info {
     size_t piece;         /* index of its piece in run order */
     size_t output_count;
     const char *const *outputs; /* output value names, "" where omitted */
+    /* appended in ABI 1 (filled only when struct_size covers them): */
+    size_t input_count;
+    /* input value names in order, "" where an optional input is omitted; a
+     * control-flow node's own inputs, not the values its bodies read from
+     * outside */
+    const char *const *inputs;
 } tsr_node_info;
-/* All strings and arrays are borrowed and live as long as the session. */
+/* All strings and arrays are borrowed and live as long as the session. The
+ * nodes are the session's graph after its rewrites, not the file's: Constant
+ * nodes folded away (their outputs read like initializers), an Einsum that
+ * is a matrix product lowered to MatMul, function ops no provider runs
+ * whole expanded (see origin). */
 TSR_EXPORT size_t tsr_session_node_count(const tsr_session *session);
 /* Node `index` in topological order; set out->struct_size first. */
 TSR_EXPORT tsr_status *tsr_session_node_info(const tsr_session *session, size_t index, tsr_node_info *out);

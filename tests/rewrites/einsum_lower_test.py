@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """The `einsum_lower` ctest: core/einsum_lower.c at session creation.
 
-An Einsum that is a batched matrix product (one left, one right, one
-contracted label, any batch labels) must become Transpose/MatMul nodes, so
+An Einsum that is a batched matrix product (one right, one contracted
+label, any batch labels; several labels of A alone when there are no
+shared batch labels, which MatMul broadcasts over a 2-D B) must become
+Transpose/MatMul nodes, so
 that no Einsum is left in the partition and oneDNN claims the whole model;
 any other equation stays an Einsum. Every model is run on each provider set
 and its output compared with numpy's einsum in float64.
@@ -28,6 +30,8 @@ CASES = [
     ("ij,jk->ik", [(5, 7), (7, 3)], True),                      # plain matmul: no Transpose
     ("bij,bkj->bik", [(2, 4, 6), (2, 5, 6)], True),             # B transposed
     ("ik,kj->ji", [(4, 6), (6, 5)], True),                      # output transposed
+    ("bij,jk->bik", [(2, 4, 6), (6, 5)], True),                 # x @ W: batch dims of A alone
+    ("bchw,dc->bdhw", [(2, 3, 4, 5), (6, 3)], True),            # a 1x1 convolution, channels contracted
     ("nchw,nmc->nmhw", [(1, 3, 2, 4), (1, 5, 3)], False),       # two left labels
     ("bij,bjk->bk", [(2, 3, 4), (2, 4, 5)], False),             # i summed on one side
     ("ii,ij->ij", [(4, 4), (4, 3)], False),                     # a diagonal

@@ -533,6 +533,35 @@ def gelu_tanh_cases(out_dir):
               [("shape", np.array([15, 7], np.int64))] + consts)
 
 
+def softplus64(v):
+    v = v.astype(np.float64)
+    return np.maximum(v, 0) + np.log1p(np.exp(-np.abs(v)))
+
+
+def mish_cases(out_dir):
+    """Softplus as oneDNN's soft_relu (large, NaN and infinite inputs) and Mish
+    written out as x * Tanh(Softplus(x)) after a Conv (a mish post-op) and
+    after a Reshape (one eltwise step). Numpy in float64."""
+    x = rng.uniform(-30, 30, (2, 3, 5, 7)).astype(np.float32)
+    x.flat[:6] = [np.nan, np.inf, -np.inf, 0.0, 90.0, -90.0]
+    with np.errstate(invalid="ignore"):
+        y = softplus64(x)
+    save_case(out_dir, "odn_softplus_extremes", [helper.make_node("Softplus", ["X"], ["Y"])],
+              [("X", x)], [("Y", y.astype(np.float32))])
+    mish_nodes = [helper.make_node("Softplus", ["C"], ["S"]), helper.make_node("Tanh", ["S"], ["T"]),
+                  helper.make_node("Mul", ["C", "T"], ["Y"])]
+    x = rng.standard_normal((1, 3, 6, 6)).astype(np.float32)
+    w = (rng.standard_normal((16, 3)) * 2).astype(np.float32)
+    c = conv1x1(x.astype(np.float64), w.astype(np.float64))
+    save_case(out_dir, "odn_mish_after_conv", [helper.make_node("Conv", ["X", "W"], ["C"])] + mish_nodes,
+              [("X", x)], [("Y", (c * np.tanh(softplus64(c))).astype(np.float32))], [("W", w.reshape(16, 3, 1, 1))])
+    x = rng.uniform(-8, 8, (4, 5, 6)).astype(np.float32)
+    r = x.astype(np.float64).reshape(20, 6)
+    save_case(out_dir, "odn_mish_after_reshape", [helper.make_node("Reshape", ["X", "shape"], ["C"])] + mish_nodes,
+              [("X", x)], [("Y", (r * np.tanh(softplus64(r))).astype(np.float32))],
+              [("shape", np.array([20, 6], np.int64))])
+
+
 def np_pad(x, pads, mode, value=0.0):
     """ONNX Pad by numpy: negative pads crop first, then np.pad."""
     r = x.ndim
@@ -812,6 +841,7 @@ def main(out_dir):
               [helper.make_node("ReduceLogSumExp", ["X", "axes"], ["Y"], keepdims=1)],
               [("X", x)], [("Y", y.astype(np.float32))], [("axes", np.array([1], dtype=np.int64))])
     loop_resize_cases(out_dir)
+    mish_cases(out_dir)
     deconv_tile_cases(out_dir)
     loop_cases(out_dir)
     # Concat as copies of contiguous runs: two convolutions' nChw16c outputs

@@ -17,6 +17,8 @@ int odn_eltwise_of(const tsr_node *n, odn_eltwise out[2]) {
     else if (is(op, "Elu")) out[0] = (odn_eltwise){dnnl_eltwise_elu, odn_attr_float(n, "alpha", 1.0f), 0};
     else if (is(op, "Sigmoid")) out[0].alg = dnnl_eltwise_logistic;
     else if (is(op, "Tanh")) out[0].alg = dnnl_eltwise_tanh;
+    else if (is(op, "Softplus")) out[0].alg = dnnl_eltwise_soft_relu;
+    else if (is(op, "Mish")) out[0].alg = dnnl_eltwise_mish;
     /* Exp is left to others: oneDNN's exp turns NaN into +inf. */
     else if (is(op, "Log")) out[0].alg = dnnl_eltwise_log;
     else if (is(op, "Sqrt")) out[0].alg = dnnl_eltwise_sqrt;

@@ -2,6 +2,7 @@
  *     SiLU / Swish:  x * Sigmoid(x)                  (EfficientNet, YOLOv5/v8)
  *     HardSwish:     x * HardSigmoid(x; 1/6, 1/2)    (MobileNetV3 before opset 14)
  *                    x * Clip(x + 3, 0, 6) / 6       (Paddle2ONNX, Keras)
+ *     Mish:          x * Tanh(Softplus(x))           (YOLOv4, CSP backbones)
  * so each is one swish or hardswish eltwise post-op on the producing
  * primitive instead of an eltwise primitive plus a binary one over the whole
  * tensor. Operands of the Mul may come in either order. */
@@ -18,9 +19,11 @@ static bool reads(const tsr_node *n, const odn_value *v) {
     return false;
 }
 
-/* The eltwise algorithm `x * gate(x)` amounts to, or 0. */
+/* The eltwise algorithm `x * gate(x)` amounts to, or 0 (Softplus: when a
+ * Tanh follows it, gate_end checks). */
 static dnnl_alg_kind_t gated_alg(const tsr_node *gate) {
     if (is_op(gate, "Sigmoid")) return dnnl_eltwise_swish;
+    if (is_op(gate, "Softplus")) return dnnl_eltwise_mish;
     if (is_op(gate, "HardSigmoid") && fabsf(odn_attr_float(gate, "alpha", 0.2f) - 1.0f / 6.0f) <= 1e-6f &&
         odn_attr_float(gate, "beta", 0.5f) == 0.5f)
         return dnnl_eltwise_hardswish;
@@ -117,11 +120,19 @@ bool odn_fuse_gated_act(odn_plan *p, const odn_value *x, odn_eltwise *el, odn_va
     }
     if (!gate || !mul) return false;
     odn_value *g = odn_plan_value(p, odn_host->node_output(gate, 0));
+    const tsr_node *tanh = NULL; /* Mish's Tanh after the Softplus */
+    if (g && is_op(gate, "Softplus")) {
+        tanh = odn_plan_sole_consumer(p, g);
+        if (!is_op(tanh, "Tanh") || odn_plan_node_index(p, tanh) < 0 || p->done[odn_plan_node_index(p, tanh)])
+            return false;
+        g = odn_plan_value(p, odn_host->node_output(tanh, 0));
+    }
     if (!g || odn_plan_sole_consumer(p, g) != mul) return false;
     const tsr_value_info *a = odn_host->node_input(mul, 0), *b = odn_host->node_input(mul, 1);
     if (!((a == x->info && b == g->info) || (a == g->info && b == x->info))) return false;
     *el = (odn_eltwise){.alg = gated_alg(gate), .alpha = 1.0f, .beta = 0.0f};
     p->done[odn_plan_node_index(p, gate)] = true;
+    if (tanh) p->done[odn_plan_node_index(p, tanh)] = true;
     p->done[odn_plan_node_index(p, mul)] = true;
     *out = odn_plan_value(p, odn_host->node_output(mul, 0));
     return *out != NULL;

@@ -95,6 +95,51 @@ def int_conv(x, zx, w, zw, strides, dil, pads):
     return y
 
 
+def float_conv(x, w, dil, pads):
+    """ONNX Conv in float64, one group, stride 1, no bias."""
+    sp = x.ndim - 2
+    xc = np.pad(x.astype(np.float64), [(0, 0), (0, 0)] + [(pads[i], pads[i + sp]) for i in range(sp)])
+    k = w.shape[2:]
+    out = [xc.shape[2 + i] - ((k[i] - 1) * dil[i] + 1) + 1 for i in range(sp)]
+    y = np.zeros((x.shape[0], w.shape[0], *out))
+    for off in itertools.product(*[range(kk) for kk in k]):
+        sl = tuple(slice(off[i] * dil[i], off[i] * dil[i] + out[i]) for i in range(sp))
+        y += np.einsum("nc...,mc->nm...", xc[(slice(None), slice(None)) + sl],
+                       w.astype(np.float64)[(slice(None), slice(None)) + off])
+    return y
+
+
+def dilated_pad_cases(out_dir):
+    """Padded dilated convolutions, which oneDNN 2.6 leaves to its im2col
+    kernel on AVX2 and the provider runs over an explicitly padded copy
+    (odn_conv_pad.c): 2-D as a piece output, asymmetric pads, between two
+    1x1 convolutions (channel-blocked), and 1-D. Numpy in float64."""
+    relu = lambda v: np.maximum(v, 0)
+    x = rng.standard_normal((1, 64, 20, 20)).astype(np.float32)
+    w = (rng.standard_normal((32, 64, 3, 3)) * 0.1).astype(np.float32)
+    save_case(out_dir, "odn_conv_dilated_pad_2d",
+              [helper.make_node("Conv", ["X", "W"], ["C"], dilations=[6, 6], pads=[6, 6, 6, 6]),
+               helper.make_node("Relu", ["C"], ["Y"])],
+              [("X", x)], [("Y", relu(float_conv(x, w, [6, 6], [6, 6, 6, 6])).astype(np.float32))], [("W", w)])
+    save_case(out_dir, "odn_conv_dilated_pad_asymmetric",
+              [helper.make_node("Conv", ["X", "W"], ["Y"], dilations=[5, 4], pads=[5, 3, 4, 6])],
+              [("X", x)], [("Y", float_conv(x, w, [5, 4], [5, 3, 4, 6]).astype(np.float32))], [("W", w)])
+    w1 = (rng.standard_normal((64, 64, 1, 1)) * 0.15).astype(np.float32)
+    w3 = (rng.standard_normal((16, 32, 1, 1)) * 0.2).astype(np.float32)
+    mid = relu(float_conv(relu(float_conv(x, w1, [1, 1], [0] * 4)), w, [4, 4], [4, 4, 4, 4]))
+    save_case(out_dir, "odn_conv_dilated_pad_blocked",
+              [helper.make_node("Conv", ["X", "W1"], ["A"]), helper.make_node("Relu", ["A"], ["RA"]),
+               helper.make_node("Conv", ["RA", "W"], ["B"], dilations=[4, 4], pads=[4, 4, 4, 4]),
+               helper.make_node("Relu", ["B"], ["RB"]), helper.make_node("Conv", ["RB", "W3"], ["Y"])],
+              [("X", x)], [("Y", float_conv(mid, w3, [1, 1], [0] * 4).astype(np.float32))],
+              [("W1", w1), ("W", w), ("W3", w3)])
+    x1 = rng.standard_normal((2, 64, 60)).astype(np.float32)
+    w1d = (rng.standard_normal((64, 64, 3)) * 0.1).astype(np.float32)
+    save_case(out_dir, "odn_conv1d_dilated_pad",
+              [helper.make_node("Conv", ["X", "W"], ["Y"], dilations=[4], pads=[4, 4])],
+              [("X", x1)], [("Y", float_conv(x1, w1d, [4], [4, 4]).astype(np.float32))], [("W", w1d)])
+
+
 def int_conv_grouped(x, zx, w, zw, strides, dil, pads, group):
     """int_conv on each group's slice of x's channels and w's output
     channels (zw: one value or one per output channel), concatenated."""
@@ -842,6 +887,7 @@ def main(out_dir):
               [("X", x)], [("Y", y.astype(np.float32))], [("axes", np.array([1], dtype=np.int64))])
     loop_resize_cases(out_dir)
     mish_cases(out_dir)
+    dilated_pad_cases(out_dir)
     deconv_tile_cases(out_dir)
     loop_cases(out_dir)
     # Concat as copies of contiguous runs: two convolutions' nChw16c outputs

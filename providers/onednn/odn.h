@@ -379,6 +379,14 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index);
 bool odn_dwconv1d_wanted(odn_plan *p, const odn_value *x, const odn_value *w, const odn_value *b, int64_t group,
                          const dnnl_dims_t xd, const dnnl_dims_t wd, const dnnl_dims_t yd, const dnnl_dims_t strides,
                          const dnnl_dims_t dilation, const dnnl_dims_t pad_l, const dnnl_dims_t pad_r);
+/* Explicit zero padding before a convolution oneDNN would otherwise leave to
+ * its im2col kernel (odn_conv_pad.c): whether `padded` (a 4-D f32 source
+ * layout) is one the loop writes (plain or channel-blocked; *tag), and the
+ * step padding `x` (the same layout at the unpadded size) by pads {top,
+ * left, bottom, right} into a new memory *out of layout `padded`. */
+bool odn_conv_pad_tag(const dnnl_memory_desc_t *padded, dnnl_format_tag_t *tag);
+tsr_status *odn_conv_pad_src(odn_plan *p, const tsr_node *n, dnnl_memory_t x, const dnnl_memory_desc_t *padded,
+                             dnnl_format_tag_t tag, const int64_t pads[4], dnnl_memory_t *out);
 tsr_status *odn_build_dwconv1d(odn_plan *p, const tsr_node *n, odn_value *x, const odn_value *w, const odn_value *b,
                                odn_value *y, const int64_t *out, int64_t stride, int64_t dil, int64_t pad);
 tsr_status *odn_build_matmul(odn_plan *p, size_t index);
@@ -407,6 +415,10 @@ tsr_status *odn_build_pool(odn_plan *p, size_t index);
 tsr_status *odn_build_batchnorm(odn_plan *p, size_t index);
 tsr_status *odn_build_eltwise(odn_plan *p, size_t index);
 tsr_status *odn_build_binary(odn_plan *p, size_t index);
+/* PRelu (odn_build_prelu.c): a constant one-value slope as the eltwise
+ * relu with that alpha, else oneDNN's prelu in X's layout (or plain) where
+ * it has a JIT kernel, else a C loop over plain memories. */
+tsr_status *odn_build_prelu(odn_plan *p, size_t index);
 tsr_status *odn_build_softmax(odn_plan *p, size_t index);
 tsr_status *odn_build_layernorm(odn_plan *p, size_t index);
 tsr_status *odn_build_instnorm(odn_plan *p, size_t index); /* a C loop: odn_build_instnorm.c */

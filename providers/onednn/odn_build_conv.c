@@ -295,6 +295,49 @@ static dnnl_primitive_desc_t blocked_pd(odn_plan *p, bool wino, const dnnl_memor
     return pd;
 }
 
+/* A convolution left to oneDNN's im2col kernel only for its padding
+ * (odn_conv_pad.c): the same one with pads 0 over an explicitly padded
+ * source, when that gets a direct kernel and a source layout the padding
+ * loop writes: with *pd's destination layout, or (dst_free) any, which
+ * sets *dst_changed. Replaces *pd and returns true with the padded source
+ * layout in *padded (*tag) and the pads {top, left, bottom, right}; rank 4
+ * only. */
+static bool padded_alternative(odn_plan *p, dnnl_primitive_desc_t *pd, const dnnl_dims_t xd,
+                               const dnnl_memory_desc_t *w_any, const dnnl_memory_desc_t *b_md, const conv_geom *g,
+                               dnnl_primitive_attr_t attr, bool dst_free, dnnl_memory_desc_t *padded,
+                               dnnl_format_tag_t *tag, int64_t pads[4], bool *dst_changed) {
+    if (g->pad_l[0] < 0 || g->pad_l[1] < 0 || g->pad_r[0] < 0 || g->pad_r[1] < 0 ||
+        !(g->pad_l[0] || g->pad_l[1] || g->pad_r[0] || g->pad_r[1]))
+        return false;
+    conv_geom g0 = *g;
+    g0.pad_l[0] = g0.pad_l[1] = g0.pad_r[0] = g0.pad_r[1] = 0;
+    dnnl_dims_t xdp = {xd[0], xd[1], xd[2] + g->pad_l[0] + g->pad_r[0], xd[3] + g->pad_l[1] + g->pad_r[1]};
+    dnnl_memory_desc_t src_any, dst_any;
+    const dnnl_memory_desc_t *dsts[2] = {dnnl_primitive_desc_query_md(*pd, dnnl_query_dst_md, 0), &dst_any};
+    if (dnnl_memory_desc_init_by_tag(&src_any, 4, xdp, dnnl_f32, dnnl_format_tag_any) != dnnl_success ||
+        dnnl_memory_desc_init_by_tag(&dst_any, 4, dsts[0]->dims, dnnl_f32, dnnl_format_tag_any) != dnnl_success)
+        return false;
+    dnnl_primitive_desc_t alt = NULL;
+    for (int d = 0; d < (dst_free ? 2 : 1) && !alt; d++) {
+        if (conv_pd(p, false, &src_any, w_any, b_md, dsts[d], &g0, attr, &alt) != dnnl_success) {
+            alt = NULL;
+            continue;
+        }
+        const char *impl = odn_impl_name(alt);
+        *padded = *dnnl_primitive_desc_query_md(alt, dnnl_query_src_md, 0);
+        if (strstr(impl, "gemm") || strncmp(impl, "ref", 3) == 0 || !odn_conv_pad_tag(padded, tag)) {
+            dnnl_primitive_desc_destroy(alt);
+            alt = NULL;
+        }
+    }
+    if (!alt) return false;
+    *dst_changed = !dnnl_memory_desc_equal(dnnl_primitive_desc_query_md(alt, dnnl_query_dst_md, 0), dsts[0]);
+    pads[0] = g->pad_l[0], pads[1] = g->pad_l[1], pads[2] = g->pad_r[0], pads[3] = g->pad_r[1];
+    dnnl_primitive_desc_destroy(*pd);
+    *pd = alt;
+    return true;
+}
+
 /* True when post-op k is a binary one whose operand spans the whole
  * destination `yd` (a residual), not a broadcast one. */
 static bool full_binary(const_dnnl_post_ops_t po, int k, int32_t r, const dnnl_dims_t yd) {
@@ -565,6 +608,15 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
             }
         }
     }
+    dnnl_memory_desc_t padded_src;
+    dnnl_format_tag_t pad_tag = dnnl_format_tag_undef;
+    int64_t pads4[4];
+    bool dst_changed = false;
+    bool pad_src = !s && cr == 4 && strstr(odn_impl_name(pd), "gemm") &&
+        padded_alternative(p, &pd, xd, &w_any, has_bias ? &b_md : NULL, &g, attr, !sum_into, &padded_src, &pad_tag,
+                           pads4, &dst_changed);
+    /* a piece output's result then goes through the kernel's layout */
+    if (pad_src && dst_changed && last->output_index >= 0) via_temp = true;
     /* the source and destination layouts at the values' rank */
     dnnl_memory_desc_t src_v, dst_v;
     if (!s) {
@@ -581,8 +633,20 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
         if (st != dnnl_success) s = odn_dnnl_error(n, "1-D convolution layouts", st);
     }
     dnnl_memory_t src_mem = NULL, w_mem = NULL, b_mem = NULL;
-    if (!s) s = odn_plan_mem_as(p, x, &src_v, n, &src_mem);
-    if (!s && as2d) s = unit_h_mem(p, src_mem, n, &src_mem);
+    if (!s && pad_src) {
+        /* x in the kernel's layout at its own size, then padded into a copy */
+        dnnl_memory_desc_t lay, lay_v;
+        dnnl_memory_t unpadded = NULL;
+        st = dnnl_memory_desc_init_by_tag(&lay, 4, xd, dnnl_f32, pad_tag);
+        if (st == dnnl_success) st = as2d ? md_unit_h(&lay, &lay_v) : (lay_v = lay, dnnl_success);
+        if (st != dnnl_success) s = odn_dnnl_error(n, "padded source layout", st);
+        if (!s) s = odn_plan_mem_as(p, x, &lay_v, n, &unpadded);
+        if (!s && as2d) s = unit_h_mem(p, unpadded, n, &unpadded);
+        if (!s) s = odn_conv_pad_src(p, n, unpadded, &padded_src, pad_tag, pads4, &src_mem);
+    } else if (!s) {
+        s = odn_plan_mem_as(p, x, &src_v, n, &src_mem);
+        if (!s && as2d) s = unit_h_mem(p, src_mem, n, &src_mem);
+    }
     if (!s) {
         /* the weights as a plain (maybe grouped) view, then in oneDNN's layout */
         odn_value wv = *w;

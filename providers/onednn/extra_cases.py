@@ -607,6 +607,77 @@ def mish_cases(out_dir):
               [("shape", np.array([20, 6], np.int64))])
 
 
+def prelu64(x, s):
+    """ONNX PRelu in float64: x < 0 ? slope * x : x (NaN stays NaN)."""
+    x = x.astype(np.float64)
+    return np.where(x < 0, x * s.astype(np.float64), x)
+
+
+def prelu_cases(out_dir):
+    """PRelu (odn_build_prelu.c): per-channel slopes after a Conv (oneDNN's
+    prelu in the blocked layout, 16 and 20 channels) and on piece inputs of
+    rank 4 and 3; a scalar slope (an eltwise relu, alone and as a Conv's
+    post-op); slopes broadcast along other axes (the C loop); a slope fed
+    at run time; NaN, infinities and signed zeros; float16. Numpy float64."""
+    for ch in (16, 20):
+        x = rng.standard_normal((2, 3, 5, 6)).astype(np.float32)
+        w1 = rng.standard_normal((ch, 3)).astype(np.float32)
+        w2 = rng.standard_normal((8, ch)).astype(np.float32)
+        sl = rng.uniform(-0.5, 0.5, (ch, 1, 1)).astype(np.float32)
+        c = conv1x1(x.astype(np.float64), w1.astype(np.float64))
+        y = conv1x1(prelu64(c, sl), w2.astype(np.float64))
+        save_case(out_dir, "odn_prelu_after_conv_c%d" % ch,
+                  [helper.make_node("Conv", ["X", "W1"], ["C"]), helper.make_node("PRelu", ["C", "S"], ["P"]),
+                   helper.make_node("Conv", ["P", "W2"], ["Y"])],
+                  [("X", x)], [("Y", y)],
+                  [("W1", w1.reshape(ch, 3, 1, 1)), ("S", sl), ("W2", w2.reshape(8, ch, 1, 1))])
+    x = rng.standard_normal((1, 3, 4, 4)).astype(np.float32)
+    w = rng.standard_normal((16, 3)).astype(np.float32)
+    sl = rng.uniform(0.1, 0.3, (16, 1, 1)).astype(np.float32)
+    save_case(out_dir, "odn_prelu_conv_output",
+              [helper.make_node("Conv", ["X", "W"], ["C"]), helper.make_node("PRelu", ["C", "S"], ["Y"])],
+              [("X", x)], [("Y", prelu64(conv1x1(x.astype(np.float64), w.astype(np.float64)), sl))],
+              [("W", w.reshape(16, 3, 1, 1)), ("S", sl)])
+    sl1 = np.array([0.2], np.float32)
+    save_case(out_dir, "odn_prelu_scalar_after_conv",
+              [helper.make_node("Conv", ["X", "W"], ["C"]), helper.make_node("PRelu", ["C", "S"], ["Y"])],
+              [("X", x)], [("Y", prelu64(conv1x1(x.astype(np.float64), w.astype(np.float64)), sl1))],
+              [("W", w.reshape(16, 3, 1, 1)), ("S", sl1)])
+    # piece inputs, per channel (rank 4 [C,1,1], rank 3 [C,1], rank 2 [C]),
+    # and broadcast along other axes (the C loop)
+    for name, xs, ss in (("rank4", (2, 5, 4, 3), (5, 1, 1)), ("rank3", (2, 6, 7), (6, 1)),
+                         ("rank2", (4, 9), (9,)), ("last_axis", (2, 3, 4, 5), (5,)),
+                         ("height", (2, 3, 4, 5), (4, 1)), ("full", (2, 3, 4), (2, 3, 4)),
+                         ("scalar", (2, 3, 4, 5), ()), ("one", (2, 3, 4, 5), (1, 1))):
+        x = rng.standard_normal(xs).astype(np.float32)
+        sl = rng.uniform(-1.0, 1.0, ss).astype(np.float32)
+        save_case(out_dir, "odn_prelu_%s" % name, [helper.make_node("PRelu", ["X", "S"], ["Y"])],
+                  [("X", x)], [("Y", prelu64(x, sl))], [("S", sl)])
+    # the slope fed at run time: oneDNN's prelu reads it each run
+    x = rng.standard_normal((2, 4, 3, 3)).astype(np.float32)
+    sl = rng.uniform(-1.0, 1.0, (4, 1, 1)).astype(np.float32)
+    save_case(out_dir, "odn_prelu_slope_input",
+              [helper.make_node("Relu", ["X"], ["R"]), helper.make_node("Neg", ["R"], ["N"]),
+               helper.make_node("PRelu", ["N", "S"], ["Y"])],
+              [("X", x), ("S", sl)], [("Y", prelu64(-np.maximum(x, 0), sl))])
+    # NaN, infinities and zeros, per channel (oneDNN's prelu) and scalar (relu)
+    x = rng.standard_normal((1, 4, 3, 4)).astype(np.float32)
+    x.flat[:8] = [np.nan, np.inf, -np.inf, 0.0, -0.0, -1e-30, 1e30, -1e30]
+    x[0, 1, 0, :3] = [np.nan, -np.inf, -2.0]
+    for name, ss in (("channel", (4, 1, 1)), ("scalar", ())):
+        sl = rng.uniform(0.1, 0.9, ss).astype(np.float32)
+        with np.errstate(invalid="ignore"):
+            y = prelu64(x, sl)
+        save_case(out_dir, "odn_prelu_nan_%s" % name, [helper.make_node("PRelu", ["X", "S"], ["Y"])],
+                  [("X", x)], [("Y", y)], [("S", sl)])
+    # float16, computed in float32: x * slope of two halves is exact there,
+    # so the one rounding gives numpy's float64 result rounded to float16
+    x = rng.standard_normal((2, 8, 3, 5)).astype(np.float16)
+    for name, ss in (("channel", (8, 1, 1)), ("scalar", (1,))):
+        sl = rng.uniform(-1.0, 1.0, ss).astype(np.float16)
+        save_typed_case(out_dir, "odn_prelu_f16_%s" % name, [helper.make_node("PRelu", ["X", "S"], ["Y"])],
+                        [("X", x)], [("Y", prelu64(x, sl).astype(np.float16))], [("S", sl)])
+
 def np_pad(x, pads, mode, value=0.0):
     """ONNX Pad by numpy: negative pads crop first, then np.pad."""
     r = x.ndim
@@ -887,6 +958,7 @@ def main(out_dir):
               [("X", x)], [("Y", y.astype(np.float32))], [("axes", np.array([1], dtype=np.int64))])
     loop_resize_cases(out_dir)
     mish_cases(out_dir)
+    prelu_cases(out_dir)
     dilated_pad_cases(out_dir)
     deconv_tile_cases(out_dir)
     loop_cases(out_dir)

@@ -25,7 +25,19 @@ int odn_eltwise_of(const tsr_node *n, odn_eltwise out[2]) {
     else if (is(op, "Abs")) out[0].alg = dnnl_eltwise_abs;
     else if (is(op, "Neg")) out[0] = (odn_eltwise){dnnl_eltwise_linear, -1.0f, 0.0f};
     else if (is(op, "HardSwish")) out[0].alg = dnnl_eltwise_hardswish;
-    else if (is(op, "Pow")) {
+    else if (is(op, "PRelu")) {
+        /* a constant one-value slope: relu's alpha (x > 0 ? x : alpha * x,
+         * which keeps NaN as ONNX's x < 0 ? slope * x : x does) */
+        const tsr_value_info *sv = odn_host->node_input_count(n) == 2 ? odn_host->node_input(n, 1) : NULL;
+        const tsr_tensor *t = sv ? odn_host->value_constant(sv) : NULL;
+        if (!t || odn_numel(t->rank, t->dims) != 1) return 0;
+        float alpha;
+        if (t->elem_type == TSR_FLOAT && t->nbytes == sizeof(float)) alpha = *(const float *)t->data;
+        else if (t->elem_type == TSR_FLOAT16 && t->nbytes == sizeof(uint16_t))
+            odn_f16_to_f32((const uint16_t *)t->data, &alpha, 1);
+        else return 0;
+        out[0] = (odn_eltwise){dnnl_eltwise_relu, alpha, 0.0f};
+    } else if (is(op, "Pow")) {
         /* x^e for a constant scalar exponent */
         const tsr_value_info *e = odn_host->node_input_count(n) == 2 ? odn_host->node_input(n, 1) : NULL;
         const tsr_tensor *t = e ? odn_host->value_constant(e) : NULL;

@@ -409,6 +409,33 @@ int odn_claim_eltwise(const tsr_node *n, char *why, size_t size) {
     return check_types(n, BUILD_TIME_NONE, why, size);
 }
 
+/* PRelu: the slope must broadcast onto X one way (opset >= 7), each dim 1
+ * or X's; a slope dim that is not 1 must be known, and X's there too. A
+ * constant one-value slope is an eltwise relu with that alpha
+ * (odn_eltwise_of); other slopes run as oneDNN's prelu or a C loop
+ * (odn_build_prelu.c). */
+int odn_claim_prelu(const tsr_node *n, char *why, size_t size) {
+    int r = check_types(n, BUILD_TIME_NONE, why, size);
+    if (r) return r;
+    if (odn_host->node_opset(n) < 7)
+        return odn_decline(why, size, TSR_DECLINE_OPSET, "PRelu before opset 7 (slope not broadcast one way)");
+    if (odn_host->node_input_count(n) != 2 || !present(n, 0) || !present(n, 1))
+        return odn_decline(why, size, TSR_DECLINE_OTHER, "PRelu with other than two inputs");
+    int32_t rx, rs;
+    claim_dim dx[ODN_MAX_RANK], ds[ODN_MAX_RANK];
+    if (!shape_of(n, 0, &rx, dx) || !shape_of(n, 1, &rs, ds))
+        return odn_decline(why, size, TSR_DECLINE_SHAPE, "X or slope rank unknown before run time");
+    if (rs > rx) return odn_decline(why, size, TSR_DECLINE_SHAPE, "slope of rank %d above X's %d", (int)rs, (int)rx);
+    for (int32_t i = 0; i < rs; i++) {
+        claim_dim x = dx[rx - rs + i], s = ds[i];
+        if (s.size == 1) continue;
+        if (s.size < 0 || x.size < 0)
+            return odn_decline(why, size, TSR_DECLINE_SHAPE, "slope dim %d or X's unknown before run time", (int)i);
+        if (s.size != x.size) return odn_decline(why, size, TSR_DECLINE_SHAPE, "slope does not broadcast onto X");
+    }
+    return 0;
+}
+
 int odn_claim_clip(const tsr_node *n, char *why, size_t size) {
     int r = odn_claim_eltwise(n, why, size);
     return r ? r : check_clip(n, why, size);

@@ -49,6 +49,7 @@ static const odn_op ops[] = {
     {"Mish", odn_claim_eltwise, odn_build_unary},
     {"Mul", odn_claim_binary, odn_build_act_or_binary},
     {"Neg", odn_claim_eltwise, odn_build_unary},
+    {"PRelu", odn_claim_prelu, odn_build_prelu},
     {"Pad", odn_claim_pad, odn_build_pad},
     {"Pow", odn_claim_eltwise, odn_build_act_or_eltwise},
     {"QLinearConv", odn_qconv_check, odn_build_quant_conv},

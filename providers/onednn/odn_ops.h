@@ -48,6 +48,7 @@ int odn_claim_concat(const tsr_node *n, char *why, size_t size);
 int odn_claim_batchnorm(const tsr_node *n, char *why, size_t size);
 int odn_claim_softmax(const tsr_node *n, char *why, size_t size); /* Softmax, LogSoftmax */
 int odn_claim_layernorm(const tsr_node *n, char *why, size_t size);
+int odn_claim_prelu(const tsr_node *n, char *why, size_t size);
 
 /* Builders that pick among others by what the node turns out to be
  * (odn_build.c). */

@@ -23,7 +23,7 @@ set -u
 tessera=$1 suite=$2 provider=${3:-onednn}
 here=$(cd "$(dirname "$0")" && pwd)
 ops='conv gemm matmul maxpool averagepool globalaveragepool globalmaxpool
-batchnorm relu leakyrelu elu sigmoid tanh exp log sqrt abs neg clip hardsigmoid hardswish gelu
+batchnorm relu leakyrelu prelu elu sigmoid tanh exp log sqrt abs neg clip hardsigmoid hardswish gelu
 add sub mul div max min softmax logsoftmax layer_norm reshape flatten identity transpose erf concat pow reduce
 lrn resize qlinearmatmul qlinearconv quantizelinear dequantizelinear lstm gru rnn simple_rnn
 matmulinteger dynamicquantizelinear cast instancenorm pad constant_pad edge_pad reflect_pad wrap_pad'

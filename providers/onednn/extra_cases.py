@@ -853,6 +853,40 @@ def slice_cases(out_dir):
               [helper.make_node("Relu", ["X"], ["R"]), helper.make_node("Slice", ["R", "s", "e", "a", "st"], ["Y"])],
               [("X", x)], [("Y", np.maximum(x, 0)[1:, :, 2:9:3])],
               [("s", i64([1, 2])), ("e", i64([3, 9])), ("a", i64([0, 2])), ("st", i64([1, 3]))])
+    # between convolutions, in their channel-blocked layout: a TCN's chomp
+    # (the time axis), a backward step over H and W, whole 16-channel blocks
+    # of 48; and 12 of them (not whole blocks: the plain path)
+    relu = lambda v: np.maximum(v, 0)
+    x1 = rng.standard_normal((2, 16, 30)).astype(np.float32)
+    wa = (rng.standard_normal((32, 16, 3)) * 0.2).astype(np.float32)
+    wb = (rng.standard_normal((16, 32, 1)) * 0.2).astype(np.float32)
+    a = relu(float_conv(x1, wa, [2], [4, 4]))[:, :, :-4]
+    save_case(out_dir, "odn_slice_blocked_chomp",
+              [helper.make_node("Conv", ["X", "WA"], ["A"], dilations=[2], pads=[4, 4]),
+               helper.make_node("Relu", ["A"], ["RA"]),
+               helper.make_node("Slice", ["RA", "s", "e", "a"], ["S"]),
+               helper.make_node("Conv", ["S", "WB"], ["Y"])],
+              [("X", x1)], [("Y", float_conv(a, wb, [1], [0, 0]).astype(np.float32))],
+              [("WA", wa), ("WB", wb), ("s", i64([0])), ("e", i64([-4])), ("a", i64([2]))])
+    x2 = rng.standard_normal((1, 8, 9, 11)).astype(np.float32)
+    wc = (rng.standard_normal((48, 8, 1, 1)) * 0.3).astype(np.float32)
+    wd = (rng.standard_normal((8, 16, 1, 1)) * 0.3).astype(np.float32)
+    we = (rng.standard_normal((8, 12, 1, 1)) * 0.3).astype(np.float32)
+    c = relu(float_conv(x2, wc, [1, 1], [0] * 4))
+    sl = c[:, 16:32, 7::-2, ::-3]
+    save_case(out_dir, "odn_slice_blocked_channels_spatial",
+              [helper.make_node("Conv", ["X", "WC"], ["C"]), helper.make_node("Relu", ["C"], ["RC"]),
+               helper.make_node("Slice", ["RC", "s", "e", "a", "st"], ["S"]),
+               helper.make_node("Conv", ["S", "WD"], ["Y"])],
+              [("X", x2)], [("Y", float_conv(sl, wd, [1, 1], [0] * 4).astype(np.float32))],
+              [("WC", wc), ("WD", wd), ("s", i64([16, 7, -1])), ("e", i64([32, -2**62, -2**62])),
+               ("a", i64([1, 2, 3])), ("st", i64([1, -2, -3]))])
+    save_case(out_dir, "odn_slice_blocked_partial_channels",
+              [helper.make_node("Conv", ["X", "WC"], ["C"]), helper.make_node("Relu", ["C"], ["RC"]),
+               helper.make_node("Slice", ["RC", "s", "e", "a"], ["S"]),
+               helper.make_node("Conv", ["S", "WE"], ["Y"])],
+              [("X", x2)], [("Y", float_conv(c[:, 4:16], we, [1, 1], [0] * 4).astype(np.float32))],
+              [("WC", wc), ("WE", we), ("s", i64([4])), ("e", i64([16])), ("a", i64([1]))])
 
 
 def deconv_tile_cases(out_dir):

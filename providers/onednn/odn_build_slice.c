@@ -111,6 +111,31 @@ static void bounds(int64_t d, int64_t s, int64_t e, int64_t k, int64_t *first, i
     *first = s;
 }
 
+/* The slice `l` over x's channel-blocked layout (`blk` channels innermost,
+ * [N, C/blk, spatial..., blk] as plain memory) when it takes whole blocks of
+ * the channels, as a TCN's chomp (a time-axis Slice between convolutions)
+ * does: the loop then reads and writes the convolutions' own layout, where
+ * a plain one cost a reorder either side. False when it does not apply. */
+static bool blocked_slice(const slice_loop *l, int64_t blk, slice_loop *b) {
+    if (l->rank < 3 || l->rank + 1 > ODN_MAX_RANK || l->in[1] % blk || l->step[1] != 1 || l->start[1] % blk ||
+        l->out[1] % blk)
+        return false;
+    memset(b, 0, sizeof *b);
+    b->rank = l->rank + 1;
+    for (int32_t d = 0; d < l->rank; d++) {
+        b->in[d] = l->in[d];
+        b->out[d] = l->out[d];
+        b->start[d] = l->start[d];
+        b->step[d] = l->step[d];
+    }
+    b->in[1] /= blk;
+    b->out[1] /= blk;
+    b->start[1] /= blk;
+    b->in[l->rank] = b->out[l->rank] = blk;
+    b->step[l->rank] = 1;
+    return true;
+}
+
 tsr_status *odn_build_slice(odn_plan *p, size_t index) {
     const tsr_node *n = p->nodes[index];
     odn_value *x = odn_plan_value(p, odn_host->node_input(n, 0));
@@ -131,6 +156,19 @@ tsr_status *odn_build_slice(odn_plan *p, size_t index) {
         int32_t d = (int32_t)a[i];
         bounds(x->dims[d], s[i], e[i], st[i], &l->start[d], &l->out[d]);
         l->step[d] = st[i];
+    }
+    dnnl_format_tag_t tag = odn_layout_tag(x);
+    slice_loop *b = odn_plan_alloc(p, sizeof *b);
+    if (!b) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
+    if (y->output_index < 0 && x->mem && x->md.data_type == dnnl_f32 && odn_layout_is_blocked(tag) &&
+        blocked_slice(l, odn_block(), b)) {
+        dnnl_memory_desc_t md;
+        dnnl_dims_t od;
+        for (int32_t d = 0; d < x->rank; d++) od[d] = l->out[d];
+        if (dnnl_memory_desc_init_by_tag(&md, x->rank, od, dnnl_f32, tag) == dnnl_success) {
+            tsr_status *bs = odn_plan_define(p, y, x->rank, l->out, &md, n);
+            return bs ? bs : odn_plan_add_loop(p, run_slice, b, x->mem, y->mem, n);
+        }
     }
     dnnl_memory_t src;
     tsr_status *sst = odn_plan_plain_mem(p, x, n, &src);

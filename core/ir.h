@@ -323,10 +323,12 @@ tsr_status *ir_graph_fold_constant_nodes(ir_graph *g);
  * pads to the Conv's (core/pad_fold.c). Needs the input ranks (run after
  * shape inference). */
 tsr_status *ir_graph_fold_pads(ir_graph *g);
-/* Replaces each Einsum that is a batched matrix product (one left, one
- * right and one contracted label, any batch labels; core/einsum_lower.c) by
- * Transpose -> MatMul -> Transpose, here and in subgraphs. Runs before
- * shape inference, which then types the new values. */
+/* Replaces each Einsum that is a contraction of two operands (or a
+ * permutation of one) by Transpose/Reshape/MatMul nodes, here and in
+ * subgraphs (core/einsum_lower.c says which). Runs before shape inference,
+ * which then types the new values. */
 tsr_status *ir_graph_lower_einsum(ir_graph *g);
+/* The same, leaving the Einsum nodes for which keep(node, ctx) is true. */
+tsr_status *ir_graph_lower_einsum_except(ir_graph *g, bool (*keep)(const ir_node *, void *), void *ctx);
 
 #endif

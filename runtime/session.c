@@ -205,6 +205,17 @@ static tsr_status *resolve_pins(tsr_session *s, const tsr_session_options *o) {
     return NULL;
 }
 
+/* A node the options pin to a provider, by its name or its op type: it
+ * stays as the model writes it, so the pin finds it. */
+static bool pinned(const ir_node *n, void *ctx) {
+    const tsr_session_options *o = ctx;
+    for (size_t i = 0; i < o->n_assigns; i++) {
+        const char *key = o->assigns[i].key;
+        if (strcmp(key, n->op_type) == 0 || (n->name && strcmp(key, n->name) == 0)) return true;
+    }
+    return false;
+}
+
 static tsr_status *session_finish(tsr_session *s, const tsr_session_options *o) {
     tsr_session_options defaults;
     if (!o) {
@@ -219,7 +230,7 @@ static tsr_status *session_finish(tsr_session *s, const tsr_session_options *o) 
     /* Gradient nodes become backward graphs before anything is inferred. */
     TSR_TRY(gradient_expand(s->model->graph));
     /* Einsum as MatMul: runs where matmuls run (core/einsum_lower.c) */
-    TSR_TRY(ir_graph_lower_einsum(s->model->graph));
+    TSR_TRY(ir_graph_lower_einsum_except(s->model->graph, pinned, (void *)o));
     TSR_TRY(ir_infer_shapes(s->model->graph));
     /* observing every value keeps each Pad's output too */
     if (!o->observe_all) TSR_TRY(ir_graph_fold_pads(s->model->graph));

@@ -40,10 +40,12 @@ def main():
     write("slow_conv_transpose.onnx",
           helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="bigdeconv"),
           [io("x", F, [1, 16, 256, 256]), io("w", F, [16, 16, 63, 63])], [io("y", F, [1, 16, 318, 318])])
-    # 1e12 terms into one scalar
+    # a 4096^3 matrix product (6.9e10 multiply-adds) the ellipsis keeps an
+    # Einsum (core/einsum_lower.c lowers no ellipsis), so the Einsum kernel's
+    # pairwise GEMM runs it
     write("slow_einsum.onnx",
-          helper.make_node("Einsum", ["i", "j", "k", "l"], ["y"], name="bigeinsum", equation="i,j,k,l->"),
-          [io(n, F, [1000]) for n in "ijkl"], [io("y", F, [])])
+          helper.make_node("Einsum", ["a", "b"], ["y"], name="bigeinsum", equation="...ij,...jk->...ik"),
+          [io("a", F, [4096, 4096]), io("b", F, [4096, 4096])], [io("y", F, [4096, 4096])])
     # 20,000 steps of about 1e6 multiply-adds
     write("slow_lstm.onnx",
           helper.make_node("LSTM", ["x", "w", "r"], ["", "y_h"], name="biglstm", hidden_size=512),

@@ -20,20 +20,21 @@ def check(cond, what):
     return cond
 
 
-def partition(tessera, model, providers):
-    p = subprocess.run([tessera, "partition", model, "-p", providers, "--format", "json"], capture_output=True)
+def partition(tessera, model, providers, extra=()):
+    p = subprocess.run([tessera, "partition", model, "-p", providers, "--format", "json", *extra],
+                       capture_output=True)
     if not check(p.returncode == 0, "%s: partition -p %s exit %d: %s" % (
             os.path.basename(model), providers, p.returncode, p.stderr.decode("utf-8", "replace"))):
         return None
     return json.loads(p.stdout)
 
 
-def run_and_compare(tessera, work, model, inputs, expect, providers, tol=1e-4):
+def run_and_compare(tessera, work, model, inputs, expect, providers, tol=1e-4, extra=()):
     name = os.path.basename(model)[:-5]
     out = os.path.join(work, name + "-" + providers.replace(",", "_"))
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
-    args = [tessera, "run", model, "-p", providers, "-o", out]
+    args = [tessera, "run", model, "-p", providers, "-o", out, *extra]
     for k, v in inputs.items():
         f = os.path.join(work, "%s-%s.pb" % (name, k))
         with open(f, "wb") as fh:

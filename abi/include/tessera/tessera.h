@@ -222,7 +222,8 @@ TSR_EXPORT tsr_status *tsr_session_run_values(tsr_session *session, size_t input
  * to `provider` (a name in the session's list) and to no other. Session
  * creation fails when nothing in the model matches, or when that provider
  * declines a pinned node (the error carries its reason). Repeatable; a rule
- * naming a node wins over one naming its op type. */
+ * naming a node wins over one naming its op type. A pinned Einsum stays an
+ * Einsum (others that are matrix products become MatMul at load). */
 TSR_EXPORT tsr_status *tsr_session_options_assign(tsr_session_options *options, const char *node_or_op,
                                                   const char *provider);
 

@@ -140,6 +140,43 @@ def dilated_pad_cases(out_dir):
               [("X", x1)], [("Y", float_conv(x1, w1d, [4], [4, 4]).astype(np.float32))], [("W", w1d)])
 
 
+def minmax_cases(out_dir):
+    """ReduceMax/ReduceMin as odn_build_minmax.c runs them, NaN kept as ONNX
+    (and numpy's max/min) do: over the points of a Conv1d's blocked output
+    (a PointNet), over H and W to [N, C] and over H alone after a Conv, a
+    piece input over two adjacent axes with NaN and -inf, and two axes
+    apart (the generic loop). Numpy in float64."""
+    relu = lambda v: np.maximum(v, 0)
+    i64 = lambda v: np.array(v, dtype=np.int64)
+    x = rng.standard_normal((2, 8, 40)).astype(np.float32)
+    x[1, 3, 17] = np.nan
+    w = (rng.standard_normal((32, 8, 1)) * 0.3).astype(np.float32)
+    c = float_conv(x, w, [1], [0, 0])
+    save_case(out_dir, "odn_reducemax_points_nan",
+              [helper.make_node("Conv", ["X", "W"], ["C"]), helper.make_node("ReduceMax", ["C", "ax"], ["Y"])],
+              [("X", x)], [("Y", c.max(axis=2, keepdims=True).astype(np.float32))], [("W", w), ("ax", i64([2]))])
+    x = rng.standard_normal((2, 8, 6, 7)).astype(np.float32)
+    w = (rng.standard_normal((16, 8, 1, 1)) * 0.3).astype(np.float32)
+    c = float_conv(x, w, [1, 1], [0] * 4)
+    save_case(out_dir, "odn_reducemin_spatial_no_keepdims",
+              [helper.make_node("Conv", ["X", "W"], ["C"]),
+               helper.make_node("ReduceMin", ["C", "ax"], ["Y"], keepdims=0)],
+              [("X", x)], [("Y", c.min(axis=(2, 3)).astype(np.float32))], [("W", w), ("ax", i64([2, 3]))])
+    save_case(out_dir, "odn_reducemax_h_blocked",
+              [helper.make_node("Conv", ["X", "W"], ["C"]), helper.make_node("ReduceMax", ["C", "ax"], ["M"]),
+               helper.make_node("Relu", ["M"], ["Y"])],
+              [("X", x)], [("Y", relu(c.max(axis=2, keepdims=True)).astype(np.float32))],
+              [("W", w), ("ax", i64([-2]))])
+    x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    x[0, 1, 2, 3], x[1, 2, 0, 0] = np.nan, -np.inf
+    save_case(out_dir, "odn_reducemax_plain_nan",
+              [helper.make_node("ReduceMax", ["X", "ax"], ["Y"], keepdims=0)],
+              [("X", x)], [("Y", x.max(axis=(1, 2)))], [("ax", i64([1, 2]))])
+    save_case(out_dir, "odn_reducemin_axes_apart",
+              [helper.make_node("ReduceMin", ["X", "ax"], ["Y"])],
+              [("X", x)], [("Y", x.min(axis=(0, 2), keepdims=True))], [("ax", i64([0, 2]))])
+
+
 def int_conv_grouped(x, zx, w, zw, strides, dil, pads, group):
     """int_conv on each group's slice of x's channels and w's output
     channels (zw: one value or one per output channel), concatenated."""
@@ -994,6 +1031,7 @@ def main(out_dir):
     mish_cases(out_dir)
     prelu_cases(out_dir)
     dilated_pad_cases(out_dir)
+    minmax_cases(out_dir)
     deconv_tile_cases(out_dir)
     loop_cases(out_dir)
     # Concat as copies of contiguous runs: two convolutions' nChw16c outputs

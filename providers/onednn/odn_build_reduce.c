@@ -15,7 +15,8 @@ static const reduce_kind kinds[] = {
     {"ReduceSum", dnnl_reduction_sum, 0, dnnl_eltwise_linear},
     {"ReduceMean", dnnl_reduction_mean, 0, dnnl_eltwise_linear},
     /* ReduceMax/ReduceMin are not here: oneDNN's max and min drop NaN
-     * where ONNX propagates it (a fully masked attention row shows it) */
+     * where ONNX propagates it (a fully masked attention row shows it);
+     * odn_build_minmax.c runs them as a loop */
     {"ReduceProd", dnnl_reduction_mul, 0, dnnl_eltwise_linear},
     {"ReduceL1", dnnl_reduction_norm_lp_sum, 1, dnnl_eltwise_abs},
     {"ReduceL2", dnnl_reduction_norm_lp_sum, 2, dnnl_eltwise_abs},

@@ -67,5 +67,6 @@ tsr_status *odn_build_matmulinteger(odn_plan *p, size_t index);
 tsr_status *odn_build_convinteger(odn_plan *p, size_t index);
 /* ReduceMean: a written-out LayerNorm starting here, else a reduction. */
 tsr_status *odn_build_reducemean(odn_plan *p, size_t index);
+tsr_status *odn_build_reduce_minmax(odn_plan *p, size_t index); /* ReduceMax, ReduceMin: odn_build_minmax.c */
 
 #endif

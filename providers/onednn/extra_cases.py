@@ -177,6 +177,21 @@ def minmax_cases(out_dir):
               [("X", x)], [("Y", x.min(axis=(0, 2), keepdims=True))], [("ax", i64([0, 2]))])
 
 
+def log_bucket_cases(out_dir):
+    """Log after a Relu: a C loop with logf (oneDNN 2.6's log is 2e-6 off,
+    enough to move T5's relative-position buckets, floor(log(d/8)/log(16)*8),
+    one down at d = 16, 32, 64: the zoo's t5_encoder_relbias checks that),
+    not fused as a post-op. Numpy in float64."""
+    x = rng.uniform(-1, 4, (3, 40)).astype(np.float32)
+    w = rng.uniform(0.1, 1, (40, 24)).astype(np.float32)
+    with np.errstate(divide="ignore"):
+        y = np.log(np.maximum(x.astype(np.float64) @ w, 0))
+    save_case(out_dir, "odn_log_after_relu",
+              [helper.make_node("MatMul", ["X", "W"], ["A"]), helper.make_node("Relu", ["A"], ["R"]),
+               helper.make_node("Log", ["R"], ["Y"])],
+              [("X", x)], [("Y", y.astype(np.float32))], [("W", w)])
+
+
 def int_conv_grouped(x, zx, w, zw, strides, dil, pads, group):
     """int_conv on each group's slice of x's channels and w's output
     channels (zw: one value or one per output channel), concatenated."""
@@ -1032,6 +1047,7 @@ def main(out_dir):
     prelu_cases(out_dir)
     dilated_pad_cases(out_dir)
     minmax_cases(out_dir)
+    log_bucket_cases(out_dir)
     deconv_tile_cases(out_dir)
     loop_cases(out_dir)
     # Concat as copies of contiguous runs: two convolutions' nChw16c outputs

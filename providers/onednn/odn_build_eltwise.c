@@ -156,9 +156,13 @@ tsr_status *odn_build_eltwise(odn_plan *p, size_t index) {
         if (s) return s;
         dnnl_memory_get_memory_desc(src, &md);
     }
-    if (!eltwise_is_fast(p, el, count, md)) {
+    if (el[0].alg == dnnl_eltwise_log || !eltwise_is_fast(p, el, count, md)) {
         /* oneDNN has only its reference kernel here (a padded blocked
-         * layout, a tiny tensor): a C loop over plain memories */
+         * layout, a tiny tensor): a C loop over plain memories. Log too:
+         * oneDNN 2.6's log is 2e-6 off (log 2 = 0.693145752), and models
+         * floor or cast it: T5's relative-position buckets,
+         * floor(log(|i-j|/8)/log(16)*8), came out one lower at |i-j| = 16,
+         * 32 and 64; logf is within an ulp. */
         for (int i = 0; i < count; i++)
             if (!odn_eltwise_loop_known(el[i].alg))
                 return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "no fast kernel for this unary op here");

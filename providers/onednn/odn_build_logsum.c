@@ -115,19 +115,23 @@ tsr_status *odn_build_logsum(odn_plan *p, size_t index) {
     dnnl_memory_t src = io.src, dst = io.dst;
     dnnl_memory_desc_t src_md = io.src_md, dst_md = io.dst_md;
     bool shrinks = io.shrinks;
+    /* the log as logf (oneDNN 2.6's is 2e-6 off: odn_build_eltwise.c) */
+    const odn_eltwise log_el = {dnnl_eltwise_log, 1.0f, 0.0f};
+    int64_t kept_count = odn_numel(x->rank, kept);
+    if (!shrinks && !lse) return odn_eltwise_loop(p, n, &log_el, kept_count, src, dst);
     if (!shrinks) {
         /* oneDNN refuses a reduction that reduces nothing: the result is
          * log(x), or for LogSumExp log(exp(x)) = x exactly */
         dnnl_eltwise_desc_t d;
-        dnnl_status_t st = dnnl_eltwise_forward_desc_init(
-            &d, dnnl_forward_inference, lse ? dnnl_eltwise_linear : dnnl_eltwise_log, &src_md, 1.0f, 0.0f);
+        dnnl_status_t st =
+            dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, dnnl_eltwise_linear, &src_md, 1.0f, 0.0f);
         if (st != dnnl_success) return odn_dnnl_error(n, "eltwise setup", st);
         dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
         return step(p, n, &d, NULL, args, 2, "eltwise setup");
     }
     if (!lse) {
         s = reduction(p, n, dnnl_reduction_sum, &src_md, src, &dst_md, dst);
-        return s ? s : eltwise(p, n, dnnl_eltwise_log, 1.0f, 0.0f, &dst_md, dst);
+        return s ? s : odn_eltwise_loop(p, n, &log_el, kept_count, dst, dst);
     }
     /* m (the kept-dims shape) and exp(x - m) (x's shape) in plan-owned
      * buffers */
@@ -138,7 +142,7 @@ tsr_status *odn_build_logsum(odn_plan *p, size_t index) {
     if (!s) s = eltwise(p, n, dnnl_eltwise_clip_v2, -FLT_MAX, FLT_MAX, &dst_md, m);
     if (!s) s = binary(p, n, dnnl_binary_sub, &src_md, src, &dst_md, m, t, dnnl_eltwise_exp);
     if (!s) s = reduction(p, n, dnnl_reduction_sum, &src_md, t, &dst_md, dst);
-    if (!s) s = eltwise(p, n, dnnl_eltwise_log, 1.0f, 0.0f, &dst_md, dst);
+    if (!s) s = odn_eltwise_loop(p, n, &log_el, kept_count, dst, dst);
     if (!s) s = binary(p, n, dnnl_binary_add, &dst_md, dst, &dst_md, m, dst, dnnl_alg_kind_undef);
     if (s) return s;
     nan_geom *g = odn_plan_alloc(p, sizeof *g);

@@ -177,6 +177,31 @@ def minmax_cases(out_dir):
               [("X", x)], [("Y", x.min(axis=(0, 2), keepdims=True))], [("ax", i64([0, 2]))])
 
 
+def middle_reduce_cases(out_dir):
+    """Reductions over adjacent middle axes, which oneDNN 2.6 has only its
+    reference kernel for and the provider runs as rows (odn_loops.c): mean
+    pooling over tokens, a sum of squares over two middle axes, L1 over the
+    first axis, a product, and ReduceSum with keepdims 0. Numpy float64."""
+    i64 = lambda v: np.array(v, dtype=np.int64)
+    x = rng.standard_normal((4, 37, 50)).astype(np.float32)
+    xd = x.astype(np.float64)
+    for name, op, axes, ref, keep in [
+            ("odn_reducemean_tokens", "ReduceMean", [1], lambda v: v.mean(axis=1, keepdims=True), 1),
+            ("odn_reducesum_middle_no_keepdims", "ReduceSum", [1], lambda v: v.sum(axis=1), 0),
+            ("odn_reducel1_first", "ReduceL1", [0], lambda v: np.abs(v).sum(axis=0, keepdims=True), 1)]:
+        save_case(out_dir, name, [helper.make_node(op, ["X", "ax"], ["Y"], keepdims=keep)],
+                  [("X", x)], [("Y", ref(xd))], [("ax", i64(axes))])
+    x4 = rng.standard_normal((3, 5, 6, 7)).astype(np.float32)
+    save_case(out_dir, "odn_reducesumsquare_two_middle",
+              [helper.make_node("ReduceSumSquare", ["X", "ax"], ["Y"])],
+              [("X", x4)], [("Y", (x4.astype(np.float64) ** 2).sum(axis=(1, 2), keepdims=True))],
+              [("ax", i64([1, 2]))])
+    xp = rng.uniform(0.5, 1.5, (6, 9, 11)).astype(np.float32)
+    save_case(out_dir, "odn_reduceprod_middle",
+              [helper.make_node("ReduceProd", ["X", "ax"], ["Y"])],
+              [("X", xp)], [("Y", xp.astype(np.float64).prod(axis=1, keepdims=True))], [("ax", i64([1]))])
+
+
 def log_bucket_cases(out_dir):
     """Log after a Relu: a C loop with logf (oneDNN 2.6's log is 2e-6 off,
     enough to move T5's relative-position buckets, floor(log(d/8)/log(16)*8),
@@ -1048,6 +1073,7 @@ def main(out_dir):
     dilated_pad_cases(out_dir)
     minmax_cases(out_dir)
     log_bucket_cases(out_dir)
+    middle_reduce_cases(out_dir)
     deconv_tile_cases(out_dir)
     loop_cases(out_dir)
     # Concat as copies of contiguous runs: two convolutions' nChw16c outputs

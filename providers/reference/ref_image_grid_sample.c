@@ -172,6 +172,88 @@ static double denormalize(double g, int64_t size, bool align, bool as_float) {
     return align ? (g + 1.0) / 2.0 * (double)(size - 1) : ((g + 1.0) * (double)size - 1.0) / 2.0;
 }
 
+/* Linear taps along one axis with zeros or border padding, exactly as
+ * axis_taps and pixel_index compute them (the float path's copy of their
+ * linear case): index -1 reads a zero. */
+static inline void linear_taps(double x, const gs_axis *ax, bool border, int64_t idx[2], double w[2]) {
+    idx[0] = idx[1] = -1;
+    w[0] = w[1] = 0.0;
+    if (isnan(x)) return;
+    if (border && (x < ax->lo || x > ax->hi)) x = x < 0 ? 0 : (double)(ax->size - 1);
+    if (!(x > -4.0 && x < (double)ax->size + 4.0)) return;
+    double x0 = floor(x), t = x - x0, last = (double)(ax->size - 1);
+    for (int k = 0; k < 2; k++) {
+        double i = x0 + k;
+        if (border) idx[k] = (int64_t)(i < 0 ? 0 : i > last ? last : i);
+        else idx[k] = (i >= 0 && i <= last) ? (int64_t)i : -1;
+    }
+    w[0] = 1.0 - t;
+    w[1] = t;
+}
+
+/* Output pixels per block of the float path's tap table. */
+#define GS_BLOCK 512
+
+/* float X and grid, two spatial axes, linear mode, zeros or border
+ * padding: the generic path's arithmetic exactly (weights in double from
+ * the double coordinate, each product wW * wH, the sum in double in the
+ * table's order skipping zero reads and zero weights, one rounding to
+ * float) without its conversions of X and Y to double and its per-pixel
+ * table expansion: for a block of output pixels the taps that count
+ * (offset, weight), then every channel plane gathers through them. */
+static tsr_status *grid_sample_linear_f32(ref_ctx *c, const tsr_tensor *X, const tsr_tensor *G, tsr_tensor *Y,
+                                          const gs_axis *axes, bool align, bool border) {
+    int64_t N = X->dims[0], C = X->dims[1], H = axes[0].size, W = axes[1].size;
+    int64_t out_sp = G->dims[1] * G->dims[2], in_sp = H * W;
+    int64_t(*off)[4] = malloc(GS_BLOCK * sizeof *off);
+    double(*wt)[4] = malloc(GS_BLOCK * sizeof *wt);
+    uint8_t *cnt = malloc(GS_BLOCK);
+    tsr_status *st = NULL;
+    if (!off || !wt || !cnt) {
+        st = ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
+        goto done;
+    }
+    const float *xs = X->data, *gs = G->data;
+    float *ys = Y->data;
+    for (int64_t n = 0; n < N; n++) {
+        for (int64_t o0 = 0; o0 < out_sp; o0 += GS_BLOCK) {
+            int64_t nb = out_sp - o0 < GS_BLOCK ? out_sp - o0 : GS_BLOCK;
+            for (int64_t j = 0; j < nb; j++) {
+                const float *gp = gs + (size_t)((n * out_sp + o0 + j) * 2);
+                int64_t ih[2], iw[2];
+                double wh[2], ww[2];
+                linear_taps(denormalize(gp[1], H, align, false), &axes[0], border, ih, wh);
+                linear_taps(denormalize(gp[0], W, align, false), &axes[1], border, iw, ww);
+                int k = 0;
+                for (int a = 0; a < 2; a++) {
+                    for (int b = 0; b < 2; b++) {
+                        double w = ww[b] * wh[a];
+                        if (ih[a] < 0 || iw[b] < 0 || w == 0.0) continue;
+                        off[j][k] = ih[a] * W + iw[b];
+                        wt[j][k] = w;
+                        k++;
+                    }
+                }
+                cnt[j] = (uint8_t)k;
+            }
+            for (int64_t ch = 0; ch < C; ch++) {
+                const float *xc = xs + (size_t)((n * C + ch) * in_sp);
+                float *yc = ys + (size_t)((n * C + ch) * out_sp + o0);
+                for (int64_t j = 0; j < nb; j++) {
+                    double acc = 0.0;
+                    for (int k = 0; k < cnt[j]; k++) acc += wt[j][k] * (double)xc[off[j][k]];
+                    yc[j] = (float)acc;
+                }
+            }
+        }
+    }
+done:
+    free(off);
+    free(wt);
+    free(cnt);
+    return st;
+}
+
 tsr_status *ref_image_grid_sample(ref_ctx *c) {
     const tsr_tensor *X = ref_in(c, 0), *G = ref_in(c, 1);
     if (!X || !G) return ref_err(c, TSR_ERR_INVALID_MODEL, "GridSample needs inputs X and grid");
@@ -220,6 +302,8 @@ tsr_status *ref_image_grid_sample(ref_ctx *c) {
         int64_t s = X->dims[2 + d];
         axes[d] = (gs_axis){s, align ? 0.0 : -0.5, align ? (double)(s - 1) : (double)s - 0.5};
     }
+    if (X->elem_type == TSR_FLOAT && G->elem_type == TSR_FLOAT && r == 2 && mode == GS_LINEAR && pad != GS_REFLECTION)
+        return grid_sample_linear_f32(c, X, G, Y, axes, align, pad == GS_BORDER);
     double *x = NULL, *g = NULL, *y = NULL;
     int64_t *t_off = NULL;
     double *t_w = NULL;

@@ -23,14 +23,29 @@ typedef struct nms_box {
     float x0, x1, y0, y1; /* x0 <= x1, y0 <= y1 */
 } nms_box;
 
-/* Descending score, then ascending index; NaN scores sort last, so the
- * order stays total (qsort needs that). */
-static int cand_cmp(const void *pa, const void *pb) {
-    const nms_cand *a = pa, *b = pb;
+/* Descending score, then ascending index; NaN scores sort last. The order
+ * is total and strict (indices are distinct), so popping a heap yields the
+ * same sequence a full sort would. */
+static inline bool cand_before(const nms_cand *a, const nms_cand *b) {
     bool an = isnan(a->score), bn = isnan(b->score);
-    if (an != bn) return an ? 1 : -1;
-    if (!an && a->score != b->score) return a->score > b->score ? -1 : 1;
-    return (a->index > b->index) - (a->index < b->index);
+    if (an != bn) return bn;
+    if (!an && a->score != b->score) return a->score > b->score;
+    return a->index < b->index;
+}
+
+/* Restores the heap property below slot i of a heap of n candidates whose
+ * root is the one that comes first. */
+static void heap_down(nms_cand *h, size_t n, size_t i) {
+    nms_cand v = h[i];
+    for (;;) {
+        size_t l = 2 * i + 1;
+        if (l >= n) break;
+        size_t r = l + 1, m = r < n && cand_before(&h[r], &h[l]) ? r : l;
+        if (!cand_before(&h[m], &v)) break;
+        h[i] = h[m];
+        i = m;
+    }
+    h[i] = v;
 }
 
 static nms_box to_box(const float *v, bool center) {
@@ -114,18 +129,24 @@ tsr_status *ref_image_nms(ref_ctx *c) {
             size_t nc = 0;
             for (int64_t i = 0; i < nboxes; i++)
                 if (!use_score || sc[i] > score_t) cand[nc++] = (nms_cand){sc[i], i};
-            qsort(cand, nc, sizeof *cand, cand_cmp);
+            /* Lazy selection: a heap built in O(n), popped only until
+             * max_out boxes are kept (a full sort cost most of the time
+             * when few of many candidates are kept). */
+            for (size_t j = nc / 2; j-- > 0;) heap_down(cand, nc, j);
             int64_t nkept = 0;
-            for (size_t j = 0; j < nc && nkept < max_out; j++) {
+            size_t left = nc;
+            while (left > 0 && nkept < max_out) {
                 if (ref_work(c, nkept)) {
                     st = ref_stopped(c);
                     goto done;
                 }
+                int64_t idx = cand[0].index;
+                cand[0] = cand[--left];
+                heap_down(cand, left, 0);
                 bool keep = true;
-                for (int64_t q = 0; q < nkept && keep; q++)
-                    keep = !suppresses(&all[cand[j].index], &all[kept[q]], iou_t);
+                for (int64_t q = 0; q < nkept && keep; q++) keep = !suppresses(&all[idx], &all[kept[q]], iou_t);
                 if (!keep) continue;
-                kept[nkept++] = cand[j].index;
+                kept[nkept++] = idx;
                 if (nsel == cap) {
                     size_t ncap = cap ? cap * 2 : 64;
                     int64_t *grown = realloc(sel, ncap * 3 * sizeof *grown);
@@ -138,7 +159,7 @@ tsr_status *ref_image_nms(ref_ctx *c) {
                 }
                 sel[nsel * 3] = b;
                 sel[nsel * 3 + 1] = k;
-                sel[nsel * 3 + 2] = cand[j].index;
+                sel[nsel * 3 + 2] = idx;
                 nsel++;
             }
         }

@@ -227,6 +227,69 @@ static void f32_any(int op, const float *a, int64_t sa, const float *b, int64_t 
     else f32_loop(op, a, sa, b, sb, o, n);
 }
 
+/* Comparisons and logical operators into bool, one typed loop per type;
+ * sa/sb are 0 or 1 and inlined as constants by cmp_any. Same results as
+ * bf32/bf64/bi64/bu64 on the values (native comparisons, NaN unordered). */
+#define CMP_LOOPS(T)                                                                                                   \
+    M_INLINE void cmp_loop_##T(int op, const T *a, int64_t sa, const T *b, int64_t sb, uint8_t *o, int64_t n) {        \
+        switch (op) {                                                                                                  \
+        case B_EQ:                                                                                                     \
+            for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] == b[i * sb];                                             \
+            break;                                                                                                     \
+        case B_LT:                                                                                                     \
+            for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] < b[i * sb];                                              \
+            break;                                                                                                     \
+        case B_GT:                                                                                                     \
+            for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] > b[i * sb];                                              \
+            break;                                                                                                     \
+        case B_LE:                                                                                                     \
+            for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] <= b[i * sb];                                             \
+            break;                                                                                                     \
+        case B_GE:                                                                                                     \
+            for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] >= b[i * sb];                                             \
+            break;                                                                                                     \
+        case B_AND:                                                                                                    \
+            for (int64_t i = 0; i < n; i++) o[i] = (a[i * sa] != 0) & (b[i * sb] != 0);                                \
+            break;                                                                                                     \
+        case B_OR:                                                                                                     \
+            for (int64_t i = 0; i < n; i++) o[i] = (a[i * sa] != 0) | (b[i * sb] != 0);                                \
+            break;                                                                                                     \
+        case B_XOR:                                                                                                    \
+            for (int64_t i = 0; i < n; i++) o[i] = (a[i * sa] != 0) ^ (b[i * sb] != 0);                                \
+            break;                                                                                                     \
+        }                                                                                                              \
+    }                                                                                                                  \
+    static void cmp_any_##T(int op, const void *pa, int64_t sa, const void *pb, int64_t sb, uint8_t *o, int64_t n) {   \
+        const T *a = pa, *b = pb;                                                                                      \
+        if (sa == 1 && sb == 1) cmp_loop_##T(op, a, 1, b, 1, o, n);                                                    \
+        else if (sa == 1 && sb == 0) cmp_loop_##T(op, a, 1, b, 0, o, n);                                               \
+        else if (sa == 0 && sb == 1) cmp_loop_##T(op, a, 0, b, 1, o, n);                                               \
+        else cmp_loop_##T(op, a, sa, b, sb, o, n);                                                                     \
+    }
+CMP_LOOPS(float)
+CMP_LOOPS(double)
+CMP_LOOPS(int64_t)
+CMP_LOOPS(int32_t)
+CMP_LOOPS(uint8_t)
+
+typedef void (*cmp_fn)(int op, const void *a, int64_t sa, const void *b, int64_t sb, uint8_t *o, int64_t n);
+
+/* The typed loop for a comparison or logical operator on two inputs of
+ * type t, or NULL (then the generic path). uint8 and bool share one: bool
+ * bytes compare as their values, like m_ldi reads them. */
+static cmp_fn cmp_for(int op, int32_t t) {
+    if (!bop_is_bool_out(op)) return NULL;
+    switch (t) {
+    case TSR_FLOAT: return cmp_any_float;
+    case TSR_DOUBLE: return cmp_any_double;
+    case TSR_INT64: return cmp_any_int64_t;
+    case TSR_INT32: return cmp_any_int32_t;
+    case TSR_UINT8:
+    case TSR_BOOL: return cmp_any_uint8_t;
+    default: return NULL;
+    }
+}
+
 /* Runs op over a and b broadcast to o's shape. `a` may be `o` itself (the
  * variadic ops fold into their output). Exponent of Pow may differ in type. */
 static tsr_status *bin_exec(ref_ctx *c, int op, const tsr_tensor *a, const tsr_tensor *b, tsr_tensor *o) {
@@ -260,6 +323,32 @@ static tsr_status *bin_exec(ref_ctx *c, int op, const tsr_tensor *a, const tsr_t
         it.rank = o->rank - 1; /* step over rows */
         for (uint64_t r = 0; r < n / (uint64_t)inner; r++) {
             f32_any(op, pa + it.off[0], sa, pb + it.off[1], sb, po + r * (uint64_t)inner, inner);
+            m_iter_next(&it);
+        }
+        return NULL;
+    }
+
+    cmp_fn cf = ta == tb && to == TSR_BOOL ? cmp_for(op, ta) : NULL;
+    if (cf) {
+        /* comparisons and masks (Equal/Less/.. into Where, And/Or of
+         * masks): whole tensors when each input is full or one element,
+         * else rows with the last axis inner */
+        size_t es = ref_elem_size(ta);
+        const char *pa = a->data, *pb = b->data;
+        uint8_t *po = o->data;
+        uint64_t na = ref_numel(a), nb = ref_numel(b);
+        if ((na == n || na == 1) && (nb == n || nb == 1)) {
+            cf(op, pa, na == n, pb, nb == n, po, (int64_t)n);
+            return NULL;
+        }
+        const tsr_tensor *ins[2] = {a, b};
+        m_iter it;
+        m_iter_init(&it, o->rank, o->dims, 2, ins);
+        int64_t inner = o->dims[o->rank - 1];
+        int64_t sa = it.st[0][o->rank - 1], sb = it.st[1][o->rank - 1];
+        it.rank = o->rank - 1;
+        for (uint64_t r = 0; r < n / (uint64_t)inner; r++) {
+            cf(op, pa + (size_t)it.off[0] * es, sa, pb + (size_t)it.off[1] * es, sb, po + r * (uint64_t)inner, inner);
             m_iter_next(&it);
         }
         return NULL;

@@ -138,6 +138,56 @@ static bool un_int(const unp *p, int64_t x, int64_t *r) {
     }
 }
 
+/* IsNaN, IsInf and Not into bool as typed loops (the generic path
+ * converts every element through double: ~5 ns an element). IsInf
+ * compares with +-inf, a disabled sign's comparand being NaN (never
+ * equal); half types test their bits. False when there is no loop for the
+ * type. */
+static bool bool_out_fast(const unp *p, int32_t t, const void *pi, uint8_t *b, uint64_t n) {
+    if (p->op == U_NOT) {
+        if (t != TSR_BOOL) return false;
+        const uint8_t *a = pi;
+        for (uint64_t i = 0; i < n; i++) b[i] = a[i] == 0;
+        return true;
+    }
+    if (p->op != U_ISNAN && p->op != U_ISINF) return false;
+    bool nan = p->op == U_ISNAN;
+    switch (t) {
+    case TSR_FLOAT: {
+        const float *a = pi;
+        float pinf = p->pos ? INFINITY : NAN, ninf = p->neg ? -INFINITY : NAN;
+        if (nan)
+            for (uint64_t i = 0; i < n; i++) b[i] = a[i] != a[i];
+        else
+            for (uint64_t i = 0; i < n; i++) b[i] = (a[i] == pinf) | (a[i] == ninf);
+        return true;
+    }
+    case TSR_DOUBLE: {
+        const double *a = pi;
+        double pinf = p->pos ? INFINITY : NAN, ninf = p->neg ? -INFINITY : NAN;
+        if (nan)
+            for (uint64_t i = 0; i < n; i++) b[i] = a[i] != a[i];
+        else
+            for (uint64_t i = 0; i < n; i++) b[i] = (a[i] == pinf) | (a[i] == ninf);
+        return true;
+    }
+    case TSR_FLOAT16:
+    case TSR_BFLOAT16: {
+        /* exponent all ones: mantissa 0 is an infinity, any other a NaN */
+        const uint16_t *a = pi;
+        uint16_t inf = t == TSR_FLOAT16 ? 0x7c00 : 0x7f80;
+        /* 0xffff is no infinity: the disabled sign's pattern */
+        uint16_t pinf = p->pos ? inf : 0xffff, ninf = p->neg ? (uint16_t)(inf | 0x8000) : 0xffff;
+        if (nan)
+            for (uint64_t i = 0; i < n; i++) b[i] = (a[i] & 0x7fff) > inf;
+        else
+            for (uint64_t i = 0; i < n; i++) b[i] = (a[i] == pinf) | (a[i] == ninf);
+        return true;
+    }
+    default: return false;
+    }
+}
+
 static tsr_status *unary_p(ref_ctx *c, const unp *p) {
     tsr_status *st = ref_math_need_inputs(c, 1);
     if (st) return st;
@@ -152,6 +202,7 @@ static tsr_status *unary_p(ref_ctx *c, const unp *p) {
     uint64_t n = ref_numel(x);
     const void *pi = x->data;
     void *po = o->data;
+    if (ot == TSR_BOOL && bool_out_fast(p, t, pi, po, n)) return NULL;
     if (t == TSR_FLOAT && ot == TSR_FLOAT) {
         const float *a = pi;
         float *b = po;

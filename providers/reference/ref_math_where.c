@@ -80,6 +80,43 @@ tsr_status *ref_math_clip(ref_ctx *c) {
     return NULL;
 }
 
+/* Where's inner loop for elements of one size, copied as integers of that
+ * size; the strides (0 or 1 in the common cases) are inlined as constants
+ * by where_any so those loops vectorise. */
+#define WHERE_LOOPS(T)                                                                                                 \
+    M_INLINE void where_loop_##T(const uint8_t *c, int64_t sc, const T *x, int64_t sx, const T *y, int64_t sy, T *o,   \
+                                 int64_t n) {                                                                          \
+        for (int64_t i = 0; i < n; i++) o[i] = c[i * sc] ? x[i * sx] : y[i * sy];                                      \
+    }                                                                                                                  \
+    static void where_any_##T(const uint8_t *c, int64_t sc, const void *px, int64_t sx, const void *py, int64_t sy,    \
+                              void *po, int64_t n) {                                                                   \
+        const T *x = px, *y = py;                                                                                      \
+        T *o = po;                                                                                                     \
+        if (sc == 1 && sx == 1 && sy == 1) where_loop_##T(c, 1, x, 1, y, 1, o, n);                                     \
+        else if (sc == 1 && sx == 0 && sy == 1) where_loop_##T(c, 1, x, 0, y, 1, o, n);                                \
+        else if (sc == 1 && sx == 1 && sy == 0) where_loop_##T(c, 1, x, 1, y, 0, o, n);                                \
+        else if (sc == 1 && sx == 0 && sy == 0) where_loop_##T(c, 1, x, 0, y, 0, o, n);                                \
+        else if (sc == 0 && sx == 1 && sy == 1) where_loop_##T(c, 0, x, 1, y, 1, o, n);                                \
+        else where_loop_##T(c, sc, x, sx, y, sy, o, n);                                                                \
+    }
+WHERE_LOOPS(uint8_t)
+WHERE_LOOPS(uint16_t)
+WHERE_LOOPS(uint32_t)
+WHERE_LOOPS(uint64_t)
+
+typedef void (*where_fn)(const uint8_t *c, int64_t sc, const void *x, int64_t sx, const void *y, int64_t sy, void *o,
+                         int64_t n);
+
+static where_fn where_for(size_t es) {
+    switch (es) {
+    case 1: return where_any_uint8_t;
+    case 2: return where_any_uint16_t;
+    case 4: return where_any_uint32_t;
+    case 8: return where_any_uint64_t;
+    default: return NULL;
+    }
+}
+
 tsr_status *ref_math_where(ref_ctx *c) {
     tsr_status *st = ref_math_need_inputs(c, 3);
     if (st) return st;
@@ -114,19 +151,22 @@ tsr_status *ref_math_where(ref_ctx *c) {
     char *po = o->data;
     const char *px = x->data, *py = y->data;
     if (n == 0) return NULL;
-    if (es == 4 && rank > 0) {
+    where_fn wf = where_for(es);
+    if (wf) {
+        uint64_t nc = ref_numel(cond), nx = ref_numel(x), ny = ref_numel(y);
+        if ((nc == n || nc == 1) && (nx == n || nx == 1) && (ny == n || ny == 1)) {
+            /* each input full or one element (a mask's fill value): one run */
+            wf(pc, nc == n, px, nx == n, py, ny == n, po, (int64_t)n);
+            return NULL;
+        }
         /* by rows, the last axis an inner loop (an attention mask picks
          * among 200,000 scores a layer) */
         int64_t inner = dims[rank - 1];
         int64_t sc = it.st[0][rank - 1], sx = it.st[1][rank - 1], sy = it.st[2][rank - 1];
         it.rank = rank - 1;
-        const uint32_t *wx = (const void *)px, *wy = (const void *)py;
-        uint32_t *wo = (void *)po;
         for (uint64_t r = 0; r < n / (uint64_t)inner; r++) {
-            const uint8_t *rc = pc + it.off[0];
-            const uint32_t *rx = wx + it.off[1], *ry = wy + it.off[2];
-            uint32_t *ro = wo + r * (uint64_t)inner;
-            for (int64_t i = 0; i < inner; i++) ro[i] = rc[i * sc] ? rx[i * sx] : ry[i * sy];
+            wf(pc + it.off[0], sc, px + (size_t)it.off[1] * es, sx, py + (size_t)it.off[2] * es, sy,
+               po + r * (uint64_t)inner * es, inner);
             m_iter_next(&it);
         }
         return NULL;

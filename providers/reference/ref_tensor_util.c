@@ -38,10 +38,60 @@ tsr_status *ref_tensor_mv_copy(ref_ctx *c, tsr_tensor *dst, uint64_t di, const t
     return NULL;
 }
 
+/* n copies of the es-byte element at p from d on: typed stores for the
+ * common sizes (memcpy of a constant size is one store; it keeps an
+ * unaligned source legal), doubling copies for the others. */
+static void fill_bytes(char *d, const char *p, size_t es, uint64_t n) {
+    switch (es) {
+    case 1: memset(d, *(const unsigned char *)p, (size_t)n); return;
+    case 2: {
+        uint16_t v;
+        memcpy(&v, p, 2);
+        for (uint64_t k = 0; k < n; k++) memcpy(d + k * 2, &v, 2);
+        return;
+    }
+    case 4: {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        for (uint64_t k = 0; k < n; k++) memcpy(d + k * 4, &v, 4);
+        return;
+    }
+    case 8: {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        for (uint64_t k = 0; k < n; k++) memcpy(d + k * 8, &v, 8);
+        return;
+    }
+    default: {
+        if (n == 0) return;
+        memcpy(d, p, es);
+        size_t done = es, total = (size_t)n * es;
+        while (done < total) {
+            size_t m = done < total - done ? done : total - done;
+            memcpy(d + done, d, m);
+            done += m;
+        }
+    }
+    }
+}
+
+/* Writes src[si] into dst[di..di+n); both of dst's type. */
+static tsr_status *fill_from(ref_ctx *c, tsr_tensor *dst, uint64_t di, const tsr_tensor *src, uint64_t si, uint64_t n) {
+    int32_t t = dst->elem_type;
+    unsigned bits = t == TSR_STRING ? 0 : ref_tensor_type_bits(t);
+    if (bits < 8) {
+        /* strings (the host copies their bytes) and packed sub-byte types */
+        for (uint64_t k = 0; k < n; k++) TSR_TRY(ref_tensor_mv_copy(c, dst, di + k, src, si, 1));
+        return NULL;
+    }
+    size_t es = bits / 8;
+    fill_bytes((char *)dst->data + di * es, (const char *)src->data + si * es, es, n);
+    return NULL;
+}
+
 /* Writes element 0 of `val` into dst[di..di+n). */
 tsr_status *ref_tensor_mv_fill(ref_ctx *c, tsr_tensor *dst, uint64_t di, const tsr_tensor *val, uint64_t n) {
-    for (uint64_t k = 0; k < n; k++) TSR_TRY(ref_tensor_mv_copy(c, dst, di + k, val, 0, 1));
-    return NULL;
+    return fill_from(c, dst, di, val, 0, n);
 }
 
 /* Zero of type t: all-zero bits are 0 for every numeric type and an empty
@@ -152,10 +202,14 @@ static tsr_status *view_run(ref_ctx *c, const view *v, tsr_tensor *dst, const ts
     if (r == 0) return ref_tensor_mv_copy(c, dst, 0, src, 0, 1);
     int64_t inner = v->dims[r - 1];
     const int64_t *last = v->off[r - 1];
-    /* When the innermost axis reads consecutive elements, copy whole rows. */
-    bool rows = true;
+    /* When the innermost axis reads consecutive elements, copy whole rows;
+     * when it reads one element throughout (a broadcast of the last axis,
+     * Expand of [.., 1]), fill each row with it. */
+    bool rows = true, same = inner > 1;
     for (int64_t k = 0; k < inner && rows; k++)
         if (last[k] == MISSING || last[k] != last[0] + k) rows = false;
+    for (int64_t k = 0; k < inner && same; k++)
+        if (last[k] == MISSING || last[k] != last[0]) same = false;
     int64_t idx[REF_MAX_RANK];
     memset(idx, 0, sizeof idx);
     uint64_t total = ref_tensor_dims_count(r, v->dims);
@@ -174,6 +228,8 @@ static tsr_status *view_run(ref_ctx *c, const view *v, tsr_tensor *dst, const ts
             TSR_TRY(ref_tensor_mv_fill(c, dst, d, fill, (uint64_t)inner));
         } else if (rows) {
             TSR_TRY(ref_tensor_mv_copy(c, dst, d, src, (uint64_t)(base + last[0]), (uint64_t)inner));
+        } else if (same) {
+            TSR_TRY(fill_from(c, dst, d, src, (uint64_t)(base + last[0]), (uint64_t)inner));
         } else {
             /* runs of consecutive source elements as one copy each (a Tile
              * along the last axis repeats the whole row: two runs, not one

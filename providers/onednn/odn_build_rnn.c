@@ -22,7 +22,6 @@
  * Omitted outputs are not written (oneDNN skips dst_iter/dst_iter_c when
  * they are absent; an omitted Y gets a scratch buffer). */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "odn_rnn.h"
@@ -136,20 +135,36 @@ static dnnl_status_t make_pd(dnnl_engine_t engine, const odn_rnn_attrs_t *a, con
     return dnnl_success;
 }
 
-/* oneDNN's brgemm LSTM/RNN kernels beat its packed-sgemm path only for
- * large batches (LSTM T=100 H=256 one thread: batch 1 3.6 vs 1.5 ms,
- * batch 16 12.3 vs 11.5, batch 64 43.7 vs 56.7): plain ldigo weights keep
- * it off brgemm below 32. */
+/* Weights in the layout oneDNN asks for (reordered once per session
+ * through the constant cache). On AVX2, where its only RNN path is the
+ * packed-sgemm one ("ref"), that beats plain ldigo weights at every batch
+ * (LSTM T=200 I=32 H=128 one thread: batch 2 2.36 -> 1.6 ms, batch 4 3.3 ->
+ * 2.6; H=256 batch 4 5.5 -> 3.0; batch 1 even). With AVX-512, oneDNN's
+ * brgemm LSTM/RNN kernels beat that path only for large batches (T=100
+ * H=256: batch 1 3.6 vs 1.5 ms, batch 16 12.3 vs 11.5, batch 64 43.7 vs
+ * 56.7): below batch 32 a brgemm choice is replaced by plain ldigo weights,
+ * which keep oneDNN off brgemm. */
 static tsr_status *create_pd(odn_plan *p, const tsr_node *n, const odn_rnn_attrs_t *a, const odn_rnn_consts *c,
                              int64_t steps, int64_t batch, rnn_mds *m, dnnl_primitive_desc_t *pd) {
-    bool first = batch < 32;
-    dnnl_status_t st = dnnl_unimplemented;
-    for (int attempt = 0; attempt < 2; attempt++) {
-        bool plain = attempt == 0 ? first : !first;
-        st = init_mds(a, c, steps, batch, plain, c->p != NULL, m);
-        if (st == dnnl_success) st = make_pd(p->engine, a, m, pd);
-        if (st == dnnl_success) return NULL;
+    rnn_mds plain = *m;
+    dnnl_status_t st = init_mds(a, c, steps, batch, false, c->p != NULL, m);
+    if (st == dnnl_success) st = make_pd(p->engine, a, m, pd);
+    if (st == dnnl_success && batch < 32 && strcmp(odn_impl_name(*pd), "brgemm") == 0) {
+        dnnl_primitive_desc_t alt = NULL;
+        if (init_mds(a, c, steps, batch, true, c->p != NULL, &plain) == dnnl_success &&
+            make_pd(p->engine, a, &plain, &alt) == dnnl_success) {
+            dnnl_primitive_desc_destroy(*pd);
+            *pd = alt;
+            *m = plain;
+        }
     }
+    if (st != dnnl_success) {
+        /* oneDNN's choice refused: plain ldigo weights */
+        *m = plain;
+        st = init_mds(a, c, steps, batch, true, c->p != NULL, m);
+        if (st == dnnl_success) st = make_pd(p->engine, a, m, pd);
+    }
+    if (st == dnnl_success) return NULL;
     if (st == dnnl_unimplemented)
         return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "oneDNN has no kernel but its reference one for this cell");
     return odn_dnnl_error(n, "RNN setup", st);

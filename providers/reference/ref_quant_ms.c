@@ -451,7 +451,7 @@ static tsr_status *ms_qlinear_global_average_pool(ref_ctx *c) {
     pool_io p;
     tsr_status *st = pool_io_read(c, &p);
     if (st) return st;
-    int64_t ones[REF_MAX_RANK], dims[REF_MAX_RANK];
+    int64_t ones[REF_MAX_RANK] = {0}, dims[REF_MAX_RANK];
     uint64_t image = 1;
     for (int64_t d = 0; d < p.nsp; d++) {
         ones[d] = 1;

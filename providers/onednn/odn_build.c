@@ -2,6 +2,8 @@
  * then the op's row of the table (odn_ops.c). The dispatchers below are the
  * rows whose builder depends on the node itself (its output type, a
  * pattern starting at it) or on the CPU. */
+#include <string.h>
+
 #include "odn_ops.h"
 #include "odn_quant.h"
 
@@ -54,13 +56,19 @@ tsr_status *odn_build_gemm_typed(odn_plan *p, size_t index) {
 
 /* Without VNNI oneDNN's int8 sums may saturate unless the weights fit in
  * 7 bits (odn_int8_exact_plan): the claim took only what the float paths
- * compute exactly (odn_build_intgemm.c, odn_build_convint.c). */
+ * compute exactly (odn_build_intgemm.c, odn_build_convint.c). These also
+ * build QLinearMatMul/QLinearConv, which use the int8 primitives only with
+ * VNNI (odn_qlin_int8_ok) and the float paths otherwise. */
 tsr_status *odn_build_matmulinteger(odn_plan *p, size_t index) {
-    return p->int8_primitives ? odn_build_quant_matmul(p, index) : odn_build_intgemm(p, index);
+    const tsr_node *n = p->nodes[index];
+    bool int8 = strcmp(odn_host->node_op_type(n), "QLinearMatMul") == 0 ? odn_qlin_int8_ok(p, n) : p->int8_primitives;
+    return int8 ? odn_build_quant_matmul(p, index) : odn_build_intgemm(p, index);
 }
 
 tsr_status *odn_build_convinteger(odn_plan *p, size_t index) {
-    return p->int8_primitives ? odn_build_quant_conv(p, index) : odn_build_convint(p, index);
+    const tsr_node *n = p->nodes[index];
+    bool int8 = strcmp(odn_host->node_op_type(n), "QLinearConv") == 0 ? odn_qlin_int8_ok(p, n) : p->int8_primitives;
+    return int8 ? odn_build_quant_conv(p, index) : odn_build_convint(p, index);
 }
 
 /* A LayerNorm written out as ReduceMean/Sub/Pow/... starts at a ReduceMean

@@ -15,22 +15,35 @@
 /* (w - zw[m]) as floats in the piece's constant cache, plain, with oneDNN's
  * grouped dims (same bytes as ONNX's). */
 static tsr_status *float_weights(odn_plan *p, const tsr_node *n, const odn_value *vw, const dnnl_memory_desc_t *md,
-                                 dnnl_memory_t *out) {
+                                 size_t izw, int64_t groups, int passes, dnnl_memory_t *out) {
     float *buf = odn_const_cache_find(p->consts, vw->constant->data, n, &vw->md, md);
     if (!buf) {
         size_t count = (size_t)odn_numel(vw->rank, vw->dims);
-        buf = odn_const_cache_add(p->consts, vw->constant->data, n, &vw->md, md, count * sizeof(float));
+        buf =
+            odn_const_cache_add(p->consts, vw->constant->data, n, &vw->md, md, count * (size_t)passes * sizeof(float));
         if (!buf) return odn_node_error(n, TSR_ERR_NO_MEMORY, "float weights of %zu values", count);
         const tsr_tensor *zt = NULL;
-        if (odn_host->node_input_count(n) > 3 && odn_host->node_input(n, 3))
-            zt = odn_host->value_constant(odn_host->node_input(n, 3));
+        if (odn_host->node_input_count(n) > izw && odn_host->node_input(n, izw))
+            zt = odn_host->value_constant(odn_host->node_input(n, izw));
         bool u8 = vw->constant->elem_type == TSR_UINT8;
-        int64_t channels = vw->dims[0], per = channels ? (int64_t)count / channels : 0;
+        int64_t channels = vw->dims[0], per = channels ? (int64_t)count / channels : 0, pg = channels / groups;
         for (int64_t m = 0; m < channels; m++) {
             int64_t zi = zt && zt->rank == 1 && zt->dims[0] > 1 ? m : 0;
-            float z = !zt ? 0.0f : u8 ? ((const uint8_t *)zt->data)[zi] : ((const int8_t *)zt->data)[zi];
-            for (int64_t i = m * per; i < (m + 1) * per; i++)
-                buf[i] = (u8 ? ((const uint8_t *)vw->constant->data)[i] : ((const int8_t *)vw->constant->data)[i]) - z;
+            int32_t z = !zt ? 0 : u8 ? ((const uint8_t *)zt->data)[zi] : ((const int8_t *)zt->data)[zi];
+            /* split (odn_qlinear_float.c): each group's channels hi, then lo */
+            int64_t hi = passes == 2 ? (m / pg) * 2 * pg + m % pg : m;
+            for (int64_t i = 0; i < per; i++) {
+                size_t at = (size_t)(m * per + i);
+                int32_t v =
+                    (u8 ? ((const uint8_t *)vw->constant->data)[at] : ((const int8_t *)vw->constant->data)[at]) - z;
+                if (passes == 2) {
+                    int32_t lo = odn_qlin_split_lo(v);
+                    buf[hi * per + i] = (float)((v - lo) / 16);
+                    buf[(hi + pg) * per + i] = (float)lo;
+                } else {
+                    buf[hi * per + i] = (float)v;
+                }
+            }
         }
         odn_const_cache_ready(p->consts, buf);
     }
@@ -43,8 +56,11 @@ static dnnl_status_t any_md(dnnl_memory_desc_t *out, const dnnl_memory_desc_t *m
 
 tsr_status *odn_build_convint(odn_plan *p, size_t index) {
     const tsr_node *n = p->nodes[index];
+    /* QLinearConv: weights and their zero point at 3 and 5, requantized */
+    bool qlinear = strcmp(odn_host->node_op_type(n), "QLinearConv") == 0;
+    size_t iw = qlinear ? 3 : 1, izw = qlinear ? 5 : 3;
     odn_value *vx = odn_plan_value(p, odn_host->node_input(n, 0));
-    odn_value *vw = odn_plan_value(p, odn_host->node_input(n, 1));
+    odn_value *vw = odn_plan_value(p, odn_host->node_input(n, iw));
     odn_value *vy = odn_plan_value(p, odn_host->node_output(n, 0));
     if (!vx || !vw || !vy || !vx->produced || !vx->mem || !vw->constant)
         return odn_node_error(n, TSR_ERR_PROVIDER, "internal: convolution operands not ready");
@@ -69,14 +85,24 @@ tsr_status *odn_build_convint(odn_plan *p, size_t index) {
     int64_t channels = vw->dims[0], groups = odn_attr_int(n, "group", 1);
     if (groups < 1 || channels % groups != 0 || vx->dims[1] != groups * vw->dims[1])
         return odn_node_error(n, TSR_ERR_INVALID_MODEL, "group %lld does not fit the channels", (long long)groups);
+    int passes = 1;
+    if (qlinear) {
+        const tsr_value_info *zw = odn_input(n, izw);
+        passes = odn_qlin_passes(vw->constant, zw ? odn_host->value_constant(zw) : NULL, true);
+        if (!passes) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: float sums of QLinearConv not exact");
+    }
+    int64_t dyq[ODN_MAX_RANK], wflat[ODN_MAX_RANK];
+    memcpy(dyq, dy, sizeof dyq);
+    memcpy(wflat, vw->dims, sizeof(int64_t) * (size_t)r);
+    dy[1] = wflat[0] = channels * passes; /* the convolution's channels */
     int32_t wr = groups > 1 ? r + 1 : r;
     int64_t wdims[ODN_MAX_RANK + 1];
     wdims[0] = groups;
-    memcpy(wdims + 1, vw->dims, sizeof(int64_t) * (size_t)r);
-    wdims[1] = channels / groups;
+    memcpy(wdims + 1, wflat, sizeof(int64_t) * (size_t)r);
+    wdims[1] = channels * passes / groups;
     dnnl_memory_desc_t x_md, w_md, y_md, x_any, w_any, y_any;
     dnnl_status_t st = odn_plain_md(&x_md, r, vx->dims);
-    if (st == dnnl_success) st = odn_plain_md(&w_md, wr, groups > 1 ? wdims : vw->dims);
+    if (st == dnnl_success) st = odn_plain_md(&w_md, wr, groups > 1 ? wdims : wflat);
     if (st == dnnl_success) st = odn_plain_md(&y_md, r, dy);
     if (st == dnnl_success) st = any_md(&x_any, &x_md);
     if (st == dnnl_success) st = any_md(&w_any, &w_md);
@@ -101,7 +127,7 @@ tsr_status *odn_build_convint(odn_plan *p, size_t index) {
         e = odn_plan_arena_mem(p, &xq, n, &xm);
         if (!e) e = odn_plan_add_reorder(p, xf, &x_md, xm, &xq, n);
     }
-    if (!e) e = float_weights(p, n, vw, &w_md, &wf);
+    if (!e) e = float_weights(p, n, vw, &w_md, izw, groups, passes, &wf);
     if (!e) {
         void *h = NULL;
         dnnl_memory_get_data_handle(wf, &h);
@@ -110,7 +136,7 @@ tsr_status *odn_build_convint(odn_plan *p, size_t index) {
     }
     /* quantize_dynamic's Cast(to float) reads the result: write it */
     const tsr_node *cast;
-    odn_value *vc = odn_int_float_reader(p, vy, &cast);
+    odn_value *vc = qlinear ? NULL : odn_int_float_reader(p, vy, &cast);
     if (!e && vc) {
         e = odn_plan_define(p, vc, r, dy, vc->output_index >= 0 ? NULL : &yq, cast);
         ym = vc->mem;
@@ -132,6 +158,12 @@ tsr_status *odn_build_convint(odn_plan *p, size_t index) {
     if (!dnnl_memory_desc_equal(&yq, &y_md)) {
         e = odn_plan_arena_mem(p, &y_md, n, &yf);
         if (!e) e = odn_plan_add_reorder(p, ym, &yq, yf, &y_md, n);
+    }
+    if (!e && qlinear) {
+        e = odn_plan_define(p, vy, r, dyq, NULL, n);
+        return e ? e
+                 : odn_qlin_requant_step(p, n, true, dy[0], channels, odn_numel(sp, dy + 2), channels / groups, passes,
+                                         yf, vy);
     }
     if (!e) e = odn_plan_define(p, vy, r, dy, NULL, n);
     if (!e) {

@@ -15,13 +15,25 @@
 #include "odn_quant.h"
 #include "odn_sgemm.h"
 
+/* One value of a float32/float16 scale (type `ts`), or for `per` > 0 a
+ * 1-D tensor of `per` of them. */
+static bool scale_ok(const tsr_value_info *v, int32_t ts, int64_t per) {
+    if (!v || odn_host->value_elem_type(v) != ts) return false;
+    int32_t r = odn_host->value_rank(v);
+    if (r < 0 || r > 1) return false;
+    int64_t d = r ? odn_host->value_dim(v, 0) : 1;
+    return d == 1 || (per > 0 && d == per);
+}
+
 int odn_intgemm_check(const tsr_node *n, char *why, size_t size) {
-    if (strcmp(odn_host->node_op_type(n), "MatMulInteger") != 0)
+    bool qlinear = strcmp(odn_host->node_op_type(n), "QLinearMatMul") == 0;
+    if (!qlinear && strcmp(odn_host->node_op_type(n), "MatMulInteger") != 0)
         return odn_decline(why, size, TSR_DECLINE_TYPE, "%s: the CPU lacks VNNI (oneDNN's int8 sums would saturate)",
                            odn_host->node_op_type(n));
     if (!odn_sgemm_supported())
-        return odn_decline(why, size, TSR_DECLINE_TYPE, "MatMulInteger: the CPU lacks VNNI and AVX2");
-    const tsr_value_info *a = odn_input(n, 0), *b = odn_input(n, 1), *za = odn_input(n, 2), *zb = odn_input(n, 3);
+        return odn_decline(why, size, TSR_DECLINE_TYPE, "%s: the CPU lacks VNNI and AVX2", odn_host->node_op_type(n));
+    size_t ib = qlinear ? 3 : 1, izb = qlinear ? 5 : 3;
+    const tsr_value_info *a = odn_input(n, 0), *b = odn_input(n, ib), *za = odn_input(n, 2), *zb = odn_input(n, izb);
     const tsr_tensor *bt = b ? odn_host->value_constant(b) : NULL;
     if (!a || !bt || bt->rank != 2)
         return odn_decline(why, size, TSR_DECLINE_OTHER, "without VNNI only constant 2-D weights are mapped");
@@ -39,13 +51,31 @@ int odn_intgemm_check(const tsr_node *n, char *why, size_t size) {
         (!zbt || zbt->elem_type != bt->elem_type || zbt->rank > 1 ||
          (zbt->rank == 1 && zbt->dims[0] != 1 && zbt->dims[0] != bt->dims[1])))
         return odn_decline(why, size, TSR_DECLINE_OTHER, "B's zero point not a constant per tensor or column");
+    if (!qlinear) return 0;
+    if (!za || odn_host->value_elem_type(za) != ta)
+        return odn_decline(why, size, TSR_DECLINE_TYPE, "a_zero_point missing or not of A's type");
+    const tsr_value_info *sa = odn_input(n, 1),
+                         *y = odn_host->node_output_count(n) ? odn_host->node_output(n, 0) : NULL;
+    const tsr_value_info *zy = odn_input(n, 7);
+    int32_t ts = sa ? odn_host->value_elem_type(sa) : 0, ty = y ? odn_host->value_elem_type(y) : 0;
+    if ((ts != TSR_FLOAT && ts != TSR_FLOAT16) || !scale_ok(sa, ts, 0) || !scale_ok(odn_input(n, 4), ts, bt->dims[1]) ||
+        !scale_ok(odn_input(n, 6), ts, 0))
+        return odn_decline(why, size, TSR_DECLINE_TYPE,
+                           "scales not float32/float16 per tensor (b_scale per tensor or column) without VNNI");
+    if ((ty != TSR_UINT8 && ty != TSR_INT8) || !zy || odn_host->value_elem_type(zy) != ty ||
+        odn_host->value_rank(zy) > 1 || (odn_host->value_rank(zy) == 1 && odn_host->value_dim(zy, 0) != 1))
+        return odn_decline(why, size, TSR_DECLINE_TYPE, "output or y_zero_point not uint8/int8 per tensor");
+    if (!odn_qlin_passes(bt, zbt, false))
+        return odn_decline(why, size, TSR_DECLINE_SHAPE,
+                           "QLinearMatMul: float sums of B could be inexact without VNNI");
     return 0;
 }
 
 /* (B - zb) as floats, packed once into the piece's constant cache (keyed
  * by B's data and this node, whose zero point it includes). */
-static tsr_status *packed_b(odn_plan *p, const tsr_node *n, const odn_value *vb, const float **out) {
-    int64_t k = vb->dims[0], cols = vb->dims[1];
+static tsr_status *packed_b(odn_plan *p, const tsr_node *n, const odn_value *vb, size_t izb, int passes,
+                            const float **out) {
+    int64_t k = vb->dims[0], n_cols = vb->dims[1], cols = n_cols * passes;
     size_t floats = odn_sgemm_packed_floats(k, cols);
     int64_t fd[1] = {(int64_t)floats};
     dnnl_memory_desc_t md;
@@ -57,8 +87,8 @@ static tsr_status *packed_b(odn_plan *p, const tsr_node *n, const odn_value *vb,
         return NULL;
     }
     const tsr_tensor *zbt = NULL;
-    if (odn_host->node_input_count(n) > 3 && odn_host->node_input(n, 3))
-        zbt = odn_host->value_constant(odn_host->node_input(n, 3));
+    if (odn_host->node_input_count(n) > izb && odn_host->node_input(n, izb))
+        zbt = odn_host->value_constant(odn_host->node_input(n, izb));
     float *wide = malloc(sizeof(float) * (size_t)(k * cols));
     buf = wide ? odn_const_cache_add(p->consts, vb->constant->data, n, &vb->md, &md, floats * sizeof(float)) : NULL;
     if (!buf) {
@@ -66,12 +96,19 @@ static tsr_status *packed_b(odn_plan *p, const tsr_node *n, const odn_value *vb,
         return odn_node_error(n, TSR_ERR_NO_MEMORY, "packed weights of %zu bytes", floats * sizeof(float));
     }
     bool u8 = vb->constant->elem_type == TSR_UINT8;
-    for (int64_t j = 0; j < cols; j++) {
+    for (int64_t j = 0; j < n_cols; j++) {
         int64_t zi = zbt && zbt->rank == 1 && zbt->dims[0] > 1 ? j : 0;
-        float z = !zbt ? 0.0f : u8 ? ((const uint8_t *)zbt->data)[zi] : ((const int8_t *)zbt->data)[zi];
+        int32_t z = !zbt ? 0 : u8 ? ((const uint8_t *)zbt->data)[zi] : ((const int8_t *)zbt->data)[zi];
         for (int64_t r = 0; r < k; r++) {
-            size_t at = (size_t)(r * cols + j);
-            wide[at] = (u8 ? ((const uint8_t *)vb->constant->data)[at] : ((const int8_t *)vb->constant->data)[at]) - z;
+            size_t at = (size_t)(r * n_cols + j);
+            int32_t v = (u8 ? ((const uint8_t *)vb->constant->data)[at] : ((const int8_t *)vb->constant->data)[at]) - z;
+            if (passes == 2) { /* split (odn_qlinear_float.c): hi columns, then lo */
+                int32_t lo = odn_qlin_split_lo(v);
+                wide[r * cols + j] = (float)((v - lo) / 16);
+                wide[r * cols + n_cols + j] = (float)lo;
+            } else {
+                wide[r * cols + j] = (float)v;
+            }
         }
     }
     odn_sgemm_pack(wide, k, cols, cols, 1, buf);
@@ -84,12 +121,21 @@ static tsr_status *packed_b(odn_plan *p, const tsr_node *n, const odn_value *vb,
 tsr_status *odn_build_intgemm(odn_plan *p, size_t index) {
     const tsr_node *n = p->nodes[index];
     odn_value *va = odn_plan_value(p, odn_host->node_input(n, 0));
-    odn_value *vb = odn_plan_value(p, odn_host->node_input(n, 1));
+    /* QLinearMatMul: B and its zero point at 3 and 5, requantized */
+    bool qlinear = strcmp(odn_host->node_op_type(n), "QLinearMatMul") == 0;
+    size_t izb = qlinear ? 5 : 3;
+    odn_value *vb = odn_plan_value(p, odn_host->node_input(n, qlinear ? 3 : 1));
     odn_value *vy = odn_plan_value(p, odn_host->node_output(n, 0));
     if (!va || !vb || !vy || !va->produced || !va->mem || !vb->constant || vb->rank != 2)
         return odn_node_error(n, TSR_ERR_PROVIDER, "internal: integer matmul operands not ready");
+    int passes = 1;
+    if (qlinear) {
+        const tsr_value_info *zb = odn_input(n, izb);
+        passes = odn_qlin_passes(vb->constant, zb ? odn_host->value_constant(zb) : NULL, false);
+        if (!passes) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: float sums of QLinearMatMul not exact");
+    }
     int64_t k = vb->dims[0], cols = vb->dims[1], rows = k ? odn_numel(va->rank, va->dims) / k : 0;
-    int64_t a2[2] = {rows, k}, y2[2] = {rows, cols}, yd[ODN_MAX_RANK];
+    int64_t a2[2] = {rows, k}, y2[2] = {rows, cols}, yd[ODN_MAX_RANK], acc2[2] = {rows, cols * passes};
     memcpy(yd, va->dims, sizeof(int64_t) * (size_t)va->rank);
     yd[va->rank - 1] = cols;
     dnnl_memory_t a_mem, af, yf;
@@ -100,8 +146,16 @@ tsr_status *odn_build_intgemm(odn_plan *p, size_t index) {
         s = odn_node_error(n, TSR_ERR_PROVIDER, "layout");
     if (!s) s = odn_plan_arena_mem(p, &af_md, n, &af);
     if (!s) s = odn_int_widen_step(p, n, a_mem, va->elem_type, (size_t)(rows * k), af);
-    if (!s) s = packed_b(p, n, vb, &packed);
+    if (!s) s = packed_b(p, n, vb, izb, passes, &packed);
     if (s) return s;
+    if (qlinear) {
+        dnnl_memory_desc_t acc_md;
+        if (odn_plain_md(&acc_md, 2, acc2) != dnnl_success) return odn_node_error(n, TSR_ERR_PROVIDER, "layout");
+        s = odn_plan_arena_mem(p, &acc_md, n, &yf);
+        if (!s) s = odn_sgemm_add_step(p, n, rows, cols * passes, k, k, af, packed, NULL, yf);
+        if (!s) s = odn_plan_define(p, vy, va->rank, yd, NULL, n);
+        return s ? s : odn_qlin_requant_step(p, n, false, rows, cols, 1, cols, passes, yf, vy);
+    }
     /* quantize_dynamic's Cast(to float) reads the product: write it */
     const tsr_node *cast;
     odn_value *vc = odn_int_float_reader(p, vy, &cast);

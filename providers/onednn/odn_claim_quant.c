@@ -236,14 +236,18 @@ int odn_qconv_check(const tsr_node *n, char *why, size_t size) {
     bool qlinear = strcmp(odn_host->node_op_type(n), "QLinearConv") == 0;
     size_t iw = qlinear ? 3 : 1, izw = qlinear ? 5 : 3;
     const tsr_value_info *x = input(n, 0), *w = input(n, iw);
-    /* without VNNI oneDNN's int8 sums would saturate: ConvInteger then runs
-     * as a float convolution of constant weights (odn_build_convint.c) */
+    /* without VNNI oneDNN's int8 sums would saturate: ConvInteger and
+     * QLinearConv then run as a float convolution of constant weights
+     * (odn_build_convint.c), whose sums must stay exact (odn_qlin_passes) */
     bool exact = odn_int8_exact();
     if (!exact &&
-        (qlinear || !w || !odn_host->value_constant(w) || (input(n, izw) && !odn_host->value_constant(input(n, izw)))))
+        (!w || !odn_host->value_constant(w) || (input(n, izw) && !odn_host->value_constant(input(n, izw))) ||
+         (qlinear &&
+          !odn_qlin_passes(odn_host->value_constant(w), input(n, izw) ? odn_host->value_constant(input(n, izw)) : NULL,
+                           true))))
         return odn_decline(why, size, TSR_DECLINE_TYPE,
-                           "%s: the CPU lacks VNNI (oneDNN's int8 sums would saturate; only ConvInteger of constant "
-                           "weights runs, in float)",
+                           "%s: the CPU lacks VNNI (oneDNN's int8 sums would saturate; only constant weights run, in "
+                           "float, where their sums stay exact)",
                            odn_host->node_op_type(n));
     if (!x || !w) return odn_decline(why, size, TSR_DECLINE_OTHER, "operand missing");
     int32_t tx = odn_host->value_elem_type(x), tw = odn_host->value_elem_type(w);

@@ -52,8 +52,8 @@ static const odn_op ops[] = {
     {"PRelu", odn_claim_prelu, odn_build_prelu},
     {"Pad", odn_claim_pad, odn_build_pad},
     {"Pow", odn_claim_eltwise, odn_build_act_or_eltwise},
-    {"QLinearConv", odn_qconv_check, odn_build_quant_conv},
-    {"QLinearMatMul", odn_quant_check, odn_build_quant_matmul},
+    {"QLinearConv", odn_qconv_check, odn_build_convinteger},
+    {"QLinearMatMul", odn_quant_check, odn_build_matmulinteger},
     {"QuantizeLinear", odn_qdq_check, NULL}, /* odn_qdq_build */
     {"RNN", odn_rnn_check, odn_build_rnn},
     {"ReduceL1", odn_claim_reduce, odn_build_reduce},

@@ -25,6 +25,20 @@ odn_value *odn_int_float_reader(odn_plan *p, const odn_value *y, const tsr_node 
  * (odn_build_convint.c). */
 tsr_status *odn_build_convint(odn_plan *p, size_t index);
 int odn_qconv_check(const tsr_node *n, char *why, size_t size);
+/* QLinearConv/QLinearMatMul on those float paths (odn_qlinear_float.c):
+ * how many passes keep the float sums of constant weights w (less zw, per
+ * output channel: w's dim 0 when `conv`, else its last) exact: 1, 2 (the
+ * weights split as 16 * hi + lo, lo = odn_qlin_split_lo(w - zw)), 0 none;
+ * and the loop adding the bias and requantizing the float accumulator
+ * `acc` (outer x channels * passes x inner; when split, each group's
+ * per_group channels hi then lo) into vy, ONNX's formula. */
+int odn_qlin_passes(const tsr_tensor *w, const tsr_tensor *zw, bool conv);
+int32_t odn_qlin_split_lo(int32_t v);
+tsr_status *odn_qlin_requant_step(odn_plan *p, const tsr_node *n, bool conv, int64_t outer, int64_t channels,
+                                  int64_t inner, int64_t per_group, int passes, dnnl_memory_t acc, odn_value *vy);
+/* Whether QLinearConv/QLinearMatMul node n uses oneDNN's int8 primitives
+ * in plan p (with VNNI only). */
+bool odn_qlin_int8_ok(const odn_plan *p, const tsr_node *n);
 /* bfloat16 MatMul/Gemm: claim check, builder, and whether the CPU has
  * native bf16 (avx512_core_bf16 or later). */
 int odn_bf16_check(const tsr_node *n, char *why, size_t size);

@@ -5,7 +5,7 @@
 # With python3, onnx and numpy it also runs (see the scripts' headers)
 # const_cases.py's variants of the Resize and ReduceLogSum* cases, whose
 # scales/sizes/axes the suite feeds as inputs (so nothing is claimed), and
-# extra_cases.py's, extra_cases_lrn.py's, extra_cases_pool_rnn.py's, dynamic_cases.py's, dynquant_cases.py's (symbolic
+# extra_cases.py's, extra_cases_lrn.py's, extra_cases_pool_rnn.py's, extra_cases_qlinear.py's, dynamic_cases.py's, dynquant_cases.py's (symbolic
 # dims, data sets of several sizes in one session) and rnn_cases.py's
 # (LSTM/GRU/RNN) cases and the suite's LSTM/GRU/RNN cases with W, R, B as
 # initializers (const_cases.py), each of which onednn must claim whole, and qdq_cases.py's QDQ models (int8 fusion), which
@@ -45,6 +45,8 @@ if [ -n "$py" ] && "$py" -c 'import onnx, numpy' 2>/dev/null; then
   extra_lrn=$("$py" "$here/extra_cases_lrn.py" "$work/extra_lrn") || { echo "extra_cases_lrn.py failed"; exit 1; }
   extra_pool_rnn=$("$py" "$here/extra_cases_pool_rnn.py" "$work/extra_pool_rnn") ||
     { echo "extra_cases_pool_rnn.py failed"; exit 1; }
+  extra_qlinear=$("$py" "$here/extra_cases_qlinear.py" "$work/extra_qlinear") ||
+    { echo "extra_cases_qlinear.py failed"; exit 1; }
   extra_dyn=$("$py" "$here/dynamic_cases.py" "$work/extra_dyn") || { echo "dynamic_cases.py failed"; exit 1; }
   extra_rnn=$("$py" "$here/rnn_cases.py" "$work/extra_rnn") || { echo "rnn_cases.py failed"; exit 1; }
   extra_layout=$("$py" "$here/layout_cases.py" "$work/extra_layout") || { echo "layout_cases.py failed"; exit 1; }
@@ -59,7 +61,7 @@ if [ -n "$py" ] && "$py" -c 'import onnx, numpy' 2>/dev/null; then
     # shellcheck disable=SC2086
     const_rnn=$("$py" "$here/const_cases.py" "$work/const_rnn" $rnn_dirs) || { echo "const_cases.py (rnn) failed"; exit 1; }
   fi
-  extra="$extra $extra_lrn $extra_pool_rnn $extra_dyn $extra_rnn $extra_layout $extra_dq $extra_c1d $const_rnn"
+  extra="$extra $extra_lrn $extra_pool_rnn $extra_qlinear $extra_dyn $extra_rnn $extra_layout $extra_dq $extra_c1d $const_rnn"
   qdq=$("$py" "$here/qdq_cases.py" "$work/qdq") || { echo "qdq_cases.py failed"; exit 1; }
   f16=$("$py" "$here/f16_cases.py" "$work/f16") || { echo "f16_cases.py failed"; exit 1; }
   shape=$("$py" "$here/shape_cases.py" "$work/shape") || { echo "shape_cases.py failed"; exit 1; }

@@ -199,6 +199,11 @@ int32_t shape_value_elem(const ir_value *v);
 const ir_type *shape_value_type(const ir_value *v);
 
 /* An error about node n: "node 'name' (Op): <message>". */
+/* The pooling rules of shape_ops_nn.c (MaxPool/AveragePool/LpPool, and the
+ * global ones), for ops of other domains laid out the same way. */
+tsr_status *shape_rule_pool(shape_ctx *c, const ir_node *n);
+tsr_status *shape_rule_global_pool(shape_ctx *c, const ir_node *n);
+
 tsr_status *shape_err(const ir_node *n, const char *fmt, ...) TSR_PRINTF(2, 3);
 
 /* The opset a rule should honour: the node's, or "newest" when unknown. */

@@ -2,8 +2,11 @@
  * Type rules for ops outside the default domain, after the inference
  * functions of ONNX's schemas: ai.onnx.ml (ArrayFeatureExtractor,
  * Binarizer, LabelEncoder, TreeEnsemble), ai.onnx.preview.training
- * (Adagrad, Adam, Momentum) and ai.onnx.preview (FlexAttention and its
- * modifier bodies). Rows name their domain (shape_domain_op); the driver looks
+ * (Adagrad, Adam, Momentum), ai.onnx.preview (FlexAttention and its
+ * modifier bodies) and com.microsoft's quantized ops that ONNX Runtime's
+ * quantizer writes in QOperator format (QLinearAdd & co., after ONNX
+ * Runtime's contrib schemas): without their types the QLinearConvs they
+ * feed could not be claimed by the oneDNN provider. Rows name their domain (shape_domain_op); the driver looks
  * them up only for nodes of that domain.
  */
 #include <string.h>
@@ -126,6 +129,68 @@ static tsr_status *rule_flex_attention(shape_ctx *c, const ir_node *n) {
     return shape_set_out(c, n, 0, elem, &y);
 }
 
+/* QLinearAdd, QLinearMul: A and B (inputs 0 and 3) broadcast, A's type. */
+static tsr_status *rule_qlinear_binary(shape_ctx *c, const ir_node *n) {
+    shape_dims a, b, y;
+    shape_in_shape(c, n, 0, &a);
+    shape_in_shape(c, n, 3, &b);
+    TSR_TRY(shape_broadcast(c, n, &a, &b, &y));
+    return shape_set_out(c, n, 0, shape_in_elem(c, n, 0), &y);
+}
+
+/* QLinearAveragePool / QLinearGlobalAveragePool: the float pools' rules
+ * in NCHW; channels_last moves C last. */
+static tsr_status *rule_qlinear_pool(shape_ctx *c, const ir_node *n) {
+    bool global = strcmp(n->op_type, "QLinearGlobalAveragePool") == 0;
+    if (!shape_attr_int(n, "channels_last", 0)) return global ? shape_rule_global_pool(c, n) : shape_rule_pool(c, n);
+    shape_dims x;
+    shape_in_shape(c, n, 0, &x);
+    if (!global || x.rank < 3) return shape_set_out(c, n, 0, shape_in_elem(c, n, 0), NULL);
+    for (int32_t d = 1; d + 1 < x.rank; d++) x.dims[d] = shape_known(1);
+    return shape_set_out(c, n, 0, shape_in_elem(c, n, 0), &x);
+}
+
+/* QLinearConcat(Y_scale, Y_zero_point, (X, scale, zero_point)...): the Xs
+ * joined along axis, Y_zero_point's type. */
+static tsr_status *rule_qlinear_concat(shape_ctx *c, const ir_node *n) {
+    int32_t elem = shape_in_elem(c, n, 1);
+    shape_dims y, x;
+    shape_dims_unknown(&y);
+    for (size_t i = 2; i < n->n_inputs; i += 3) {
+        shape_in_shape(c, n, i, &x);
+        if (!elem) elem = shape_in_elem(c, n, i);
+        int32_t axis;
+        if (x.rank < 0 || !shape_axis(shape_attr_int(n, "axis", 0), x.rank, &axis) || (y.rank >= 0 && y.rank != x.rank))
+            return shape_set_out(c, n, 0, elem, NULL);
+        if (y.rank < 0) {
+            y = x;
+            continue;
+        }
+        y.dims[axis] = shape_is_known(y.dims[axis]) && shape_is_known(x.dims[axis])
+            ? shape_known(y.dims[axis].value + x.dims[axis].value)
+            : shape_unknown();
+    }
+    return shape_set_out(c, n, 0, elem, y.rank >= 0 ? &y : NULL);
+}
+
+/* QGemm: [M, N] from A and B with transA/transB; y_zero_point's type, or
+ * float when there is no y_scale. */
+static tsr_status *rule_qgemm(shape_ctx *c, const ir_node *n) {
+    shape_dims a, b, y;
+    shape_in_shape(c, n, 0, &a);
+    shape_in_shape(c, n, 3, &b);
+    int32_t elem = !shape_has_in(n, 7) ? TSR_FLOAT : shape_has_in(n, 8) ? shape_in_elem(c, n, 8) : TSR_UINT8;
+    if (a.rank != 2 || b.rank != 2) return shape_set_out(c, n, 0, elem, NULL);
+    y.rank = 2;
+    y.dims[0] = a.dims[shape_attr_int(n, "transA", 0) ? 1 : 0];
+    y.dims[1] = b.dims[shape_attr_int(n, "transB", 0) ? 0 : 1];
+    return shape_set_out(c, n, 0, elem, &y);
+}
+
+/* MatMulIntegerToFloat, DynamicQuantizeMatMul: float; the shape is left to
+ * run time. */
+static tsr_status *rule_float_out(shape_ctx *c, const ir_node *n) { return shape_set_out(c, n, 0, TSR_FLOAT, NULL); }
+
 const shape_domain_op shape_ops_domains[] = {
     {"ai.onnx.ml", "ArrayFeatureExtractor", 1, rule_array_feature_extractor},
     {"ai.onnx.ml", "Binarizer", 1, rule_same},
@@ -135,5 +200,16 @@ const shape_domain_op shape_ops_domains[] = {
     {"ai.onnx.preview.training", "Adam", 1, rule_adam},
     {"ai.onnx.preview.training", "Momentum", 1, rule_momentum},
     {"ai.onnx.preview", "FlexAttention", 1, rule_flex_attention},
+    {"com.microsoft", "DynamicQuantizeMatMul", 1, rule_float_out},
+    {"com.microsoft", "MatMulIntegerToFloat", 1, rule_float_out},
+    {"com.microsoft", "QGemm", 1, rule_qgemm},
+    {"com.microsoft", "QLinearAdd", 1, rule_qlinear_binary},
+    {"com.microsoft", "QLinearAveragePool", 1, rule_qlinear_pool},
+    {"com.microsoft", "QLinearConcat", 1, rule_qlinear_concat},
+    {"com.microsoft", "QLinearGlobalAveragePool", 1, rule_qlinear_pool},
+    {"com.microsoft", "QLinearLeakyRelu", 1, rule_same},
+    {"com.microsoft", "QLinearMul", 1, rule_qlinear_binary},
+    {"com.microsoft", "QLinearSigmoid", 1, rule_same},
+    {"com.microsoft", "QLinearSoftmax", 1, rule_same},
 };
 const size_t shape_ops_domains_count = sizeof shape_ops_domains / sizeof shape_ops_domains[0];

@@ -240,6 +240,8 @@ static tsr_status *rule_pool(shape_ctx *c, const ir_node *n) {
 }
 
 /* GlobalAveragePool, GlobalMaxPool, GlobalLpPool: spatial dims become 1. */
+tsr_status *shape_rule_pool(shape_ctx *c, const ir_node *n) { return rule_pool(c, n); }
+
 static tsr_status *rule_global_pool(shape_ctx *c, const ir_node *n) {
     shape_dims x;
     shape_in_shape(c, n, 0, &x);
@@ -247,6 +249,8 @@ static tsr_status *rule_global_pool(shape_ctx *c, const ir_node *n) {
     for (int32_t i = 2; i < x.rank; i++) x.dims[i] = shape_known(1);
     return shape_set_out(c, n, 0, shape_in_elem(c, n, 0), &x);
 }
+
+tsr_status *shape_rule_global_pool(shape_ctx *c, const ir_node *n) { return rule_global_pool(c, n); }
 
 /* ------------------------------------------------------------------------ */
 /* Normalisation                                                             */

@@ -137,6 +137,23 @@ static tsr_status *get_zp(ref_ctx *c, size_t i, const char *what, int32_t type, 
     return NULL;
 }
 
+/* X, x_scale, x_zero_point, y_scale, y_zero_point: inputs 0-4 of every
+ * unary QLinear op (Sigmoid, LeakyRelu, Softmax, the pools). */
+typedef struct unary_q {
+    const tsr_tensor *x;
+    float xs, ys;
+    int32_t zx, zy;
+} unary_q;
+
+static tsr_status *get_unary_q(ref_ctx *c, unary_q *u) {
+    tsr_status *st = get_q8(c, 0, "X", &u->x);
+    if (!st) st = get_scale(c, 1, "X_scale", &u->xs);
+    if (!st) st = get_zp(c, 2, "X_zero_point", u->x->elem_type, &u->zx);
+    if (!st) st = get_scale(c, 3, "Y_scale", &u->ys);
+    if (!st) st = get_zp(c, 4, "Y_zero_point", u->x->elem_type, &u->zy);
+    return st;
+}
+
 /* The 256-entry table ORT's QlinearBuildLookupTable makes: entry b (the
  * byte of x) is f(xs * (x - zx)) quantized with ys, zy. fn NULL is the
  * identity. */
@@ -299,19 +316,14 @@ static float mlas_logistic(float x, float unused) {
 static float leaky_relu(float v, float alpha) { return v >= 0.0f ? v : alpha * v; }
 
 static tsr_status *table_op(ref_ctx *c, ms_fn fn, float arg) {
-    const tsr_tensor *x = NULL;
-    float xs, ys;
-    int32_t zx, zy;
-    tsr_status *st = get_q8(c, 0, "X", &x);
-    if (!st) st = get_scale(c, 1, "X_scale", &xs);
-    if (!st) st = get_zp(c, 2, "X_zero_point", x->elem_type, &zx);
-    if (!st) st = get_scale(c, 3, "Y_scale", &ys);
-    if (!st) st = get_zp(c, 4, "Y_zero_point", x->elem_type, &zy);
+    unary_q u = {0};
+    tsr_status *st = get_unary_q(c, &u);
+    const tsr_tensor *x = u.x;
     tsr_tensor *y;
     if (!st) st = ref_out(c, 0, x->elem_type, x->rank, x->dims, &y);
     if (st) return st;
     uint8_t table[256];
-    build_table(x->elem_type, xs, zx, ys, zy, fn, arg, table);
+    build_table(x->elem_type, u.xs, u.zx, u.ys, u.zy, fn, arg, table);
     uint64_t n = ref_numel(x);
     const uint8_t *xb = x->data;
     uint8_t *yb = y->data;
@@ -424,12 +436,10 @@ typedef struct pool_io {
 } pool_io;
 
 static tsr_status *pool_io_read(ref_ctx *c, pool_io *p) {
-    tsr_status *st = get_q8(c, 0, "X", &p->x);
-    if (!st) st = get_scale(c, 1, "x_scale", &p->xs);
-    if (!st) st = get_zp(c, 2, "x_zero_point", p->x->elem_type, &p->zx);
-    if (!st) st = get_scale(c, 3, "y_scale", &p->ys);
-    if (!st) st = get_zp(c, 4, "y_zero_point", p->x->elem_type, &p->zy);
+    unary_q u = {0};
+    tsr_status *st = get_unary_q(c, &u);
     if (st) return st;
+    p->x = u.x, p->xs = u.xs, p->ys = u.ys, p->zx = u.zx, p->zy = u.zy;
     const tsr_tensor *x = p->x;
     if (x->rank < 3) return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "X has rank %d; at least 3 needed", (int)x->rank);
     p->channels_last = ref_attr_int(c, "channels_last", 0) != 0;
@@ -594,14 +604,11 @@ static tsr_status *ms_qlinear_average_pool(ref_ctx *c) {
 /* --- QLinearSoftmax ----------------------------------------------------- */
 
 static tsr_status *ms_qlinear_softmax(ref_ctx *c) {
-    const tsr_tensor *x = NULL;
-    float xs, ys;
-    int32_t zy, zx;
-    tsr_status *st = get_q8(c, 0, "X", &x);
-    if (!st) st = get_scale(c, 1, "X_scale", &xs);
-    if (!st) st = get_zp(c, 2, "x_zero_point", x->elem_type, &zx);
-    if (!st) st = get_scale(c, 3, "y_scale", &ys);
-    if (!st) st = get_zp(c, 4, "y_zero_point", x->elem_type, &zy);
+    unary_q u = {0};
+    tsr_status *st = get_unary_q(c, &u);
+    const tsr_tensor *x = u.x;
+    float xs = u.xs, ys = u.ys;
+    int32_t zy = u.zy; /* x_zero_point cancels: the table is of differences */
     tsr_tensor *y;
     if (!st) st = ref_out(c, 0, x->elem_type, x->rank, x->dims, &y);
     if (st) return st;

@@ -455,10 +455,20 @@ tsr_status *partition_graph_policy(ir_graph *g, provider_inst *const *provs, siz
     return s;
 }
 
+void folded_node_clear(folded_node *f) {
+    free(f->node);
+    free(f->op);
+    for (size_t i = 0; i < f->n_outputs; i++) free(f->outputs[i]);
+    free(f->outputs);
+    memset(f, 0, sizeof *f);
+}
+
 void partition_free(partition *p) {
     for (size_t i = 0; i < p->n_pieces; i++) graph_view_free(p->pieces[i].view);
     for (size_t i = 0; i < p->n_declines; i++) free(p->declines[i].text);
     for (size_t i = 0; i < p->n_expanded; i++) expansion_clear(&p->expanded[i]);
+    for (size_t i = 0; i < p->n_folded; i++) folded_node_clear(&p->folded[i]);
+    free(p->folded);
     free(p->pieces);
     free(p->declines);
     free(p->decline_index);

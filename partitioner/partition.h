@@ -47,6 +47,15 @@ typedef struct placement_policy {
 /* Order of the list (cheap nodes kept with their neighbours), no fallback. */
 placement_policy placement_default(void);
 
+/* A node computed once at session creation and removed, its outputs now
+ * constants (runtime/session_fold.c): for the assignment report. */
+typedef struct folded_node {
+    char *node, *op;
+    char **outputs; /* the values it made, now constants */
+    size_t n_outputs;
+} folded_node;
+void folded_node_clear(folded_node *f);
+
 typedef struct partition {
     piece *pieces; /* in an order that runs (topological over pieces) */
     size_t n_pieces;
@@ -62,6 +71,8 @@ typedef struct partition {
     size_t n_expanded;
     placement_policy policy; /* what placed the nodes */
     size_t n_moved;          /* nodes placed against list order (cost, copies saved) */
+    folded_node *folded;     /* set by the session after partitioning; owned */
+    size_t n_folded;
 } partition;
 
 /* Asks providers in order for claims over g's still-unassigned nodes and

@@ -132,6 +132,30 @@ static void text_rows(report_buf *b, const partition *p, provider_inst *const *p
     }
 }
 
+/* "folded at load: 40 nodes (Cast 12, Shape 3, ...)": the ops of the first
+ * few kinds, counted; each node is in the JSON report. */
+static void folded_text(report_buf *b, const partition *p) {
+    enum { KINDS = 8 };
+    const char *kinds[KINDS];
+    size_t n_kinds = 0, shown = 0;
+    for (size_t i = 0; i < p->n_folded && n_kinds < KINDS; i++) {
+        size_t k = 0;
+        while (k < n_kinds && strcmp(kinds[k], p->folded[i].op) != 0) k++;
+        if (k == n_kinds) kinds[n_kinds++] = p->folded[i].op;
+    }
+    if (!p->n_folded) return;
+    report_buf_printf(b, "folded at load: %zu node%s computed once when the session was made (", p->n_folded,
+                      p->n_folded == 1 ? "" : "s");
+    for (size_t k = 0; k < n_kinds; k++) {
+        size_t count = 0;
+        for (size_t i = 0; i < p->n_folded; i++) count += strcmp(kinds[k], p->folded[i].op) == 0;
+        report_buf_printf(b, "%s%s %zu", k ? ", " : "", kinds[k], count);
+        shown += count;
+    }
+    if (shown < p->n_folded) report_buf_printf(b, ", %zu more", p->n_folded - shown);
+    report_buf_printf(b, ")\n");
+}
+
 char *partition_text(const partition *p, const ir_graph *g, provider_inst *const *provs, size_t n_provs,
                      report_bodies_fn bodies) {
     report_buf b = {0};
@@ -143,6 +167,7 @@ char *partition_text(const partition *p, const ir_graph *g, provider_inst *const
         report_buf_printf(&b, "%s %s %zu", i ? "," : ";", provs[i]->name, per_prov[i]);
     report_buf_printf(&b, "\n");
     free(per_prov);
+    folded_text(&b, p);
     report_buf_printf(&b, "placement: %s",
                       p->policy.kind == PLACE_COST        ? "by estimated cost"
                           : p->policy.kind == PLACE_FIRST ? "first claim in list order"

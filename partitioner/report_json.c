@@ -218,6 +218,24 @@ static void json_expanded(report_buf *b, const partition *p, const ir_graph *g) 
     report_buf_printf(b, "%s]", p->n_expanded ? "\n" : "");
 }
 
+static void json_folded(report_buf *b, const partition *p) {
+    report_buf_printf(b, "\"folded\":[");
+    for (size_t i = 0; i < p->n_folded; i++) {
+        const folded_node *f = &p->folded[i];
+        report_buf_printf(b, "%s\n  {\"node\":", i ? "," : "");
+        report_buf_json_string(b, f->node);
+        report_buf_printf(b, ",\"op\":");
+        report_buf_json_string(b, f->op);
+        report_buf_printf(b, ",\"outputs\":[");
+        for (size_t k = 0; k < f->n_outputs; k++) {
+            if (k) report_buf_printf(b, ",");
+            report_buf_json_string(b, f->outputs[k]);
+        }
+        report_buf_printf(b, "]}");
+    }
+    report_buf_printf(b, "%s]", p->n_folded ? "\n" : "");
+}
+
 static void json_declined(report_buf *b, const partition *p, provider_inst *const *provs) {
     report_buf_printf(b, "\"declined\":[");
     for (size_t i = 0; i < p->n_declines; i++) {
@@ -257,8 +275,8 @@ static void json_totals(report_buf *b, const partition *p, const ir_graph *g, pr
     }
     report_buf_printf(b,
                       "},\"copies\":%zu,\"copy_bytes\":%" PRIu64 ",\"once_per_session_bytes\":%" PRIu64
-                      ",\"copies_of_unknown_size\":%zu,\"expanded\":%zu,\"declined\":%zu}",
-                      n_copies, per_run, once, unknown, p->n_expanded, p->n_declines);
+                      ",\"copies_of_unknown_size\":%zu,\"expanded\":%zu,\"declined\":%zu,\"folded\":%zu}",
+                      n_copies, per_run, once, unknown, p->n_expanded, p->n_declines, p->n_folded);
 }
 
 /* What placed the nodes: the policy, the fallback provider, and how many
@@ -287,6 +305,8 @@ char *partition_json(const partition *p, const ir_graph *g, provider_inst *const
     json_expanded(&b, p, g);
     report_buf_printf(&b, ",\n");
     json_declined(&b, p, provs);
+    report_buf_printf(&b, ",\n");
+    json_folded(&b, p);
     report_buf_printf(&b, ",\n");
     json_totals(&b, p, g, provs, n_provs, copies, n_copies);
     report_buf_printf(&b, ",\n");

@@ -27,6 +27,8 @@ typedef struct dim_setting {
 #define TSR_DEFAULT_MAX_TENSOR_BYTES ((uint64_t)16 << 30)
 /* The default "working_bytes" limit: 64 GiB. */
 #define TSR_DEFAULT_MAX_WORKING_BYTES ((uint64_t)64 << 30)
+/* The default "fold_bytes" limit: 256 MiB. */
+#define TSR_DEFAULT_MAX_FOLD_BYTES ((uint64_t)256 << 20)
 
 struct tsr_session_options {
     char **providers;
@@ -45,6 +47,7 @@ struct tsr_session_options {
     char *fallback;             /* provider name, or NULL */
     uint64_t max_tensor_bytes;  /* limit "tensor_bytes" */
     uint64_t max_working_bytes; /* limit "working_bytes" */
+    uint64_t max_fold_bytes;    /* limit "fold_bytes"; 1: nothing folded */
     ir_limits limits;           /* model_bytes, external_bytes, graph_depth, function_* */
     char *cache_dir;            /* compiled-piece cache, or NULL */
     tsr_log_fn logger;          /* NULL: stderr */
@@ -52,6 +55,14 @@ struct tsr_session_options {
     compose_spec stages; /* models chained after the first (runtime/session_stages.c) */
 };
 
+/* Runs the main graph's nodes whose inputs are all constants once, making
+ * their outputs constants (each node's outputs at most `limit` bytes; nodes
+ * `pinned` says yes to are kept); runtime/session_fold.c. Needs the
+ * session's providers and rules; before the main graph is planned.
+ * *folded (n_folded entries, caller-owned) lists what was folded, also
+ * when an error is returned. */
+tsr_status *session_fold_constants(tsr_session *s, uint64_t limit, bool (*pinned)(const ir_node *, void *), void *ctx,
+                                   folded_node **folded, size_t *n_folded);
 /* Sets o's limits to their defaults (runtime/session_limits.c). */
 void session_options_init_limits(tsr_session_options *o);
 /* The session's model: `first` (stage 0, loaded from `label`) chained with

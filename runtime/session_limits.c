@@ -8,11 +8,12 @@
 
 #define KNOWN_LIMITS                                                                                                   \
     "tensor_bytes, working_bytes, model_bytes, external_bytes, graph_depth, function_nodes, "                          \
-    "function_depth"
+    "function_depth, fold_bytes"
 
 void session_options_init_limits(tsr_session_options *o) {
     o->max_tensor_bytes = TSR_DEFAULT_MAX_TENSOR_BYTES;
     o->max_working_bytes = TSR_DEFAULT_MAX_WORKING_BYTES;
+    o->max_fold_bytes = TSR_DEFAULT_MAX_FOLD_BYTES;
     o->limits = ir_limits_default();
 }
 
@@ -33,6 +34,7 @@ tsr_status *tsr_session_options_set_limit(tsr_session_options *o, const char *na
     uint64_t v = (uint64_t)value;
     if (strcmp(name, "tensor_bytes") == 0) o->max_tensor_bytes = v;
     else if (strcmp(name, "working_bytes") == 0) o->max_working_bytes = v;
+    else if (strcmp(name, "fold_bytes") == 0) o->max_fold_bytes = v;
     else if (strcmp(name, "model_bytes") == 0) o->limits.model_bytes = v;
     else if (strcmp(name, "external_bytes") == 0) o->limits.external_bytes = v;
     else if (strcmp(name, "function_nodes") == 0) o->limits.function_nodes = v;

@@ -358,7 +358,10 @@ void cli_print_common_help(FILE *f, bool with_dim) {
             "                           function_nodes  nodes that expanding function ops\n"
             "                                           may make (default 1000000)\n"
             "                           function_depth  function ops inside expanded\n"
-            "                                           bodies (default 64, at most 1024)\n");
+            "                                           bodies (default 64, at most 1024)\n"
+            "                           fold_bytes      the most a node computed once at\n"
+            "                                           load (all inputs constant) may\n"
+            "                                           make (default 256 MiB; 1: none)\n");
     if (with_dim) fprintf(f, "  --dim NAME=VALUE       fix a symbolic dimension (repeatable)\n");
 }
 

@@ -181,7 +181,7 @@ expect 1 "a model file over --limit model_bytes" -- "$tessera" run "$w/grow.onnx
   --limit model_bytes=16
 grep_out "over the model_bytes limit \(16\)" "names the limit"
 expect 1 "an unknown limit" -- "$tessera" run "$w/grow.onnx" -p reference --limit heap_bytes=5
-grep_out "no limit named 'heap_bytes' \(known: tensor_bytes, working_bytes, model_bytes, external_bytes, graph_depth, function_nodes, function_depth\)" "says which names exist"
+grep_out "no limit named 'heap_bytes' \(known: tensor_bytes, working_bytes, model_bytes, external_bytes, graph_depth, function_nodes, function_depth, fold_bytes\)" "says which names exist"
 expect 1 "graph_depth above its ceiling" -- "$tessera" run "$w/grow.onnx" -p reference --limit graph_depth=100000
 grep_out "graph_depth=100000: at most 256" "says the most it may be"
 expect 2 "a limit of 0" -- "$tessera" run "$w/grow.onnx" --limit tensor_bytes=0

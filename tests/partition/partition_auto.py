@@ -172,6 +172,9 @@ def placement(tessera, model, extra):
         return None
     j = json.loads(out)
     where = {n: p["provider"] for p in j["pieces"] for n in p["nodes"]}
+    # A node of constants only (the scales' Mul, the bias Reshape) is
+    # computed once when the session is made: no piece at all.
+    where.update({f["node"]: "folded" for f in j.get("folded", [])})
     return where, len(j["pieces"]), j["placement"]["moved"]
 
 
@@ -184,7 +187,7 @@ def check_placements(tessera, model, must_be_onednn):
     # What list order is here follows from what oneDNN maps (MatMulInteger
     # needs VNNI); the cheap nodes themselves are always oneDNN's.
     for n in must_be_onednn:
-        check(where.get(n) == "onednn", "%s: list order put %s on %s" % (name, n, where.get(n)))
+        check(where.get(n) in ("onednn", "folded"), "%s: list order put %s on %s" % (name, n, where.get(n)))
     for extra in (["-p", "onednn,reference", "--policy", "cost"], ["-p", "auto"]):
         got = placement(tessera, model, extra)
         if not got:

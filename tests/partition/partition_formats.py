@@ -208,9 +208,12 @@ def check_json(name, j, model, validator, expect_names=True):
     seen = collections.Counter(n for p in pieces for n in p["nodes"])
     check(all(c == 1 for c in seen.values()), name + ": every node in exactly one piece")
     check(sum(seen.values()) == j["totals"]["nodes"], name + ": totals.nodes counts the pieces' nodes")
+    folded = {f["node"]: f for f in j["folded"]}
+    check(not set(folded) & set(seen), name + ": a folded node is in no piece")
+    check(j["totals"]["folded"] == len(j["folded"]), name + ": totals.folded")
     if expect_names:
-        check(set(seen) == set(model_ops), "%s: piece nodes %s are the model's %s"
-              % (name, sorted(seen), sorted(model_ops)))
+        check(set(seen) | set(folded) == set(model_ops), "%s: piece nodes %s and folded %s are the model's %s"
+              % (name, sorted(seen), sorted(folded), sorted(model_ops)))
     for p in pieces:
         check(len(p["ops"]) == len(p["nodes"]), name + ": ops side by side with nodes")
         for n, op in zip(p["nodes"], p["ops"]):
@@ -218,6 +221,7 @@ def check_json(name, j, model, validator, expect_names=True):
                 check(model_ops[n] == op, "%s: node %s is a %s, JSON says %s" % (name, n, model_ops[n], op))
     # Pieces run in order: each input exists before its piece runs.
     avail = {i.name for i in g.input} | {i.name for i in g.initializer}
+    avail |= {o for f in folded.values() for o in f["outputs"]}
     made = {t for p in pieces for t in p["outputs"]}
     for p in pieces:
         for t in p["inputs"]:

@@ -95,13 +95,13 @@ static void expect_runs(const char *model, const char *name, int64_t value, size
 
 static void test_names(void) {
     static const char *const names[] = {"tensor_bytes", "working_bytes",  "model_bytes",   "external_bytes",
-                                        "graph_depth",  "function_nodes", "function_depth"};
+                                        "graph_depth",  "function_nodes", "function_depth", "fold_bytes"};
     tsr_session_options *o = options(NULL, 0);
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         CU_ASSERT_PTR_NULL(tsr_session_options_set_limit(o, names[i], 7));
     const char *const unknown[] = {"no limit named 'heap_bytes'",
                                    "(known: tensor_bytes, working_bytes, model_bytes, external_bytes, "
-                                   "graph_depth, function_nodes, function_depth)",
+                                   "graph_depth, function_nodes, function_depth, fold_bytes)",
                                    NULL};
     expect_status(tsr_session_options_set_limit(o, "heap_bytes", 5), TSR_ERR_INVALID_ARGUMENT, unknown);
     const char *const zero[] = {"limit model_bytes=0: a limit is > 0", NULL};

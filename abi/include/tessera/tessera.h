@@ -342,6 +342,11 @@ TSR_EXPORT tsr_status *tsr_session_assignment_dot(const tsr_session *session, ch
  *                   level after level: functions calling functions
  *                   (default 64, at most 1024; TSR_ERR_INVALID_MODEL)
  * graph_depth or function_depth above its most: TSR_ERR_INVALID_ARGUMENT.
+ *   "fold_bytes"    (appended in ABI 1) the most bytes a node's outputs may
+ *                   take for the node to be computed once when the session
+ *                   is made, its inputs being constants, instead of on
+ *                   every run (constant folding; default 256 MiB; 1 turns
+ *                   folding off; docs/partition.md, "Constant folding")
  * An unknown name or a value <= 0 is TSR_ERR_INVALID_ARGUMENT. */
 TSR_EXPORT tsr_status *tsr_session_options_set_limit(tsr_session_options *options, const char *name, int64_t value);
 

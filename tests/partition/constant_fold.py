@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""The `constant_fold` ctest: nodes of constants are computed once at load.
+
+Models written here with python onnx, expected outputs computed with numpy
+(the ONNX definitions), in the styles exporters write:
+
+  weights   y = MatMul(x, Transpose(W)) + Cast(b16 -> float), reshaped by
+            Concat(Shape(x)[0], Gather(Shape(x), 1)) (x has fixed dims), plus
+            MatMul(x, DequantizeLinear(w8, scale)) and Relu(c) where c is an
+            initializer also listed among the graph inputs (as exporters
+            before IR version 4 wrote every weight; sessions never let a
+            caller feed such an input);
+  big       Add(x, ConstantOfShape([1024, 1024]))  (4 MiB).
+
+Checked with `tessera partition --format json` and `tessera test`:
+  - the Transpose, Cast, Shape/Gather/Concat chain and Relu(c) are in
+    "folded" and in no piece; the DequantizeLinear is not;
+  - the outputs match numpy folded (default), unfolded (--limit
+    fold_bytes=1), on -p reference and on -p onednn,reference;
+  - --assign Transpose=reference keeps the Transpose a piece;
+  - the ConstantOfShape is folded by default, not under --limit
+    fold_bytes=1000000, and both give numpy's result;
+  - the text report says "folded at load".
+
+usage: constant_fold.py --tessera BIN --work DIR
+Exits 77 (skip) without python onnx.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+try:
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+except ImportError:
+    print("skip: python3-onnx is not installed")
+    sys.exit(77)
+
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    if cond:
+        print("ok: " + what)
+    else:
+        failures += 1
+        print("FAIL: " + what)
+    return cond
+
+
+def run(tessera, args):
+    p = subprocess.run([tessera] + args, capture_output=True, text=True, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+def write_case(folder, model, inputs, outputs):
+    os.makedirs(os.path.join(folder, "test_data_set_0"), exist_ok=True)
+    onnx.save(model, os.path.join(folder, "model.onnx"))
+    for kind, values in (("input", inputs), ("output", outputs)):
+        for i, (name, arr) in enumerate(values):
+            path = os.path.join(folder, "test_data_set_0", "%s_%d.pb" % (kind, i))
+            with open(path, "wb") as f:
+                f.write(numpy_helper.from_array(arr, name).SerializeToString())
+
+
+def weights_model(rng):
+    W = rng.standard_normal((4, 8)).astype(np.float32)
+    b16 = rng.standard_normal(4).astype(np.float16)
+    w8 = rng.integers(-100, 100, (8, 4)).astype(np.int8)
+    scale = np.float32(0.02)
+    c = rng.standard_normal(4).astype(np.float32)
+    nodes = [
+        helper.make_node("Transpose", ["W"], ["Wt"], name="w_transpose", perm=[1, 0]),
+        helper.make_node("MatMul", ["x", "Wt"], ["mm"], name="mm"),
+        helper.make_node("Cast", ["b16"], ["b"], name="b_cast", to=TensorProto.FLOAT),
+        helper.make_node("Add", ["mm", "b"], ["mm_b"], name="add_b"),
+        helper.make_node("Shape", ["x"], ["xs"], name="x_shape"),
+        helper.make_node("Gather", ["xs", "zero"], ["n"], name="n_gather", axis=0),
+        helper.make_node("Concat", ["n", "minus_one"], ["target"], name="target_concat", axis=0),
+        helper.make_node("Reshape", ["mm_b", "target"], ["r"], name="reshape"),
+        helper.make_node("DequantizeLinear", ["w8", "scale"], ["wq"], name="w_dequant"),
+        helper.make_node("MatMul", ["x", "wq"], ["mq"], name="mq"),
+        helper.make_node("Relu", ["c"], ["cr"], name="c_relu"),
+        helper.make_node("Add", ["r", "mq"], ["s"], name="add_q"),
+        helper.make_node("Add", ["s", "cr"], ["y"], name="add_c"),
+    ]
+    inits = [numpy_helper.from_array(W, "W"), numpy_helper.from_array(b16, "b16"),
+             numpy_helper.from_array(w8, "w8"), numpy_helper.from_array(scale, "scale"),
+             numpy_helper.from_array(np.array([0], np.int64), "zero"),
+             numpy_helper.from_array(np.array([-1], np.int64), "minus_one"),
+             numpy_helper.from_array(c, "c")]
+    g = helper.make_graph(nodes, "weights",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 8]),
+                           helper.make_tensor_value_info("c", TensorProto.FLOAT, [4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+
+    def expected(x, cc):
+        mm = x @ W.T + b16.astype(np.float32)
+        mq = x @ (w8.astype(np.float32) * scale)
+        return (mm.reshape(3, -1) + mq + np.maximum(cc, 0)).astype(np.float32)
+    return m, c, expected
+
+
+def big_model():
+    nodes = [helper.make_node("ConstantOfShape", ["shape"], ["ones"], name="fill",
+                              value=numpy_helper.from_array(np.array([1.5], np.float32))),
+             helper.make_node("Add", ["x", "ones"], ["y"], name="add")]
+    g = helper.make_graph(nodes, "big", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1024, 1024])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1024, 1024])],
+                          [numpy_helper.from_array(np.array([1024, 1024], np.int64), "shape")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    return m
+
+
+def partition_json(tessera, model, extra):
+    rc, out, err = run(tessera, ["partition", model, "--format", "json"] + extra)
+    if not check(rc == 0, "partition %s %s" % (os.path.basename(model), " ".join(extra)) + ("" if rc == 0 else err)):
+        return None, None
+    j = json.loads(out)
+    return {f["node"] for f in j["folded"]}, {n for p in j["pieces"] for n in p["nodes"]}
+
+
+def test_case(tessera, case, extra, what):
+    rc, out, err = run(tessera, ["test", "-j", "1", case] + extra)
+    check(rc == 0 and "1 passed" in out, what + ("" if rc == 0 else ": " + out[-300:] + err[-300:]))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tessera", required=True)
+    ap.add_argument("--work", required=True)
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    rng = np.random.default_rng(7)
+
+    m, c, expected = weights_model(rng)
+    x = rng.standard_normal((3, 8)).astype(np.float32)
+    case = os.path.join(a.work, "weights")
+    write_case(case, m, [("x", x)], [("y", expected(x, c))])
+    model = os.path.join(case, "model.onnx")
+    folded, in_pieces = partition_json(a.tessera, model, ["-p", "reference"])
+    if folded is not None:
+        want = {"w_transpose", "b_cast", "x_shape", "n_gather", "target_concat"}
+        check(want <= folded, "Transpose, Cast and the Shape chain folded: %s" % sorted(folded))
+        check(not folded & in_pieces, "a folded node is in no piece")
+        check("w_dequant" not in folded and "w_dequant" in in_pieces, "DequantizeLinear is not folded")
+        check("c_relu" in folded, "Relu of an initializer also listed as an input is folded (no caller feeds it)")
+    folded, in_pieces = partition_json(a.tessera, model, ["-p", "reference", "--limit", "fold_bytes=1"])
+    if folded is not None:
+        check(not folded, "--limit fold_bytes=1 folds nothing")
+    folded, in_pieces = partition_json(a.tessera, model, ["-p", "onednn,reference", "--assign", "Transpose=reference"])
+    if folded is not None:
+        check("w_transpose" in in_pieces and "b_cast" in folded, "a node pinned with --assign stays a piece")
+    rc, out, _ = run(a.tessera, ["partition", model, "-p", "reference"])
+    check(rc == 0 and "folded at load: 6 nodes" in out, "the text report says what was folded")
+    for extra in (["-p", "reference"], ["-p", "onednn,reference"], [], ["-p", "reference", "--limit", "fold_bytes=1"]):
+        test_case(a.tessera, case, extra, "weights: numpy's result with %s" % (" ".join(extra) or "default providers"))
+
+    case3 = os.path.join(a.work, "big")
+    xb = rng.standard_normal((1024, 1024)).astype(np.float32)
+    write_case(case3, big_model(), [("x", xb)], [("y", xb + np.float32(1.5))])
+    model3 = os.path.join(case3, "model.onnx")
+    folded, _ = partition_json(a.tessera, model3, ["-p", "reference"])
+    if folded is not None:
+        check(folded == {"fill"}, "a 4 MiB ConstantOfShape folded under the default limit")
+    folded, _ = partition_json(a.tessera, model3, ["-p", "reference", "--limit", "fold_bytes=1000000"])
+    if folded is not None:
+        check(not folded, "not under --limit fold_bytes=1000000")
+    for extra in (["-p", "reference"], ["-p", "reference", "--limit", "fold_bytes=1000000"]):
+        test_case(a.tessera, case3, extra, "big: numpy's result with %s" % " ".join(extra))
+
+    print("%d check(s) failed" % failures if failures else "all checks passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -458,6 +458,7 @@ tsr_status *partition_graph_policy(ir_graph *g, provider_inst *const *provs, siz
 void folded_node_clear(folded_node *f) {
     free(f->node);
     free(f->op);
+    free(f->body);
     for (size_t i = 0; i < f->n_outputs; i++) free(f->outputs[i]);
     free(f->outputs);
     memset(f, 0, sizeof *f);

@@ -51,6 +51,7 @@ placement_policy placement_default(void);
  * constants (runtime/session_fold.c): for the assignment report. */
 typedef struct folded_node {
     char *node, *op;
+    char *body; /* NODE/ATTRIBUTE path of the body that held it, or NULL */
     char **outputs; /* the values it made, now constants */
     size_t n_outputs;
 } folded_node;

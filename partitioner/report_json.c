@@ -226,6 +226,10 @@ static void json_folded(report_buf *b, const partition *p) {
         report_buf_json_string(b, f->node);
         report_buf_printf(b, ",\"op\":");
         report_buf_json_string(b, f->op);
+        if (f->body) {
+            report_buf_printf(b, ",\"body\":");
+            report_buf_json_string(b, f->body);
+        }
         report_buf_printf(b, ",\"outputs\":[");
         for (size_t k = 0; k < f->n_outputs; k++) {
             if (k) report_buf_printf(b, ",");

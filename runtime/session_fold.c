@@ -3,151 +3,31 @@
  * constants computes the same tensors on every run, so it runs once here
  * and its outputs become constants (weights stored as Transpose/Cast of an
  * initializer, a BiFPN's normalised fusion weights, Shape -> ConstantOfShape
- * -> Expand chains on static shapes). ONNX Runtime does the same; without
- * it such nodes were pieces of their own, often on the reference provider,
- * on every run.
+ * -> Expand chains on static shapes, a loop body's Unsqueeze of a
+ * constant). ONNX Runtime does the same; without it such nodes were pieces
+ * of their own, often on the reference provider, on every run (every
+ * iteration, in a loop).
  *
- * Which nodes: every input a constant (an initializer, a Constant, or an
- * output folded before it), or Shape/Size of a
- * value whose dims shape inference knows; outputs plain tensors of known
- * shape, each at most the "fold_bytes" limit. Never folded: nodes with
- * subgraphs, random and training-only ops, DequantizeLinear (a QDQ model's
- * int8 weights stay int8 for the provider that fuses them), nodes pinned
- * with --assign, and everything when every value is observed.
- *
- * How: Shape and Size are read off the inferred type. The rest are written
- * as one model (onnx_write_view), loaded, planned over the session's own
- * providers and run once, so a folded value is exactly what the run would
- * have computed. If that fails the nodes stay as they were: folding is an
- * optimisation, never a new way for a session to fail.
+ * Which nodes: runtime/fold_select.c. How: Shape and Size are read off the
+ * inferred type. The rest of one graph are written as one model
+ * (onnx_write_view, which gives values of enclosing graphs as
+ * initializers), loaded, planned over the session's own providers and run
+ * once, so a folded value is what the run would have computed. If that
+ * fails the nodes stay as they were: folding is an optimisation, never a
+ * new way for a session to fail. The main graph first, then each body,
+ * which may then read the main graph's new constants.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fold_select.h"
 #include "graph_plan.h"
 #include "graph_view.h"
 #include "host_log.h"
 #include "onnx_writer.h"
 #include "session.h"
 #include "status.h"
-
-static bool never_folded(const ir_node *n) {
-    static const char *const ops[] = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
-                                      "Multinomial",  "Bernoulli",     "Dropout",          "DequantizeLinear"};
-    if (n->domain[0] && strcmp(n->domain, "com.microsoft") != 0) return true;
-    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
-        if (strcmp(n->op_type, ops[i]) == 0) return true;
-    for (size_t i = 0; i < n->n_attrs; i++)
-        if (n->attrs[i].g || n->attrs[i].graphs) return true;
-    return false;
-}
-
-/* A tensor whose every dim is known: its bytes (strings excluded). */
-static bool static_tensor(const ir_value *v, uint64_t *bytes) {
-    const ir_type *t = &v->type;
-    if (t->kind != IR_TYPE_TENSOR || t->rank < 0 || !t->elem_type || t->elem_type == TSR_STRING) return false;
-    uint64_t count = 1;
-    for (int32_t d = 0; d < t->rank; d++) {
-        if (t->dims[d].value < 0) return false;
-        if (t->dims[d].value && count > (uint64_t)IR_MAX_ELEMENTS / (uint64_t)t->dims[d].value) return false;
-        count *= (uint64_t)t->dims[d].value;
-    }
-    size_t b;
-    if (!ir_elem_bytes(t->elem_type, count, &b)) return false;
-    *bytes = b;
-    return true;
-}
-
-static bool shape_of_static(const ir_node *n) {
-    if (n->domain[0] || (strcmp(n->op_type, "Shape") != 0 && strcmp(n->op_type, "Size") != 0)) return false;
-    if (n->n_inputs != 1 || !n->inputs[0] || n->n_outputs != 1 || !n->outputs[0]) return false;
-    uint64_t bytes;
-    ir_type t = n->inputs[0]->type;
-    if (t.kind != IR_TYPE_TENSOR || t.rank < 0) return false;
-    for (int32_t d = 0; d < t.rank; d++)
-        if (t.dims[d].value < 0) return false;
-    return static_tensor(n->outputs[0], &bytes);
-}
-
-typedef struct fold_plan {
-    ir_node **shapes; /* Shape/Size read off their input's type */
-    size_t n_shapes;
-    ir_node **evals; /* run once over the session's providers */
-    size_t n_evals;
-    bool *constant; /* by value index: known at creation */
-} fold_plan;
-
-static void fold_plan_free(fold_plan *p) {
-    free(p->shapes);
-    free(p->evals);
-    free(p->constant);
-}
-
-static bool outputs_foldable(const ir_node *n, uint64_t limit) {
-    for (size_t o = 0; o < n->n_outputs; o++) {
-        const ir_value *v = n->outputs[o];
-        uint64_t bytes;
-        if (!v) continue;
-        if (v->observed || !static_tensor(v, &bytes) || bytes > limit) return false;
-    }
-    return true;
-}
-
-static bool inputs_constant(const ir_node *n, const bool *constant) {
-    for (size_t i = 0; i < n->n_inputs; i++)
-        if (n->inputs[i] && !constant[n->inputs[i]->index]) return false;
-    return true;
-}
-
-static tsr_status *choose(ir_graph *g, uint64_t limit, bool (*pinned)(const ir_node *, void *), void *ctx,
-                          fold_plan *p) {
-    memset(p, 0, sizeof *p);
-    p->constant = calloc(g->n_values + 1, sizeof *p->constant);
-    p->shapes = malloc((g->n_nodes + 1) * sizeof *p->shapes);
-    p->evals = malloc((g->n_nodes + 1) * sizeof *p->evals);
-    if (!p->constant || !p->shapes || !p->evals) return TSR_NO_MEMORY();
-    for (size_t i = 0; i < g->n_values; i++) {
-        const ir_value *v = g->values[i];
-        /* an initializer listed among the inputs too is still a constant:
-         * sessions do not let a caller feed it (runtime/session_io.c) */
-        p->constant[i] = v->constant && !v->is_outer && !v->producer;
-    }
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        ir_node *n = g->nodes[i];
-        if (never_folded(n) || pinned(n, ctx) || !outputs_foldable(n, limit)) continue;
-        if (shape_of_static(n)) p->shapes[p->n_shapes++] = n;
-        else if (inputs_constant(n, p->constant)) p->evals[p->n_evals++] = n;
-        else continue;
-        for (size_t o = 0; o < n->n_outputs; o++)
-            if (n->outputs[o]) p->constant[n->outputs[o]->index] = true;
-    }
-    return NULL;
-}
-
-/* Shape (start/end as opset 15 has them) or Size of n's input, from its type. */
-static tsr_status *shape_value(const ir_node *n, ir_tensor **out) {
-    const ir_type *t = &n->inputs[0]->type;
-    if (strcmp(n->op_type, "Size") == 0) {
-        TSR_TRY(ir_tensor_new(TSR_INT64, 0, NULL, out));
-        int64_t count = 1;
-        for (int32_t d = 0; d < t->rank; d++) count *= t->dims[d].value;
-        *(int64_t *)(*out)->data = count;
-        return NULL;
-    }
-    int64_t rank = t->rank, start = 0, end = rank;
-    const ir_attr *a = ir_node_attr(n, "start");
-    if (a) start = a->i;
-    if ((a = ir_node_attr(n, "end"))) end = a->i;
-    if (start < 0) start += rank;
-    if (end < 0) end += rank;
-    start = start < 0 ? 0 : start > rank ? rank : start;
-    end = end < 0 ? 0 : end > rank ? rank : end;
-    int64_t len = end > start ? end - start : 0;
-    TSR_TRY(ir_tensor_new(TSR_INT64, 1, &len, out));
-    for (int64_t d = 0; d < len; d++) ((int64_t *)(*out)->data)[d] = t->dims[start + d].value;
-    return NULL;
-}
 
 /* The tensor a run left in `slot` (host memory), as an ir_tensor. */
 static tsr_status *take_tensor(rt_tensor *slot, ir_tensor **out) {
@@ -261,7 +141,7 @@ static void drop_unread_constants(ir_graph *g) {
 static tsr_status *fold_shapes(fold_plan *p) {
     for (size_t k = 0; k < p->n_shapes; k++) {
         ir_tensor *t;
-        TSR_TRY(shape_value(p->shapes[k], &t));
+        TSR_TRY(fold_shape_value(p->shapes[k], &t));
         make_constant(p->shapes[k]->outputs[0], t);
     }
     return NULL;
@@ -295,57 +175,89 @@ static tsr_status *fold_evals(tsr_session *s, ir_graph *g, fold_plan *p, bool *d
     return NULL;
 }
 
-static char *dup_or_empty(const char *s) { return strdup(s ? s : ""); }
+/* What the report lists, growing as graphs are folded. */
+typedef struct fold_records {
+    folded_node *items;
+    size_t n, cap;
+} fold_records;
 
-static tsr_status *record(ir_node *const *nodes, size_t n, folded_node *out, size_t *k) {
+static tsr_status *record(fold_records *r, ir_node *const *nodes, size_t n, const char *body) {
+    if (r->n + n > r->cap) {
+        size_t cap = (r->n + n) * 2;
+        folded_node *grown = realloc(r->items, cap * sizeof *grown);
+        if (!grown) return TSR_NO_MEMORY();
+        r->items = grown;
+        r->cap = cap;
+    }
     for (size_t i = 0; i < n; i++) {
-        folded_node *f = &out[(*k)++];
+        folded_node *f = &r->items[r->n++];
         const ir_node *nd = nodes[i];
-        f->node = dup_or_empty(nd->name);
-        f->op = dup_or_empty(nd->op_type);
+        memset(f, 0, sizeof *f);
+        f->node = strdup(nd->name ? nd->name : "");
+        f->op = strdup(nd->op_type);
+        f->body = body[0] ? strdup(body) : NULL;
         f->outputs = calloc(nd->n_outputs + 1, sizeof *f->outputs);
-        if (!f->node || !f->op || !f->outputs) return TSR_NO_MEMORY();
+        if (!f->node || !f->op || !f->outputs || (body[0] && !f->body)) return TSR_NO_MEMORY();
         for (size_t o = 0; o < nd->n_outputs; o++)
             if (nd->outputs[o] && !(f->outputs[f->n_outputs++] = strdup(nd->outputs[o]->name))) return TSR_NO_MEMORY();
     }
     return NULL;
 }
 
-/* What the report lists: every node folded, with the values it made. */
-static tsr_status *records(const fold_plan *p, bool evaluated, folded_node **out, size_t *n_out) {
-    size_t n = p->n_shapes + (evaluated ? p->n_evals : 0), k = 0;
-    *out = NULL;
-    *n_out = 0;
-    if (!n) return NULL;
-    folded_node *f = calloc(n, sizeof *f);
-    if (!f) return TSR_NO_MEMORY();
-    tsr_status *st = record(p->shapes, p->n_shapes, f, &k);
-    if (!st && evaluated) st = record(p->evals, p->n_evals, f, &k);
-    *out = f;
-    *n_out = k;
+typedef struct fold_ctx {
+    tsr_session *s;
+    uint64_t limit;
+    bool (*pinned)(const ir_node *, void *);
+    void *pin_ctx;
+    fold_records rec;
+} fold_ctx;
+
+static tsr_status *fold_graph(fold_ctx *c, ir_graph *g, const char *path);
+
+/* The bodies of g's nodes, each named NODE/ATTRIBUTE as the report names them. */
+static tsr_status *fold_bodies(fold_ctx *c, ir_graph *g, const char *path) {
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = g->nodes[i];
+        for (size_t a = 0; a < n->n_attrs; a++) {
+            const ir_attr *at = &n->attrs[a];
+            size_t count = at->g ? 1 : (at->graphs ? at->count : 0);
+            for (size_t k = 0; k < count; k++) {
+                ir_graph *sg = at->g ? at->g : at->graphs[k];
+                char sub[1024];
+                snprintf(sub, sizeof sub, "%s%s%s/%s", path, path[0] ? "/" : "", n->name, at->name);
+                if (sg) TSR_TRY(fold_graph(c, sg, sub));
+            }
+        }
+    }
+    return NULL;
+}
+
+static tsr_status *fold_graph(fold_ctx *c, ir_graph *g, const char *path) {
+    fold_plan p;
+    tsr_status *st = fold_choose(g, c->limit, c->pinned, c->pin_ctx, &p);
+    bool evaluated = false;
+    if (!st) st = fold_shapes(&p);
+    if (!st) st = fold_evals(c->s, g, &p, &evaluated);
+    if (!st) st = record(&c->rec, p.shapes, p.n_shapes, path);
+    if (!st && evaluated) st = record(&c->rec, p.evals, p.n_evals, path);
+    if (!st) st = remove_nodes(g, p.shapes, p.n_shapes);
+    if (!st && evaluated) st = remove_nodes(g, p.evals, p.n_evals);
+    fold_plan_free(&p);
+    if (!st) st = fold_bodies(c, g, path);
     return st;
 }
 
 tsr_status *session_fold_constants(tsr_session *s, uint64_t limit, bool (*pinned)(const ir_node *, void *),
                                    void *ctx, folded_node **folded, size_t *n_folded) {
-    ir_graph *g = s->model->graph;
-    fold_plan p;
-    tsr_status *st = choose(g, limit, pinned, ctx, &p);
-    bool evaluated = false;
-    *folded = NULL;
-    *n_folded = 0;
-    if (!st) st = fold_shapes(&p);
-    if (!st) st = fold_evals(s, g, &p, &evaluated);
-    if (!st) st = records(&p, evaluated, folded, n_folded);
-    if (!st) st = remove_nodes(g, p.shapes, p.n_shapes);
-    if (!st && evaluated) st = remove_nodes(g, p.evals, p.n_evals);
-    if (!st && (p.n_shapes || evaluated)) {
-        drop_unread_constants(g);
+    fold_ctx c = {s, limit, pinned, ctx, {0}};
+    tsr_status *st = fold_graph(&c, s->model->graph, "");
+    *folded = c.rec.items;
+    *n_folded = c.rec.n;
+    if (!st && c.rec.n) {
+        drop_unread_constants(s->model->graph);
         char msg[160];
-        snprintf(msg, sizeof msg, "folded %zu nodes into constants at load (%zu Shape/Size, %zu evaluated)",
-                 p.n_shapes + (evaluated ? p.n_evals : 0), p.n_shapes, evaluated ? p.n_evals : 0);
+        snprintf(msg, sizeof msg, "folded %zu nodes into constants at load", c.rec.n);
         host_log(TSR_LOG_INFO, NULL, msg);
     }
-    fold_plan_free(&p);
     return st;
 }

@@ -10,7 +10,9 @@ Models written here with python onnx, expected outputs computed with numpy
             initializer also listed among the graph inputs (as exporters
             before IR version 4 wrote every weight; sessions never let a
             caller feed such an input);
-  big       Add(x, ConstantOfShape([1024, 1024]))  (4 MiB).
+  big       Add(x, ConstantOfShape([1024, 1024]))  (4 MiB);
+  loop      a Loop whose body adds Mul(Unsqueeze(v), 2) to the carried h,
+            v an initializer of the main graph.
 
 Checked with `tessera partition --format json` and `tessera test`:
   - the Transpose, Cast, Shape/Gather/Concat chain and Relu(c) are in
@@ -20,7 +22,9 @@ Checked with `tessera partition --format json` and `tessera test`:
   - --assign Transpose=reference keeps the Transpose a piece;
   - the ConstantOfShape is folded by default, not under --limit
     fold_bytes=1000000, and both give numpy's result;
-  - the text report says "folded at load".
+  - the text report says "folded at load";
+  - the loop body's Unsqueeze and Mul are folded (listed with their body),
+    its Add of the carried value is not, and the loop's result is numpy's.
 
 usage: constant_fold.py --tessera BIN --work DIR
 Exits 77 (skip) without python onnx.
@@ -120,12 +124,41 @@ def big_model():
     return m
 
 
+def loop_model(rng):
+    """h_{k+1} = h_k + Unsqueeze(v) * 2, three iterations; the
+    body's Unsqueeze(v) of an outer constant and Mul by its own constant
+    are folded, the Add of the carried h is not."""
+    v = rng.standard_normal(4).astype(np.float32)
+    body = helper.make_graph(
+        [helper.make_node("Unsqueeze", ["v", "axes0"], ["vu"], name="v_unsqueeze"),
+         helper.make_node("Mul", ["vu", "two"], ["v2"], name="v_twice"),
+         helper.make_node("Add", ["h_in", "v2"], ["h_out"], name="h_add"),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"], name="cond_id")],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("h_in", TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("h_out", TensorProto.FLOAT, [2, 4])],
+        [numpy_helper.from_array(np.array([0], np.int64), "axes0"),
+         numpy_helper.from_array(np.array(2.0, np.float32), "two")])
+    g = helper.make_graph(
+        [helper.make_node("Loop", ["trips", "", "h0"], ["h"], name="loop", body=body)],
+        "loop_fold", [helper.make_tensor_value_info("h0", TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("h", TensorProto.FLOAT, [2, 4])],
+        [numpy_helper.from_array(v, "v"), numpy_helper.from_array(np.array(3, np.int64), "trips")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    return m, lambda h0: (h0 + 3 * (2 * v[None, :])).astype(np.float32)
+
+
 def partition_json(tessera, model, extra):
     rc, out, err = run(tessera, ["partition", model, "--format", "json"] + extra)
     if not check(rc == 0, "partition %s %s" % (os.path.basename(model), " ".join(extra)) + ("" if rc == 0 else err)):
         return None, None
     j = json.loads(out)
-    return {f["node"] for f in j["folded"]}, {n for p in j["pieces"] for n in p["nodes"]}
+    return ({f["node"] if "body" not in f else f["body"] + "/" + f["node"] for f in j["folded"]},
+            {n for p in j["pieces"] for n in p["nodes"]})
 
 
 def test_case(tessera, case, extra, what):
@@ -176,6 +209,17 @@ def main():
         check(not folded, "not under --limit fold_bytes=1000000")
     for extra in (["-p", "reference"], ["-p", "reference", "--limit", "fold_bytes=1000000"]):
         test_case(a.tessera, case3, extra, "big: numpy's result with %s" % " ".join(extra))
+
+    lm, lexpected = loop_model(rng)
+    case4 = os.path.join(a.work, "loop")
+    h0 = rng.standard_normal((2, 4)).astype(np.float32)
+    write_case(case4, lm, [("h0", h0)], [("h", lexpected(h0))])
+    folded, _ = partition_json(a.tessera, os.path.join(case4, "model.onnx"), ["-p", "reference"])
+    if folded is not None:
+        check(folded == {"loop/body/v_unsqueeze", "loop/body/v_twice"},
+              "a loop body's nodes of constants folded, the carried Add not: %s" % sorted(folded))
+    for extra in (["-p", "reference"], ["-p", "onednn,reference"], ["--limit", "fold_bytes=1"]):
+        test_case(a.tessera, case4, extra, "loop: numpy's result with %s" % " ".join(extra))
 
     print("%d check(s) failed" % failures if failures else "all checks passed")
     return 1 if failures else 0

@@ -143,10 +143,12 @@ class SessionOptions:
 
     ONNX Runtime's: intra_op_num_threads (0: each provider chooses),
     log_severity_level (0 verbose .. 3 error, 4 fatal), enable_profiling,
-    profile_file_prefix, add_free_dimension_override_by_name(); and, accepted
-    but without effect, inter_op_num_threads, graph_optimization_level,
-    execution_mode, log_verbosity_level, enable_cpu_mem_arena,
-    enable_mem_pattern, optimized_model_filepath, session config entries.
+    profile_file_prefix, add_free_dimension_override_by_name(),
+    graph_optimization_level (ORT_DISABLE_ALL: no constant folding at load,
+    as the "fold_bytes" limit 1; the providers' own fusions stay); and,
+    accepted but without effect, inter_op_num_threads, execution_mode,
+    log_verbosity_level, enable_cpu_mem_arena, enable_mem_pattern,
+    optimized_model_filepath, session config entries.
 
     Tessera's own: policy ('order', 'cost', 'first'), fallback (a provider
     that runs only what no other claims), assignments ({node or op type:
@@ -216,7 +218,10 @@ class SessionOptions:
             d["fallback"] = str(self.fallback)
         d["assign"] = [(str(k), str(v)) for k, v in self.assignments.items()]
         d["dims"] = [(str(k), int(v)) for k, v in self.dims.items()]
-        d["limits"] = [(str(k), int(v)) for k, v in self.limits.items()]
+        limits = dict(self.limits)
+        if int(self.graph_optimization_level) == GraphOptimizationLevel.ORT_DISABLE_ALL:
+            limits.setdefault("fold_bytes", 1)  # ONNX Runtime folds from ORT_ENABLE_BASIC up
+        d["limits"] = [(str(k), int(v)) for k, v in limits.items()]
         return d
 
 

@@ -207,6 +207,12 @@ def test_session_options(mlp_bytes):
     np.testing.assert_allclose(s.run(["y"], {"x": x})[0], expected_mlp(x)[0], rtol=1e-5, atol=1e-6)
     with pytest.raises(ort.InvalidArgument):  # batch is fixed to 2 now
         s.run(["y"], {"x": np.zeros((3, 4), np.float32)})
+    off = ort.SessionOptions()
+    off.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    assert ("fold_bytes", 1) in off._to_dict()["limits"]
+    assert all(k != "fold_bytes" for k, _ in so._to_dict()["limits"])
+    s = ort.InferenceSession(mlp_bytes, sess_options=off, providers=["reference"])
+    np.testing.assert_allclose(s.run(["y"], {"x": x})[0], expected_mlp(x)[0], rtol=1e-5, atol=1e-6)
     bad = ort.SessionOptions()
     bad.policy = "fastest"
     with pytest.raises(ort.InvalidArgument, match="policy"):

@@ -17,7 +17,8 @@ typedef struct writer {
     void **allocs;
     size_t n_allocs, cap_allocs;
     const ir_model *model;
-    tsr_status *err; /* first error; later calls become no-ops */
+    tsr_status *err;   /* first error; later calls become no-ops */
+    size_t inline_max; /* a view's constants over this size are inputs without data */
 } writer;
 
 /* Zeroed memory owned by the writer; NULL (and w->err set) on failure. */
@@ -478,9 +479,9 @@ static Onnx__GraphProto *w_view_graph(writer *w, const struct tsr_graph *v) {
     for (size_t i = 0; i < n_in && !w->err; i++) {
         const ir_value *iv = i < v->n_inputs ? v->inputs[i] : nd.extra[i - v->n_inputs];
         const ir_value *rv = real_value(iv);
-        bool declared = i < v->n_inputs;
-        if (rv->constant) gp->initializer[gp->n_initializer++] = w_tensor(w, &rv->constant->view, iv->name);
-        if (declared || !rv->constant) gp->input[gp->n_input++] = w_value_info(w, iv);
+        bool declared = i < v->n_inputs, data = rv->constant && rv->constant->nbytes <= w->inline_max;
+        if (data) gp->initializer[gp->n_initializer++] = w_tensor(w, &rv->constant->view, iv->name);
+        if (declared || !data) gp->input[gp->n_input++] = w_value_info(w, iv);
     }
     for (size_t i = 0; i < v->n_outputs; i++) gp->output[i] = w_value_info(w, v->outputs[i]);
     gp->n_output = v->n_outputs;
@@ -553,8 +554,8 @@ static void w_model_header(writer *w, const ir_model *m, Onnx__ModelProto *mp) {
     }
 }
 
-static tsr_status *write_model(const struct tsr_graph *v, bool whole, void **bytes, size_t *size) {
-    writer w = {NULL, 0, 0, v->ir->model, NULL};
+static tsr_status *write_model(const struct tsr_graph *v, bool whole, size_t inline_max, void **bytes, size_t *size) {
+    writer w = {NULL, 0, 0, v->ir->model, NULL, inline_max};
     const ir_model *m = w.model;
     Onnx__ModelProto mp = ONNX__MODEL_PROTO__INIT;
     /* Initializers that are not graph inputs need IR version 4. */
@@ -608,7 +609,12 @@ static tsr_status *write_model(const struct tsr_graph *v, bool whole, void **byt
 tsr_status *onnx_write_view(const struct tsr_graph *v, void **bytes, size_t *size) {
     if (!v || !v->ir || !bytes || !size)
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "graph_to_onnx needs a graph, bytes and size");
-    return write_model(v, false, bytes, size);
+    return write_model(v, false, SIZE_MAX, bytes, size);
+}
+
+tsr_status *onnx_write_view_by_reference(const struct tsr_graph *v, size_t inline_max, void **bytes, size_t *size) {
+    if (!v || !v->ir || !bytes || !size) return tsr_error(TSR_ERR_INVALID_ARGUMENT, "a graph, bytes and size are needed");
+    return write_model(v, false, inline_max, bytes, size);
 }
 
 tsr_status *onnx_write_model(ir_model *m, void **bytes, size_t *size) {
@@ -616,7 +622,7 @@ tsr_status *onnx_write_model(ir_model *m, void **bytes, size_t *size) {
         return tsr_error(TSR_ERR_INVALID_ARGUMENT, "writing a model needs a model, bytes and size");
     struct tsr_graph *v;
     TSR_TRY(graph_view_whole(m->graph, &v));
-    tsr_status *st = write_model(v, true, bytes, size);
+    tsr_status *st = write_model(v, true, SIZE_MAX, bytes, size);
     graph_view_free(v);
     return st;
 }

@@ -28,6 +28,12 @@
  */
 tsr_status *onnx_write_view(const struct tsr_graph *v, void **bytes, size_t *size);
 
+/* The same, but a constant the view reads that takes more than
+ * `inline_max` bytes is written as a graph input without data (its type
+ * only), for the caller to feed from the constant itself: a weight is not
+ * copied twice into a model that runs once (runtime/session_fold.c). */
+tsr_status *onnx_write_view_by_reference(const struct tsr_graph *v, size_t inline_max, void **bytes, size_t *size);
+
 /* All of model `m` the same way, with the model's own producer, doc string
  * and metadata_props: what `tessera compose -o` writes. */
 tsr_status *onnx_write_model(ir_model *m, void **bytes, size_t *size);

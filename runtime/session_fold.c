@@ -47,11 +47,29 @@ static bool same_shape(const ir_tensor *t, const ir_value *v) {
     return true;
 }
 
+/* Constants larger than this are not copied into the model that runs once
+ * but fed from where they are; smaller ones (shapes, axes, scales) stay
+ * initializers, which providers may need to see as constants. */
+#define FOLD_INLINE_BYTES 65536
+
+/* Feeds each input of g (the view's graph, as loaded) that came without
+ * data from the constant it names in the view's graph. */
+static tsr_status *feed_constants(const struct tsr_graph *view, const ir_graph *g, rt_tensor *slots) {
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        if (g->inputs[i]->constant) continue;
+        const ir_value *v = ir_graph_find(view->ir, g->inputs[i]->name);
+        for (int d = 0; v && v->is_outer && d <= IR_MAX_GRAPH_DEPTH; d++) v = v->outer;
+        if (!v || !v->constant) return tsr_error(TSR_ERR_RUNTIME, "no constant for '%s'", g->inputs[i]->name);
+        rt_tensor_borrow(&slots[i], &v->constant->view);
+    }
+    return NULL;
+}
+
 /* Runs the view's nodes as their own graph; results[i] is view output i. */
 static tsr_status *run_view(tsr_session *s, const struct tsr_graph *view, ir_tensor **results) {
     void *bytes = NULL;
     size_t size = 0;
-    TSR_TRY(onnx_write_view(view, &bytes, &size));
+    TSR_TRY(onnx_write_view_by_reference(view, FOLD_INLINE_BYTES, &bytes, &size));
     ir_model *m = NULL;
     tsr_status *st = ir_model_load_buffer(bytes, size, NULL, &m);
     free(bytes);
@@ -66,6 +84,7 @@ static tsr_status *run_view(tsr_session *s, const struct tsr_graph *view, ir_ten
     if (!st) st = graph_plan_build(g, s->provs, s->n_provs, &s->rules, &plan);
     planned = !st;
     if (!st && !(slots = calloc(g->n_inputs + g->n_outputs + 1, sizeof *slots))) st = TSR_NO_MEMORY();
+    if (!st) st = feed_constants(view, g, slots);
     if (!st) st = graph_run(&plan, s->provs, slots, NULL, true, NULL, slots + g->n_inputs);
     for (size_t i = 0; !st && i < g->n_outputs; i++) {
         st = take_tensor(&slots[g->n_inputs + i], &results[i]);

@@ -216,6 +216,26 @@ static bool pinned(const ir_node *n, void *ctx) {
     return false;
 }
 
+/* Folds constants (before partitioning, so no piece is made for what runs
+ * only then), then partitions and compiles the main graph; the report
+ * keeps what was folded. */
+static tsr_status *plan_main(tsr_session *s, const tsr_session_options *o) {
+    folded_node *folded = NULL;
+    size_t n_folded = 0;
+    tsr_status *st = NULL;
+    if (!o->observe_all && o->max_fold_bytes > 1)
+        st = session_fold_constants(s, o->max_fold_bytes, pinned, (void *)o, &folded, &n_folded);
+    if (!st) st = graph_plan_build(s->model->graph, s->provs, s->n_provs, &s->rules, &s->main);
+    if (!st) {
+        s->main.part.folded = folded;
+        s->main.part.n_folded = n_folded;
+        return NULL;
+    }
+    for (size_t i = 0; i < n_folded; i++) folded_node_clear(&folded[i]);
+    free(folded);
+    return st;
+}
+
 static tsr_status *session_finish(tsr_session *s, const tsr_session_options *o) {
     tsr_session_options defaults;
     if (!o) {
@@ -263,19 +283,7 @@ static tsr_status *session_finish(tsr_session *s, const tsr_session_options *o) 
     /* Observing every value: each node output is a piece boundary, in
      * control-flow bodies too. */
     if (o->observe_all) session_observe_every_value(s->model->graph);
-    /* before partitioning, so no piece is made for what runs only here */
-    folded_node *folded = NULL;
-    size_t n_folded = 0;
-    if (!o->observe_all && !st && o->max_fold_bytes > 1)
-        st = session_fold_constants(s, o->max_fold_bytes, pinned, (void *)o, &folded, &n_folded);
-    if (!st) st = graph_plan_build(s->model->graph, s->provs, s->n_provs, &s->rules, &s->main);
-    if (!st) {
-        s->main.part.folded = folded;
-        s->main.part.n_folded = n_folded;
-    } else {
-        for (size_t i = 0; i < n_folded; i++) folded_node_clear(&folded[i]);
-        free(folded);
-    }
+    if (!st) st = plan_main(s, o);
     if (!st) st = session_io_build(s);
     return st;
 }

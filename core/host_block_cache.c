@@ -10,6 +10,7 @@
 #include "host_block_cache.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,21 @@ static struct {
         size_t bytes;
     } slot[CACHE_SLOTS];
 } cache = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* Kernels may write a tensor with instructions that need their address
+ * aligned: oneDNN 2.6's AVX2 resampling stores with vmovntps (32 bytes)
+ * into whatever buffer it is given, and calloc's large blocks sit 16 bytes
+ * into their mmap (a SIGSEGV upsampling into a graph output at 1 thread).
+ * Every block is 64-byte aligned, a cache line, and free() releases it. */
+#define BLOCK_ALIGN 64
+
+static void *zeroed_aligned(size_t bytes) {
+    if (bytes > SIZE_MAX - BLOCK_ALIGN) return NULL;
+    size_t rounded = (bytes + BLOCK_ALIGN - 1) / BLOCK_ALIGN * BLOCK_ALIGN;
+    void *p = aligned_alloc(BLOCK_ALIGN, rounded ? rounded : BLOCK_ALIGN);
+    if (p) memset(p, 0, bytes);
+    return p;
+}
 
 void *host_block_alloc(size_t bytes) {
     if (bytes >= CACHE_MIN_BYTES && bytes <= CACHE_MAX_BLOCK) {
@@ -47,12 +63,13 @@ void *host_block_alloc(size_t bytes) {
             return p;
         }
     }
-    return calloc(1, bytes);
+    return zeroed_aligned(bytes);
 }
 
 void host_block_free(void *p, size_t bytes) {
     if (!p) return;
-    if (bytes >= CACHE_MIN_BYTES && bytes <= CACHE_MAX_BLOCK) {
+    /* a loader's buffer (protobuf-c's malloc) is not aligned: not kept */
+    if (bytes >= CACHE_MIN_BYTES && bytes <= CACHE_MAX_BLOCK && (uintptr_t)p % BLOCK_ALIGN == 0) {
         bool kept = false;
         pthread_mutex_lock(&cache.mu);
         if (cache.count < CACHE_SLOTS && cache.total + bytes <= CACHE_MAX_TOTAL) {

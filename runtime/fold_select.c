@@ -127,4 +127,3 @@ tsr_status *fold_shape_value(const ir_node *n, ir_tensor **out) {
     for (int64_t d = 0; d < len; d++) ((int64_t *)(*out)->data)[d] = t->dims[start + d].value;
     return NULL;
 }
-

@@ -266,8 +266,8 @@ static tsr_status *fold_graph(fold_ctx *c, ir_graph *g, const char *path) {
     return st;
 }
 
-tsr_status *session_fold_constants(tsr_session *s, uint64_t limit, bool (*pinned)(const ir_node *, void *),
-                                   void *ctx, folded_node **folded, size_t *n_folded) {
+tsr_status *session_fold_constants(tsr_session *s, uint64_t limit, bool (*pinned)(const ir_node *, void *), void *ctx,
+                                   folded_node **folded, size_t *n_folded) {
     fold_ctx c = {s, limit, pinned, ctx, {0}};
     tsr_status *st = fold_graph(&c, s->model->graph, "");
     *folded = c.rec.items;

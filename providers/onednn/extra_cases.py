@@ -175,6 +175,16 @@ def minmax_cases(out_dir):
     save_case(out_dir, "odn_reducemin_axes_apart",
               [helper.make_node("ReduceMin", ["X", "ax"], ["Y"])],
               [("X", x)], [("Y", x.min(axis=(0, 2), keepdims=True))], [("ax", i64([0, 2]))])
+    # The last axis, rows read 16 at a time: lengths 37 (two vectors and a
+    # tail), 200 and 64; NaN in a vector part, in a tail, first in a row.
+    for name, op, shape in (("max_last_37", "ReduceMax", (5, 37)), ("min_last_200", "ReduceMin", (3, 200)),
+                            ("max_last_64", "ReduceMax", (4, 64))):
+        x = rng.standard_normal(shape).astype(np.float32)
+        x[1, 5], x[2, shape[1] - 1], x[0, 3] = np.nan, np.nan, -np.inf
+        x[-1, 0] = np.nan
+        want = x.max(axis=-1, keepdims=True) if op == "ReduceMax" else x.min(axis=-1, keepdims=True)
+        save_case(out_dir, "odn_reduce" + name, [helper.make_node(op, ["X", "ax"], ["Y"])],
+                  [("X", x)], [("Y", want)], [("ax", i64([-1]))])
 
 
 def middle_reduce_cases(out_dir):

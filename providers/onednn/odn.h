@@ -413,6 +413,10 @@ tsr_status *odn_sgemm_add_step(odn_plan *p, const tsr_node *n, int64_t m, int64_
                                dnnl_memory_t a, const float *packed, const float *bias, dnnl_memory_t c);
 tsr_status *odn_build_pool(odn_plan *p, size_t index);
 tsr_status *odn_build_batchnorm(odn_plan *p, size_t index);
+/* BatchNormalization of constant statistics on a plain input as a C loop
+ * (odn_build_bn1d.c: oneDNN 2.6 has only ncsp_bnorm there); *handled
+ * false when it does not apply. */
+tsr_status *odn_bn_loop_try(odn_plan *p, size_t index, bool *handled);
 tsr_status *odn_build_eltwise(odn_plan *p, size_t index);
 tsr_status *odn_build_binary(odn_plan *p, size_t index);
 /* PRelu (odn_build_prelu.c): a constant one-value slope as the eltwise

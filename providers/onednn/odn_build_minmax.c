@@ -8,6 +8,7 @@
  * PointNet's max over its points, a global max pooling), where the plain
  * path would reorder it first. Other axis sets take the generic reduction
  * loop (odn_loops.c), which keeps NaN too. */
+#include <immintrin.h>
 #include <string.h>
 
 #include "odn.h"
@@ -17,6 +18,49 @@ typedef struct minmax_loop {
     bool is_max;
 } minmax_loop;
 
+/* Max (or min) of a contiguous row, NaN if any element is: the reduction
+ * over the last axis (YOLO's scores.max(-1), an LM head's max over the
+ * vocabulary), where the row loop below would walk a one-element row per
+ * input element. */
+static float row_extreme_c(const float *x, int64_t n, bool is_max) {
+    float m = x[0];
+    bool nan = false;
+    for (int64_t i = 0; i < n; i++) {
+        float v = x[i];
+        m = is_max ? (v > m ? v : m) : (v < m ? v : m);
+        nan |= v != v;
+    }
+    return nan ? __builtin_nanf("") : m;
+}
+
+/* The same 16 lanes at a time; vmaxps/vminps ignore a NaN operand, so
+ * NaNs are flagged apart (the compiler keeps the scalar form scalar). */
+__attribute__((target("avx2"))) static float row_extreme_avx2(const float *x, int64_t n, bool is_max) {
+    __m256 a0 = _mm256_set1_ps(x[0]), a1 = a0, nan = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256 v0 = _mm256_loadu_ps(x + i), v1 = _mm256_loadu_ps(x + i + 8);
+        a0 = is_max ? _mm256_max_ps(v0, a0) : _mm256_min_ps(v0, a0);
+        a1 = is_max ? _mm256_max_ps(v1, a1) : _mm256_min_ps(v1, a1);
+        nan = _mm256_or_ps(nan, _mm256_or_ps(_mm256_cmp_ps(v0, v0, _CMP_UNORD_Q), _mm256_cmp_ps(v1, v1, _CMP_UNORD_Q)));
+    }
+    if (_mm256_movemask_ps(nan)) return __builtin_nanf("");
+    float lanes[16];
+    _mm256_storeu_ps(lanes, a0);
+    _mm256_storeu_ps(lanes + 8, a1);
+    float m = row_extreme_c(lanes, 16, is_max);
+    if (i < n) {
+        float t = row_extreme_c(x + i, n - i, is_max);
+        if (t != t) return t;
+        m = is_max ? (t > m ? t : m) : (t < m ? t : m);
+    }
+    return m;
+}
+
+static float row_extreme(const float *x, int64_t n, bool is_max, bool avx2) {
+    return avx2 ? row_extreme_avx2(x, n, is_max) : row_extreme_c(x, n, is_max);
+}
+
 static tsr_status *run_minmax(const void *ctx, dnnl_memory_t src, dnnl_memory_t dst) {
     const minmax_loop *l = ctx;
     void *hx = NULL, *hy = NULL;
@@ -25,6 +69,12 @@ static tsr_status *run_minmax(const void *ctx, dnnl_memory_t src, dnnl_memory_t 
     const float *x = hx;
     float *y = hy;
     int64_t inner = l->inner;
+    if (inner == 1) {
+        bool avx2 = __builtin_cpu_supports("avx2");
+#pragma omp parallel for if (l->outer * l->r > 65536) schedule(static)
+        for (int64_t o = 0; o < l->outer; o++) y[o] = row_extreme(x + o * l->r, l->r, l->is_max, avx2);
+        return NULL;
+    }
 #pragma omp parallel for if (l->outer * l->r * inner > 65536) schedule(static)
     for (int64_t o = 0; o < l->outer; o++) {
         const float *xo = x + o * l->r * inner;

@@ -20,6 +20,9 @@ tsr_status *odn_build_batchnorm(odn_plan *p, size_t index) {
     odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
     if (!x || !y || !x->produced || x->rank < 2)
         return odn_node_error(n, TSR_ERR_PROVIDER, "internal: batchnorm inputs");
+    bool handled;
+    tsr_status *ls = odn_bn_loop_try(p, index, &handled);
+    if (ls || handled) return ls;
     int64_t c = x->dims[1];
     dnnl_exec_arg_t args[ODN_MAX_ARGS];
     dnnl_memory_t scale, shift, mean, var;

@@ -28,7 +28,7 @@ static const odn_op ops[] = {
     {"Flatten", odn_claim_ranked, odn_build_reshape},
     {"GRU", odn_rnn_check, odn_build_rnn},
     {"Gelu", odn_claim_eltwise, odn_build_unary},
-    {"Gemm", odn_claim_gemm, odn_build_gemm_typed},
+    {"Gemm", odn_claim_gemm, odn_build_gemm_bn},
     {"GlobalAveragePool", odn_claim_pool, odn_build_pool},
     {"GlobalMaxPool", odn_claim_pool, odn_build_pool},
     {"HardSigmoid", odn_claim_eltwise, odn_build_act_or_eltwise},
@@ -41,7 +41,7 @@ static const odn_op ops[] = {
     {"LeakyRelu", odn_claim_eltwise, odn_build_unary},
     {"Log", odn_claim_eltwise, odn_build_unary},
     {"LogSoftmax", odn_claim_softmax, odn_build_softmax},
-    {"MatMul", odn_claim_matmul, odn_build_matmul_typed},
+    {"MatMul", odn_claim_matmul, odn_build_matmul_bn},
     {"MatMulInteger", odn_quant_check, odn_build_matmulinteger},
     {"Max", odn_claim_binary, odn_build_binary},
     {"MaxPool", odn_claim_pool, odn_build_pool},
@@ -79,6 +79,7 @@ static const odn_op ops[] = {
     {"Tanh", odn_claim_eltwise, odn_build_unary},
     {"Transpose", odn_claim_ranked, odn_build_transpose},
     {"Upsample", odn_claim_upsample, odn_build_resize},
+    {"Where", odn_claim_where, odn_build_where}, /* odn_where.c */
 };
 
 static int by_name(const void *key, const void *row) { return strcmp(key, ((const odn_op *)row)->op); }

@@ -49,6 +49,9 @@ int odn_claim_batchnorm(const tsr_node *n, char *why, size_t size);
 int odn_claim_softmax(const tsr_node *n, char *why, size_t size); /* Softmax, LogSoftmax */
 int odn_claim_layernorm(const tsr_node *n, char *why, size_t size);
 int odn_claim_prelu(const tsr_node *n, char *why, size_t size);
+/* Where (bool condition, float32 operands) as a C loop (odn_where.c). */
+int odn_claim_where(const tsr_node *n, char *why, size_t size);
+tsr_status *odn_build_where(odn_plan *p, size_t index);
 
 /* Builders that pick among others by what the node turns out to be
  * (odn_build.c). */
@@ -61,6 +64,10 @@ tsr_status *odn_build_unary(odn_plan *p, size_t index);
 /* MatMul, Gemm: the bfloat16 builder by output type, else the float one. */
 tsr_status *odn_build_matmul_typed(odn_plan *p, size_t index);
 tsr_status *odn_build_gemm_typed(odn_plan *p, size_t index);
+/* MatMul, Gemm of constant weights with a BatchNormalization after: that
+ * folded into the weights (odn_build_bn1d.c); else the two above. */
+tsr_status *odn_build_matmul_bn(odn_plan *p, size_t index);
+tsr_status *odn_build_gemm_bn(odn_plan *p, size_t index);
 /* MatMulInteger, ConvInteger: in float where int8 sums are not exact
  * (odn_int8_exact), else oneDNN's int8 primitives. */
 tsr_status *odn_build_matmulinteger(odn_plan *p, size_t index);

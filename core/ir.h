@@ -323,6 +323,10 @@ tsr_status *ir_graph_fold_constant_nodes(ir_graph *g);
  * pads to the Conv's (core/pad_fold.c). Needs the input ranks (run after
  * shape inference). */
 tsr_status *ir_graph_fold_pads(ir_graph *g);
+/* Elementwise ops between two Transposes that cancel run on the
+ * untransposed tensor and the Transposes go (core/transpose_cancel.c;
+ * tf2onnx's NHWC activations between NCHW Convs). Needs inferred shapes. */
+tsr_status *ir_graph_cancel_transposes(ir_graph *g);
 /* Replaces each Einsum that is a contraction of two operands (or a
  * permutation of one) by Transpose/Reshape/MatMul nodes, here and in
  * subgraphs (core/einsum_lower.c says which). Runs before shape inference,

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "ir.h"
+#include "rewrite_util.h"
 #include "status.h"
 #include "tessera/tessera.h"
 
@@ -28,41 +29,6 @@ static bool is_op(const ir_node *n, const char *op) { return strcmp(n->op_type, 
 /* a string attribute equal to s (a malformed one of another type is not) */
 static bool attr_is(const ir_attr *a, const char *s) {
     return a->type == TSR_ATTR_STRING && a->s && strcmp(a->s, s) == 0;
-}
-
-/* Readers of each value of g (by index): node inputs, graph outputs and
- * subgraph captures, counted in one pass over the graph; last[i] is a node
- * reading value i through an input. */
-typedef struct reader_table {
-    size_t *count;
-    const ir_node **last;
-} reader_table;
-
-static void count_value(const ir_graph *g, reader_table *t, const ir_value *v, const ir_node *n) {
-    if (!v || v->index >= g->n_values || g->values[v->index] != v) return; /* another graph's */
-    t->count[v->index]++;
-    if (n) t->last[v->index] = n;
-}
-
-static bool readers_of(const ir_graph *g, reader_table *t) {
-    t->count = calloc(g->n_values + 1, sizeof *t->count);
-    t->last = calloc(g->n_values + 1, sizeof *t->last);
-    if (!t->count || !t->last) return false;
-    for (size_t i = 0; i < g->n_outputs; i++) count_value(g, t, g->outputs[i], NULL);
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        const ir_node *n = g->nodes[i];
-        for (size_t k = 0; k < n->n_inputs; k++) count_value(g, t, n->inputs[k], n);
-        for (size_t a = 0; a < n->n_attrs; a++) {
-            const ir_attr *at = &n->attrs[a];
-            size_t gs = at->g ? 1 : at->graphs ? at->count : 0;
-            for (size_t j = 0; j < gs; j++) {
-                const ir_graph *sg = at->g ? at->g : at->graphs[j];
-                for (size_t x = 0; sg && x < sg->n_values; x++)
-                    if (sg->values[x]->is_outer) count_value(g, t, sg->values[x]->outer, NULL);
-            }
-        }
-    }
-    return true;
 }
 
 /* The Pad's pads (2*rank values) when it is a constant zero pad of the
@@ -131,28 +97,6 @@ static bool widen_conv_pads(ir_node *conv, const int64_t *pads, int32_t rank) {
 }
 
 /* --- Transpose(p) -> Pad -> Transpose(q), q after p the identity ---------- */
-
-/* The Transpose's permutation into p (IR_MAX_RANK entries) and its rank;
- * -1 when it is malformed or, without a perm, its input's rank is unknown. */
-static int32_t transpose_perm(const ir_node *t, int64_t *p) {
-    const ir_attr *a = ir_node_attr(t, "perm");
-    int32_t in_rank = t->inputs[0]->type.rank, r;
-    if (a) {
-        if (a->type != TSR_ATTR_INTS || a->count < 1 || a->count > IR_MAX_RANK) return -1;
-        r = (int32_t)a->count;
-        if (in_rank >= 0 && in_rank != r) return -1;
-        bool seen[IR_MAX_RANK] = {false};
-        for (int32_t i = 0; i < r; i++) {
-            if (a->ints[i] < 0 || a->ints[i] >= r || seen[a->ints[i]]) return -1;
-            seen[a->ints[i]] = true;
-            p[i] = a->ints[i];
-        }
-        return r;
-    }
-    if (in_rank < 1 || in_rank > IR_MAX_RANK) return -1;
-    for (int32_t i = 0; i < in_rank; i++) p[i] = in_rank - 1 - i; /* default: dims reversed */
-    return in_rank;
-}
 
 /* A constant 1-D tensor value of g that the session cannot override. */
 static const ir_tensor *fixed_vector(const ir_value *v) {
@@ -252,10 +196,8 @@ static tsr_status *pads_out_of_transposes(ir_graph *g) {
     size_t count = 0;
     ir_node **olds = malloc((g->n_nodes + 1) * sizeof *olds);
     reader_table t = {0};
-    if (!olds || !readers_of(g, &t)) {
+    if (!olds || !reader_table_make(g, &t)) {
         free(olds);
-        free(t.count);
-        free(t.last);
         return TSR_NO_MEMORY();
     }
     size_t n_values = g->n_values; /* values made below are not in the table */
@@ -275,7 +217,7 @@ static tsr_status *pads_out_of_transposes(ir_graph *g) {
             continue;
         /* the counts include graph outputs and subgraph captures */
         if (t.count[a->index] != 1 || t.last[a->index] != pad || t.count[b->index] != 1) continue;
-        ir_node *t2 = (ir_node *)t.last[b->index];
+        ir_node *t2 = t.last[b->index];
         if (!t2 || !is_op(t2, "Transpose") || t2->n_inputs < 1 || t2->inputs[0] != b || t2->n_outputs != 1 ||
             !t2->outputs[0])
             continue;
@@ -308,8 +250,7 @@ static tsr_status *pads_out_of_transposes(ir_graph *g) {
         else tsr_status_free(sp);
     }
     free(olds);
-    free(t.count);
-    free(t.last);
+    reader_table_free(&t);
     return st;
 }
 
@@ -318,10 +259,8 @@ tsr_status *ir_graph_fold_pads(ir_graph *g) {
     size_t count = 0;
     ir_node **olds = malloc((g->n_nodes + 1) * sizeof *olds);
     reader_table t = {0};
-    if (!olds || !readers_of(g, &t)) {
+    if (!olds || !reader_table_make(g, &t)) {
         free(olds);
-        free(t.count);
-        free(t.last);
         return TSR_NO_MEMORY();
     }
     for (size_t i = 0; i < g->n_nodes; i++) {
@@ -350,7 +289,6 @@ tsr_status *ir_graph_fold_pads(ir_graph *g) {
         free(first_new);
     }
     free(olds);
-    free(t.count);
-    free(t.last);
+    reader_table_free(&t);
     return st;
 }

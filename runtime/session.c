@@ -254,6 +254,8 @@ static tsr_status *session_finish(tsr_session *s, const tsr_session_options *o) 
     TSR_TRY(ir_infer_shapes(s->model->graph));
     /* observing every value keeps each Pad's output too */
     if (!o->observe_all) TSR_TRY(ir_graph_fold_pads(s->model->graph));
+    /* likewise each value between two Transposes that cancel */
+    if (!o->observe_all) TSR_TRY(ir_graph_cancel_transposes(s->model->graph));
     /* a loop body's pass-through Identities were a piece per iteration */
     if (!o->observe_all) TSR_TRY(ir_graph_elide_body_identities(s->model->graph));
     bool *used = calloc(o->n_options + 1, 1);

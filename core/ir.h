@@ -333,8 +333,10 @@ tsr_status *ir_graph_cancel_transposes(ir_graph *g);
  * which then types the new values. */
 tsr_status *ir_graph_lower_einsum(ir_graph *g);
 /* Removes the Identity nodes of control-flow bodies (not of g itself), at
- * every depth: their readers and the bodies' outputs read the Identity's
- * input instead (core/identity_elide.c). Runs after shape inference. */
+ * every depth, and Dropouts that pass their input through everywhere (in g
+ * unless their output is one of g's): their readers and the bodies' outputs
+ * read the node's input instead (core/identity_elide.c). Runs after shape
+ * inference. */
 tsr_status *ir_graph_elide_body_identities(ir_graph *g);
 /* The same, leaving the Einsum nodes for which keep(node, ctx) is true. */
 tsr_status *ir_graph_lower_einsum_except(ir_graph *g, bool (*keep)(const ir_node *, void *), void *ctx);

@@ -9,6 +9,10 @@ piece each, every iteration), and the outputs must equal numpy's loop on
 each provider set. An If inside the body reading an outer value through
 an Identity keeps working (the captured value is not removed).
 
+Dropouts that pass their input through (opset-7+ semantics, training_mode
+a constant false) go from the main graph as well; one whose mask is read
+or whose output is a graph output stays. Outputs equal numpy's.
+
 usage: identity_elide_test.py --tessera BIN --work DIR
 """
 import argparse
@@ -84,6 +88,30 @@ def expected(x, c, w):
             "branches": np.stack(branches), "consts": np.full((TRIPS, 1, 8), 7.0)}
 
 
+def dropout_model(work):
+    """Main graph: x -> Dropout -> Relu -> Dropout(ratio 0.5, training_mode a
+    constant false) -> Sigmoid = y; a Dropout whose mask is a graph output
+    and one whose output is a graph output stay."""
+    t = helper.make_tensor_value_info
+    nodes = [helper.make_node("Dropout", ["x"], ["d1"], name="drop_plain"),
+             helper.make_node("Relu", ["d1"], ["r"], name="relu"),
+             helper.make_node("Dropout", ["r", "ratio", "training"], ["d2"], name="drop_training_false"),
+             helper.make_node("Sigmoid", ["d2"], ["y"], name="sigmoid"),
+             helper.make_node("Dropout", ["x"], ["d3", "mask"], name="drop_mask_read"),
+             helper.make_node("Neg", ["d3"], ["n"], name="neg"),
+             helper.make_node("Dropout", ["x"], ["z"], name="drop_is_output")]
+    g = helper.make_graph(nodes, "dropouts", [t("x", F, [2, 8])],
+                          [t("y", F, [2, 8]), t("n", F, [2, 8]), t("mask", B, [2, 8]), t("z", F, [2, 8])],
+                          [numpy_helper.from_array(np.array(0.5, np.float32), "ratio"),
+                           numpy_helper.from_array(np.array(False), "training")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="identity_elide_test")
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    path = os.path.join(work, "dropouts.onnx")
+    onnx.save(m, path)
+    return path
+
+
 def body_nodes(piece_list):
     for p in piece_list:
         for b in p.get("subgraphs", []):
@@ -114,6 +142,17 @@ def main():
         check(not [n for n in nodes if n.startswith("id_") and n != "id_captured"],
               "body Identities left: %s" % nodes)
         check("id_captured" in nodes, "the Identity an If branch reads stays: %s" % nodes)
+    # Dropouts that pass their input through go from the main graph too
+    dpath = dropout_model(a.work)
+    x2 = np.concatenate([x, c]).astype(np.float32)
+    sig = 1 / (1 + np.exp(-np.maximum(x2.astype(np.float64), 0)))
+    for ps in sets:
+        run_and_compare(a.tessera, a.work, dpath, {"x": x2}, {"y": sig, "n": -x2.astype(np.float64),
+                                                             "z": x2.astype(np.float64)}, ps, tol=1e-5)
+    part = partition(a.tessera, dpath, "reference")
+    if part:
+        left = sorted(n for p in part["pieces"] for n, op in zip(p["nodes"], p["ops"]) if op == "Dropout")
+        check(left == ["drop_is_output", "drop_mask_read"], "Dropouts left: %s" % left)
     if FAILURES:
         print("identity_elide: %d failure(s)" % len(FAILURES))
         return 1

@@ -16,7 +16,7 @@ convolutions as einsum), in tf2onnx's NHWC style:
 Each runs to numpy's result on -p reference and -p onednn,reference, and
 `tessera partition --format json` shows which Transposes are left.
 
-usage: transpose_cancel.py --tessera BIN --work DIR
+usage: transpose_cancel_test.py --tessera BIN --work DIR
 Exits 77 (skip) without python onnx.
 """
 import argparse

@@ -28,7 +28,7 @@ Checked with `tessera partition --format json` and `tessera test`:
   - the loop body's Unsqueeze and Mul are folded (listed with their body),
     its Add of the carried value is not, and the loop's result is numpy's.
 
-usage: constant_fold.py --tessera BIN --work DIR
+usage: constant_fold_test.py --tessera BIN --work DIR
 Exits 77 (skip) without python onnx.
 """
 import argparse

@@ -140,6 +140,51 @@ def dilated_pad_cases(out_dir):
               [("X", x1)], [("Y", float_conv(x1, w1d, [4], [4, 4]).astype(np.float32))], [("W", w1d)])
 
 
+def grouped_conv(x, w, group, dil, pads):
+    """ONNX Conv with groups in float64: float_conv per group."""
+    ci, co = x.shape[1] // group, w.shape[0] // group
+    return np.concatenate([float_conv(x[:, g * ci:(g + 1) * ci], w[g * co:(g + 1) * co], dil, pads)
+                           for g in range(group)], axis=1)
+
+
+def narrow_group_cases(out_dir):
+    """Grouped convolutions with fewer channels per group than a vector
+    register, run with neighbouring groups merged block-diagonally
+    (odn_conv_groups.c): ResNeXt's 32 groups of 4 between 1x1
+    convolutions, 16 groups of 2 with a bias and ReLU, 8 groups of 3 as a
+    piece output, and 1-D. Numpy in float64."""
+    relu = lambda v: np.maximum(v, 0)
+    x = rng.standard_normal((1, 64, 12, 12)).astype(np.float32)
+    w1 = (rng.standard_normal((128, 64, 1, 1)) * 0.2).astype(np.float32)
+    wg = (rng.standard_normal((128, 4, 3, 3)) * 0.3).astype(np.float32)
+    w2 = (rng.standard_normal((64, 128, 1, 1)) * 0.2).astype(np.float32)
+    a = relu(float_conv(x, w1, [1, 1], [0] * 4))
+    b = relu(grouped_conv(a, wg, 32, [1, 1], [1, 1, 1, 1]))
+    save_case(out_dir, "odn_conv_groups_of_4",
+              [helper.make_node("Conv", ["X", "W1"], ["A0"]), helper.make_node("Relu", ["A0"], ["A"]),
+               helper.make_node("Conv", ["A", "WG"], ["B0"], group=32, pads=[1, 1, 1, 1]),
+               helper.make_node("Relu", ["B0"], ["B"]), helper.make_node("Conv", ["B", "W2"], ["Y"])],
+              [("X", x)], [("Y", float_conv(b, w2, [1, 1], [0] * 4))], [("W1", w1), ("WG", wg), ("W2", w2)])
+    x = rng.standard_normal((2, 32, 9, 10)).astype(np.float32)
+    w = (rng.standard_normal((32, 2, 3, 3)) * 0.3).astype(np.float32)
+    bias = rng.standard_normal(32).astype(np.float32)
+    save_case(out_dir, "odn_conv_groups_of_2_bias",
+              [helper.make_node("Conv", ["X", "W", "Bias"], ["C"], group=16, pads=[1, 1, 1, 1]),
+               helper.make_node("Relu", ["C"], ["Y"])],
+              [("X", x)], [("Y", relu(grouped_conv(x, w, 16, [1, 1], [1, 1, 1, 1]) + bias[None, :, None, None]))],
+              [("W", w), ("Bias", bias)])
+    x = rng.standard_normal((1, 24, 8, 8)).astype(np.float32)
+    w = (rng.standard_normal((48, 3, 3, 3)) * 0.3).astype(np.float32)
+    save_case(out_dir, "odn_conv_groups_of_3_output",
+              [helper.make_node("Conv", ["X", "W"], ["Y"], group=8, strides=[2, 2], pads=[1, 1, 1, 1])],
+              [("X", x)], [("Y", grouped_conv(x, w, 8, [1, 1], [1, 1, 1, 1])[:, :, ::2, ::2])], [("W", w)])
+    x = rng.standard_normal((1, 16, 30)).astype(np.float32)
+    w = (rng.standard_normal((16, 4, 5)) * 0.3).astype(np.float32)
+    save_case(out_dir, "odn_conv1d_groups_of_4",
+              [helper.make_node("Conv", ["X", "W"], ["Y"], group=4, pads=[2, 2])],
+              [("X", x)], [("Y", grouped_conv(x, w, 4, [1], [2, 2]))], [("W", w)])
+
+
 def minmax_cases(out_dir):
     """ReduceMax/ReduceMin as odn_build_minmax.c runs them, NaN kept as ONNX
     (and numpy's max/min) do: over the points of a Conv1d's blocked output
@@ -1082,6 +1127,7 @@ def main(out_dir):
     prelu_cases(out_dir)
     dilated_pad_cases(out_dir)
     minmax_cases(out_dir)
+    narrow_group_cases(out_dir)
     log_bucket_cases(out_dir)
     middle_reduce_cases(out_dir)
     deconv_tile_cases(out_dir)

@@ -454,6 +454,12 @@ bool odn_layout_is_blocked(dnnl_format_tag_t tag);
  * this CPU (16 with AVX-512, 8 with AVX2), and that layout's tag for rank
  * 3-5 (undef otherwise). */
 int odn_block(void);
+/* A grouped convolution's constant weights w ([m, cin_g, taps]) with groups
+ * merged so each holds a multiple of odn_block() channels, block-diagonal
+ * (odn_conv_groups.c): the new group count and plan-owned weights
+ * [m, cin_g * group / merged_group, taps]; false when not worth it. */
+bool odn_conv_merge_groups(odn_plan *p, int64_t group, int64_t m, int64_t cin_g, int64_t taps, const float *w,
+                           int64_t *merged_group, float **merged);
 dnnl_format_tag_t odn_blocked_tag(int32_t rank);
 /* Whether md can be walked as one flat float32 array: plain, or blocked
  * without padding, from offset 0 (odn_layout.c). */

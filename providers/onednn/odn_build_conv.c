@@ -467,6 +467,14 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
         conv_out = odn_plan_value(p, odn_host->node_output(next, 0));
     }
 
+    /* groups too narrow for the direct kernels: merged (odn_conv_groups.c) */
+    static const char merged_tag = 0;
+    int64_t cin_g = w->dims[1];
+    const float *w_now = folded_w ? folded_w : const_floats(w, odn_numel(w->rank, w->dims));
+    bool merged = !scale && odn_conv_merge_groups(p, group, m, w->dims[1], odn_numel(r - 2, w->dims + 2), w_now,
+                                                  &group, &folded_w);
+    if (merged) cin_g = x->dims[1] / group;
+
     dnnl_post_ops_t po;
     dnnl_primitive_attr_t attr;
     tsr_status *ps = odn_post_ops_new(n, &po, &attr);
@@ -493,6 +501,7 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
     /* the weights, [M, C/group, (1,) K...], maybe grouped */
     int64_t kd[ODN_MAX_RANK];
     for (int32_t i = 0, j = 0; i < cr; i++) kd[i] = as2d && i == 2 ? 1 : w->dims[j++];
+    kd[1] = cin_g;
     int wr = group > 1 ? cr + 1 : cr;
     if (group > 1) {
         wd[0] = group;
@@ -661,8 +670,9 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
         if (!s && wv.constant && !dnnl_memory_desc_equal(want, &wv.md))
             /* keyed by the constant weights, and by the BatchNormalization
              * folded into them (the folded copy is new each plan) */
-            s = odn_arena_const_as_keyed(p, w->constant->data, folded_w ? (const void *)next : NULL, wv.mem, &wv.md,
-                                         want, n, &w_mem);
+            s = odn_arena_const_as_keyed(p, w->constant->data,
+                                         folded_b ? (const void *)next : merged ? (const void *)&merged_tag : NULL,
+                                         wv.mem, &wv.md, want, n, &w_mem);
         else if (!s) s = odn_plan_mem_as(p, &wv, want, n, &w_mem);
         if (!s && scale) s = odn_fold_scale_weights(p, n, scale, w_mem, want, m, x->dims[1], &w_mem);
     }

@@ -441,6 +441,18 @@ static tsr_status *cast_to(ref_ctx *c, int32_t to) {
         for (uint64_t i = 0; i < n; i++) b[i] = ref_half_to_float(a[i]);
         return NULL;
     }
+    if (from == TSR_FLOAT && to == TSR_DOUBLE) {
+        const float *a = x->data;
+        double *b = out->data;
+        for (uint64_t i = 0; i < n; i++) b[i] = a[i];
+        return NULL;
+    }
+    if (from == TSR_DOUBLE && to == TSR_FLOAT) {
+        const double *a = x->data;
+        float *b = out->data;
+        for (uint64_t i = 0; i < n; i++) b[i] = (float)a[i];
+        return NULL;
+    }
     if (from == TSR_INT64 && to == TSR_FLOAT) {
         const int64_t *a = x->data;
         float *b = out->data;

@@ -293,6 +293,46 @@ tsr_status *ref_math_reduce_sum_square(ref_ctx *c) { return reduce(c, R_SUMSQ); 
 /* ======================================================================== */
 /* ArgMax / ArgMin                                                           */
 
+typedef float arg_v4f __attribute__((vector_size(16)));
+typedef int32_t arg_v4i __attribute__((vector_size(16)));
+
+/* Whether u replaces the best v: the comparisons of arg_reduce's loops. */
+static inline bool arg_take(float u, float v, bool is_max, bool last) {
+    return is_max ? (u > v || (last && !(u < v))) : (u < v || (last && !(u > v)));
+}
+
+/* Arg{Max,Min} of one contiguous float32 row, n > 0: the same element by
+ * element rule as the loops below, but 16 elements at a time are first
+ * tested against the best with vector compares; a block in which none would
+ * replace the best leaves it unchanged and is skipped, the others run one by
+ * one. !(u < v) is (u >= v) | unordered. */
+static int64_t arg_row_f32(const float *r, int64_t n, bool is_max, bool last) {
+    float v = r[0];
+    int64_t best = 0, k = 1;
+    while (k < n) {
+        if (v != v && !last) break; /* nothing replaces a NaN */
+        arg_v4f vv = {v, v, v, v};
+        for (; k + 16 <= n; k += 16) {
+            arg_v4f u[4];
+            memcpy(u, r + k, sizeof u);
+            arg_v4i m = {0, 0, 0, 0};
+            for (int q = 0; q < 4; q++) {
+                if (is_max) m |= last ? (u[q] >= vv) | (u[q] != u[q]) | (vv != vv) : u[q] > vv;
+                else m |= last ? (u[q] <= vv) | (u[q] != u[q]) | (vv != vv) : u[q] < vv;
+            }
+            if (m[0] | m[1] | m[2] | m[3]) break;
+        }
+        /* the block that passed, or the last n % 16 */
+        int64_t e = k + 16 < n ? k + 16 : n;
+        for (; k < e; k++)
+            if (arg_take(r[k], v, is_max, last)) {
+                v = r[k];
+                best = k;
+            }
+    }
+    return best;
+}
+
 static tsr_status *arg_reduce(ref_ctx *c, bool is_max) {
     const tsr_tensor *x = ref_in(c, 0);
     if (!x) return ref_err(c, TSR_ERR_INVALID_MODEL, "input 0 is required");
@@ -319,6 +359,11 @@ static tsr_status *arg_reduce(ref_ctx *c, bool is_max) {
     if (n == 0 && outer * inner > 0)
         return ref_err(c, TSR_ERR_INVALID_ARGUMENT, "cannot take Arg%s over an empty axis", is_max ? "Max" : "Min");
     int64_t *po = o->data;
+    if (t == TSR_FLOAT && n > 0 && outer > 0 && inner == 1) {
+        for (uint64_t a = 0; a < outer; a++)
+            po[a] = arg_row_f32((const float *)x->data + a * (uint64_t)n, n, is_max, last);
+        return NULL;
+    }
     if (t == TSR_FLOAT && n > 0 && outer * inner > 0) {
         /* float32 row by row, the inner positions side by side (a class map
          * [N, C, H, W] over C reads contiguous rows instead of striding by

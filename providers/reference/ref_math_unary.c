@@ -238,6 +238,16 @@ static tsr_status *unary_p(ref_ctx *c, const unp *p) {
         }
         return NULL;
     }
+    if (t == TSR_DOUBLE && ot == TSR_DOUBLE) {
+        /* double in place of the per-element loads and stores below */
+        const double *a = pi;
+        double *b = po;
+        if (p->op == U_TANH)
+            for (uint64_t i = 0; i < n; i++) b[i] = tanh(a[i]);
+        else
+            for (uint64_t i = 0; i < n; i++) b[i] = un_d(p, a[i]);
+        return NULL;
+    }
     if (cls == MC_F32 || cls == MC_F64) {
         for (uint64_t i = 0; i < n; i++) m_std(ot, po, i, un_d(p, m_ldd(t, pi, i)));
         return NULL;

@@ -123,6 +123,17 @@ void ref_nn_get_f64(const tsr_tensor *t, size_t off, size_t n, double *dst) {
         memcpy((p), &t_, sizeof t_);                                                                                   \
     } while (0)
 
+/* Every lane of v (four: the one instance, double in 32 bytes) set to x:
+ * one broadcast load. (z + x, a vector of zeros plus x, costs a scalar add
+ * on the adders the kernel is bound by, and only turns -0 into +0, which
+ * no sum here can tell: the sums start at +0.) */
+#define NN_VSPLAT(v, x)                                                                                                \
+    do {                                                                                                               \
+        _Static_assert(sizeof(v) == 4 * sizeof(x), "four lanes");                                                      \
+        __typeof__(x) s_ = (x);                                                                                        \
+        (v) = (__typeof__(v)){s_, s_, s_, s_};                                                                         \
+    } while (0)
+
 #define NN_DEFINE_GEMM(NAME, T, V)                                                                                     \
     enum { NAME##_L = (int)(sizeof(V) / sizeof(T)), NAME##_W = 2 * NAME##_L };                                         \
     NN_CLONES static void NAME##_4xw(int64_t kb, const T *restrict a, int64_t lda, const T *restrict b, int64_t ldb,   \
@@ -134,8 +145,11 @@ void ref_nn_get_f64(const tsr_tensor *t, size_t off, size_t n, double *dst) {
             V b0, b1;                                                                                                  \
             NN_VLD(b0, bp);                                                                                            \
             NN_VLD(b1, bp + NAME##_L);                                                                                 \
-            V a0 = z + a[p], a1 = z + a[lda + p], a2 = z + a[2 * lda + p];                                             \
-            V a3 = z + a[3 * lda + p];                                                                                 \
+            V a0, a1, a2, a3;                                                                                          \
+            NN_VSPLAT(a0, a[p]);                                                                                       \
+            NN_VSPLAT(a1, a[lda + p]);                                                                                 \
+            NN_VSPLAT(a2, a[2 * lda + p]);                                                                             \
+            NN_VSPLAT(a3, a[3 * lda + p]);                                                                             \
             c00 += a0 * b0;                                                                                            \
             c01 += a0 * b1;                                                                                            \
             c10 += a1 * b0;                                                                                            \
@@ -164,7 +178,8 @@ void ref_nn_get_f64(const tsr_tensor *t, size_t off, size_t n, double *dst) {
             V b0, b1;                                                                                                  \
             NN_VLD(b0, bp);                                                                                            \
             NN_VLD(b1, bp + NAME##_L);                                                                                 \
-            V a0 = z + a[p];                                                                                           \
+            V a0;                                                                                                      \
+            NN_VSPLAT(a0, a[p]);                                                                                       \
             c00 += a0 * b0;                                                                                            \
             c01 += a0 * b1;                                                                                            \
         }                                                                                                              \
@@ -173,13 +188,25 @@ void ref_nn_get_f64(const tsr_tensor *t, size_t off, size_t n, double *dst) {
     }                                                                                                                  \
     void NAME(int64_t m, int64_t n, int64_t k, const T *a, int64_t lda, const T *b, int64_t ldb, T *c, int64_t ldc) {  \
         int64_t nw = n - n % NAME##_W;                                                                                 \
+        /* The KC x W strip of B, packed contiguous when several row blocks \
+         * read it: rows of B ldb apart map to few L1 sets (ldb = 256 \
+         * doubles: two) and would be fetched from L2 again for every \
+         * 4 rows. The arithmetic is the same either way. */                                          \
+        T pack[NN_GEMM_KC * NAME##_W];                                                                                 \
+        bool packed = m >= 8;                                                                                          \
         for (int64_t k0 = 0; k0 < k; k0 += NN_GEMM_KC) {                                                               \
             int64_t kb = k - k0 < NN_GEMM_KC ? k - k0 : NN_GEMM_KC;                                                    \
             for (int64_t j = 0; j < nw; j += NAME##_W) {                                                               \
                 const T *bs = b + k0 * ldb + j;                                                                        \
+                int64_t lds = ldb;                                                                                     \
+                if (packed) {                                                                                          \
+                    for (int64_t p = 0; p < kb; p++) memcpy(pack + p * NAME##_W, bs + p * ldb, sizeof(T) * NAME##_W);  \
+                    bs = pack;                                                                                         \
+                    lds = NAME##_W;                                                                                    \
+                }                                                                                                      \
                 int64_t i = 0;                                                                                         \
-                for (; i + 4 <= m; i += 4) NAME##_4xw(kb, a + i * lda + k0, lda, bs, ldb, c + i * ldc + j, ldc);       \
-                for (; i < m; i++) NAME##_1xw(kb, a + i * lda + k0, bs, ldb, c + i * ldc + j);                         \
+                for (; i + 4 <= m; i += 4) NAME##_4xw(kb, a + i * lda + k0, lda, bs, lds, c + i * ldc + j, ldc);       \
+                for (; i < m; i++) NAME##_1xw(kb, a + i * lda + k0, bs, lds, c + i * ldc + j);                         \
             }                                                                                                          \
             /* The last n % W columns, plainly. */                                                                     \
             for (int64_t i = 0; i < m && nw < n; i++)                                                                  \

@@ -185,6 +185,26 @@ def narrow_group_cases(out_dir):
               [("X", x)], [("Y", grouped_conv(x, w, 4, [1], [2, 2]))], [("W", w)])
 
 
+def exp_cases(out_dir):
+    """Exp as the provider's C loop (odn_loops.c; oneDNN's exp turns NaN
+    into +inf): NaN, +-inf, the ends of float's range (e^88.5 is finite,
+    e^89 is not, below -87.3 the result is 0 or subnormal), after a Conv
+    (not fused into it) and as a piece output. Numpy in float64."""
+    edge = np.array([np.nan, np.inf, -np.inf, 88.5, 88.7, 89.0, -87.0, -90.0, -104.0, 0.0, -0.0, 1e-8],
+                    np.float32)
+    x = np.concatenate([edge, rng.uniform(-20, 20, 1000 - edge.size).astype(np.float32)]).reshape(10, 100)
+    with np.errstate(over="ignore"):
+        save_case(out_dir, "odn_exp_edges", [helper.make_node("Exp", ["X"], ["Y"])],
+                  [("X", x)], [("Y", np.exp(x.astype(np.float64)))])
+    x = rng.standard_normal((1, 8, 6, 6)).astype(np.float32)
+    w = (rng.standard_normal((16, 8, 1, 1)) * 0.3).astype(np.float32)
+    c = float_conv(x, w, [1, 1], [0] * 4)
+    save_case(out_dir, "odn_conv_exp_relu",
+              [helper.make_node("Conv", ["X", "W"], ["C"]), helper.make_node("Exp", ["C"], ["E"]),
+               helper.make_node("Relu", ["E"], ["Y"])],
+              [("X", x)], [("Y", np.exp(c))], [("W", w)])
+
+
 def minmax_cases(out_dir):
     """ReduceMax/ReduceMin as odn_build_minmax.c runs them, NaN kept as ONNX
     (and numpy's max/min) do: over the points of a Conv1d's blocked output
@@ -1128,6 +1148,7 @@ def main(out_dir):
     dilated_pad_cases(out_dir)
     minmax_cases(out_dir)
     narrow_group_cases(out_dir)
+    exp_cases(out_dir)
     log_bucket_cases(out_dir)
     middle_reduce_cases(out_dir)
     deconv_tile_cases(out_dir)

@@ -19,7 +19,8 @@ int odn_eltwise_of(const tsr_node *n, odn_eltwise out[2]) {
     else if (is(op, "Tanh")) out[0].alg = dnnl_eltwise_tanh;
     else if (is(op, "Softplus")) out[0].alg = dnnl_eltwise_soft_relu;
     else if (is(op, "Mish")) out[0].alg = dnnl_eltwise_mish;
-    /* Exp is left to others: oneDNN's exp turns NaN into +inf. */
+    /* Exp runs as a C loop, never oneDNN's (which turns NaN into +inf) */
+    else if (is(op, "Exp")) out[0].alg = dnnl_eltwise_exp;
     else if (is(op, "Log")) out[0].alg = dnnl_eltwise_log;
     else if (is(op, "Sqrt")) out[0].alg = dnnl_eltwise_sqrt;
     else if (is(op, "Abs")) out[0].alg = dnnl_eltwise_abs;
@@ -156,13 +157,14 @@ tsr_status *odn_build_eltwise(odn_plan *p, size_t index) {
         if (s) return s;
         dnnl_memory_get_memory_desc(src, &md);
     }
-    if (el[0].alg == dnnl_eltwise_log || !eltwise_is_fast(p, el, count, md)) {
+    if (el[0].alg == dnnl_eltwise_log || el[0].alg == dnnl_eltwise_exp || !eltwise_is_fast(p, el, count, md)) {
         /* oneDNN has only its reference kernel here (a padded blocked
          * layout, a tiny tensor): a C loop over plain memories. Log too:
          * oneDNN 2.6's log is 2e-6 off (log 2 = 0.693145752), and models
          * floor or cast it: T5's relative-position buckets,
          * floor(log(|i-j|/8)/log(16)*8), came out one lower at |i-j| = 16,
-         * 32 and 64; logf is within an ulp. */
+         * 32 and 64; logf is within an ulp. Exp: oneDNN's maps NaN to
+         * +inf; the loop's keeps it (odn_vexp.h). */
         for (int i = 0; i < count; i++)
             if (!odn_eltwise_loop_known(el[i].alg))
                 return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "no fast kernel for this unary op here");

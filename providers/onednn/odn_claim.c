@@ -331,9 +331,12 @@ static int not_mapped(const tsr_node *n, char *why, size_t size) {
 }
 
 int odn_claim_check(const tsr_node *n, char *why, size_t size) {
+    /* the com.microsoft QOperator ops have rows of their own (odn_qop.c) */
+    bool ms = odn_qop_is_ms(odn_host->node_op_type(n));
+    if (ms && strcmp(odn_host->node_domain(n), "com.microsoft") == 0) return odn_qop_check(n, why, size);
     if (odn_host->node_domain(n)[0] && strcmp(odn_host->node_domain(n), "ai.onnx") != 0)
         return odn_decline(why, size, TSR_DECLINE_OP, "domain '%s' not handled", odn_host->node_domain(n));
-    const odn_op *op = odn_op_find(odn_host->node_op_type(n));
+    const odn_op *op = ms ? NULL : odn_op_find(odn_host->node_op_type(n));
     return op ? op->check(n, why, size) : not_mapped(n, why, size);
 }
 
@@ -392,7 +395,10 @@ int odn_claim_gemm(const tsr_node *n, char *why, size_t size) {
 }
 
 int odn_claim_pool(const tsr_node *n, char *why, size_t size) {
-    int r = check_types(n, BUILD_TIME_NONE, why, size);
+    /* a MaxPool of 8-bit data, as QOperator models keep it (odn_build_pool_values takes y's type) */
+    bool q8 = is(odn_host->node_op_type(n), "MaxPool") && odn_qop_q8_view(n) &&
+        (odn_host->node_output_count(n) < 2 || !odn_host->node_output(n, 1));
+    int r = q8 ? 0 : check_types(n, BUILD_TIME_NONE, why, size);
     return r ? r : check_pool(n, odn_host->node_op_type(n), why, size);
 }
 
@@ -442,7 +448,7 @@ int odn_claim_clip(const tsr_node *n, char *why, size_t size) {
 }
 
 int odn_claim_reshape(const tsr_node *n, char *why, size_t size) {
-    int r = check_types(n, BUILD_TIME_SECOND, why, size);
+    int r = odn_qop_q8_view(n) ? 0 : check_types(n, BUILD_TIME_SECOND, why, size); /* 8-bit: odn_qop.c */
     if (r) return r;
     const tsr_value_info *shape = present(n, 1) ? odn_host->node_input(n, 1) : NULL;
     const tsr_tensor *t = shape ? odn_host->value_constant(shape) : NULL;
@@ -463,9 +469,10 @@ int odn_claim_reshape(const tsr_node *n, char *why, size_t size) {
 }
 
 int odn_claim_ranked(const tsr_node *n, char *why, size_t size) {
+    const char *op = odn_host->node_op_type(n);
+    if (is(op, "Flatten") && odn_qop_q8_view(n)) return 0; /* 8-bit: odn_qop.c */
     int r = check_types(n, BUILD_TIME_NONE, why, size);
     if (r) return r;
-    const char *op = odn_host->node_op_type(n);
     if (in_rank(n, 0) < (is(op, "Identity") || is(op, "Erf") ? 0 : 1))
         return odn_decline(why, size, TSR_DECLINE_SHAPE, "input rank unknown or 0");
     return 0;

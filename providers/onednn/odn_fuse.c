@@ -125,9 +125,9 @@ tsr_status *odn_fuse_post_ops(odn_plan *p, odn_value *v, int32_t rank, const int
         if (!out || out == cur) break;
         odn_eltwise el[2];
         int count = odn_eltwise_of(n, el);
-        /* Log runs as a precise C loop (odn_build_eltwise.c), never as
+        /* Log and Exp run as C loops (odn_build_eltwise.c), never as
          * oneDNN's */
-        if (count > 0 && el[0].alg == dnnl_eltwise_log) break;
+        if (count > 0 && (el[0].alg == dnnl_eltwise_log || el[0].alg == dnnl_eltwise_exp)) break;
         bool absorbed = false;
         if (is_identity(n)) {
             /* nothing to compute: the primitive writes the Identity's output

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "odn.h"
+#include "odn_vexp.h"
 
 /* --- eltwise ---------------------------------------------------------------- */
 typedef struct eltwise_loop {
@@ -22,6 +23,7 @@ static float eltwise_at(const odn_eltwise *e, float x) {
     case dnnl_eltwise_logistic: return 1.0f / (1.0f + expf(-x));
     case dnnl_eltwise_tanh: return tanhf(x);
     case dnnl_eltwise_log: return logf(x);
+    case dnnl_eltwise_exp: return expf(x);
     case dnnl_eltwise_sqrt: return sqrtf(x);
     case dnnl_eltwise_abs: return fabsf(x);
     case dnnl_eltwise_square: return x * x;
@@ -44,6 +46,24 @@ bool odn_eltwise_loop_known(dnnl_alg_kind_t alg) {
     return !isnan(eltwise_at(&e, 1.0f)) || alg == dnnl_eltwise_log;
 }
 
+#if defined(__GNUC__) && defined(__x86_64__)
+/* Exp over [from, to), 8 at a time (odn_vexp.h: NaN kept); odn_exp8
+ * reduces inputs above 88 to 88, so those few (e^88 is near float's top)
+ * take expf. */
+ODN_AVX2_TARGET static void exp_avx2(const float *x, float *y, int64_t from, int64_t to) {
+    int64_t i = from;
+    const __m256 top = _mm256_set1_ps(88.0f);
+    for (; i + 8 <= to; i += 8) {
+        __m256 v = _mm256_loadu_ps(x + i);
+        _mm256_storeu_ps(y + i, odn_exp8(v));
+        if (_mm256_movemask_ps(_mm256_cmp_ps(v, top, _CMP_GT_OQ)))
+            for (int j = 0; j < 8; j++)
+                if (x[i + j] > 88.0f) y[i + j] = expf(x[i + j]);
+    }
+    for (; i < to; i++) y[i] = expf(x[i]);
+}
+#endif
+
 static tsr_status *run_eltwise(const void *ctx, dnnl_memory_t src, dnnl_memory_t dst) {
     const eltwise_loop *l = ctx;
     void *px = NULL, *py = NULL;
@@ -51,6 +71,15 @@ static tsr_status *run_eltwise(const void *ctx, dnnl_memory_t src, dnnl_memory_t
     dnnl_memory_get_data_handle(dst, &py);
     const float *x = px;
     float *y = py;
+#if defined(__GNUC__) && defined(__x86_64__)
+    if (l->el.alg == dnnl_eltwise_exp && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        int64_t chunk = 16384, chunks = (l->count + chunk - 1) / chunk;
+#pragma omp parallel for if (l->count > 65536) schedule(static)
+        for (int64_t c = 0; c < chunks; c++)
+            exp_avx2(x, y, c * chunk, (c + 1) * chunk < l->count ? (c + 1) * chunk : l->count);
+        return NULL;
+    }
+#endif
 #pragma omp parallel for if (l->count > 65536) schedule(static)
     for (int64_t i = 0; i < l->count; i++) y[i] = eltwise_at(&l->el, x[i]);
     return NULL;

@@ -75,5 +75,15 @@ tsr_status *odn_build_convinteger(odn_plan *p, size_t index);
 /* ReduceMean: a written-out LayerNorm starting here, else a reduction. */
 tsr_status *odn_build_reducemean(odn_plan *p, size_t index);
 tsr_status *odn_build_reduce_minmax(odn_plan *p, size_t index); /* ReduceMax, ReduceMin: odn_build_minmax.c */
+/* The com.microsoft QOperator ops (odn_qop.c, odn_qop_gemm.c): whether an
+ * op type is one of them (a row claimed only in that domain), their claim
+ * check and their builder. */
+bool odn_qop_is_ms(const char *op_type);
+int odn_qop_check(const tsr_node *n, char *why, size_t size);
+tsr_status *odn_build_qop(odn_plan *p, size_t index);
+/* Reshape and Flatten: 8-bit data (whose claim odn_qop_q8_view allows) as
+ * a view of its buffer, else odn_build_reshape. */
+bool odn_qop_q8_view(const tsr_node *n);
+tsr_status *odn_build_reshape_any(odn_plan *p, size_t index);
 
 #endif

@@ -7,9 +7,15 @@
  * mul = (sx * sw[c] rounded to the scales' type) / sy rounded again.
  *
  * The accumulator is exact when every partial sum is an integer below
- * 2^24 in magnitude, in whatever order oneDNN or the packed GEMM adds:
- * guaranteed when 255 * sum |w - zw| over one output channel's window is
- * below 2^24. When a channel's sum is too large, the weights are split
+ * 2^24 in magnitude, in whatever order oneDNN or the packed GEMM adds
+ * (direct convolution and GEMM: every intermediate is the sum of a subset
+ * of the products). With x - zx in [lo, hi], lo <= 0 <= hi, hi - lo = 255
+ * (zx is a value of x's 8-bit type), a subset sum is at most hi * P +
+ * |lo| * N <= 255 * max(P, N) in magnitude, P and N the sums of the
+ * channel's positive and negative (w - zw): exact when 255 * max(P, N) is
+ * below 2^24, whatever zx (a bound of 255 * (P + N) split a ResNet's
+ * 256-channel 3x3 convolutions in two passes for nothing). When a
+ * channel's bound is too large, the weights are split
  * into (w - zw) = 16 * hi + lo, lo in [0, 15], as twice the output
  * channels (hi then lo in each group; each bounded alike), and the loop
  * adds 16 * hi + lo exactly in double. Weights whose split is still too
@@ -18,7 +24,42 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "odn_qop.h"
 #include "odn_quant.h"
+
+#if ODN_QOP_X86
+#include <immintrin.h>
+/* The loop below, 8 outputs at a time in double as the scalar one: v =
+ * 16 * hi + lo (split) or acc, q = (v + bias) * mul, round half to even,
+ * + zy, NaN as 0, saturated. Returns how many it wrote (a multiple of 8). */
+ODN_QOP_AVX2 static int64_t requant_avx2(const float *a, const float *b, int64_t n, double bias, double mul, double zy,
+                                         bool s8, void *y) {
+    const __m256d vb = _mm256_set1_pd(bias), vm = _mm256_set1_pd(mul), vz = _mm256_set1_pd(zy),
+                  lo = _mm256_set1_pd(s8 ? -128.0 : 0.0), hi = _mm256_set1_pd(s8 ? 127.0 : 255.0),
+                  sixteen = _mm256_set1_pd(16.0);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 fa = _mm256_loadu_ps(a + i);
+        __m256d d[2] = {_mm256_cvtps_pd(_mm256_castps256_ps128(fa)), _mm256_cvtps_pd(_mm256_extractf128_ps(fa, 1))};
+        if (b) {
+            __m256 fb = _mm256_loadu_ps(b + i);
+            d[0] = _mm256_add_pd(_mm256_mul_pd(sixteen, d[0]), _mm256_cvtps_pd(_mm256_castps256_ps128(fb)));
+            d[1] = _mm256_add_pd(_mm256_mul_pd(sixteen, d[1]), _mm256_cvtps_pd(_mm256_extractf128_ps(fb, 1)));
+        }
+        __m128i q[2];
+        for (int h = 0; h < 2; h++) {
+            __m256d v = _mm256_mul_pd(_mm256_add_pd(d[h], vb), vm);
+            __m256d ord = _mm256_cmp_pd(v, v, _CMP_ORD_Q);
+            v = _mm256_add_pd(_mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), vz);
+            v = _mm256_and_pd(v, ord);
+            q[h] = _mm256_cvttpd_epi32(_mm256_min_pd(_mm256_max_pd(v, lo), hi));
+        }
+        __m128i w = _mm_packs_epi32(q[0], q[1]);
+        _mm_storel_epi64((__m128i *)((uint8_t *)y + i), s8 ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w));
+    }
+    return i;
+}
+#endif
 
 #define QLIN_LIMIT 16777216.0 /* 2^24 */
 
@@ -38,16 +79,18 @@ int odn_qlin_passes(const tsr_tensor *w, const tsr_tensor *zw, bool conv) {
     int64_t count = odn_numel(w->rank, w->dims), depth = channels ? count / channels : 0;
     bool split = false;
     for (int64_t c = 0; c < channels; c++) {
-        double sum = 0, hi = 0, lo = 0;
+        double pos = 0, neg = 0, hpos = 0, hneg = 0, lo = 0; /* lo >= 0 */
         for (int64_t k = 0; k < depth; k++) {
             size_t i = (size_t)(conv ? c * depth + k : k * channels + c);
-            int32_t v = centered(w, zw, i, c), l = odn_qlin_split_lo(v);
-            sum += abs(v);
-            hi += abs((v - l) / 16);
+            int32_t v = centered(w, zw, i, c), l = odn_qlin_split_lo(v), h = (v - l) / 16;
+            if (v > 0) pos += v;
+            else neg -= v;
+            if (h > 0) hpos += h;
+            else hneg -= h;
             lo += l;
         }
-        if (255.0 * sum >= QLIN_LIMIT) {
-            if (255.0 * hi >= QLIN_LIMIT || 255.0 * lo >= QLIN_LIMIT) return 0;
+        if (255.0 * fmax(pos, neg) >= QLIN_LIMIT) {
+            if (255.0 * fmax(hpos, hneg) >= QLIN_LIMIT || 255.0 * lo >= QLIN_LIMIT) return 0;
             split = true;
         }
     }
@@ -73,6 +116,8 @@ static tsr_status *requant_run(const void *vctx, dnnl_memory_t acc_mem, dnnl_mem
     double sx = odn_q_value(c->sx, c->scale_type, 0), sy = odn_q_value(c->sy, c->scale_type, 0);
     int64_t wide = c->channels * c->passes, pg = c->per_group;
     ptrdiff_t jobs = (ptrdiff_t)(c->outer * c->channels);
+    bool avx2 = odn_qop_avx2();
+    (void)avx2;
 #pragma omp parallel for if (jobs * c->inner > 65536) schedule(static)
     for (ptrdiff_t job = 0; job < jobs; job++) {
         int64_t o = job / c->channels, m = job % c->channels;
@@ -83,7 +128,13 @@ static tsr_status *requant_run(const void *vctx, dnnl_memory_t acc_mem, dnnl_mem
         const float *a = acc + (size_t)((o * wide + hi) * c->inner);
         const float *b = a + (size_t)(pg * c->inner);
         size_t base = (size_t)((o * c->channels + m) * c->inner);
-        for (int64_t i = 0; i < c->inner; i++) {
+        int64_t i = 0;
+#if ODN_QOP_X86
+        if (avx2)
+            i = requant_avx2(a, c->passes == 2 ? b : NULL, c->inner, bias, mul, zy, c->y_type == TSR_INT8,
+                             (uint8_t *)y + base);
+#endif
+        for (; i < c->inner; i++) {
             double v = c->passes == 2 ? 16.0 * (double)a[i] + (double)b[i] : (double)a[i];
             odn_q_store(c->y_type, y, base + (size_t)i, (v + bias) * mul, zy);
         }

@@ -125,7 +125,7 @@ static tsr_status *remove_nodes(ir_graph *g, ir_node **nodes, size_t n) {
 static void mark_read(bool *read, const ir_graph *root, const ir_graph *g) {
     for (size_t i = 0; i < g->n_values; i++) {
         const ir_value *v = g->values[i];
-        while (v && v->is_outer) v = v->outer;
+        for (int d = 0; v && v->is_outer && d <= IR_MAX_GRAPH_DEPTH; d++) v = v->outer;
         if (v && v != g->values[i] && v->index < root->n_values && root->values[v->index] == v) read[v->index] = true;
     }
     for (size_t i = 0; i < g->n_nodes; i++) {

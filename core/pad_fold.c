@@ -24,8 +24,6 @@
 #include "status.h"
 #include "tessera/tessera.h"
 
-static bool is_op(const ir_node *n, const char *op) { return strcmp(n->op_type, op) == 0 && n->domain[0] == 0; }
-
 /* a string attribute equal to s (a malformed one of another type is not) */
 static bool attr_is(const ir_attr *a, const char *s) {
     return a->type == TSR_ATTR_STRING && a->s && strcmp(a->s, s) == 0;
@@ -204,13 +202,13 @@ static tsr_status *pads_out_of_transposes(ir_graph *g) {
     tsr_status *st = NULL;
     for (size_t i = 0; i < g->n_nodes && !st; i++) {
         ir_node *pad = g->nodes[i];
-        if (!is_op(pad, "Pad") || pad->opset < 2 || pad->n_inputs < 1 || !pad->inputs[0] || pad->n_outputs != 1 ||
-            !pad->outputs[0])
+        if (!rewrite_is_op(pad, "Pad") || pad->opset < 2 || pad->n_inputs < 1 || !pad->inputs[0] ||
+            pad->n_outputs != 1 || !pad->outputs[0])
             continue;
         ir_value *a = pad->inputs[0], *b = pad->outputs[0];
         /* a Transpose removed earlier in this pass no longer produces anything */
         ir_node *t1 = a->producer;
-        if (!t1 || t1->graph != g || !is_op(t1, "Transpose") || t1->n_inputs < 1 || !t1->inputs[0] ||
+        if (!t1 || t1->graph != g || !rewrite_is_op(t1, "Transpose") || t1->n_inputs < 1 || !t1->inputs[0] ||
             t1->n_outputs != 1 || t1->outputs[0] != a)
             continue;
         if (a->index >= n_values || b->index >= n_values || g->values[a->index] != a || g->values[b->index] != b)
@@ -218,7 +216,7 @@ static tsr_status *pads_out_of_transposes(ir_graph *g) {
         /* the counts include graph outputs and subgraph captures */
         if (t.count[a->index] != 1 || t.last[a->index] != pad || t.count[b->index] != 1) continue;
         ir_node *t2 = t.last[b->index];
-        if (!t2 || !is_op(t2, "Transpose") || t2->n_inputs < 1 || t2->inputs[0] != b || t2->n_outputs != 1 ||
+        if (!t2 || !rewrite_is_op(t2, "Transpose") || t2->n_inputs < 1 || t2->inputs[0] != b || t2->n_outputs != 1 ||
             !t2->outputs[0])
             continue;
         int64_t p[IR_MAX_RANK], q[IR_MAX_RANK];
@@ -265,14 +263,15 @@ tsr_status *ir_graph_fold_pads(ir_graph *g) {
     }
     for (size_t i = 0; i < g->n_nodes; i++) {
         ir_node *pad = g->nodes[i];
-        if (!is_op(pad, "Pad") || pad->n_inputs < 1 || !pad->inputs[0] || pad->n_outputs != 1 || !pad->outputs[0])
+        if (!rewrite_is_op(pad, "Pad") || pad->n_inputs < 1 || !pad->inputs[0] || pad->n_outputs != 1 ||
+            !pad->outputs[0])
             continue;
         ir_value *x = pad->inputs[0], *y = pad->outputs[0];
         int32_t rank = x->type.rank;
         if (rank < 3 || rank != y->type.rank) continue;
         /* y is g's own (a node output), so its index is into g */
         const ir_node *reader = t.last[y->index];
-        if (t.count[y->index] != 1 || !reader || !is_op(reader, "Conv") || reader->inputs[0] != y) continue;
+        if (t.count[y->index] != 1 || !reader || !rewrite_is_op(reader, "Conv") || reader->inputs[0] != y) continue;
         const int64_t *pads = zero_spatial_pads(pad, rank);
         if (!pads || !widen_conv_pads((ir_node *)reader, pads, rank)) continue;
         ((ir_node *)reader)->inputs[0] = x;

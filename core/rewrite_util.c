@@ -2,6 +2,7 @@
 #include "rewrite_util.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static void count_value(const ir_graph *g, reader_table *t, const ir_value *v, ir_node *n) {
     if (!v || v->index >= g->n_values || g->values[v->index] != v) return; /* another graph's */
@@ -39,6 +40,8 @@ void reader_table_free(reader_table *t) {
     t->count = NULL;
     t->last = NULL;
 }
+
+bool rewrite_is_op(const ir_node *n, const char *op) { return strcmp(n->op_type, op) == 0 && n->domain[0] == 0; }
 
 int32_t transpose_perm(const ir_node *t, int64_t *p) {
     const ir_attr *a = ir_node_attr(t, "perm");

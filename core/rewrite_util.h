@@ -20,6 +20,9 @@ typedef struct reader_table {
 bool reader_table_make(const ir_graph *g, reader_table *t);
 void reader_table_free(reader_table *t);
 
+/* Whether n is the ai.onnx op `op`. */
+bool rewrite_is_op(const ir_node *n, const char *op);
+
 /* The Transpose's permutation into p (IR_MAX_RANK entries) and its rank;
  * -1 when it is malformed or, without a perm, its input's rank is unknown. */
 int32_t transpose_perm(const ir_node *t, int64_t *p);

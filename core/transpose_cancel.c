@@ -24,8 +24,6 @@
 #include "status.h"
 #include "tessera/tessera.h"
 
-static bool is_op(const ir_node *n, const char *op) { return strcmp(n->op_type, op) == 0 && n->domain[0] == 0; }
-
 static bool unary_elementwise(const ir_node *n) {
     static const char *const ops[] = {
         "Abs",         "Cast",      "Ceil",           "Celu",      "Elu",  "Erf",  "Exp", "Floor",    "Gelu",
@@ -54,7 +52,7 @@ static bool passes_through(const ir_node *n, const ir_value *in, int32_t rank) {
     static const char *const binary[] = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
     if (n->domain[0] || n->n_outputs != 1 || !n->outputs[0] || n->n_inputs < 1) return false;
     if (unary_elementwise(n)) return n->inputs[0] == in;
-    if (is_op(n, "Clip")) {
+    if (rewrite_is_op(n, "Clip")) {
         for (size_t k = 1; k < n->n_inputs; k++)
             if (n->inputs[k] && !one_element(n->inputs[k], 0)) return false;
         return n->inputs[0] == in;
@@ -67,7 +65,7 @@ static bool passes_through(const ir_node *n, const ir_value *in, int32_t rank) {
 }
 
 static bool is_transpose(const ir_node *n) {
-    return n && is_op(n, "Transpose") && n->n_inputs >= 1 && n->inputs[0] && n->n_outputs == 1 && n->outputs[0];
+    return n && rewrite_is_op(n, "Transpose") && n->n_inputs >= 1 && n->inputs[0] && n->n_outputs == 1 && n->outputs[0];
 }
 
 /* A value of g (made by a node, not a constant) read by one node alone. */

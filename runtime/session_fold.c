@@ -26,6 +26,7 @@
 #include "graph_view.h"
 #include "host_log.h"
 #include "onnx_writer.h"
+#include "rewrite_util.h"
 #include "session.h"
 #include "status.h"
 
@@ -122,39 +123,19 @@ static tsr_status *remove_nodes(ir_graph *g, ir_node **nodes, size_t n) {
     return st;
 }
 
-static void mark_read(bool *read, const ir_graph *root, const ir_graph *g) {
-    for (size_t i = 0; i < g->n_values; i++) {
-        const ir_value *v = g->values[i];
-        for (int d = 0; v && v->is_outer && d <= IR_MAX_GRAPH_DEPTH; d++) v = v->outer;
-        if (v && v != g->values[i] && v->index < root->n_values && root->values[v->index] == v) read[v->index] = true;
-    }
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        const ir_node *n = g->nodes[i];
-        if (g == root)
-            for (size_t k = 0; k < n->n_inputs; k++)
-                if (n->inputs[k]) read[n->inputs[k]->index] = true;
-        for (size_t a = 0; a < n->n_attrs; a++) {
-            if (n->attrs[a].g) mark_read(read, root, n->attrs[a].g);
-            for (size_t k = 0; n->attrs[a].graphs && k < n->attrs[a].count; k++)
-                mark_read(read, root, n->attrs[a].graphs[k]);
-        }
-    }
-}
-
 /* Constants nothing reads any more (weights only folded nodes used) are
  * given back, so folding a Cast of float16 weights does not keep both. */
 static void drop_unread_constants(ir_graph *g) {
-    bool *read = calloc(g->n_values + 1, sizeof *read);
-    if (!read) return;
-    mark_read(read, g, g);
+    reader_table r;
+    if (!reader_table_make(g, &r)) return; /* kept: no harm but memory */
     for (size_t i = 0; i < g->n_values; i++) {
         ir_value *v = g->values[i];
-        if (v->constant && !read[i] && !v->is_graph_input && !v->is_graph_output && !v->producer) {
+        if (v->constant && !r.count[i] && !v->is_graph_input && !v->is_graph_output && !v->producer) {
             ir_tensor_free(v->constant);
             v->constant = NULL;
         }
     }
-    free(read);
+    reader_table_free(&r);
 }
 
 static tsr_status *fold_shapes(fold_plan *p) {

@@ -16,34 +16,15 @@ import os
 import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
+
+import case_io
 
 rng = np.random.default_rng(20261208)
-TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int64): TensorProto.INT64,
-         np.dtype(np.float16): TensorProto.FLOAT16, np.dtype(np.float64): TensorProto.DOUBLE,
-         np.dtype(np.bool_): TensorProto.BOOL, np.dtype(np.int32): TensorProto.INT32,
-         np.dtype(np.uint8): TensorProto.UINT8, np.dtype(np.int8): TensorProto.INT8,
-         np.dtype(object): TensorProto.STRING}
 
 
-def save_case(out_dir, name, nodes, inputs, outputs, inits=(), opset=16):
-    if not isinstance(nodes, list):
-        nodes = [nodes]
-    g = helper.make_graph(nodes, name,
-                          [helper.make_tensor_value_info(n, TYPES[a.dtype], a.shape) for n, a in inputs],
-                          [helper.make_tensor_value_info(n, TYPES[a.dtype], a.shape) for n, a in outputs],
-                          [numpy_helper.from_array(a, n) for n, a in inits])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 8
-    d = os.path.join(out_dir, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    for prefix, arrs in (("input", inputs), ("output", outputs)):
-        for i, (n, a) in enumerate(arrs):
-            with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (prefix, i)), "wb") as f:
-                f.write(numpy_helper.from_array(a, n).SerializeToString())
-    print(d)
+def save_case(*args, opset=16, **kw):
+    case_io.save_case(*args, opset=opset, **kw)
 
 
 # ---------------------------------------------------------------- NMS

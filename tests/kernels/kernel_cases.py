@@ -13,27 +13,11 @@ import os
 import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
+
+from case_io import save_case
 
 rng = np.random.default_rng(20261207)
-TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int64): TensorProto.INT64}
-
-
-def save_case(out_dir, name, node, inputs, outputs, inits=(), opset=13):
-    g = helper.make_graph([node], name,
-                          [helper.make_tensor_value_info(n, TYPES[a.dtype], a.shape) for n, a in inputs],
-                          [helper.make_tensor_value_info(n, TYPES[a.dtype], a.shape) for n, a in outputs],
-                          [numpy_helper.from_array(a, n) for n, a in inits])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    d = os.path.join(out_dir, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    for prefix, arrs in (("input", inputs), ("output", outputs)):
-        for i, (n, a) in enumerate(arrs):
-            with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (prefix, i)), "wb") as f:
-                f.write(numpy_helper.from_array(a, n).SerializeToString())
-    print(d)
 
 
 def topk_ref(x, k, axis, largest):

@@ -27,7 +27,9 @@ Checked with `tessera partition --format json` and `tessera test`:
     fold_bytes=1000000, and both give numpy's result;
   - the text report says "folded at load";
   - the loop body's Unsqueeze and Mul are folded (listed with their body),
-    its Add of the carried value is not, and the loop's result is numpy's.
+    its Add of the carried value is not, and the loop's result is numpy's;
+  - a Gather of constants with an index out of range (which folding fails
+    to run) stays a piece, and a run fails naming it.
 
 usage: constant_fold_test.py --tessera BIN --work DIR
 Exits 77 (skip) without python onnx.
@@ -229,6 +231,26 @@ def main():
               "a loop body's nodes of constants folded, the carried Add not: %s" % sorted(folded))
     for extra in (["-p", "reference"], fast, ["--limit", "fold_bytes=1"]):
         test_case(a.tessera, case4, extra, "loop: numpy's result with %s" % " ".join(extra))
+
+    # A node of constants whose run fails (an index out of range, which
+    # shape inference cannot see): the session is still made, the node
+    # left in a piece, and a run fails naming it, as without folding.
+    bad = os.path.join(a.work, "bad_gather.onnx")
+    g = helper.make_graph(
+        [helper.make_node("Gather", ["table", "idx"], ["gathered"], name="bad_gather", axis=0),
+         helper.make_node("Add", ["x", "gathered"], ["y"], name="add")],
+        "bad_gather", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+        [numpy_helper.from_array(np.ones((4, 3), np.float32), "table"),
+         numpy_helper.from_array(np.array([1, 9], np.int64), "idx")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    onnx.save(m, bad)
+    folded, in_pieces = partition_json(a.tessera, bad, ["-p", "reference"])
+    if folded is not None:
+        check(not folded and "bad_gather" in in_pieces, "a fold that fails leaves its node in a piece")
+    rc, out, err = run(a.tessera, ["run", bad, "-p", "reference"])
+    check(rc == 1 and "bad_gather" in err and "out of range" in err, "and a run fails naming it: " + err.strip()[-200:])
 
     print("%d check(s) failed" % failures if failures else "all checks passed")
     return 1 if failures else 0

@@ -31,7 +31,7 @@ static tsr_status *add_path(tsr_provider_list *l, const char *path) {
     if (!(it->path = strdup(path))) return TSR_NO_MEMORY();
     tsr_status *s = plugin_load(path, host_api_table(), &it->plugin);
     if (!s) {
-        tsr_provider_config cfg = {sizeof cfg, 0, NULL, NULL, 0, TSR_LOG_WARNING};
+        tsr_provider_config cfg = {sizeof cfg, 0, NULL, NULL, 0, TSR_LOG_WARNING, 0};
         s = it->plugin->vt->create(&cfg, &it->state);
         if (s) s = tsr_error_wrap(s, "provider '%s' could not start", it->plugin->vt->name);
     }

@@ -26,8 +26,10 @@ static void fix_dims(ir_graph *g, const tsr_session_options *o) {
     }
 }
 
-/* Loads one provider for the session, with the options addressed to it. */
-static tsr_status *add_provider(tsr_session *s, const tsr_session_options *o, const char *spec, bool *option_used) {
+/* Loads one provider for the session, with the options addressed to it;
+ * `flags` are TSR_PROVIDER_* (provider.h). */
+static tsr_status *add_provider(tsr_session *s, const tsr_session_options *o, const char *spec, uint32_t flags,
+                                bool *option_used) {
     char *path;
     TSR_TRY(plugin_resolve(spec, &path));
     tsr_plugin *pl;
@@ -53,7 +55,7 @@ static tsr_status *add_provider(tsr_session *s, const tsr_session_options *o, co
     }
     provider_inst *pi = NULL;
     if (!st) {
-        tsr_provider_config cfg = {sizeof cfg, n, keys, vals, o->threads, o->log_level};
+        tsr_provider_config cfg = {sizeof cfg, n, keys, vals, o->threads, o->log_level, flags};
         st = provider_create(pl, &cfg, &pi);
     }
     free(keys);
@@ -110,11 +112,14 @@ static tsr_status *add_all_providers(tsr_session *s, const tsr_session_options *
         for (size_t i = 0; i < n && !st; i++) {
             bool is_ref = strstr(paths[i], "libtessera_provider_reference.so") != NULL;
             if (is_ref != (pass == 1)) continue;
-            tsr_status *e = add_provider(s, o, paths[i], used);
+            tsr_status *e = add_provider(s, o, paths[i], TSR_PROVIDER_UNNAMED, used);
             if (e && pass == 1) {
                 st = e;
             } else if (e) {
-                host_log(TSR_LOG_WARNING, NULL, tsr_status_message(e));
+                /* NOT_SUPPORTED: the provider declined a session that did
+                 * not name it (an emulated device), not a failure */
+                bool declined = tsr_status_code(e) == TSR_ERR_NOT_SUPPORTED;
+                host_log(declined ? TSR_LOG_INFO : TSR_LOG_WARNING, NULL, tsr_status_message(e));
                 tsr_status_free(e);
             }
         }
@@ -135,7 +140,7 @@ static tsr_status *place_fallback(tsr_session *s, const tsr_session_options *o, 
     size_t f = 0;
     while (f < s->n_provs && strcmp(s->provs[f]->name, o->fallback) != 0) f++;
     if (f == s->n_provs) {
-        TSR_TRY(add_provider(s, o, o->fallback, used));
+        TSR_TRY(add_provider(s, o, o->fallback, 0, used));
     } else {
         tsr_plugin *pl = s->plugins[f];
         provider_inst *pi = s->provs[f];
@@ -152,7 +157,7 @@ static tsr_status *place_fallback(tsr_session *s, const tsr_session_options *o, 
 
 /* The core's control-flow provider goes last, so plugins are asked first. */
 static tsr_status *add_core_provider(tsr_session *s, const tsr_session_options *o) {
-    tsr_provider_config cfg = {sizeof cfg, 0, NULL, NULL, o->threads, o->log_level};
+    tsr_provider_config cfg = {sizeof cfg, 0, NULL, NULL, o->threads, o->log_level, 0};
     provider_inst *pi;
     TSR_TRY(provider_create(control_flow_plugin(), &cfg, &pi));
     tsr_plugin **np = realloc(s->plugins, sizeof *np * (s->n_provs + 1));
@@ -262,7 +267,7 @@ static tsr_status *session_finish(tsr_session *s, const tsr_session_options *o) 
     if (!used) return TSR_NO_MEMORY();
     tsr_status *st = NULL;
     if (o->n_providers == 0) st = add_all_providers(s, o, used);
-    for (size_t i = 0; i < o->n_providers && !st; i++) st = add_provider(s, o, o->providers[i], used);
+    for (size_t i = 0; i < o->n_providers && !st; i++) st = add_provider(s, o, o->providers[i], 0, used);
     size_t fallback = SIZE_MAX;
     if (!st) st = place_fallback(s, o, used, &fallback);
     for (size_t i = 0; i < o->n_options && !st; i++)

@@ -387,6 +387,15 @@ bool odn_dwconv1d_wanted(odn_plan *p, const odn_value *x, const odn_value *w, co
 bool odn_conv_pad_tag(const dnnl_memory_desc_t *padded, dnnl_format_tag_t *tag);
 tsr_status *odn_conv_pad_src(odn_plan *p, const tsr_node *n, dnnl_memory_t x, const dnnl_memory_desc_t *padded,
                              dnnl_format_tag_t tag, const int64_t pads[4], dnnl_memory_t *out);
+/* A 2-D convolution of at most 4 output channels and constant float
+ * weights as a C loop over 8-channel input blocks (odn_conv_small_oc.c),
+ * where oneDNN's kernels waste most of their 8-channel output blocks;
+ * `out` the output dims, the geometry in oneDNN's conventions. */
+bool odn_conv_small_oc_wanted(const odn_value *x, const odn_value *w, const odn_value *b, int64_t group,
+                              const int64_t *out);
+tsr_status *odn_build_conv_small_oc(odn_plan *p, const tsr_node *n, odn_value *x, const odn_value *w,
+                                    const odn_value *b, odn_value *y, const int64_t *out, const int64_t *strides,
+                                    const int64_t *dilation, const int64_t *pad_l);
 tsr_status *odn_build_dwconv1d(odn_plan *p, const tsr_node *n, odn_value *x, const odn_value *w, const odn_value *b,
                                odn_value *y, const int64_t *out, int64_t stride, int64_t dil, int64_t pad);
 tsr_status *odn_build_matmul(odn_plan *p, size_t index);

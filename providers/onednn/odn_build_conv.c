@@ -457,6 +457,8 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
         if (odn_dwconv1d_wanted(p, x, w, b, group, xd4, wd5, yd4, g.strides, g.dilation, g.pad_l, g.pad_r))
             return odn_build_dwconv1d(p, n, x, w, b, y, out, g.strides[1], g.dilation[1] + 1, g.pad_l[1]);
     }
+    if (!as2d && !scale && odn_conv_small_oc_wanted(x, w, b, group, out))
+        return odn_build_conv_small_oc(p, n, x, w, b, y, out, g.strides, g.dilation, g.pad_l);
     /* BatchNormalization right after, with everything constant: fold it. */
     float *folded_w = NULL, *folded_b = NULL;
     odn_value *conv_out = y;

@@ -141,6 +141,9 @@ const char *ocl_cl_error_name(cl_int err);
 
 /* --- devices (ocl_device.c) -------------------------------------------- */
 tsr_status *ocl_devices_enumerate(ocl_device_desc **out, size_t *count);
+/* Whether the only platforms installed are PoCL on the host CPU, read from
+ * the ICD vendor files without loading any driver (ocl_icd_probe.c). */
+bool ocl_only_host_cpu_platforms(void);
 /* Picks a device from an option value: an index or part of a name. */
 tsr_status *ocl_device_select(const ocl_device_desc *devs, size_t n, const char *spec, size_t *index);
 

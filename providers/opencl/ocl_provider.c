@@ -57,6 +57,16 @@ static tsr_status *ocl_create(const tsr_provider_config *cfg, void **out) {
                              k);
         }
     }
+    /* Not named, and only PoCL's CPU device to offer: the host would put
+     * it after the reference provider, where it gets no node, so loading
+     * PoCL would only cost the session time and memory. */
+    if (TSR_HAS_MEMBER(cfg, tsr_provider_config, flags) && (cfg->flags & TSR_PROVIDER_UNNAMED) && !device_spec &&
+        ocl_only_host_cpu_platforms()) {
+        free(st);
+        return ocl_error(TSR_ERR_NOT_SUPPORTED,
+                         "opencl: not used: the only OpenCL platform installed is PoCL on the host CPU, which the "
+                         "host providers outrun (name it, -p opencl, to use it)");
+    }
     tsr_status *s = ocl_devices_enumerate(&st->devices, &st->n_devices);
     if (!s && device_spec) {
         s = st->n_devices

@@ -910,7 +910,7 @@ static void test_partition_expands_declined(void) {
     provider_inst *inst = NULL;
     tsr_status *st = plugin_load(path, host_api_table(), &plugin);
     const char *keys[] = {"exclude_ops"}, *values[] = {"HardSwish,CastLike"};
-    tsr_provider_config cfg = {sizeof cfg, 1, keys, values, 0, TSR_LOG_WARNING};
+    tsr_provider_config cfg = {sizeof cfg, 1, keys, values, 0, TSR_LOG_WARNING, 0};
     if (!st) st = provider_create(plugin, &cfg, &inst);
     if (!st) st = ir_infer_shapes(m->graph);
     if (st) fprintf(stderr, "\n  %s\n", tsr_status_message(st));

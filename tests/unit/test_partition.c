@@ -40,7 +40,7 @@ static bool add_prov(provs *p, const char *which) {
     else snprintf(path, sizeof path, "%s/../test-plugins/%s.so", env_or("TESSERA_BUILD_LIB", "build/lib"), which);
     tsr_status *st = plugin_load(path, host_api_table(), &p->plugins[p->n]);
     if (!st) {
-        tsr_provider_config cfg = {sizeof cfg, 0, NULL, NULL, 0, TSR_LOG_WARNING};
+        tsr_provider_config cfg = {sizeof cfg, 0, NULL, NULL, 0, TSR_LOG_WARNING, 0};
         st = provider_create(p->plugins[p->n], &cfg, &p->inst[p->n]);
         if (st) plugin_unload(p->plugins[p->n]);
     }

@@ -345,7 +345,18 @@ typedef struct tsr_provider_config {
     const char *const *option_values; /* option_count entries */
     int32_t intra_op_threads;         /* 0 = provider's choice */
     int32_t log_level;                /* tsr_log_level */
+    /* appended in ABI 1 (read only when TSR_HAS_MEMBER(config,
+     * tsr_provider_config, flags)): TSR_PROVIDER_* bits */
+    uint32_t flags;
 } tsr_provider_config;
+
+/* config->flags: the application did not name this provider; the host
+ * loaded it because its plugin was found (no provider list, or the cost
+ * policy). A provider that can tell at once that it would only slow such a
+ * session down (its only devices emulate an accelerator on the host CPU)
+ * may refuse to start with TSR_ERR_NOT_SUPPORTED: the host then leaves it
+ * out and logs why at info level. Named, it must start. (appended in ABI 1) */
+#define TSR_PROVIDER_UNNAMED 0x1u
 
 /*
  * A provider's functions. The table and its strings are owned by the plugin

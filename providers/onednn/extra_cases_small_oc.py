@@ -1,0 +1,142 @@
+#!/usr/bin/python3
+"""Backend-style cases for the oneDNN provider's convolution of at most 4
+output channels (odn_conv_small_oc.c): an image model's output layer after
+a producing convolution (its input then arrives channel-blocked) and as a
+piece input (plain, reordered); 1 to 4 output channels; strides 2,
+dilation 2, asymmetric pads, auto_pad SAME_UPPER, batch 2, windows wider
+than the input, outputs narrower than a block of pixels, with and without
+bias, followed by Tanh; and a 1x1 head, left to oneDNN's kernel (it must
+not take the loop). Expected outputs from numpy in float64 (a direct
+convolution written here).
+
+usage: extra_cases_small_oc.py OUT_DIR        (prints the case dirs)
+       extra_cases_small_oc.py --check TESSERA OUT_DIR
+         writes the cases, runs them with -p onednn,reference and fails when
+         one fails, onednn does not claim every node, or a small-channel
+         convolution does not run as its loop (exit 77 without onnx)
+"""
+import os
+import subprocess
+import sys
+
+try:
+    import numpy as np
+    from onnx import helper
+except ImportError:
+    np = None
+
+if np is not None:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from extra_cases import save_typed_case  # the same folder's case writer
+
+    rng = np.random.default_rng(20261207)
+
+
+def f32(a):
+    return np.asarray(a).astype(np.float32)
+
+
+def conv(x, w, b=None, strides=(1, 1), pads=(0, 0, 0, 0), dil=(1, 1)):
+    """ONNX Conv (group 1) in float64; pads = top, left, bottom, right."""
+    x = x.astype(np.float64)
+    w = w.astype(np.float64)
+    n, c, h, wd = x.shape
+    m, _, kh, kw = w.shape
+    xp = np.zeros((n, c, h + pads[0] + pads[2], wd + pads[1] + pads[3]))
+    xp[:, :, pads[0]:pads[0] + h, pads[1]:pads[1] + wd] = x
+    oh = (xp.shape[2] - (kh - 1) * dil[0] - 1) // strides[0] + 1
+    ow = (xp.shape[3] - (kw - 1) * dil[1] - 1) // strides[1] + 1
+    y = np.zeros((n, m, oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            r0, c0 = i * dil[0], j * dil[1]
+            patch = xp[:, :, r0:r0 + (oh - 1) * strides[0] + 1:strides[0], c0:c0 + (ow - 1) * strides[1] + 1:strides[1]]
+            y += np.einsum("nchw,mc->nmhw", patch, w[:, :, i, j])
+    if b is not None:
+        y += b.astype(np.float64).reshape(1, -1, 1, 1)
+    return y
+
+
+def same_upper(size, k, s, d=1):
+    o = -(-size // s)
+    total = max((o - 1) * s + (k - 1) * d + 1 - size, 0)
+    return total // 2, total - total // 2
+
+
+def case(out, name, n, c, h, w, m, k, strides=(1, 1), pads=(0, 0, 0, 0), dil=(1, 1), bias=True, producer=True,
+         tanh=False, auto_pad=None):
+    x = f32(rng.standard_normal((n, 4 if producer else c, h, w)))
+    wt = f32(rng.standard_normal((m, c, k, k)) / np.sqrt(c * k * k))
+    bt = f32(rng.standard_normal(m)) if bias else None
+    inits, nodes = [("w", wt)], []
+    src, xin = "x", x
+    if producer:
+        w0 = f32(rng.standard_normal((c, 4, 3, 3)) * 0.3)
+        inits.append(("w0", w0))
+        nodes += [helper.make_node("Conv", ["x", "w0"], ["p"], pads=[1, 1, 1, 1]),
+                  helper.make_node("Relu", ["p"], ["pr"])]
+        src, xin = "pr", f32(np.maximum(conv(x, w0, pads=(1, 1, 1, 1)), 0))
+    if bt is not None:
+        inits.append(("b", bt))
+    attrs = dict(kernel_shape=[k, k], strides=list(strides), dilations=list(dil))
+    if auto_pad:
+        attrs["auto_pad"] = auto_pad
+        t, bo = same_upper(h, k, strides[0], dil[0])
+        l, r = same_upper(w, k, strides[1], dil[1])
+        pads = (t, l, bo, r)
+    else:
+        attrs["pads"] = [pads[0], pads[1], pads[2], pads[3]]
+    nodes.append(helper.make_node("Conv", [src, "w"] + (["b"] if bias else []), ["c" if tanh else "y"], **attrs))
+    y = conv(xin, wt, bt, strides, pads, dil)
+    if tanh:
+        nodes.append(helper.make_node("Tanh", ["c"], ["y"]))
+        y = np.tanh(y)
+    save_typed_case(out, name, nodes, [("x", x)], [("y", f32(y))], inits)
+
+
+def write(out):
+    os.makedirs(out, exist_ok=True)
+    case(out, "odn_small_oc_rgb_9x9_tanh", 1, 32, 40, 44, 3, 9, pads=(4, 4, 4, 4), tanh=True)
+    case(out, "odn_small_oc_depth_plain_input", 1, 64, 33, 29, 1, 3, pads=(1, 1, 1, 1), bias=False, producer=False)
+    case(out, "odn_small_oc_stride2_asym_pads", 1, 16, 23, 31, 2, 3, strides=(2, 2), pads=(0, 1, 1, 0))
+    case(out, "odn_small_oc_dilation2_batch2", 2, 8, 21, 26, 4, 5, pads=(4, 4, 4, 4), dil=(2, 2))
+    case(out, "odn_small_oc_same_upper_stride2", 1, 24, 9, 7, 3, 7, strides=(2, 2), auto_pad="SAME_UPPER")
+    case(out, "odn_small_oc_narrow_output", 1, 16, 12, 7, 1, 3)
+    case(out, "odn_small_oc_1x1_head", 1, 32, 30, 30, 4, 1)  # left to oneDNN
+    case(out, "odn_small_oc_window_wider_than_input", 1, 8, 3, 3, 2, 5, pads=(2, 2, 2, 2))
+    case(out, "odn_small_oc_rect_stride", 1, 40, 17, 50, 3, 3, strides=(1, 3), pads=(1, 2, 0, 1))
+
+
+def check(tessera, out):
+    if np is None:
+        print("no numpy/onnx: skipped")
+        return 77
+    import contextlib
+    import io
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        write(out)
+    cases = buf.getvalue().split()
+    bad = []
+    r = subprocess.run([tessera, "test", "-p", "onednn,reference"] + cases, capture_output=True, text=True)
+    sys.stdout.write(r.stdout)
+    if r.returncode != 0:
+        bad.append("tests")
+    for c in cases:
+        run = subprocess.run([tessera, "run", os.path.join(c, "model.onnx"), "-p", "onednn,reference", "--explain"],
+                             capture_output=True, text=True).stdout
+        whole = any(line.startswith("total:") and "reference 0, core 0" in line for line in run.splitlines())
+        loop = "loop Conv x1" in run
+        if not whole or loop == c.endswith("_1x1_head"):
+            print("not claimed whole by onednn, or not the small-channel loop: %s\n%s" % (os.path.basename(c), run))
+            bad.append(c)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--check":
+        sys.exit(check(sys.argv[2], sys.argv[3]))
+    if len(sys.argv) != 2 or np is None:
+        sys.stderr.write(__doc__)
+        sys.exit(2)
+    write(sys.argv[1])

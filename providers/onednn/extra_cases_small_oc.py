@@ -6,7 +6,10 @@ piece input (plain, reordered); 1 to 4 output channels; strides 2,
 dilation 2, asymmetric pads, auto_pad SAME_UPPER, batch 2, windows wider
 than the input, outputs narrower than a block of pixels, with and without
 bias, followed by Tanh; and a 1x1 head, left to oneDNN's kernel (it must
-not take the loop). Expected outputs from numpy in float64 (a direct
+not take the loop). ConvTranspose whose kernel equals its stride with
+kh*kw*M <= 4 (a DB head's 2x upsampling to one channel, then Sigmoid; 1x4;
+2x1 of 2 channels) after a convolution or after a ConvTranspose that leaves
+NHWC; one of 8 columns stays the matmul. Expected outputs from numpy in float64 (a direct
 convolution written here).
 
 usage: extra_cases_small_oc.py OUT_DIR        (prints the case dirs)
@@ -94,6 +97,41 @@ def case(out, name, n, c, h, w, m, k, strides=(1, 1), pads=(0, 0, 0, 0), dil=(1,
     save_typed_case(out, name, nodes, [("x", x)], [("y", f32(y))], inits)
 
 
+def deconv_tiles(x, w, b=None):
+    """ConvTranspose whose kernel equals its stride, in float64."""
+    n, c, h, wd = x.shape
+    _, m, kh, kw = w.shape
+    t = np.einsum("nchw,cmij->nmhiwj", x.astype(np.float64), w.astype(np.float64))
+    y = t.reshape(n, m, h * kh, wd * kw)
+    return y + (0 if b is None else b.astype(np.float64).reshape(1, -1, 1, 1))
+
+
+def deconv_case(out, name, c, h, w, m, kh, kw, bias=True, nhwc_producer=False, sigmoid=False):
+    """After a 3x3 convolution (nChw8c input) or, nhwc_producer, after a
+    tiled ConvTranspose of 16 output channels (which leaves NHWC)."""
+    x = f32(rng.standard_normal((1, 4, h, w)))
+    if nhwc_producer:
+        w0 = f32(rng.standard_normal((4, c, 2, 2)) * 0.3)
+        first = helper.make_node("ConvTranspose", ["x", "w0"], ["p"], kernel_shape=[2, 2], strides=[2, 2])
+        xin = deconv_tiles(x, w0)
+    else:
+        w0 = f32(rng.standard_normal((c, 4, 3, 3)) * 0.3)
+        first = helper.make_node("Conv", ["x", "w0"], ["p"], pads=[1, 1, 1, 1])
+        xin = conv(x, w0, pads=(1, 1, 1, 1))
+    xin = f32(np.maximum(xin, 0))
+    wt = f32(rng.standard_normal((c, m, kh, kw)) / np.sqrt(c))
+    bt = f32(rng.standard_normal(m)) if bias else None
+    inits = [("w0", w0), ("w", wt)] + ([("b", bt)] if bias else [])
+    nodes = [first, helper.make_node("Relu", ["p"], ["pr"]),
+             helper.make_node("ConvTranspose", ["pr", "w"] + (["b"] if bias else []), ["d" if sigmoid else "y"],
+                              kernel_shape=[kh, kw], strides=[kh, kw])]
+    y = deconv_tiles(xin, wt, bt)
+    if sigmoid:
+        nodes.append(helper.make_node("Sigmoid", ["d"], ["y"]))
+        y = 1 / (1 + np.exp(-y))
+    save_typed_case(out, name, nodes, [("x", x)], [("y", f32(y))], inits)
+
+
 def write(out):
     os.makedirs(out, exist_ok=True)
     case(out, "odn_small_oc_rgb_9x9_tanh", 1, 32, 40, 44, 3, 9, pads=(4, 4, 4, 4), tanh=True)
@@ -105,6 +143,11 @@ def write(out):
     case(out, "odn_small_oc_1x1_head", 1, 32, 30, 30, 4, 1)  # left to oneDNN
     case(out, "odn_small_oc_window_wider_than_input", 1, 8, 3, 3, 2, 5, pads=(2, 2, 2, 2))
     case(out, "odn_small_oc_rect_stride", 1, 40, 17, 50, 3, 3, strides=(1, 3), pads=(1, 2, 0, 1))
+    deconv_case(out, "odn_small_oc_deconv_db_head", 24, 20, 23, 1, 2, 2, sigmoid=True)
+    deconv_case(out, "odn_small_oc_deconv_nhwc_input", 16, 9, 11, 1, 2, 2, nhwc_producer=True)
+    deconv_case(out, "odn_small_oc_deconv_1x4_m1", 32, 7, 13, 1, 1, 4, bias=False)
+    deconv_case(out, "odn_small_oc_deconv_2x1_m2", 8, 6, 17, 2, 2, 1)
+    deconv_case(out, "odn_small_oc_deconv_2x2_m2_matmul", 16, 6, 9, 2, 2, 2)  # 8 columns: the matmul
 
 
 def check(tessera, out):
@@ -126,8 +169,8 @@ def check(tessera, out):
         run = subprocess.run([tessera, "run", os.path.join(c, "model.onnx"), "-p", "onednn,reference", "--explain"],
                              capture_output=True, text=True).stdout
         whole = any(line.startswith("total:") and "reference 0, core 0" in line for line in run.splitlines())
-        loop = "loop Conv x1" in run
-        if not whole or loop == c.endswith("_1x1_head"):
+        loop = "loop Conv x1" in run or "loop ConvTranspose x1" in run
+        if not whole or loop == (c.endswith("_1x1_head") or c.endswith("_matmul")):
             print("not claimed whole by onednn, or not the small-channel loop: %s\n%s" % (os.path.basename(c), run))
             bad.append(c)
     return 1 if bad else 0

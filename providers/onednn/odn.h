@@ -396,6 +396,12 @@ bool odn_conv_small_oc_wanted(const odn_value *x, const odn_value *w, const odn_
 tsr_status *odn_build_conv_small_oc(odn_plan *p, const tsr_node *n, odn_value *x, const odn_value *w,
                                     const odn_value *b, odn_value *y, const int64_t *out, const int64_t *strides,
                                     const int64_t *dilation, const int64_t *pad_l);
+/* A ConvTranspose whose kernel equals its stride (see
+ * odn_build_deconv_tiles.c) with kh * kw * M <= 4 on input channels a
+ * multiple of 8, through the same loop (*handled false, nothing added,
+ * when it does not apply). */
+tsr_status *odn_build_deconv_tiles_small(odn_plan *p, const tsr_node *n, odn_value *x, const odn_value *w,
+                                         const odn_value *b, odn_value *y, int64_t kh, int64_t kw, bool *handled);
 tsr_status *odn_build_dwconv1d(odn_plan *p, const tsr_node *n, odn_value *x, const odn_value *w, const odn_value *b,
                                odn_value *y, const int64_t *out, int64_t stride, int64_t dil, int64_t pad);
 tsr_status *odn_build_matmul(odn_plan *p, size_t index);

@@ -45,6 +45,9 @@ tsr_status *odn_build_deconv_tiles(odn_plan *p, size_t index, bool *handled) {
         return NULL;
     int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3], M = w->dims[1];
     if (b && b->dims[0] != M) return NULL;
+    /* a matmul of kw*M <= 4 columns runs at a few GFLOP/s: the loop */
+    tsr_status *ls = odn_build_deconv_tiles_small(p, n, x, w, b, y, kh, kw, handled);
+    if (ls || *handled) return ls;
     int64_t out[4] = {N, M, H * kh, W * kw};
     /* weights [1, kh, C, kw*M]: wr[i][c][j*M + m] = W[c][m][i][j] */
     float *wr = odn_plan_alloc(p, sizeof(float) * (size_t)(kh * C * kw * M));

@@ -71,10 +71,22 @@ typedef struct odn_group_memo {
     size_t count;
 } odn_group_memo;
 void odn_group_memo_clear(odn_group_memo *m);
-/* Claims the nodes marked in `claimed` as convex pieces of connected nodes,
- * remembering the groups in `memo` (or, when every offered node is in it
- * already, keeping its groups). */
-tsr_status *odn_group_claims(const tsr_graph *graph, const bool *claimed, odn_group_memo *memo, tsr_claim_sink *sink);
+/* Groups the nodes marked in `claimed` into convex pieces of connected
+ * nodes: each node's group (-1 when not claimed; n entries) and their
+ * count, remembering the groups in `memo` (or, when every offered node is
+ * in it already, keeping its groups); then each group claimed as a piece. */
+tsr_status *odn_group_assign(const tsr_graph *graph, const bool *claimed, odn_group_memo *memo, int *group,
+                             int *group_count);
+tsr_status *odn_group_emit(const tsr_graph *graph, const int *group, int groups, tsr_claim_sink *sink);
+/* Shape arithmetic computed when a plan is built (odn_shape_calc.c): marks
+ * the nodes of `graph` it may claim (false on no memory). */
+bool odn_shape_calc_mark(const tsr_graph *graph, bool *shape_node);
+/* Unclaims (declining) marked nodes whose value some reader outside their
+ * group, or not a marked node, Reshape's shape or Resize's sizes, reads;
+ * true when it unclaimed any (the groups are then to be made again). */
+bool odn_shape_calc_unclaim(const tsr_graph *graph, bool *claimed, const bool *shape_node, const int *group,
+                            tsr_claim_sink *sink);
+
 
 /* --- plans ------------------------------------------------------------- */
 typedef struct odn_value {
@@ -372,6 +384,10 @@ void odn_f32_to_f16(const float *src, uint16_t *dst, int64_t count);
 /* Turns node `index` (and any following nodes it absorbs) into steps with
  * the builder of its op's row (odn_ops.h). */
 tsr_status *odn_build_node(odn_plan *p, size_t index);
+/* Whether plan node n is shape arithmetic (odn_shape_calc.c), and its
+ * builder: the value computed now, into its i64, with no step. */
+bool odn_shape_calc_node(const odn_plan *p, const tsr_node *n);
+tsr_status *odn_build_shape_calc(odn_plan *p, size_t index);
 tsr_status *odn_build_conv(odn_plan *p, size_t index);
 /* A depthwise 1-D convolution of constant float weights as a C loop
  * (odn_build_dwconv1d.c), wanted where oneDNN would pick its im2col kernel

@@ -15,6 +15,7 @@ tsr_status *odn_build_node(odn_plan *p, size_t index) {
      * come before any op's own builder */
     tsr_status *qs = odn_qdq_build(p, index, &handled);
     if (qs || handled) return qs;
+    if (odn_shape_calc_node(p, n)) return odn_build_shape_calc(p, index);
     const odn_op *op = odn_op_find(odn_host->node_op_type(n));
     if (!op || !op->build) return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "no builder");
     return op->build(p, index);

@@ -172,24 +172,23 @@ static bool groups_from_memo(const odn_group_memo *m, const tsr_graph *graph, co
     return true;
 }
 
-tsr_status *odn_group_claims(const tsr_graph *graph, const bool *claimed, odn_group_memo *memo, tsr_claim_sink *sink) {
-    grouping g = {.n = odn_host->graph_node_count(graph)};
+tsr_status *odn_group_assign(const tsr_graph *graph, const bool *claimed, odn_group_memo *memo, int *group,
+                             int *group_count) {
+    grouping g = {.n = odn_host->graph_node_count(graph), .group = group};
+    *group_count = 0;
     if (g.n == 0) return NULL;
     bool big = g.n > ODN_GROUP_MAX_NODES;
     g.words = big ? 1 : (g.n + 63) / 64;
     g.left = big ? NULL : calloc(g.n * g.words, sizeof(uint64_t));
-    g.group = malloc(g.n * sizeof(int));
     int *prods = NULL;
-    const tsr_node **members = calloc(g.n, sizeof *members);
-    size_t *start = NULL;
     odn_index producers = {0};
     tsr_status *s = NULL;
-    if ((!big && !g.left) || !g.group || !members) {
+    int groups = 0;
+    if (!big && !g.left) {
         s = odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
         goto done;
     }
-    int groups = 0;
-    if (memo && groups_from_memo(memo, graph, claimed, g.group, &groups)) goto claim;
+    if (memo && groups_from_memo(memo, graph, claimed, g.group, &groups)) goto done;
     if (!index_producers(graph, g.n, &producers)) {
         s = odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
         goto done;
@@ -197,7 +196,7 @@ tsr_status *odn_group_claims(const tsr_graph *graph, const bool *claimed, odn_gr
     if (big) {
         groups = big_graph_groups(graph, &producers, claimed, g.group);
         if (memo) memo_save(memo, graph, g.group, g.n);
-        goto claim;
+        goto done;
     }
     for (size_t v = 0; v < g.n; v++) {
         const tsr_node *n = odn_host->graph_node(graph, v);
@@ -237,29 +236,36 @@ tsr_status *odn_group_claims(const tsr_graph *graph, const bool *claimed, odn_gr
         }
     }
     if (memo) memo_save(memo, graph, g.group, g.n);
-claim:
+done:
+    odn_index_free(&producers);
+    free(prods);
+    free(g.left);
+    *group_count = groups;
+    return s;
+}
+
+tsr_status *odn_group_emit(const tsr_graph *graph, const int *group, int groups, tsr_claim_sink *sink) {
+    size_t n = odn_host->graph_node_count(graph);
     /* members of each group in node order: a counting sort by group */
-    start = calloc((size_t)groups + 2, sizeof *start);
-    if (!start) {
+    size_t *start = calloc((size_t)groups + 2, sizeof *start);
+    const tsr_node **members = calloc(n + 1, sizeof *members);
+    tsr_status *s = NULL;
+    if (!start || !members) {
         s = odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
         goto done;
     }
-    for (size_t v = 0; v < g.n; v++)
-        if (g.group[v] >= 0) start[g.group[v] + 1]++;
+    for (size_t v = 0; v < n; v++)
+        if (group[v] >= 0) start[group[v] + 1]++;
     for (int grp = 0; grp < groups; grp++) start[grp + 1] += start[grp];
-    for (size_t v = 0; v < g.n; v++)
-        if (g.group[v] >= 0) members[start[g.group[v]]++] = odn_host->graph_node(graph, v);
+    for (size_t v = 0; v < n; v++)
+        if (group[v] >= 0) members[start[group[v]]++] = odn_host->graph_node(graph, v);
     /* start[grp] is now the end of grp, which begins at the end of grp - 1 */
     for (int grp = 0; grp < groups && !s; grp++) {
         size_t begin = grp ? start[grp - 1] : 0, count = start[grp] - begin;
         if (count) s = odn_host->claim_piece(sink, members + begin, count, group_cost(members + begin, count));
     }
 done:
-    odn_index_free(&producers);
     free(start);
-    free(prods);
     free(members);
-    free(g.left);
-    free(g.group);
     return s;
 }

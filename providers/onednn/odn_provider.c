@@ -139,21 +139,42 @@ static void leave_scales_producers(const tsr_graph *graph, bool *claimed, tsr_cl
     }
 }
 
+/* Groups the claimed nodes into pieces, first giving up shape arithmetic
+ * (odn_shape_calc.c) whose values would leave its piece. */
+static tsr_status *claim_groups(const tsr_graph *graph, bool *claimed, const bool *shape_node, odn_group_memo *memo,
+                                tsr_claim_sink *sink) {
+    size_t n = odn_host->graph_node_count(graph);
+    int *group = malloc((n + 1) * sizeof *group), groups = 0;
+    if (!group) return odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
+    tsr_status *s;
+    do {
+        s = odn_group_assign(graph, claimed, memo, group, &groups);
+    } while (!s && odn_shape_calc_unclaim(graph, claimed, shape_node, group, sink));
+    if (!s) s = odn_group_emit(graph, group, groups, sink);
+    free(group);
+    return s;
+}
+
 static tsr_status *odn_claim(void *state, const tsr_graph *graph, tsr_claim_sink *sink) {
     odn_state *st = state;
     size_t n = odn_host->graph_node_count(graph);
-    bool *claimed = calloc(n + 1, sizeof *claimed);
-    if (!claimed) return odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
+    bool *claimed = calloc(n + 1, sizeof *claimed), *shape_node = calloc(n + 1, sizeof *shape_node);
+    if (!claimed || !shape_node || !odn_shape_calc_mark(graph, shape_node)) {
+        free(claimed);
+        free(shape_node);
+        return odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
+    }
     for (size_t i = 0; i < n; i++) {
         const tsr_node *node = odn_host->graph_node(graph, i);
         char why[256] = "";
-        int reason = odn_claim_check(node, why, sizeof why);
+        int reason = shape_node[i] ? 0 : odn_claim_check(node, why, sizeof why);
         if (reason) odn_host->decline_node(sink, node, reason, why);
         else claimed[i] = true;
     }
     leave_scales_producers(graph, claimed, sink);
-    tsr_status *s = odn_group_claims(graph, claimed, &st->groups, sink);
+    tsr_status *s = claim_groups(graph, claimed, shape_node, &st->groups, sink);
     free(claimed);
+    free(shape_node);
     return s;
 }
 

@@ -70,6 +70,30 @@ static tsr_status *rule_loop(shape_ctx *c, const ir_node *n) {
         }
     }
     tsr_status *st = shape_infer_subgraph(c, n, body, nf, f);
+    /* ONNX's inference feeds the body carried tensors without shapes; fed
+     * the initial ones, a value that grows (acc = Concat(acc, x)) was
+     * inferred at its first size and the second iteration failed the
+     * output check. Dims on which the body's output and its input differ
+     * are fed unknown and the body inferred again, until they agree (each
+     * pass forgets a dim, so at most IR_MAX_RANK passes per value); a body
+     * output of unknown shape keeps the initial shape, as before. */
+    for (int pass = 0; !st && pass < (int)carried * IR_MAX_RANK + 1; pass++) {
+        bool relaxed = false;
+        for (size_t i = 0; i < carried && i + 1 < body->n_outputs; i++) {
+            if (is_container(f[i + 2].type)) continue;
+            shape_dims s, j;
+            shape_value_shape(body->outputs[i + 1], &s);
+            if (s.rank < 0 || f[i + 2].shape.rank < 0) continue;
+            shape_dims_join(&f[i + 2].shape, &s, &j);
+            bool same = j.rank == f[i + 2].shape.rank;
+            for (int32_t d = 0; same && d < j.rank; d++) same = shape_dim_same(j.dims[d], f[i + 2].shape.dims[d]);
+            if (same) continue;
+            f[i + 2].shape = j;
+            relaxed = true;
+        }
+        if (!relaxed) break;
+        st = shape_infer_subgraph(c, n, body, nf, f);
+    }
     for (size_t i = 0; i < n->n_outputs && !st; i++) {
         size_t bo = i + 1;
         if (bo >= body->n_outputs) break;

@@ -114,7 +114,7 @@ setup(
     packages=["tessera"],
     ext_modules=[Extension(
         "tessera._tessera",
-        sources=["src/tessera_module.c", "src/tessera_iobinding.c"],
+        sources=["src/tessera_module.c", "src/tessera_iobinding.c", "src/tessera_stages.c"],
         libraries=["tessera"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=["-std=c11", "-Wall", "-Wextra"],

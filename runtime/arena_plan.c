@@ -18,8 +18,12 @@
  * grow: the tensor is then allocated as before and the plan grows after the
  * run), and never when it is a graph output (it outlives the run). Lifetimes
  * come from the plan's structure, not from the recording, so they hold for
- * every run. Control-flow pieces and their bodies are not placed (the
- * executor gives them no hook): their outputs move into and out of bodies. */
+ * every run. Control-flow pieces' own outputs are not placed (the
+ * executor gives them no hook): they move into and out of bodies. Each
+ * body has an arena of its own (cf_piece.arenas, runtime/cf_util.c): one
+ * plan, made on the body's first iteration and reused by every later
+ * iteration and run, growing ahead (arena_plans_grow_ahead) where its
+ * tensors grow from one iteration to the next. */
 #include "arena_plan.h"
 
 #include <pthread.h>
@@ -77,6 +81,7 @@ struct arena_plans {
     size_t n_idle;
     uint64_t tick;
     arena_stats last;
+    bool grow_ahead; /* set before any run: read without the lock */
 };
 
 static uint64_t round_up(uint64_t n) { return (n + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN; }
@@ -105,6 +110,10 @@ arena_plans *arena_plans_new(void) {
     arena_plans *a = calloc(1, sizeof *a);
     if (a) pthread_mutex_init(&a->mu, NULL);
     return a;
+}
+
+void arena_plans_grow_ahead(arena_plans *a) {
+    if (a) a->grow_ahead = true;
 }
 
 void arena_plans_free(arena_plans *a) {
@@ -470,8 +479,9 @@ bool arena_place(void *user, size_t index, size_t bytes, int32_t elem_type, int3
     arena_entry *e = lookup(r->plan, ap->piece, key, scratch);
     if (!e || e->rank != rank) return false;
     if (bytes > e->bytes) {
+        uint64_t want = r->a->grow_ahead && bytes <= UINT64_MAX / 2 ? bytes + bytes / 2 : bytes;
         uint64_t seen = atomic_load(&e->want);
-        while (bytes > seen && !atomic_compare_exchange_weak(&e->want, &seen, bytes)) {}
+        while (want > seen && !atomic_compare_exchange_weak(&e->want, &seen, want)) {}
         r->grew = true;
         return false;
     }

@@ -64,10 +64,17 @@ typedef struct arena_stats {
 /* A session's arena, with no plan yet; NULL when out of memory (runs then
  * allocate every tensor). */
 arena_plans *arena_plans_new(void);
+/* From now on a tensor that comes larger than planned is planned half as
+ * large again (not just as large) when the plan grows: a control-flow
+ * body's tensor that grows every iteration (a sequence built up, a range
+ * to the iteration count) then re-plans a logarithmic number of times, not
+ * once per iteration. Call before the first run. */
+void arena_plans_grow_ahead(arena_plans *a);
 /* Frees plans and blocks; no run may be in progress. */
 void arena_plans_free(arena_plans *a);
-/* Starts a run of gp (the session's main graph) whose inputs have the
- * shape signature sig[len] (session.h's shape_sig): it places into a block
+/* Starts a run of gp (the session's main graph, or a control-flow body)
+ * whose inputs have the shape signature sig[len] (session.h's shape_sig;
+ * bodies use none: len 0, one plan): it places into a block
  * when a plan for sig is known, records the sizes otherwise. Never fails:
  * without memory, or with a NULL `a`, the run allocates as before. Safe
  * from several threads on one arena; each run gets a block of its own. */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena_plan.h"
 #include "control_flow.h"
 #include "run_context.h"
 #include "status.h"
@@ -178,16 +179,32 @@ tsr_status *cf_stack(const rt_tensor *parts, size_t n, int32_t axis, bool revers
     return NULL;
 }
 
+/* A body's arena keeps one plan, not one per input shape as the main
+ * graph's does: a carried value may change shape every iteration, and
+ * each new shape would record and build a plan again. A tensor larger
+ * than planned is allocated as before and the plan grows to it after that
+ * iteration (arena_run_end), so one plan ends up fitting every iteration. */
 tsr_status *cf_run_body(const cf_piece *p, size_t k, const exec_hooks *hooks, const rt_tensor *ins,
                         const outer_scope *os, bool to_host, struct run_budget *budget, rt_tensor *outs) {
     const graph_plan *body = &p->plans[k];
-    if (!hooks) return graph_run(body, p->env->provs, ins, os, to_host, budget, outs);
-    bool is_if = strcmp(p->node->op_type, "If") == 0;
-    char path[1024];
-    snprintf(path, sizeof path, "%s%s/%s/", hooks->path ? hooks->path : "", p->node->name,
-             is_if ? (k ? "else_branch" : "then_branch") : "body");
-    exec_hooks child = *hooks;
-    child.path = path;
-    if (hooks->body_begin) hooks->body_begin(hooks->user, path);
-    return graph_run_hooked(body, p->env->provs, ins, os, to_host, &child, budget, outs);
+    arena_run ar;
+    /* without an arena, not even its bookkeeping: a fused body runs as before */
+    bool planned = p->arenas[k] != NULL;
+    if (planned) arena_run_begin(p->arenas[k], body, NULL, 0, &ar);
+    arena_run *arp = planned ? &ar : NULL;
+    tsr_status *st;
+    if (!hooks) {
+        st = graph_run_arena(body, p->env->provs, ins, os, to_host, NULL, NULL, budget, arp, outs);
+    } else {
+        bool is_if = strcmp(p->node->op_type, "If") == 0;
+        char path[1024];
+        snprintf(path, sizeof path, "%s%s/%s/", hooks->path ? hooks->path : "", p->node->name,
+                 is_if ? (k ? "else_branch" : "then_branch") : "body");
+        exec_hooks child = *hooks;
+        child.path = path;
+        if (hooks->body_begin) hooks->body_begin(hooks->user, path);
+        st = graph_run_arena(body, p->env->provs, ins, os, to_host, NULL, &child, budget, arp, outs);
+    }
+    if (planned) arena_run_end(&ar, !st);
+    return st;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena_plan.h"
 #include "graph_view.h"
 #include "host_api.h"
 #include "run_context.h"
@@ -61,8 +62,25 @@ static tsr_status *cf_claim(void *state, const tsr_graph *graph, tsr_claim_sink 
 static void cf_release(void *ps) {
     cf_piece *p = ps;
     if (!p) return;
-    for (size_t i = 0; i < p->n_plans; i++) graph_plan_free(&p->plans[i], p->env->provs);
+    for (size_t i = 0; i < p->n_plans; i++) {
+        arena_plans_free(p->arenas[i]);
+        graph_plan_free(&p->plans[i], p->env->provs);
+    }
     free(p);
+}
+
+/* Whether a piece of the body makes a value that is not one of the body's
+ * outputs, outside nested control flow: something an arena would place.
+ * A body that is one fused piece (oneDNN's, often) has none, and would
+ * only pay the arena's bookkeeping every iteration. */
+static bool has_intermediates(const graph_plan *gp, const cf_state *env) {
+    for (size_t p = 0; p < gp->part.n_pieces; p++) {
+        const piece *pc = &gp->part.pieces[p];
+        if (env->provs[pc->prov_index]->plugin == control_flow_plugin()) continue;
+        for (size_t k = 0; k < pc->view->n_outputs; k++)
+            if (!pc->view->outputs[k]->is_graph_output) return true;
+    }
+    return false;
 }
 
 static tsr_status *cf_compile(void *state, const tsr_graph *piece, void **out) {
@@ -90,7 +108,11 @@ static tsr_status *cf_compile(void *state, const tsr_graph *piece, void **out) {
         }
         st = graph_plan_build(a->g, env->provs, env->n_provs, env->rules, &p->plans[i]);
         if (st) st = tsr_error_wrap(st, "%s '%s' attribute '%s'", n->op_type, n->name, names[i]);
-        else p->n_plans++;
+        else {
+            p->arenas[p->n_plans] = has_intermediates(&p->plans[p->n_plans], env) ? arena_plans_new() : NULL;
+            arena_plans_grow_ahead(p->arenas[p->n_plans]);
+            p->n_plans++;
+        }
     }
     if (st) {
         cf_release(p);

@@ -30,6 +30,10 @@ typedef struct cf_piece {
     const ir_node *node;
     size_t n_plans;
     graph_plan plans[2]; /* If: then, else; others: body */
+    /* Each body's planned arena: its intermediates placed in one block,
+     * planned on its first run with given input shapes and reused by every
+     * later iteration and run (NULL: allocated one by one). */
+    struct arena_plans *arenas[2];
 } cf_piece;
 
 struct tsr_run_context;

@@ -103,7 +103,8 @@ tsr_status *graph_run_each(const graph_plan *p, provider_inst *const *provs, con
                            const outer_scope *outer, bool all_to_host, const bool *to_host_each,
                            const exec_hooks *hooks, struct run_budget *budget, rt_tensor *outputs);
 /* The same, placing host intermediates in the run's planned arena (NULL:
- * each allocated alone; runtime/arena_plan.h). Bodies never get one. */
+ * each allocated alone; runtime/arena_plan.h). A control-flow body gets
+ * its own body's arena (runtime/cf_util.c), never the enclosing graph's. */
 struct arena_run;
 tsr_status *graph_run_arena(const graph_plan *p, provider_inst *const *provs, const rt_tensor *inputs,
                             const outer_scope *outer, bool all_to_host, const bool *to_host_each,

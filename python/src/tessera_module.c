@@ -16,6 +16,7 @@
  *   IoBinding, DeviceValue   tsr_io_binding and tsr_device_value
  *                    (python/src/tessera_iobinding.c).
  *   list_providers() the plugins found, with their devices.
+ *   check_options, compose   chains of models (python/src/tessera_stages.c).
  *   tensor_to_onnx / tensor_from_onnx   TensorProto bytes <-> numpy.
  *   TesseraError and one subclass per tsr_code, each with a class attribute
  *   `code` (the tsr_code number) and `code_name`; instances carry
@@ -574,7 +575,7 @@ static int int_option(PyObject *opts, const char *key, long *out) {
 }
 
 /* tsr_session_options from the dict tessera._session builds (keys below). */
-static tsr_session_options *make_options(PyObject *opts) {
+tsr_session_options *make_options(PyObject *opts) {
     tsr_session_options *o = NULL;
     tsr_status *st = tsr_session_options_create(&o);
     if (st) {
@@ -624,6 +625,7 @@ static tsr_session_options *make_options(PyObject *opts) {
     if (apply_pairs(o, opts, "assign", pair_assign) < 0) goto fail;
     if (apply_pairs(o, opts, "dims", pair_dim) < 0) goto fail;
     if (apply_pairs(o, opts, "limits", pair_limit) < 0) goto fail;
+    if (stages_apply(o, opts) < 0) goto fail;
     return o;
 fail_st:
     raise_status(st);
@@ -1248,7 +1250,8 @@ PyMODINIT_FUNC PyInit__tessera(void) {
         return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;
-    if (make_errors(m) < 0 || PyModule_AddObjectRef(m, "Session", (PyObject *)&SessionType) < 0 ||
+    if (make_errors(m) < 0 || PyModule_AddFunctions(m, stages_methods) < 0 ||
+        PyModule_AddObjectRef(m, "Session", (PyObject *)&SessionType) < 0 ||
         PyModule_AddObjectRef(m, "RunOptions", (PyObject *)&RunOptionsType) < 0 || iobinding_add_types(m) < 0) {
         Py_DECREF(m);
         return NULL;

@@ -48,6 +48,15 @@ TSR_PY_INTERNAL PyArrayObject *input_array(PyObject *obj, int32_t declared, int3
 /* -1 with RuntimeError when the Session was never initialised. */
 TSR_PY_INTERNAL int check_session(SessionObject *self);
 
+/* tsr_session_options from the dict tessera._session builds; NULL with
+ * an exception set. */
+TSR_PY_INTERNAL tsr_session_options *make_options(PyObject *opts);
+/* Its chain of models: keys "stages", "connect", "prefixes"
+ * (tessera_stages.c); -1 with an exception set. */
+TSR_PY_INTERNAL int stages_apply(tsr_session_options *o, PyObject *opts);
+/* check_options and compose, for the module's table. */
+TSR_PY_INTERNAL extern PyMethodDef stages_methods[];
+
 /* IoBinding and DeviceValue (tessera_iobinding.c): made ready, and added
  * to the module. */
 TSR_PY_INTERNAL int iobinding_types_ready(void);

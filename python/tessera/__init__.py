@@ -9,7 +9,9 @@
 Beyond ONNX Runtime's shape: ``session.assignment()`` (which provider runs
 which node, as a dict), ``tessera.compare(...)`` (two provider sets, node by
 node), ``tessera.list_providers()`` (the plugins found, with devices), and
-``tessera.backend`` (onnx.backend.base.Backend). See docs/python.md.
+``tessera.backend`` (onnx.backend.base.Backend), and chains of models
+(``SessionOptions.add_stage``, ``.connect``, ``.set_stage_prefix``,
+``tessera.compose_models``). See docs/python.md.
 """
 from ._tessera import (  # noqa: F401  (the C extension)
     TesseraError,
@@ -36,6 +38,7 @@ from ._session import (  # noqa: F401
     get_all_providers,
     get_device,
     list_providers,
+    compose_models,
 )
 from ._tools import compare  # noqa: F401
 from ._iobinding import IOBinding, OrtValue  # noqa: F401
@@ -49,6 +52,7 @@ __all__ = [
     "InferenceSession", "SessionOptions", "RunOptions", "NodeArg", "ModelMetadata",
     "GraphOptimizationLevel", "ExecutionMode", "IOBinding", "OrtValue",
     "get_available_providers", "get_all_providers", "get_device", "list_providers", "compare",
+    "compose_models",
     "TesseraError", "Fail", "InvalidArgument", "InvalidModel", "NotSupported", "NoMemory",
     "IOFailure", "ProviderError", "RuntimeFailure", "ABIError", "Cancelled", "__version__",
 ]

@@ -7,13 +7,17 @@ end_profiling, SessionOptions with the attributes scripts set.
 
 What is Tessera's: provider names are Tessera's plugins ("onednn",
 "reference", a .so path, or "auto"); SessionOptions also has policy,
-fallback, assignments, dims, observe_all and limits; the session has
-assignment(), assignment_text(), assignment_dot() and nodes().
+fallback, assignments, dims, observe_all, limits and a chain of models
+(add_stage, connect, set_stage_prefix; compose_models writes the merged
+model); the session has assignment(), assignment_text(), assignment_dot()
+and nodes().
 """
+import contextlib
 import datetime
 import enum
 import json
 import os
+import tempfile
 import warnings
 
 from . import _tessera
@@ -153,7 +157,10 @@ class SessionOptions:
     Tessera's own: policy ('order', 'cost', 'first'), fallback (a provider
     that runs only what no other claims), assignments ({node or op type:
     provider}), dims ({symbol: size}), observe_all (every node output can be
-    asked for by name in run), limits ({"tensor_bytes": n, ...}).
+    asked for by name in run), limits ({"tensor_bytes": n, ...}); and a
+    chain of models (add_stage, connect, set_stage_prefix): the session runs
+    its model, then each stage added, merged into one graph as
+    onnx.compose.merge_models would merge them (docs/compose.md).
     """
 
     __slots__ = ("intra_op_num_threads", "inter_op_num_threads", "log_severity_level",
@@ -162,7 +169,7 @@ class SessionOptions:
                  "enable_mem_pattern", "enable_mem_reuse", "optimized_model_filepath", "logid",
                  "use_deterministic_compute",
                  "policy", "fallback", "assignments", "dims", "observe_all", "limits",
-                 "_config")
+                 "_config", "_stages", "_links", "_prefixes")
 
     def __init__(self):
         self.intra_op_num_threads = 0
@@ -186,6 +193,9 @@ class SessionOptions:
         self.observe_all = False
         self.limits = {}
         self._config = {}
+        self._stages = []    # paths, or serialized models (bytes)
+        self._links = []     # (stage, output, input)
+        self._prefixes = {}  # stage: prefix
 
     def add_free_dimension_override_by_name(self, dim_name, dim_value):
         self.dims[dim_name] = int(dim_value)
@@ -195,6 +205,75 @@ class SessionOptions:
 
     def get_session_config_entry(self, key):
         return self._config[key]
+
+    # --- a chain of models (Tessera's; tsr_session_options_add_stage) ---
+    def add_stage(self, model):
+        """Appends a model that runs after the session's model and the
+        stages added before it (a post-processing graph, or the classifier
+        after a pre-processing model given to InferenceSession). model: a
+        path (its external data is read beside it), the serialized model
+        (bytes) or an onnx.ModelProto. Returns the stage's index: 1 for the
+        first added (the session's own model is stage 0), 2, ...
+
+        A stage's inputs are fed by the connections named for it (connect),
+        or, when none is, by the previous stage's outputs in order (inputs
+        with an initializer not counted). The session's inputs are stage
+        0's, then later stages' unconnected ones; its outputs, stage after
+        stage, those not connected, then the last stage's. A name two stages
+        both use is an error at InferenceSession: give prefixes."""
+        if hasattr(model, "SerializeToString"):  # an onnx.ModelProto
+            model = model.SerializeToString()
+        if isinstance(model, (bytes, bytearray, memoryview)):
+            self._stages.append(bytes(model))
+        else:
+            path = os.fspath(model)
+            self._check(stages=self._stages + [path])
+            self._stages.append(path)
+        return len(self._stages)
+
+    def connect(self, stage, output, input):
+        """Output `output` of an earlier stage (the nearest that has one so
+        named) feeds input `input` of stage `stage` (1 .. stages added; 0:
+        the one later stage that has an input so named), both named as in
+        their own files, before prefixes. A stage with any connection is fed
+        by its connections only. A stage index out of range raises
+        tessera.InvalidArgument here; a name no stage has, at
+        InferenceSession."""
+        link = (int(stage), str(output), str(input))
+        self._check(links=self._links + [link])
+        self._links.append(link)
+
+    def set_stage_prefix(self, stage, prefix):
+        """Every name of stage `stage` (0: the session's model .. stages
+        added) gets `prefix`, as onnx.compose.add_prefix: values, nodes,
+        names inside subgraphs, model-local functions. None or '' removes
+        it."""
+        stage = int(stage)
+        prefix = None if prefix is None else str(prefix)
+        prefixes = dict(self._prefixes)
+        prefixes[stage] = prefix
+        self._check(prefixes=prefixes)
+        self._prefixes[stage] = prefix
+
+    @property
+    def stages(self):
+        """The stages added: paths (str) or serialized models (bytes)."""
+        return list(self._stages)
+
+    def _check(self, stages=None, links=None, prefixes=None):
+        """Raises what the C API would for this chain (no file is read until
+        a session is made; a stage given as bytes stands in as a name)."""
+        stages = self._stages if stages is None else stages
+        d = {"stages": [s if isinstance(s, str) else "<stage %d>" % (i + 1) for i, s in enumerate(stages)],
+             "connect": self._links if links is None else links,
+             "prefixes": [(int(k), v) for k, v in
+                          (self._prefixes if prefixes is None else prefixes).items()]}
+        _tessera.check_options(d)
+
+    def _stage_dict(self, paths):
+        """The chain's keys of the options dict, stages as `paths`."""
+        return {"stages": list(paths), "connect": list(self._links),
+                "prefixes": sorted(self._prefixes.items())}
 
     def _to_dict(self):
         d = {}
@@ -238,6 +317,48 @@ class RunOptions(_tessera.RunOptions):
         self.log_verbosity_level = 0
         self.logid = ""
         self.only_execute_path_to_fetches = False
+
+
+@contextlib.contextmanager
+def _stage_files(sess_options):
+    """The stages' paths, those given as bytes written to a temporary
+    directory for as long as the session is being made (the C API reads
+    stages from files; a stage given as bytes has no external data)."""
+    stages = sess_options._stages
+    if not any(isinstance(s, bytes) for s in stages):
+        yield list(stages)
+        return
+    with tempfile.TemporaryDirectory(prefix="tessera-stages-") as tmp:
+        paths = []
+        for i, s in enumerate(stages):
+            if isinstance(s, bytes):
+                path = os.path.join(tmp, "stage%d.onnx" % (i + 1))
+                with open(path, "wb") as f:
+                    f.write(s)
+                s = path
+            paths.append(s)
+        yield paths
+
+
+def compose_models(model, sess_options=None):
+    """The model (a path, bytes or onnx.ModelProto) and the stages of
+    sess_options merged as InferenceSession(model, sess_options) would
+    merge them, serialized as one ONNX model (bytes; weights inline). What
+    `tessera compose` writes; no provider is loaded."""
+    sess_options = sess_options if sess_options is not None else SessionOptions()
+    if hasattr(model, "SerializeToString"):
+        model = model.SerializeToString()
+    opts = sess_options._to_dict()
+    with contextlib.ExitStack() as stack:
+        if isinstance(model, (bytes, bytearray, memoryview)):
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="tessera-compose-"))
+            path = os.path.join(tmp, "model.onnx")
+            with open(path, "wb") as f:
+                f.write(model)
+        else:
+            path = os.fspath(model)
+        opts.update(sess_options._stage_dict(stack.enter_context(_stage_files(sess_options))))
+        return _tessera.compose(path, opts)
 
 
 def list_providers(extra_paths=None):
@@ -328,18 +449,22 @@ class InferenceSession:
             raise TypeError("unexpected arguments: %s" % ", ".join(sorted(kwargs)))
         if hasattr(path_or_bytes, "SerializeToString"):  # an onnx.ModelProto
             path_or_bytes = path_or_bytes.SerializeToString()
-        if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
-            self._model_path = None
-            self._model_bytes = path_or_bytes
-            self._sess = _tessera.Session(path_or_bytes, opts,
-                                          os.fspath(base_dir) if base_dir is not None else None)
-        else:
-            self._model_path = os.fspath(path_or_bytes)
-            self._model_bytes = None
-            self._sess = _tessera.Session(self._model_path, opts)
+        with _stage_files(self._sess_options) as stage_paths:
+            opts.update(self._sess_options._stage_dict(stage_paths))
+            if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+                self._model_path = None
+                self._model_bytes = path_or_bytes
+                self._sess = _tessera.Session(path_or_bytes, opts,
+                                              os.fspath(base_dir) if base_dir is not None else None)
+            else:
+                self._model_path = os.fspath(path_or_bytes)
+                self._model_bytes = None
+                self._sess = _tessera.Session(self._model_path, opts)
         ins, outs = self._sess.inputs(), self._sess.outputs()
         declared = {}
-        if any(k not in (_tessera.VALUE_TENSOR, _tessera.VALUE_NONE) for _, _, _, k in ins + outs):
+        # (a chain's names may not be its first model's: the C API's kinds then)
+        if not self._sess_options._stages and any(
+                k not in (_tessera.VALUE_TENSOR, _tessera.VALUE_NONE) for _, _, _, k in ins + outs):
             declared = _declared_types(path_or_bytes)
         self._inputs = [NodeArg(n, declared.get(("in", n)) or _type_string(e, k), s) for n, e, s, k in ins]
         self._outputs = [NodeArg(n, declared.get(("out", n)) or _type_string(e, k), s) for n, e, s, k in outs]

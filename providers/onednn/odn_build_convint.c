@@ -6,10 +6,13 @@
  * quantize_dynamic's Cast to float that reads the result is absorbed;
  * another reader gets int32 rounded back from the floats. Without this a
  * dynamically quantized CNN ran its ConvIntegers on the reference
- * provider: 2.2 s a run against ONNX Runtime's ~0.03. */
+ * provider: 2.2 s a run against ONNX Runtime's ~0.03. On AVX2, 2-D
+ * ungrouped ones (ConvInteger and QLinearConv) run on the exact int16 GEMM
+ * instead (build_i16 below, odn_qdq_i16.c); this path keeps the rest. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "odn_igemm.h"
 #include "odn_quant.h"
 
 /* (w - zw[m]) as floats in the piece's constant cache, plain, with oneDNN's
@@ -54,6 +57,50 @@ static dnnl_status_t any_md(dnnl_memory_desc_t *out, const dnnl_memory_desc_t *m
     return dnnl_memory_desc_init_by_tag(out, md->ndims, md->dims, dnnl_f32, dnnl_format_tag_any);
 }
 
+/* ConvInteger / QLinearConv on the exact int16 GEMM (odn_qdq_i16.c): 2-D,
+ * one group; *handled false when it declines (the float convolution
+ * below). QLinearConv requantizes as odn_qlinear_float.c does. */
+static tsr_status *build_i16(odn_plan *p, const tsr_node *n, bool qlinear, odn_value *vx, odn_value *vw, odn_value *vy,
+                             bool *handled) {
+    *handled = false;
+    const tsr_tensor *wt = vw->constant;
+    if (!odn_igemm_supported() || vx->rank != 4 || wt->rank != 4 || odn_attr_int(n, "group", 1) != 1 ||
+        !odn_i16_conv_fits(4, 1, odn_numel(3, wt->dims + 1)))
+        return NULL;
+    odn_i16_layer l = {.node = n,
+                       .y_node = n,
+                       .x = vx,
+                       .y = vy,
+                       .y_type = vy->elem_type,
+                       .out = qlinear ? ODN_I16_QLIN : ODN_I16_S32,
+                       .conv = true,
+                       .w = wt};
+    size_t izw = qlinear ? 5 : 3;
+    const tsr_value_info *zw = odn_host->node_input_count(n) > izw ? odn_host->node_input(n, izw) : NULL;
+    const tsr_tensor *zt = zw ? odn_host->value_constant(zw) : NULL;
+    if (zt) {
+        l.zw_count = odn_numel(zt->rank, zt->dims);
+        int32_t *z = odn_plan_alloc(p, sizeof(int32_t) * (size_t)(l.zw_count > 0 ? l.zw_count : 1));
+        if (!z) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
+        for (int64_t i = 0; i < l.zw_count; i++)
+            z[i] = zt->elem_type == TSR_UINT8 ? ((const uint8_t *)zt->data)[i] : ((const int8_t *)zt->data)[i];
+        l.zw = z;
+    }
+    tsr_status *s = odn_q_input(p, n, 2, &l.zx_mem, &l.zx_type);
+    if (s) return s;
+    /* quantize_dynamic's Cast(to float) reads the result: write it */
+    const tsr_node *cast;
+    odn_value *vc = qlinear ? NULL : odn_int_float_reader(p, vy, &cast);
+    if (vc) {
+        l.y = vc;
+        l.y_node = cast;
+        l.out = ODN_I16_F32;
+    }
+    s = odn_i16_conv(p, &l, handled);
+    if (!s && *handled && vc) p->done[odn_plan_node_index(p, cast)] = true;
+    return s;
+}
+
 tsr_status *odn_build_convint(odn_plan *p, size_t index) {
     const tsr_node *n = p->nodes[index];
     /* QLinearConv: weights and their zero point at 3 and 5, requantized */
@@ -64,6 +111,9 @@ tsr_status *odn_build_convint(odn_plan *p, size_t index) {
     odn_value *vy = odn_plan_value(p, odn_host->node_output(n, 0));
     if (!vx || !vw || !vy || !vx->produced || !vx->mem || !vw->constant)
         return odn_node_error(n, TSR_ERR_PROVIDER, "internal: convolution operands not ready");
+    bool handled;
+    tsr_status *e16 = build_i16(p, n, qlinear, vx, vw, vy, &handled);
+    if (e16 || handled) return e16;
     int32_t r = vx->rank, sp = r - 2;
     dnnl_dims_t s, d, l, rr;
     int64_t dy[ODN_MAX_RANK];

@@ -56,6 +56,24 @@ static bool scalar_param(odn_plan *p, const tsr_node *n, size_t k, float *out) {
     }
 }
 
+/* Whether every reader of DequantizeLinear `dq`'s output becomes an int16
+ * layer or int8 primitive reading the integers (odn_qdq_i16.c,
+ * odn_fuse_qdq.c): then the QuantizeLinear must write them. */
+static bool integer_readers(odn_plan *p, const tsr_node *dq) {
+    odn_value *v = odn_plan_value(p, odn_host->node_output(dq, 0));
+    if (!v || v->output_index >= 0) return false;
+    bool any = false;
+    for (size_t i = 0; i < p->node_count; i++) {
+        const tsr_node *c = p->nodes[i];
+        for (size_t k = 0; k < odn_host->node_input_count(c); k++) {
+            if (odn_host->node_input(c, k) != v->info) continue;
+            if (p->done[i] || !odn_qdq_fusable(p, c)) return false;
+            any = true;
+        }
+    }
+    return any;
+}
+
 tsr_status *odn_fake_quant_try(odn_plan *p, size_t index, bool *handled) {
     const tsr_node *q = p->nodes[index];
     *handled = false;
@@ -66,6 +84,7 @@ tsr_status *odn_fake_quant_try(odn_plan *p, size_t index, bool *handled) {
     if (!x || !x->produced || !x->mem || !dq || strcmp(odn_host->node_op_type(dq), "DequantizeLinear") != 0 ||
         odn_host->node_input(dq, 0) != mid->info)
         return NULL;
+    if (odn_i16_usable(p) && integer_readers(p, dq)) return NULL;
     odn_value *y = odn_plan_value(p, odn_host->node_output(dq, 0));
     fake_quant f;
     int32_t qt = mid->elem_type;

@@ -16,6 +16,11 @@
  *   DQ(x) -> MaxPool -> Q(y) with y's scale, zero point and type x's
  *       (as ONNX Runtime's quantizer writes it): oneDNN max pooling on the
  *       integers, exact.
+ * Without VNNI and 7-bit weights (no int8 primitives in the plan) on an
+ * AVX2 CPU, Conv (2-D, one group), MatMul and Gemm run instead on the exact
+ * int16 GEMM of odn_qdq_i16.c (NHWC activations, requantized as below in
+ * float); Add, Relu and MaxPool stay the oneDNN primitives above, whose
+ * integer arithmetic is exact there too.
  * W: a constant int8 tensor behind DequantizeLinear with zero point 0 and
  * a float32 scale per tensor or per output channel (Conv axis 0; MatMul B
  * axis 1; Gemm axis 1, or 0 with transB). bias: a constant float32 vector,
@@ -36,6 +41,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "odn_igemm.h"
 #include "odn_quant.h"
 
 typedef struct qdq_act {     /* DequantizeLinear of an activation */
@@ -203,10 +209,13 @@ static bool dims_of(const tsr_value_info *v, int32_t *rank, int64_t *dims) {
 static bool match(odn_plan *p, const tsr_node *n, qdq_match *m) {
     const char *op = odn_host->node_op_type(n);
     memset(m, 0, sizeof *m);
-    /* int8 sums are exact only with VNNI or 7-bit weights
-     * (odn_int8_exact_plan): otherwise every layer runs in float, each Q/DQ
-     * pair one loop (odn_build_fakequant.c) */
-    if (!p->int8_primitives) return false;
+    /* oneDNN's int8 sums are exact only with VNNI or 7-bit weights
+     * (odn_int8_exact_plan): otherwise Conv/MatMul/Gemm run on the exact
+     * int16 GEMM (odn_qdq_i16.c, AVX2), the rest as below; without AVX2
+     * every layer runs in float, each Q/DQ pair one loop
+     * (odn_build_fakequant.c) */
+    bool i16 = !p->int8_primitives;
+    if (i16 && !odn_i16_usable(p)) return false;
     if (odn_host->node_output_count(n) != 1) return false;
     int32_t ra, rb;
     int64_t da[ODN_MAX_RANK], db[ODN_MAX_RANK];
@@ -252,6 +261,7 @@ static bool match(odn_plan *p, const tsr_node *n, qdq_match *m) {
         const int64_t *k = odn_attr_ints(n, "kernel_shape", &c);
         for (size_t i = 0; k && i < c; i++)
             if (k[i] != m->w.q->dims[2 + i]) return false;
+        if (i16 && !odn_i16_conv_fits(ra, group, depth)) return false;
     } else {
         if (gemm) {
             if (odn_attr_int(n, "transA", 0) || odn_attr_float(n, "alpha", 1.0f) != 1.0f ||
@@ -264,7 +274,7 @@ static bool match(odn_plan *p, const tsr_node *n, qdq_match *m) {
         if (!weight_of(p, odn_input(n, 1), 2, m->trans_b ? 0 : 1, &m->w)) return false;
         channels = m->w.q->dims[m->trans_b ? 0 : 1];
         depth = m->w.q->dims[m->trans_b ? 1 : 0];
-        if (depth != da[ra - 1]) return false;
+        if (depth != da[ra - 1] || (i16 && depth > ODN_IGEMM_MAX_K)) return false;
     }
     /* |x - zx| * |w| <= 255 * 128: past this depth int32 sums could overflow */
     if (depth > INT32_MAX / (255 * 128)) return false;
@@ -385,7 +395,40 @@ static dnnl_status_t any_md(dnnl_memory_desc_t *md, int32_t rank, const int64_t 
     return dnnl_memory_desc_init_by_tag(md, rank, d, dt, dnnl_format_tag_any);
 }
 
+/* Conv/MatMul/Gemm on the int16 GEMM (odn_qdq_i16.c). */
+static tsr_status *fuse_i16(odn_plan *p, const tsr_node *n, const qdq_match *m, bool *handled) {
+    odn_value *vx = odn_plan_value(p, m->a.q), *vy = odn_plan_value(p, m->out.y);
+    if (!vx || !vy || !vx->produced || !vx->mem)
+        return odn_node_error(n, TSR_ERR_PROVIDER, "internal: int8 input not ready");
+    int64_t channels = m->w.q->dims[m->kind == Q_CONV || m->trans_b ? 0 : 1];
+    float *bias = m->has_bias ? odn_plan_alloc(p, sizeof(float) * (size_t)channels) : NULL;
+    if (m->has_bias && !bias) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
+    for (int64_t c = 0; bias && c < channels; c++) /* the float graph's bias, as linear_attr's */
+        bias[c] = m->bias.f ? m->bias.f[c] : (float)m->bias.q[c] * m->bias.scale[m->bias.scale_count == 1 ? 0 : c];
+    odn_i16_layer l = {.node = n,
+                       .y_node = n,
+                       .out = ODN_I16_Q8,
+                       .x = vx,
+                       .y = vy,
+                       .sx = m->a.scale,
+                       .sy = m->out.scale,
+                       .zx = m->a.zp,
+                       .zy = m->out.zp,
+                       .y_type = m->out.type,
+                       .relu = m->out.relu != NULL,
+                       .conv = m->kind == Q_CONV,
+                       .trans_b = m->trans_b,
+                       .w = m->w.q,
+                       .w_scale = m->w.scale,
+                       .w_scale_count = m->w.scale_count,
+                       .bias = bias};
+    tsr_status *s = l.conv ? odn_i16_conv(p, &l, handled) : odn_i16_matmul(p, &l, handled);
+    if (!s && *handled) absorb(p, &m->out);
+    return s;
+}
+
 static tsr_status *fuse_conv(odn_plan *p, const tsr_node *n, const qdq_match *m, bool *handled) {
+    if (!p->int8_primitives) return fuse_i16(p, n, m, handled);
     odn_value *vx = odn_plan_value(p, m->a.q), *vy = odn_plan_value(p, m->out.y);
     if (!vx || !vy || !vx->produced || !vx->mem)
         return odn_node_error(n, TSR_ERR_PROVIDER, "internal: int8 input not ready");
@@ -466,6 +509,7 @@ static tsr_status *fuse_conv(odn_plan *p, const tsr_node *n, const qdq_match *m,
 }
 
 static tsr_status *fuse_matmul(odn_plan *p, const tsr_node *n, const qdq_match *m, bool *handled) {
+    if (!p->int8_primitives) return fuse_i16(p, n, m, handled);
     odn_value *vx = odn_plan_value(p, m->a.q), *vy = odn_plan_value(p, m->out.y);
     if (!vx || !vy || !vx->produced || !vx->mem)
         return odn_node_error(n, TSR_ERR_PROVIDER, "internal: int8 input not ready");

@@ -86,6 +86,46 @@ tsr_status *odn_qdq_materialize_inputs(odn_plan *p, const tsr_node *n);
  * as one float loop (odn_build_fakequant.c), on CPUs without VNNI; sets
  * *handled when it built both. */
 tsr_status *odn_fake_quant_try(odn_plan *p, size_t index, bool *handled);
+/* Conv/MatMul/Gemm of a QDQ pattern with full-range int8 weights, exact,
+ * on the int16 GEMM (odn_qdq_i16.c, odn_igemm.c) where the plan has no
+ * int8 primitives (AVX2 without VNNI): whether the plan uses it; whether a
+ * convolution's shape fits it (else odn_fuse_qdq.c leaves the float path);
+ * the builders (*handled false, nothing added, when they decline: a piece
+ * output, a shape the kernel does not take). x: the integer input; y: the
+ * QuantizeLinear output; bias: the float graph's bias per channel or NULL. */
+/* y: requantized (QDQ: scales from the layer), the int32 sums, them as
+ * float, or requantized as QLinearConv/QLinearMatMul (node inputs 1, 4,
+ * 6, 7, 8: sx, sw, sy, zy, bias, read at run time; odn_qlinear_float.c's
+ * formula, bit for bit) */
+enum { ODN_I16_Q8, ODN_I16_S32, ODN_I16_F32, ODN_I16_QLIN };
+typedef struct odn_i16_layer {
+    const tsr_node *node, *y_node; /* y_node: the node writing y (a Cast absorbed), else node */
+    odn_value *x, *y;
+    int out; /* ODN_I16_* */
+    float sx, sy;
+    int32_t zx, zy, y_type;
+    dnnl_memory_t zx_mem; /* x's zero point read at run time (type zx_type), else NULL: zx */
+    int32_t zx_type;
+    bool relu, conv, trans_b;
+    const tsr_tensor *w; /* constant int8/uint8 */
+    const int32_t *zw;   /* its zero point, 1 or per output channel (zw_count); NULL: 0 */
+    int64_t zw_count;
+    const float *w_scale;
+    int64_t w_scale_count;
+    const float *bias;
+} odn_i16_layer;
+bool odn_i16_usable(const odn_plan *p);
+bool odn_i16_conv_fits(int32_t rank, int64_t group, int64_t depth);
+tsr_status *odn_i16_conv(odn_plan *p, const odn_i16_layer *l, bool *handled);
+tsr_status *odn_i16_matmul(odn_plan *p, const odn_i16_layer *l, bool *handled);
+/* MatMulInteger's product on the int16 GEMM (odn_i16_intgemm.c): whether
+ * it takes depth k on this CPU; the step C = (A - za)(B - zb) for A
+ * (rows x k plain memory `a` of va's type, za input 2 of n read at run
+ * time), constant B (vb, K x N) less zero point zbt (constant, NULL: 0), C
+ * as int32 or (as_float) float. */
+bool odn_i16_intgemm_usable(int64_t k);
+tsr_status *odn_i16_intgemm_add(odn_plan *p, const tsr_node *n, const odn_value *va, const odn_value *vb,
+                                const tsr_tensor *zbt, int64_t rows, dnnl_memory_t a, bool as_float, dnnl_memory_t c);
 /* Pooling node `n` from x to y (odn_build_pool.c; y's element type: f32,
  * or u8/s8 for a QDQ MaxPool). */
 tsr_status *odn_build_pool_values(odn_plan *p, const tsr_node *n, odn_value *x, odn_value *y);

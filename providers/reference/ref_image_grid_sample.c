@@ -12,7 +12,10 @@
  * Corner cases follow the ONNX reference implementation: coordinates
  * outside the border are first clamped (border) or reflected (reflection),
  * and then each integer tap index is again clamped or reflected, so cubic
- * taps near an edge read mirrored pixels.
+ * taps near an edge read mirrored pixels. The one exception is cubic with
+ * border padding, where only the taps are clamped, as PyTorch (whose
+ * exported models use it) and ONNX Runtime compute it; the ONNX tests have
+ * no such case.
  */
 #include <math.h>
 #include <stdio.h>
@@ -132,7 +135,14 @@ static int axis_taps(double x, const gs_axis *ax, enum gs_mode mode, enum gs_pad
         return n;
     }
     if (mode == GS_NEAREST) x = nearbyint(x); /* halfway rounds to even, as the spec asks */
-    if (x < ax->lo || x > ax->hi) {
+    if (mode == GS_CUBIC && pad == GS_BORDER) {
+        /* Cubic with border padding clamps each tap, never the coordinate
+         * (PyTorch's grid_sample, which ONNX Runtime matches): a point just
+         * outside the border still blends in the pixels inside it. Beyond
+         * -1 or size every tap reads the edge pixel, so clamping there
+         * changes nothing and keeps the index arithmetic small. */
+        x = x < -1.0 ? -1.0 : x > (double)ax->size ? (double)ax->size : x;
+    } else if (x < ax->lo || x > ax->hi) {
         if (pad == GS_BORDER) x = x < 0 ? 0 : (double)(ax->size - 1);
         else if (pad == GS_REFLECTION) x = reflect(x, ax->lo, ax->hi);
     }

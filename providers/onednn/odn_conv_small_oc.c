@@ -195,6 +195,15 @@ static float *pack_weights(odn_plan *p, const float *src, int64_t m_count, int64
             }
     return wp;
 }
+/* The loop's step: x read as it lies (input_mem), y defined plain. */
+static tsr_status *add_loop(odn_plan *p, const tsr_node *n, odn_value *x, odn_value *y, const int64_t *out,
+                            soc_loop *l) {
+    dnnl_memory_t xm;
+    tsr_status *s = input_mem(p, n, x, l, &xm);
+    if (!s) s = odn_plan_define(p, y, 4, out, NULL, n);
+    if (!s) s = odn_plan_add_loop(p, soc_run, l, xm, y->mem, n);
+    return s;
+}
 #endif
 
 bool odn_conv_small_oc_wanted(const odn_value *x, const odn_value *w, const odn_value *b, int64_t group,
@@ -231,11 +240,7 @@ tsr_status *odn_build_conv_small_oc(odn_plan *p, const tsr_node *n, odn_value *x
         l->y_off[o] = o * out[2] * out[3];
         l->bias[o] = b ? ((const float *)b->constant->data)[o] : 0.0f;
     }
-    dnnl_memory_t xm;
-    tsr_status *s = input_mem(p, n, x, l, &xm);
-    if (!s) s = odn_plan_define(p, y, 4, out, NULL, n);
-    if (!s) s = odn_plan_add_loop(p, soc_run, l, xm, y->mem, n);
-    return s;
+    return add_loop(p, n, x, y, out, l);
 #else
     (void)p, (void)x, (void)w, (void)b, (void)y, (void)out, (void)strides, (void)dilation, (void)pad_l;
     return odn_node_error(n, TSR_ERR_PROVIDER, "internal: small-channel convolution without AVX2");
@@ -266,11 +271,7 @@ tsr_status *odn_build_deconv_tiles_small(odn_plan *p, const tsr_node *n, odn_val
                 l->bias[o] = b ? ((const float *)b->constant->data)[k] : 0.0f;
             }
     *handled = true;
-    dnnl_memory_t xm;
-    tsr_status *s = input_mem(p, n, x, l, &xm);
-    if (!s) s = odn_plan_define(p, y, 4, out, NULL, n);
-    if (!s) s = odn_plan_add_loop(p, soc_run, l, xm, y->mem, n);
-    return s;
+    return add_loop(p, n, x, y, out, l);
 #else
     (void)p, (void)n, (void)x, (void)w, (void)b, (void)y, (void)kh, (void)kw;
     return NULL;

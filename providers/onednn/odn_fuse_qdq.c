@@ -64,8 +64,9 @@ typedef struct qdq_bias {
     int64_t scale_count;
 } qdq_bias;
 
-typedef struct qdq_out { /* [Relu ->] QuantizeLinear after the op */
-    const tsr_node *relu, *qnode;
+typedef struct qdq_out { /* [Relu | Clip ->] QuantizeLinear after the op */
+    const tsr_node *relu, *clip, *qnode;
+    float clip_lo, clip_hi; /* Clip's bounds */
     const tsr_value_info *y;
     int32_t type;
     float scale;
@@ -172,14 +173,40 @@ static bool bias_of(const odn_plan *p, const tsr_value_info *v, int64_t channels
         const_zp(odn_input(n, 2), TSR_INT32, true, &z);
 }
 
-/* y read by exactly [Relu ->] QuantizeLinear with constant per-tensor
- * scale and zero point. */
+/* Clip n's bounds when they are constants (attributes before opset 11,
+ * float32 scalar inputs after; absent: unbounded). */
+static bool clip_bounds(const tsr_node *n, float *lo, float *hi) {
+    *lo = -INFINITY;
+    *hi = INFINITY;
+    if (odn_host->node_opset(n) < 11) {
+        *lo = odn_attr_float(n, "min", *lo);
+        *hi = odn_attr_float(n, "max", *hi);
+        return !(*lo > *hi);
+    }
+    for (size_t k = 1; k <= 2; k++) {
+        const tsr_value_info *b = odn_input(n, k);
+        if (!b) continue;
+        int64_t cnt;
+        const float *v = const_f32(b, &cnt);
+        if (!v || cnt != 1 || v[0] != v[0]) return false;
+        *(k == 1 ? lo : hi) = v[0];
+    }
+    return !(*lo > *hi);
+}
+
+/* y read by exactly [Relu | Clip ->] QuantizeLinear with constant
+ * per-tensor scale and zero point. */
 static bool out_of(const odn_plan *p, const tsr_value_info *y, qdq_out *o) {
     odn_value *v = odn_plan_value((odn_plan *)p, y);
     const tsr_node *c = v ? odn_plan_sole_consumer(p, v) : NULL;
-    o->relu = NULL;
+    o->relu = o->clip = NULL;
     if (c && strcmp(odn_host->node_op_type(c), "Relu") == 0) {
         o->relu = c;
+    } else if (c && strcmp(odn_host->node_op_type(c), "Clip") == 0) {
+        if (!clip_bounds(c, &o->clip_lo, &o->clip_hi)) return false;
+        o->clip = c;
+    }
+    if (o->relu || o->clip) {
         v = odn_plan_value((odn_plan *)p, odn_host->node_output(c, 0));
         c = v ? odn_plan_sole_consumer(p, v) : NULL;
     }
@@ -227,21 +254,21 @@ static bool match(odn_plan *p, const tsr_node *n, qdq_match *m) {
         if (!dims_of(m->a.q, &ra, da) || !dims_of(m->b.q, &rb, db) || ra != rb) return false;
         for (int32_t d = 0; d < ra; d++)
             if (da[d] > 0 && db[d] > 0 && da[d] != db[d]) return false; /* no broadcasting (fuse_add checks) */
-        return out_of(p, odn_host->node_output(n, 0), &m->out);
+        return out_of(p, odn_host->node_output(n, 0), &m->out) && !m->out.clip;
     }
     if (strcmp(op, "Relu") == 0) {
         /* a lone Relu between QDQ pairs (ORT's quantizer writes one after
          * the residual Add's QDQ): fuse_add against a zero */
         m->kind = Q_RELU;
         return act_of(p, odn_input(n, 0), &m->a) && dims_of(m->a.q, &ra, da) &&
-            out_of(p, odn_host->node_output(n, 0), &m->out) && !m->out.relu;
+            out_of(p, odn_host->node_output(n, 0), &m->out) && !m->out.relu && !m->out.clip;
     }
     if (strcmp(op, "MaxPool") == 0) {
         /* the maximum commutes with dequantization, and quantizing with the
          * same scale and zero point gives the integers back exactly */
         m->kind = Q_MAXPOOL;
         if (!act_of(p, odn_input(n, 0), &m->a) || !dims_of(m->a.q, &ra, da) || ra < 3 || ra > 5) return false;
-        if (!out_of(p, odn_host->node_output(n, 0), &m->out) || m->out.relu) return false;
+        if (!out_of(p, odn_host->node_output(n, 0), &m->out) || m->out.relu || m->out.clip) return false;
         return m->out.type == m->a.type && m->out.scale == m->a.scale && m->out.zp == m->a.zp;
     }
     bool conv = strcmp(op, "Conv") == 0, mm = strcmp(op, "MatMul") == 0, gemm = strcmp(op, "Gemm") == 0;
@@ -288,7 +315,9 @@ static bool match(odn_plan *p, const tsr_node *n, qdq_match *m) {
         }
         m->has_bias = true;
     }
-    return out_of(p, odn_host->node_output(n, 0), &m->out);
+    /* a Clip (ReLU6) is a clamp of the requantized integers, on the int16
+     * layers only (oneDNN's int8 primitives take Relu) */
+    return out_of(p, odn_host->node_output(n, 0), &m->out) && (i16 || !m->out.clip);
 }
 
 bool odn_qdq_fusable(odn_plan *p, const tsr_node *n) {
@@ -352,7 +381,8 @@ static tsr_status *zero_points(odn_plan *p, const tsr_node *n, int32_t zx, int32
 
 /* Marks the absorbed Relu/QuantizeLinear done. */
 static void absorb(odn_plan *p, const qdq_out *o) {
-    int i = o->relu ? odn_plan_node_index(p, o->relu) : -1;
+    const tsr_node *act = o->relu ? o->relu : o->clip;
+    int i = act ? odn_plan_node_index(p, act) : -1;
     if (i >= 0) p->done[i] = true;
     i = odn_plan_node_index(p, o->qnode);
     if (i >= 0) p->done[i] = true;
@@ -416,6 +446,9 @@ static tsr_status *fuse_i16(odn_plan *p, const tsr_node *n, const qdq_match *m, 
                        .zy = m->out.zp,
                        .y_type = m->out.type,
                        .relu = m->out.relu != NULL,
+                       .clip = m->out.clip != NULL,
+                       .clip_lo = m->out.clip_lo,
+                       .clip_hi = m->out.clip_hi,
                        .conv = m->kind == Q_CONV,
                        .trans_b = m->trans_b,
                        .w = m->w.q,

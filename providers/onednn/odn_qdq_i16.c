@@ -265,6 +265,14 @@ static tsr_status *step_common(odn_plan *p, const odn_i16_layer *l, i16_step *s)
     s->zy = (float)l->zy;
     s->lo = l->relu ? (float)l->zy : s->y_unsigned ? 0.0f : -128.0f;
     s->hi = s->y_unsigned ? 255.0f : 127.0f;
+    if (l->clip) {
+        /* quantizing is monotonic, so Q(clip(v, lo, hi)) is Q(v) clamped
+         * to [Q(lo), Q(hi)], Q(b) = round_half_even(b / sy) + zy */
+        double qlo = isfinite(l->clip_lo) ? nearbyint((double)l->clip_lo / l->sy) + l->zy : -1e9;
+        double qhi = isfinite(l->clip_hi) ? nearbyint((double)l->clip_hi / l->sy) + l->zy : 1e9;
+        if (qlo > s->lo) s->lo = qlo > s->hi ? s->hi : (float)qlo;
+        if (qhi < s->hi) s->hi = qhi < s->lo ? s->lo : (float)qhi;
+    }
     float *mult = odn_plan_alloc(p, sizeof(float) * (size_t)s->n),
           *add = odn_plan_alloc(p, sizeof(float) * (size_t)s->n);
     if (!mult || !add) return odn_node_error(l->node, TSR_ERR_NO_MEMORY, "out of memory");

@@ -107,6 +107,8 @@ typedef struct odn_i16_layer {
     dnnl_memory_t zx_mem; /* x's zero point read at run time (type zx_type), else NULL: zx */
     int32_t zx_type;
     bool relu, conv, trans_b;
+    bool clip;              /* a Clip between the layer and y's QuantizeLinear */
+    float clip_lo, clip_hi; /* its bounds (-inf/inf when open) */
     const tsr_tensor *w; /* constant int8/uint8 */
     const int32_t *zw;   /* its zero point, 1 or per output channel (zw_count); NULL: 0 */
     int64_t zw_count;

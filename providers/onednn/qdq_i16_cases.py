@@ -159,13 +159,39 @@ def u8_output(out_dir):
                     opset=q.OPSET)
 
 
+def clip_act(out_dir):
+    # Conv -> Clip(0, hi) -> Q (ReLU6 as MobileNet exports write it), the Q
+    # calibrated on the unclipped range so both bounds bite; then Conv ->
+    # Clip(max only) on int8 activations: the int16 layer clamps its
+    # requantized integers at Q(lo), Q(hi)
+    x = rng.uniform(-1, 1, (1, 16, 10, 10)).astype(f32)
+    g = q.Graph()
+    h, hv, s = q.input_qdq(g, x)
+    c, cv = conv(g, h, hv, s, 24, 3, pads=(1, 1, 1, 1))
+    hi = float(np.percentile(cv, 70))
+    clipped = g.name("clip")
+    g.nodes.append(helper.make_node("Clip", [c, g.init("lo", np.array(0, f32)), g.init("hi", np.array(hi, f32))],
+                                    [clipped]))
+    sq, zq = q.calibrate(cv)
+    h, hv = g.qdq(clipped, np.clip(cv, 0, hi).astype(f32), sq, zq)
+    c, cv = conv(g, h, hv, sq, 12, 1)
+    top = float(np.percentile(cv, 40))
+    clipped = g.name("clip")
+    g.nodes.append(helper.make_node("Clip", [c, "", g.init("hi", np.array(top, f32))], [clipped]))
+    sq, zq = q.calibrate(cv, np.int8)
+    h, hv = g.qdq(clipped, np.minimum(cv, top).astype(f32), sq, zq)
+    c, cv = conv(g, h, hv, sq, 8, 1)
+    g.save(out_dir, "qdq_i16_clip", [("x", x)], c, cv)
+
+
 def main(out_dir):
     geometry(out_dir)
+    clip_act(out_dir)
     deep(out_dir)
     extremes(out_dir)
     matmul_gemm(out_dir)
     u8_output(out_dir)
-    lists = {"float.list": ["qdq_i16_geometry", "qdq_i16_deep", "qdq_i16_matmul_gemm"],
+    lists = {"float.list": ["qdq_i16_geometry", "qdq_i16_deep", "qdq_i16_matmul_gemm", "qdq_i16_clip"],
              "u8.list": ["qdq_i16_extremes", "qdq_i16_u8_output"]}
     for f, names in lists.items():
         with open(os.path.join(out_dir, f), "w") as fh:

@@ -288,7 +288,8 @@ static bool match(odn_plan *p, const tsr_node *n, qdq_match *m) {
         const int64_t *k = odn_attr_ints(n, "kernel_shape", &c);
         for (size_t i = 0; k && i < c; i++)
             if (k[i] != m->w.q->dims[2 + i]) return false;
-        if (i16 && !odn_i16_conv_fits(ra, group, depth)) return false;
+        if (i16 && !odn_i16_conv_fits(ra, group, depth) && !odn_i16_dw_fits(ra, group, da[1], channels, depth))
+            return false;
     } else {
         if (gemm) {
             if (odn_attr_int(n, "transA", 0) || odn_attr_float(n, "alpha", 1.0f) != 1.0f ||

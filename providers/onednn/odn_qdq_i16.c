@@ -332,7 +332,8 @@ tsr_status *odn_i16_conv(odn_plan *p, const odn_i16_layer *l, bool *handled) {
     odn_value *vx = l->x, *vy = l->y;
     const tsr_tensor *wt = l->w;
     *handled = false;
-    if (vx->rank != 4 || wt->rank != 4 || odn_attr_int(n, "group", 1) != 1) return NULL;
+    if (odn_attr_int(n, "group", 1) != 1) return odn_i16_dwconv(p, l, handled); /* odn_qdq_i16_dw.c */
+    if (vx->rank != 4 || wt->rank != 4) return NULL;
     i16_step *s = odn_plan_alloc(p, sizeof *s);
     if (!s) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
     memset(s, 0, sizeof *s);

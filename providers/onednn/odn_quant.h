@@ -118,6 +118,10 @@ typedef struct odn_i16_layer {
 } odn_i16_layer;
 bool odn_i16_usable(const odn_plan *p);
 bool odn_i16_conv_fits(int32_t rank, int64_t group, int64_t depth);
+/* Depthwise layers (group = in = out channels, at most 512 taps) on the
+ * same integer NHWC path, summed exactly in float (odn_qdq_i16_dw.c). */
+bool odn_i16_dw_fits(int32_t rank, int64_t group, int64_t in_channels, int64_t out_channels, int64_t taps);
+tsr_status *odn_i16_dwconv(odn_plan *p, const odn_i16_layer *l, bool *handled);
 tsr_status *odn_i16_conv(odn_plan *p, const odn_i16_layer *l, bool *handled);
 tsr_status *odn_i16_matmul(odn_plan *p, const odn_i16_layer *l, bool *handled);
 /* MatMulInteger's product on the int16 GEMM (odn_i16_intgemm.c): whether

@@ -184,14 +184,53 @@ def clip_act(out_dir):
     g.save(out_dir, "qdq_i16_clip", [("x", x)], c, cv)
 
 
+def dwconv(g, x_name, x, sx, k, strides=(1, 1), pads=(0, 0, 0, 0), dil=1, bias=True):
+    """Depthwise Conv (group = channels) with full-range per-channel int8
+    weights."""
+    cin = x.shape[1]
+    wq = rng.integers(-128, 128, (cin, 1, k, k)).astype(np.int8)
+    sw = (rng.uniform(0.5, 1.5, cin) / (127 * k)).astype(f32)
+    wn, wf = g.weight(wq, sw, 0)
+    ins = [x_name, wn]
+    y = q.conv_f(x, dilate(wf, dil), strides, pads, cin)
+    if bias:
+        bn, bf = g.bias(rng.uniform(-0.3, 0.3, cin), sx, sw)
+        ins.append(bn)
+        y = y + bf.astype(np.float64).reshape(1, -1, 1, 1)
+    out = g.name("dw")
+    g.nodes.append(helper.make_node("Conv", ins, [out], kernel_shape=[k, k], strides=list(strides), pads=list(pads),
+                                    dilations=[dil, dil], group=cin))
+    return out, y.astype(f32)
+
+
+def depthwise(out_dir):
+    # MobileNet blocks, batch 2: Conv 1x1 6 -> 20 -> Q -> depthwise 3x3
+    # stride 2, pads 1 (20 channels: a tail of 4 lanes) -> Relu -> Q (int8)
+    # -> depthwise 5x5 dilation 2, pads 4, no bias -> Q -> Conv 1x1 -> 7
+    x = rng.uniform(-1, 1, (2, 6, 15, 13)).astype(f32)
+    g = q.Graph()
+    h, hv, s = q.input_qdq(g, x)
+    c, cv = conv(g, h, hv, s, 20, 1)
+    h, hv, s = requant(g, c, cv)
+    c, cv = dwconv(g, h, hv, s, 3, (2, 2), (1, 1, 1, 1))
+    c, cv = g.relu(c, cv)
+    h, hv, s = requant(g, c, cv, np.int8)
+    c, cv = dwconv(g, h, hv, s, 5, pads=(4, 4, 4, 4), dil=2, bias=False)
+    h, hv, s = requant(g, c, cv)
+    c, cv = conv(g, h, hv, s, 7, 1)
+    g.save(out_dir, "qdq_i16_depthwise", [("x", x)], c, cv)
+
+
 def main(out_dir):
     geometry(out_dir)
+    depthwise(out_dir)
     clip_act(out_dir)
     deep(out_dir)
     extremes(out_dir)
     matmul_gemm(out_dir)
     u8_output(out_dir)
-    lists = {"float.list": ["qdq_i16_geometry", "qdq_i16_deep", "qdq_i16_matmul_gemm", "qdq_i16_clip"],
+    lists = {"float.list": ["qdq_i16_geometry", "qdq_i16_deep", "qdq_i16_matmul_gemm", "qdq_i16_clip",
+                           "qdq_i16_depthwise"],
              "u8.list": ["qdq_i16_extremes", "qdq_i16_u8_output"]}
     for f, names in lists.items():
         with open(os.path.join(out_dir, f), "w") as fh:

@@ -52,10 +52,6 @@ bool odn_rnn_impl_ok(const_dnnl_primitive_desc_t pd) {
     return false;
 }
 
-typedef struct rnn_mds {
-    dnnl_memory_desc_t src_layer, src_iter, src_iter_c, wl, wi, wp, bias, dst_layer, dst_iter, dst_iter_c;
-} rnn_mds;
-
 static dnnl_status_t strided(dnnl_memory_desc_t *md, int rank, const int64_t *dims, const int64_t *strides) {
     dnnl_dims_t d, s;
     for (int i = 0; i < rank; i++) {
@@ -84,7 +80,7 @@ static void state_strides(int64_t layout, int dirs, int64_t batch, int64_t hidde
 /* Every descriptor but the states, which the caller fills (or leaves zero:
  * absent). plain: ldigo weights, else oneDNN's choice. */
 static dnnl_status_t init_mds(const odn_rnn_attrs_t *a, const odn_rnn_consts *c, int64_t steps, int64_t batch,
-                              bool plain, bool peephole, rnn_mds *m) {
+                              bool plain, bool peephole, odn_rnn_mds *m) {
     int64_t H = c->hidden, D = a->dirs, G = a->gates, s[4];
     int64_t src[3] = {steps, batch, c->input}, dst[3] = {steps, batch, D * H};
     layer_strides(a->layout, steps, batch, c->input, s);
@@ -101,7 +97,7 @@ static dnnl_status_t init_mds(const odn_rnn_attrs_t *a, const odn_rnn_consts *c,
     return st;
 }
 
-static dnnl_status_t make_pd(dnnl_engine_t engine, const odn_rnn_attrs_t *a, const rnn_mds *m,
+static dnnl_status_t make_pd(dnnl_engine_t engine, const odn_rnn_attrs_t *a, const odn_rnn_mds *m,
                              dnnl_primitive_desc_t *pd) {
     dnnl_rnn_desc_t d;
     dnnl_status_t st;
@@ -144,9 +140,9 @@ static dnnl_status_t make_pd(dnnl_engine_t engine, const odn_rnn_attrs_t *a, con
  * H=256: batch 1 3.6 vs 1.5 ms, batch 16 12.3 vs 11.5, batch 64 43.7 vs
  * 56.7): below batch 32 a brgemm choice is replaced by plain ldigo weights,
  * which keep oneDNN off brgemm. */
-static tsr_status *create_pd(odn_plan *p, const tsr_node *n, const odn_rnn_attrs_t *a, const odn_rnn_consts *c,
-                             int64_t steps, int64_t batch, rnn_mds *m, dnnl_primitive_desc_t *pd) {
-    rnn_mds plain = *m;
+tsr_status *odn_rnn_create_pd(odn_plan *p, const tsr_node *n, const odn_rnn_attrs_t *a, const odn_rnn_consts *c,
+                              int64_t steps, int64_t batch, odn_rnn_mds *m, dnnl_primitive_desc_t *pd) {
+    odn_rnn_mds plain = *m;
     dnnl_status_t st = init_mds(a, c, steps, batch, false, c->p != NULL, m);
     if (st == dnnl_success) st = make_pd(p->engine, a, m, pd);
     if (st == dnnl_success && batch < 32 && strcmp(odn_impl_name(*pd), "brgemm") == 0) {
@@ -173,7 +169,7 @@ static tsr_status *create_pd(odn_plan *p, const tsr_node *n, const odn_rnn_attrs
 bool odn_rnn_probe(const odn_rnn_attrs_t *a, const odn_rnn_consts *c, bool peephole, char *err, size_t size) {
     dnnl_engine_t engine = NULL;
     dnnl_primitive_desc_t pd = NULL;
-    rnn_mds m;
+    odn_rnn_mds m;
     memset(&m, 0, sizeof m);
     dnnl_status_t st = dnnl_engine_create(&engine, dnnl_cpu, 0);
     if (st == dnnl_success) st = init_mds(a, c, 2, 1, true, peephole, &m);
@@ -200,7 +196,7 @@ static void to_ldigo(const float *w, float *out, int64_t dirs, int64_t gates, in
 }
 
 /* A constant in oneDNN's layout `want` from our ldigo buffer. */
-static tsr_status *weights_mem(odn_plan *p, const tsr_node *n, const tsr_tensor *host, int cell, const float *ldigo,
+static tsr_status *weights_mem(odn_plan *p, const tsr_node *n, const void *host, int cell, const float *ldigo,
                                int64_t k, const odn_rnn_attrs_t *a, int64_t hidden, const dnnl_memory_desc_t *want,
                                dnnl_memory_t *out) {
     dnnl_memory_desc_t plain;
@@ -214,7 +210,57 @@ static tsr_status *weights_mem(odn_plan *p, const tsr_node *n, const tsr_tensor 
         *out = src;
         return NULL;
     }
-    return odn_arena_const_as_keyed(p, host->data, &cell_tags[cell], src, &plain, want, n, out);
+    return odn_arena_const_as_keyed(p, host, &cell_tags[cell], src, &plain, want, n, out);
+}
+
+/* The weights, bias and peepholes of directions dir .. dir + a->dirs - 1
+ * of the node, converted for `pd` (m: its bias and peephole layouts):
+ * out[0] weights_layer, out[1] weights_iter, out[2] bias, out[3]
+ * peepholes or NULL. */
+tsr_status *odn_rnn_weights(odn_plan *p, const tsr_node *n, const odn_rnn_attrs_t *ap, const odn_rnn_consts *c, int dir,
+                            const_dnnl_primitive_desc_t pd, const odn_rnn_mds *mp, dnnl_memory_t out[4]) {
+    const odn_rnn_attrs_t a = *ap;
+    const odn_rnn_mds m = *mp;
+    int64_t H = c->hidden, D = a.dirs, G = a.gates, I = c->input;
+    tsr_status *s = NULL;
+    const int *map = gate_map(a.cell);
+    /* the first direction's slices; the constant cache keys on these
+     * addresses, distinct per direction */
+    const float *wsrc = (const float *)c->w->data + dir * G * H * I,
+                *rsrc = (const float *)c->r->data + dir * G * H * H;
+    const float *bsrc = c->b ? (const float *)c->b->data + dir * 2 * G * H : NULL;
+    const float *psrc = c->p ? (const float *)c->p->data + dir * 3 * H : NULL;
+    int64_t BG = G + (a.cell == ODN_RNN_LBR_GRU);
+    float *wl = odn_plan_alloc(p, (size_t)(D * I * G * H) * sizeof(float));
+    float *wi = odn_plan_alloc(p, (size_t)(D * H * G * H) * sizeof(float));
+    float *bias = odn_plan_alloc(p, (size_t)(D * BG * H) * sizeof(float));
+    float *peep = c->p ? odn_plan_alloc(p, (size_t)(D * 3 * H) * sizeof(float)) : NULL;
+    if (!wl || !wi || !bias || (c->p && !peep)) return odn_node_error(n, TSR_ERR_NO_MEMORY, "converted weights");
+    to_ldigo(wsrc, wl, D, G, H, I, map);
+    to_ldigo(rsrc, wi, D, G, H, H, map);
+    for (int64_t d = 0; d < D; d++) {
+        for (int64_t g = 0; g < G; g++)
+            for (int64_t h = 0; h < H; h++) {
+                float wb = bsrc ? bsrc[d * 2 * G * H + map[g] * H + h] : 0.0f;
+                float rb = bsrc ? bsrc[d * 2 * G * H + G * H + map[g] * H + h] : 0.0f;
+                bias[(d * BG + g) * H + h] = (a.cell == ODN_RNN_LBR_GRU && g == 2) ? wb : wb + rb;
+                if (a.cell == ODN_RNN_LBR_GRU && g == 2) bias[(d * BG + 3) * H + h] = rb;
+            }
+        /* ONNX P: i, o, f; oneDNN: i, f, o */
+        static const int pmap[3] = {0, 2, 1};
+        for (int64_t g = 0; peep && g < 3; g++)
+            for (int64_t h = 0; h < H; h++) peep[(d * 3 + g) * H + h] = psrc[d * 3 * H + pmap[g] * H + h];
+    }
+    out[3] = NULL;
+    s = weights_mem(p, n, wsrc, a.cell, wl, I, &a, H, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0),
+                    &out[0]);
+    if (!s)
+        s = weights_mem(p, n, rsrc, a.cell, wi, H, &a, H, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1),
+                        &out[1]);
+    /* bias and peepholes: ldgo, as described */
+    if (!s) s = odn_plan_new_mem(p, &m.bias, bias, n, &out[2]);
+    if (!s && peep) s = odn_plan_new_mem(p, &m.wp, peep, n, &out[3]);
+    return s;
 }
 
 typedef struct y_copy {
@@ -284,12 +330,12 @@ tsr_status *odn_build_rnn(odn_plan *p, size_t index) {
     if (x->rank != 3 || x->dims[2] != c.input)
         return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "X is not [seq, batch, %lld] (layout %lld)",
                               (long long)c.input, (long long)a.layout);
-    int64_t steps = x->dims[a.layout ? 1 : 0], batch = x->dims[a.layout ? 0 : 1], H = c.hidden, D = a.dirs, G = a.gates;
+    int64_t steps = x->dims[a.layout ? 1 : 0], batch = x->dims[a.layout ? 0 : 1], H = c.hidden, D = a.dirs;
     if (steps < 1 || batch < 1) return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "empty sequence or batch");
     if (odn_host->node_input_count(n) > 4 && odn_host->node_input(n, 4) && !odn_rnn_seq_full(c.seq, steps, batch))
-        return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "sequence_lens not all %lld", (long long)steps);
+        return odn_build_rnn_seqlens(p, n, &a, &c, steps, batch);
 
-    rnn_mds m;
+    odn_rnn_mds m;
     memset(&m, 0, sizeof m);
     dnnl_exec_arg_t args[ODN_MAX_ARGS];
     int nargs = 0;
@@ -342,7 +388,7 @@ tsr_status *odn_build_rnn(odn_plan *p, size_t index) {
     m.dst_iter = yh_md;
     m.dst_iter_c = yc_md;
     dnnl_primitive_desc_t pd = NULL;
-    s = create_pd(p, n, &a, &c, steps, batch, &m, &pd);
+    s = odn_rnn_create_pd(p, n, &a, &c, steps, batch, &m, &pd);
     if (s) return s;
 
     /* Y: a view where oneDNN's [T, N, dirs*H] is ONNX's layout, else a
@@ -368,50 +414,16 @@ tsr_status *odn_build_rnn(odn_plan *p, size_t index) {
 
     /* weights, bias, peepholes */
     {
-        const int *map = gate_map(a.cell);
-        const float *wsrc = c.w->data, *rsrc = c.r->data, *bsrc = c.b ? c.b->data : NULL;
-        int64_t BG = G + (a.cell == ODN_RNN_LBR_GRU);
-        float *wl = odn_plan_alloc(p, (size_t)(D * c.input * G * H) * sizeof(float));
-        float *wi = odn_plan_alloc(p, (size_t)(D * H * G * H) * sizeof(float));
-        float *bias = odn_plan_alloc(p, (size_t)(D * BG * H) * sizeof(float));
-        float *peep = c.p ? odn_plan_alloc(p, (size_t)(D * 3 * H) * sizeof(float)) : NULL;
-        if (!wl || !wi || !bias || (c.p && !peep)) {
-            s = odn_node_error(n, TSR_ERR_NO_MEMORY, "converted weights");
-            goto fail;
-        }
-        to_ldigo(wsrc, wl, D, G, H, c.input, map);
-        to_ldigo(rsrc, wi, D, G, H, H, map);
-        for (int64_t d = 0; d < D; d++) {
-            for (int64_t g = 0; g < G; g++)
-                for (int64_t h = 0; h < H; h++) {
-                    float wb = bsrc ? bsrc[d * 2 * G * H + map[g] * H + h] : 0.0f;
-                    float rb = bsrc ? bsrc[d * 2 * G * H + G * H + map[g] * H + h] : 0.0f;
-                    bias[(d * BG + g) * H + h] = (a.cell == ODN_RNN_LBR_GRU && g == 2) ? wb : wb + rb;
-                    if (a.cell == ODN_RNN_LBR_GRU && g == 2) bias[(d * BG + 3) * H + h] = rb;
-                }
-            /* ONNX P: i, o, f; oneDNN: i, f, o */
-            static const int pmap[3] = {0, 2, 1};
-            for (int64_t g = 0; peep && g < 3; g++)
-                for (int64_t h = 0; h < H; h++)
-                    peep[(d * 3 + g) * H + h] = ((const float *)c.p->data)[d * 3 * H + pmap[g] * H + h];
-        }
-        dnnl_memory_t wl_mem, wi_mem, b_mem, p_mem = NULL;
-        s = weights_mem(p, n, c.w, a.cell, wl, c.input, &a, H,
-                        dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), &wl_mem);
-        if (!s)
-            s = weights_mem(p, n, c.r, a.cell, wi, H, &a, H, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1),
-                            &wi_mem);
-        /* bias and peepholes: ldgo, as described */
-        if (!s) s = odn_plan_new_mem(p, &m.bias, bias, n, &b_mem);
-        if (!s && peep) s = odn_plan_new_mem(p, &m.wp, peep, n, &p_mem);
+        dnnl_memory_t w[4];
+        s = odn_rnn_weights(p, n, &a, &c, 0, pd, &m, w);
         if (s) goto fail;
         args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SRC_LAYER, src_layer};
         if (src_iter) args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SRC_ITER, src_iter};
         if (src_iter_c) args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SRC_ITER_C, src_iter_c};
-        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS_LAYER, wl_mem};
-        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS_ITER, wi_mem};
-        if (p_mem) args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS_PEEPHOLE, p_mem};
-        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, b_mem};
+        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS_LAYER, w[0]};
+        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS_ITER, w[1]};
+        if (w[3]) args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS_PEEPHOLE, w[3]};
+        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, w[2]};
         args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_DST_LAYER, dst_layer};
         if (dst_iter) args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_DST_ITER, dst_iter};
         if (dst_iter_c) args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_DST_ITER_C, dst_iter_c};

@@ -1,8 +1,8 @@
 /* Which LSTM, GRU and RNN nodes the oneDNN provider takes (built by
  * odn_build_rnn.c): constant weights, the default activations (RNN: Tanh,
  * Relu or Sigmoid, the same in both directions), no clip, no input_forget,
- * no per-batch sequence lengths (a constant sequence_lens equal to the
- * sequence length everywhere is fine), layout 0 or 1. */
+ * layout 0 or 1. Per-batch sequence lengths (constant or fed at run time)
+ * take the step-by-step path of odn_rnn_seqlens.c. */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
@@ -193,11 +193,13 @@ int odn_rnn_check(const tsr_node *n, char *why, size_t size) {
     int64_t batch = xr == 3 ? odn_host->value_dim(x, a.layout ? 0 : 1) : -1;
     if (steps == 0 || batch == 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "empty sequence or batch");
     if (present(n, 4)) {
-        if (!c.seq)
-            return odn_decline(why, size, TSR_DECLINE_OTHER,
-                               "sequence_lens fed at run time (per-batch lengths are not mapped to oneDNN)");
-        if (steps < 0 || batch < 0 || !odn_rnn_seq_full(c.seq, steps, batch))
-            return odn_decline(why, size, TSR_DECLINE_OTHER, "sequence_lens not all equal to the sequence length");
+        /* lengths other than the sequence length everywhere run step by
+         * step (odn_rnn_seqlens.c), read at run time */
+        const tsr_value_info *sl = odn_host->node_input(n, 4);
+        int32_t st = odn_host->value_elem_type(sl), sr = odn_host->value_rank(sl);
+        if (st != TSR_INT32 && st != TSR_INT64 && st != 0)
+            return odn_decline(why, size, TSR_DECLINE_TYPE, "sequence_lens is not int32 or int64");
+        if (sr >= 0 && sr != 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "sequence_lens of rank other than 1");
     }
     for (size_t k = 5; k < 7 && k < odn_host->node_input_count(n); k++) {
         if (!present(n, k)) continue;

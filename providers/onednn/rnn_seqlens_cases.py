@@ -1,0 +1,153 @@
+#!/usr/bin/python3
+"""Cases for the oneDNN provider's LSTM, GRU and RNN with per-batch
+sequence_lens (odn_rnn_seqlens.c): forward, reverse and bidirectional;
+lengths all equal to the sequence, mixed, 1, T and 0; batch 1 and 5; with
+and without initial states; Y, Y_h, Y_c and some omitted; layout 0 and 1;
+sequence_lens an int32 graph input (as PyTorch's packed-sequence exports feed
+it, through a Cast), an int64 graph input, or a constant. Each case has two
+or three data sets with other lengths (and other X), run in one session.
+Expected values: the ONNX formulas in float64 numpy (rnn_cases.run_dir) run
+per batch row over that row's first len_b steps only; Y rows past len_b are
+zero, Y_h/Y_c the state after the row's last step (the initial state when
+len_b = 0, as the reference provider gives).
+usage: rnn_seqlens_cases.py OUT_DIR (prints the case dirs)
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rnn_cases import run_dir  # noqa: E402
+
+rng = np.random.default_rng(20261207)
+
+
+def ref(cell, x, w, r, b, h0, c0, lens, direction, layout, lbr):
+    """Y [T, D, N, H], Y_h, Y_c [D, N, H] (layout 0; transposed for 1)."""
+    x = x.astype(np.float64)
+    if layout:
+        x = x.transpose(1, 0, 2)
+        h0 = None if h0 is None else h0.transpose(1, 0, 2)
+        c0 = None if c0 is None else c0.transpose(1, 0, 2)
+    steps, n, _ = x.shape
+    dirs, gh, _ = w.shape
+    hs = r.shape[2]
+    y = np.zeros((steps, dirs, n, hs))
+    yh = np.zeros((dirs, n, hs))
+    yc = np.zeros((dirs, n, hs))
+    for d in range(dirs):
+        rev = direction == "reverse" or d == 1
+        bd = np.zeros(2 * gh) if b is None else b[d].astype(np.float64)
+        for i in range(n):
+            h = np.zeros((1, hs)) if h0 is None else h0[d, i:i + 1].astype(np.float64)
+            c = np.zeros((1, hs)) if c0 is None else c0[d, i:i + 1].astype(np.float64)
+            L = int(lens[i])
+            if L > 0:
+                yd, h, c = run_dir(cell, x[:L, i:i + 1], w[d].astype(np.float64), r[d].astype(np.float64), bd, h, c,
+                                   None, rev, lbr, "Tanh")
+                y[:L, d, i] = yd[:, 0]
+            yh[d, i], yc[d, i] = h[0], c[0]
+    if layout:
+        y, yh, yc = y.transpose(2, 0, 1, 3), yh.transpose(1, 0, 2), yc.transpose(1, 0, 2)
+    return y, yh, yc
+
+
+def tensor(name, a):
+    return numpy_helper.from_array(a, name).SerializeToString()
+
+
+def case(out_dir, name, cell, steps, batch, inp, hidden, direction, len_sets, layout=0, init=("h", "c"),
+         outs=(0, 1, 2), seq="int32", lbr=0):
+    """seq: 'int32' / 'int64' graph input, or 'const' (len_sets[0] as an
+    initializer, one data set)."""
+    gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[cell]
+    dirs = 2 if direction == "bidirectional" else 1
+    s = 1.0 / np.sqrt(hidden)
+    u = lambda *shape: rng.uniform(-s * 2, s * 2, shape).astype(np.float32)
+    w, r, b = u(dirs, gates * hidden, inp), u(dirs, gates * hidden, hidden), u(dirs, 2 * gates * hidden)
+    state = (batch, dirs, hidden) if layout else (dirs, batch, hidden)
+    lstm = cell == "LSTM"
+    out_names = [("Y", "Y_h", "Y_c")[k] if k in outs else "" for k in range(3 if lstm else 2)]
+    while not out_names[-1]:
+        out_names.pop()
+    names = ["X", "W", "R", "B", "sequence_lens", "initial_h" if "h" in init else "",
+             "initial_c" if "c" in init and lstm else ""]
+    while not names[-1]:
+        names.pop()
+    attrs = dict(hidden_size=hidden, direction=direction)
+    if layout:
+        attrs["layout"] = 1
+    if cell == "GRU":
+        attrs["linear_before_reset"] = lbr
+    inits = [numpy_helper.from_array(a, n) for n, a in (("W", w), ("R", r), ("B", b))]
+    vi = lambda n, t, shape: helper.make_tensor_value_info(n, t, shape)
+    f = onnx.TensorProto.FLOAT
+    xshape = [batch, steps, inp] if layout else [steps, batch, inp]
+    inputs = [vi("X", f, xshape)]
+    if seq == "const":
+        inits.append(numpy_helper.from_array(np.array(len_sets[0], np.int32), "sequence_lens"))
+        len_sets = len_sets[:1]
+    else:
+        inputs.append(vi("sequence_lens", onnx.TensorProto.INT32 if seq == "int32" else onnx.TensorProto.INT64,
+                         [batch]))
+    inputs += [vi(n, f, list(state)) for n in names[5:] if n]
+    yshape = [batch, steps, dirs, hidden] if layout else [steps, dirs, batch, hidden]
+    shapes = {"Y": yshape, "Y_h": list(state), "Y_c": list(state)}
+    outputs = [vi(n, f, shapes[n]) for n in out_names if n]
+    g = helper.make_graph([helper.make_node(cell, names, out_names, **attrs)], name, inputs, outputs, inits)
+    d = os.path.join(out_dir, name)
+    os.makedirs(d, exist_ok=True)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)]), os.path.join(d, "model.onnx"))
+    for k, lens in enumerate(len_sets):
+        sd = os.path.join(d, "test_data_set_%d" % k)
+        os.makedirs(sd, exist_ok=True)
+        x = rng.standard_normal(xshape).astype(np.float32)
+        h0 = (rng.standard_normal(state) * 0.5).astype(np.float32) if "h" in init else None
+        c0 = (rng.standard_normal(state) * 0.5).astype(np.float32) if "c" in init and lstm else None
+        y, yh, yc = ref(cell, x, w, r, b, h0, c0, lens, direction, layout, lbr)
+        ins = [("X", x)]
+        if seq != "const":
+            ins.append(("sequence_lens", np.array(lens, np.int32 if seq == "int32" else np.int64)))
+        ins += [(n, a) for n, a in (("initial_h", h0), ("initial_c", c0)) if a is not None and n in names]
+        for i, (n, a) in enumerate(ins):
+            with open(os.path.join(sd, "input_%d.pb" % i), "wb") as fh:
+                fh.write(tensor(n, a))
+        res = {"Y": y, "Y_h": yh, "Y_c": yc}
+        for i, n in enumerate([n for n in out_names if n]):
+            with open(os.path.join(sd, "output_%d.pb" % i), "wb") as fh:
+                fh.write(tensor(n, res[n].astype(np.float32)))
+    print(d)
+
+
+def main(out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    T = 6
+    mixed = [[6, 3, 1, 6, 4], [2, 6, 6, 1, 5], [6, 6, 6, 6, 6]]
+    case(out_dir, "seqlens_lstm_forward_b5", "LSTM", T, 5, 4, 5, "forward", mixed)
+    case(out_dir, "seqlens_lstm_reverse_b5", "LSTM", T, 5, 4, 5, "reverse", mixed)
+    case(out_dir, "seqlens_lstm_bidir_b5", "LSTM", T, 5, 4, 5, "bidirectional", mixed)
+    case(out_dir, "seqlens_lstm_bidir_noinit_b5", "LSTM", T, 5, 3, 4, "bidirectional", mixed, init=())
+    case(out_dir, "seqlens_lstm_bidir_h_only_yh", "LSTM", T, 5, 3, 4, "bidirectional", mixed, init=("h",),
+         outs=(1,))
+    case(out_dir, "seqlens_lstm_reverse_yc_only", "LSTM", T, 5, 3, 4, "reverse", mixed, outs=(2,))
+    case(out_dir, "seqlens_lstm_bidir_b1", "LSTM", T, 1, 4, 5, "bidirectional", [[3], [6], [1]])
+    case(out_dir, "seqlens_lstm_bidir_zero_len", "LSTM", 4, 3, 3, 4, "bidirectional", [[0, 4, 2], [1, 0, 0]])
+    case(out_dir, "seqlens_lstm_bidir_layout1", "LSTM", T, 5, 4, 5, "bidirectional", mixed, layout=1)
+    case(out_dir, "seqlens_lstm_bidir_int64", "LSTM", T, 5, 4, 5, "bidirectional", mixed, seq="int64")
+    case(out_dir, "seqlens_lstm_bidir_const", "LSTM", T, 5, 4, 5, "bidirectional", mixed, seq="const")
+    case(out_dir, "seqlens_gru_bidir", "GRU", T, 5, 4, 5, "bidirectional", mixed)
+    case(out_dir, "seqlens_gru_bidir_lbr", "GRU", T, 5, 4, 5, "bidirectional", mixed, lbr=1)
+    case(out_dir, "seqlens_gru_reverse_lbr_layout1", "GRU", T, 5, 4, 5, "reverse", mixed, layout=1, lbr=1,
+         init=())
+    case(out_dir, "seqlens_rnn_bidir", "RNN", T, 5, 4, 5, "bidirectional", mixed, outs=(0,))
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.stderr.write(__doc__)
+        sys.exit(2)
+    sys.exit(main(sys.argv[1]))

@@ -24,7 +24,7 @@ for set in "${SETS[@]}"; do
   echo "== $MODEL with -p $set: where each node runs, and the outputs"
   build/bin/tessera run "$MODEL" -p "$set" --explain
 done
-echo "== $MODEL with -p auto: every provider, each node where its estimated time, copies included, is least"
+echo "== $MODEL with -p auto: every provider found (an OpenCL platform that is only PoCL on the CPU stays out unless named), each node where its estimated time, copies included, is least"
 build/bin/tessera run "$MODEL" -p auto --explain
 if [ ${#SETS[@]} -gt 1 ]; then
   args=()

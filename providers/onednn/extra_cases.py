@@ -21,8 +21,11 @@ the scales' type, round half to even, then the zero point, then
 saturation).
 usage: extra_cases.py OUT_DIR (prints the case dirs)
 """
+import contextlib
+import io
 import itertools
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -58,6 +61,37 @@ def save_case(out_dir, name, nodes, inputs, outputs, inits=()):
     (name, array) constants, kept in their own type."""
     f32 = lambda arrs: [(n, np.asarray(a).astype(np.float32)) for n, a in arrs]
     save_typed_case(out_dir, name, nodes, f32(inputs), f32(outputs), inits)
+
+
+def written_cases(write, out):
+    """The case folders write(out) prints, one a line."""
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        write(out)
+    return buf.getvalue().split()
+
+
+def test_cases(tessera, cases, *args):
+    """`tessera test -p onednn,reference ARGS CASES`, its report echoed;
+    True when every case passes."""
+    r = subprocess.run([tessera, "test", "-p", "onednn,reference", *args] + list(cases), capture_output=True,
+                       text=True)
+    sys.stdout.write(r.stdout + r.stderr)
+    return r.returncode == 0
+
+
+def explain(tessera, case):
+    """`tessera run CASE/model.onnx -p onednn,reference --explain`: the
+    pieces and, per piece, the implementations that ran."""
+    return subprocess.run([tessera, "run", os.path.join(case, "model.onnx"), "-p", "onednn,reference", "--explain"],
+                          capture_output=True, text=True).stdout
+
+
+def claimed_whole(report, reference=0):
+    """Whether a partition report's total line leaves `reference` nodes to
+    the reference provider and none to core."""
+    return any(line.startswith("total:") and "reference %d, core 0" % reference in line
+               for line in report.splitlines())
 
 
 def q8(dtype, shape):

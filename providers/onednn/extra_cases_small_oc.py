@@ -19,7 +19,6 @@ usage: extra_cases_small_oc.py OUT_DIR        (prints the case dirs)
          convolution does not run as its loop (exit 77 without onnx)
 """
 import os
-import subprocess
 import sys
 
 try:
@@ -30,7 +29,7 @@ except ImportError:
 
 if np is not None:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from extra_cases import save_typed_case  # the same folder's case writer
+    from extra_cases import claimed_whole, explain, save_typed_case, test_cases, written_cases
 
     rng = np.random.default_rng(20261207)
 
@@ -154,23 +153,12 @@ def check(tessera, out):
     if np is None:
         print("no numpy/onnx: skipped")
         return 77
-    import contextlib
-    import io
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        write(out)
-    cases = buf.getvalue().split()
-    bad = []
-    r = subprocess.run([tessera, "test", "-p", "onednn,reference"] + cases, capture_output=True, text=True)
-    sys.stdout.write(r.stdout)
-    if r.returncode != 0:
-        bad.append("tests")
+    cases = written_cases(write, out)
+    bad = [] if test_cases(tessera, cases) else ["tests"]
     for c in cases:
-        run = subprocess.run([tessera, "run", os.path.join(c, "model.onnx"), "-p", "onednn,reference", "--explain"],
-                             capture_output=True, text=True).stdout
-        whole = any(line.startswith("total:") and "reference 0, core 0" in line for line in run.splitlines())
+        run = explain(tessera, c)
         loop = "loop Conv x1" in run or "loop ConvTranspose x1" in run
-        if not whole or loop == (c.endswith("_1x1_head") or c.endswith("_matmul")):
+        if not claimed_whole(run) or loop == (c.endswith("_1x1_head") or c.endswith("_matmul")):
             print("not claimed whole by onednn, or not the small-channel loop: %s\n%s" % (os.path.basename(c), run))
             bad.append(c)
     return 1 if bad else 0

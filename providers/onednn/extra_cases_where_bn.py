@@ -31,7 +31,7 @@ except ImportError:
 
 if np is not None:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from extra_cases import save_typed_case  # the same folder's case writer
+    from extra_cases import claimed_whole, save_typed_case, test_cases, written_cases
 
     rng = np.random.default_rng(20261207)
 
@@ -184,23 +184,14 @@ def check(tessera, out):
     if np is None:
         print("no numpy/onnx: skipped")
         return 77
-    import contextlib
-    import io
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        write(out)
-    cases = buf.getvalue().split()
-    bad = []
-    r = subprocess.run([tessera, "test", "-p", "onednn,reference"] + cases, capture_output=True, text=True)
-    sys.stdout.write(r.stdout)
-    if r.returncode != 0:
-        bad.append("tests")
+    cases = written_cases(write, out)
+    bad = [] if test_cases(tessera, cases) else ["tests"]
     for c in cases:
         part = subprocess.run([tessera, "partition", os.path.join(c, "model.onnx"), "-p", "onednn,reference"],
                               capture_output=True, text=True).stdout
         # IsNaN is left to the reference provider (odn_where.c says why); all else is onednn's
         isnan = open(os.path.join(c, "model.onnx"), "rb").read().count(b"IsNaN")
-        if not any(line.startswith("total:") and "reference %d, core 0" % isnan in line for line in part.splitlines()):
+        if not claimed_whole(part, isnan):
             print("not claimed whole by onednn: %s\n%s" % (os.path.basename(c), part))
             bad.append(c)
     return 1 if bad else 0

@@ -30,7 +30,7 @@ except ImportError:
 
 if np is not None:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from extra_cases import save_typed_case  # the same folder's case writer
+    from extra_cases import claimed_whole, explain, save_typed_case, test_cases, written_cases
 
     rng = np.random.default_rng(20261207)
 
@@ -140,11 +140,6 @@ def write(out):
     concat_case(out, C + "axis0", [(1, 3), (2, 3), (7, 3)], 0)
 
 
-def explain(tessera, case):
-    return subprocess.run([tessera, "run", os.path.join(case, "model.onnx"), "-p", "onednn,reference", "--explain"],
-                          capture_output=True, text=True).stdout
-
-
 def check(tessera, out):
     if np is None:
         print("no numpy/onnx: skipped")
@@ -153,22 +148,12 @@ def check(tessera, out):
     if not any(line.startswith("onednn ") for line in prov.splitlines()):
         print("no onednn provider: skipped")
         return 77
-    import contextlib
-    import io
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        write(out)
-    cases = buf.getvalue().split()
-    bad = []
-    for threads in ("1", "2"):
-        r = subprocess.run([tessera, "test", "-t", threads, "-p", "onednn,reference", "--rtol", "1e-5",
-                            "--atol", "1e-5"] + cases, capture_output=True, text=True)
-        sys.stdout.write(r.stdout + r.stderr)
-        if r.returncode != 0:
-            bad.append("tests at %s threads" % threads)
+    cases = written_cases(write, out)
+    bad = ["tests at %s threads" % t for t in ("1", "2")
+           if not test_cases(tessera, cases, "-t", t, "--rtol", "1e-5", "--atol", "1e-5")]
     for c in cases:
         run = explain(tessera, c)
-        whole = any(line.startswith("total:") and "reference 0, core 0" in line for line in run.splitlines())
+        whole = claimed_whole(run)
         name = os.path.basename(c)
         # fewer channels than a block: the plane loop; whole blocks: oneDNN's kernel
         loop = "loop MaxPool" in run or "loop AveragePool" in run or "loop Global" in run

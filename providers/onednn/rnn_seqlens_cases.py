@@ -11,6 +11,8 @@ per batch row over that row's first len_b steps only; Y rows past len_b are
 zero, Y_h/Y_c the state after the row's last step (the initial state when
 len_b = 0, as the reference provider gives).
 usage: rnn_seqlens_cases.py OUT_DIR (prints the case dirs)
+       rnn_seqlens_cases.py --hostile TESSERA OUT_DIR (lengths past T or
+         negative at run time must fail the run naming sequence_lens)
 """
 import os
 import sys
@@ -146,7 +148,33 @@ def main(out_dir):
     return 0
 
 
+def hostile(tessera, out_dir):
+    """Lengths past the sequence (T + 1) or negative, fed at run time: the
+    run must fail naming the node, never read outside X (exit 0 when it
+    does, 1 otherwise)."""
+    import contextlib
+    import io
+    import subprocess
+    bad = 0
+    for name, lens in (("seqlens_hostile_long", [6, 7, 2]), ("seqlens_hostile_negative", [3, -1, 2])):
+        with contextlib.redirect_stdout(io.StringIO()):
+            case(out_dir, name, "LSTM", 6, 3, 3, 4, "bidirectional", [[6, 3, 2]])
+        d = os.path.join(out_dir, name)
+        with open(os.path.join(d, "test_data_set_0", "input_1.pb"), "wb") as fh:
+            fh.write(tensor("sequence_lens", np.array(lens, np.int32)))
+        r = subprocess.run([tessera, "test", "-p", "onednn,reference", d], capture_output=True, text=True)
+        text = r.stdout + r.stderr
+        if r.returncode != 1 or "sequence_lens" not in text:
+            print("%s: expected a failed run naming sequence_lens, got exit %d:\n%s" % (name, r.returncode, text))
+            bad += 1
+        else:
+            print("ok: %s fails cleanly" % name)
+    return 1 if bad else 0
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--hostile":
+        sys.exit(hostile(sys.argv[2], sys.argv[3]))
     if len(sys.argv) != 2:
         sys.stderr.write(__doc__)
         sys.exit(2)

@@ -17,6 +17,9 @@ second). Expected outputs from numpy.
   leaves_piece   a computed shape read by ConstantOfShape (the reference
                  provider's) and one that is a graph output: those chains
                  stay off oneDNN and the outputs are still right
+  bad_index, div_zero
+                 hostile chains (a Gather index past the shape, or -2^62; a
+                 zero divisor): the run fails with an error naming the node
 
 usage: shape_calc_cases.py --check TESSERA OUT_DIR   (exit 77 without onnx)
 """
@@ -195,6 +198,30 @@ def leaves_piece(out, rng):
                 [("y", T.FLOAT), ("shape_out", T.INT64)], [("two", i64(2))], sets, None)
 
 
+def hostile(out, name, index, divisor):
+    """Relu -> Shape -> Gather(index) -> Div(divisor) -> Unsqueeze ->
+    Concat -> Reshape on a [N, 6] input: a shape chain the plan computes,
+    given an index past the shape or a zero divisor. The run must fail
+    naming the node, not crash."""
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"]),
+        helper.make_node("Shape", ["a"], ["s"]),
+        helper.make_node("Gather", ["s", "idx"], ["d"], axis=0, name="gather_dim"),
+        helper.make_node("Div", ["d", "dv"], ["q"], name="div_dim"),
+        helper.make_node("Unsqueeze", ["q", "ax0"], ["q1"]),
+        helper.make_node("Concat", ["q1", "m1"], ["shp"], axis=0),
+        helper.make_node("Reshape", ["a", "shp"], ["y"]),
+    ]
+    inits = [("idx", np.array(index, np.int64)), ("dv", np.array(divisor, np.int64)), ("ax0", i64(0)), ("m1", i64(-1))]
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    return save(out, name, nodes, [("x", T.FLOAT, ["N", 6])], [("y", T.FLOAT)], inits, [([("x", x)], [("y", x)])], 1)
+
+
+HOSTILE = (("shape_calc_bad_index", 5, 1, "node 'gather_dim' (Gather): index 5 out of range"),
+           ("shape_calc_bad_index_huge", -(1 << 62), 1, "node 'gather_dim' (Gather): index"),
+           ("shape_calc_div_zero", 0, 0, "node 'div_dim' (Div): integer division by zero"))
+
+
 def check(tessera, out):
     if np is None:
         print("no numpy/onnx: skipped")
@@ -209,6 +236,15 @@ def check(tessera, out):
                        text=True)
     sys.stdout.write(r.stdout + r.stderr)
     bad += r.returncode != 0
+    for name, index, divisor, message in HOSTILE:
+        c, _ = hostile(out, name, index, divisor)
+        r = subprocess.run([tessera, "test", "-p", "onednn,reference", c], capture_output=True, text=True)
+        text = r.stdout + r.stderr
+        if r.returncode != 1 or message not in text:
+            print("%s: expected a failed run naming the node (%s), got exit %d:\n%s" % (name, message, r.returncode, text))
+            bad += 1
+        else:
+            print("ok: %s fails cleanly" % name)
     for c, pieces in cases:
         part = subprocess.run([tessera, "partition", os.path.join(c, "model.onnx"), "-p", "onednn,reference"],
                               capture_output=True, text=True).stdout

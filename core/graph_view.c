@@ -11,6 +11,7 @@ void graph_view_free(struct tsr_graph *v) {
     free(v->nodes);
     free(v->inputs);
     free(v->outputs);
+    free(v->released);
     free(v);
 }
 

@@ -17,6 +17,12 @@ struct tsr_graph {
     size_t n_outputs;
     ir_value **outputs;
     int32_t device; /* a piece's: the provider's device it was claimed on */
+    /* a piece handed to a provider's compile: only those may release
+     * constants (a claim's offer lives on the stack) */
+    bool compiled_piece;
+    /* constants this piece released (constant_release), each counted once */
+    const ir_value **released;
+    size_t n_released;
 };
 
 /* A view of all of g (nodes, declared inputs and outputs). */

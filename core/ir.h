@@ -50,6 +50,9 @@ typedef struct ir_tensor {
     void *data;    /* nbytes, malloc'd (NULL when nbytes is 0) */
     size_t nbytes;
     tsr_tensor view;
+    /* every reader keeps its own form of the bytes, which went back to the
+     * system: data reads as zeros (core/constant_release.c) */
+    bool bytes_released;
 } ir_tensor;
 
 typedef enum ir_type_kind {
@@ -95,6 +98,9 @@ typedef struct ir_value {
     uint64_t infer_open_dims;
     /* Kept observable for comparing providers: always a piece output. */
     bool observed;
+    /* Host bookkeeping for constant_release: readers, in pieces that
+     * released this constant, that will not read its bytes again. */
+    size_t released_readers;
 } ir_value;
 
 typedef struct ir_attr {
@@ -207,6 +213,9 @@ struct ir_model {
     char *base_dir;          /* for external data; NULL when loaded from a buffer without one */
     ir_limits limits;        /* what it was loaded under; later stages obey them too */
     uint64_t function_nodes; /* nodes function expansion has made so far (all graphs) */
+    /* a compiled piece released a constant (core/constant_release.c): its
+     * bytes may be gone, so no piece may be compiled again from them */
+    bool constants_released;
 };
 
 /* --- tensors (core/tensor.c) --------------------------------------------- */

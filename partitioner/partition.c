@@ -76,6 +76,7 @@ static tsr_status *add_piece(partition *p, graph_readers *readers, ir_node *cons
     piece *pc = &np[p->n_pieces];
     memset(pc, 0, sizeof *pc);
     TSR_TRY(graph_view_nodes_counted(readers, nodes, n, &pc->view));
+    pc->view->compiled_piece = true;
     pc->prov_index = prov;
     pc->cost = cost;
     p->n_pieces++;
@@ -291,7 +292,13 @@ static tsr_status *claim_round(ir_graph *g, provider_inst *const *provs, size_t 
         for (size_t i = 0; i < g->n_nodes; i++)
             if (!assigned[i] && allowed[i * n_provs + pi]) pending[np++] = g->nodes[i];
         if (np == 0) continue;
-        struct tsr_graph offer = {g, np, pending, g->n_inputs, g->inputs, g->n_outputs, g->outputs, 0};
+        struct tsr_graph offer = {.ir = g,
+                                  .n_nodes = np,
+                                  .nodes = pending,
+                                  .n_inputs = g->n_inputs,
+                                  .inputs = g->inputs,
+                                  .n_outputs = g->n_outputs,
+                                  .outputs = g->outputs};
         const provider_inst *pv = provs[pi];
         struct tsr_claim_sink sink = {&offer, NULL, 0, NULL, 0, NULL, pv->n_devices};
         s = pv->plugin->vt->claim(pv->state, (const tsr_graph *)&offer, &sink);

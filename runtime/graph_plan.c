@@ -124,6 +124,15 @@ static tsr_status *partition_and_compile(ir_graph *g, provider_inst *const *prov
         }
         if (failed == SIZE_MAX) break;
         piece *fp = &part->pieces[failed];
+        if (g->model && g->model->constants_released) {
+            /* compiling again would read weights a compiled piece handed back */
+            st = tsr_error(TSR_ERR_PROVIDER,
+                           "piece of %zu node(s) starting at '%s' (%s) failed to compile after another piece's "
+                           "provider released weights it holds in its own form; name the providers without it "
+                           "(see the warning above)",
+                           fp->view->n_nodes, fp->view->nodes[0]->name, fp->view->nodes[0]->op_type);
+            break;
+        }
         exclusion *ne = realloc(excl, sizeof *ne * (n_excl + fp->view->n_nodes));
         if (!ne) {
             st = TSR_NO_MEMORY();

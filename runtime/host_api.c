@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "claim_sink.h"
+#include "constant_release.h"
 #include "graph_api.h"
 #include "host_log.h"
 #include "run_context.h"
@@ -42,6 +43,12 @@ static tsr_status *h_val_new_optional(tsr_value *contents, int32_t et, tsr_value
 static tsr_status *h_val_append(tsr_value *seq, tsr_value *item) { return value_append(seq, item); }
 static tsr_status *h_val_clone(const tsr_value *v, tsr_value **out) { return value_clone(v, out); }
 static void h_val_free(tsr_value *v) { value_free(v); }
+
+/* --- weights held in a provider's own form ------------------------------- */
+static tsr_status *h_constant_release(const tsr_graph *piece, const tsr_value_info *value) {
+    /* the host made both handles: a piece view and one of its IR's values */
+    return constant_release((struct tsr_graph *)piece, (const ir_value *)value);
+}
 
 static const tsr_host_api host_table = {
     .struct_size = sizeof(tsr_host_api),
@@ -115,6 +122,7 @@ static const tsr_host_api host_table = {
     .graph_device = host_graph_device,
     .run_should_stop = host_run_should_stop,
     .run_charge = host_run_charge,
+    .constant_release = h_constant_release,
 };
 
 const tsr_host_api *host_api_table(void) { return &host_table; }

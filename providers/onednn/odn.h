@@ -101,6 +101,10 @@ typedef struct odn_value {
      * of the view; NULL otherwise */
     const void *const_view;
     int consumers;         /* nodes of the piece reading it */
+    /* of those, the ones whose steps read the constant only in a form of
+     * the piece's constant cache (reordered, packed): when all do, the host
+     * may drop its bytes (odn_release_consts.c) */
+    int cached_reads;
     bool produced;         /* computed by a step already (or an input) */
     bool is_view;          /* mem shares another value's buffer */
     dnnl_memory_desc_t md; /* the layout `mem` holds */
@@ -132,6 +136,7 @@ typedef struct odn_options {
     bool int8_saturation;
 } odn_options;
 typedef struct odn_const_cache odn_const_cache;
+typedef struct odn_fill odn_fill;
 
 /* A hash table from pointers to indices (odn_plan_index.c); putting a key
  * already there keeps the first index. */
@@ -173,6 +178,11 @@ struct odn_plan {
     void *once_scratch; /* the scratchpad of constant reorders while building */
     size_t once_scratch_size;
     odn_const_cache *consts; /* the piece's, outliving the plan */
+    /* built at compile time: the cache is filled after the build and host
+     * weights held there alone are released (odn_release_consts.c) */
+    bool release_consts;
+    struct odn_fill *fills;
+    size_t fill_count, fill_cap;
     const tsr_graph *piece;
     size_t node_count;
     const tsr_node **nodes;
@@ -266,6 +276,11 @@ tsr_status *odn_arena_place(odn_plan *p);
 tsr_status *odn_arena_const_as_keyed(odn_plan *p, const void *key1, const void *key2, dnnl_memory_t src,
                                      const dnnl_memory_desc_t *src_md, const dnnl_memory_desc_t *md, const tsr_node *n,
                                      dnnl_memory_t *out);
+/* The same, for a caller that reads nothing of the result while the plan
+ * is built: the reorder may wait until the plan is (odn_fill_deferred). */
+tsr_status *odn_arena_const_deferred(odn_plan *p, const void *key1, const void *key2, dnnl_memory_t src,
+                                     const dnnl_memory_desc_t *src_md, const dnnl_memory_desc_t *md, const tsr_node *n,
+                                     dnnl_memory_t *out);
 
 /* Constant weights in oneDNN's layouts, shared by every plan of a piece
  * (odn_consts.c). Entries are found by (key1, key2, source layout, layout);
@@ -278,6 +293,25 @@ void *odn_const_cache_find(const odn_const_cache *c, const void *key1, const voi
 void *odn_const_cache_add(odn_const_cache *c, const void *key1, const void *key2, const dnnl_memory_desc_t *src_md,
                           const dnnl_memory_desc_t *md, size_t nbytes);
 void odn_const_cache_ready(odn_const_cache *c, const void *data);
+/* Keys whose host bytes went back to the host (odn_release_consts.c):
+ * odn_const_cache_add refuses them, find still answers. mark is false
+ * when out of memory. */
+bool odn_const_cache_mark_released(odn_const_cache *c, const void *key1);
+void odn_const_cache_unmark_released(odn_const_cache *c, const void *key1);
+bool odn_const_cache_released(const odn_const_cache *c, const void *key1);
+tsr_status *odn_const_released_error(const tsr_node *n);
+/* Filling the constant cache after a plan is built, releasing each host
+ * weight once its last form is made (odn_release_consts.c). While
+ * odn_fill_deferred, builders allocate a cache entry and add its fill
+ * instead of filling it; odn_fills_run runs them when the plan is built. */
+bool odn_fill_deferred(const odn_plan *p);
+tsr_status *odn_fill_add_reorder(odn_plan *p, const void *key1, const tsr_node *n, dnnl_memory_t src,
+                                 const dnnl_memory_desc_t *src_md, dnnl_memory_t dst, const dnnl_memory_desc_t *dst_md,
+                                 void *buf);
+tsr_status *odn_fill_add_pack(odn_plan *p, const void *key1, const tsr_node *n, const float *b, int64_t k,
+                              int64_t cols, int64_t stride_k, int64_t stride_n, void *buf);
+tsr_status *odn_fills_run(odn_plan *p);
+void odn_fills_free(odn_plan *p);
 
 /* Helpers for builders. */
 odn_value *odn_plan_value(odn_plan *p, const tsr_value_info *vi); /* NULL when unknown */

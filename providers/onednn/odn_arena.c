@@ -146,20 +146,46 @@ tsr_status *odn_arena_place(odn_plan *p) {
     return st;
 }
 
-tsr_status *odn_arena_const_as_keyed(odn_plan *p, const void *key1, const void *key2, dnnl_memory_t src,
-                                     const dnnl_memory_desc_t *src_md, const dnnl_memory_desc_t *md, const tsr_node *n,
-                                     dnnl_memory_t *out) {
+/* A plan for the same shapes as the one that released the weights took
+ * another form of them (odn_release_consts.c): never expected, refused
+ * rather than computed from the zeros the host left. */
+tsr_status *odn_const_released_error(const tsr_node *n) {
+    return odn_node_error(n, TSR_ERR_PROVIDER,
+                          "internal: its weights were handed back to the host after the first plan, and this plan "
+                          "wants them in another layout");
+}
+static tsr_status *const_as_keyed(odn_plan *p, const void *key1, const void *key2, dnnl_memory_t src,
+                                  const dnnl_memory_desc_t *src_md, const dnnl_memory_desc_t *md, const tsr_node *n,
+                                  bool may_defer, dnnl_memory_t *out) {
     void *buf = odn_const_cache_find(p->consts, key1, key2, src_md, md);
     if (buf) return odn_plan_new_mem(p, md, buf, n, out);
+    if (odn_const_cache_released(p->consts, key1)) return odn_const_released_error(n);
     size_t nbytes = dnnl_memory_desc_get_size(md);
     buf = odn_const_cache_add(p->consts, key1, key2, src_md, md, nbytes);
     if (!buf) return odn_node_error(n, TSR_ERR_NO_MEMORY, "weights of %zu bytes", nbytes);
     dnnl_memory_t dst;
     tsr_status *s = odn_plan_new_mem(p, md, buf, n, &dst);
     if (s) return s;
-    s = odn_reorder_once(p, src, src_md, dst, md, n);
-    if (s) return s;
-    odn_const_cache_ready(p->consts, buf);
+    if (may_defer && odn_fill_deferred(p)) {
+        s = odn_fill_add_reorder(p, key1, n, src, src_md, dst, md, buf);
+        if (s) return s;
+    } else {
+        s = odn_reorder_once(p, src, src_md, dst, md, n);
+        if (s) return s;
+        odn_const_cache_ready(p->consts, buf);
+    }
     *out = dst;
     return NULL;
+}
+
+tsr_status *odn_arena_const_as_keyed(odn_plan *p, const void *key1, const void *key2, dnnl_memory_t src,
+                                     const dnnl_memory_desc_t *src_md, const dnnl_memory_desc_t *md, const tsr_node *n,
+                                     dnnl_memory_t *out) {
+    return const_as_keyed(p, key1, key2, src, src_md, md, n, false, out);
+}
+
+tsr_status *odn_arena_const_deferred(odn_plan *p, const void *key1, const void *key2, dnnl_memory_t src,
+                                     const dnnl_memory_desc_t *src_md, const dnnl_memory_desc_t *md, const tsr_node *n,
+                                     dnnl_memory_t *out) {
+    return const_as_keyed(p, key1, key2, src, src_md, md, n, true, out);
 }

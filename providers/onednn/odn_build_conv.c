@@ -669,13 +669,19 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
             wv.md = w_plain;
         }
         const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-        if (!s && wv.constant && !dnnl_memory_desc_equal(want, &wv.md))
+        if (!s && wv.constant && !dnnl_memory_desc_equal(want, &wv.md)) {
             /* keyed by the constant weights, and by the BatchNormalization
              * folded into them (the folded copy is new each plan) */
-            s = odn_arena_const_as_keyed(p, w->constant->data,
-                                         folded_b ? (const void *)next : merged ? (const void *)&merged_tag : NULL,
-                                         wv.mem, &wv.md, want, n, &w_mem);
-        else if (!s) s = odn_plan_mem_as(p, &wv, want, n, &w_mem);
+            const void *key2 = folded_b ? (const void *)next : merged ? (const void *)&merged_tag : NULL;
+            /* a per-channel scale is folded into the reordered weights
+             * now, so those must exist now */
+            s = scale ? odn_arena_const_as_keyed(p, w->constant->data, key2, wv.mem, &wv.md, want, n, &w_mem)
+                      : odn_arena_const_deferred(p, w->constant->data, key2, wv.mem, &wv.md, want, n, &w_mem);
+            /* a folded or merged copy is made from the host bytes each
+             * plan, but a later plan for the same shapes finds its result
+             * under the same keys and uses the cache's */
+            if (!s) w->cached_reads++;
+        } else if (!s) s = odn_plan_mem_as(p, &wv, want, n, &w_mem);
         if (!s && scale) s = odn_fold_scale_weights(p, n, scale, w_mem, want, m, x->dims[1], &w_mem);
     }
     if (!s && has_bias) {

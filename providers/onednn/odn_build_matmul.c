@@ -78,14 +78,19 @@ static tsr_status *finish_matmul(odn_plan *p, const tsr_node *n, dnnl_memory_t a
     if (r == 2 && !transposed)
         s = odn_sgemm_try(p, n, pd, const_key, a_mem, a_md, b_mem, b_md, bias_mem, attr, last, onnx_rank, onnx_dims,
                           args + 2, nargs - 2, &packed);
+    /* the constant itself (not a view of another) went into the cache */
+    bool own_constant = bv->constant && const_key == bv->constant->data;
     if (s || packed) {
+        if (!s && own_constant) bv->cached_reads++;
         dnnl_primitive_desc_destroy(pd);
         return s;
     }
     dnnl_memory_t w_mem = b_mem;
     const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    if (const_key && !dnnl_memory_desc_equal(want, b_md))
-        s = odn_arena_const_as_keyed(p, const_key, NULL, b_mem, b_md, want, n, &w_mem);
+    if (const_key && !dnnl_memory_desc_equal(want, b_md)) {
+        s = odn_arena_const_deferred(p, const_key, NULL, b_mem, b_md, want, n, &w_mem);
+        if (!s && own_constant) bv->cached_reads++;
+    }
     dnnl_memory_t dst = NULL;
     if (!s)
         s = odn_plan_define(p, last, onnx_rank, onnx_dims,

@@ -134,13 +134,20 @@ static tsr_status *packed_weights(odn_plan *p, const void *key, dnnl_memory_t b_
     if (!floats || odn_plain_md(&md, 1, fd) != dnnl_success)
         return odn_node_error(nd, TSR_ERR_NO_MEMORY, "packed weights of %lld x %lld", (long long)k, (long long)n);
     float *buf = odn_const_cache_find(p->consts, key, &packed_tag, b_md, &md);
+    if (!buf && odn_const_cache_released(p->consts, key)) return odn_const_released_error(nd);
     if (!buf) {
         const float *b = odn_mem_f32(b_mem);
         if (!b) return odn_node_error(nd, TSR_ERR_PROVIDER, "internal: constant weights without data");
         buf = odn_const_cache_add(p->consts, key, &packed_tag, b_md, &md, floats * sizeof(float));
         if (!buf) return odn_node_error(nd, TSR_ERR_NO_MEMORY, "packed weights of %zu bytes", floats * sizeof(float));
-        odn_sgemm_pack(b, k, n, b_md->format_desc.blocking.strides[0], b_md->format_desc.blocking.strides[1], buf);
-        odn_const_cache_ready(p->consts, buf);
+        int64_t sk = b_md->format_desc.blocking.strides[0], sn = b_md->format_desc.blocking.strides[1];
+        if (odn_fill_deferred(p)) {
+            tsr_status *s = odn_fill_add_pack(p, key, nd, b, k, n, sk, sn, buf);
+            if (s) return s;
+        } else {
+            odn_sgemm_pack(b, k, n, sk, sn, buf);
+            odn_const_cache_ready(p->consts, buf);
+        }
     }
     *out = buf;
     return NULL;

@@ -24,6 +24,8 @@ typedef struct const_entry {
 struct odn_const_cache {
     const_entry *entries;
     size_t count, cap;
+    const void **released; /* key1s whose host bytes are gone */
+    size_t n_released;
 };
 
 odn_const_cache *odn_const_cache_new(void) { return calloc(1, sizeof(odn_const_cache)); }
@@ -32,6 +34,7 @@ void odn_const_cache_free(odn_const_cache *c) {
     if (!c) return;
     for (size_t i = 0; i < c->count; i++) free(c->entries[i].raw);
     free(c->entries);
+    free(c->released);
     free(c);
 }
 
@@ -97,7 +100,7 @@ void *odn_const_cache_add(odn_const_cache *c, const void *key1, const void *key2
         c->entries = e;
         c->cap = cap;
     }
-    if (nbytes > SIZE_MAX - HUGE_PAGE) return NULL;
+    if (nbytes > SIZE_MAX - HUGE_PAGE || odn_const_cache_released(c, key1)) return NULL;
     bool huge = nbytes >= HUGE_PAGE;
     /* 64-byte alignment at least: oneDNN's kernels load whole cache lines.
      * The padding before a huge buffer's aligned start is never touched, so
@@ -114,4 +117,24 @@ void *odn_const_cache_add(odn_const_cache *c, const void *key1, const void *key2
 void odn_const_cache_ready(odn_const_cache *c, const void *data) {
     for (size_t i = c->count; i-- > 0;)
         if (c->entries[i].data == data) c->entries[i].ready = true;
+}
+
+bool odn_const_cache_released(const odn_const_cache *c, const void *key1) {
+    for (size_t i = 0; c && key1 && i < c->n_released; i++)
+        if (c->released[i] == key1) return true;
+    return false;
+}
+
+bool odn_const_cache_mark_released(odn_const_cache *c, const void *key1) {
+    if (odn_const_cache_released(c, key1)) return true;
+    const void **grown = realloc(c->released, (c->n_released + 1) * sizeof *grown);
+    if (!grown) return false;
+    c->released = grown;
+    c->released[c->n_released++] = key1;
+    return true;
+}
+
+void odn_const_cache_unmark_released(odn_const_cache *c, const void *key1) {
+    for (size_t i = 0; i < c->n_released; i++)
+        if (c->released[i] == key1) c->released[i] = c->released[--c->n_released];
 }

@@ -369,6 +369,7 @@ void odn_plan_free(odn_plan *p) {
     for (size_t i = 0; i < p->mem_count; i++) dnnl_memory_destroy(p->mems[i]);
     for (size_t i = 0; i < p->buffer_count; i++) free(p->buffers[i]);
     odn_reorder_once_done(p);
+    odn_fills_free(p);
     odn_index_free(&p->value_index);
     odn_index_free(&p->node_index);
     free(p->steps);

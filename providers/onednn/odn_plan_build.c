@@ -141,6 +141,7 @@ static tsr_status *plan_build(dnnl_engine_t engine, dnnl_stream_t stream, const 
     p->winograd = opt->winograd;
     p->packed_gemm = opt->packed_gemm;
     p->consts = consts;
+    p->release_consts = inputs == NULL; /* the one plan of a piece whose shapes are all known */
     p->piece = piece;
     p->node_count = odn_host->graph_node_count(piece);
     p->nodes = calloc(p->node_count + 1, sizeof *p->nodes);
@@ -164,6 +165,8 @@ static tsr_status *plan_build(dnnl_engine_t engine, dnnl_stream_t stream, const 
         else p->output_mems[i] = v->mem;
     }
     if (!s) s = odn_arena_place(p);
+    if (!s) s = odn_fills_run(p);
+    odn_fills_free(p);
     odn_reorder_once_done(p);
     if (s) {
         odn_plan_free(p);

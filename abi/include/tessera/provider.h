@@ -314,6 +314,24 @@ typedef struct tsr_host_api {
      * means the limit would be passed: return it without running. `what`
      * is borrowed for the call. Returns NULL when no limit applies. */
     tsr_status *(*run_charge)(tsr_run_context *ctx, uint64_t bytes, const char *what);
+
+    /* --- weights kept in a provider's own form (appended in ABI 1; check
+     * TSR_HAS_MEMBER(host, tsr_host_api, constant_release) before use) --- */
+    /* From `compile` or `run` of `piece`: the piece holds all it will ever
+     * need of constant `value` in a form of its own (weights reordered or
+     * packed) and promises never to read the constant's bytes again, from
+     * any later call either. When every piece that reads the value has
+     * released it and nothing else in the session reads it, the host gives
+     * the bytes' memory back to the system (ONNX Runtime does the same with
+     * pre-packed weights): a model's weights are then held once, not twice.
+     * value_constant keeps answering with the same tensor (type, dims and
+     * data address, which stays usable as a key), but the bytes of a
+     * released constant may read as zeros. Releasing twice is harmless. A
+     * value that is not a constant or that no node of the piece reads is
+     * refused with TSR_ERR_INVALID_ARGUMENT; the receiver owns the status.
+     * Calls for one session never overlap (the host serialises compile and
+     * run of its pieces). */
+    tsr_status *(*constant_release)(const tsr_graph *piece, const tsr_value_info *value);
 } tsr_host_api;
 
 /* ------------------------------------------------------------------------ */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "odn_rnn.h"
+#include "odn_sgemm.h"
 
 static bool present(const tsr_node *n, size_t k) {
     return k < odn_host->node_input_count(n) && odn_host->node_input(n, k) != NULL;
@@ -200,6 +201,9 @@ int odn_rnn_check(const tsr_node *n, char *why, size_t size) {
         if (st != TSR_INT32 && st != TSR_INT64 && st != 0)
             return odn_decline(why, size, TSR_DECLINE_TYPE, "sequence_lens is not int32 or int64");
         if (sr >= 0 && sr != 1) return odn_decline(why, size, TSR_DECLINE_SHAPE, "sequence_lens of rank other than 1");
+        /* that path's products are the packed GEMM of odn_sgemm.c */
+        if (!odn_sgemm_supported() && !odn_rnn_seq_full(c.seq, steps, batch))
+            return odn_decline(why, size, TSR_DECLINE_OTHER, "per-row sequence_lens need AVX2 and FMA");
     }
     for (size_t k = 5; k < 7 && k < odn_host->node_input_count(n); k++) {
         if (!present(n, k)) continue;

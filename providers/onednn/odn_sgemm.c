@@ -76,27 +76,24 @@ __attribute__((target("avx2"))) static inline __m256i lane_mask(int cols) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-/* One tile of `rows` (1..MR) by 16 columns over kc steps. `first`: the
- * first K slice, which writes C (plus bias) instead of adding to it. The
- * twelve accumulators are named one by one: an array of them is not kept in
- * registers. `ap` is the tile's strip of packed A (zeros past `rows`). */
+/* One tile of R (1..MR, a constant where it is inlined) rows by 16
+ * columns over kc steps. `first`: the first K slice, which writes C (plus
+ * bias) instead of adding to it. The twelve accumulators are named one by
+ * one: an array of them is not kept in registers. Rows past R are not
+ * computed: a recurrence's step products have a row per batch row (1 to
+ * 4 typically), and a 6-row tile there spent most of its FMAs on copies of
+ * the last row. `ap` is the tile's strip of packed A (zeros past R). */
 #define ROW(r) __m256 lo##r = _mm256_setzero_ps(), hi##r = _mm256_setzero_ps();
 
 #define FMA(r)                                                                                                         \
-    {                                                                                                                  \
-        __m256 av = _mm256_broadcast_ss(a##r + kk * astep);                                                            \
+    if (R > r) {                                                                                                       \
+        __m256 av = _mm256_broadcast_ss(ap + r * arow + kk * astep);                                                   \
         lo##r = _mm256_fmadd_ps(av, b0, lo##r);                                                                        \
         hi##r = _mm256_fmadd_ps(av, b1, hi##r);                                                                        \
     }
-__attribute__((target("avx2,fma"))) static void tile(int rows, int64_t kc, const float *ap, int64_t arow, int64_t astep,
-                                                     const float *bp, float *c, int64_t ldc, int cols, bool first,
-                                                     const float *bias) {
-    /* row r of the tile's A at ap + r * arow, its k-th element astep
-     * further on; rows past `rows` repeat the last one (their sums are not
-     * stored) */
-    const float *a0 = ap, *a1 = ap + (rows > 1 ? 1 : 0) * arow, *a2 = ap + (rows > 2 ? 2 : 0) * arow,
-                *a3 = ap + (rows > 3 ? 3 : 0) * arow, *a4 = ap + (rows > 4 ? 4 : 0) * arow,
-                *a5 = ap + (rows > 5 ? 5 : 0) * arow;
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+tile_rows(const int R, int64_t kc, const float *ap, int64_t arow, int64_t astep, const float *bp, float *c, int64_t ldc,
+          int cols, bool first, const float *bias) {
     ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) for (int64_t kk = 0; kk < kc; kk++) {
         __m256 b0 = _mm256_loadu_ps(bp + kk * NR), b1 = _mm256_loadu_ps(bp + kk * NR + 8);
         FMA(0) FMA(1) FMA(2) FMA(3) FMA(4) FMA(5)
@@ -108,7 +105,7 @@ __attribute__((target("avx2,fma"))) static void tile(int rows, int64_t kc, const
         add0 = _mm256_maskload_ps(bias, m0);
         add1 = _mm256_maskload_ps(bias + 8, m1);
     }
-    for (int r = 0; r < rows; r++) {
+    for (int r = 0; r < R; r++) {
         float *cr = c + r * ldc;
         if (cols == NR) {
             if (!first) {
@@ -129,6 +126,25 @@ __attribute__((target("avx2,fma"))) static void tile(int rows, int64_t kc, const
 }
 #undef ROW
 #undef FMA
+
+#define TILE_OF(r)                                                                                                     \
+    __attribute__((target("avx2,fma"))) static void tile##r(int64_t kc, const float *ap, int64_t arow, int64_t astep,  \
+                                                            const float *bp, float *c, int64_t ldc, int cols,          \
+                                                            bool first, const float *bias) {                           \
+        tile_rows(r, kc, ap, arow, astep, bp, c, ldc, cols, first, bias);                                              \
+    }
+TILE_OF(1)
+TILE_OF(2) TILE_OF(3) TILE_OF(4) TILE_OF(5) TILE_OF(6)
+#undef TILE_OF
+
+    typedef void (*tile_fn)(int64_t, const float *, int64_t, int64_t, const float *, float *, int64_t, int, bool,
+                            const float *);
+static const tile_fn tiles_by_rows[MR + 1] = {NULL, tile1, tile2, tile3, tile4, tile5, tile6};
+
+static void tile(int rows, int64_t kc, const float *ap, int64_t arow, int64_t astep, const float *bp, float *c,
+                 int64_t ldc, int cols, bool first, const float *bias) {
+    tiles_by_rows[rows](kc, ap, arow, astep, bp, c, ldc, cols, first, bias);
+}
 
 /* Rows [i0, i1) of A, columns [k0, k0 + kc), into 6-row strips. */
 static void pack_a(const float *a, int64_t lda, int64_t i0, int64_t i1, int64_t k0, int64_t kc, float *dst) {
@@ -225,7 +241,8 @@ void odn_sgemm_run(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
             block(&g, i0, i0 + MC < m ? i0 + MC : m, p0, p1, kc_even, abuf);
         } else {
             int64_t r0 = c * chunk * MR, r1 = (c + 1) * chunk * MR < m ? (c + 1) * chunk * MR : m;
-            for (int64_t i0 = r0; i0 < r1; i0 += MC) block(&g, i0, i0 + MC < r1 ? i0 + MC : r1, 0, panels, kc_even, abuf);
+            for (int64_t i0 = r0; i0 < r1; i0 += MC)
+                block(&g, i0, i0 + MC < r1 ? i0 + MC : r1, 0, panels, kc_even, abuf);
         }
     }
 }

@@ -1,8 +1,11 @@
 #!/usr/bin/python3
 """Cases for the oneDNN provider's LSTM, GRU and RNN with per-batch
-sequence_lens (odn_rnn_seqlens.c): forward, reverse and bidirectional;
-lengths all equal to the sequence, mixed, 1, T and 0; batch 1 and 5; with
-and without initial states; Y, Y_h, Y_c and some omitted; layout 0 and 1;
+sequence_lens (odn_rnn_seqlens.c, odn_rnn_cell.c): forward, reverse and
+bidirectional; lengths all equal to the sequence, mixed, 1, T and 0, all
+short of T; batch 1, 4, 5 and 64; hidden sizes that leave partial 8-lane
+blocks; LSTM peepholes; RNN Tanh, Relu and Sigmoid; more than one chunk of
+input projections; with and without initial states; Y, Y_h, Y_c and some
+omitted; layout 0 and 1;
 sequence_lens an int32 graph input (as PyTorch's packed-sequence exports feed
 it, through a Cast), an int64 graph input, or a constant. Each case has two
 or three data sets with other lengths (and other X), run in one session.
@@ -11,8 +14,9 @@ per batch row over that row's first len_b steps only; Y rows past len_b are
 zero, Y_h/Y_c the state after the row's last step (the initial state when
 len_b = 0, as the reference provider gives).
 usage: rnn_seqlens_cases.py OUT_DIR (prints the case dirs)
-       rnn_seqlens_cases.py --hostile TESSERA OUT_DIR (lengths past T or
-         negative at run time must fail the run naming sequence_lens)
+       rnn_seqlens_cases.py --hostile TESSERA OUT_DIR (lengths past T,
+         negative, or too few/many at run time must fail the run naming
+         sequence_lens)
 """
 import os
 import sys
@@ -27,7 +31,7 @@ from rnn_cases import run_dir  # noqa: E402
 rng = np.random.default_rng(20261207)
 
 
-def ref(cell, x, w, r, b, h0, c0, lens, direction, layout, lbr):
+def ref(cell, x, w, r, b, h0, c0, lens, direction, layout, lbr, p=None, act="Tanh"):
     """Y [T, D, N, H], Y_h, Y_c [D, N, H] (layout 0; transposed for 1)."""
     x = x.astype(np.float64)
     if layout:
@@ -48,8 +52,9 @@ def ref(cell, x, w, r, b, h0, c0, lens, direction, layout, lbr):
             c = np.zeros((1, hs)) if c0 is None else c0[d, i:i + 1].astype(np.float64)
             L = int(lens[i])
             if L > 0:
+                pd = None if p is None else p[d].astype(np.float64)
                 yd, h, c = run_dir(cell, x[:L, i:i + 1], w[d].astype(np.float64), r[d].astype(np.float64), bd, h, c,
-                                   None, rev, lbr, "Tanh")
+                                   pd, rev, lbr, act)
                 y[:L, d, i] = yd[:, 0]
             yh[d, i], yc[d, i] = h[0], c[0]
     if layout:
@@ -62,9 +67,10 @@ def tensor(name, a):
 
 
 def case(out_dir, name, cell, steps, batch, inp, hidden, direction, len_sets, layout=0, init=("h", "c"),
-         outs=(0, 1, 2), seq="int32", lbr=0):
+         outs=(0, 1, 2), seq="int32", lbr=0, peep=False, act="Tanh"):
     """seq: 'int32' / 'int64' graph input, or 'const' (len_sets[0] as an
-    initializer, one data set)."""
+    initializer, one data set); peep: LSTM peepholes P; act: RNN's
+    activation."""
     gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[cell]
     dirs = 2 if direction == "bidirectional" else 1
     s = 1.0 / np.sqrt(hidden)
@@ -75,8 +81,9 @@ def case(out_dir, name, cell, steps, batch, inp, hidden, direction, len_sets, la
     out_names = [("Y", "Y_h", "Y_c")[k] if k in outs else "" for k in range(3 if lstm else 2)]
     while not out_names[-1]:
         out_names.pop()
+    p = u(dirs, 3 * hidden) if peep else None
     names = ["X", "W", "R", "B", "sequence_lens", "initial_h" if "h" in init else "",
-             "initial_c" if "c" in init and lstm else ""]
+             "initial_c" if "c" in init and lstm else "", "P" if peep else ""]
     while not names[-1]:
         names.pop()
     attrs = dict(hidden_size=hidden, direction=direction)
@@ -84,7 +91,9 @@ def case(out_dir, name, cell, steps, batch, inp, hidden, direction, len_sets, la
         attrs["layout"] = 1
     if cell == "GRU":
         attrs["linear_before_reset"] = lbr
-    inits = [numpy_helper.from_array(a, n) for n, a in (("W", w), ("R", r), ("B", b))]
+    if cell == "RNN":
+        attrs["activations"] = [act] * dirs
+    inits = [numpy_helper.from_array(a, n) for n, a in (("W", w), ("R", r), ("B", b), ("P", p)) if a is not None]
     vi = lambda n, t, shape: helper.make_tensor_value_info(n, t, shape)
     f = onnx.TensorProto.FLOAT
     xshape = [batch, steps, inp] if layout else [steps, batch, inp]
@@ -95,7 +104,7 @@ def case(out_dir, name, cell, steps, batch, inp, hidden, direction, len_sets, la
     else:
         inputs.append(vi("sequence_lens", onnx.TensorProto.INT32 if seq == "int32" else onnx.TensorProto.INT64,
                          [batch]))
-    inputs += [vi(n, f, list(state)) for n in names[5:] if n]
+    inputs += [vi(n, f, list(state)) for n in names[5:7] if n]
     yshape = [batch, steps, dirs, hidden] if layout else [steps, dirs, batch, hidden]
     shapes = {"Y": yshape, "Y_h": list(state), "Y_c": list(state)}
     outputs = [vi(n, f, shapes[n]) for n in out_names if n]
@@ -109,7 +118,7 @@ def case(out_dir, name, cell, steps, batch, inp, hidden, direction, len_sets, la
         x = rng.standard_normal(xshape).astype(np.float32)
         h0 = (rng.standard_normal(state) * 0.5).astype(np.float32) if "h" in init else None
         c0 = (rng.standard_normal(state) * 0.5).astype(np.float32) if "c" in init and lstm else None
-        y, yh, yc = ref(cell, x, w, r, b, h0, c0, lens, direction, layout, lbr)
+        y, yh, yc = ref(cell, x, w, r, b, h0, c0, lens, direction, layout, lbr, p, act)
         ins = [("X", x)]
         if seq != "const":
             ins.append(("sequence_lens", np.array(lens, np.int32 if seq == "int32" else np.int64)))
@@ -145,18 +154,40 @@ def main(out_dir):
     case(out_dir, "seqlens_gru_reverse_lbr_layout1", "GRU", T, 5, 4, 5, "reverse", mixed, layout=1, lbr=1,
          init=())
     case(out_dir, "seqlens_rnn_bidir", "RNN", T, 5, 4, 5, "bidirectional", mixed, outs=(0,))
+    # the step loop's own cases (a projection GEMM per chunk of steps, a
+    # product per step, the gate math on 8 lanes with masked tails): sizes
+    # past one 8-lane block, peepholes, every RNN activation, lengths all
+    # short of T (steps stop at the longest), all T, rows longest last
+    short = [[3, 1, 2, 3, 0], [2, 2, 2, 2, 2], [1, 4, 2, 5, 3]]
+    case(out_dir, "seqlens_lstm_bidir_peep_h13", "LSTM", 9, 5, 7, 13, "bidirectional",
+         [[9, 4, 1, 7, 9], [2, 9, 9, 0, 5]], peep=True)
+    case(out_dir, "seqlens_lstm_bidir_short", "LSTM", T, 5, 4, 11, "bidirectional", short)
+    case(out_dir, "seqlens_lstm_forward_all_T", "LSTM", T, 5, 4, 16, "forward", [[T] * 5, [T, T, T, T, 1]],
+         init=("h",))
+    case(out_dir, "seqlens_gru_reverse_h13", "GRU", 8, 5, 6, 13, "reverse", [[8, 2, 5, 1, 8], [3, 3, 8, 0, 1]])
+    case(out_dir, "seqlens_gru_bidir_lbr_layout1_h17", "GRU", 7, 4, 5, 17, "bidirectional",
+         [[7, 1, 4, 6], [2, 7, 0, 3]], layout=1, lbr=1)
+    case(out_dir, "seqlens_rnn_forward_relu", "RNN", T, 5, 4, 9, "forward", mixed, act="Relu")
+    case(out_dir, "seqlens_rnn_reverse_sigmoid_layout1", "RNN", T, 5, 4, 9, "reverse", short, act="Sigmoid",
+         layout=1)
+    case(out_dir, "seqlens_lstm_bidir_b1_short", "LSTM", 7, 1, 4, 10, "bidirectional", [[3], [7], [0]])
+    # more than one chunk of projections (4 MiB: B * 4H * steps floats)
+    case(out_dir, "seqlens_lstm_bidir_chunks", "LSTM", 40, 64, 5, 104, "bidirectional",
+         [[7 * i % 41 for i in range(64)]], outs=(0, 2))
     return 0
 
 
 def hostile(tessera, out_dir):
-    """Lengths past the sequence (T + 1) or negative, fed at run time: the
-    run must fail naming the node, never read outside X (exit 0 when it
+    """Lengths past the sequence (T + 1) or negative, or fewer or more of
+    them than batch rows, fed at run time: the run must fail naming
+    sequence_lens, never read outside X or the lengths (exit 0 when it
     does, 1 otherwise)."""
     import contextlib
     import io
     import subprocess
     bad = 0
-    for name, lens in (("seqlens_hostile_long", [6, 7, 2]), ("seqlens_hostile_negative", [3, -1, 2])):
+    for name, lens in (("seqlens_hostile_long", [6, 7, 2]), ("seqlens_hostile_negative", [3, -1, 2]),
+                       ("seqlens_hostile_too_few", [6, 3]), ("seqlens_hostile_too_many", [6, 3, 2, 5])):
         with contextlib.redirect_stdout(io.StringIO()):
             case(out_dir, name, "LSTM", 6, 3, 3, 4, "bidirectional", [[6, 3, 2]])
         d = os.path.join(out_dir, name)

@@ -71,7 +71,7 @@ int main(void) {
         printf("SKIP: no AVX2/FMA\n");
         return 77;
     }
-    static const int64_t ms[] = {1, 5, 6, 7, 13, 241, 500};
+    static const int64_t ms[] = {1, 2, 3, 4, 5, 6, 7, 13, 241, 500};
     static const int64_t ks[] = {1, 3, 256, 257, 600};
     static const int64_t ns[] = {1, 15, 16, 17, 40, 300};
     int failed = 0, cases = 0;

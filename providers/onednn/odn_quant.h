@@ -117,6 +117,11 @@ typedef struct odn_i16_layer {
     const float *bias;
 } odn_i16_layer;
 bool odn_i16_usable(const odn_plan *p);
+/* QuantizeLinear of n float32 values by one scale and zero point into
+ * uint8 (u8) or int8 y, AVX2 (odn_quantize_row.c): whole groups of 8, the
+ * count done returned; exactly the standalone loop's values. */
+bool odn_quantize_row_supported(void);
+size_t odn_quantize_row(const float *x, size_t n, float scale, float zp, bool u8, void *y);
 bool odn_i16_conv_fits(int32_t rank, int64_t group, int64_t depth);
 /* Depthwise layers (group = in = out channels, at most 512 taps) on the
  * same integer NHWC path, summed exactly in float (odn_qdq_i16_dw.c). */

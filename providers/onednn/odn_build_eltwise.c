@@ -232,7 +232,7 @@ tsr_status *odn_build_binary(odn_plan *p, size_t index) {
         db[i] = i < rank - b->rank ? 1 : b->dims[i - (rank - b->rank)];
         if (da[i] != db[i] && da[i] != 1 && db[i] != 1)
             return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "shapes do not broadcast");
-        dims[i] = da[i] > db[i] ? da[i] : db[i];
+        dims[i] = da[i] == 1 ? db[i] : da[i]; /* not the larger: 1 against 0 broadcasts to 0 */
         a_full = a_full && da[i] == dims[i];
         b_full = b_full && db[i] == dims[i];
     }

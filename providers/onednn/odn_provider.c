@@ -147,9 +147,15 @@ static tsr_status *claim_groups(const tsr_graph *graph, bool *claimed, const boo
     int *group = malloc((n + 1) * sizeof *group), groups = 0;
     if (!group) return odn_host->status_new(TSR_ERR_NO_MEMORY, "onednn: out of memory");
     tsr_status *s;
+    bool again;
     do {
         s = odn_group_assign(graph, claimed, memo, group, &groups);
-    } while (!s && odn_shape_calc_unclaim(graph, claimed, shape_node, group, sink));
+        again = !s && odn_shape_calc_unclaim(graph, claimed, shape_node, group, sink);
+        /* a node gone from inside a group can leave a path out of it and back
+         * (which the host would split anywhere, a shape value from its
+         * reader): group afresh, not from the memo this grouping just saved */
+        if (again && memo) odn_group_memo_clear(memo);
+    } while (again);
     if (!s) s = odn_group_emit(graph, group, groups, sink);
     free(group);
     return s;

@@ -5,8 +5,8 @@
  *
  * Types: float16 and bfloat16 compute in float and round once per result,
  * as numpy does; double in double; integers exactly in int64 (uint64 in
- * uint64), never through double. float32 Add/Sub/Mul/Div have straight
- * loops because the benchmark models spend their time there.
+ * uint64), never through double. float32 Add/Sub/Mul/Div/Max/Min have
+ * straight loops because the benchmark models spend their time there.
  */
 #include <math.h>
 #include <stdio.h>
@@ -208,6 +208,18 @@ M_INLINE void f32_loop(int op, const float *a, int64_t sa, const float *b, int64
         break;
     case B_DIV:
         for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] / b[i * sb];
+        break;
+    case B_MAX: /* bf32's rule, as a loop of its own: tf2onnx's ReLU6 and variadic Max */
+        for (int64_t i = 0; i < n; i++) {
+            float x = a[i * sa], y = b[i * sb];
+            o[i] = (x != x || y != y) ? NAN : (x > y ? x : y);
+        }
+        break;
+    case B_MIN:
+        for (int64_t i = 0; i < n; i++) {
+            float x = a[i * sa], y = b[i * sb];
+            o[i] = (x != x || y != y) ? NAN : (x < y ? x : y);
+        }
         break;
     default:
         for (int64_t i = 0; i < n; i++) o[i] = bf32(op, a[i * sa], b[i * sb]);
@@ -503,6 +515,26 @@ static void copy_bcast(const tsr_tensor *in, tsr_tensor *o) {
         memcpy((char *)o->data + i * es, (const char *)in->data + (size_t)it.off[0] * es, es);
 }
 
+/* Adds one input, broadcast to o's shape, into acc. A float32 input of o's
+ * own size or of one element (the common cases) skips the general
+ * iterator and its per-element type switch: same sums, same order. */
+static void sum_wide_add(double *acc, const tsr_tensor *in, const tsr_tensor *o, uint64_t cnt) {
+    uint64_t in_n = ref_numel(in);
+    if (in->elem_type == TSR_FLOAT && (in_n == cnt || in_n == 1)) {
+        const float *p = in->data;
+        if (in_n == 1) {
+            for (uint64_t i = 0; i < cnt; i++) acc[i] += p[0];
+        } else {
+            for (uint64_t i = 0; i < cnt; i++) acc[i] += p[i];
+        }
+        return;
+    }
+    const tsr_tensor *ins[1] = {in};
+    m_iter it;
+    m_iter_init(&it, o->rank, o->dims, 1, ins);
+    for (uint64_t i = 0; i < cnt; i++, m_iter_next(&it)) acc[i] += m_ldd(in->elem_type, in->data, (size_t)it.off[0]);
+}
+
 /* Sum and Mean of float32/float16/bfloat16 inputs (more than two, or a
  * Mean): summed in double and rounded once, so the result does not depend
  * on the order of the inputs (docs/conformance.md, "Precision"). */
@@ -510,14 +542,15 @@ static tsr_status *sum_wide(ref_ctx *c, size_t n, bool mean, tsr_tensor *o) {
     uint64_t cnt = ref_numel(o);
     double *acc = calloc((size_t)cnt, sizeof *acc);
     if (!acc) return ref_err(c, TSR_ERR_NO_MEMORY, "out of memory");
-    for (size_t k = 0; k < n; k++) {
-        const tsr_tensor *ins[1] = {ref_in(c, k)};
-        m_iter it;
-        m_iter_init(&it, o->rank, o->dims, 1, ins);
-        for (uint64_t i = 0; i < cnt; i++, m_iter_next(&it))
-            acc[i] += m_ldd(ins[0]->elem_type, ins[0]->data, (size_t)it.off[0]);
+    for (size_t k = 0; k < n; k++) sum_wide_add(acc, ref_in(c, k), o, cnt);
+    if (mean)
+        for (uint64_t i = 0; i < cnt; i++) acc[i] /= (double)n;
+    if (o->elem_type == TSR_FLOAT) {
+        float *q = o->data;
+        for (uint64_t i = 0; i < cnt; i++) q[i] = (float)acc[i];
+    } else {
+        for (uint64_t i = 0; i < cnt; i++) m_std(o->elem_type, o->data, (size_t)i, acc[i]);
     }
-    for (uint64_t i = 0; i < cnt; i++) m_std(o->elem_type, o->data, (size_t)i, mean ? acc[i] / (double)n : acc[i]);
     free(acc);
     return NULL;
 }

@@ -158,6 +158,24 @@ tsr_status *ref_tensor_range(ref_ctx *c) {
     return NULL;
 }
 
+/* OneHot's output: every element the off value, then per index the one
+ * element it selects the on value (an index outside [-depth, depth) selects
+ * none). A pass over the output plus one write per index: a vocabulary-wide
+ * one-hot of a few tokens was one general element move per output element. */
+static tsr_status *one_hot_set(ref_ctx *c, tsr_tensor *y, const tsr_tensor *ind, const tsr_tensor *val, int64_t outer,
+                               int64_t depth, int64_t inner) {
+    TSR_TRY(ref_tensor_mv_fill(c, y, 0, val, (uint64_t)(outer * depth * inner)));
+    for (int64_t o = 0; o < outer; o++) {
+        for (int64_t i = 0; i < inner; i++) {
+            int64_t v = ref_load_i64(ind->elem_type, ind->data, (size_t)(o * inner + i));
+            if (v < 0) v += depth; /* negative indices count from the end */
+            if (v >= 0 && v < depth)
+                TSR_TRY(ref_tensor_mv_copy(c, y, (uint64_t)((o * depth + v) * inner + i), val, 1, 1));
+        }
+    }
+    return NULL;
+}
+
 tsr_status *ref_tensor_one_hot(ref_ctx *c) {
     const tsr_tensor *ind, *dep, *val;
     tsr_tensor *y;
@@ -184,15 +202,5 @@ tsr_status *ref_tensor_one_hot(ref_ctx *c) {
     int64_t inner = ref_tensor_dims_prod(ind->dims, (int32_t)axis, ind->rank);
     /* no indices: a huge depth must not be looped over for nothing */
     if (outer == 0 || inner == 0) return NULL;
-    for (int64_t o = 0; o < outer; o++) {
-        for (int64_t d = 0; d < depth; d++) {
-            for (int64_t i = 0; i < inner; i++) {
-                size_t at = (size_t)(o * inner + i);
-                int64_t v = ref_load_i64(ind->elem_type, ind->data, at);
-                if (v < 0) v += depth; /* negative indices count from the end */
-                TSR_TRY(ref_tensor_mv_copy(c, y, (uint64_t)((o * depth + d) * inner + i), val, v == d ? 1 : 0, 1));
-            }
-        }
-    }
-    return NULL;
+    return one_hot_set(c, y, ind, val, outer, depth, inner);
 }

@@ -1,0 +1,133 @@
+#!/usr/bin/python3
+"""Cases for zero-size tensors that appear only at run time in oneDNN
+pieces: a detector's post-processing when NMS or a score filter keeps
+nothing (an image without detections), fed after a non-empty set in one
+session. Expected outputs from numpy.
+
+  empty_nms_offset   torchvision's batched NMS offset: Cast(classes) ->
+                     Mul(max coordinate) -> Unsqueeze -> Add(boxes); n = 3, then 0
+  empty_rows_const   [n, 4] rows against a [4] / [1, 4] constant with Mul,
+                     Sub (constant first) and Div; n = 2, then 0
+  bad_broadcast      hostile: [n, 4] + [m, 4] fed n = 0, m = 2, which do
+                     not broadcast: the run fails naming the node
+
+usage: empty_cases.py --check TESSERA OUT_DIR   (exit 77 without onnx or onednn)
+"""
+import os
+import subprocess
+import sys
+
+try:
+    import numpy as np
+    import onnx
+    from onnx import helper, numpy_helper, TensorProto as T
+except ImportError:
+    np = None
+
+OPSET = 13
+
+
+def save(out, name, nodes, inputs, outputs, inits, sets):
+    """inputs: (name, elem type, dims with symbols); sets: (inputs, outputs) arrays per test_data_set."""
+    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info(n, t, d) for n, t, d in inputs],
+                          [helper.make_tensor_value_info(n, t, None) for n, t in outputs],
+                          [numpy_helper.from_array(a, n) for n, a in inits])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    m.ir_version = 7
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    for s, (ins, outs) in enumerate(sets):
+        sd = os.path.join(d, "test_data_set_%d" % s)
+        os.makedirs(sd, exist_ok=True)
+        for prefix, arrs in (("input", ins), ("output", outs)):
+            for i, (n, a) in enumerate(arrs):
+                with open(os.path.join(sd, "%s_%d.pb" % (prefix, i)), "wb") as f:
+                    f.write(numpy_helper.from_array(a, n).SerializeToString())
+    return d
+
+
+def nms_offset(out, rng):
+    nodes = [
+        helper.make_node("Cast", ["classes"], ["cf"], to=T.FLOAT),
+        helper.make_node("Mul", ["cf", "max_coord"], ["off"], name="offset_mul"),
+        helper.make_node("Unsqueeze", ["off", "ax1"], ["off1"]),
+        helper.make_node("Add", ["boxes", "off1"], ["y"], name="offset_add"),
+    ]
+    inits = [("max_coord", np.array(4096.0, np.float32)), ("ax1", np.array([1], np.int64))]
+    sets = []
+    for n in (3, 0):
+        cls = rng.integers(0, 80, n).astype(np.int64)
+        boxes = rng.uniform(0, 640, (n, 4)).astype(np.float32)
+        y = boxes.astype(np.float64) + (cls.astype(np.float64) * 4096.0)[:, None]
+        sets.append(([("classes", cls), ("boxes", boxes)], [("y", y.astype(np.float32))]))
+    return save(out, "empty_nms_offset", nodes, [("classes", T.INT64, ["n"]), ("boxes", T.FLOAT, ["n", 4])],
+                [("y", T.FLOAT)], inits, sets)
+
+
+def rows_const(out, rng):
+    scale = rng.uniform(0.5, 2.0, 4).astype(np.float32)
+    shift = rng.uniform(-1.0, 1.0, (1, 4)).astype(np.float32)
+    div = rng.uniform(1.0, 3.0, (1, 4)).astype(np.float32)
+    nodes = [
+        helper.make_node("Mul", ["x", "scale"], ["a"], name="rows_mul"),
+        helper.make_node("Sub", ["shift", "a"], ["b"], name="rows_sub"),
+        helper.make_node("Div", ["b", "div"], ["y"], name="rows_div"),
+    ]
+    sets = []
+    for n in (2, 0):
+        x = rng.standard_normal((n, 4)).astype(np.float32)
+        y = (shift.astype(np.float64) - x * scale.astype(np.float64)) / div
+        sets.append(([("x", x)], [("y", y.astype(np.float32))]))
+    return save(out, "empty_rows_const", nodes, [("x", T.FLOAT, ["n", 4])], [("y", T.FLOAT)],
+                [("scale", scale), ("shift", shift), ("div", div)], sets)
+
+
+def bad_broadcast(out):
+    nodes = [helper.make_node("Relu", ["a"], ["r"]), helper.make_node("Add", ["r", "b"], ["y"], name="bad_add")]
+    a, b = np.zeros((0, 4), np.float32), np.ones((2, 4), np.float32)
+    return save(out, "empty_bad_broadcast", nodes, [("a", T.FLOAT, ["n", 4]), ("b", T.FLOAT, ["m", 4])],
+                [("y", T.FLOAT)], [], [([("a", a), ("b", b)], [("y", a)])])
+
+
+def onednn_nodes(tessera, case):
+    part = subprocess.run([tessera, "partition", os.path.join(case, "model.onnx"), "-p", "onednn,reference"],
+                          capture_output=True, text=True).stdout
+    total = [line for line in part.splitlines() if line.startswith("total:")]
+    words = total[0].replace(",", "").split() if total else []
+    return int(words[words.index("onednn") + 1]) if "onednn" in words else 0
+
+
+def check(tessera, out):
+    if np is None:
+        print("no numpy/onnx: skipped")
+        return 77
+    if "onednn" not in subprocess.run([tessera, "providers"], capture_output=True, text=True).stdout:
+        print("no onednn provider: skipped")
+        return 77
+    rng = np.random.default_rng(20261207)
+    cases = [nms_offset(out, rng), rows_const(out, rng)]
+    bad = 0
+    r = subprocess.run([tessera, "test", "-p", "onednn,reference"] + cases, capture_output=True, text=True)
+    sys.stdout.write(r.stdout + r.stderr)
+    bad += r.returncode != 0
+    for c in cases:
+        if onednn_nodes(tessera, c) < 2:
+            print("%s: expected onednn to run the binary nodes" % os.path.basename(c))
+            bad += 1
+    c = bad_broadcast(out)
+    r = subprocess.run([tessera, "test", "-p", "onednn,reference", c], capture_output=True, text=True)
+    text = r.stdout + r.stderr
+    if r.returncode != 1 or "'bad_add'" not in text:
+        print("empty_bad_broadcast: expected a failed run naming 'bad_add', got exit %d:\n%s" % (r.returncode, text))
+        bad += 1
+    else:
+        print("ok: empty_bad_broadcast fails cleanly")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--check":
+        sys.exit(check(sys.argv[2], sys.argv[3]))
+    sys.stderr.write(__doc__)
+    sys.exit(2)

@@ -1,6 +1,7 @@
 /* Reading a model: the file (its size checked before it is mapped) or a
  * buffer, against the model_bytes limit; the nesting scan before protobuf-c
- * decodes; then loader.c converts it. */
+ * decodes (a mapped file's initializers one at a time, loader_split.c);
+ * then loader.c converts it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "loader_internal.h"
+#include "loader_split.h"
 #include "status.h"
 #include "tessera/tessera.h"
 
@@ -42,7 +44,10 @@ static void wire_where(const wire_report *r, char *buf, size_t size) {
  * the guest still holds). Weights read on every run are huge-page backed by
  * the providers that pack them (odn_consts.c), where the TLB saving pays. */
 
-static tsr_status *parse_model(const void *bytes, size_t size, const ir_limits *lim, Onnx__ModelProto **out) {
+/* mapped: bytes are a private read-only mapping of the whole file, whose
+ * pages loader_unpack_split may drop as it copies the weights out. */
+static tsr_status *parse_model(const void *bytes, size_t size, const ir_limits *lim, bool mapped,
+                               Onnx__ModelProto **out) {
     wire_report r;
     /* the setter keeps graph_depth in 1..IR_MAX_GRAPH_DEPTH; callers inside
      * the library might not */
@@ -63,6 +68,7 @@ static tsr_status *parse_model(const void *bytes, size_t size, const ir_limits *
                          "messages nest deeper than %d levels, the most the graph_depth limit (%d) "
                          "allows (3 a subgraph level, %d for nested types)",
                          max_messages, depth, LOADER_WIRE_TYPE_LEVELS);
+    if (mapped && loader_unpack_split(bytes, size, true, out)) return NULL;
     *out = onnx__model_proto__unpack(NULL, size, bytes);
     if (!*out) return tsr_error(TSR_ERR_INVALID_MODEL, "not a valid ONNX model (protobuf decoding failed)");
     return NULL;
@@ -80,7 +86,7 @@ tsr_status *ir_model_load_buffer_limited(const void *bytes, size_t size, const c
     ir_limits lim = limits ? *limits : ir_limits_default();
     TSR_TRY(model_size_ok("the model buffer", size, &lim));
     Onnx__ModelProto *mp;
-    TSR_TRY(parse_model(bytes, size, &lim, &mp));
+    TSR_TRY(parse_model(bytes, size, &lim, false, &mp));
     return loader_build_model(mp, base_dir, &lim, out);
 }
 
@@ -130,7 +136,7 @@ tsr_status *ir_model_load_file_limited(const char *path, const ir_limits *limits
     void *map = size ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
     if (map != MAP_FAILED) {
         close(fd);
-        st = parse_model(map, size, &lim, &mp);
+        st = parse_model(map, size, &lim, true, &mp);
         munmap(map, size);
     } else {
         uint8_t *buf = malloc(size ? size : 1);
@@ -144,7 +150,7 @@ tsr_status *ir_model_load_file_limited(const char *path, const ir_limits *limits
             free(buf);
             return tsr_error(TSR_ERR_IO, "reading '%s' failed", path);
         }
-        st = parse_model(buf, size, &lim, &mp);
+        st = parse_model(buf, size, &lim, false, &mp);
         free(buf);
     }
     if (st) return st;

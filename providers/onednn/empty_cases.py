@@ -8,6 +8,10 @@ session. Expected outputs from numpy.
                      Mul(max coordinate) -> Unsqueeze -> Add(boxes); n = 3, then 0
   empty_rows_const   [n, 4] rows against a [4] / [1, 4] constant with Mul,
                      Sub (constant first) and Div; n = 2, then 0
+  empty_matmul_batch a stack of n [4, 8] matrices times a [1, 8, 5] weight,
+                     then Relu; n = 2, then 0
+  empty_matmul_rows  [n, 8] x [8, 5] then Relu (a box head over no boxes);
+                     n = 2, then 0
   bad_broadcast      hostile: [n, 4] + [m, 4] fed n = 0, m = 2, which do
                      not broadcast: the run fails naming the node
 
@@ -83,6 +87,32 @@ def rows_const(out, rng):
                 [("scale", scale), ("shift", shift), ("div", div)], sets)
 
 
+def matmul_batch(out, rng):
+    # a stack of n matrices times one [1, K, N] weight, n 2 then 0
+    w = rng.standard_normal((1, 8, 5)).astype(np.float32)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="batch_matmul"),
+             helper.make_node("Relu", ["m"], ["y"])]
+    sets = []
+    for n in (2, 0):
+        x = rng.standard_normal((n, 4, 8)).astype(np.float32)
+        y = np.maximum(x.astype(np.float64) @ w.astype(np.float64), 0)
+        sets.append(([("x", x)], [("y", y.astype(np.float32))]))
+    return save(out, "empty_matmul_batch", nodes, [("x", T.FLOAT, ["n", 4, 8])], [("y", T.FLOAT)], [("w", w)], sets)
+
+
+def matmul_rows(out, rng):
+    # a box head over n boxes, n 2 then 0 (oneDNN 2.6 divided by zero
+    # creating the 0-row matmul: SIGFPE)
+    w = rng.standard_normal((8, 5)).astype(np.float32)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="rows_matmul"),
+             helper.make_node("Relu", ["m"], ["y"])]
+    sets = []
+    for n in (2, 0):
+        x = rng.standard_normal((n, 8)).astype(np.float32)
+        sets.append(([("x", x)], [("y", np.maximum(x.astype(np.float64) @ w, 0).astype(np.float32))]))
+    return save(out, "empty_matmul_rows", nodes, [("x", T.FLOAT, ["n", 8])], [("y", T.FLOAT)], [("w", w)], sets)
+
+
 def bad_broadcast(out):
     nodes = [helper.make_node("Relu", ["a"], ["r"]), helper.make_node("Add", ["r", "b"], ["y"], name="bad_add")]
     a, b = np.zeros((0, 4), np.float32), np.ones((2, 4), np.float32)
@@ -106,7 +136,7 @@ def check(tessera, out):
         print("no onednn provider: skipped")
         return 77
     rng = np.random.default_rng(20261207)
-    cases = [nms_offset(out, rng), rows_const(out, rng)]
+    cases = [nms_offset(out, rng), rows_const(out, rng), matmul_batch(out, rng), matmul_rows(out, rng)]
     bad = 0
     r = subprocess.run([tessera, "test", "-p", "onednn,reference"] + cases, capture_output=True, text=True)
     sys.stdout.write(r.stdout + r.stderr)

@@ -195,7 +195,7 @@ tsr_status *odn_build_matmul(odn_plan *p, size_t index) {
     for (int32_t i = 0; i < r - 2; i++) {
         if (pa[i] != pb[i] && pa[i] != 1 && pb[i] != 1)
             return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "batch dims do not broadcast");
-        out[i] = pa[i] > pb[i] ? pa[i] : pb[i];
+        out[i] = pa[i] == 1 ? pb[i] : pa[i]; /* not the larger: 1 against 0 broadcasts to 0 */
     }
     out[r - 2] = pa[r - 2];
     out[r - 1] = pb[r - 1];
@@ -206,6 +206,9 @@ tsr_status *odn_build_matmul(odn_plan *p, size_t index) {
     if (a->rank > 1) od[orank++] = out[r - 2];
     if (b->rank > 1) od[orank++] = out[r - 1];
     bool same_rank = orank == r;
+    /* a stack of no matrices: nothing to compute, and oneDNN refuses a
+     * matmul with an empty batch (its consumers see an empty tensor) */
+    if (odn_numel(orank, od) == 0) return odn_plan_define(p, y, orank, od, NULL, n);
 
     dnnl_post_ops_t po;
     dnnl_primitive_attr_t attr;

@@ -317,6 +317,20 @@ tsr_status *odn_plan_add_primitive(odn_plan *p, const_dnnl_primitive_desc_t pd, 
                               "oneDNN has only its reference implementation (%s) for this %s (source %s)", impl,
                               dnnl_prim_kind2str(kind), src);
     }
+    /* oneDNN 2.6 divides by zero creating some primitives over empty
+     * tensors (a matmul of 0 rows: SIGFPE in dnnl_primitive_create, a
+     * detector's box head when nothing was detected). An empty destination
+     * needs no computing; an empty input to a non-empty one is declined. */
+    const dnnl_memory_desc_t *dst = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    if (dst && dst->ndims > 0 && dnnl_memory_desc_get_size(dst) == 0) return NULL;
+    static const dnnl_query_t inputs[] = {dnnl_query_src_md, dnnl_query_weights_md};
+    for (size_t q = 0; q < sizeof inputs / sizeof *inputs; q++)
+        for (int i = 0; i < 3; i++) {
+            const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, inputs[q], i);
+            if (md && md->ndims > 0 && dnnl_memory_desc_get_size(md) == 0)
+                return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "an empty input to a non-empty %s",
+                                      dnnl_prim_kind2str(kind));
+        }
     snprintf(step.impl, sizeof step.impl, "%s %s", dnnl_prim_kind2str(kind), impl);
     memcpy(step.args, args, sizeof(dnnl_exec_arg_t) * (size_t)nargs);
     dnnl_status_t st = dnnl_primitive_create(&step.prim, pd);

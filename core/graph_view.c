@@ -15,6 +15,16 @@ void graph_view_free(struct tsr_graph *v) {
     free(v);
 }
 
+struct tsr_graph graph_view_offer(ir_graph *g, ir_node **nodes, size_t n) {
+    return (struct tsr_graph){.ir = g,
+                              .n_nodes = n,
+                              .nodes = nodes,
+                              .n_inputs = g->n_inputs,
+                              .inputs = g->inputs,
+                              .n_outputs = g->n_outputs,
+                              .outputs = g->outputs};
+}
+
 tsr_status *graph_view_whole(ir_graph *g, struct tsr_graph **out) {
     struct tsr_graph *v = calloc(1, sizeof *v);
     if (!v) return TSR_NO_MEMORY();

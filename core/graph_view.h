@@ -32,6 +32,9 @@ tsr_status *graph_view_whole(ir_graph *g, struct tsr_graph **out);
  * not in the set, by g's outputs, or by subgraphs). Arrays are copied. */
 tsr_status *graph_view_nodes(ir_graph *g, ir_node *const *nodes, size_t n, struct tsr_graph **out);
 void graph_view_free(struct tsr_graph *v);
+/* What `claim` is offered: the nodes given (borrowed), g's declared inputs
+ * and outputs; a value on the caller's stack, freed with it. */
+struct tsr_graph graph_view_offer(ir_graph *g, ir_node **nodes, size_t n);
 /* How many nodes of g read each value (a node's subgraphs count once), and
  * scratch kept zeroed between uses: built once, it makes each
  * graph_view_nodes_counted O(set) instead of O(graph). Valid while g

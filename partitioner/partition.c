@@ -292,13 +292,7 @@ static tsr_status *claim_round(ir_graph *g, provider_inst *const *provs, size_t 
         for (size_t i = 0; i < g->n_nodes; i++)
             if (!assigned[i] && allowed[i * n_provs + pi]) pending[np++] = g->nodes[i];
         if (np == 0) continue;
-        struct tsr_graph offer = {.ir = g,
-                                  .n_nodes = np,
-                                  .nodes = pending,
-                                  .n_inputs = g->n_inputs,
-                                  .inputs = g->inputs,
-                                  .n_outputs = g->n_outputs,
-                                  .outputs = g->outputs};
+        struct tsr_graph offer = graph_view_offer(g, pending, np);
         const provider_inst *pv = provs[pi];
         struct tsr_claim_sink sink = {&offer, NULL, 0, NULL, 0, NULL, pv->n_devices};
         s = pv->plugin->vt->claim(pv->state, (const tsr_graph *)&offer, &sink);

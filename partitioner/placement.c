@@ -220,13 +220,7 @@ static tsr_status *survey(placer *pl, provider_inst *const *provs, const bool *a
         for (size_t i = 0; i < g->n_nodes; i++)
             if (allowed[i * pl->n_provs + p]) pending[np++] = g->nodes[i];
         if (!np) continue;
-        struct tsr_graph offer = {.ir = g,
-                                  .n_nodes = np,
-                                  .nodes = pending,
-                                  .n_inputs = g->n_inputs,
-                                  .inputs = g->inputs,
-                                  .n_outputs = g->n_outputs,
-                                  .outputs = g->outputs};
+        struct tsr_graph offer = graph_view_offer(g, pending, np);
         const provider_inst *pv = provs[p];
         struct tsr_claim_sink sink = {&offer, NULL, 0, NULL, 0, NULL, pv->n_devices};
         s = pv->plugin->vt->claim(pv->state, (const tsr_graph *)&offer, &sink);

@@ -33,24 +33,8 @@ T __m256 recip(__m256 d) {
     return _mm256_fmadd_ps(r, _mm256_fnmadd_ps(d, r, _mm256_set1_ps(1.0f)), r);
 }
 
-/* e^x for x in [-87, 88] (the callers clamp; NaN passes through): the
- * range reduction and polynomial of odn_exp8 without its edge handling,
- * which was a fifth of the gate math. */
-T __m256 exp_in_range(__m256 x) {
-    __m256 n =
-        _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(ODN_EXP_LOG2E)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(ODN_EXP_LN2_HI), x);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(ODN_EXP_LN2_LO), r);
-    __m256 q = _mm256_set1_ps(ODN_EXP_P0);
-    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(ODN_EXP_P1));
-    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(ODN_EXP_P2));
-    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(ODN_EXP_P3));
-    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(ODN_EXP_P4));
-    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(ODN_EXP_P5));
-    q = _mm256_fmadd_ps(_mm256_mul_ps(q, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-    __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-    return _mm256_mul_ps(q, _mm256_castsi256_ps(bits));
-}
+/* e^x here is odn_exp8_in_range, without odn_exp8's edge handling (a
+ * fifth of the gate math): the callers clamp. */
 
 /* 1 / (1 + e^-x); past |x| = 87 it is 0 or 1 to float precision.
  * max/min return their second operand for NaN: NaN stays NaN. */
@@ -58,7 +42,7 @@ T __m256 sigmoid8(__m256 x) {
     __m256 one = _mm256_set1_ps(1.0f);
     __m256 nx = _mm256_min_ps(_mm256_set1_ps(87.0f),
                               _mm256_max_ps(_mm256_set1_ps(-87.0f), _mm256_sub_ps(_mm256_setzero_ps(), x)));
-    return recip(_mm256_add_ps(one, exp_in_range(nx)));
+    return recip(_mm256_add_ps(one, odn_exp8_in_range(nx)));
 }
 
 /* (1 - e) / (1 + e) with e = exp(-2|x|), sign restored; below 1/16 the
@@ -66,7 +50,7 @@ T __m256 sigmoid8(__m256 x) {
 T __m256 tanh8(__m256 x) {
     __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
     __m256 ax = _mm256_andnot_ps(sign, x);
-    __m256 e = exp_in_range(_mm256_max_ps(_mm256_set1_ps(-87.0f), _mm256_mul_ps(ax, _mm256_set1_ps(-2.0f))));
+    __m256 e = odn_exp8_in_range(_mm256_max_ps(_mm256_set1_ps(-87.0f), _mm256_mul_ps(ax, _mm256_set1_ps(-2.0f))));
     __m256 big = _mm256_mul_ps(_mm256_sub_ps(one, e), recip(_mm256_add_ps(one, e)));
     __m256 x2 = _mm256_mul_ps(ax, ax);
     __m256 q = _mm256_fmadd_ps(x2, _mm256_set1_ps(-17.0f / 315.0f), _mm256_set1_ps(2.0f / 15.0f));

@@ -24,9 +24,9 @@
 #define ODN_EXP_P4 1.6666665459e-1f
 #define ODN_EXP_P5 5.0000001201e-1f
 
-/* 8 lanes; above 88.7 +inf. */
-static inline __attribute__((always_inline)) ODN_AVX2_TARGET __m256 odn_exp8(__m256 x) {
-    __m256 t = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f));
+/* 8 lanes of x in [-87, 88], no edge handling (NaN passes through): for
+ * callers that clamp themselves (the recurrent gates, odn_rnn_cell.c). */
+static inline __attribute__((always_inline)) ODN_AVX2_TARGET __m256 odn_exp8_in_range(__m256 t) {
     __m256 n =
         _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(ODN_EXP_LOG2E)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(ODN_EXP_LN2_HI), t);
@@ -39,7 +39,13 @@ static inline __attribute__((always_inline)) ODN_AVX2_TARGET __m256 odn_exp8(__m
     q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(ODN_EXP_P5));
     q = _mm256_fmadd_ps(_mm256_mul_ps(q, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
     __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-    __m256 e = _mm256_mul_ps(q, _mm256_castsi256_ps(bits));
+    return _mm256_mul_ps(q, _mm256_castsi256_ps(bits));
+}
+
+/* 8 lanes; above 88.7 +inf. */
+static inline __attribute__((always_inline)) ODN_AVX2_TARGET __m256 odn_exp8(__m256 x) {
+    __m256 t = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f));
+    __m256 e = odn_exp8_in_range(t);
     e = _mm256_and_ps(e, _mm256_cmp_ps(x, _mm256_set1_ps(-87.3f), _CMP_GE_OQ));
     e = _mm256_blendv_ps(e, _mm256_set1_ps(__builtin_inff()), _mm256_cmp_ps(x, _mm256_set1_ps(88.72f), _CMP_GT_OQ));
     return _mm256_blendv_ps(e, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));

@@ -639,6 +639,13 @@ tsr_status *odn_build_channel_loop(odn_plan *p, const tsr_node *n, odn_value *a,
                                    const int64_t *dims, const int64_t *db);
 tsr_status *odn_build_binary_loop(odn_plan *p, const tsr_node *n, odn_value *a, odn_value *b, odn_value *y,
                                   int32_t rank, const int64_t *dims, const int64_t *da, const int64_t *db);
+/* One step of that loop over plain memories already made: y = a alg b,
+ * y of `dims` (y may be a: accumulating in place). */
+tsr_status *odn_binary_loop_step(odn_plan *p, const tsr_node *n, dnnl_alg_kind_t alg, dnnl_memory_t ma,
+                                  dnnl_memory_t mb, dnnl_memory_t my, int32_t rank, const int64_t *dims,
+                                  const int64_t *da, const int64_t *db);
+/* Sum, Mean, Max, Min of any number of inputs (odn_build_variadic.c). */
+tsr_status *odn_build_variadic(odn_plan *p, size_t index);
 
 /* C-loop steps over plain float32 memories for what oneDNN has only a
  * reference kernel for (odn_loops.c). */

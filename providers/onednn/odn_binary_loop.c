@@ -80,20 +80,26 @@ static void broadcast_strides(int32_t rank, const int64_t *in, const int64_t *ou
     }
 }
 
-tsr_status *odn_build_binary_loop(odn_plan *p, const tsr_node *n, odn_value *a, odn_value *b, odn_value *y,
-                                  int32_t rank, const int64_t *dims, const int64_t *da, const int64_t *db) {
+tsr_status *odn_binary_loop_step(odn_plan *p, const tsr_node *n, dnnl_alg_kind_t alg, dnnl_memory_t ma,
+                                  dnnl_memory_t mb, dnnl_memory_t my, int32_t rank, const int64_t *dims,
+                                  const int64_t *da, const int64_t *db) {
     binary_loop *l = odn_plan_alloc(p, sizeof *l);
     if (!l) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
-    l->alg = odn_binary_alg(odn_host->node_op_type(n));
+    l->alg = alg;
     l->rank = rank;
     memcpy(l->dims, dims, sizeof(int64_t) * (size_t)rank);
     broadcast_strides(rank, da, dims, l->sa);
     broadcast_strides(rank, db, dims, l->sb);
+    l->b = mb;
+    return odn_plan_add_loop_with(p, run_binary_loop, l, ma, my, mb, n);
+}
+
+tsr_status *odn_build_binary_loop(odn_plan *p, const tsr_node *n, odn_value *a, odn_value *b, odn_value *y,
+                                  int32_t rank, const int64_t *dims, const int64_t *da, const int64_t *db) {
     dnnl_memory_t ma, mb;
     tsr_status *s = odn_plan_plain_mem(p, a, n, &ma);
     if (!s) s = odn_plan_plain_mem(p, b, n, &mb);
     if (!s) s = odn_plan_define(p, y, rank, dims, NULL, n);
     if (s) return s;
-    l->b = mb;
-    return odn_plan_add_loop_with(p, run_binary_loop, l, ma, y->mem, mb, n);
+    return odn_binary_loop_step(p, n, odn_binary_alg(odn_host->node_op_type(n)), ma, mb, y->mem, rank, dims, da, db);
 }

@@ -407,6 +407,39 @@ int odn_claim_binary(const tsr_node *n, char *why, size_t size) {
     return r ? r : check_binary(n, odn_host->node_op_type(n), why, size);
 }
 
+/* Sum, Mean, Max, Min: every input present, of known rank, all
+ * broadcasting together as check_binary's pairs do (odn_build_variadic.c
+ * chains binary steps, or C loops for any broadcast; two-input Max and
+ * Min stay binary ops, fusing as those do). Before opset 8 the
+ * shapes must be equal, which broadcasting covers. */
+int odn_claim_variadic(const tsr_node *n, char *why, size_t size) {
+    size_t count = odn_host->node_input_count(n);
+    const char *op = odn_host->node_op_type(n);
+    if (count == 2 && (is(op, "Max") || is(op, "Min"))) return odn_claim_binary(n, why, size);
+    int r = check_types(n, BUILD_TIME_NONE, why, size);
+    if (r) return r;
+    if (count < 1 || count > ODN_MAX_ARGS)
+        return odn_decline(why, size, TSR_DECLINE_OTHER, "%zu inputs (1 to %d taken)", count, ODN_MAX_ARGS);
+    int64_t out[ODN_MAX_RANK];
+    int32_t rank = 0;
+    for (size_t k = 0; k < count; k++) {
+        int32_t rk;
+        claim_dim dk[ODN_MAX_RANK];
+        if (!shape_of(n, k, &rk, dk))
+            return odn_decline(why, size, TSR_DECLINE_SHAPE, "input %zu missing or of rank unknown or above %d", k,
+                               ODN_MAX_RANK);
+        for (int32_t i = 0; i < rk; i++) {
+            int64_t x = dk[rk - 1 - i].size, *o = &out[i];
+            if (x == 0) return odn_decline(why, size, TSR_DECLINE_SHAPE, "empty tensor");
+            if (i >= rank || *o == 1 || (*o < 0 && x > 1)) *o = x;
+            else if (x > 1 && *o > 1 && x != *o)
+                return odn_decline(why, size, TSR_DECLINE_SHAPE, "input %zu does not broadcast", k);
+        }
+        if (rk > rank) rank = rk;
+    }
+    return 0;
+}
+
 /* A unary op is ours only where odn_eltwise_of maps this node (Pow needs
  * a constant scalar exponent, Clip constant float bounds). */
 int odn_claim_eltwise(const tsr_node *n, char *why, size_t size) {

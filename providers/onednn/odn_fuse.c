@@ -35,7 +35,8 @@ static bool can_overwrite(const odn_plan *p, const odn_value *other, const tsr_n
 static tsr_status *absorb_binary(odn_plan *p, odn_value *cur, const tsr_node *n, int32_t rank, const int64_t *dims,
                                  dnnl_post_ops_t po, dnnl_exec_arg_t *args, int *nargs, bool *absorbed) {
     *absorbed = false;
-    if (p->fuse_no_binary) return NULL;
+    /* a variadic Max/Min of 1 or 3+ inputs is its own builder's */
+    if (p->fuse_no_binary || odn_host->node_input_count(n) != 2) return NULL;
     const char *op = odn_host->node_op_type(n);
     odn_value *a = odn_plan_value(p, odn_host->node_input(n, 0));
     odn_value *b = odn_plan_value(p, odn_host->node_input(n, 1));

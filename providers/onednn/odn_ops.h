@@ -30,6 +30,7 @@ int odn_claim_matmul(const tsr_node *n, char *why, size_t size); /* bfloat16 too
 int odn_claim_gemm(const tsr_node *n, char *why, size_t size);   /* bfloat16 too */
 int odn_claim_pool(const tsr_node *n, char *why, size_t size);
 int odn_claim_binary(const tsr_node *n, char *why, size_t size);
+int odn_claim_variadic(const tsr_node *n, char *why, size_t size); /* Sum, Mean, Max, Min */
 /* Unary ops oneDNN's eltwise computes (odn_eltwise_of), Clip among them. */
 int odn_claim_eltwise(const tsr_node *n, char *why, size_t size);
 int odn_claim_clip(const tsr_node *n, char *why, size_t size);

@@ -332,7 +332,8 @@ tsr_status *odn_build_rnn(odn_plan *p, size_t index) {
                               (long long)c.input, (long long)a.layout);
     int64_t steps = x->dims[a.layout ? 1 : 0], batch = x->dims[a.layout ? 0 : 1], H = c.hidden, D = a.dirs;
     if (steps < 1 || batch < 1) return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "empty sequence or batch");
-    if (odn_host->node_input_count(n) > 4 && odn_host->node_input(n, 4) && !odn_rnn_seq_full(c.seq, steps, batch))
+    bool lens = odn_host->node_input_count(n) > 4 && odn_host->node_input(n, 4);
+    if ((lens && !odn_rnn_seq_full(c.seq, steps, batch)) || odn_rnn_loop_wins(&a, &c, steps, batch))
         return odn_build_rnn_seqlens(p, n, &a, &c, steps, batch);
 
     odn_rnn_mds m;

@@ -48,5 +48,8 @@ tsr_status *odn_rnn_weights(odn_plan *p, const tsr_node *n, const odn_rnn_attrs_
 /* A node with per-batch sequence_lens (odn_rnn_seqlens.c). */
 tsr_status *odn_build_rnn_seqlens(odn_plan *p, const tsr_node *n, const odn_rnn_attrs_t *a, const odn_rnn_consts *c,
                                   int64_t steps, int64_t batch);
+/* True when a node whose rows all run `steps` steps is faster as our own
+ * recurrence (odn_build_rnn_seqlens) than as the primitive (odn_rnn_route.c). */
+bool odn_rnn_loop_wins(const odn_rnn_attrs_t *a, const odn_rnn_consts *c, int64_t steps, int64_t batch);
 
 #endif

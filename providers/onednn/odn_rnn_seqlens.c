@@ -223,10 +223,18 @@ static tsr_status *plain_in(odn_plan *p, const tsr_node *n, odn_value *v, const 
     return odn_plan_plain_mem(p, v, n, mem);
 }
 
-/* Where the lengths come from: fixed when known now (a constant, or an
- * int64 value input the plan is built for), else read each run. */
+/* Where the lengths come from: fixed when known now (absent: all T; a
+ * constant, or an int64 value input the plan is built for), else read each
+ * run. */
 static tsr_status *lengths(odn_plan *p, const tsr_node *n, const odn_rnn_consts *c, seq_ctx *s) {
     int64_t B = s->batch;
+    if (odn_host->node_input_count(n) <= 4 || !odn_host->node_input(n, 4)) { /* absent: every row runs T */
+        int64_t *all = odn_plan_alloc(p, (size_t)B * sizeof(int64_t));
+        if (!all) return odn_node_error(n, TSR_ERR_NO_MEMORY, "sequence_lens");
+        for (int64_t b = 0; b < B; b++) all[b] = s->steps;
+        s->fixed = all;
+        return NULL;
+    }
     if (c->seq) {
         const tsr_tensor *t = c->seq;
         int64_t *fixed = odn_plan_alloc(p, (size_t)B * sizeof(int64_t));

@@ -7,8 +7,10 @@ blocks; LSTM peepholes; RNN Tanh, Relu and Sigmoid; more than one chunk of
 input projections; with and without initial states; Y, Y_h, Y_c and some
 omitted; layout 0 and 1;
 sequence_lens an int32 graph input (as PyTorch's packed-sequence exports feed
-it, through a Cast), an int64 graph input, or a constant. Each case has two
-or three data sets with other lengths (and other X), run in one session.
+it, through a Cast), an int64 graph input, or a constant; or no
+sequence_lens at all (nolens_*: every row runs T steps, the same loop where
+odn_rnn_route.c prefers it to oneDNN's primitive). Each case has two or three
+data sets with other lengths (and other X), run in one session.
 Expected values: the ONNX formulas in float64 numpy (rnn_cases.run_dir) run
 per batch row over that row's first len_b steps only; Y rows past len_b are
 zero, Y_h/Y_c the state after the row's last step (the initial state when
@@ -68,9 +70,9 @@ def tensor(name, a):
 
 def case(out_dir, name, cell, steps, batch, inp, hidden, direction, len_sets, layout=0, init=("h", "c"),
          outs=(0, 1, 2), seq="int32", lbr=0, peep=False, act="Tanh"):
-    """seq: 'int32' / 'int64' graph input, or 'const' (len_sets[0] as an
-    initializer, one data set); peep: LSTM peepholes P; act: RNN's
-    activation."""
+    """seq: 'int32' / 'int64' graph input, 'const' (len_sets[0] as an
+    initializer, one data set) or 'none' (no sequence_lens: len_sets must
+    be all `steps`); peep: LSTM peepholes P; act: RNN's activation."""
     gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[cell]
     dirs = 2 if direction == "bidirectional" else 1
     s = 1.0 / np.sqrt(hidden)
@@ -82,7 +84,7 @@ def case(out_dir, name, cell, steps, batch, inp, hidden, direction, len_sets, la
     while not out_names[-1]:
         out_names.pop()
     p = u(dirs, 3 * hidden) if peep else None
-    names = ["X", "W", "R", "B", "sequence_lens", "initial_h" if "h" in init else "",
+    names = ["X", "W", "R", "B", "" if seq == "none" else "sequence_lens", "initial_h" if "h" in init else "",
              "initial_c" if "c" in init and lstm else "", "P" if peep else ""]
     while not names[-1]:
         names.pop()
@@ -98,7 +100,9 @@ def case(out_dir, name, cell, steps, batch, inp, hidden, direction, len_sets, la
     f = onnx.TensorProto.FLOAT
     xshape = [batch, steps, inp] if layout else [steps, batch, inp]
     inputs = [vi("X", f, xshape)]
-    if seq == "const":
+    if seq == "none":
+        assert all(L == steps for lens in len_sets for L in lens)
+    elif seq == "const":
         inits.append(numpy_helper.from_array(np.array(len_sets[0], np.int32), "sequence_lens"))
         len_sets = len_sets[:1]
     else:
@@ -120,7 +124,7 @@ def case(out_dir, name, cell, steps, batch, inp, hidden, direction, len_sets, la
         c0 = (rng.standard_normal(state) * 0.5).astype(np.float32) if "c" in init and lstm else None
         y, yh, yc = ref(cell, x, w, r, b, h0, c0, lens, direction, layout, lbr, p, act)
         ins = [("X", x)]
-        if seq != "const":
+        if seq not in ("const", "none"):
             ins.append(("sequence_lens", np.array(lens, np.int32 if seq == "int32" else np.int64)))
         ins += [(n, a) for n, a in (("initial_h", h0), ("initial_c", c0)) if a is not None and n in names]
         for i, (n, a) in enumerate(ins):
@@ -174,6 +178,21 @@ def main(out_dir):
     # more than one chunk of projections (4 MiB: B * 4H * steps floats)
     case(out_dir, "seqlens_lstm_bidir_chunks", "LSTM", 40, 64, 5, 104, "bidirectional",
          [[7 * i % 41 for i in range(64)]], outs=(0, 2))
+    # no sequence_lens (or constant ones all T): the same loop where it beats
+    # oneDNN's full-sequence primitive (odn_rnn_route.c)
+    for name, cell, direction, kw in (
+            ("nolens_lstm_bidir", "LSTM", "bidirectional", {}),
+            ("nolens_lstm_forward_peep_noinit", "LSTM", "forward", dict(peep=True, init=())),
+            ("nolens_lstm_reverse_layout1_yc", "LSTM", "reverse", dict(layout=1, outs=(2,))),
+            ("nolens_lstm_bidir_const_all_T", "LSTM", "bidirectional", dict(seq="const", outs=(1,))),
+            ("nolens_gru_bidir", "GRU", "bidirectional", {}),
+            ("nolens_gru_forward_lbr_layout1", "GRU", "forward", dict(lbr=1, layout=1)),
+            ("nolens_gru_bidir_lbr_yh", "GRU", "bidirectional", dict(lbr=1, outs=(1,), init=())),
+            ("nolens_rnn_bidir_tanh", "RNN", "bidirectional", {}),
+            ("nolens_rnn_reverse_relu", "RNN", "reverse", dict(act="Relu", outs=(0,))),
+            ("nolens_rnn_forward_sigmoid_layout1", "RNN", "forward", dict(act="Sigmoid", layout=1))):
+        case(out_dir, name, cell, 7, 5, 6, 19, direction, [[7] * 5, [7] * 5],
+             **dict(dict(seq="none"), **kw))
     return 0
 
 

@@ -274,6 +274,26 @@ static void test_fail_claim(void) {
     tsr_status_free(st);
 }
 
+/* constant_release misused (from claim, on a non-constant, on NULL) is
+ * refused each time with TSR_ERR_INVALID_ARGUMENT: the plugin's pieces
+ * compile (it fails compile where the host accepted one) and run right. */
+static void test_release_misuse_refused(void) {
+    const char *provs[] = {plugin_path("plugin_release_misuse"), "reference"};
+    tsr_session *s = NULL;
+    tsr_status *st = open_session("abi_relu_add.onnx", provs, 2, NULL, NULL, NULL, &s);
+    if (st) fprintf(stderr, "\n  unexpected: %s\n", tsr_status_message(st));
+    CU_ASSERT_PTR_NULL_FATAL(st);
+    CU_ASSERT_STRING_EQUAL(provider_of(s, "relu0"), "release_misuse");
+    CU_ASSERT_STRING_EQUAL(provider_of(s, "add0"), "release_misuse");
+    float y[6], want[6];
+    for (int i = 0; i < 6; i++) want[i] = relu(X[i]) + X[i];
+    st = run_x(s, y);
+    CU_ASSERT_PTR_NULL(st);
+    if (!st) expect_floats(y, want, 6);
+    tsr_status_free(st);
+    tsr_session_free(s);
+}
+
 /* Every piece fails to compile in fail_compile: each is handed to the
  * reference provider, a warning names both, and the numbers are right. */
 static void test_fail_compile_falls_back(void) {
@@ -1272,6 +1292,7 @@ void unit_register(void) {
     CU_add_test(s, "NULL required slots", test_bad_table);
     CU_add_test(s, "same provider twice", test_listed_twice);
     CU_add_test(s, "claim fails", test_fail_claim);
+    CU_add_test(s, "constant_release misuse refused", test_release_misuse_refused);
     CU_add_test(s, "compile fails: fall back to reference", test_fail_compile_falls_back);
     CU_add_test(s, "compile fails on a chain", test_fail_compile_chain);
     CU_add_test(s, "run fails: error names provider and node", test_fail_run);

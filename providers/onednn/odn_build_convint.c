@@ -78,15 +78,8 @@ static tsr_status *build_i16(odn_plan *p, const tsr_node *n, bool qlinear, odn_v
     size_t izw = qlinear ? 5 : 3;
     const tsr_value_info *zw = odn_host->node_input_count(n) > izw ? odn_host->node_input(n, izw) : NULL;
     const tsr_tensor *zt = zw ? odn_host->value_constant(zw) : NULL;
-    if (zt) {
-        l.zw_count = odn_numel(zt->rank, zt->dims);
-        int32_t *z = odn_plan_alloc(p, sizeof(int32_t) * (size_t)(l.zw_count > 0 ? l.zw_count : 1));
-        if (!z) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
-        for (int64_t i = 0; i < l.zw_count; i++)
-            z[i] = zt->elem_type == TSR_UINT8 ? ((const uint8_t *)zt->data)[i] : ((const int8_t *)zt->data)[i];
-        l.zw = z;
-    }
-    tsr_status *s = odn_q_input(p, n, 2, &l.zx_mem, &l.zx_type);
+    tsr_status *s = odn_i16_weight_zp(p, n, zt, &l);
+    if (!s) s = odn_q_input(p, n, 2, &l.zx_mem, &l.zx_type);
     if (s) return s;
     /* quantize_dynamic's Cast(to float) reads the result: write it */
     const tsr_node *cast;

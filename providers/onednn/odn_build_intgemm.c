@@ -148,15 +148,8 @@ static tsr_status *build_qlin_i16(odn_plan *p, const tsr_node *n, odn_value *va,
         .node = n, .y_node = n, .x = va, .y = vy, .y_type = vy->elem_type, .out = ODN_I16_QLIN, .w = vb->constant};
     const tsr_value_info *zb = odn_host->node_input_count(n) > 5 ? odn_host->node_input(n, 5) : NULL;
     const tsr_tensor *zt = zb ? odn_host->value_constant(zb) : NULL;
-    if (zt) {
-        l.zw_count = odn_numel(zt->rank, zt->dims);
-        int32_t *z = odn_plan_alloc(p, sizeof(int32_t) * (size_t)(l.zw_count > 0 ? l.zw_count : 1));
-        if (!z) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
-        for (int64_t i = 0; i < l.zw_count; i++)
-            z[i] = zt->elem_type == TSR_UINT8 ? ((const uint8_t *)zt->data)[i] : ((const int8_t *)zt->data)[i];
-        l.zw = z;
-    }
-    tsr_status *s = odn_q_input(p, n, 2, &l.zx_mem, &l.zx_type);
+    tsr_status *s = odn_i16_weight_zp(p, n, zt, &l);
+    if (!s) s = odn_q_input(p, n, 2, &l.zx_mem, &l.zx_type);
     return s ? s : odn_i16_matmul(p, &l, handled);
 }
 

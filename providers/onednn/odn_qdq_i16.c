@@ -254,6 +254,29 @@ static tsr_status *packed_weights(odn_plan *p, const odn_i16_layer *l, int64_t k
 }
 
 /* The step's scales, buffers and threads, shared by both builders. */
+void odn_i16_clamps(const odn_i16_layer *l, bool y_unsigned, float *lo, float *hi) {
+    *lo = l->relu ? (float)l->zy : y_unsigned ? 0.0f : -128.0f;
+    *hi = y_unsigned ? 255.0f : 127.0f;
+    if (!l->clip) return;
+    /* quantizing is monotonic, so Q(clip(v, lo, hi)) is Q(v) clamped to
+     * [Q(lo), Q(hi)], Q(b) = round_half_even(b / sy) + zy */
+    double qlo = isfinite(l->clip_lo) ? nearbyint((double)l->clip_lo / l->sy) + l->zy : -1e9;
+    double qhi = isfinite(l->clip_hi) ? nearbyint((double)l->clip_hi / l->sy) + l->zy : 1e9;
+    if (qlo > *lo) *lo = qlo > *hi ? *hi : (float)qlo;
+    if (qhi < *hi) *hi = qhi < *lo ? *lo : (float)qhi;
+}
+
+tsr_status *odn_i16_weight_zp(odn_plan *p, const tsr_node *n, const tsr_tensor *zt, odn_i16_layer *l) {
+    if (!zt) return NULL;
+    l->zw_count = odn_numel(zt->rank, zt->dims);
+    int32_t *z = odn_plan_alloc(p, sizeof(int32_t) * (size_t)(l->zw_count > 0 ? l->zw_count : 1));
+    if (!z) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
+    for (int64_t i = 0; i < l->zw_count; i++)
+        z[i] = zt->elem_type == TSR_UINT8 ? ((const uint8_t *)zt->data)[i] : ((const int8_t *)zt->data)[i];
+    l->zw = z;
+    return NULL;
+}
+
 static tsr_status *step_common(odn_plan *p, const odn_i16_layer *l, i16_step *s) {
     s->node = l->node;
     s->x_unsigned = l->x->elem_type == TSR_UINT8;
@@ -263,16 +286,7 @@ static tsr_status *step_common(odn_plan *p, const odn_i16_layer *l, i16_step *s)
     s->zx_type = l->zx_type;
     s->out = l->out;
     s->zy = (float)l->zy;
-    s->lo = l->relu ? (float)l->zy : s->y_unsigned ? 0.0f : -128.0f;
-    s->hi = s->y_unsigned ? 255.0f : 127.0f;
-    if (l->clip) {
-        /* quantizing is monotonic, so Q(clip(v, lo, hi)) is Q(v) clamped
-         * to [Q(lo), Q(hi)], Q(b) = round_half_even(b / sy) + zy */
-        double qlo = isfinite(l->clip_lo) ? nearbyint((double)l->clip_lo / l->sy) + l->zy : -1e9;
-        double qhi = isfinite(l->clip_hi) ? nearbyint((double)l->clip_hi / l->sy) + l->zy : 1e9;
-        if (qlo > s->lo) s->lo = qlo > s->hi ? s->hi : (float)qlo;
-        if (qhi < s->hi) s->hi = qhi < s->lo ? s->lo : (float)qhi;
-    }
+    odn_i16_clamps(l, s->y_unsigned, &s->lo, &s->hi);
     float *mult = odn_plan_alloc(p, sizeof(float) * (size_t)s->n),
           *add = odn_plan_alloc(p, sizeof(float) * (size_t)s->n);
     if (!mult || !add) return odn_node_error(l->node, TSR_ERR_NO_MEMORY, "out of memory");

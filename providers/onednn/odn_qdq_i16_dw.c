@@ -226,19 +226,6 @@ static bool dw_geometry(const tsr_node *n, const int64_t *xd, const tsr_tensor *
     return (double)s->slots * (double)s->wp * (double)s->cp * sizeof(float) <= DW_RING_MAX_BYTES;
 }
 
-/* Clamps of the requantized integers: y's range, Relu at zy, a Clip at
- * [Q(lo), Q(hi)] (as odn_qdq_i16.c's layers). */
-static void dw_clamps(const odn_i16_layer *l, dw_step *s) {
-    s->lo = l->relu ? (float)l->zy : s->y_unsigned ? 0.0f : -128.0f;
-    s->hi = s->y_unsigned ? 255.0f : 127.0f;
-    if (l->clip) {
-        double qlo = isfinite(l->clip_lo) ? nearbyint((double)l->clip_lo / l->sy) + l->zy : -1e9;
-        double qhi = isfinite(l->clip_hi) ? nearbyint((double)l->clip_hi / l->sy) + l->zy : 1e9;
-        if (qlo > s->lo) s->lo = qlo > s->hi ? s->hi : (float)qlo;
-        if (qhi < s->hi) s->hi = qhi < s->lo ? s->lo : (float)qhi;
-    }
-}
-
 /* Weights [taps][cp], scales and biases [cp] (zero past c), and the rings. */
 static tsr_status *dw_tables(odn_plan *p, const odn_i16_layer *l, dw_step *s) {
     const tsr_tensor *wt = l->w;
@@ -286,7 +273,7 @@ tsr_status *odn_i16_dwconv(odn_plan *p, const odn_i16_layer *l, bool *handled) {
     s->y_unsigned = l->y_type == TSR_UINT8;
     s->zx = (float)l->zx;
     s->zy = (float)l->zy;
-    dw_clamps(l, s);
+    odn_i16_clamps(l, s->y_unsigned, &s->lo, &s->hi);
     e = dw_tables(p, l, s);
     if (e) return e;
     int64_t dy[4] = {vx->dims[0], s->c, s->oh, s->ow};

@@ -117,6 +117,12 @@ typedef struct odn_i16_layer {
     const float *bias;
 } odn_i16_layer;
 bool odn_i16_usable(const odn_plan *p);
+/* The weights' zero point (constant zt, uint8 or int8; NULL: 0) widened
+ * into l->zw / l->zw_count, in plan memory (odn_qdq_i16.c). */
+tsr_status *odn_i16_weight_zp(odn_plan *p, const tsr_node *n, const tsr_tensor *zt, odn_i16_layer *l);
+/* The requantized integers' clamp: y's range, Relu at zy, a Clip at
+ * [Q(lo), Q(hi)] (odn_qdq_i16.c; the GEMM and depthwise layers alike). */
+void odn_i16_clamps(const odn_i16_layer *l, bool y_unsigned, float *lo, float *hi);
 /* QuantizeLinear of n float32 values by one scale and zero point into
  * uint8 (u8) or int8 y, AVX2 (odn_quantize_row.c): whole groups of 8, the
  * count done returned; exactly the standalone loop's values. */

@@ -105,6 +105,11 @@ typedef struct odn_value {
      * the piece's constant cache (reordered, packed): when all do, the host
      * may drop its bytes (odn_release_consts.c) */
     int cached_reads;
+    /* of those, the ones whose form every plan of the piece makes alike,
+     * whatever its input shapes, and so finds in the cache: a piece with
+     * shapes known only at run time may release a value all of whose reads
+     * are such (odn_const_read_cached) */
+    int fixed_reads;
     bool produced;         /* computed by a step already (or an input) */
     bool is_view;          /* mem shares another value's buffer */
     dnnl_memory_desc_t md; /* the layout `mem` holds */
@@ -299,6 +304,11 @@ void odn_const_cache_ready(odn_const_cache *c, const void *data);
 bool odn_const_cache_mark_released(odn_const_cache *c, const void *key1);
 void odn_const_cache_unmark_released(odn_const_cache *c, const void *key1);
 bool odn_const_cache_released(const odn_const_cache *c, const void *key1);
+/* The piece's choice of int8 primitives (odn_int8_exact_plan), made by its
+ * first plan from the weights' bytes: later plans may find them released.
+ * -1 until set. */
+int odn_const_cache_int8_choice(const odn_const_cache *c);
+void odn_const_cache_set_int8_choice(odn_const_cache *c, bool int8);
 tsr_status *odn_const_released_error(const tsr_node *n);
 /* Filling the constant cache after a plan is built, releasing each host
  * weight once its last form is made (odn_release_consts.c). While
@@ -311,6 +321,10 @@ tsr_status *odn_fill_add_reorder(odn_plan *p, const void *key1, const tsr_node *
 tsr_status *odn_fill_add_pack(odn_plan *p, const void *key1, const tsr_node *n, const float *b, int64_t k,
                               int64_t cols, int64_t stride_k, int64_t stride_n, void *buf);
 tsr_status *odn_fills_run(odn_plan *p);
+/* A step of the plan reads v's constant from the cache only (fixed: in a
+ * form any plan of the piece makes alike); once all of v's readers do,
+ * its host bytes are released, now or after the plan's deferred fills. */
+void odn_const_read_cached(odn_plan *p, odn_value *v, bool fixed);
 void odn_fills_free(odn_plan *p);
 
 /* Helpers for builders. */

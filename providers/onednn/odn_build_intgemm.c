@@ -136,6 +136,8 @@ static tsr_status *build_i16(odn_plan *p, const tsr_node *n, odn_value *va, odn_
     s = odn_plan_define(p, out, va->rank, yd, NULL, vc ? cast : n);
     if (!s) s = odn_plan_plain_view(p, out, 2, y2, NULL, n, &y_mem, NULL);
     if (!s) s = odn_i16_intgemm_add(p, n, va, vb, zbt, rows, a_mem, vc != NULL, y_mem);
+    /* packed by (B, node) alone: every plan of the piece finds the same */
+    if (!s) odn_const_read_cached(p, vb, true);
     if (!s && vc) p->done[odn_plan_node_index(p, cast)] = true;
     return s;
 }

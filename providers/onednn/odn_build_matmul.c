@@ -81,7 +81,7 @@ static tsr_status *finish_matmul(odn_plan *p, const tsr_node *n, dnnl_memory_t a
     /* the constant itself (not a view of another) went into the cache */
     bool own_constant = bv->constant && const_key == bv->constant->data;
     if (s || packed) {
-        if (!s && own_constant) bv->cached_reads++;
+        if (!s && own_constant) odn_const_read_cached(p, bv, false);
         dnnl_primitive_desc_destroy(pd);
         return s;
     }
@@ -89,7 +89,7 @@ static tsr_status *finish_matmul(odn_plan *p, const tsr_node *n, dnnl_memory_t a
     const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     if (const_key && !dnnl_memory_desc_equal(want, b_md)) {
         s = odn_arena_const_deferred(p, const_key, NULL, b_mem, b_md, want, n, &w_mem);
-        if (!s && own_constant) bv->cached_reads++;
+        if (!s && own_constant) odn_const_read_cached(p, bv, false);
     }
     dnnl_memory_t dst = NULL;
     if (!s)

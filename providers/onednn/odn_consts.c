@@ -26,9 +26,18 @@ struct odn_const_cache {
     size_t count, cap;
     const void **released; /* key1s whose host bytes are gone */
     size_t n_released;
+    int int8_choice; /* -1: no plan has chosen yet */
 };
 
-odn_const_cache *odn_const_cache_new(void) { return calloc(1, sizeof(odn_const_cache)); }
+odn_const_cache *odn_const_cache_new(void) {
+    odn_const_cache *c = calloc(1, sizeof(odn_const_cache));
+    if (c) c->int8_choice = -1;
+    return c;
+}
+
+int odn_const_cache_int8_choice(const odn_const_cache *c) { return c->int8_choice; }
+
+void odn_const_cache_set_int8_choice(odn_const_cache *c, bool int8) { c->int8_choice = int8; }
 
 void odn_const_cache_free(odn_const_cache *c) {
     if (!c) return;

@@ -130,6 +130,16 @@ static tsr_status *collect_values(odn_plan *p, const tsr_tensor *const *inputs) 
     return NULL;
 }
 
+/* Made once per piece: odn_int8_exact_plan reads the weights, whose bytes a
+ * first plan may have released. */
+static bool int8_choice(odn_plan *p, const odn_options *opt) {
+    int chosen = odn_const_cache_int8_choice(p->consts);
+    if (chosen >= 0) return chosen;
+    bool int8 = opt->int8_saturation || odn_int8_exact_plan(p);
+    odn_const_cache_set_int8_choice(p->consts, int8);
+    return int8;
+}
+
 static tsr_status *plan_build(dnnl_engine_t engine, dnnl_stream_t stream, const odn_options *opt,
                               odn_const_cache *consts, const tsr_graph *piece, const tsr_tensor *const *inputs,
                               bool fuse, odn_plan **out) {
@@ -153,7 +163,7 @@ static tsr_status *plan_build(dnnl_engine_t engine, dnnl_stream_t stream, const 
     }
     if (!s) s = collect_values(p, inputs);
     if (!s) s = odn_f16_check(p);
-    if (!s) p->int8_primitives = opt->int8_saturation || odn_int8_exact_plan(p);
+    if (!s) p->int8_primitives = int8_choice(p, opt);
     for (size_t i = 0; !s && i < p->node_count; i++)
         if (!p->done[i]) s = odn_build_node(p, i);
     for (size_t i = 0; !s && i < odn_host->graph_output_count(piece); i++) {

@@ -101,6 +101,24 @@ static bool read_later(const odn_plan *p, size_t i) {
     return false;
 }
 
+static bool fill_pending(const odn_plan *p, const void *key1) {
+    for (size_t i = 0; i < p->fill_count; i++)
+        if (p->fills[i].key1 == key1) return true;
+    return false;
+}
+
+/* Static plans release after their deferred fills (odn_fills_run); a value
+ * read only in forms that plans for other shapes find in the cache is
+ * released by any plan, as soon as its last reader is built. */
+void odn_const_read_cached(odn_plan *p, odn_value *v, bool fixed) {
+    v->cached_reads++;
+    if (fixed) v->fixed_reads++;
+    if (!held_in_cache(v)) return;
+    const void *key1 = v->constant->data;
+    if (p->release_consts ? fill_pending(p, key1) : v->fixed_reads != v->consumers) return;
+    release_key(p, key1);
+}
+
 tsr_status *odn_fills_run(odn_plan *p) {
     for (size_t i = 0; i < p->fill_count; i++) {
         odn_fill *f = &p->fills[i];

@@ -15,6 +15,15 @@ on one session (`tessera run --repeat 3`) against numpy in float64:
   output  a weight that is also a graph output: kept (and output intact)
   dynamic rows known only at run time (plan built per run shape): kept,
           and two different row counts in one session stay right
+  dynq    quantize_dynamic's DynamicQuantizeLinear -> MatMulInteger -> Cast
+          -> Mul with rows known only at run time, an int8 and a uint8
+          (zero point 128) weight: packed alike for every row count (the
+          exact int16 GEMM), so freed by the first plan; three row counts in
+          one session, the last planned after the release
+  dynq_tied  one int8 weight read by two MatMulIntegers: freed
+  dynq_out   the weight is also a graph output: kept
+  dynq_7bit  7-bit weights (quantize_dynamic's reduce_range) run on oneDNN's
+          int8 matmul, whose weight layout depends on the rows: kept
 
   fallback (with FAIL_COMPILE_PLUGIN) a piece failing to compile after a
           weight was freed fails session creation with a clear error
@@ -122,6 +131,57 @@ def cases(rng):
     out.append(("dynamic", [helper.make_node("MatMul", ["x", "wd"], ["y"])],
                 [f32("x", ["rows", 256])], [f32("y", ["rows", 96])], [("wd", wd)], [{"x": x}, {"x": x2}],
                 lambda f: {"y": f["x"].astype(np.float64) @ wd}, [], ["wd"]))
+    out += dynq_cases(rng)
+    return out
+
+
+def dynq_input(rng, rows, k):
+    """Integers in [-128, 127] with both ends present: DynamicQuantizeLinear's
+    scale is then exactly 1 and its zero point 128, so no value rounds."""
+    x = rng.integers(-128, 128, (rows, k)).astype(np.float32)
+    x[0, 0], x[-1, -1] = -128, 127
+    return x
+
+
+def dynq_chain(a, w, wzp, y):
+    """DynamicQuantizeLinear(a) -> MatMulInteger(.., w) -> Cast -> Mul(a's scale)."""
+    q = [a + "_q", a + "_s", a + "_z"]
+    nodes = [helper.make_node("MatMulInteger", [q[0], w, q[2]] + ([wzp] if wzp else []), [y + "_i"]),
+             helper.make_node("Cast", [y + "_i"], [y + "_f"], to=TensorProto.FLOAT),
+             helper.make_node("Mul", [y + "_f", q[1]], [y])]
+    return [helper.make_node("DynamicQuantizeLinear", [a], q)] + nodes
+
+
+def dynq_expect(x, w, wzp=0):
+    return (x.astype(np.float64) @ (w.astype(np.float64) - wzp))
+
+
+def dynq_cases(rng):
+    k, n = 96, 80
+    wq = rng.integers(-128, 128, (k, n)).astype(np.int8)
+    wu = rng.integers(0, 256, (n, 48)).astype(np.uint8)
+    zu = np.array(128, np.uint8)
+    w7 = rng.integers(-64, 65, (k, n)).astype(np.int8)
+    feeds = [{"x": dynq_input(rng, r, k)} for r in (5, 40, 17)]
+    out = []
+
+    xu = [{"x": f["x"], "xu": dynq_input(rng, f["x"].shape[0], n)} for f in feeds]
+    out.append(("dynq", dynq_chain("x", "wq", None, "y") + dynq_chain("xu", "wu", "zu", "yu"),
+                [f32("x", ["rows", k]), f32("xu", ["rows", n])], [f32("y", ["rows", n]), f32("yu", ["rows", 48])],
+                [("wq", wq), ("wu", wu), ("zu", zu)], xu,
+                lambda f: {"y": dynq_expect(f["x"], wq), "yu": dynq_expect(f["xu"], wu, 128)}, ["wq", "wu"], []))
+    x2 = [{"x": f["x"], "x2": dynq_input(rng, f["x"].shape[0], k)} for f in feeds]
+    out.append(("dynq_tied", dynq_chain("x", "wq", None, "y") + dynq_chain("x2", "wq", None, "y2"),
+                [f32("x", ["rows", k]), f32("x2", ["rows", k])], [f32("y", ["rows", n]), f32("y2", ["rows", n])],
+                [("wq", wq)], x2, lambda f: {"y": dynq_expect(f["x"], wq), "y2": dynq_expect(f["x2"], wq)},
+                ["wq"], []))
+    out.append(("dynq_out", dynq_chain("x", "wq", None, "y"),
+                [f32("x", ["rows", k])], [f32("y", ["rows", n]), helper.make_tensor_value_info("wq", TensorProto.INT8,
+                                                                                               [k, n])],
+                [("wq", wq)], feeds, lambda f: {"y": dynq_expect(f["x"], wq), "wq": wq.astype(np.float64)}, [],
+                ["wq"]))
+    out.append(("dynq_7bit", dynq_chain("x", "w7", None, "y"), [f32("x", ["rows", k])], [f32("y", ["rows", n])],
+                [("w7", w7)], feeds, lambda f: {"y": dynq_expect(f["x"], w7)}, [], ["w7"]))
     return out
 
 
@@ -152,6 +212,7 @@ def check(tessera, out_dir):
         got_freed = set(re.findall(r"constant '([^']*)' \(\d+ bytes\) is held by its readers' providers alone",
                                    r.stderr))
         # --repeat 3 with k input sets uses them in turn: the last run's set
+        # (with three sets, the third row count is planned after any release)
         last = feeds[(3 - 1) % len(feeds)]
         want = expect(last)
         for o, a in want.items():

@@ -260,6 +260,10 @@ tsr_status *odn_build_binary(odn_plan *p, size_t index) {
     }
     if (a_full && a_float && b_float && odn_channel_loop_fits(a, op, rank, dims, db))
         return odn_build_channel_loop(p, n, a, b, y, dims, db);
+    /* oneDNN's max/min (vmaxps) return the second operand when either is
+     * NaN; ONNX Runtime and the reference provider give NaN */
+    if (a_float && b_float && (is(op, "Max") || is(op, "Min")))
+        return odn_build_binary_loop(p, n, a, b, y, rank, dims, da, db);
     if (!a_full || !plain_binary_is_fast(p, op, rank, da, db) || few_channels_last(a, rank, dims, db)) {
         bool is_float =
             (a->elem_type == 0 || a->elem_type == TSR_FLOAT) && (b->elem_type == 0 || b->elem_type == TSR_FLOAT);

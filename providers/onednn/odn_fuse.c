@@ -38,6 +38,10 @@ static tsr_status *absorb_binary(odn_plan *p, odn_value *cur, const tsr_node *n,
     /* a variadic Max/Min of 1 or 3+ inputs is its own builder's */
     if (p->fuse_no_binary || odn_host->node_input_count(n) != 2) return NULL;
     const char *op = odn_host->node_op_type(n);
+    /* a float max/min post-op (vmaxps) drops a NaN of the value it is
+     * applied to: odn_build_binary runs them as the C loop */
+    bool floats = cur->elem_type == 0 || cur->elem_type == TSR_FLOAT;
+    if ((strcmp(op, "Max") == 0 || strcmp(op, "Min") == 0) && floats) return NULL;
     odn_value *a = odn_plan_value(p, odn_host->node_input(n, 0));
     odn_value *b = odn_plan_value(p, odn_host->node_input(n, 1));
     if (!a || !b || a == b) return NULL;

@@ -100,7 +100,8 @@ static double un_d(const unp *p, double x) {
     case U_CELU: return fmax(0.0, x) + fmin(0.0, p->alpha * (exp(x / p->alpha) - 1.0));
     case U_SOFTPLUS: return softplus(x);
     case U_SOFTSIGN: return x / (1.0 + fabs(x));
-    case U_HSIGMOID: return fmax(0.0, fmin(1.0, p->alpha * x + p->beta));
+    /* fmax/fmin drop a NaN; ONNX Runtime's HardSigmoid keeps it */
+    case U_HSIGMOID: return isnan(x) ? x : fmax(0.0, fmin(1.0, p->alpha * x + p->beta));
     case U_HSWISH: return x * fmax(0.0, fmin(1.0, x / 6.0 + 0.5));
     case U_MISH: return x * tanh(softplus(x));
     case U_GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));

@@ -5,7 +5,9 @@ through a heap when k is small (ties to the lower index, NaN above every
 number, largest and smallest, float and int64, axis not last), and ArgMax /
 ArgMin over the channel axis of a segmentation map (first occurrence on
 ties, select_last_index), and Tile (rows copied as runs). Expected outputs: numpy (a stable argsort of
-(key, index), argmax). `tessera test -p reference --rtol 0 --atol 0` runs
+(key, index), argmax). HardSigmoid on NaN, +-inf and its clamping ends
+(NaN stays NaN, as ONNX Runtime gives; fmax/fmin alone turned it into 1).
+`tessera test -p reference --rtol 0 --atol 0` runs
 them (ctest `reference_kernels`).
 usage: kernel_cases.py OUT_DIR (prints the case dirs, one a line)
 """
@@ -74,11 +76,25 @@ def tile_cases(out_dir):
                   [("Y", np.tile(x, reps))], [("R", np.array(reps, dtype=np.int64))])
 
 
+def hard_sigmoid_cases(out_dir):
+    """HardSigmoid with ONNX's defaults and with alpha 0.5, beta 0.25:
+    max(0, min(1, alpha * x + beta)) in float64 rounded once, NaN kept."""
+    edge = np.array([np.nan, np.inf, -np.inf, -2.5, 2.5, 0.0, -0.0, 1e-30], np.float32)
+    x = np.concatenate([edge, rng.uniform(-6, 6, 40).astype(np.float32)]).reshape(6, 8)
+    for name, alpha, beta in (("ref_hard_sigmoid_nan", 0.2, 0.5), ("ref_hard_sigmoid_nan_attrs", 0.5, 0.25)):
+        a, b = float(np.float32(alpha)), float(np.float32(beta))
+        with np.errstate(invalid="ignore"):
+            y = np.clip(a * x.astype(np.float64) + b, 0.0, 1.0)  # np.clip keeps NaN
+        save_case(out_dir, name, helper.make_node("HardSigmoid", ["X"], ["Y"], alpha=alpha, beta=beta),
+                  [("X", x)], [("Y", y.astype(np.float32))])
+
+
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     topk_cases(out_dir)
     argmax_cases(out_dir)
     tile_cases(out_dir)
+    hard_sigmoid_cases(out_dir)
     return 0
 
 

@@ -13,36 +13,13 @@
 #include <unistd.h>
 
 #include "loader_split.h"
+#include "wire_reader.h"
 
 enum { MODEL_GRAPH = 7, GRAPH_INITIALIZER = 5 };
-enum { WIRE_VARINT = 0, WIRE_I64 = 1, WIRE_LEN = 2, WIRE_I32 = 5 };
 
 /* More initializers than this is unusual enough for the whole unpack, which
  * needs no list of them (a million: ten times the largest real models). */
 #define SPLIT_MAX_INITIALIZERS ((size_t)1 << 20)
-
-/* One field, as offsets into the buffer scanned. */
-typedef struct wire_field {
-    size_t start;   /* its key */
-    size_t len_at;  /* its length varint (WIRE_LEN) */
-    size_t payload; /* its value */
-    size_t len;     /* bytes of value (WIRE_LEN, I32, I64) */
-    uint64_t id;
-    unsigned type;
-} wire_field;
-
-static bool get_varint(const uint8_t *b, size_t end, size_t *pos, uint64_t *out) {
-    uint64_t v = 0;
-    for (unsigned shift = 0; shift < 64 && *pos < end; shift += 7) {
-        uint8_t byte = b[(*pos)++];
-        v |= (uint64_t)(byte & 0x7f) << shift;
-        if (!(byte & 0x80)) {
-            *out = v;
-            return true;
-        }
-    }
-    return false;
-}
 
 static size_t varint_size(uint64_t v) {
     size_t n = 1;
@@ -57,39 +34,17 @@ static size_t put_varint(uint8_t *p, uint64_t v) {
     return n;
 }
 
-/* Reads the field at *pos (which must end by `end`) and moves past it.
- * False for anything malformed and for groups, which ONNX never writes. */
-static bool next_field(const uint8_t *b, size_t end, size_t *pos, wire_field *f) {
-    uint64_t key, v;
-    f->start = *pos;
-    if (!get_varint(b, end, pos, &key) || key >> 3 == 0) return false;
-    f->id = key >> 3;
-    f->type = (unsigned)(key & 7);
-    f->len_at = f->payload = *pos;
-    switch (f->type) {
-    case WIRE_VARINT: f->len = 0; return get_varint(b, end, pos, &v);
-    case WIRE_I64: f->len = 8; break;
-    case WIRE_I32: f->len = 4; break;
-    case WIRE_LEN:
-        if (!get_varint(b, end, pos, &v) || v > end - *pos) return false;
-        f->payload = *pos;
-        f->len = (size_t)v;
-        break;
-    default: return false;
-    }
-    if (f->len > end - f->payload) return false;
-    *pos = f->payload + f->len;
-    return true;
-}
+/* The next field; false also for field number 0, which protobuf-c refuses. */
+static bool next_field(wire_cursor *c, wire_field *f) { return wire_next_field(c, f) && f->id != 0; }
 
 /* The one ModelProto.graph; false when absent, repeated (protobuf merges
  * the copies) or not length-delimited, or when any top field is malformed. */
 static bool find_graph(const uint8_t *b, size_t size, wire_field *graph) {
-    size_t pos = 0;
+    wire_cursor c = {b, 0, size};
     int seen = 0;
-    while (pos < size) {
+    while (c.pos < c.end) {
         wire_field f;
-        if (!next_field(b, size, &pos, &f)) return false;
+        if (!next_field(&c, &f)) return false;
         if (f.id != MODEL_GRAPH) continue;
         if (f.type != WIRE_LEN || seen++) return false;
         *graph = f;
@@ -99,10 +54,11 @@ static bool find_graph(const uint8_t *b, size_t size, wire_field *graph) {
 
 /* Counts the graph's initializer fields (list NULL) or lists them. */
 static bool scan_initializers(const uint8_t *b, const wire_field *g, wire_field *list, size_t *n) {
-    size_t pos = g->payload, end = g->payload + g->len, count = 0;
-    while (pos < end) {
+    wire_cursor c = wire_value_cursor(b, g);
+    size_t count = 0;
+    while (c.pos < c.end) {
         wire_field f;
-        if (!next_field(b, end, &pos, &f)) return false;
+        if (!next_field(&c, &f)) return false;
         if (f.id != GRAPH_INITIALIZER) continue;
         if (f.type != WIRE_LEN) return false;
         if (list) list[count] = f;

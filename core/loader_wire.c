@@ -6,26 +6,13 @@
 #include <string.h>
 
 #include "loader_internal.h"
+#include "wire_reader.h"
 
 typedef struct wire_scan {
     int max_graphs;
     wire_report *r;
     unsigned top_seen[64]; /* occurrences of each ModelProto field so far */
 } wire_scan;
-
-static int read_varint(const uint8_t **p, const uint8_t *end, uint64_t *out) {
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (*p >= end) return 0;
-        uint8_t b = *(*p)++;
-        v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) {
-            *out = v;
-            return 1;
-        }
-    }
-    return 0;
-}
 
 /* Notes the path to the message being entered, for the report: the
  * ModelProto field (level 0), the node of that graph or function (level 1),
@@ -47,52 +34,34 @@ static void note_path(wire_scan *w, int level, const ProtobufCFieldDescriptor *f
     }
 }
 
-/* Returns WIRE_OK, or what was exceeded; anything malformed stops the scan
- * of that message with WIRE_OK and is left to protobuf-c to report. */
-static int scan(wire_scan *w, const uint8_t *p, const uint8_t *end, const ProtobufCMessageDescriptor *desc,
-                int depth_left, int graphs, int level) {
+/* Returns WIRE_OK, or what was exceeded; anything malformed (groups
+ * included: ONNX has none) stops the scan of that message with WIRE_OK and
+ * is left to protobuf-c to report. */
+static int scan(wire_scan *w, wire_cursor c, const ProtobufCMessageDescriptor *desc, int depth_left, int graphs,
+                int level) {
     if (depth_left <= 0) return WIRE_MESSAGES;
     unsigned nodes_seen = 0;
-    while (p < end) {
-        uint64_t key, len;
-        if (!read_varint(&p, end, &key)) return WIRE_OK;
-        switch (key & 7) {
-        case 0:
-            if (!read_varint(&p, end, &len)) return WIRE_OK;
-            break;
-        case 1:
-            if (end - p < 8) return WIRE_OK;
-            p += 8;
-            break;
-        case 5:
-            if (end - p < 4) return WIRE_OK;
-            p += 4;
-            break;
-        case 2: {
-            if (!read_varint(&p, end, &len) || len > (uint64_t)(end - p)) return WIRE_OK;
-            uint64_t id = key >> 3;
-            const ProtobufCFieldDescriptor *f =
-                id <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(desc, (unsigned)id) : NULL;
-            if (f && level == 2 && desc == &onnx__node_proto__descriptor && f->type == PROTOBUF_C_TYPE_STRING &&
-                strcmp(f->name, "name") == 0) {
-                w->r->node_name = p;
-                w->r->node_name_len = (size_t)len;
-            }
-            if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
-                int g = graphs;
-                if (desc == &onnx__attribute_proto__descriptor && f->descriptor == &onnx__graph_proto__descriptor &&
-                    ++g > w->max_graphs) {
-                    w->r->graphs_found = g;
-                    return WIRE_GRAPHS;
-                }
-                if (level <= 1) note_path(w, level, f, &nodes_seen);
-                int st = scan(w, p, p + len, f->descriptor, depth_left - 1, g, level + 1);
-                if (st != WIRE_OK) return st;
-            }
-            p += len;
-            break;
+    while (c.pos < c.end) {
+        wire_field fd;
+        if (!wire_next_field(&c, &fd)) return WIRE_OK;
+        if (fd.type != WIRE_LEN) continue;
+        const ProtobufCFieldDescriptor *f =
+            fd.id <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(desc, (unsigned)fd.id) : NULL;
+        if (f && level == 2 && desc == &onnx__node_proto__descriptor && f->type == PROTOBUF_C_TYPE_STRING &&
+            strcmp(f->name, "name") == 0) {
+            w->r->node_name = c.base + fd.payload;
+            w->r->node_name_len = fd.len;
         }
-        default: return WIRE_OK; /* groups are not used by ONNX; protobuf-c decides */
+        if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
+            int g = graphs;
+            if (desc == &onnx__attribute_proto__descriptor && f->descriptor == &onnx__graph_proto__descriptor &&
+                ++g > w->max_graphs) {
+                w->r->graphs_found = g;
+                return WIRE_GRAPHS;
+            }
+            if (level <= 1) note_path(w, level, f, &nodes_seen);
+            int st = scan(w, wire_value_cursor(c.base, &fd), f->descriptor, depth_left - 1, g, level + 1);
+            if (st != WIRE_OK) return st;
         }
     }
     return WIRE_OK;
@@ -103,5 +72,5 @@ int loader_wire_check(const uint8_t *bytes, size_t size, const ProtobufCMessageD
     memset(r, 0, sizeof *r);
     r->node_index = -1;
     wire_scan w = {max_graphs, r, {0}};
-    return scan(&w, bytes, bytes + size, desc, max_messages, 0, 0);
+    return scan(&w, (wire_cursor){bytes, 0, size}, desc, max_messages, 0, 0);
 }

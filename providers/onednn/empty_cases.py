@@ -18,13 +18,13 @@ session. Expected outputs from numpy.
 usage: empty_cases.py --check TESSERA OUT_DIR   (exit 77 without onnx or onednn)
 """
 import os
-import subprocess
 import sys
 
 try:
     import numpy as np
-    import onnx
-    from onnx import helper, numpy_helper, TensorProto as T
+    from onnx import helper, TensorProto as T
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import extra_cases as ec
 except ImportError:
     np = None
 
@@ -33,22 +33,7 @@ OPSET = 13
 
 def save(out, name, nodes, inputs, outputs, inits, sets):
     """inputs: (name, elem type, dims with symbols); sets: (inputs, outputs) arrays per test_data_set."""
-    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info(n, t, d) for n, t, d in inputs],
-                          [helper.make_tensor_value_info(n, t, None) for n, t in outputs],
-                          [numpy_helper.from_array(a, n) for n, a in inits])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
-    m.ir_version = 7
-    d = os.path.join(out, name)
-    os.makedirs(d, exist_ok=True)
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    for s, (ins, outs) in enumerate(sets):
-        sd = os.path.join(d, "test_data_set_%d" % s)
-        os.makedirs(sd, exist_ok=True)
-        for prefix, arrs in (("input", ins), ("output", outs)):
-            for i, (n, a) in enumerate(arrs):
-                with open(os.path.join(sd, "%s_%d.pb" % (prefix, i)), "wb") as f:
-                    f.write(numpy_helper.from_array(a, n).SerializeToString())
-    return d
+    return ec.save_declared_case(out, name, nodes, inputs, outputs, inits, sets, OPSET, 7)
 
 
 def nms_offset(out, rng):
@@ -121,9 +106,7 @@ def bad_broadcast(out):
 
 
 def onednn_nodes(tessera, case):
-    part = subprocess.run([tessera, "partition", os.path.join(case, "model.onnx"), "-p", "onednn,reference"],
-                          capture_output=True, text=True).stdout
-    total = [line for line in part.splitlines() if line.startswith("total:")]
+    total = [line for line in ec.partition(tessera, case).splitlines() if line.startswith("total:")]
     words = total[0].replace(",", "").split() if total else []
     return int(words[words.index("onednn") + 1]) if "onednn" in words else 0
 
@@ -132,27 +115,16 @@ def check(tessera, out):
     if np is None:
         print("no numpy/onnx: skipped")
         return 77
-    if "onednn" not in subprocess.run([tessera, "providers"], capture_output=True, text=True).stdout:
-        print("no onednn provider: skipped")
+    if not ec.has_onednn(tessera):
         return 77
     rng = np.random.default_rng(20261207)
     cases = [nms_offset(out, rng), rows_const(out, rng), matmul_batch(out, rng), matmul_rows(out, rng)]
-    bad = 0
-    r = subprocess.run([tessera, "test", "-p", "onednn,reference"] + cases, capture_output=True, text=True)
-    sys.stdout.write(r.stdout + r.stderr)
-    bad += r.returncode != 0
+    bad = 0 if ec.test_cases(tessera, cases) else 1
     for c in cases:
         if onednn_nodes(tessera, c) < 2:
             print("%s: expected onednn to run the binary nodes" % os.path.basename(c))
             bad += 1
-    c = bad_broadcast(out)
-    r = subprocess.run([tessera, "test", "-p", "onednn,reference", c], capture_output=True, text=True)
-    text = r.stdout + r.stderr
-    if r.returncode != 1 or "'bad_add'" not in text:
-        print("empty_bad_broadcast: expected a failed run naming 'bad_add', got exit %d:\n%s" % (r.returncode, text))
-        bad += 1
-    else:
-        print("ok: empty_bad_broadcast fails cleanly")
+    bad += not ec.fails_naming(tessera, bad_broadcast(out), "'bad_add'")
     return 1 if bad else 0
 
 

@@ -46,14 +46,36 @@ def save_typed_case(out_dir, name, nodes, inputs, outputs, inits=(), opset=OPSET
         [helper.make_tensor_value_info(n, ty(a), a.shape) for n, a in outputs],
         [numpy_helper.from_array(a, n) for n, a in inits])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    print(write_case(out_dir, name, m, [(inputs, outputs)]))
+
+
+def write_case(out_dir, name, model, sets):
+    """Writes OUT_DIR/NAME/model.onnx and, per (inputs, outputs) of
+    (name, array) lists in sets, test_data_set_K; returns the case folder."""
     d = os.path.join(out_dir, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    for prefix, arrs in (("input", inputs), ("output", outputs)):
-        for i, (n, a) in enumerate(arrs):
-            with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (prefix, i)), "wb") as f:
-                f.write(numpy_helper.from_array(a, n).SerializeToString())
-    print(d)
+    os.makedirs(d, exist_ok=True)
+    onnx.save(model, os.path.join(d, "model.onnx"))
+    for s, (ins, outs) in enumerate(sets):
+        sd = os.path.join(d, "test_data_set_%d" % s)
+        os.makedirs(sd, exist_ok=True)
+        for prefix, arrs in (("input", ins), ("output", outs)):
+            for i, (n, a) in enumerate(arrs):
+                with open(os.path.join(sd, "%s_%d.pb" % (prefix, i)), "wb") as f:
+                    f.write(numpy_helper.from_array(a, n).SerializeToString())
+    return d
+
+
+def save_declared_case(out_dir, name, nodes, inputs, outputs, inits, sets, opset, ir_version):
+    """A case whose graph declares its own types: inputs (name, elem type,
+    dims with symbols), outputs (name, elem type) of unknown shape, so one
+    session can run several sets of other sizes; inits (name, array);
+    sets, (inputs, outputs) arrays per test_data_set. Returns its folder."""
+    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info(n, t, d) for n, t, d in inputs],
+                          [helper.make_tensor_value_info(n, t, None) for n, t in outputs],
+                          [numpy_helper.from_array(a, n) for n, a in inits])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = ir_version
+    return write_case(out_dir, name, m, sets)
 
 
 def save_case(out_dir, name, nodes, inputs, outputs, inits=()):
@@ -71,13 +93,42 @@ def written_cases(write, out):
     return buf.getvalue().split()
 
 
-def test_cases(tessera, cases, *args):
-    """`tessera test -p onednn,reference ARGS CASES`, its report echoed;
-    True when every case passes."""
-    r = subprocess.run([tessera, "test", "-p", "onednn,reference", *args] + list(cases), capture_output=True,
-                       text=True)
+def test_cases(tessera, cases, *args, providers="onednn,reference"):
+    """`tessera test -p PROVIDERS ARGS CASES`, its report echoed; True when
+    every case passes."""
+    r = subprocess.run([tessera, "test", "-p", providers, *args] + list(cases), capture_output=True, text=True)
     sys.stdout.write(r.stdout + r.stderr)
     return r.returncode == 0
+
+
+def has_onednn(tessera):
+    """Whether `tessera providers` lists onednn; says it skips when not
+    (a check then exits 77)."""
+    if "onednn" in subprocess.run([tessera, "providers"], capture_output=True, text=True).stdout:
+        return True
+    print("no onednn provider: skipped")
+    return False
+
+
+def fails_naming(tessera, case, want):
+    """Whether `tessera test -p onednn,reference CASE` (a hostile case)
+    fails cleanly, exit 1 with `want` (the node's name) in its report; says
+    which."""
+    r = subprocess.run([tessera, "test", "-p", "onednn,reference", case], capture_output=True, text=True)
+    text, name = r.stdout + r.stderr, os.path.basename(case)
+    if r.returncode == 1 and want in text:
+        print("ok: %s fails cleanly" % name)
+        return True
+    print("%s: expected a failed run naming the node (%s), got exit %d:\n%s" % (name, want, r.returncode, text))
+    return False
+
+
+def partition(tessera, case, with_stderr=False):
+    """`tessera partition CASE/model.onnx -p onednn,reference`: its report,
+    with the host's warnings after it when with_stderr."""
+    r = subprocess.run([tessera, "partition", os.path.join(case, "model.onnx"), "-p", "onednn,reference"],
+                       capture_output=True, text=True)
+    return r.stdout + (r.stderr if with_stderr else "")
 
 
 def explain(tessera, case):

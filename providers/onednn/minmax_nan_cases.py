@@ -28,7 +28,7 @@ except ImportError:
 
 if np is not None:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from extra_cases import claimed_whole, float_conv, save_case, test_cases, written_cases
+    from extra_cases import claimed_whole, float_conv, has_onednn, save_case, test_cases, written_cases
 
     rng = np.random.default_rng(20261207)
 
@@ -74,8 +74,7 @@ def check(tessera, out):
     if np is None:
         print("no numpy/onnx: skipped")
         return 77
-    if "onednn" not in subprocess.run([tessera, "providers"], capture_output=True, text=True).stdout:
-        print("no onednn provider: skipped")
+    if not has_onednn(tessera):
         return 77
     cases = written_cases(write, out)
     bad = [] if test_cases(tessera, cases) else ["tests"]

@@ -43,7 +43,7 @@ try:
     import numpy as np
     from onnx import helper
     import qdq_cases as q
-    from extra_cases import save_typed_case
+    from extra_cases import fails_naming, has_onednn, save_typed_case, test_cases
 except ImportError:
     np = None
 
@@ -170,8 +170,7 @@ def check(tessera, out):
     if np is None:
         print("no numpy/onnx: skipped")
         return 77
-    if "onednn" not in subprocess.run([tessera, "providers"], capture_output=True, text=True).stdout:
-        print("no onednn provider: skipped")
+    if not has_onednn(tessera):
         return 77
     os.makedirs(out, exist_ok=True)
     bad = 0
@@ -179,10 +178,7 @@ def check(tessera, out):
         write(out)
     cases = [os.path.join(out, n) for n in ("qdq_dw_mbv1", "qdq_dw_mbv2")]
     for t in THREADS:
-        r = subprocess.run([tessera, "test", "-t", str(t), "-p", "onednn,reference", "--rtol", "0", "--atol",
-                            str(q.ATOL)] + cases, capture_output=True, text=True)
-        sys.stdout.write(r.stdout + r.stderr)
-        bad += r.returncode != 0
+        bad += not test_cases(tessera, cases, "-t", str(t), "--rtol", "0", "--atol", str(q.ATOL))
         for c in cases:
             steps = float_steps(tessera, c, t)
             if steps:
@@ -192,24 +188,10 @@ def check(tessera, out):
                 print("ok: %s runs on the integer path (%d threads)" % (os.path.basename(c), t))
     exact = [quantize_input(out, "qdq_dw_quantize_u8", np.uint8, 131),
              quantize_input(out, "qdq_dw_quantize_s8", np.int8, -3)]
-    r = subprocess.run([tessera, "test", "-p", "onednn", "--rtol", "0", "--atol", "0"] + exact, capture_output=True,
-                       text=True)
-    sys.stdout.write(r.stdout + r.stderr)
-    bad += r.returncode != 0
-    c = wide_dilation(out)
-    r = subprocess.run([tessera, "test", "-p", "onednn,reference", "--rtol", "0", "--atol", str(q.ATOL), c],
-                       capture_output=True, text=True)
-    sys.stdout.write(r.stdout + r.stderr)
-    bad += r.returncode != 0
+    bad += not test_cases(tessera, exact, "--rtol", "0", "--atol", "0", providers="onednn")
+    bad += not test_cases(tessera, [wide_dilation(out)], "--rtol", "0", "--atol", str(q.ATOL))
     for name, pads in (("qdq_dw_huge_pads", (1 << 40,) * 4), ("qdq_dw_negative_pads", (-5, 1, 1, 1))):
-        c = hostile(out, name, pads)
-        r = subprocess.run([tessera, "test", "-p", "onednn,reference", c], capture_output=True, text=True)
-        text = r.stdout + r.stderr
-        if r.returncode != 1 or "dw_hostile" not in text:
-            print("%s: expected a failed run naming the node, got exit %d:\n%s" % (name, r.returncode, text))
-            bad += 1
-        else:
-            print("ok: %s fails cleanly" % name)
+        bad += not fails_naming(tessera, hostile(out, name, pads), "dw_hostile")
     return 1 if bad else 0
 
 

@@ -16,34 +16,19 @@ from its reader ("a shape value leaving the piece" on a Llama GQA block).
 usage: regroup_cases.py --check TESSERA OUT_DIR   (exit 77 without onnx or onednn)
 """
 import os
-import subprocess
 import sys
 
 try:
     import numpy as np
-    import onnx
-    from onnx import helper, numpy_helper, TensorProto as T
+    from onnx import helper, TensorProto as T
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import extra_cases as ec
 except ImportError:
     np = None
 
 
 def save(out, name, nodes, outputs, inits, sets):
-    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", T.FLOAT, ["N", 3, 4])],
-                          [helper.make_tensor_value_info(n, t, None) for n, t in outputs],
-                          [numpy_helper.from_array(a, n) for n, a in inits])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 7
-    d = os.path.join(out, name)
-    os.makedirs(d, exist_ok=True)
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    for s, (ins, outs) in enumerate(sets):
-        sd = os.path.join(d, "test_data_set_%d" % s)
-        os.makedirs(sd, exist_ok=True)
-        for prefix, arrs in (("input", ins), ("output", outs)):
-            for i, (n, a) in enumerate(arrs):
-                with open(os.path.join(sd, "%s_%d.pb" % (prefix, i)), "wb") as f:
-                    f.write(numpy_helper.from_array(a, n).SerializeToString())
-    return d
+    return ec.save_declared_case(out, name, nodes, [("x", T.FLOAT, ["N", 3, 4])], outputs, inits, sets, 13, 7)
 
 
 def chain(tag, x, y):
@@ -78,18 +63,12 @@ def check(tessera, out):
     if np is None:
         print("no numpy/onnx: skipped")
         return 77
-    if "onednn" not in subprocess.run([tessera, "providers"], capture_output=True, text=True).stdout:
-        print("no onednn provider: skipped")
+    if not ec.has_onednn(tessera):
         return 77
     cs = cases(out, np.random.default_rng(20261207))
-    bad = 0
-    r = subprocess.run([tessera, "test", "-p", "onednn,reference"] + cs, capture_output=True, text=True)
-    sys.stdout.write(r.stdout + r.stderr)
-    bad += r.returncode != 0
+    bad = 0 if ec.test_cases(tessera, cs) else 1
     for c in cs:
-        part = subprocess.run([tessera, "partition", os.path.join(c, "model.onnx"), "-p", "onednn,reference"],
-                              capture_output=True, text=True)
-        text = part.stdout + part.stderr
+        text = ec.partition(tessera, c, with_stderr=True)
         if "cycle" in text or "'bs_gather': computes a shape value read outside" not in text:
             print("%s: expected the Gather given back and no cycle to split:\n%s" % (os.path.basename(c), text))
             bad += 1

@@ -24,13 +24,13 @@ second). Expected outputs from numpy.
 usage: shape_calc_cases.py --check TESSERA OUT_DIR   (exit 77 without onnx)
 """
 import os
-import subprocess
 import sys
 
 try:
     import numpy as np
-    import onnx
     from onnx import helper, numpy_helper, TensorProto as T
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import extra_cases as ec
 except ImportError:
     np = None
 
@@ -41,22 +41,7 @@ def save(out, name, nodes, inputs, outputs, inits, sets, pieces):
     """inputs: (name, elem type, dims with symbols); sets: list of (inputs,
     outputs) arrays; pieces: the partition's expected onednn piece count
     (None: not checked)."""
-    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info(n, t, d) for n, t, d in inputs],
-                          [helper.make_tensor_value_info(n, t, None) for n, t in outputs],
-                          [numpy_helper.from_array(a, n) for n, a in inits])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
-    m.ir_version = 8
-    d = os.path.join(out, name)
-    os.makedirs(d, exist_ok=True)
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    for s, (ins, outs) in enumerate(sets):
-        sd = os.path.join(d, "test_data_set_%d" % s)
-        os.makedirs(sd, exist_ok=True)
-        for prefix, arrs in (("input", ins), ("output", outs)):
-            for i, (n, a) in enumerate(arrs):
-                with open(os.path.join(sd, "%s_%d.pb" % (prefix, i)), "wb") as f:
-                    f.write(numpy_helper.from_array(a, n).SerializeToString())
-    return d, pieces
+    return ec.save_declared_case(out, name, nodes, inputs, outputs, inits, sets, OPSET, 8), pieces
 
 
 def i64(*v):
@@ -226,28 +211,16 @@ def check(tessera, out):
     if np is None:
         print("no numpy/onnx: skipped")
         return 77
-    if "onednn" not in subprocess.run([tessera, "providers"], capture_output=True, text=True).stdout:
-        print("no onednn provider: skipped")
+    if not ec.has_onednn(tessera):
         return 77
     rng = np.random.default_rng(20261207)
     cases = [f(out, rng) for f in (groupnorm, heads, resize_skip, where_minus1, leaves_piece)]
-    bad = 0
-    r = subprocess.run([tessera, "test", "-p", "onednn,reference"] + [c for c, _ in cases], capture_output=True,
-                       text=True)
-    sys.stdout.write(r.stdout + r.stderr)
-    bad += r.returncode != 0
+    bad = 0 if ec.test_cases(tessera, [c for c, _ in cases]) else 1
     for name, index, divisor, message in HOSTILE:
         c, _ = hostile(out, name, index, divisor)
-        r = subprocess.run([tessera, "test", "-p", "onednn,reference", c], capture_output=True, text=True)
-        text = r.stdout + r.stderr
-        if r.returncode != 1 or message not in text:
-            print("%s: expected a failed run naming the node (%s), got exit %d:\n%s" % (name, message, r.returncode, text))
-            bad += 1
-        else:
-            print("ok: %s fails cleanly" % name)
+        bad += not ec.fails_naming(tessera, c, message)
     for c, pieces in cases:
-        part = subprocess.run([tessera, "partition", os.path.join(c, "model.onnx"), "-p", "onednn,reference"],
-                              capture_output=True, text=True).stdout
+        part = ec.partition(tessera, c)
         total = [line for line in part.splitlines() if line.startswith("total:")]
         want = "in %d pieces; onednn" % pieces if pieces else None
         if not total or (want and want not in total[0]) or (want and "reference 0," not in total[0]):

@@ -10,38 +10,9 @@
 #include <unistd.h>
 
 #include "ir.h"
+#include "loader_test_files.h"
 #include "status.h"
 #include "tessera/tessera.h"
-
-static char *data_path(const char *name) {
-    const char *root = getenv("TESSERA_TEST_DATA");
-    static char buf[4096];
-    snprintf(buf, sizeof buf, "%s/loader/%s", root ? root : "tests/data", name);
-    return buf;
-}
-
-static unsigned char *slurp(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    unsigned char *b = malloc(n > 0 ? (size_t)n : 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    *size = (size_t)n;
-    return b;
-}
-
-static void write_file(const char *path, const void *data, size_t n) {
-    FILE *f = fopen(path, "wb");
-    CU_ASSERT_FATAL(f != NULL);
-    CU_ASSERT(fwrite(data, 1, n, f) == n);
-    fclose(f);
-}
 
 static ir_model *load_ok(const char *name) {
     ir_model *m = NULL;
@@ -290,13 +261,7 @@ static void test_garbled_bytes(void) {
     uint32_t seed = 12345;
     for (int iter = 0; iter < 3000; iter++) {
         memcpy(copy, b, n);
-        int flips = 1 + iter % 4;
-        for (int k = 0; k < flips; k++) {
-            seed = seed * 1664525u + 1013904223u;
-            size_t pos = (seed >> 8) % n;
-            seed = seed * 1664525u + 1013904223u;
-            copy[pos] = (unsigned char)(seed >> 24);
-        }
+        garble(copy, n, 1 + iter % 4, &seed);
         load_any(copy, n);
     }
     for (int iter = 0; iter < 500; iter++) {

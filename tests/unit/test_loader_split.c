@@ -14,6 +14,7 @@
 #include "ir.h"
 #include "loader_internal.h"
 #include "loader_split.h"
+#include "loader_test_files.h"
 #include "onnx_writer.h"
 #include "status.h"
 #include "tessera/tessera.h"
@@ -26,29 +27,6 @@ static const char *in_tmp(const char *name) {
     static char buf[256];
     snprintf(buf, sizeof buf, "%s/%s", tmpdir, name);
     return buf;
-}
-
-static unsigned char *slurp(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    unsigned char *b = malloc(n > 0 ? (size_t)n : 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    *size = (size_t)n;
-    return b;
-}
-
-static void write_file(const char *path, const void *data, size_t n) {
-    FILE *f = fopen(path, "wb");
-    CU_ASSERT_FATAL(f != NULL);
-    CU_ASSERT(fwrite(data, 1, n, f) == n);
-    fclose(f);
 }
 
 /* --- protobuf bytes written by hand ---------------------------------------- */
@@ -273,13 +251,6 @@ static bool split_matches_whole(const uint8_t *bytes, size_t n, const char *dir)
     return true;
 }
 
-static const char *data_path(const char *name) {
-    const char *root = getenv("TESSERA_TEST_DATA");
-    static char buf[4096];
-    snprintf(buf, sizeof buf, "%s/loader/%s", root ? root : "tests/data", name);
-    return buf;
-}
-
 /* --- tests ----------------------------------------------------------------- */
 
 /* The loader's own test models: raw_data, int64/int32/string/bool typed
@@ -440,12 +411,7 @@ static void test_garbled(void) {
     uint32_t seed = 4242;
     for (int iter = 0; iter < 400; iter++) {
         memcpy(copy, v, n);
-        for (int k = 0; k < 1 + iter % 3; k++) {
-            seed = seed * 1664525u + 1013904223u;
-            size_t pos = (seed >> 8) % n;
-            seed = seed * 1664525u + 1013904223u;
-            copy[pos] = (unsigned char)(seed >> 24);
-        }
+        garble(copy, n, 1 + iter % 3, &seed);
         cut_at(copy, n);
     }
     free(copy);

@@ -62,7 +62,9 @@ tsr_status *odn_build_gemm_typed(odn_plan *p, size_t index) {
  * VNNI (odn_qlin_int8_ok) and the float paths otherwise. */
 tsr_status *odn_build_matmulinteger(odn_plan *p, size_t index) {
     const tsr_node *n = p->nodes[index];
-    bool int8 = strcmp(odn_host->node_op_type(n), "QLinearMatMul") == 0 ? odn_qlin_int8_ok(p, n) : p->int8_primitives;
+    bool int8 = strcmp(odn_host->node_op_type(n), "QLinearMatMul") == 0
+        ? odn_qlin_int8_ok(p, n)
+        : p->int8_primitives && !odn_i16_intgemm_instead(p, n);
     return int8 ? odn_build_quant_matmul(p, index) : odn_build_intgemm(p, index);
 }
 

@@ -143,6 +143,9 @@ tsr_status *odn_i16_matmul(odn_plan *p, const odn_i16_layer *l, bool *handled);
 bool odn_i16_intgemm_usable(int64_t k);
 tsr_status *odn_i16_intgemm_add(odn_plan *p, const tsr_node *n, const odn_value *va, const odn_value *vb,
                                 const tsr_tensor *zbt, int64_t rows, dnnl_memory_t a, bool as_float, dnnl_memory_t c);
+/* Whether a MatMulInteger the plan could give oneDNN's int8 primitives
+ * runs on the u8 x s8 kernel instead (odn_i16_intgemm.c). */
+bool odn_i16_intgemm_instead(odn_plan *p, const tsr_node *n);
 /* Pooling node `n` from x to y (odn_build_pool.c; y's element type: f32,
  * or u8/s8 for a QDQ MaxPool). */
 tsr_status *odn_build_pool_values(odn_plan *p, const tsr_node *n, odn_value *x, odn_value *y);

@@ -22,7 +22,9 @@ on one session (`tessera run --repeat 3`) against numpy in float64:
           one session, the last planned after the release
   dynq_tied  one int8 weight read by two MatMulIntegers: freed
   dynq_out   the weight is also a graph output: kept
-  dynq_7bit  7-bit weights (quantize_dynamic's reduce_range) run on oneDNN's
+  dynq_7bit  7-bit weights (quantize_dynamic's reduce_range): on a CPU
+          without VNNI on the u8 x s8 kernel, packed shape-free (freed by
+          the first plan, odn_i16_intgemm_instead); with VNNI on oneDNN's
           int8 matmul, whose weight layout depends on the rows: kept
 
   fallback (with FAIL_COMPILE_PLUGIN) a piece failing to compile after a
@@ -44,6 +46,18 @@ except ImportError:
     np = None
 
 OPSET = 13
+
+
+def cpu_flags():
+    """/proc/cpuinfo's flags (empty where there is none)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
 
 
 def model(path, nodes, inputs, outputs, inits):
@@ -157,6 +171,9 @@ def dynq_expect(x, w, wzp=0):
 
 
 def dynq_cases(rng):
+    flags = cpu_flags()
+    vnni = "avx512_vnni" in flags or "avx_vnni" in flags
+    sevenbit = ([], ["w7"]) if vnni or "avx2" not in flags else (["w7"], [])
     k, n = 96, 80
     wq = rng.integers(-128, 128, (k, n)).astype(np.int8)
     wu = rng.integers(0, 256, (n, 48)).astype(np.uint8)
@@ -181,7 +198,7 @@ def dynq_cases(rng):
                 [("wq", wq)], feeds, lambda f: {"y": dynq_expect(f["x"], wq), "wq": wq.astype(np.float64)}, [],
                 ["wq"]))
     out.append(("dynq_7bit", dynq_chain("x", "w7", None, "y"), [f32("x", ["rows", k])], [f32("y", ["rows", n])],
-                [("w7", w7)], feeds, lambda f: {"y": dynq_expect(f["x"], w7)}, [], ["w7"]))
+                [("w7", w7)], feeds, lambda f: {"y": dynq_expect(f["x"], w7)}, *sevenbit))
     return out
 
 

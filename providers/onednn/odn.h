@@ -707,6 +707,10 @@ bool odn_fuse_gelu_tanh(odn_plan *p, const odn_value *x, odn_value **out);
  * ops, builds it as one layer normalization, marks its nodes done and sets
  * *handled; else leaves everything as it was. */
 tsr_status *odn_fuse_layernorm(odn_plan *p, size_t index, bool *handled);
+/* When Pow/Mul node `index` squares the input of an RMSNorm written out in
+ * primitive ops, builds it as one C loop (odn_fuse_rmsnorm.c), marks its
+ * nodes done and sets *handled; else leaves everything as it was. */
+tsr_status *odn_fuse_rmsnorm(odn_plan *p, size_t index, bool *handled);
 
 /* When `x` feeds exactly `x * Sigmoid(x)` or `x * HardSigmoid(x)` (as
  * HardSwish), marks those nodes done, sets *el to the one eltwise that

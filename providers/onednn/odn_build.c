@@ -22,10 +22,13 @@ tsr_status *odn_build_node(odn_plan *p, size_t index) {
 }
 
 /* A written-out activation (x*Sigmoid(x), HardSwish, Gelu...) is one
- * eltwise when the node starts one nothing absorbed already. */
+ * eltwise when the node starts one nothing absorbed already; a squaring
+ * Pow or Mul may start a written-out RMSNorm (odn_fuse_rmsnorm.c). */
 tsr_status *odn_build_act_or_binary(odn_plan *p, size_t index) {
     bool handled;
-    tsr_status *s = odn_build_written_act(p, index, &handled);
+    tsr_status *s = odn_fuse_rmsnorm(p, index, &handled); /* Mul(x, x) */
+    if (s || handled) return s;
+    s = odn_build_written_act(p, index, &handled);
     return s || handled ? s : odn_build_binary(p, index);
 }
 
@@ -37,7 +40,9 @@ tsr_status *odn_build_unary(odn_plan *p, size_t index) {
 
 tsr_status *odn_build_act_or_eltwise(odn_plan *p, size_t index) {
     bool handled;
-    tsr_status *s = odn_build_written_act(p, index, &handled);
+    tsr_status *s = odn_fuse_rmsnorm(p, index, &handled); /* Pow(x, 2) */
+    if (s || handled) return s;
+    s = odn_build_written_act(p, index, &handled);
     return s || handled ? s : odn_build_unary(p, index);
 }
 

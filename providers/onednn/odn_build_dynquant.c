@@ -47,15 +47,18 @@ int odn_dynquant_check(const tsr_node *n, char *why, size_t size) {
         return check_symbolic_rank(x, why, size);
     }
     /* Cast: the exact conversions (oneDNN's reorder rounds and saturates
-     * float -> int, where ONNX truncates), and float32 <-> float16 (mixed
-     * precision exports put one around every op kept in float32) */
+     * float -> int, where ONNX truncates), float32 <-> float16 (mixed
+     * precision exports put one around every op kept in float32), and
+     * float32 to float32 (torch's `.to(torch.float32)` in LLaMA-style
+     * RMSNorms, exported even on float32 models: a view) */
     int64_t to = odn_attr_int(n, "to", 0);
     bool exact = is_int_source(tx) && (to == TSR_FLOAT || (to == TSR_INT32 && tx != TSR_INT32));
     bool halves = (tx == TSR_FLOAT && to == TSR_FLOAT16) || (tx == TSR_FLOAT16 && to == TSR_FLOAT);
-    if (!exact && !halves)
+    if (!exact && !halves && !(tx == TSR_FLOAT && to == TSR_FLOAT))
         return odn_decline(why, size, TSR_DECLINE_TYPE,
-                           "Cast from type %d to %lld (integer to float32, float32 <-> float16 mapped)", (int)tx,
-                           (long long)to);
+                           "Cast from type %d to %lld (integer to float32, float32 <-> float16, float32 to "
+                           "float32 mapped)",
+                           (int)tx, (long long)to);
     const tsr_value_info *y = nout ? odn_host->node_output(n, 0) : NULL;
     if (!y || odn_host->value_elem_type(y) != to)
         return odn_decline(why, size, TSR_DECLINE_TYPE, "output type differs from 'to'");
@@ -255,6 +258,8 @@ static tsr_status *run_half_round(const void *vctx, dnnl_memory_t src, dnnl_memo
 
 tsr_status *odn_build_cast(odn_plan *p, size_t index) {
     const tsr_node *n = p->nodes[index];
+    if (odn_host->value_elem_type(odn_host->node_input(n, 0)) == TSR_FLOAT && odn_attr_int(n, "to", 0) == TSR_FLOAT)
+        return odn_build_reshape(p, index); /* as Identity: a view */
     odn_value *vx = odn_plan_value(p, odn_host->node_input(n, 0));
     odn_value *vy = odn_plan_value(p, odn_host->node_output(n, 0));
     if (!vx || !vy || !vx->produced) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: Cast values not ready");

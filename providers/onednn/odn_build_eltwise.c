@@ -25,6 +25,8 @@ int odn_eltwise_of(const tsr_node *n, odn_eltwise out[2]) {
     else if (is(op, "Sqrt")) out[0].alg = dnnl_eltwise_sqrt;
     else if (is(op, "Abs")) out[0].alg = dnnl_eltwise_abs;
     else if (is(op, "Neg")) out[0] = (odn_eltwise){dnnl_eltwise_linear, -1.0f, 0.0f};
+    /* oneDNN's pow computes alpha / x for beta -1: a division, exact */
+    else if (is(op, "Reciprocal")) out[0] = (odn_eltwise){dnnl_eltwise_pow, 1.0f, -1.0f};
     else if (is(op, "HardSwish")) out[0].alg = dnnl_eltwise_hardswish;
     else if (is(op, "PRelu")) {
         /* a constant one-value slope: relu's alpha (x > 0 ? x : alpha * x,

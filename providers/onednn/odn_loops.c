@@ -29,7 +29,7 @@ static float eltwise_at(const odn_eltwise *e, float x) {
     case dnnl_eltwise_square: return x * x;
     case dnnl_eltwise_linear: return a * x + b;
     case dnnl_eltwise_clip_v2: return x < a ? a : x > b ? b : x;
-    case dnnl_eltwise_pow: return a * powf(x, b);
+    case dnnl_eltwise_pow: return b == -1.0f ? a / x : a * powf(x, b); /* Reciprocal: a division, as the JIT */
     case dnnl_eltwise_swish: return x / (1.0f + expf(-a * x));
     case dnnl_eltwise_hardswish: {
         float g = x / 6.0f + 0.5f;

@@ -67,6 +67,7 @@ static const odn_op ops[] = {
     {"QLinearSigmoid", odn_qop_check, odn_build_qop},
     {"QuantizeLinear", odn_qdq_check, NULL}, /* odn_qdq_build */
     {"RNN", odn_rnn_check, odn_build_rnn},
+    {"Reciprocal", odn_claim_eltwise, odn_build_unary},
     {"ReduceL1", odn_claim_reduce, odn_build_reduce},
     {"ReduceL2", odn_claim_reduce, odn_build_reduce},
     {"ReduceLogSum", odn_claim_reduce, odn_build_logsum},

@@ -20,34 +20,44 @@
 #include "../odn_igemm.h"
 #include "../odn_igemm8.h"
 
-static int run(const char *in, const char *out) {
-    FILE *f = fopen(in, "rb");
-    int64_t h[10];
-    if (!f || fread(h, sizeof(int64_t), 10, f) != 10) return 2;
+/* The product of IN written to OUT (0), B refused (3) or bad files (2). */
+static int product(FILE *f, const char *out, const int64_t *h, uint8_t *a, uint8_t *b, int32_t *zb, int32_t *c,
+                   void *packed, void *scratch) {
     int64_t m = h[0], n = h[1], k = h[2], lda = h[3], zb_count = h[7];
     bool au = h[4] != 0, bu = h[5] != 0, tb = h[9] != 0;
     int threads = (int)h[8];
-    uint8_t *a = malloc((size_t)(m * lda)), *b = malloc((size_t)(k * n));
-    int32_t *zb = malloc(sizeof(int32_t) * (size_t)(zb_count + 1));
-    int32_t *c = malloc(sizeof(int32_t) * (size_t)(m * n));
-    size_t bytes = odn_igemm8_packed_bytes(k, n);
-    void *packed = malloc(bytes + 64), *scratch = malloc(odn_igemm8_scratch_bytes() * (size_t)threads);
-    if (!bytes || fread(a, 1, (size_t)(m * lda), f) != (size_t)(m * lda) ||
-        fread(b, 1, (size_t)(k * n), f) != (size_t)(k * n) ||
+    if (fread(a, 1, (size_t)(m * lda), f) != (size_t)(m * lda) || fread(b, 1, (size_t)(k * n), f) != (size_t)(k * n) ||
         fread(zb, sizeof(int32_t), (size_t)zb_count, f) != (size_t)zb_count)
         return 2;
-    fclose(f);
     for (int64_t i = 0; i < m * n; i++) c[i] = 0x5a5a5a5a;
     bool ok = odn_igemm8_pack(b, bu, k, n, tb ? 1 : n, tb ? k : 1, zb_count ? zb : NULL, zb_count, packed);
     if (ok != odn_igemm8_packed_ok(packed, k, n)) return 2;
     if (!ok) return 3;
     omp_set_num_threads(threads);
     odn_igemm8_run(m, n, k, a, au, lda, (int32_t)h[6], packed, c, n, scratch, threads);
-    f = fopen(out, "wb");
-    if (!f || fwrite(c, sizeof(int32_t), (size_t)(m * n), f) != (size_t)(m * n)) return 2;
+    FILE *o = fopen(out, "wb");
+    bool written = o && fwrite(c, sizeof(int32_t), (size_t)(m * n), o) == (size_t)(m * n);
+    if (o) fclose(o);
+    return written ? 0 : 2;
+}
+
+static int run(const char *in, const char *out) {
+    FILE *f = fopen(in, "rb");
+    int64_t h[10];
+    if (!f || fread(h, sizeof(int64_t), 10, f) != 10) {
+        if (f) fclose(f);
+        return 2;
+    }
+    int64_t m = h[0], n = h[1], k = h[2], lda = h[3], zb_count = h[7];
+    uint8_t *a = malloc((size_t)(m * lda)), *b = malloc((size_t)(k * n));
+    int32_t *zb = malloc(sizeof(int32_t) * (size_t)(zb_count + 1));
+    int32_t *c = malloc(sizeof(int32_t) * (size_t)(m * n));
+    size_t bytes = odn_igemm8_packed_bytes(k, n);
+    void *packed = malloc(bytes + 64), *scratch = malloc(odn_igemm8_scratch_bytes() * (size_t)h[8]);
+    int rc = bytes && a && b && zb && c && packed && scratch ? product(f, out, h, a, b, zb, c, packed, scratch) : 2;
     fclose(f);
     free(a), free(b), free(zb), free(c), free(packed), free(scratch);
-    return 0;
+    return rc;
 }
 
 static double now(void) {
@@ -85,6 +95,7 @@ static int bench(int64_t m, int64_t k, int64_t n, int threads, int runs) {
     bell_weights(b, k * n);
     if (!odn_igemm8_pack(b, false, k, n, n, 1, NULL, 0, packed)) {
         puts("refused");
+        free(a), free(b), free(c), free(packed), free(p16), free(scratch);
         return 1;
     }
     odn_igemm_pack(b, false, k, n, n, 1, NULL, 0, p16);
@@ -103,6 +114,7 @@ static int bench(int64_t m, int64_t k, int64_t n, int threads, int runs) {
     printf("M=%lld K=%lld N=%lld threads=%d: igemm8 %.3f ms %.1f GOP/s | igemm (int16) %.3f ms %.1f GOP/s\n",
            (long long)m, (long long)k, (long long)n, threads, best8 * 1e3, ops / best8 * 1e-9, best16 * 1e3,
            ops / best16 * 1e-9);
+    free(a), free(b), free(c), free(packed), free(p16), free(scratch);
     return 0;
 }
 

@@ -22,9 +22,9 @@
 #include "odn_igemm8.h"
 
 #include <immintrin.h>
-#include <omp.h>
 #include <string.h>
 
+#include "odn_gemm_split.h"
 #include "odn_igemm.h"
 
 #define NR 16
@@ -314,35 +314,25 @@ void odn_igemm8_block(int64_t m, int64_t n, int64_t k, const void *a, bool a_uns
     block(m, n, k, a, a_unsigned, lda, za, packed, j0 / NR, (j1 + NR - 1) / NR, c, ldc, scratch);
 }
 
+typedef struct igemm8_args {
+    int64_t n, k, lda, ldc;
+    const void *a;
+    bool a_unsigned;
+    int32_t za;
+    const void *packed;
+    int32_t *c;
+} igemm8_args;
+
+static void part(const void *ctx, int64_t r0, int64_t r1, int64_t p0, int64_t p1, void *scratch) {
+    const igemm8_args *g = ctx;
+    block(r1 - r0, g->n, g->k, (const char *)g->a + r0 * g->lda, g->a_unsigned, g->lda, g->za, g->packed, p0, p1,
+          g->c + r0 * g->ldc, g->ldc, scratch);
+}
+
 void odn_igemm8_run(int64_t m, int64_t n, int64_t k, const void *a, bool a_unsigned, int64_t lda, int32_t za,
                     const void *packed, int32_t *c, int64_t ldc, void *scratch, int scratch_threads) {
     if (m <= 0 || n <= 0 || k <= 0) return;
-    int64_t panels = (n + NR - 1) / NR, tiles = (m + MR - 1) / MR;
-    int threads = omp_get_max_threads();
-    if (threads > scratch_threads) threads = scratch_threads;
-    if (threads < 1 || 2.0 * (double)m * (double)n * (double)k < 2e6) threads = 1;
-    size_t per = odn_igemm8_scratch_bytes();
-    if (threads == 1) {
-        block(m, n, k, a, a_unsigned, lda, za, packed, 0, panels, c, ldc, scratch);
-        return;
-    }
-    /* as odn_igemm_run: panels when B is too large for each thread to read
-     * all of it from L2 (or the rows are few), else rows; dynamic chunks */
-    bool by_panels = (double)k * (double)n > 256.0 * 1024 || tiles < 2 * (int64_t)threads;
-    int64_t units = by_panels ? panels : tiles;
-    int64_t chunk = (units + 4 * threads - 1) / (4 * threads);
-    if (chunk < 1) chunk = 1;
-    int64_t chunks = (units + chunk - 1) / chunk;
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-    for (int64_t item = 0; item < chunks; item++) {
-        void *sc = (char *)scratch + (size_t)omp_get_thread_num() * per;
-        int64_t u0 = item * chunk, u1 = u0 + chunk < units ? u0 + chunk : units;
-        if (by_panels) {
-            block(m, n, k, a, a_unsigned, lda, za, packed, u0, u1, c, ldc, sc);
-        } else {
-            int64_t r0 = u0 * MR, r1 = u1 * MR < m ? u1 * MR : m;
-            const char *ar = (const char *)a + r0 * lda;
-            block(r1 - r0, n, k, ar, a_unsigned, lda, za, packed, 0, panels, c + r0 * ldc, ldc, sc);
-        }
-    }
+    igemm8_args g = {n, k, lda, ldc, a, a_unsigned, za, packed, c};
+    odn_gemm_split(m, MR, (n + NR - 1) / NR, 2.0 * (double)m * (double)n * (double)k, (double)k * (double)n,
+                   scratch_threads, scratch, odn_igemm8_scratch_bytes(), part, &g);
 }

@@ -180,6 +180,8 @@ struct odn_plan {
      * steps run one at a time), sized for sgemm_threads (odn_build_sgemm.c) */
     float *sgemm_scratch;
     int sgemm_threads;
+    /* the Winograd steps' scratch, the largest need (odn_build_conv_wino_f43.c) */
+    struct odn_wino_scratch *wino_scratch;
     void *once_scratch; /* the scratchpad of constant reorders while building */
     size_t once_scratch_size;
     odn_const_cache *consts; /* the piece's, outliving the plan */
@@ -192,6 +194,9 @@ struct odn_plan {
     size_t node_count;
     const tsr_node **nodes;
     bool *done; /* node already turned into a step (itself or fused) */
+    /* the node whose builder runs (odn_build_node): the primitive the
+     * nodes after it fuse into as post-ops */
+    const tsr_node *building;
     odn_value *values;
     size_t value_count, value_cap;
     odn_index value_index; /* value info -> position in values */
@@ -320,6 +325,9 @@ tsr_status *odn_fill_add_reorder(odn_plan *p, const void *key1, const tsr_node *
                                  void *buf);
 tsr_status *odn_fill_add_pack(odn_plan *p, const void *key1, const tsr_node *n, const float *b, int64_t k,
                               int64_t cols, int64_t stride_k, int64_t stride_n, void *buf);
+/* A fill by fn(ctx, buf): a form only its builder knows (ctx lives as long as the plan). */
+tsr_status *odn_fill_add_fn(odn_plan *p, const void *key1, const tsr_node *n, void (*fn)(const void *ctx, void *buf),
+                            const void *ctx, void *buf);
 tsr_status *odn_fills_run(odn_plan *p);
 /* A step of the plan reads v's constant from the cache only (fixed: in a
  * form any plan of the piece makes alike); once all of v's readers do,
@@ -628,6 +636,20 @@ int odn_eltwise_of(const tsr_node *n, odn_eltwise out[2]);
 /* Appends one eltwise primitive from src to dst (both laid out as `md`). */
 tsr_status *odn_eltwise_step(odn_plan *p, const tsr_node *n, const odn_eltwise *el, const dnnl_memory_desc_t *md,
                              dnnl_memory_t src, dnnl_memory_t dst);
+
+/* A 3x3 stride-1 convolution on the AVX2 Winograd kernel where oneDNN has
+ * none (odn_build_conv_wino_f43.c): whether its shape fits, and the build,
+ * given the post-ops already fused (po, nargs, sum_into), the filter's
+ * floats w_data (maybe a folded copy, cached under key2; NULL: w's own) and
+ * bias floats (NULL: none). *handled false (and NULL returned): the
+ * post-ops or layouts do not fit and the caller builds oneDNN's. */
+bool odn_conv_wino_f43_wanted(odn_plan *p, const odn_value *x, const odn_value *w, int64_t group,
+                              const int64_t *strides, const int64_t *dilation, const int64_t *pad_l,
+                              const int64_t *out);
+tsr_status *odn_build_conv_wino_f43(odn_plan *p, const tsr_node *n, odn_value *x, odn_value *w, const float *w_data,
+                                    const void *key2, const float *bias, odn_value *last, odn_value *sum_into,
+                                    const int64_t *out, const int64_t *pad_l, const_dnnl_post_ops_t po, int nargs,
+                                    bool *handled);
 
 /* Winograd with the activation run after it (odn_conv_wino.c): true when
  * every post-op in `po` is an unscaled eltwise (at most ODN_WINO_TAIL_MAX),

@@ -10,6 +10,7 @@
 tsr_status *odn_build_node(odn_plan *p, size_t index) {
     const tsr_node *n = p->nodes[index];
     p->done[index] = true;
+    p->building = n;
     bool handled;
     /* int8 fusion and deferred DequantizeLinear outputs (odn_build_qdq.c)
      * come before any op's own builder */

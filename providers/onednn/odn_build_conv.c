@@ -488,6 +488,19 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
     /* fused at the values' rank (broadcasts align there), then seen 4-D */
     s = odn_fuse_post_ops(p, conv_out, r, out, po, args, &nargs, &last);
     odn_value *sum_into = p->sum_into;
+    /* 3x3 stride 1 where oneDNN has no Winograd kernel: ours */
+    const float *b_now = folded_b ? folded_b : const_floats(b, m);
+    if (!s && !as2d && !scale && !merged && (!b || b_now) &&
+        odn_conv_wino_f43_wanted(p, x, w, group, g.strides, g.dilation, g.pad_l, out)) {
+        bool handled = false;
+        s = odn_build_conv_wino_f43(p, n, x, w, w_now, folded_b ? (const void *)next : NULL, b_now, last, sum_into, out,
+                                    g.pad_l, po, nargs, &handled);
+        if (handled) {
+            dnnl_post_ops_destroy(po);
+            dnnl_primitive_attr_destroy(attr);
+            return s;
+        }
+    }
     if (!s && as2d) s = post_ops_unit_h(p, n, &po, args, nargs);
     if (!s && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
         s = odn_node_error(n, TSR_ERR_PROVIDER, "post-ops");

@@ -17,23 +17,32 @@ static bool broadcast_onto(const odn_value *other, int32_t rank, const int64_t *
     return true;
 }
 
+static bool reads(const tsr_node *m, const odn_value *v) {
+    for (size_t k = 0; k < odn_host->node_input_count(m); k++)
+        if (odn_host->node_input(m, k) == v->info) return true;
+    return false;
+}
+
 /* True when `other`'s buffer may be overwritten by node `n`'s result: an
- * internal tensor of its own whose readers other than `n` have all run. */
-static bool can_overwrite(const odn_plan *p, const odn_value *other, const tsr_node *n) {
+ * internal tensor of its own whose readers other than `n` have all run,
+ * and not an input of the primitive (`prim`, done already) whose result
+ * accumulates into it: conv(x) + x would overwrite x while the
+ * convolution still reads its neighbourhood. */
+static bool can_overwrite(const odn_plan *p, const odn_value *other, const tsr_node *n, const tsr_node *prim) {
     if (other->input_index >= 0 || other->output_index >= 0 || other->constant || other->is_view) return false;
+    if (prim && reads(prim, other)) return false;
     for (size_t i = 0; i < p->view_count; i++)
         if (p->view_bases[i] == other->mem) return false;
     for (size_t i = 0; i < p->node_count; i++) {
         const tsr_node *m = p->nodes[i];
-        if (m == n || p->done[i]) continue;
-        for (size_t k = 0; k < odn_host->node_input_count(m); k++)
-            if (odn_host->node_input(m, k) == other->info) return false;
+        if (m != n && !p->done[i] && reads(m, other)) return false;
     }
     return true;
 }
 
-static tsr_status *absorb_binary(odn_plan *p, odn_value *cur, const tsr_node *n, int32_t rank, const int64_t *dims,
-                                 dnnl_post_ops_t po, dnnl_exec_arg_t *args, int *nargs, bool *absorbed) {
+static tsr_status *absorb_binary(odn_plan *p, odn_value *cur, const tsr_node *prim, const tsr_node *n, int32_t rank,
+                                 const int64_t *dims, dnnl_post_ops_t po, dnnl_exec_arg_t *args, int *nargs,
+                                 bool *absorbed) {
     *absorbed = false;
     /* a variadic Max/Min of 1 or 3+ inputs is its own builder's */
     if (p->fuse_no_binary || odn_host->node_input_count(n) != 2) return NULL;
@@ -57,7 +66,7 @@ static tsr_status *absorb_binary(odn_plan *p, odn_value *cur, const tsr_node *n,
     tsr_status *s;
     bool same_shape = other->rank == rank && memcmp(padded, dims, sizeof(int64_t) * (size_t)rank) == 0;
     if (p->fuse_no_broadcast_binary && memcmp(padded, dims, sizeof(int64_t) * (size_t)rank) != 0) return NULL;
-    if (same_shape && p->prefer_sum && !p->sum_into && strcmp(op, "Add") == 0 && can_overwrite(p, other, n)) {
+    if (same_shape && p->prefer_sum && !p->sum_into && strcmp(op, "Add") == 0 && can_overwrite(p, other, n, prim)) {
         dnnl_status_t st = dnnl_post_ops_append_sum(po, 1.0f);
         if (st != dnnl_success) return odn_dnnl_error(n, "sum post-op", st);
         p->sum_into = other;
@@ -101,6 +110,7 @@ static bool is_identity(const tsr_node *n) {
 tsr_status *odn_fuse_post_ops(odn_plan *p, odn_value *v, int32_t rank, const int64_t *dims, dnnl_post_ops_t po,
                               dnnl_exec_arg_t *args, int *nargs, odn_value **last) {
     odn_value *cur = v;
+    const tsr_node *prim = p->building;
     p->sum_into = NULL;
     for (; p->fuse;) {
         odn_value *gelu_out;
@@ -145,7 +155,7 @@ tsr_status *odn_fuse_post_ops(odn_plan *p, odn_value *v, int32_t rank, const int
             }
             absorbed = true;
         } else if (odn_binary_alg(odn_host->node_op_type(n))) {
-            tsr_status *s = absorb_binary(p, cur, n, rank, dims, po, args, nargs, &absorbed);
+            tsr_status *s = absorb_binary(p, cur, prim, n, rank, dims, po, args, nargs, &absorbed);
             if (s) return s;
         }
         if (!absorbed) break;

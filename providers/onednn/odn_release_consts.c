@@ -32,6 +32,9 @@ struct odn_fill {
     /* a packing for odn_sgemm */
     const float *b;
     int64_t k, cols, stride_k, stride_n;
+    /* a builder's own form */
+    void (*fn)(const void *ctx, void *buf);
+    const void *ctx;
 };
 
 bool odn_fill_deferred(const odn_plan *p) { return p->release_consts; }
@@ -71,6 +74,15 @@ tsr_status *odn_fill_add_pack(odn_plan *p, const void *key1, const tsr_node *n, 
     f->cols = cols;
     f->stride_k = stride_k;
     f->stride_n = stride_n;
+    return NULL;
+}
+
+tsr_status *odn_fill_add_fn(odn_plan *p, const void *key1, const tsr_node *n, void (*fn)(const void *ctx, void *buf),
+                            const void *ctx, void *buf) {
+    odn_fill *f = fill_new(p, key1, n, buf);
+    if (!f) return odn_node_error(n, TSR_ERR_NO_MEMORY, "weights to transform");
+    f->fn = fn;
+    f->ctx = ctx;
     return NULL;
 }
 
@@ -122,7 +134,9 @@ void odn_const_read_cached(odn_plan *p, odn_value *v, bool fixed) {
 tsr_status *odn_fills_run(odn_plan *p) {
     for (size_t i = 0; i < p->fill_count; i++) {
         odn_fill *f = &p->fills[i];
-        if (f->packed) {
+        if (f->fn) {
+            f->fn(f->ctx, f->buf);
+        } else if (f->packed) {
             odn_sgemm_pack(f->b, f->k, f->cols, f->stride_k, f->stride_n, f->buf);
         } else {
             tsr_status *s = odn_reorder_once(p, f->src, &f->src_md, f->dst, &f->dst_md, f->node);

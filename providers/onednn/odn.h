@@ -637,8 +637,9 @@ int odn_eltwise_of(const tsr_node *n, odn_eltwise out[2]);
 tsr_status *odn_eltwise_step(odn_plan *p, const tsr_node *n, const odn_eltwise *el, const dnnl_memory_desc_t *md,
                              dnnl_memory_t src, dnnl_memory_t dst);
 
-/* A 3x3 stride-1 convolution on the AVX2 Winograd kernel where oneDNN has
- * none (odn_build_conv_wino_f43.c): whether its shape fits, and the build,
+/* A 3x3 stride-1 convolution, dilated up to 4, on the AVX2 Winograd kernel
+ * where oneDNN has none (odn_build_conv_wino_f43.c): whether its shape
+ * fits, and the build,
  * given the post-ops already fused (po, nargs, sum_into), the filter's
  * floats w_data (maybe a folded copy, cached under key2; NULL: w's own) and
  * bias floats (NULL: none). *handled false (and NULL returned): the
@@ -648,8 +649,8 @@ bool odn_conv_wino_f43_wanted(odn_plan *p, const odn_value *x, const odn_value *
                               const int64_t *out);
 tsr_status *odn_build_conv_wino_f43(odn_plan *p, const tsr_node *n, odn_value *x, odn_value *w, const float *w_data,
                                     const void *key2, const float *bias, odn_value *last, odn_value *sum_into,
-                                    const int64_t *out, const int64_t *pad_l, const_dnnl_post_ops_t po, int nargs,
-                                    bool *handled);
+                                    const int64_t *out, const int64_t *dilation, const int64_t *pad_l,
+                                    const_dnnl_post_ops_t po, int nargs, bool *handled);
 
 /* Winograd with the activation run after it (odn_conv_wino.c): true when
  * every post-op in `po` is an unscaled eltwise (at most ODN_WINO_TAIL_MAX),

@@ -494,7 +494,7 @@ tsr_status *odn_build_conv(odn_plan *p, size_t index) {
         odn_conv_wino_f43_wanted(p, x, w, group, g.strides, g.dilation, g.pad_l, out)) {
         bool handled = false;
         s = odn_build_conv_wino_f43(p, n, x, w, w_now, folded_b ? (const void *)next : NULL, b_now, last, sum_into, out,
-                                    g.pad_l, po, nargs, &handled);
+                                    g.dilation, g.pad_l, po, nargs, &handled);
         if (handled) {
             dnnl_post_ops_destroy(po);
             dnnl_primitive_attr_destroy(attr);

@@ -28,9 +28,21 @@ struct odn_wino_scratch {
     size_t bytes;
 };
 
-typedef struct wino_step {
+/* A dilated convolution is d x d undilated ones (odn_conv_wino_f43_wanted):
+ * up to dilation 4 here, as segmentation backbones and ASPP heads use. */
+enum { WINO_MAX_DIL = 4 };
+
+/* One sub-grid: its shape, and where its first input and output elements
+ * lie (floats from the tensors' starts). */
+typedef struct wino_grid {
     odn_wino_shape shape;
-    odn_wino_strides xs, ys;
+    int64_t x_off, y_off;
+} wino_grid;
+
+typedef struct wino_step {
+    int grids;
+    wino_grid grid[WINO_MAX_DIL * WINO_MAX_DIL];
+    odn_wino_strides xs, ys; /* a grid's: the tensors' row and pixel strides times the dilation */
     const float *packed;
     const float *bias; /* NULL: none */
     bool accumulate, relu;
@@ -52,8 +64,11 @@ static tsr_status *wino_run(const void *ctx, dnnl_memory_t src, dnnl_memory_t ds
     dnnl_memory_get_data_handle(dst, &py);
     if (!px || !py || !w->scratch->buf)
         return odn_host->status_new(TSR_ERR_PROVIDER, "onednn: Winograd convolution without buffers");
-    odn_wino_f43_run(&w->shape, px, &w->xs, w->packed, w->bias, py, &w->ys, w->accumulate, w->relu, w->scratch->buf,
-                     w->threads);
+    for (int i = 0; i < w->grids; i++) {
+        const wino_grid *g = &w->grid[i];
+        odn_wino_f43_run(&g->shape, (const float *)px + g->x_off, &w->xs, w->packed, w->bias, (float *)py + g->y_off,
+                         &w->ys, w->accumulate, w->relu, w->scratch->buf, w->threads);
+    }
     return NULL;
 }
 
@@ -118,18 +133,45 @@ static bool post_ops_fit(const_dnnl_post_ops_t po, bool *accumulate, bool *relu,
  * filter 4x the size of the original: ResNet's last stage (512 channels on
  * 7x7, 4 tiles) gained 1.2x at 1 thread for 28 MiB more per layer, its
  * weights then streamed from memory each run. */
-static bool worth_it(const odn_wino_shape *s) {
-    int64_t tiles = s->n * ((s->oh + 3) / 4) * ((s->ow + 3) / 4);
-    return odn_block() == 8 && s->c >= 16 && s->m >= 16 && s->oh >= 2 && s->ow >= 2 &&
-        !(tiles < 8 && s->c * s->m >= 512 * 512);
+static bool worth_it(const wino_grid *g, int grids) {
+    int64_t tiles = 0;
+    for (int i = 0; i < grids; i++) {
+        const odn_wino_shape *s = &g[i].shape;
+        if (s->oh < 2 || s->ow < 2) return false;
+        tiles += s->n * ((s->oh + 3) / 4) * ((s->ow + 3) / 4);
+    }
+    const odn_wino_shape *s = &g[0].shape;
+    return odn_block() == 8 && s->c >= 16 && s->m >= 16 && !(tiles < 8 && s->c * s->m >= 512 * 512);
 }
 
-bool odn_conv_wino_f43_wanted(odn_plan *p, const odn_value *x, const odn_value *w, int64_t group,
-                              const int64_t *strides, const int64_t *dilation, const int64_t *pad_l,
-                              const int64_t *out) {
-    if (!p->winograd || x->rank != 4 || w->rank != 4 || group != 1 || w->dims[2] != 3 || w->dims[3] != 3) return false;
-    if (strides[0] != 1 || strides[1] != 1 || dilation[0] != 0 || dilation[1] != 0) return false;
-    if (!w->constant || w->constant->elem_type != TSR_FLOAT || x->dims[1] != w->dims[1]) return false;
+/* The convolution as d x d undilated ones: the input rows and columns of
+ * residue (a, b) mod d feed only the outputs of that residue, through a
+ * 3x3 window padded by pt / d and pl / d, so each residue is a sub-grid
+ * the kernel runs with the row and pixel strides times d. False when one
+ * does not fit: padding not a multiple of d, or a sub-grid of outputs
+ * beyond the kernel's padding. */
+static bool split_grids(const odn_wino_shape *whole, int64_t d, wino_grid *g, int *count) {
+    int k = 0;
+    if (d < 1 || d > WINO_MAX_DIL || whole->pt % d || whole->pl % d) return false;
+    for (int64_t a = 0; a < d; a++)
+        for (int64_t b = 0; b < d; b++) {
+            odn_wino_shape s = *whole;
+            s.oh = (whole->oh - a + d - 1) / d;
+            s.ow = (whole->ow - b + d - 1) / d;
+            if (s.oh <= 0 || s.ow <= 0) continue; /* no output of this residue */
+            s.h = (whole->h - a + d - 1) / d;
+            s.w = (whole->w - b + d - 1) / d;
+            s.pt = whole->pt / d;
+            s.pl = whole->pl / d;
+            if (!odn_wino_f43_supported(&s)) return false;
+            g[k++] = (wino_grid){.shape = s, .x_off = a, .y_off = b}; /* residues until the strides are known */
+        }
+    *count = k;
+    return k > 0;
+}
+
+static bool grids_of(const odn_value *x, const odn_value *w, const int64_t *dilation, const int64_t *pad_l,
+                     const int64_t *out, wino_grid *g, int *count) {
     odn_wino_shape s = {.n = x->dims[0],
                         .c = x->dims[1],
                         .h = x->dims[2],
@@ -139,7 +181,18 @@ bool odn_conv_wino_f43_wanted(odn_plan *p, const odn_value *x, const odn_value *
                         .ow = out[3],
                         .pt = pad_l[0],
                         .pl = pad_l[1]};
-    return worth_it(&s) && odn_wino_f43_supported(&s);
+    return dilation[0] == dilation[1] && split_grids(&s, dilation[0] + 1, g, count);
+}
+
+bool odn_conv_wino_f43_wanted(odn_plan *p, const odn_value *x, const odn_value *w, int64_t group,
+                              const int64_t *strides, const int64_t *dilation, const int64_t *pad_l,
+                              const int64_t *out) {
+    if (!p->winograd || x->rank != 4 || w->rank != 4 || group != 1 || w->dims[2] != 3 || w->dims[3] != 3) return false;
+    if (strides[0] != 1 || strides[1] != 1) return false;
+    if (!w->constant || w->constant->elem_type != TSR_FLOAT || x->dims[1] != w->dims[1]) return false;
+    wino_grid g[WINO_MAX_DIL * WINO_MAX_DIL];
+    int count = 0;
+    return grids_of(x, w, dilation, pad_l, out, g, &count) && worth_it(g, count);
 }
 
 /* The transformed filter from the constant cache, or a new entry filled
@@ -194,8 +247,8 @@ static tsr_status *grow_scratch(odn_plan *p, const tsr_node *n, size_t bytes, co
 
 tsr_status *odn_build_conv_wino_f43(odn_plan *p, const tsr_node *n, odn_value *x, odn_value *w, const float *w_data,
                                     const void *key2, const float *bias, odn_value *last, odn_value *sum_into,
-                                    const int64_t *out, const int64_t *pad_l, const_dnnl_post_ops_t po, int nargs,
-                                    bool *handled) {
+                                    const int64_t *out, const int64_t *dilation, const int64_t *pad_l,
+                                    const_dnnl_post_ops_t po, int nargs, bool *handled) {
     *handled = false;
     odn_eltwise tail[ODN_WINO_TAIL_MAX];
     int tail_count = 0;
@@ -206,18 +259,9 @@ tsr_status *odn_build_conv_wino_f43(odn_plan *p, const tsr_node *n, odn_value *x
         return NULL;
     wino_step *st = odn_plan_alloc(p, sizeof *st);
     if (!st) return odn_node_error(n, TSR_ERR_NO_MEMORY, "Winograd convolution");
-    *st = (wino_step){.shape = {.n = x->dims[0],
-                                .c = x->dims[1],
-                                .h = x->dims[2],
-                                .w = x->dims[3],
-                                .m = w->dims[0],
-                                .oh = out[2],
-                                .ow = out[3],
-                                .pt = pad_l[0],
-                                .pl = pad_l[1]},
-                      .accumulate = accumulate,
-                      .relu = relu,
-                      .threads = omp_get_max_threads()};
+    *st = (wino_step){.accumulate = accumulate, .relu = relu, .threads = omp_get_max_threads()};
+    if (!grids_of(x, w, dilation, pad_l, out, st->grid, &st->grids))
+        return odn_node_error(n, TSR_ERR_PROVIDER, "internal: Winograd sub-grids");
     /* the input as it lies when that is NHWC, else nChw8c; the output in the
      * same family, or the residual's layout when summing into it */
     bool nhwc = false;
@@ -230,18 +274,32 @@ tsr_status *odn_build_conv_wino_f43(odn_plan *p, const tsr_node *n, odn_value *x
         return odn_node_error(n, TSR_ERR_PROVIDER, "internal: Winograd layouts");
     if (sum_into) y_md = sum_into->md;
     if (!strides_of(&x_md, xd, &st->xs, NULL) || !strides_of(&y_md, yd, &st->ys, NULL)) return NULL;
+    int64_t d = dilation[0] + 1;
+    for (int i = 0; i < st->grids; i++) {
+        wino_grid *g = &st->grid[i];
+        int64_t a = g->x_off, b = g->y_off;
+        g->x_off = a * st->xs.row + b * st->xs.pix;
+        g->y_off = a * st->ys.row + b * st->ys.pix;
+    }
+    st->xs.row *= d, st->xs.pix *= d;
+    st->ys.row *= d, st->ys.pix *= d;
     if (tail_count && !odn_conv_wino_tail_fast(p, tail, tail_count, &y_md)) return NULL;
 
     /* from here on the convolution is ours */
     *handled = true;
     if (bias) {
-        float *b = odn_plan_alloc(p, sizeof(float) * (size_t)st->shape.m);
+        float *b = odn_plan_alloc(p, sizeof(float) * (size_t)w->dims[0]);
         if (!b) return odn_node_error(n, TSR_ERR_NO_MEMORY, "Winograd bias");
-        memcpy(b, bias, sizeof(float) * (size_t)st->shape.m);
+        memcpy(b, bias, sizeof(float) * (size_t)w->dims[0]);
         st->bias = b;
     }
     tsr_status *s = packed_filter(p, n, w, w_data, key2, &st->packed);
-    if (!s) s = grow_scratch(p, n, odn_wino_f43_scratch_bytes(&st->shape, st->threads), &st->scratch);
+    size_t scratch = 0;
+    for (int i = 0; i < st->grids; i++) {
+        size_t b = odn_wino_f43_scratch_bytes(&st->grid[i].shape, st->threads);
+        scratch = b > scratch ? b : scratch;
+    }
+    if (!s) s = grow_scratch(p, n, scratch, &st->scratch);
     dnnl_memory_t xm = NULL;
     if (!s) s = odn_plan_mem_as(p, x, &x_md, n, &xm);
     if (!s && sum_into) {

@@ -6,9 +6,11 @@ basic block (BatchNormalization folded, ReLU in the kernel, the residual
 Add accumulated into the residual's buffer, ReLU after it), bias with SiLU
 and with Clip (oneDNN eltwise steps after the loop), pads 0 and 2 and
 asymmetric, sizes that leave partial 4x4 tiles, batch 2, 24 and 40
-channels, an NHWC producer (a tiled ConvTranspose), and a dynamic-shape
-piece run at two sizes in one session. Left to oneDNN, and still right: a
-piece output (plain layout), 8 channels, stride 2, dilation 2, a per-channel
+channels, an NHWC producer (a tiled ConvTranspose), a dynamic-shape piece
+run at two sizes in one session, and dilations 2-4 (as interleaved
+sub-grids; asymmetric pads, batch 2). Left to oneDNN, and still right: a
+piece output (plain layout), 8 channels, stride 2, dilation 2 with pads
+of 1, a per-channel
 Mul after the convolution (a binary post-op), an Add whose other operand is
 the convolution's own input. Expected outputs from numpy in float64.
 
@@ -154,23 +156,27 @@ def nhwc_producer(out):
     save_typed_case(out, "odn_wino_nhwc_input", nodes, [("x", x)], [("y", f32(y))], [("w0", w0), ("w", wt)])
 
 
-def strided(out, name, stride, dil):
-    """3x3 but strided or dilated: oneDNN's direct kernel."""
+def strided(out, name, stride, dil, pads=(2, 2, 2, 2), hw=(15, 15), batch=1):
+    """3x3 strided or dilated (pads top, left, bottom, right): dilated ones
+    run as dil x dil interleaved sub-grids when the pads are multiples of
+    dil, others stay oneDNN's."""
     c = 32
-    x = f32(rng.standard_normal((1, 4, 15, 15)))
+    x = f32(rng.standard_normal((batch, 4) + hw))
     nodes, inits, s = stem(x, c)
     wt = weights(c, c)
     inits.append(("w", wt))
-    nodes += [helper.make_node("Conv", ["s", "w"], ["c"], pads=[2, 2, 2, 2], strides=[stride, stride],
+    nodes += [helper.make_node("Conv", ["s", "w"], ["c"], pads=list(pads), strides=[stride, stride],
                                dilations=[dil, dil]),
-              helper.make_node("Relu", ["c"], ["y"])]
-    sp = np.pad(s.astype(np.float64), [(0, 0), (0, 0), (2, 2), (2, 2)])
+              helper.make_node("Relu", ["c"], ["r"]),
+              # a 1x1 pooling keeps the convolution off the piece output
+              helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[1, 1])]
+    sp = np.pad(s.astype(np.float64), [(0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])])
     k = (3 - 1) * dil + 1
-    oh = (sp.shape[2] - k) // stride + 1
-    y = np.zeros((1, c, oh, oh))
+    oh, ow = (sp.shape[2] - k) // stride + 1, (sp.shape[3] - k) // stride + 1
+    y = np.zeros((batch, c, oh, ow))
     for i in range(3):
         for j in range(3):
-            patch = sp[:, :, i * dil:i * dil + (oh - 1) * stride + 1:stride, j * dil:j * dil + (oh - 1) * stride + 1:stride]
+            patch = sp[:, :, i * dil:i * dil + (oh - 1) * stride + 1:stride, j * dil:j * dil + (ow - 1) * stride + 1:stride]
             y += np.einsum("nchw,mc->nmhw", patch, wt[:, :, i, j].astype(np.float64))
     save_typed_case(out, name, nodes, [("x", x)], [("y", f32(relu(y)))], inits)
 
@@ -208,7 +214,11 @@ def write(out):
     single(out, "odn_wino_no_scale_post_op", 32, 32, 10, 10, act="scale", tail="pool")
     single(out, "odn_wino_no_self_add", 32, 32, 10, 10, act="self_add", tail="pool")
     strided(out, "odn_wino_no_stride2", 2, 1)
-    strided(out, "odn_wino_no_dilation2", 1, 2)
+    strided(out, "odn_wino_no_dilation2_odd_pads", 1, 2, pads=(1, 1, 1, 1))
+    strided(out, "odn_wino_dilation2", 1, 2)
+    strided(out, "odn_wino_dilation3_batch2", 1, 3, pads=(3, 3, 3, 3), hw=(17, 14), batch=2)
+    strided(out, "odn_wino_dilation2_asym", 1, 2, pads=(0, 2, 2, 4), hw=(13, 10))
+    strided(out, "odn_wino_dilation4", 1, 4, pads=(4, 4, 4, 4), hw=(22, 19))
 
 
 def expected_ours(case):

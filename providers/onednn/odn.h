@@ -644,6 +644,11 @@ tsr_status *odn_eltwise_step(odn_plan *p, const tsr_node *n, const odn_eltwise *
  * floats w_data (maybe a folded copy, cached under key2; NULL: w's own) and
  * bias floats (NULL: none). *handled false (and NULL returned): the
  * post-ops or layouts do not fit and the caller builds oneDNN's. */
+/* The plan's Winograd scratch (both kernels' steps; they run one at a
+ * time): grown to at least `bytes` (64-byte aligned) as steps are built,
+ * its buffer read at run time. */
+tsr_status *odn_wino_scratch_grow(odn_plan *p, const tsr_node *n, size_t bytes, const struct odn_wino_scratch **out);
+void *odn_wino_scratch_buf(const struct odn_wino_scratch *s);
 bool odn_conv_wino_f43_wanted(odn_plan *p, const odn_value *x, const odn_value *w, int64_t group,
                               const int64_t *strides, const int64_t *dilation, const int64_t *pad_l,
                               const int64_t *out);

@@ -72,6 +72,8 @@ static tsr_status *wino_run(const void *ctx, dnnl_memory_t src, dnnl_memory_t ds
     return NULL;
 }
 
+void *odn_wino_scratch_buf(const struct odn_wino_scratch *s) { return s->buf; }
+
 static void wino_fill_run(const void *ctx, void *buf) {
     const wino_fill *f = ctx;
     odn_wino_f43_pack_weights(f->w, f->c, f->m, buf);
@@ -229,7 +231,7 @@ static tsr_status *packed_filter(odn_plan *p, const tsr_node *n, odn_value *w, c
     return NULL;
 }
 
-static tsr_status *grow_scratch(odn_plan *p, const tsr_node *n, size_t bytes, const struct odn_wino_scratch **out) {
+tsr_status *odn_wino_scratch_grow(odn_plan *p, const tsr_node *n, size_t bytes, const struct odn_wino_scratch **out) {
     if (!p->wino_scratch) {
         p->wino_scratch = odn_plan_alloc(p, sizeof *p->wino_scratch);
         if (!p->wino_scratch) return odn_node_error(n, TSR_ERR_NO_MEMORY, "Winograd scratch");
@@ -299,7 +301,7 @@ tsr_status *odn_build_conv_wino_f43(odn_plan *p, const tsr_node *n, odn_value *x
         size_t b = odn_wino_f43_scratch_bytes(&st->grid[i].shape, st->threads);
         scratch = b > scratch ? b : scratch;
     }
-    if (!s) s = grow_scratch(p, n, scratch, &st->scratch);
+    if (!s) s = odn_wino_scratch_grow(p, n, scratch, &st->scratch);
     dnnl_memory_t xm = NULL;
     if (!s) s = odn_plan_mem_as(p, x, &x_md, n, &xm);
     if (!s && sum_into) {

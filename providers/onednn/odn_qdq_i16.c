@@ -14,7 +14,9 @@
  * rounding of a rounding boundary (one quantization step), as those of
  * oneDNN's int8 primitives on a VNNI CPU do (odn_fuse_qdq.c). Weights
  * the u8 x s8 kernel takes (odn_igemm8.h: nearly all a quantizer writes)
- * run on it instead, as exact and 1.3-1.4x as fast. */
+ * run on it instead, as exact and 1.3-1.4x as fast; 3x3 stride-1
+ * convolutions on integer Winograd (odn_qdq_i16_wino.c), as exact with
+ * 2.25x fewer multiplies. */
 #include <immintrin.h>
 #include <math.h>
 #include <omp.h>
@@ -57,6 +59,11 @@ typedef struct i16_step {
     int threads;   /* the threads scratch and bufs are sized for */
     uint8_t *gbuf; /* per thread: rows x k gathered bytes */
     int32_t *acc;  /* per thread: rows x n sums */
+    /* a 3x3 stride-1 convolution on the integer Winograd kernel: its
+     * sums of all rows at once (into wsums, or y for ODN_I16_S32/F32),
+     * then requantized chunk by chunk; NULL: the GEMM */
+    const struct odn_i16_wino *wino;
+    int32_t *wsums;
 } i16_step;
 
 /* Row r of the convolution's A (output pixel (b, oy, ox); K ordered as
@@ -153,6 +160,18 @@ __attribute__((target("avx2"))) static void to_float(int32_t *acc, int64_t rows,
     }
 }
 
+/* The sums of rows by columns [j0, j1) into y's rows from yrow0 (bytes
+ * for ODN_I16_Q8/QLIN); ODN_I16_S32's are y already. */
+static void finish(const i16_step *s, int32_t *acc, int64_t rows, int64_t j0, int64_t j1, uint8_t *yrow0) {
+    if (s->out == ODN_I16_QLIN) {
+        requant_qlin(s, acc, rows, j0, j1, yrow0);
+    } else if (s->out == ODN_I16_Q8) {
+        requant(s, acc, rows, j0, j1, yrow0);
+    } else if (s->out == ODN_I16_F32) {
+        to_float(acc, rows, s->n, j0, j1);
+    }
+}
+
 /* Rows [r0, r0 + rows) by columns [j0, j1) on thread slot t. */
 static void chunk(const i16_step *s, const uint8_t *x, uint8_t *y, int32_t zx, int64_t r0, int64_t rows, int64_t j0,
                   int64_t j1, int t) {
@@ -172,12 +191,21 @@ static void chunk(const i16_step *s, const uint8_t *x, uint8_t *y, int32_t zx, i
     } else {
         odn_igemm_block(rows, s->n, s->k, a, s->x_unsigned, lda, zx, s->packed, j0, j1, acc, s->n, scratch);
     }
-    if (s->out == ODN_I16_QLIN) {
-        requant_qlin(s, acc, rows, j0, j1, y + r0 * s->n);
-    } else if (q8) {
-        requant(s, acc, rows, j0, j1, y + r0 * s->n);
-    } else if (s->out == ODN_I16_F32) {
-        to_float(acc, rows, s->n, j0, j1);
+    finish(s, acc, rows, j0, j1, y + r0 * s->n);
+}
+
+/* The Winograd kernel's sums of every row, then each chunk of rows
+ * requantized (or made float) as chunk() does its GEMM's. */
+static void wino_rows(const i16_step *s, const uint8_t *x, uint8_t *y, int32_t zx, int threads) {
+    bool q8 = s->out == ODN_I16_Q8 || s->out == ODN_I16_QLIN;
+    int32_t *sums = q8 ? s->wsums : (int32_t *)(void *)y;
+    odn_i16_wino_run(s->wino, x, s->x_unsigned, zx, sums, threads);
+    if (s->out == ODN_I16_S32) return;
+    int64_t chunks = (s->m + s->rows - 1) / s->rows;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+    for (int64_t rc = 0; rc < chunks; rc++) {
+        int64_t r0 = rc * s->rows, rows = s->m - r0 < s->rows ? s->m - r0 : s->rows;
+        finish(s, sums + r0 * s->n, rows, 0, s->n, y + r0 * s->n);
     }
 }
 
@@ -200,6 +228,10 @@ static tsr_status *run_i16(const void *ctx, dnnl_memory_t src, dnnl_memory_t dst
     int threads = omp_get_max_threads();
     if (threads > s->threads) threads = s->threads;
     if (threads < 1 || 2.0 * (double)s->m * (double)s->n * (double)s->k < 2e6) threads = 1;
+    if (s->wino) {
+        wino_rows(s, x, y, zx, threads);
+        return NULL;
+    }
     /* few row chunks: the columns are shared out too (each column group
      * gathers its rows again, a K-th of its work) */
     int64_t groups = 1;
@@ -384,6 +416,7 @@ static tsr_status *step_common(odn_plan *p, const odn_i16_layer *l, i16_step *s)
     s->gbuf = s->gather ? odn_plan_alloc(p, (size_t)(s->rows * s->k * s->threads)) : NULL;
     if ((q8 && !s->acc) || (s->gather && !s->gbuf))
         return odn_node_error(l->node, TSR_ERR_NO_MEMORY, "int16 gemm buffers");
+    if (s->wino) return NULL; /* its own weights (odn_qdq_i16_wino.c) */
     tsr_status *e = packed_weights8(p, l, s->k, s->n, &s->packed8);
     return e || s->packed8 ? e : packed_weights(p, l, s->k, s->n, &s->packed);
 }
@@ -433,7 +466,24 @@ tsr_status *odn_i16_conv(odn_plan *p, const odn_i16_layer *l, bool *handled) {
     if (dnnl_memory_desc_init_by_tag(&xmd, 4, xd, odn_dnnl_type(vx->elem_type), dnnl_nhwc) != dnnl_success ||
         dnnl_memory_desc_init_by_tag(&ymd, 4, yd, yt, dnnl_nhwc) != dnnl_success)
         return NULL;
-    tsr_status *e = step_common(p, l, s);
+    tsr_status *e = NULL;
+    if (s->kh == 3 && s->kw == 3 && s->sh == 1 && s->sw == 1 && s->dh == 1 && s->dw == 1) {
+        odn_iwino_shape ws = {.n = vx->dims[0],
+                              .c = s->c,
+                              .h = s->h,
+                              .w = s->w,
+                              .m = s->n,
+                              .oh = s->oh,
+                              .ow = s->ow,
+                              .pt = s->ph,
+                              .pl = s->pw};
+        e = odn_i16_wino_new(p, l, &ws, &s->wino);
+    }
+    if (!e) e = step_common(p, l, s);
+    if (!e && s->wino && (s->out == ODN_I16_Q8 || s->out == ODN_I16_QLIN) &&
+        ((uint64_t)s->m > SIZE_MAX / sizeof(int32_t) / (uint64_t)s->n ||
+         !(s->wsums = odn_plan_alloc(p, sizeof(int32_t) * (size_t)s->m * (size_t)s->n))))
+        e = odn_node_error(n, TSR_ERR_NO_MEMORY, "Winograd sums of %lld x %lld", (long long)s->m, (long long)s->n);
     dnnl_memory_t xm = NULL;
     if (!e) e = odn_plan_mem_as(p, vx, &xmd, n, &xm);
     /* a piece output is plain NCHW: the loop writes NHWC beside it, a

@@ -7,6 +7,7 @@
 #define TESSERA_ODN_QUANT_H
 
 #include "odn.h"
+#include "odn_iwino_f23.h"
 
 tsr_status *odn_build_quant_conv(odn_plan *p, size_t index);
 /* MatMulInteger through the float packed GEMM on CPUs without VNNI
@@ -117,6 +118,14 @@ typedef struct odn_i16_layer {
     const float *bias;
 } odn_i16_layer;
 bool odn_i16_usable(const odn_plan *p);
+/* A QDQ 3x3 stride-1 convolution's exact int32 sums on the integer
+ * Winograd kernel (odn_qdq_i16_wino.c; shape as odn_iwino_f23.h has it):
+ * *out NULL when the shape does not fit it, the im2col GEMM then. */
+struct odn_i16_wino;
+tsr_status *odn_i16_wino_new(odn_plan *p, const odn_i16_layer *l, const odn_iwino_shape *shape,
+                             const struct odn_i16_wino **out);
+void odn_i16_wino_run(const struct odn_i16_wino *w, const void *x, bool x_unsigned, int32_t zx, int32_t *sums,
+                      int threads);
 /* The weights' zero point (constant zt, uint8 or int8; NULL: 0) widened
  * into l->zw / l->zw_count, in plan memory (odn_qdq_i16.c). */
 tsr_status *odn_i16_weight_zp(odn_plan *p, const tsr_node *n, const tsr_tensor *zt, odn_i16_layer *l);

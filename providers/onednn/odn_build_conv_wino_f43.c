@@ -269,7 +269,7 @@ tsr_status *odn_build_conv_wino_f43(odn_plan *p, const tsr_node *n, odn_value *x
     bool nhwc = false;
     odn_wino_strides as_is;
     dnnl_dims_t xd = {x->dims[0], x->dims[1], x->dims[2], x->dims[3]}, yd = {out[0], out[1], out[2], out[3]};
-    if (!strides_of(&x->md, xd, &as_is, &nhwc)) nhwc = false;
+    strides_of(&x->md, xd, &as_is, &nhwc); /* sets nhwc only when x lies so */
     dnnl_memory_desc_t x_md, y_md;
     if (dnnl_memory_desc_init_by_tag(&x_md, 4, xd, dnnl_f32, nhwc ? dnnl_acdb : dnnl_nChw8c) != dnnl_success ||
         dnnl_memory_desc_init_by_tag(&y_md, 4, yd, dnnl_f32, nhwc ? dnnl_acdb : dnnl_nChw8c) != dnnl_success)

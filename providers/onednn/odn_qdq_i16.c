@@ -412,11 +412,12 @@ static tsr_status *step_common(odn_plan *p, const odn_i16_layer *l, i16_step *s)
     int64_t row_bytes = (s->gather ? s->k : 0) + (q8 ? 4 * s->n : 0) + 1;
     s->rows = 196608 / row_bytes / 6 * 6;
     s->rows = s->rows < 6 ? 6 : s->rows > 240 ? 240 : s->rows;
+    /* the Winograd kernel has its own weights and buffers (odn_qdq_i16_wino.c) */
+    if (s->wino) return NULL;
     s->acc = q8 ? odn_plan_alloc(p, sizeof(int32_t) * (size_t)(s->rows * s->n * s->threads)) : NULL;
     s->gbuf = s->gather ? odn_plan_alloc(p, (size_t)(s->rows * s->k * s->threads)) : NULL;
     if ((q8 && !s->acc) || (s->gather && !s->gbuf))
         return odn_node_error(l->node, TSR_ERR_NO_MEMORY, "int16 gemm buffers");
-    if (s->wino) return NULL; /* its own weights (odn_qdq_i16_wino.c) */
     tsr_status *e = packed_weights8(p, l, s->k, s->n, &s->packed8);
     return e || s->packed8 ? e : packed_weights(p, l, s->k, s->n, &s->packed);
 }

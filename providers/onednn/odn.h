@@ -135,6 +135,7 @@ typedef struct odn_plan odn_plan;
 typedef struct odn_options {
     bool winograd;    /* winograd=0|1: 3x3 stride-1 convolutions may use Winograd */
     bool packed_gemm; /* packed_gemm=0|1: constant-weight matmuls may use odn_sgemm.c */
+    bool attention;   /* attention=0|1: MatMul -> Softmax -> MatMul may run as odn_attention.c */
     /* int8_saturation=0|1 (default 0): on CPUs without VNNI, int8 ops use
      * oneDNN's int8 kernels even where their 16-bit pair sums may saturate,
      * as ONNX Runtime's MLAS does there (docs/onednn.md) */
@@ -173,6 +174,7 @@ struct odn_plan {
     dnnl_stream_t stream;
     bool winograd;    /* 3x3 stride-1 convolutions may use Winograd */
     bool packed_gemm; /* constant-weight matmuls may use the packed GEMM */
+    bool attention;   /* MatMul -> Softmax -> MatMul may run as one attention step */
     /* int8 ops run as oneDNN's int8 primitives: their sums are exact here
      * (odn_int8_exact_plan), or the int8_saturation option allows them */
     bool int8_primitives;
@@ -527,6 +529,18 @@ tsr_status *odn_build_transpose(odn_plan *p, size_t index);
  * softmax over the input's matching axis (odn_fuse_softmax.c); *handled
  * false when the pattern is not there. */
 tsr_status *odn_fuse_transposed_softmax(odn_plan *p, size_t index, bool *handled);
+/* MatMul -> score modifiers -> Softmax -> MatMul, from the first MatMul at
+ * `index`, as one attention step (odn_build_attention.c); *handled false
+ * (NULL returned) when the nodes are not that or the kernel does not take
+ * them. */
+tsr_status *odn_fuse_attention(odn_plan *p, size_t index, bool *handled);
+/* When the only reader of matmul result `y` (dims `out`, rank r) is a
+ * Transpose, a layout `md` whose strides make that Transpose's output plain
+ * (odn_build_matmul.c); false otherwise. */
+bool odn_matmul_transposed_dst(odn_plan *p, const odn_value *y, int32_t r, const int64_t *out, dnnl_memory_desc_t *md);
+/* A bool value's memory (bytes, plain): its own once made; a constant's
+ * data or, for a piece input, the input tensor's (odn_where.c). */
+tsr_status *odn_bool_mem(odn_plan *p, odn_value *v, const tsr_node *n, dnnl_memory_t *out);
 tsr_status *odn_build_erf(odn_plan *p, size_t index);
 tsr_status *odn_build_concat(odn_plan *p, size_t index);
 tsr_status *odn_build_split(odn_plan *p, size_t index);

@@ -9,7 +9,7 @@
 /* When the result's only reader is a Transpose, a dst layout whose strides
  * make that Transpose's output plain: the matmul then writes the transposed
  * tensor directly and the Transpose (and a Reshape after it) cost nothing. */
-static bool transposed_dst(odn_plan *p, const odn_value *y, int32_t r, const int64_t *out, dnnl_memory_desc_t *md) {
+bool odn_matmul_transposed_dst(odn_plan *p, const odn_value *y, int32_t r, const int64_t *out, dnnl_memory_desc_t *md) {
     const tsr_node *t = odn_plan_sole_consumer(p, y);
     if (!t || strcmp(odn_host->node_op_type(t), "Transpose") != 0) return false;
     size_t count;
@@ -53,7 +53,7 @@ static tsr_status *finish_matmul(odn_plan *p, const tsr_node *n, dnnl_memory_t a
     bool transposed = false;
     if (st == dnnl_success)
         st = plain_dst ? odn_plain_md(&dst_md, r, out)
-            : (transposed = transposed_dst(p, last, r, out, &dst_md))
+            : (transposed = odn_matmul_transposed_dst(p, last, r, out, &dst_md))
             ? dnnl_success
             : dnnl_memory_desc_init_by_tag(&dst_md, r, od, dnnl_f32, dnnl_format_tag_any);
     if (st != dnnl_success) return odn_dnnl_error(n, "matmul layouts", st);
@@ -164,6 +164,9 @@ static odn_value *bias_add(odn_plan *p, odn_value *y, int32_t r, const int64_t *
 
 tsr_status *odn_build_matmul(odn_plan *p, size_t index) {
     const tsr_node *n = p->nodes[index];
+    bool attention;
+    tsr_status *fs = odn_fuse_attention(p, index, &attention);
+    if (fs || attention) return fs;
     odn_value *a = odn_plan_value(p, odn_host->node_input(n, 0));
     odn_value *b = odn_plan_value(p, odn_host->node_input(n, 1));
     odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));

@@ -140,9 +140,13 @@ static bool int8_choice(odn_plan *p, const odn_options *opt) {
     return int8;
 }
 
+/* `fuse` false: every node its own primitive; else fusion everywhere but
+ * at the nodes `alone` marks (may be NULL). On failure *failed_at is the
+ * index of the node whose build failed, or -1. */
 static tsr_status *plan_build(dnnl_engine_t engine, dnnl_stream_t stream, const odn_options *opt,
                               odn_const_cache *consts, const tsr_graph *piece, const tsr_tensor *const *inputs,
-                              bool fuse, odn_plan **out) {
+                              bool fuse, const bool *alone, int *failed_at, odn_plan **out) {
+    *failed_at = -1;
     odn_plan *p = calloc(1, sizeof *p);
     if (!p) return no_memory();
     p->fuse = fuse;
@@ -150,6 +154,7 @@ static tsr_status *plan_build(dnnl_engine_t engine, dnnl_stream_t stream, const 
     p->stream = stream;
     p->winograd = opt->winograd;
     p->packed_gemm = opt->packed_gemm;
+    p->attention = opt->attention;
     p->consts = consts;
     p->release_consts = inputs == NULL; /* the one plan of a piece whose shapes are all known */
     p->piece = piece;
@@ -164,8 +169,12 @@ static tsr_status *plan_build(dnnl_engine_t engine, dnnl_stream_t stream, const 
     if (!s) s = collect_values(p, inputs);
     if (!s) s = odn_f16_check(p);
     if (!s) p->int8_primitives = int8_choice(p, opt);
-    for (size_t i = 0; !s && i < p->node_count; i++)
-        if (!p->done[i]) s = odn_build_node(p, i);
+    for (size_t i = 0; !s && i < p->node_count; i++) {
+        if (p->done[i]) continue;
+        p->fuse = fuse && !(alone && alone[i]);
+        s = odn_build_node(p, i);
+        if (s) *failed_at = (int)i;
+    }
     for (size_t i = 0; !s && i < odn_host->graph_output_count(piece); i++) {
         odn_value *v = odn_plan_value(p, odn_host->graph_output(piece, i));
         if (!v->produced)
@@ -186,14 +195,32 @@ static tsr_status *plan_build(dnnl_engine_t engine, dnnl_stream_t stream, const 
     return NULL;
 }
 
+/* Plans a build fails at, at most, before every node goes unfused. */
+#define ALONE_RETRIES 8
+
 /* A post-op can turn a primitive oneDNN has a JIT kernel for into one it
  * has only a reference kernel for (a broadcast binary post-op, say): a plan
- * that fails so is built again with each node its own primitive. */
+ * that fails so is built again with the node that failed built without
+ * fusion (a BERT's embedding sum at batch 4, whose position term broadcasts
+ * over the batch, once cost every attention, GELU and LayerNorm of the
+ * 391-node piece their fusion); after ALONE_RETRIES such nodes, with each
+ * node its own primitive. */
 tsr_status *odn_plan_build(dnnl_engine_t engine, dnnl_stream_t stream, const odn_options *opt, odn_const_cache *consts,
                            const tsr_graph *piece, const tsr_tensor *const *inputs, odn_plan **out) {
-    tsr_status *s = plan_build(engine, stream, opt, consts, piece, inputs, true, out);
+    bool *alone = calloc(odn_host->graph_node_count(piece) + 1, sizeof *alone);
+    if (!alone) return no_memory();
+    int failed_at;
+    tsr_status *s = plan_build(engine, stream, opt, consts, piece, inputs, true, alone, &failed_at, out);
+    for (int retry = 0; s && retry < ALONE_RETRIES && odn_host->status_code(s) == TSR_ERR_NOT_SUPPORTED &&
+         failed_at >= 0 && !alone[failed_at];
+         retry++) {
+        alone[failed_at] = true;
+        odn_host->status_free(s);
+        s = plan_build(engine, stream, opt, consts, piece, inputs, true, alone, &failed_at, out);
+    }
+    free(alone);
     if (!s || odn_host->status_code(s) != TSR_ERR_NOT_SUPPORTED) return s;
-    tsr_status *unfused = plan_build(engine, stream, opt, consts, piece, inputs, false, out);
+    tsr_status *unfused = plan_build(engine, stream, opt, consts, piece, inputs, false, NULL, &failed_at, out);
     if (unfused) {
         odn_host->status_free(s);
         return unfused;

@@ -18,7 +18,7 @@ typedef struct odn_state {
     dnnl_engine_t engine;
     dnnl_stream_t stream;
     int threads;           /* threads a run wants: intra_op_threads, else OpenMP's default */
-    odn_options opt;       /* winograd, packed_gemm (default 1), int8_saturation (0) */
+    odn_options opt;       /* winograd, packed_gemm, attention (default 1), int8_saturation (0) */
     odn_group_memo groups; /* the last claim's groups (odn_group.c) */
 } odn_state;
 
@@ -46,7 +46,7 @@ typedef struct odn_piece {
 } odn_piece;
 
 static tsr_status *odn_create(const tsr_provider_config *config, void **state) {
-    odn_options opt = {.winograd = true, .packed_gemm = true};
+    odn_options opt = {.winograd = true, .packed_gemm = true, .attention = true};
     for (size_t i = 0; i < config->option_count; i++) {
         const char *k = config->option_keys[i], *v = config->option_values[i];
         bool flag = strcmp(v, "0") == 0 || strcmp(v, "1") == 0;
@@ -58,12 +58,17 @@ static tsr_status *odn_create(const tsr_provider_config *config, void **state) {
             opt.packed_gemm = v[0] == '1';
             continue;
         }
+        if (flag && strcmp(k, "attention") == 0) {
+            opt.attention = v[0] == '1';
+            continue;
+        }
         if (flag && strcmp(k, "int8_saturation") == 0) {
             opt.int8_saturation = v[0] == '1';
             continue;
         }
         return odn_node_error(NULL, TSR_ERR_INVALID_ARGUMENT,
-                              "option '%s=%s' is not known (known: winograd=0|1, packed_gemm=0|1, int8_saturation=0|1)",
+                              "option '%s=%s' is not known (known: winograd=0|1, packed_gemm=0|1, attention=0|1, "
+                              "int8_saturation=0|1)",
                               k, v);
     }
     odn_state *s = calloc(1, sizeof *s);

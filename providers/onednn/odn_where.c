@@ -112,9 +112,9 @@ static tsr_status *run_where(const void *ctx, dnnl_memory_t src, dnnl_memory_t d
 
 /* --- builders -------------------------------------------------------------- */
 
-/* A bool value's memory (bytes, plain): its own once made; a constant's
- * data or, for a piece input, the input tensor's (bound at run time). */
-static tsr_status *bool_mem(odn_plan *p, odn_value *v, const tsr_node *n, dnnl_memory_t *out) {
+/* A constant's or a piece input's memory is made here on first use; the
+ * input's buffer is bound at run time. */
+tsr_status *odn_bool_mem(odn_plan *p, odn_value *v, const tsr_node *n, dnnl_memory_t *out) {
     if (v->mem) {
         *out = v->mem;
         return NULL;
@@ -192,7 +192,7 @@ tsr_status *odn_build_where(odn_plan *p, size_t index) {
         m = 1;
     }
     l->rank = m;
-    tsr_status *s = bool_mem(p, v[0], n, &l->cond);
+    tsr_status *s = odn_bool_mem(p, v[0], n, &l->cond);
     if (!s) s = odn_plan_plain_mem(p, v[1], n, &l->x);
     if (!s) s = odn_plan_plain_mem(p, v[2], n, &l->y);
     if (!s) s = odn_plan_define(p, y, ro, out, NULL, n);

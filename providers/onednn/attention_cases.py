@@ -1,0 +1,240 @@
+#!/usr/bin/python3
+"""Backend-style cases for attention as exporters write it, which the
+oneDNN provider runs as one step (odn_build_attention.c, odn_attention.c)
+on CPUs with AVX2+FMA: torch's head split (Reshape, Transpose of Q and V,
+K transposed to [B,H,d,T]), scores scaled by Div or Mul, an additive
+padding mask from an input, a causal mask by Where over a bool constant
+with -inf, DistilBERT's Where(mask, finfo.min, scores), a T5 position
+bias, 3-D [B*H,T,d] stacks, multi-query K/V shared by every head, cross
+attention (tq != tk, dv != d), long sequences, heads merged back by
+Transpose/Reshape (the step writes that layout) or the output left as the
+piece's. Left to the separate operators, and still right: a softmax over
+another axis, scores read twice, a mask computed only after the first
+MatMul, fewer than 16 query rows (a decoder step). Expected outputs from numpy in float64.
+
+usage: attention_cases.py OUT_DIR        (prints the case dirs)
+       attention_cases.py --check TESSERA OUT_DIR
+         writes the cases, runs them with -p onednn,reference and fails when
+         one fails, onednn does not claim every node, or the attention step
+         runs (or not) other than each case expects (checked on CPUs with
+         AVX2 and FMA only). Exit 77 without onnx or onednn.
+"""
+import os
+import subprocess
+import sys
+
+try:
+    import numpy as np
+    from onnx import helper
+except ImportError:
+    np = None
+
+if np is not None:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from extra_cases import claimed_whole, cpu_flags, has_onednn, partition, save_typed_case, test_cases, written_cases
+
+    rng = np.random.default_rng(20261208)
+
+OURS = "attention:avx2"
+
+
+def f32(a):
+    return np.asarray(a).astype(np.float32)
+
+
+def softmax(s):
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def const(name, a):
+    return helper.make_node("Constant", [], [name], value=helper.make_tensor(
+        name, 1 if a.dtype == np.float32 else 9 if a.dtype == np.bool_ else 7, a.shape, a.flatten().tolist()))
+
+
+def mha(out, name, t=24, heads=4, d=16, batch=1, mods=("div",), mask_input=False, tail="merge", tk=None, dv=None,
+        mqa=False, opset=17):
+    """x [B,T,C] -> Q,K,V projections (K, V from `mem` [B,TK,C] when tk is
+    given: cross attention) -> heads -> scores -> mods -> Softmax -> P V ->
+    merged heads -> output projection (tail "merge"), or the [B,H,T,dv]
+    product itself as the piece output (tail "out"). mods: "div", "mul",
+    "pad_mask" (Add of a [B,1,1,TK] input), "causal" (Where of a bool
+    constant with -inf), "distil" (Where(mask, finfo.min, s) from an
+    input), "bias" (Add of a [1,H,T,TK] position-bias constant)."""
+    tk = tk or t
+    dv = dv or d
+    c = heads * d
+    x = f32(rng.standard_normal((batch, t, c)))
+    mem = f32(rng.standard_normal((batch, tk, c))) if tk != t else x
+    kv_heads = 1 if mqa else heads
+    wq = f32(rng.standard_normal((c, heads * d)) / np.sqrt(c))
+    wk = f32(rng.standard_normal((c, kv_heads * d)) / np.sqrt(c))
+    wv = f32(rng.standard_normal((c, kv_heads * dv)) / np.sqrt(c))
+    wo = f32(rng.standard_normal((heads * dv, c)) / np.sqrt(heads * dv))
+    kv_src = "mem" if tk != t else "x"
+    inputs = [("x", x)] + ([("mem", mem)] if tk != t else [])
+    nodes = [helper.make_node("MatMul", ["x", "wq"], ["q0"]),
+             helper.make_node("MatMul", [kv_src, "wk"], ["k0"]),
+             helper.make_node("MatMul", [kv_src, "wv"], ["v0"]),
+             const("shq", np.array([batch, t, heads, d], np.int64)),
+             const("shk", np.array([batch, tk, kv_heads, d], np.int64)),
+             const("shv", np.array([batch, tk, kv_heads, dv], np.int64)),
+             helper.make_node("Reshape", ["q0", "shq"], ["q1"]),
+             helper.make_node("Reshape", ["k0", "shk"], ["k1"]),
+             helper.make_node("Reshape", ["v0", "shv"], ["v1"]),
+             helper.make_node("Transpose", ["q1"], ["q"], perm=[0, 2, 1, 3]),
+             helper.make_node("Transpose", ["k1"], ["kt"], perm=[0, 2, 3, 1]),
+             helper.make_node("Transpose", ["v1"], ["v"], perm=[0, 2, 1, 3]),
+             helper.make_node("MatMul", ["q", "kt"], ["s0"])]
+    q = (x.astype(np.float64) @ wq).reshape(batch, t, heads, d).transpose(0, 2, 1, 3)
+    k = (mem.astype(np.float64) @ wk).reshape(batch, tk, kv_heads, d).transpose(0, 2, 3, 1)
+    v = (mem.astype(np.float64) @ wv).reshape(batch, tk, kv_heads, dv).transpose(0, 2, 1, 3)
+    s = q @ k
+    inits = [("wq", wq), ("wk", wk), ("wv", wv), ("wo", wo)]
+    cur = "s0"
+    for i, m in enumerate(mods):
+        nxt = "s%d" % (i + 1)
+        if m == "div":
+            nodes += [const("scale", np.array(np.sqrt(d), np.float32)), helper.make_node("Div", [cur, "scale"], [nxt])]
+            s = s / np.float64(np.float32(np.sqrt(d)))
+        elif m == "mul":
+            sc = np.float32(1 / np.sqrt(d))
+            nodes += [const("scale", np.array(sc, np.float32)), helper.make_node("Mul", ["scale", cur], [nxt])]
+            s = s * np.float64(sc)
+        elif m == "pad_mask":
+            keep = np.ones((batch, 1, 1, tk), np.float32)
+            keep[..., tk * 2 // 3:] = 0
+            pm = f32((1 - keep) * -10000.0)
+            inputs.append(("pad", pm))
+            nodes.append(helper.make_node("Add", [cur, "pad"], [nxt]))
+            s = s + pm
+        elif m == "causal":
+            tri = np.triu(np.ones((t, tk), np.bool_), 1).reshape(1, 1, t, tk)
+            nodes += [const("tri", tri), const("ninf", np.array(-np.inf, np.float32)),
+                      helper.make_node("Where", ["tri", "ninf", cur], [nxt])]
+            s = np.where(tri, -np.inf, s)
+        elif m == "distil":
+            masked = np.zeros((batch, 1, 1, tk), np.bool_)
+            masked[..., tk - 3:] = True
+            inputs.append(("masked", masked))
+            nodes += [const("fmin", np.array(np.finfo(np.float32).min, np.float32)),
+                      helper.make_node("Where", ["masked", "fmin", cur], [nxt])]
+            s = np.where(masked, np.float64(np.finfo(np.float32).min), s)
+        elif m == "bias":
+            pb = f32(rng.standard_normal((1, heads, t, tk)))
+            inits.append(("pbias", pb))
+            nodes.append(helper.make_node("Add", ["pbias", cur], [nxt]))
+            s = s + pb
+        cur = nxt
+    nodes += [helper.make_node("Softmax", [cur], ["p"], axis=-1), helper.make_node("MatMul", ["p", "v"], ["o"])]
+    o = softmax(s) @ v
+    if tail == "merge":
+        nodes += [helper.make_node("Transpose", ["o"], ["om"], perm=[0, 2, 1, 3]),
+                  const("shm", np.array([batch, t, heads * dv], np.int64)),
+                  helper.make_node("Reshape", ["om", "shm"], ["m"]),
+                  helper.make_node("MatMul", ["m", "wo"], ["y"])]
+        y = o.transpose(0, 2, 1, 3).reshape(batch, t, heads * dv) @ wo
+    else:
+        nodes[-1].output[0] = "y"
+        y = o
+    save_typed_case(out, name, nodes, inputs, [("y", f32(y))], inits, opset=opset)
+
+
+def stack3(out):
+    """[B*H, T, d] stacks (older exporters, Keras): Q and K^T given
+    directly, scale by Mul, the output a piece output."""
+    bh, t, d = 6, 20, 8
+    q, kt, v = (f32(rng.standard_normal(sh)) for sh in ((bh, t, d), (bh, d, t), (bh, t, d)))
+    nodes = [helper.make_node("MatMul", ["q", "kt"], ["s"]), const("c", np.array(0.3, np.float32)),
+             helper.make_node("Mul", ["s", "c"], ["ss"]), helper.make_node("Softmax", ["ss"], ["p"], axis=2),
+             helper.make_node("MatMul", ["p", "v"], ["y"])]
+    y = softmax((q.astype(np.float64) @ kt) * np.float64(np.float32(0.3))) @ v
+    save_typed_case(out, "odn_att_stack3", nodes, [("q", q), ("kt", kt), ("v", v)], [("y", f32(y))], opset=11)
+
+
+def late_mask(out):
+    """The position bias is computed after the first MatMul (T5's first
+    layer does that): left to the separate operators."""
+    t, d = 20, 8
+    q, kt, v = (f32(rng.standard_normal(sh)) for sh in ((1, 2, t, d), (1, 2, d, t), (1, 2, t, d)))
+    b = f32(rng.standard_normal((1, 2, t, t)))
+    nodes = [helper.make_node("MatMul", ["q", "kt"], ["s"]), helper.make_node("Relu", ["b"], ["rb"]),
+             helper.make_node("Add", ["s", "rb"], ["sb"]), helper.make_node("Softmax", ["sb"], ["p"]),
+             helper.make_node("MatMul", ["p", "v"], ["y"])]
+    y = softmax(q.astype(np.float64) @ kt + np.maximum(b, 0)) @ v
+    save_typed_case(out, "odn_att_no_late_bias", nodes, [("q", q), ("kt", kt), ("v", v), ("b", b)],
+                    [("y", f32(y))], opset=13)
+
+
+def other_axis(out):
+    """Softmax over the query axis: not attention's."""
+    t, d = 18, 8
+    q, kt, v = (f32(rng.standard_normal(sh)) for sh in ((2, t, d), (2, d, t), (2, t, d)))
+    nodes = [helper.make_node("MatMul", ["q", "kt"], ["s"]), helper.make_node("Softmax", ["s"], ["p"], axis=1),
+             helper.make_node("MatMul", ["p", "v"], ["y"])]
+    s = q.astype(np.float64) @ kt
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    y = (e / e.sum(axis=1, keepdims=True)) @ v
+    save_typed_case(out, "odn_att_no_other_axis", nodes, [("q", q), ("kt", kt), ("v", v)], [("y", f32(y))], opset=13)
+
+
+def scores_read_twice(out):
+    """The scores are also an output: left to the separate operators."""
+    t, d = 17, 4
+    q, kt, v = (f32(rng.standard_normal(sh)) for sh in ((1, t, d), (1, d, t), (1, t, d)))
+    nodes = [helper.make_node("MatMul", ["q", "kt"], ["s"]), helper.make_node("Softmax", ["s"], ["p"], axis=-1),
+             helper.make_node("MatMul", ["p", "v"], ["y"])]
+    s = q.astype(np.float64) @ kt
+    y = softmax(s) @ v
+    save_typed_case(out, "odn_att_no_scores_output", nodes, [("q", q), ("kt", kt), ("v", v)],
+                    [("y", f32(y)), ("s", f32(s))], opset=13)
+
+
+def write(out):
+    os.makedirs(out, exist_ok=True)
+    mha(out, "odn_att_bert_pad_mask", mods=("div", "pad_mask"))
+    mha(out, "odn_att_gpt2_causal", t=19, heads=3, mods=("div", "causal"), opset=13)
+    mha(out, "odn_att_distilbert_where", t=21, heads=2, d=32, mods=("mul", "distil"), batch=2, opset=11)
+    mha(out, "odn_att_t5_bias", t=16, heads=4, d=8, mods=("bias",), opset=14)
+    mha(out, "odn_att_whisper_long", t=150, heads=2, d=64, mods=())
+    mha(out, "odn_att_cross", t=17, tk=19, d=16, dv=24, heads=3, mods=("div",), tail="out")
+    mha(out, "odn_att_no_decode_rows", t=3, tk=40, d=16, heads=2, mods=("div",))
+    mha(out, "odn_att_multi_query", t=17, heads=4, d=16, mods=("div", "causal"), mqa=True)
+    stack3(out)
+    late_mask(out)
+    other_axis(out)
+    scores_read_twice(out)
+
+
+def expected_ours(case):
+    return "_no_" not in os.path.basename(case)
+
+
+def check(tessera, out):
+    if np is None:
+        print("no numpy/onnx: skipped")
+        return 77
+    if not has_onednn(tessera):
+        return 77
+    cases = written_cases(write, out)
+    bad = [] if test_cases(tessera, cases) else ["tests"]
+    ours_possible = "avx2" in cpu_flags() and "fma" in cpu_flags()
+    for c in cases:
+        run = subprocess.run([tessera, "bench", c, "-p", "onednn,reference", "--runs", "1", "--warmup", "0",
+                              "--profile", os.path.join(out, "profile.json")], capture_output=True, text=True).stdout
+        run = partition(tessera, c) + run
+        took = OURS in run
+        if not claimed_whole(run) or (ours_possible and took != expected_ours(c)):
+            print("not claimed whole by onednn, or the attention step %s: %s\n%s" %
+                  ("missing" if expected_ours(c) else "taken", os.path.basename(c), run))
+            bad.append(c)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--check":
+        sys.exit(check(sys.argv[2], sys.argv[3]))
+    if len(sys.argv) != 2 or np is None:
+        sys.stderr.write(__doc__)
+        sys.exit(2)
+    write(sys.argv[1])

@@ -6,11 +6,16 @@ K transposed to [B,H,d,T]), scores scaled by Div or Mul, an additive
 padding mask from an input, a causal mask by Where over a bool constant
 with -inf, DistilBERT's Where(mask, finfo.min, scores), a T5 position
 bias, 3-D [B*H,T,d] stacks, multi-query K/V shared by every head, cross
-attention (tq != tk, dv != d), long sequences, heads merged back by
+attention (tq != tk, dv != d), long sequences, DistilBERT's mask
+reshaped after the scores' MatMul and expanded as the scores (Expand of
+Shape(scores)), a batch-4 embedding sum before it whose broadcast post-op
+oneDNN lacks (only that node loses its fusion), heads merged back by
 Transpose/Reshape (the step writes that layout) or the output left as the
 piece's. Left to the separate operators, and still right: a softmax over
 another axis, scores read twice, a mask computed only after the first
-MatMul, fewer than 16 query rows (a decoder step). Expected outputs from numpy in float64.
+MatMul, fewer than 16 query rows (a decoder step). The mask ops alone:
+Expand of bool and float, a bool Slice feeding Where and leaving the
+piece as bool, a bool Reshape. Expected outputs from numpy in float64.
 
 usage: attention_cases.py OUT_DIR        (prints the case dirs)
        attention_cases.py --check TESSERA OUT_DIR
@@ -120,6 +125,32 @@ def mha(out, name, t=24, heads=4, d=16, batch=1, mods=("div",), mask_input=False
             nodes += [const("fmin", np.array(np.finfo(np.float32).min, np.float32)),
                       helper.make_node("Where", ["masked", "fmin", cur], [nxt])]
             s = np.where(masked, np.float64(np.finfo(np.float32).min), s)
+        elif m == "expand_as":
+            # DistilBERT: mask (bool [B,TK]) reshaped to [B,1,1,TK] with a
+            # shape computed from x, after the scores' MatMul, then
+            # expand_as(scores) (Shape of the scores) and Where(mask, min, s)
+            masked = np.zeros((batch, tk), np.bool_)
+            masked[:, tk - 2:] = True
+            inputs.append(("masked", masked))
+            nodes += [helper.make_node("Shape", [kv_src], ["xs"]),
+                      const("i0", np.array(0, np.int64)), helper.make_node("Gather", ["xs", "i0"], ["bs0"]),
+                      const("i1", np.array(1, np.int64)), helper.make_node("Gather", ["xs", "i1"], ["tk0"]),
+                      const("ax0", np.array([0], np.int64)),
+                      helper.make_node("Unsqueeze", ["bs0", "ax0"], ["bs1"]),
+                      helper.make_node("Unsqueeze", ["tk0", "ax0"], ["tk1"]),
+                      const("ones", np.array([1, 1], np.int64)),
+                      helper.make_node("Concat", ["bs1", "ones", "tk1"], ["mshape"], axis=0),
+                      helper.make_node("Reshape", ["masked", "mshape"], ["m4"]),
+                      helper.make_node("Shape", [cur], ["sshape"]),
+                      helper.make_node("Expand", ["m4", "sshape"], ["mx"]),
+                      const("fmin", np.array(np.finfo(np.float32).min, np.float32)),
+                      helper.make_node("Where", ["mx", "fmin", cur], [nxt])]
+            s = np.where(masked.reshape(batch, 1, 1, tk), np.float64(np.finfo(np.float32).min), s)
+        elif m == "emb_sum":
+            # a batch-4 embedding sum whose position term broadcasts over the
+            # batch: oneDNN has no fast kernel for that post-op, and only
+            # that node may lose its fusion (the attention still fuses)
+            raise ValueError("emb_sum is a prefix, not a mod")
         elif m == "bias":
             pb = f32(rng.standard_normal((1, heads, t, tk)))
             inits.append(("pbias", pb))
@@ -138,6 +169,34 @@ def mha(out, name, t=24, heads=4, d=16, batch=1, mods=("div",), mask_input=False
         nodes[-1].output[0] = "y"
         y = o
     save_typed_case(out, name, nodes, inputs, [("y", f32(y))], inits, opset=opset)
+
+
+def embeddings_then_attention(out):
+    """Token, type and position embeddings summed at batch 4 (the position
+    term [1,T,C] broadcast over the batch: a binary post-op oneDNN has only
+    its reference kernel for), then attention: the plan rebuilds only the
+    sum unfused, and the attention step is still taken."""
+    b, t, heads, d = 4, 20, 2, 8
+    c = heads * d
+    tok, typ = f32(rng.standard_normal((b, t, c))), f32(rng.standard_normal((b, t, c)))
+    pos = f32(rng.standard_normal((1, t, c)))
+    wq, wk, wv = (f32(rng.standard_normal((c, c)) / np.sqrt(c)) for _ in range(3))
+    nodes = [helper.make_node("Add", ["tok", "typ"], ["e0"]), helper.make_node("Add", ["e0", "pos"], ["x"]),
+             helper.make_node("MatMul", ["x", "wq"], ["q0"]), helper.make_node("MatMul", ["x", "wk"], ["k0"]),
+             helper.make_node("MatMul", ["x", "wv"], ["v0"]),
+             const("sh", np.array([b, t, heads, d], np.int64)),
+             helper.make_node("Reshape", ["q0", "sh"], ["q1"]), helper.make_node("Reshape", ["k0", "sh"], ["k1"]),
+             helper.make_node("Reshape", ["v0", "sh"], ["v1"]),
+             helper.make_node("Transpose", ["q1"], ["q"], perm=[0, 2, 1, 3]),
+             helper.make_node("Transpose", ["k1"], ["kt"], perm=[0, 2, 3, 1]),
+             helper.make_node("Transpose", ["v1"], ["v"], perm=[0, 2, 1, 3]),
+             helper.make_node("MatMul", ["q", "kt"], ["s"]), helper.make_node("Softmax", ["s"], ["p"], axis=-1),
+             helper.make_node("MatMul", ["p", "v"], ["y"])]
+    x = tok.astype(np.float64) + typ + pos
+    q, k, v = ((x @ w).reshape(b, t, heads, d).transpose(0, 2, 1, 3) for w in (wq, wk, wv))
+    y = softmax(q @ k.transpose(0, 1, 3, 2)) @ v
+    save_typed_case(out, "odn_att_after_batch_broadcast_sum", nodes, [("tok", tok), ("typ", typ)], [("y", f32(y))],
+                    [("pos", pos), ("wq", wq), ("wk", wk), ("wv", wv)], opset=13)
 
 
 def stack3(out):
@@ -190,6 +249,31 @@ def scores_read_twice(out):
                     [("y", f32(y)), ("s", f32(s))], opset=13)
 
 
+def masks(out):
+    """The mask ops the step's piece needs, alone: Expand of bool and of
+    float (to a constant shape; a bool piece output), a bool Slice of a
+    causal buffer (GPT-2's) feeding Where and leaving the piece as bool, a
+    bool Reshape."""
+    m = np.array([[[True, False, True, False, True]], [[False, False, True, True, False]]])
+    nodes = [const("shp", np.array([2, 3, 5], np.int64)), helper.make_node("Expand", ["m", "shp"], ["y"])]
+    save_typed_case(out, "odn_mask_expand_bool", nodes, [("m", m)], [("y", np.broadcast_to(m, (2, 3, 5)).copy())],
+                    opset=13)
+    x = f32(rng.standard_normal((1, 4)))
+    nodes = [const("shp", np.array([3, 1, 4], np.int64)), helper.make_node("Expand", ["x", "shp"], ["e"]),
+             helper.make_node("Relu", ["e"], ["y"])]
+    save_typed_case(out, "odn_mask_expand_float", nodes, [("x", x)],
+                    [("y", f32(np.maximum(np.broadcast_to(x, (3, 1, 4)), 0)))], opset=13)
+    tri = np.tril(np.ones((8, 8), np.bool_)).reshape(1, 1, 8, 8)
+    s = f32(rng.standard_normal((2, 3, 5, 6)))
+    nodes = [const("tri", tri), const("st", np.array([0, 0], np.int64)), const("en", np.array([5, 6], np.int64)),
+             const("ax", np.array([2, 3], np.int64)), helper.make_node("Slice", ["tri", "st", "en", "ax"], ["c"]),
+             const("fill", np.array(-1e4, np.float32)), helper.make_node("Where", ["c", "s", "fill"], ["y"]),
+             const("sh2", np.array([5, 6], np.int64)), helper.make_node("Reshape", ["c", "sh2"], ["c2"])]
+    c = tri[:, :, 0:5, 0:6]
+    save_typed_case(out, "odn_mask_slice_bool", nodes, [("s", s)],
+                    [("y", f32(np.where(c, s, np.float32(-1e4)))), ("c2", c.reshape(5, 6).copy())], opset=13)
+
+
 def write(out):
     os.makedirs(out, exist_ok=True)
     mha(out, "odn_att_bert_pad_mask", mods=("div", "pad_mask"))
@@ -200,6 +284,9 @@ def write(out):
     mha(out, "odn_att_cross", t=17, tk=19, d=16, dv=24, heads=3, mods=("div",), tail="out")
     mha(out, "odn_att_no_decode_rows", t=3, tk=40, d=16, heads=2, mods=("div",))
     mha(out, "odn_att_multi_query", t=17, heads=4, d=16, mods=("div", "causal"), mqa=True)
+    mha(out, "odn_att_distilbert_expand_as", t=18, heads=2, d=16, batch=2, mods=("div", "expand_as"), opset=13)
+    embeddings_then_attention(out)
+    masks(out)
     stack3(out)
     late_mask(out)
     other_axis(out)
@@ -207,7 +294,7 @@ def write(out):
 
 
 def expected_ours(case):
-    return "_no_" not in os.path.basename(case)
+    return os.path.basename(case).startswith("odn_att_") and "_no_" not in os.path.basename(case)
 
 
 def check(tessera, out):

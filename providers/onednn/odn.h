@@ -523,6 +523,14 @@ tsr_status *odn_build_pad(odn_plan *p, size_t index);
  * odn_build_slice.c */
 int odn_slice_check(const tsr_node *n, char *why, size_t why_size);
 tsr_status *odn_build_slice(odn_plan *p, size_t index);
+/* Whether Slice takes data of element type t as bytes (bool, uint8, int8). */
+bool odn_slice_byte_type(int32_t t);
+/* Expand of float32 or one-byte data as a C loop (odn_build_expand.c). */
+int odn_claim_expand(const tsr_node *n, char *why, size_t size);
+tsr_status *odn_build_expand(odn_plan *p, size_t index);
+/* ONNX's bidirectional broadcast of dims x (rank rx) and shape s (rank
+ * rs) into out (rank *ro); false when they do not broadcast. */
+bool odn_expand_dims(const int64_t *x, int32_t rx, const int64_t *s, int32_t rs, int64_t *out, int32_t *ro);
 tsr_status *odn_build_reshape(odn_plan *p, size_t index); /* Reshape, Flatten, Identity */
 tsr_status *odn_build_transpose(odn_plan *p, size_t index);
 /* Transpose -> (Log)Softmax -> inverse Transpose from node `index` as one

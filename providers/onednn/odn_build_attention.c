@@ -135,7 +135,83 @@ typedef struct att_match {
     odn_value *q, *kt, *v, *o, *t[ODN_ATT_MAX_MODS];
     int32_t r;
     int64_t s_dims[ODN_MAX_RANK], o_dims[ODN_MAX_RANK];
+    const odn_value *scores[ODN_ATT_MAX_MODS + 1]; /* the first product and each mod's result */
+    int nscores;
+    const tsr_node *skipped[2 * ODN_ATT_MAX_MODS]; /* Expands read through, and their Shapes */
+    int nskipped;
+    int shape_readers; /* Shape nodes reading the scores */
 } att_match;
+
+/* The one reader of scores `v` other than Shape nodes (which count into
+ * m->shape_readers: expand_as(scores) reads the scores' shape, and such a
+ * Shape must feed an Expand the step reads through); NULL when none or
+ * several, or when v leaves the piece. */
+static const tsr_node *score_reader(const odn_plan *p, const odn_value *v, att_match *m) {
+    if (v->output_index >= 0 || v->reader < 0) return NULL;
+    const tsr_node *found = NULL;
+    int readers = 0;
+    for (size_t j = (size_t)v->reader; j < p->node_count && readers < v->consumers; j++) {
+        const tsr_node *n = p->nodes[j];
+        for (size_t k = 0; k < odn_host->node_input_count(n); k++) {
+            if (odn_plan_value((odn_plan *)p, odn_host->node_input(n, k)) != v) continue;
+            readers++;
+            if (p->done[j]) return NULL;
+            if (strcmp(odn_host->node_op_type(n), "Shape") == 0) m->shape_readers++;
+            else if (found && found != n) return NULL;
+            else found = n;
+        }
+    }
+    return found;
+}
+
+static bool ready(odn_plan *p, odn_value *v, int depth);
+
+/* The node computing v inside the piece and not built yet, or NULL. */
+static const tsr_node *pending_producer(odn_plan *p, const odn_value *v) {
+    if (!v || v->producer < 0 || (size_t)v->producer >= p->node_count || p->done[v->producer]) return NULL;
+    return p->nodes[v->producer];
+}
+
+/* A mask or bias `t` that is an Expand read only by `reader`, to the
+ * scores' own shape (Expand(x, Shape(scores)): torch's expand_as, as
+ * DistilBERT writes its mask) or to a constant shape that does not widen
+ * them: its input, which the step reads with broadcast strides; else t. The
+ * Expand (and its Shape) are then recorded to be skipped. */
+static odn_value *unexpanded(odn_plan *p, odn_value *t, const tsr_node *reader, att_match *m) {
+    const tsr_node *ex = pending_producer(p, t);
+    if (!is_op(ex, "Expand") || odn_host->node_input_count(ex) != 2 || odn_plan_sole_consumer(p, t) != reader ||
+        m->nskipped + 2 > 2 * ODN_ATT_MAX_MODS)
+        return t;
+    odn_value *x = odn_plan_value(p, odn_host->node_input(ex, 0));
+    const tsr_value_info *sv = odn_host->node_input(ex, 1);
+    odn_value *shape = odn_plan_value(p, sv);
+    if (!x || !shape || x->elem_type != t->elem_type || !ready(p, x, 8) || !broadcasts_to(x, m->r, m->s_dims))
+        return t;
+    int64_t count, out[ODN_MAX_RANK];
+    int32_t ro;
+    const int64_t *dims = odn_plan_i64(p, sv, &count);
+    const tsr_node *sh = pending_producer(p, shape);
+    if (dims && count <= ODN_MAX_RANK && odn_expand_dims(x->dims, x->rank, dims, (int32_t)count, out, &ro) &&
+        ro <= m->r) {
+        int64_t pad[ODN_MAX_RANK];
+        for (int32_t i = 0; i < m->r; i++) pad[i] = i < m->r - ro ? 1 : out[i - (m->r - ro)];
+        for (int32_t i = 0; i < m->r; i++)
+            if (pad[i] != 1 && pad[i] != m->s_dims[i]) return t;
+        m->skipped[m->nskipped++] = ex;
+        return x;
+    }
+    if (!is_op(sh, "Shape") || odn_host->node_attr_find(sh, "start") || odn_host->node_attr_find(sh, "end") ||
+        odn_plan_sole_consumer(p, shape) != ex)
+        return t;
+    const odn_value *of = odn_plan_value(p, odn_host->node_input(sh, 0));
+    for (int i = 0; i < m->nscores; i++)
+        if (of == m->scores[i]) {
+            m->skipped[m->nskipped++] = ex;
+            m->skipped[m->nskipped++] = sh;
+            return x;
+        }
+    return t;
+}
 
 /* One score modifier at node c reading the scores `cur`; false when c is
  * none the kernel takes. */
@@ -150,6 +226,7 @@ static bool match_mod(odn_plan *p, const tsr_node *c, const odn_value *cur, att_
         odn_value *other = first ? in[1] : in[0];
         if (!other || other == cur || (!first && in[1] != cur)) return false;
         if (is_op(c, "Add")) {
+            other = unexpanded(p, other, c, m);
             if (!is_float(other) || !broadcasts_to(other, m->r, m->s_dims)) return false;
             *mod = (odn_att_mod){.kind = ODN_ATT_ADD};
             *t = other;
@@ -161,10 +238,10 @@ static bool match_mod(odn_plan *p, const tsr_node *c, const odn_value *cur, att_
     }
     if (is_op(c, "Where") && nin == 3 && in[0] && in[0] != cur && (in[1] == cur) != (in[2] == cur)) {
         odn_value *fill = in[1] == cur ? in[2] : in[1];
-        if (in[0]->elem_type != TSR_BOOL || !broadcasts_to(in[0], m->r, m->s_dims) || fill->rank > m->r)
-            return false;
+        odn_value *cond = unexpanded(p, in[0], c, m);
+        if (cond->elem_type != TSR_BOOL || !broadcasts_to(cond, m->r, m->s_dims) || fill->rank > m->r) return false;
         *mod = (odn_att_mod){.kind = ODN_ATT_SELECT, .fill_if_true = in[1] == fill};
-        *t = in[0];
+        *t = cond;
         return scalar_constant(fill, &mod->value);
     }
     return false;
@@ -194,16 +271,43 @@ static bool match_shapes(att_match *m) {
     return odn_numel(r, m->s_dims) > 0 && odn_numel(r, m->o_dims) > 0;
 }
 
+/* Whether `v` is computed, building now the node that computes it when
+ * that is a view (Reshape-like) or shape arithmetic whose inputs are, or can
+ * be so made (DistilBERT reshapes its mask, to a shape computed from the
+ * hidden states, after the scores' MatMul, where the step runs): building
+ * such a node early changes nothing but its place among the steps. */
+static bool ready(odn_plan *p, odn_value *v, int depth) {
+    if (v->produced) return true;
+    const tsr_node *n = pending_producer(p, v);
+    static const char *const views[] = {"Reshape", "Unsqueeze", "Squeeze", "Flatten", "Identity"};
+    bool early = n && odn_shape_calc_node(p, n);
+    for (size_t i = 0; n && i < sizeof views / sizeof *views; i++) early = early || is_op(n, views[i]);
+    if (!early || depth == 0 || odn_host->node_output_count(n) != 1) return false;
+    for (size_t k = 0; k < odn_host->node_input_count(n); k++) {
+        const tsr_value_info *vi = odn_host->node_input(n, k);
+        odn_value *x = vi ? odn_plan_value(p, vi) : NULL;
+        if (vi && (!x || !ready(p, x, depth - 1))) return false;
+    }
+    const tsr_node *building = p->building;
+    tsr_status *s = odn_build_node(p, (size_t)v->producer);
+    p->building = building;
+    if (s) {
+        odn_host->status_free(s);
+        return false;
+    }
+    return v->produced;
+}
+
 /* Every operand computed by a step already: an exporter may write a mask
  * or a position bias after the first MatMul, and the step runs there. */
-static bool operands_ready(const att_match *m, int nmods) {
-    const odn_value *need[3 + ODN_ATT_MAX_MODS] = {m->q, m->kt, m->v};
+static bool operands_ready(odn_plan *p, const att_match *m, int nmods) {
+    odn_value *need[3 + ODN_ATT_MAX_MODS] = {m->q, m->kt, m->v};
     int count = 3;
     for (int i = 0; i < nmods; i++)
         if (m->t[i]) need[count++] = m->t[i];
     for (int i = 0; i < count; i++)
         /* a bool piece input gets its memory when first read (odn_bool_mem) */
-        if (!need[i]->produced || (!need[i]->mem && !need[i]->constant && need[i]->input_index < 0) ||
+        if (!ready(p, need[i], 8) || (!need[i]->mem && !need[i]->constant && need[i]->input_index < 0) ||
             need[i]->defer_src)
             return false;
     return true;
@@ -216,13 +320,13 @@ static bool match(odn_plan *p, const tsr_node *mm1, att_match *m, odn_attention 
     m->kt = odn_plan_value(p, odn_host->node_input(mm1, 1));
     odn_value *cur = odn_plan_value(p, odn_host->node_output(mm1, 0));
     if (!is_float(m->q) || !is_float(m->kt) || !is_float(cur)) return false;
-    const tsr_node *c = odn_plan_sole_consumer(p, cur);
+    const tsr_node *c = score_reader(p, cur, m);
     /* the Softmax, and the shapes, come first: mods need S's dims */
     const tsr_node *sm = c;
     const odn_value *at = cur;
     for (int i = 0; sm && !is_op(sm, "Softmax") && i <= ODN_ATT_MAX_MODS; i++) {
         at = odn_plan_value(p, odn_host->node_output(sm, 0));
-        sm = at ? odn_plan_sole_consumer(p, at) : NULL;
+        sm = at ? score_reader(p, at, &(att_match){0}) : NULL;
     }
     if (!is_op(sm, "Softmax")) return false;
     odn_value *ps = odn_plan_value(p, odn_host->node_output(sm, 0));
@@ -234,6 +338,7 @@ static bool match(odn_plan *p, const tsr_node *mm1, att_match *m, odn_attention 
     int64_t axis = odn_attr_int(sm, "axis", odn_host->node_opset(sm) < 13 ? 1 : -1);
     if (axis != -1 && axis != m->r - 1) return false;
     /* the mods, in order */
+    m->scores[m->nscores++] = cur;
     while (c != sm) {
         if (a->nmods == ODN_ATT_MAX_MODS) return false;
         odn_value *out = odn_plan_value(p, odn_host->node_output(c, 0));
@@ -241,11 +346,15 @@ static bool match(odn_plan *p, const tsr_node *mm1, att_match *m, odn_attention 
         m->nodes[m->count++] = c;
         a->nmods++;
         cur = out;
-        c = odn_plan_sole_consumer(p, cur);
+        m->scores[m->nscores++] = cur;
+        c = score_reader(p, cur, m);
     }
+    int shapes_skipped = 0;
+    for (int i = 0; i < m->nskipped; i++) shapes_skipped += is_op(m->skipped[i], "Shape");
+    if (shapes_skipped != m->shape_readers) return false; /* a Shape of the scores that outlives them */
     m->nodes[m->count++] = sm;
     m->nodes[m->count++] = mm2;
-    return operands_ready(m, a->nmods);
+    return operands_ready(p, m, a->nmods);
 }
 
 /* The kernel's sizes into `a`, and whether it takes them, with dense
@@ -344,6 +453,7 @@ tsr_status *odn_fuse_attention(odn_plan *p, size_t index, bool *handled) {
     if (bytes == 0) return NULL;
     *handled = true;
     for (int i = 1; i < m.count; i++) p->done[odn_plan_node_index(p, m.nodes[i])] = true;
+    for (int i = 0; i < m.nskipped; i++) p->done[odn_plan_node_index(p, m.skipped[i])] = true;
     const tsr_node *mm2 = m.nodes[m.count - 1];
     e = define_output(p, mm2, &m, &st);
     if (!e) e = odn_wino_scratch_grow(p, n, bytes, &st.scratch);

@@ -32,14 +32,17 @@ static tsr_status *define_view(odn_plan *p, odn_value *v, int32_t rank, const in
 static tsr_status *reshape_to(odn_plan *p, const tsr_node *n, int32_t rank, const int64_t *dims) {
     odn_value *x = odn_plan_value(p, odn_host->node_input(n, 0));
     odn_value *y = odn_plan_value(p, odn_host->node_output(n, 0));
-    if (!x || !y || !x->produced || !x->mem) return odn_node_error(n, TSR_ERR_PROVIDER, "internal: reshape inputs");
+    bool mask = x && x->elem_type == TSR_BOOL; /* bytes, its memory made on first use */
+    if (!x || !y || !x->produced || (!x->mem && !mask))
+        return odn_node_error(n, TSR_ERR_PROVIDER, "internal: reshape inputs");
     if (odn_numel(rank, dims) != odn_numel(x->rank, x->dims))
         return odn_node_error(n, TSR_ERR_INVALID_ARGUMENT, "new shape has %lld elements, input %lld",
                               (long long)odn_numel(rank, dims), (long long)odn_numel(x->rank, x->dims));
     dnnl_memory_t base;
-    tsr_status *s = odn_plan_plain_mem(p, x, n, &base);
+    tsr_status *s = mask ? odn_bool_mem(p, x, n, &base) : odn_plan_plain_mem(p, x, n, &base);
     dnnl_memory_desc_t md;
-    if (!s && odn_plain_md(&md, rank, dims) != dnnl_success) s = odn_node_error(n, TSR_ERR_PROVIDER, "reshape layout");
+    if (!s && odn_plain_md_typed(&md, rank, dims, mask ? dnnl_u8 : dnnl_f32) != dnnl_success)
+        s = odn_node_error(n, TSR_ERR_PROVIDER, "reshape layout");
     return s ? s : define_view(p, y, rank, dims, &md, base, n);
 }
 

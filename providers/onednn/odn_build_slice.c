@@ -1,4 +1,5 @@
-/* Slice of float data as a C loop over plain memory (constant starts, ends,
+/* Slice of float data (or one-byte data: GPT-2's causal mask is a Slice of
+ * a bool buffer) as a C loop over plain memory (constant starts, ends,
  * axes and steps). Exporters write Slice on activations in the middle of
  * fused work: rotate_half in every rotary attention (x[..., :d/2],
  * x[..., d/2:]), YOLO heads, chunked projections; on the reference
@@ -14,6 +15,7 @@
 typedef struct slice_loop {
     int32_t rank;
     int64_t in[ODN_MAX_RANK], out[ODN_MAX_RANK], start[ODN_MAX_RANK], step[ODN_MAX_RANK];
+    size_t esize; /* 4 (float32), or 1 (bool, uint8, int8: a causal mask's rows) */
 } slice_loop;
 
 static tsr_status *run_slice(const void *vctx, dnnl_memory_t src, dnnl_memory_t dst) {
@@ -21,8 +23,9 @@ static tsr_status *run_slice(const void *vctx, dnnl_memory_t src, dnnl_memory_t 
     void *hx = NULL, *hy = NULL;
     dnnl_memory_get_data_handle(src, &hx);
     dnnl_memory_get_data_handle(dst, &hy);
-    const float *x = hx;
-    float *y = hy;
+    const char *x = hx;
+    char *y = hy;
+    size_t es = l->esize;
     int32_t r = l->rank, last = r - 1;
     int64_t rows = 1;
     for (int32_t d = 0; d < last; d++) rows *= l->out[d];
@@ -39,9 +42,11 @@ static tsr_status *run_slice(const void *vctx, dnnl_memory_t src, dnnl_memory_t 
             in_row += (l->start[d] + o * l->step[d]) * stride;
             stride *= l->in[d];
         }
-        const float *xr = x + in_row * l->in[last];
-        float *yr = y + row * width;
-        if (st == 1) memcpy(yr, xr + s0, sizeof(float) * (size_t)width);
+        const char *xr = x + (size_t)(in_row * l->in[last]) * es;
+        char *yr = y + (size_t)(row * width) * es;
+        if (st == 1) memcpy(yr, xr + (size_t)s0 * es, es * (size_t)width);
+        else if (es == sizeof(float))
+            for (int64_t j = 0; j < width; j++) memcpy(yr + (size_t)j * es, xr + (size_t)(s0 + j * st) * es, es);
         else
             for (int64_t j = 0; j < width; j++) yr[j] = xr[s0 + j * st];
     }
@@ -84,6 +89,8 @@ static bool slice_params(const tsr_node *n, int32_t r, int64_t *count, int64_t *
     return true;
 }
 
+bool odn_slice_byte_type(int32_t t) { return t == TSR_BOOL || t == TSR_UINT8 || t == TSR_INT8; }
+
 int odn_slice_check(const tsr_node *n, char *why, size_t size) {
     int32_t r = odn_host->value_rank(odn_host->node_input(n, 0));
     if (r < 1 || r > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "Slice of a rank %d input", (int)r);
@@ -122,6 +129,7 @@ static bool blocked_slice(const slice_loop *l, int64_t blk, slice_loop *b) {
         return false;
     memset(b, 0, sizeof *b);
     b->rank = l->rank + 1;
+    b->esize = l->esize;
     for (int32_t d = 0; d < l->rank; d++) {
         b->in[d] = l->in[d];
         b->out[d] = l->out[d];
@@ -145,6 +153,8 @@ tsr_status *odn_build_slice(odn_plan *p, size_t index) {
     if (!l) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
     memset(l, 0, sizeof *l);
     l->rank = x->rank;
+    bool bytes = odn_slice_byte_type(x->elem_type);
+    l->esize = bytes ? 1 : sizeof(float);
     int64_t c, s[ODN_MAX_RANK], e[ODN_MAX_RANK], a[ODN_MAX_RANK], st[ODN_MAX_RANK];
     if (!slice_params(n, x->rank, &c, s, e, a, st))
         return odn_node_error(n, TSR_ERR_PROVIDER, "internal: Slice parameters");
@@ -160,7 +170,7 @@ tsr_status *odn_build_slice(odn_plan *p, size_t index) {
     dnnl_format_tag_t tag = odn_layout_tag(x);
     slice_loop *b = odn_plan_alloc(p, sizeof *b);
     if (!b) return odn_node_error(n, TSR_ERR_NO_MEMORY, "out of memory");
-    if (y->output_index < 0 && x->mem && x->md.data_type == dnnl_f32 && odn_layout_is_blocked(tag) &&
+    if (!bytes && y->output_index < 0 && x->mem && x->md.data_type == dnnl_f32 && odn_layout_is_blocked(tag) &&
         blocked_slice(l, odn_block(), b)) {
         dnnl_memory_desc_t md;
         dnnl_dims_t od;
@@ -171,7 +181,7 @@ tsr_status *odn_build_slice(odn_plan *p, size_t index) {
         }
     }
     dnnl_memory_t src;
-    tsr_status *sst = odn_plan_plain_mem(p, x, n, &src);
+    tsr_status *sst = x->elem_type == TSR_BOOL ? odn_bool_mem(p, x, n, &src) : odn_plan_plain_mem(p, x, n, &src);
     if (!sst) sst = odn_plan_define(p, y, x->rank, l->out, NULL, n);
     return sst ? sst : odn_plan_add_loop(p, run_slice, l, src, y->mem, n);
 }

@@ -481,7 +481,12 @@ int odn_claim_clip(const tsr_node *n, char *why, size_t size) {
 }
 
 int odn_claim_reshape(const tsr_node *n, char *why, size_t size) {
-    int r = odn_qop_q8_view(n) ? 0 : check_types(n, BUILD_TIME_SECOND, why, size); /* 8-bit: odn_qop.c */
+    /* a bool mask's Reshape (DistilBERT's mask.view(bs, 1, 1, k)) keeps the
+     * mask's Expand and the attention it feeds in one piece */
+    const tsr_value_info *x = odn_input(n, 0), *y = odn_host->node_output(n, 0);
+    bool mask = x && y && odn_host->value_elem_type(x) == TSR_BOOL && odn_host->value_elem_type(y) == TSR_BOOL &&
+        odn_host->value_rank(x) >= 0 && odn_host->value_rank(x) <= ODN_MAX_RANK;
+    int r = odn_qop_q8_view(n) || mask ? 0 : check_types(n, BUILD_TIME_SECOND, why, size); /* 8-bit: odn_qop.c */
     if (r) return r;
     const tsr_value_info *shape = present(n, 1) ? odn_host->node_input(n, 1) : NULL;
     const tsr_tensor *t = shape ? odn_host->value_constant(shape) : NULL;
@@ -529,7 +534,10 @@ int odn_claim_pad(const tsr_node *n, char *why, size_t size) {
 }
 
 int odn_claim_slice(const tsr_node *n, char *why, size_t size) {
-    int r = check_types(n, BUILD_TIME_REST, why, size);
+    const tsr_value_info *x = odn_input(n, 0), *y = odn_host->node_output(n, 0);
+    bool bytes = x && y && odn_slice_byte_type(odn_host->value_elem_type(x)) &&
+        odn_host->value_elem_type(y) == odn_host->value_elem_type(x);
+    int r = bytes ? 0 : check_types(n, BUILD_TIME_REST, why, size);
     return r ? r : odn_slice_check(n, why, size); /* odn_build_slice.c */
 }
 

@@ -20,12 +20,14 @@ static const odn_op ops[] = {
     {"Conv", odn_claim_conv, odn_build_conv},
     {"ConvInteger", odn_qconv_check, odn_build_convinteger},
     {"ConvTranspose", odn_claim_deconv, odn_build_deconv},
+    {"DepthToSpace", odn_claim_depth_space, odn_build_depth_space}, /* odn_build_depth_space.c */
     {"DequantizeLinear", odn_qdq_check, NULL}, /* odn_qdq_build */
     {"Div", odn_claim_binary, odn_build_act_or_binary},
     {"DynamicQuantizeLinear", odn_dynquant_check, odn_build_dynquant},
     {"Elu", odn_claim_eltwise, odn_build_unary},
     {"Erf", odn_claim_ranked, odn_build_erf},
     {"Exp", odn_claim_eltwise, odn_build_unary}, /* a C loop (odn_loops.c) */
+    {"Expand", odn_claim_expand, odn_build_expand},
     {"Flatten", odn_claim_ranked, odn_build_reshape_any},
     {"GRU", odn_rnn_check, odn_build_rnn},
     {"Gelu", odn_claim_eltwise, odn_build_unary},
@@ -85,6 +87,7 @@ static const odn_op ops[] = {
     {"Slice", odn_claim_slice, odn_build_slice},
     {"Softmax", odn_claim_softmax, odn_build_softmax},
     {"Softplus", odn_claim_eltwise, odn_build_act_or_eltwise},
+    {"SpaceToDepth", odn_claim_depth_space, odn_build_depth_space},
     {"Split", odn_claim_split, odn_build_split},
     {"Sqrt", odn_claim_eltwise, odn_build_unary},
     {"Sub", odn_claim_binary, odn_build_binary},

@@ -53,6 +53,9 @@ int odn_claim_prelu(const tsr_node *n, char *why, size_t size);
 /* Where (bool condition, float32 operands) as a C loop (odn_where.c). */
 int odn_claim_where(const tsr_node *n, char *why, size_t size);
 tsr_status *odn_build_where(odn_plan *p, size_t index);
+/* DepthToSpace and SpaceToDepth as one 6-D reorder (odn_build_depth_space.c). */
+int odn_claim_depth_space(const tsr_node *n, char *why, size_t size);
+tsr_status *odn_build_depth_space(odn_plan *p, size_t index);
 
 /* Builders that pick among others by what the node turns out to be
  * (odn_build.c). */

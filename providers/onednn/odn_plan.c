@@ -44,8 +44,9 @@ static int32_t tsr_type_of(dnnl_data_type_t dt) {
 }
 
 /* The dnnl type a value is held in: its own, or f32 when unknown. */
+/* A bool value (a mask Slice or Expand makes) is held as bytes. */
 static dnnl_data_type_t value_dt(const odn_value *v) {
-    dnnl_data_type_t dt = odn_dnnl_type(v->elem_type);
+    dnnl_data_type_t dt = v->elem_type == TSR_BOOL ? dnnl_u8 : odn_dnnl_type(v->elem_type);
     return dt == dnnl_data_type_undef ? dnnl_f32 : dt;
 }
 
@@ -486,7 +487,8 @@ tsr_status *odn_plan_run(odn_plan *p, tsr_run_context *ctx) {
         const dnnl_memory_desc_t *omd; /* v's own, or float16 around a promoted v */
         dnnl_memory_get_memory_desc(p->output_mems[i], &omd);
         tsr_tensor *t;
-        tsr_status *s = odn_host->run_alloc_output(ctx, i, tsr_type_of(omd->data_type), v->rank, v->dims, &t);
+        int32_t type = v->elem_type == TSR_BOOL && omd->data_type == dnnl_u8 ? TSR_BOOL : tsr_type_of(omd->data_type);
+        tsr_status *s = odn_host->run_alloc_output(ctx, i, type, v->rank, v->dims, &t);
         if (s) return s;
         dnnl_status_t st = dnnl_memory_set_data_handle_v2(p->output_mems[i], t->data, p->stream);
         if (st != dnnl_success) return odn_dnnl_error(NULL, "binding an output", st);

@@ -26,7 +26,8 @@ ops='conv gemm matmul maxpool averagepool globalaveragepool globalmaxpool
 batchnorm relu leakyrelu prelu elu sigmoid tanh exp log sqrt abs neg clip hardsigmoid hardswish gelu
 add sub mul div max min softmax logsoftmax layer_norm reshape flatten identity transpose erf concat pow reduce
 lrn resize qlinearmatmul qlinearconv quantizelinear dequantizelinear lstm gru rnn simple_rnn
-matmulinteger dynamicquantizelinear cast instancenorm pad constant_pad edge_pad reflect_pad wrap_pad'
+matmulinteger dynamicquantizelinear cast instancenorm pad constant_pad edge_pad reflect_pad wrap_pad
+depthtospace spacetodepth'
 cases=""
 for op in $ops; do
   for d in "$suite"/node/test_"$op"*; do

@@ -126,7 +126,8 @@ void ref_tensor_view_linear(view *v, int32_t a, int64_t base, int64_t stride);
 tsr_status *ref_tensor_view_run_free(ref_ctx *c, view *v, tsr_tensor *dst, const tsr_tensor *src,
                                      const tsr_tensor *fill);
 /* dst = src read as the row-major shape vdims, with its axes reordered by
- * perm (output axis a is source axis perm[a]). */
+ * perm (output axis a is source axis perm[a]); a strided copy, not the
+ * view engine, for elements of 1-8 bytes (ref_tensor_permute.c). */
 tsr_status *ref_tensor_permute(ref_ctx *c, tsr_tensor *dst, const tsr_tensor *src, int32_t rank, const int64_t *vdims,
                                const int64_t *perm);
 /* Shared by GatherND and ScatterND: the data offset each index tuple of

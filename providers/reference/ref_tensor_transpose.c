@@ -1,6 +1,6 @@
 /*
- * Transpose, DepthToSpace and SpaceToDepth: axis permutations, each one
- * table of the view engine (ref_tensor_permute).
+ * Transpose, DepthToSpace and SpaceToDepth: axis permutations of the input
+ * read as some row-major shape (ref_tensor_permute, ref_tensor_permute.c).
  */
 #include <string.h>
 

@@ -261,20 +261,6 @@ tsr_status *ref_tensor_view_run_free(ref_ctx *c, view *v, tsr_tensor *dst, const
     return st;
 }
 
-/* dst = src read as the row-major shape vdims, with its axes reordered by
- * perm (output axis a is source axis perm[a]). */
-tsr_status *ref_tensor_permute(ref_ctx *c, tsr_tensor *dst, const tsr_tensor *src, int32_t rank, const int64_t *vdims,
-                               const int64_t *perm) {
-    int64_t str[REF_MAX_RANK], od[REF_MAX_RANK] = {0};
-    ref_strides(rank, vdims, str);
-    for (int32_t a = 0; a < rank; a++) od[a] = vdims[perm[a]];
-    if (ref_tensor_dims_count(rank, od) == 0) return NULL;
-    view v;
-    TSR_TRY(ref_tensor_view_init(c, &v, rank, od));
-    for (int32_t a = 0; a < rank; a++) ref_tensor_view_linear(&v, a, 0, str[perm[a]]);
-    return ref_tensor_view_run_free(c, &v, dst, src, NULL);
-}
-
 /* Shared by GatherND and ScatterND: the data offset each index tuple of
  * `ind` (last axis k) selects, as tuple count *nt, slice size *slice. Batch
  * dims (GatherND) make the first b axes of data and indices correspond. */

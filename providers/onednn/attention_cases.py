@@ -9,7 +9,8 @@ bias, 3-D [B*H,T,d] stacks, multi-query K/V shared by every head, cross
 attention (tq != tk, dv != d), long sequences, DistilBERT's mask
 reshaped after the scores' MatMul and expanded as the scores (Expand of
 Shape(scores)), a batch-4 embedding sum before it whose broadcast post-op
-oneDNN lacks (only that node loses its fusion), heads merged back by
+oneDNN lacks (only that node loses its fusion), GPT-2's bool causal buffer sliced to lengths computed from Q and K at
+run time (symbolic length, two lengths in one session), heads merged back by
 Transpose/Reshape (the step writes that layout) or the output left as the
 piece's. Left to the separate operators, and still right: a softmax over
 another axis, scores read twice, a mask computed only after the first
@@ -36,7 +37,9 @@ except ImportError:
 
 if np is not None:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from extra_cases import claimed_whole, cpu_flags, has_onednn, partition, save_typed_case, test_cases, written_cases
+    from onnx import TensorProto
+    from extra_cases import (claimed_whole, cpu_flags, has_onednn, partition, save_declared_case, save_typed_case,
+                             test_cases, written_cases)
 
     rng = np.random.default_rng(20261208)
 
@@ -249,6 +252,49 @@ def scores_read_twice(out):
                     [("y", f32(y)), ("s", f32(s))], opset=13)
 
 
+def gpt2_dynamic(out):
+    """GPT-2's causal mask, sequence length symbolic: a bool buffer sliced
+    to [klen - qlen, klen) x [0, klen) by lengths read off Q and K (shape
+    arithmetic after the scores' MatMul), then Where(mask, s, fill). One
+    session runs two lengths."""
+    heads, d, cap = 2, 8, 32
+    c = heads * d
+    wq, wk, wv = (f32(rng.standard_normal((c, c)) / np.sqrt(c)) for _ in range(3))
+    bias = np.tril(np.ones((cap, cap), np.bool_)).reshape(1, 1, cap, cap)
+    nodes = [helper.make_node("MatMul", ["x", "wq"], ["q0"]), helper.make_node("MatMul", ["x", "wk"], ["k0"]),
+             helper.make_node("MatMul", ["x", "wv"], ["v0"]),
+             const("sh", np.array([1, -1, heads, d], np.int64)),
+             helper.make_node("Reshape", ["q0", "sh"], ["q1"]), helper.make_node("Reshape", ["k0", "sh"], ["k1"]),
+             helper.make_node("Reshape", ["v0", "sh"], ["v1"]),
+             helper.make_node("Transpose", ["q1"], ["q"], perm=[0, 2, 1, 3]),
+             helper.make_node("Transpose", ["k1"], ["kt"], perm=[0, 2, 3, 1]),
+             helper.make_node("Transpose", ["v1"], ["v"], perm=[0, 2, 1, 3]),
+             helper.make_node("MatMul", ["q", "kt"], ["s0"]),
+             const("scale", np.array(np.sqrt(d), np.float32)), helper.make_node("Div", ["s0", "scale"], ["s1"]),
+             helper.make_node("Shape", ["q"], ["qs"]), helper.make_node("Shape", ["kt"], ["ks"]),
+             const("i2", np.array(2, np.int64)), const("i3", np.array(3, np.int64)),
+             helper.make_node("Gather", ["qs", "i2"], ["ql"]), helper.make_node("Gather", ["ks", "i3"], ["kl"]),
+             helper.make_node("Sub", ["kl", "ql"], ["st0"]), const("ax0", np.array([0], np.int64)),
+             helper.make_node("Unsqueeze", ["st0", "ax0"], ["st"]), helper.make_node("Unsqueeze", ["kl", "ax0"], ["en"]),
+             const("zero", np.array([0], np.int64)), const("a2", np.array([2], np.int64)),
+             const("a3", np.array([3], np.int64)),
+             helper.make_node("Slice", ["bias", "st", "en", "a2"], ["b1"]),
+             helper.make_node("Slice", ["b1", "zero", "en", "a3"], ["causal"]),
+             const("fill", np.array(np.finfo(np.float32).min, np.float32)),
+             helper.make_node("Where", ["causal", "s1", "fill"], ["s2"]),
+             helper.make_node("Softmax", ["s2"], ["p"], axis=-1), helper.make_node("MatMul", ["p", "v"], ["y"])]
+    sets = []
+    for t in (18, 23):
+        x = f32(rng.standard_normal((1, t, c)))
+        q, k, v = ((x.astype(np.float64) @ w).reshape(1, t, heads, d).transpose(0, 2, 1, 3) for w in (wq, wk, wv))
+        s = q @ k.transpose(0, 1, 3, 2) / np.float64(np.float32(np.sqrt(d)))
+        s = np.where(bias[:, :, 0:t, 0:t], s, np.float64(np.finfo(np.float32).min))
+        sets.append(([("x", x)], [("y", f32(softmax(s) @ v))]))
+    print(save_declared_case(out, "odn_att_gpt2_dynamic_causal", nodes, [("x", TensorProto.FLOAT, [1, "T", c])],
+                             [("y", TensorProto.FLOAT)], [("wq", wq), ("wk", wk), ("wv", wv), ("bias", bias)], sets,
+                             13, 7))
+
+
 def masks(out):
     """The mask ops the step's piece needs, alone: Expand of bool and of
     float (to a constant shape; a bool piece output), a bool Slice of a
@@ -286,6 +332,7 @@ def write(out):
     mha(out, "odn_att_multi_query", t=17, heads=4, d=16, mods=("div", "causal"), mqa=True)
     mha(out, "odn_att_distilbert_expand_as", t=18, heads=2, d=16, batch=2, mods=("div", "expand_as"), opset=13)
     embeddings_then_attention(out)
+    gpt2_dynamic(out)
     masks(out)
     stack3(out)
     late_mask(out)

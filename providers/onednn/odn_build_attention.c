@@ -272,14 +272,15 @@ static bool match_shapes(att_match *m) {
 }
 
 /* Whether `v` is computed, building now the node that computes it when
- * that is a view (Reshape-like) or shape arithmetic whose inputs are, or can
- * be so made (DistilBERT reshapes its mask, to a shape computed from the
- * hidden states, after the scores' MatMul, where the step runs): building
+ * that is a view (Reshape-like), a Slice or shape arithmetic whose inputs
+ * are, or can be so made (DistilBERT reshapes its mask, to a shape computed
+ * from the hidden states, after the scores' MatMul, where the step runs;
+ * GPT-2 slices its causal mask to the sequence lengths there): building
  * such a node early changes nothing but its place among the steps. */
 static bool ready(odn_plan *p, odn_value *v, int depth) {
     if (v->produced) return true;
     const tsr_node *n = pending_producer(p, v);
-    static const char *const views[] = {"Reshape", "Unsqueeze", "Squeeze", "Flatten", "Identity"};
+    static const char *const views[] = {"Reshape", "Unsqueeze", "Squeeze", "Flatten", "Identity", "Slice"};
     bool early = n && odn_shape_calc_node(p, n);
     for (size_t i = 0; n && i < sizeof views / sizeof *views; i++) early = early || is_op(n, views[i]);
     if (!early || depth == 0 || odn_host->node_output_count(n) != 1) return false;

@@ -53,10 +53,24 @@ static tsr_status *run_slice(const void *vctx, dnnl_memory_t src, dnnl_memory_t 
     return NULL;
 }
 
+/* Input k's ints: a constant's, or, while plan p is built (p not NULL),
+ * the int64 values the plan computed (shape arithmetic in the piece) or was
+ * given; -1 when neither. */
+static int64_t slice_ints(odn_plan *p, const tsr_node *n, size_t k, int64_t *v) {
+    int64_t c = odn_const_ints(n, k, v, ODN_MAX_RANK);
+    if (c >= 0 || !p) return c;
+    int64_t count;
+    const int64_t *d = odn_plan_i64(p, odn_input(n, k), &count);
+    if (!d || count > ODN_MAX_RANK) return -1;
+    memcpy(v, d, sizeof(int64_t) * (size_t)count);
+    return count;
+}
+
 /* starts, ends, axes (normalised, distinct) and steps of n for a rank-r
- * input: false when they are not constants or do not fit. */
-static bool slice_params(const tsr_node *n, int32_t r, int64_t *count, int64_t *starts, int64_t *ends, int64_t *axes,
-                         int64_t *steps) {
+ * input: false when they are not known (constants, or while plan p is
+ * built its computed values) or do not fit. */
+static bool slice_params(odn_plan *p, const tsr_node *n, int32_t r, int64_t *count, int64_t *starts, int64_t *ends,
+                         int64_t *axes, int64_t *steps) {
     int64_t c;
     if (odn_host->node_opset(n) < 10) {
         size_t cs = 0, ce = 0, ca = 0;
@@ -66,12 +80,12 @@ static bool slice_params(const tsr_node *n, int32_t r, int64_t *count, int64_t *
         c = (int64_t)cs;
         for (int64_t i = 0; i < c; i++) starts[i] = s[i], ends[i] = e[i], axes[i] = a ? a[i] : i, steps[i] = 1;
     } else {
-        c = odn_const_ints(n, 1, starts, ODN_MAX_RANK);
-        if (c < 0 || odn_const_ints(n, 2, ends, ODN_MAX_RANK) != c) return false;
+        c = slice_ints(p, n, 1, starts);
+        if (c < 0 || slice_ints(p, n, 2, ends) != c) return false;
         bool has_axes = odn_host->node_input_count(n) > 3 && odn_host->node_input(n, 3);
         bool has_steps = odn_host->node_input_count(n) > 4 && odn_host->node_input(n, 4);
-        if (has_axes && odn_const_ints(n, 3, axes, ODN_MAX_RANK) != c) return false;
-        if (has_steps && odn_const_ints(n, 4, steps, ODN_MAX_RANK) != c) return false;
+        if (has_axes && slice_ints(p, n, 3, axes) != c) return false;
+        if (has_steps && slice_ints(p, n, 4, steps) != c) return false;
         for (int64_t i = 0; i < c; i++) {
             if (!has_axes) axes[i] = i;
             if (!has_steps) steps[i] = 1;
@@ -95,9 +109,19 @@ int odn_slice_check(const tsr_node *n, char *why, size_t size) {
     int32_t r = odn_host->value_rank(odn_host->node_input(n, 0));
     if (r < 1 || r > ODN_MAX_RANK) return odn_decline(why, size, TSR_DECLINE_SHAPE, "Slice of a rank %d input", (int)r);
     int64_t c, s[ODN_MAX_RANK], e[ODN_MAX_RANK], a[ODN_MAX_RANK], st[ODN_MAX_RANK];
-    if (!slice_params(n, r, &c, s, e, a, st))
+    if (slice_params(NULL, n, r, &c, s, e, a, st)) return 0;
+    /* or int64 computed in the piece (GPT-2 slices its causal mask to the
+     * sequence lengths), checked when the plan is built */
+    bool computed = odn_host->node_opset(n) >= 10 && odn_host->node_input_count(n) >= 3;
+    for (size_t k = 1; computed && k < odn_host->node_input_count(n) && k <= 4; k++) {
+        const tsr_value_info *v = odn_host->node_input(n, k);
+        int64_t len = v && odn_host->value_rank(v) == 1 ? odn_host->value_dim(v, 0) : -1;
+        computed = !v || odn_const_ints(n, k, s, ODN_MAX_RANK) >= 0 ||
+            (odn_host->value_elem_type(v) == TSR_INT64 && len >= 0 && len <= r);
+    }
+    if (!computed)
         return odn_decline(why, size, TSR_DECLINE_OTHER,
-                           "starts, ends, axes or steps are not constants (or malformed)");
+                           "starts, ends, axes or steps are not constants or 1-D int64 of known length (or malformed)");
     return 0;
 }
 
@@ -156,8 +180,9 @@ tsr_status *odn_build_slice(odn_plan *p, size_t index) {
     bool bytes = odn_slice_byte_type(x->elem_type);
     l->esize = bytes ? 1 : sizeof(float);
     int64_t c, s[ODN_MAX_RANK], e[ODN_MAX_RANK], a[ODN_MAX_RANK], st[ODN_MAX_RANK];
-    if (!slice_params(n, x->rank, &c, s, e, a, st))
-        return odn_node_error(n, TSR_ERR_PROVIDER, "internal: Slice parameters");
+    if (!slice_params(p, n, x->rank, &c, s, e, a, st))
+        return odn_node_error(n, TSR_ERR_NOT_SUPPORTED, "starts, ends, axes or steps unknown when the plan is built, "
+                                                        "or out of range");
     for (int32_t d = 0; d < x->rank; d++) {
         l->in[d] = l->out[d] = x->dims[d];
         l->step[d] = 1;

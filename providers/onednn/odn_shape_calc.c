@@ -92,13 +92,15 @@ bool odn_shape_calc_mark(const tsr_graph *graph, bool *shape_node) {
 }
 
 /* Whether reader j (input slot k) may take a computed shape value: another
- * marked node, or a Reshape's or an Expand's shape or a Resize's sizes
- * (read when the plan is built), in the same group. */
+ * marked node, or a Reshape's or an Expand's shape, a Resize's sizes or a
+ * Slice's starts, ends, axes or steps (read when the plan is built), in
+ * the same group. */
 static bool reader_ok(const tsr_node *r, size_t k, bool marked, bool claimed, bool same_group) {
     if (!claimed || !same_group) return false;
     if (marked) return true;
     const char *op = odn_host->node_op_type(r);
-    return ((is(op, "Reshape") || is(op, "Expand")) && k == 1) || (is(op, "Resize") && k == 3);
+    return ((is(op, "Reshape") || is(op, "Expand")) && k == 1) || (is(op, "Resize") && k == 3) ||
+        (is(op, "Slice") && k >= 1 && k <= 4);
 }
 
 bool odn_shape_calc_unclaim(const tsr_graph *graph, bool *claimed, const bool *shape_node, const int *group,

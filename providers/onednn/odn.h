@@ -438,6 +438,21 @@ tsr_status *odn_f16_output(odn_plan *p, odn_value *v, dnnl_memory_t *out);
 void odn_f16_to_f32(const uint16_t *src, float *dst, int64_t count);
 void odn_f32_to_f16(const float *src, uint16_t *dst, int64_t count);
 
+/* --- one-value constants, float32 or float16 (odn_scalar_const.c) ---------- */
+/* The value of a one-element float32 or float16 tensor (any rank); false
+ * for anything else. */
+bool odn_tensor_scalar(const tsr_tensor *t, float *out);
+/* A one-element constant of the plan: its value, whether the model stores
+ * it as float16, and whether there is one (ok). */
+typedef struct odn_scalar {
+    float value;
+    bool half, ok;
+} odn_scalar;
+odn_scalar odn_value_scalar(odn_plan *p, const tsr_value_info *vi);
+/* Whether `s` is the constant `want` as stored: a float32 one within
+ * rel32 * |want| (0: exactly), a float16 one when `want` rounds to it. */
+bool odn_scalar_near(odn_scalar s, double want, double rel32);
+
 /* --- builders ------------------------------------------------------------ */
 /* Turns node `index` (and any following nodes it absorbs) into steps with
  * the builder of its op's row (odn_ops.h). */

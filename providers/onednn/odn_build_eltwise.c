@@ -32,20 +32,16 @@ int odn_eltwise_of(const tsr_node *n, odn_eltwise out[2]) {
         /* a constant one-value slope: relu's alpha (x > 0 ? x : alpha * x,
          * which keeps NaN as ONNX's x < 0 ? slope * x : x does) */
         const tsr_value_info *sv = odn_host->node_input_count(n) == 2 ? odn_host->node_input(n, 1) : NULL;
-        const tsr_tensor *t = sv ? odn_host->value_constant(sv) : NULL;
-        if (!t || odn_numel(t->rank, t->dims) != 1) return 0;
         float alpha;
-        if (t->elem_type == TSR_FLOAT && t->nbytes == sizeof(float)) alpha = *(const float *)t->data;
-        else if (t->elem_type == TSR_FLOAT16 && t->nbytes == sizeof(uint16_t))
-            odn_f16_to_f32((const uint16_t *)t->data, &alpha, 1);
-        else return 0;
+        if (!sv || !odn_tensor_scalar(odn_host->value_constant(sv), &alpha)) return 0;
         out[0] = (odn_eltwise){dnnl_eltwise_relu, alpha, 0.0f};
     } else if (is(op, "Pow")) {
-        /* x^e for a constant scalar exponent */
+        /* x^e for a constant scalar exponent (float16 in float16 models) */
         const tsr_value_info *e = odn_host->node_input_count(n) == 2 ? odn_host->node_input(n, 1) : NULL;
-        const tsr_tensor *t = e ? odn_host->value_constant(e) : NULL;
-        if (!t || t->elem_type != TSR_FLOAT || t->nbytes != sizeof(float)) return 0;
-        float ex = *(const float *)t->data;
+        float ex;
+        if (!e || !odn_tensor_scalar(odn_host->value_constant(e), &ex)) return 0;
+        /* a [1,1,1] exponent on a 2-D x makes a 3-D output: not an eltwise */
+        if (odn_host->value_rank(e) > odn_host->value_rank(odn_host->node_input(n, 0))) return 0;
         /* oneDNN's pow goes through exp and log: 10-20x slower than these */
         out[0] = ex == 2.0f ? (odn_eltwise){dnnl_eltwise_square, 0.0f, 0.0f}
             : ex == 1.0f    ? (odn_eltwise){dnnl_eltwise_linear, 1.0f, 0.0f}
@@ -68,10 +64,7 @@ int odn_eltwise_of(const tsr_node *n, odn_eltwise out[2]) {
             for (size_t k = 1; k <= 2 && k < odn_host->node_input_count(n); k++) {
                 const tsr_value_info *v = odn_host->node_input(n, k);
                 if (!v) continue;
-                const tsr_tensor *t = odn_host->value_constant(v);
-                if (!t || t->elem_type != TSR_FLOAT || t->nbytes < sizeof(float)) return 0;
-                if (k == 1) lo = *(const float *)t->data;
-                else hi = *(const float *)t->data;
+                if (!odn_tensor_scalar(odn_host->value_constant(v), k == 1 ? &lo : &hi)) return 0;
             }
         }
         out[0] = (odn_eltwise){dnnl_eltwise_clip_v2, lo, hi};

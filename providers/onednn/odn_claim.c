@@ -279,10 +279,8 @@ static int check_clip(const tsr_node *n, char *why, size_t size) {
             if (!present(n, k)) continue;
             const tsr_tensor *t = odn_host->value_constant(odn_host->node_input(n, k));
             if (!t) return odn_decline(why, size, TSR_DECLINE_OTHER, "Clip bounds must be constants");
-            if (t->elem_type != TSR_FLOAT || t->nbytes < sizeof(float))
+            if (!odn_tensor_scalar(t, k == 1 ? &lo : &hi))
                 return odn_decline(why, size, TSR_DECLINE_TYPE, "Clip bound is not a float scalar");
-            if (k == 1) lo = *(const float *)t->data;
-            else hi = *(const float *)t->data;
         }
     }
     if (lo > hi) return odn_decline(why, size, TSR_DECLINE_ATTRIBUTE, "Clip min above max");

@@ -30,21 +30,19 @@ static dnnl_alg_kind_t gated_alg(const tsr_node *gate) {
     return (dnnl_alg_kind_t)0;
 }
 
-/* The single-float constant at input k of n, or NAN. */
-static float scalar_at(odn_plan *p, const tsr_node *n, size_t k) {
-    if (k >= odn_host->node_input_count(n)) return NAN;
-    odn_value *v = odn_plan_value(p, odn_host->node_input(n, k));
-    if (!v || !v->constant || v->constant->elem_type != TSR_FLOAT || odn_numel(v->rank, v->dims) != 1) return NAN;
-    return *(const float *)v->constant->data;
+/* The one-value constant (float32 or float16) at input k of n. */
+static odn_scalar scalar_at(odn_plan *p, const tsr_node *n, size_t k) {
+    return odn_value_scalar(p, k < odn_host->node_input_count(n) ? odn_host->node_input(n, k) : NULL);
 }
 
-/* The scalar operand of binary `n` whose other input is `v`, or NAN. */
-static float other_scalar(odn_plan *p, const tsr_node *n, const odn_value *v) {
-    if (odn_host->node_input_count(n) != 2) return NAN;
-    if (odn_host->node_input(n, 0) == v->info) return scalar_at(p, n, 1);
-    if (odn_host->node_input(n, 1) == v->info && strcmp(odn_host->node_op_type(n), "Div") != 0)
-        return scalar_at(p, n, 0);
-    return NAN;
+/* The scalar operand of binary `n` whose other input is `v`. */
+static odn_scalar other_scalar(odn_plan *p, const tsr_node *n, const odn_value *v) {
+    if (odn_host->node_input_count(n) == 2) {
+        if (odn_host->node_input(n, 0) == v->info) return scalar_at(p, n, 1);
+        if (odn_host->node_input(n, 1) == v->info && strcmp(odn_host->node_op_type(n), "Div") != 0)
+            return scalar_at(p, n, 0);
+    }
+    return (odn_scalar){NAN, false, false};
 }
 
 static const tsr_node *sole_reader(odn_plan *p, const tsr_node *n) {
@@ -55,15 +53,15 @@ static const tsr_node *sole_reader(odn_plan *p, const tsr_node *n) {
 /* Scaling by 1/6 as `Div(v, 6)` or `Mul(v, 1/6)`. */
 static bool is_sixth(odn_plan *p, const tsr_node *n, const odn_value *v) {
     if (!v) return false;
-    float f = other_scalar(p, n, v);
-    return (is_op(n, "Div") && f == 6.0f) || (is_op(n, "Mul") && fabsf(f - 1.0f / 6.0f) <= 1e-7f);
+    odn_scalar f = other_scalar(p, n, v);
+    return (is_op(n, "Div") && odn_scalar_near(f, 6.0, 0)) || (is_op(n, "Mul") && odn_scalar_near(f, 1.0 / 6.0, 6e-7));
 }
 
 /* x * Clip(x + 3, 0, 6) / 6, with the division before or after the
  * product: `add` is the Add reading x, `mul` the Mul reading x. */
 static bool clip_hardswish(odn_plan *p, const odn_value *x, const tsr_node *add, const tsr_node *mul,
                            const tsr_node **chain, size_t *len) {
-    if (other_scalar(p, add, x) != 3.0f) return false;
+    if (!odn_scalar_near(other_scalar(p, add, x), 3.0, 0)) return false;
     const tsr_node *clip = sole_reader(p, add);
     if (!is_op(clip, "Clip")) return false;
     odn_eltwise el[2];

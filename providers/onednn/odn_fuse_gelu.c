@@ -9,21 +9,22 @@
 
 static bool is_op(const tsr_node *n, const char *op) { return n && strcmp(odn_host->node_op_type(n), op) == 0; }
 
-/* The single-float constant feeding `n` at input `k`, or NAN. */
-static float scalar(const odn_plan *p, const tsr_node *n, size_t k) {
-    odn_value *v = odn_plan_value((odn_plan *)p, odn_host->node_input(n, k));
-    if (!v || !v->constant || v->constant->elem_type != TSR_FLOAT || odn_numel(v->rank, v->dims) != 1) return NAN;
-    return *(const float *)v->constant->data;
+/* The one-value constant (float32 or float16) feeding `n` at input `k`. */
+static odn_scalar scalar(const odn_plan *p, const tsr_node *n, size_t k) {
+    return odn_value_scalar((odn_plan *)p, odn_host->node_input(n, k));
 }
 
-static bool near(float a, double b) { return fabs((double)a - b) <= 1e-6 * fabs(b); }
+/* float32 constants within 1e-6 (torch writes sqrt(2) as 1.4142135),
+ * float16 ones as the value rounded to float16 (1.4140625) */
+static bool near(odn_scalar s, double b) { return odn_scalar_near(s, b, 1e-6); }
 
 /* The other operand's scalar when `n` reads `v` at one input. */
-static float other_scalar(const odn_plan *p, const tsr_node *n, const odn_value *v) {
-    if (odn_host->node_input_count(n) != 2) return NAN;
-    if (odn_host->node_input(n, 0) == v->info) return scalar(p, n, 1);
-    if (odn_host->node_input(n, 1) == v->info) return scalar(p, n, 0);
-    return NAN;
+static odn_scalar other_scalar(const odn_plan *p, const tsr_node *n, const odn_value *v) {
+    if (odn_host->node_input_count(n) == 2) {
+        if (odn_host->node_input(n, 0) == v->info) return scalar(p, n, 1);
+        if (odn_host->node_input(n, 1) == v->info) return scalar(p, n, 0);
+    }
+    return (odn_scalar){NAN, false, false};
 }
 
 static bool reads(const tsr_node *n, const odn_value *v) {
@@ -80,7 +81,8 @@ bool odn_fuse_gelu_tanh(odn_plan *p, const odn_value *x, odn_value **out) {
     for (size_t i = 0; i < p->node_count; i++) {
         const tsr_node *n = p->nodes[i];
         if (p->done[i] || !reads(n, x)) continue;
-        if (is_op(n, "Pow") && odn_host->node_input(n, 0) == x->info && scalar(p, n, 1) == 3.0f) cube = n;
+        if (is_op(n, "Pow") && odn_host->node_input(n, 0) == x->info && odn_scalar_near(scalar(p, n, 1), 3.0, 0))
+            cube = n;
         else if (is_op(n, "Mul") && near(other_scalar(p, n, x), 0.5)) half = n;
         else if (is_op(n, "Add")) inner_add = n;
         else if (is_op(n, "Mul")) outer_mul = n; /* x * bracket, halved after */

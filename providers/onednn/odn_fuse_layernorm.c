@@ -14,11 +14,9 @@
 
 static bool is_op(const tsr_node *n, const char *op) { return n && strcmp(odn_host->node_op_type(n), op) == 0; }
 
-/* The single-float constant at input k of n, or NAN. */
-static float scalar_at(odn_plan *p, const tsr_node *n, size_t k) {
-    odn_value *v = odn_plan_value(p, odn_host->node_input(n, k));
-    if (!v || !v->constant || v->constant->elem_type != TSR_FLOAT || odn_numel(v->rank, v->dims) != 1) return NAN;
-    return *(const float *)v->constant->data;
+/* The one-value constant (float32 or float16) at input k of n. */
+static odn_scalar scalar_at(odn_plan *p, const tsr_node *n, size_t k) {
+    return odn_value_scalar(p, k < odn_host->node_input_count(n) ? odn_host->node_input(n, k) : NULL);
 }
 
 /* The readers of v inside the plan that are not done yet (at most `max`). */
@@ -85,7 +83,8 @@ tsr_status *odn_fuse_layernorm(odn_plan *p, size_t index, bool *handled) {
     const tsr_node *r[3];
     if (!d || d->output_index >= 0 || readers(p, d, r, 3) != 2) return NULL;
     const tsr_node *sq = is_op(r[0], "Div") ? r[1] : r[0], *div = is_op(r[0], "Div") ? r[0] : r[1];
-    bool squares = (is_op(sq, "Pow") && odn_host->node_input(sq, 0) == d->info && scalar_at(p, sq, 1) == 2.0f) ||
+    bool squares =
+        (is_op(sq, "Pow") && odn_host->node_input(sq, 0) == d->info && odn_scalar_near(scalar_at(p, sq, 1), 2.0, 0)) ||
         (is_op(sq, "Mul") && odn_host->node_input(sq, 0) == d->info && odn_host->node_input(sq, 1) == d->info);
     if (!squares || !is_op(div, "Div") || odn_host->node_input(div, 0) != d->info) return NULL;
     const tsr_node *var = next(p, sq);
@@ -93,7 +92,8 @@ tsr_status *odn_fuse_layernorm(odn_plan *p, size_t index, bool *handled) {
     const tsr_node *add = next(p, var);
     if (!is_op(add, "Add")) return NULL;
     float eps =
-        odn_host->node_input(add, 0) == odn_host->node_output(var, 0) ? scalar_at(p, add, 1) : scalar_at(p, add, 0);
+        (odn_host->node_input(add, 0) == odn_host->node_output(var, 0) ? scalar_at(p, add, 1) : scalar_at(p, add, 0))
+            .value;
     const tsr_node *root = next(p, add);
     if (!(eps >= 0) || !is_op(root, "Sqrt") || next(p, root) != div ||
         odn_host->node_input(div, 1) != odn_host->node_output(root, 0))

@@ -121,15 +121,8 @@ static const tsr_value_info *in(const tsr_node *n, size_t k) {
 
 static const tsr_value_info *out(const tsr_node *n) { return odn_host->node_output(n, 0); }
 
-/* The single-float constant at input k of n, or NAN. */
-static float scalar_at(odn_plan *p, const tsr_node *n, size_t k) {
-    const tsr_value_info *vi = in(n, k);
-    odn_value *v = vi ? odn_plan_value(p, vi) : NULL;
-    if (!v || !v->constant || v->constant->elem_type != TSR_FLOAT || odn_numel(v->rank, v->dims) != 1 ||
-        v->constant->nbytes < sizeof(float))
-        return NAN;
-    return *(const float *)v->constant->data;
-}
+/* The one-value constant (float32 or float16) at input k of n. */
+static odn_scalar scalar_at(odn_plan *p, const tsr_node *n, size_t k) { return odn_value_scalar(p, in(n, k)); }
 
 /* The only reader of n's output (n's output not a piece output), or NULL. */
 static const tsr_node *next(odn_plan *p, const tsr_node *n) {
@@ -155,7 +148,9 @@ static bool last_axis_mean(const tsr_node *n, int32_t rank) {
     return true;
 }
 
-static bool float32(const odn_value *v) { return (!v->elem_type || v->elem_type == TSR_FLOAT) && !v->f16; }
+/* float32, or float16 held as float32 (odn_f16.c): the loop computes a
+ * float16 norm in float32, as every float16 step of the plan does */
+static bool float32(const odn_value *v) { return !v->elem_type || v->elem_type == TSR_FLOAT; }
 
 /* The constant gamma (`cols` floats over leading 1s, of rank at most
  * `rank`) that Mul `n` multiplies `cur` by, or NULL. */
@@ -197,7 +192,9 @@ static const tsr_node *normalized(odn_plan *p, const tsr_node *root, rms_match *
 static const tsr_node *take_gamma(odn_plan *p, const tsr_node *last, rms_match *m) {
     int64_t cols = m->x->dims[m->x->rank - 1];
     const tsr_node *n = next(p, last), *cast = NULL;
-    if (is_op(n, "Cast") && odn_attr_int(n, "to", 0) == TSR_FLOAT) {
+    odn_value *v = odn_plan_value(p, out(last));
+    /* float16 to float32 rounds (odn_build_cast): a step of its own */
+    if (is_op(n, "Cast") && odn_attr_int(n, "to", 0) == TSR_FLOAT && v && !v->f16) {
         cast = n;
         n = next(p, cast);
     }
@@ -214,13 +211,14 @@ static bool match(odn_plan *p, const tsr_node *sq, rms_match *m) {
     if (!m->x || !m->x->produced || !m->x->mem || !float32(m->x) || m->x->rank < 1 ||
         m->x->dims[m->x->rank - 1] < 1)
         return false;
-    bool squares = (is_op(sq, "Pow") && odn_host->node_input_count(sq) == 2 && scalar_at(p, sq, 1) == 2.0f) ||
+    bool squares =
+        (is_op(sq, "Pow") && odn_host->node_input_count(sq) == 2 && odn_scalar_near(scalar_at(p, sq, 1), 2.0, 0)) ||
         (is_op(sq, "Mul") && odn_host->node_input_count(sq) == 2 && in(sq, 1) == in(sq, 0));
     const tsr_node *mean = squares ? next(p, sq) : NULL;
     if (!mean || in(mean, 0) != out(sq) || !last_axis_mean(mean, m->x->rank)) return false;
     const tsr_node *add = next(p, mean);
     if (!is_op(add, "Add") || odn_host->node_input_count(add) != 2) return false;
-    m->eps = in(add, 0) == out(mean) ? scalar_at(p, add, 1) : scalar_at(p, add, 0);
+    m->eps = (in(add, 0) == out(mean) ? scalar_at(p, add, 1) : scalar_at(p, add, 0)).value;
     const tsr_node *root = next(p, add);
     if (!(m->eps >= 0 && m->eps < INFINITY) || !is_op(root, "Sqrt")) return false;
     m->nodes[m->count++] = mean;

@@ -26,7 +26,6 @@ usage: attention_cases.py OUT_DIR        (prints the case dirs)
          AVX2 and FMA only). Exit 77 without onnx or onednn.
 """
 import os
-import subprocess
 import sys
 
 try:
@@ -38,7 +37,7 @@ except ImportError:
 if np is not None:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from onnx import TensorProto
-    from extra_cases import (claimed_whole, cpu_flags, has_onednn, partition, save_declared_case, save_typed_case,
+    from extra_cases import (cpu_flags, has_onednn, save_declared_case, save_typed_case, step_placement_failures,
                              test_cases, written_cases)
 
     rng = np.random.default_rng(20261208)
@@ -353,22 +352,11 @@ def check(tessera, out):
     cases = written_cases(write, out)
     bad = [] if test_cases(tessera, cases) else ["tests"]
     ours_possible = "avx2" in cpu_flags() and "fma" in cpu_flags()
-    for c in cases:
-        run = subprocess.run([tessera, "bench", c, "-p", "onednn,reference", "--runs", "1", "--warmup", "0",
-                              "--profile", os.path.join(out, "profile.json")], capture_output=True, text=True).stdout
-        run = partition(tessera, c) + run
-        took = OURS in run
-        if not claimed_whole(run) or (ours_possible and took != expected_ours(c)):
-            print("not claimed whole by onednn, or the attention step %s: %s\n%s" %
-                  ("missing" if expected_ours(c) else "taken", os.path.basename(c), run))
-            bad.append(c)
+    bad += step_placement_failures(tessera, cases, out, OURS, expected_ours, ours_possible)
     return 1 if bad else 0
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "--check":
-        sys.exit(check(sys.argv[2], sys.argv[3]))
-    if len(sys.argv) != 2 or np is None:
-        sys.stderr.write(__doc__)
-        sys.exit(2)
-    write(sys.argv[1])
+    from case_main import main
+
+    main(__doc__, write, check, np is not None)

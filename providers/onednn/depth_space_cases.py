@@ -206,9 +206,6 @@ def check(tessera, out):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "--check":
-        sys.exit(check(sys.argv[2], sys.argv[3]))
-    if len(sys.argv) != 2 or np is None:
-        sys.stderr.write(__doc__)
-        sys.exit(2)
-    write(sys.argv[1])
+    from case_main import main
+
+    main(__doc__, write, check, np is not None)

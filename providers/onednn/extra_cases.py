@@ -131,6 +131,25 @@ def partition(tessera, case, with_stderr=False):
     return r.stdout + (r.stderr if with_stderr else "")
 
 
+def step_placement_failures(tessera, cases, out, impl, expected, possible):
+    """The cases not claimed whole by onednn, or whose run shows the step
+    named `impl` (a profile's implementation name) other than
+    expected(case) says; the step is only checked where `possible` (the CPU
+    has the kernel). Each failure is printed with its report."""
+    bad = []
+    for c in cases:
+        # the implementations that ran, on the case's own inputs (a dynamic
+        # piece is planned at its first run)
+        run = subprocess.run([tessera, "bench", c, "-p", "onednn,reference", "--runs", "1", "--warmup", "0",
+                              "--profile", os.path.join(out, "profile.json")], capture_output=True, text=True).stdout
+        run = partition(tessera, c) + run
+        if not claimed_whole(run) or (possible and (impl in run) != expected(c)):
+            print("not claimed whole by onednn, or %s %s: %s\n%s" %
+                  (impl, "missing" if expected(c) else "taken", os.path.basename(c), run))
+            bad.append(c)
+    return bad
+
+
 def explain(tessera, case):
     """`tessera run CASE/model.onnx -p onednn,reference --explain`: the
     pieces and, per piece, the implementations that ran."""

@@ -301,36 +301,116 @@ static inline bool arg_take(float u, float v, bool is_max, bool last) {
     return is_max ? (u > v || (last && !(u < v))) : (u < v || (last && !(u > v)));
 }
 
-/* Arg{Max,Min} of one contiguous float32 row, n > 0: the same element by
- * element rule as the loops below, but 16 elements at a time are first
- * tested against the best with vector compares; a block in which none would
- * replace the best leaves it unchanged and is skipped, the others run one by
- * one. !(u < v) is (u >= v) | unordered. */
+/* Arg{Max,Min} of one contiguous float32 row, n > 0, in two passes with
+ * the same result as arg_take applied element by element: the extreme of
+ * the row and whether it holds a NaN (16 at a time), then the first (or
+ * with select_last_index the last) position holding the extreme. The rule
+ * reduces to that: without select_last_index a NaN never replaces the best
+ * and nothing replaces a NaN, so a NaN first gives 0 and any other NaN is
+ * skipped; with it, every NaN is taken and so is the element after it, so
+ * the answer is the last NaN's position, or the search over what follows
+ * it. Detection heads ([1, 25200, 80] over the classes) took
+ * 3.5 ns per element with the branch on each comparison. */
 static int64_t arg_row_f32(const float *r, int64_t n, bool is_max, bool last) {
-    float v = r[0];
-    int64_t best = 0, k = 1;
-    while (k < n) {
-        if (v != v && !last) break; /* nothing replaces a NaN */
-        arg_v4f vv = {v, v, v, v};
-        for (; k + 16 <= n; k += 16) {
-            arg_v4f u[4];
-            memcpy(u, r + k, sizeof u);
-            arg_v4i m = {0, 0, 0, 0};
-            for (int q = 0; q < 4; q++) {
-                if (is_max) m |= last ? (u[q] >= vv) | (u[q] != u[q]) | (vv != vv) : u[q] > vv;
-                else m |= last ? (u[q] <= vv) | (u[q] != u[q]) | (vv != vv) : u[q] < vv;
-            }
-            if (m[0] | m[1] | m[2] | m[3]) break;
+    if (r[0] != r[0] && !last) return 0;
+    arg_v4f acc[4], nan = {0, 0, 0, 0};
+    float sgn = is_max ? 1.0f : -1.0f;
+    int64_t k = 0;
+    /* the extreme of sgn * x, NaNs left out (u > a is false for them) */
+    for (int q = 0; q < 4; q++) acc[q] = (arg_v4f){-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    for (; k + 16 <= n; k += 16) {
+        arg_v4f u[4];
+        memcpy(u, r + k, sizeof u);
+        for (int q = 0; q < 4; q++) {
+            u[q] *= sgn;
+            arg_v4i m = u[q] > acc[q];
+            acc[q] = (arg_v4f)(((arg_v4i)u[q] & m) | ((arg_v4i)acc[q] & ~m));
+            nan = (arg_v4f)((arg_v4i)nan | (u[q] != u[q]));
         }
-        /* the block that passed, or the last n % 16 */
-        int64_t e = k + 16 < n ? k + 16 : n;
-        for (; k < e; k++)
-            if (arg_take(r[k], v, is_max, last)) {
-                v = r[k];
-                best = k;
-            }
     }
-    return best;
+    float best = -INFINITY;
+    bool has_nan = false;
+    for (int q = 0; q < 4; q++)
+        for (int l = 0; l < 4; l++) {
+            if (acc[q][l] > best) best = acc[q][l];
+            if (((arg_v4i)nan)[l]) has_nan = true;
+        }
+    for (; k < n; k++) {
+        float u = sgn * r[k];
+        if (u > best) best = u;
+        if (u != u) has_nan = true;
+    }
+    if (has_nan && last) {
+        /* the element after the last NaN is taken, and from there on the
+         * row holds no NaN */
+        int64_t p = n - 1;
+        while (r[p] == r[p]) p--;
+        return p == n - 1 ? p : p + 1 + arg_row_f32(r + p + 1, n - p - 1, is_max, last);
+    }
+    /* a row of NaNs and -inf (or +inf for min) only: best stays the first
+     * non-NaN element's value, which the search below finds */
+    if (last) {
+        for (int64_t j = n - 1; j >= 0; j--)
+            if (sgn * r[j] == best) return j;
+    } else {
+        for (int64_t j = 0; j < n; j++)
+            if (sgn * r[j] == best) return j;
+    }
+    return 0; /* every element NaN (select_last_index 0 returned above) */
+}
+
+/* Arg{Max,Min} over a middle axis of float32, n > 1 and n < 2^31: the
+ * inner positions side by side, 4 per vector, in column blocks of 512 (the
+ * best values and int32 indices of a block stay in L1 while the n rows
+ * stream past). The same rule as arg_take, branch-free: take = (u > v) |
+ * (last & !(u < v)), min with the comparisons turned round. A class map
+ * [1, 21, 513, 513] over C took 20 ms with the per-element branch. */
+static inline __attribute__((always_inline)) void arg_cols_f32(const float *x, int64_t n, uint64_t inner, int64_t *po,
+                                                               bool is_max, bool last) {
+    enum { W = 512 };
+    arg_v4f bv[W / 4];
+    arg_v4i bi[W / 4];
+    const arg_v4i lastm = {-last, -last, -last, -last};
+    for (uint64_t b0 = 0; b0 < inner; b0 += W) {
+        uint64_t w = inner - b0 < W ? inner - b0 : W, nv = w / 4;
+        for (uint64_t j = 0; j < nv; j++) {
+            memcpy(&bv[j], x + b0 + 4 * j, sizeof bv[j]);
+            bi[j] = (arg_v4i){0, 0, 0, 0};
+        }
+        for (int64_t k = 1; k < n; k++) {
+            const float *row = x + (uint64_t)k * inner + b0;
+            const arg_v4i kv = {(int32_t)k, (int32_t)k, (int32_t)k, (int32_t)k};
+            for (uint64_t j = 0; j < nv; j++) {
+                arg_v4f u;
+                memcpy(&u, row + 4 * j, sizeof u);
+                arg_v4i better = is_max ? u > bv[j] : u < bv[j], worse = is_max ? u < bv[j] : u > bv[j];
+                arg_v4i take = better | (lastm & ~worse);
+                bv[j] = (arg_v4f)(((arg_v4i)u & take) | ((arg_v4i)bv[j] & ~take));
+                bi[j] = (kv & take) | (bi[j] & ~take);
+            }
+        }
+        for (uint64_t j = 0; j < nv; j++)
+            for (int q = 0; q < 4; q++) po[b0 + 4 * j + (uint64_t)q] = bi[j][q];
+        /* the block's last w % 4 positions, one by one */
+        for (uint64_t b = b0 + 4 * nv; b < b0 + w; b++) {
+            float v = x[b];
+            int64_t best = 0;
+            for (int64_t k = 1; k < n; k++)
+                if (arg_take(x[(uint64_t)k * inner + b], v, is_max, last)) {
+                    v = x[(uint64_t)k * inner + b];
+                    best = k;
+                }
+            po[b] = best;
+        }
+    }
+}
+
+static void arg_cols_max(const float *x, int64_t n, uint64_t inner, int64_t *po, bool last) {
+    arg_cols_f32(x, n, inner, po, true, last);
+}
+
+static void arg_cols_min(const float *x, int64_t n, uint64_t inner, int64_t *po, bool last) {
+    arg_cols_f32(x, n, inner, po, false, last);
 }
 
 static tsr_status *arg_reduce(ref_ctx *c, bool is_max) {
@@ -362,6 +442,12 @@ static tsr_status *arg_reduce(ref_ctx *c, bool is_max) {
     if (t == TSR_FLOAT && n > 0 && outer > 0 && inner == 1) {
         for (uint64_t a = 0; a < outer; a++)
             po[a] = arg_row_f32((const float *)x->data + a * (uint64_t)n, n, is_max, last);
+        return NULL;
+    }
+    if (t == TSR_FLOAT && n > 1 && n <= INT32_MAX && outer * inner > 0) {
+        for (uint64_t a = 0; a < outer; a++)
+            (is_max ? arg_cols_max : arg_cols_min)((const float *)x->data + a * (uint64_t)n * inner, n, inner,
+                                                   po + a * inner, last);
         return NULL;
     }
     if (t == TSR_FLOAT && n > 0 && outer * inner > 0) {

@@ -11,7 +11,8 @@ must keep the plain definition's results bit for bit:
   a stable lexsort of (NaN flag, value, index) in numpy; values taken from
   the input, so -0 and +0 keep their sign. float64, int32 and float16 cases
   check the general path alike.
-- ArgMax / ArgMin over the last axis and a middle axis (ref_math_reduce.c),
+- ArgMax / ArgMin over the last axis and a middle axis (ref_math_reduce.c;
+  inner sizes 6, 15 and 1030: column blocks of 512, 4 lanes, tails),
   select_last_index 0 and 1, ties, NaNs (the kernel's own rule, transcribed:
   an element replaces the best when (u > v), or with select_last_index when
   !(u < v); min with the comparisons turned round).
@@ -164,7 +165,8 @@ def argmax_cases(out_dir):
         is_max = op == "ArgMax"
         for kind in ("ties", "nan", "ascending", "plain"):
             for last in (0, 1):
-                for shape, axis in (((5, 1003), -1), ((2, 3, 37), 2), ((3, 41, 6), 1), ((4, 16), -1)):
+                for shape, axis in (((5, 1003), -1), ((2, 3, 37), 2), ((3, 41, 6), 1), ((4, 16), -1),
+                                    ((2, 7, 1030), 1), ((21, 3, 5), 0)):
                     x = arg_input(shape, kind)
                     if not is_max and kind == "ascending":
                         x = -x

@@ -140,6 +140,9 @@ typedef struct att_match {
     const tsr_node *skipped[2 * ODN_ATT_MAX_MODS]; /* Expands read through, and their Shapes */
     int nskipped;
     int shape_readers; /* Shape nodes reading the scores */
+    /* a node built early (ready()) that failed: marked done, so the plan
+     * must fail with its error rather than go on without it */
+    tsr_status *pull_error;
 } att_match;
 
 /* The one reader of scores `v` other than Shape nodes (which count into
@@ -164,7 +167,7 @@ static const tsr_node *score_reader(const odn_plan *p, const odn_value *v, att_m
     return found;
 }
 
-static bool ready(odn_plan *p, odn_value *v, int depth);
+static bool ready(odn_plan *p, odn_value *v, int depth, att_match *m);
 
 /* The node computing v inside the piece and not built yet, or NULL. */
 static const tsr_node *pending_producer(odn_plan *p, const odn_value *v) {
@@ -185,7 +188,7 @@ static odn_value *unexpanded(odn_plan *p, odn_value *t, const tsr_node *reader, 
     odn_value *x = odn_plan_value(p, odn_host->node_input(ex, 0));
     const tsr_value_info *sv = odn_host->node_input(ex, 1);
     odn_value *shape = odn_plan_value(p, sv);
-    if (!x || !shape || x->elem_type != t->elem_type || !ready(p, x, 8) || !broadcasts_to(x, m->r, m->s_dims))
+    if (!x || !shape || x->elem_type != t->elem_type || !ready(p, x, 8, m) || !broadcasts_to(x, m->r, m->s_dims))
         return t;
     int64_t count, out[ODN_MAX_RANK];
     int32_t ro;
@@ -277,7 +280,7 @@ static bool match_shapes(att_match *m) {
  * from the hidden states, after the scores' MatMul, where the step runs;
  * GPT-2 slices its causal mask to the sequence lengths there): building
  * such a node early changes nothing but its place among the steps. */
-static bool ready(odn_plan *p, odn_value *v, int depth) {
+static bool ready(odn_plan *p, odn_value *v, int depth, att_match *m) {
     if (v->produced) return true;
     const tsr_node *n = pending_producer(p, v);
     static const char *const views[] = {"Reshape", "Unsqueeze", "Squeeze", "Flatten", "Identity", "Slice"};
@@ -287,13 +290,14 @@ static bool ready(odn_plan *p, odn_value *v, int depth) {
     for (size_t k = 0; k < odn_host->node_input_count(n); k++) {
         const tsr_value_info *vi = odn_host->node_input(n, k);
         odn_value *x = vi ? odn_plan_value(p, vi) : NULL;
-        if (vi && (!x || !ready(p, x, depth - 1))) return false;
+        if (vi && (!x || !ready(p, x, depth - 1, m))) return false;
     }
     const tsr_node *building = p->building;
     tsr_status *s = odn_build_node(p, (size_t)v->producer);
     p->building = building;
     if (s) {
-        odn_host->status_free(s);
+        if (m->pull_error) odn_host->status_free(s);
+        else m->pull_error = s;
         return false;
     }
     return v->produced;
@@ -301,14 +305,14 @@ static bool ready(odn_plan *p, odn_value *v, int depth) {
 
 /* Every operand computed by a step already: an exporter may write a mask
  * or a position bias after the first MatMul, and the step runs there. */
-static bool operands_ready(odn_plan *p, const att_match *m, int nmods) {
+static bool operands_ready(odn_plan *p, att_match *m, int nmods) {
     odn_value *need[3 + ODN_ATT_MAX_MODS] = {m->q, m->kt, m->v};
     int count = 3;
     for (int i = 0; i < nmods; i++)
         if (m->t[i]) need[count++] = m->t[i];
     for (int i = 0; i < count; i++)
         /* a bool piece input gets its memory when first read (odn_bool_mem) */
-        if (!ready(p, need[i], 8) || (!need[i]->mem && !need[i]->constant && need[i]->input_index < 0) ||
+        if (!ready(p, need[i], 8, m) || (!need[i]->mem && !need[i]->constant && need[i]->input_index < 0) ||
             need[i]->defer_src)
             return false;
     return true;
@@ -444,7 +448,9 @@ tsr_status *odn_fuse_attention(odn_plan *p, size_t index, bool *handled) {
     att_match m;
     att_step st;
     memset(&st, 0, sizeof st);
-    if (!p->fuse || !p->attention || !odn_sgemm_supported() || !match(p, n, &m, &st.a)) return NULL;
+    if (!p->fuse || !p->attention || !odn_sgemm_supported()) return NULL;
+    bool matched = match(p, n, &m, &st.a);
+    if (m.pull_error || !matched) return m.pull_error;
     if (!sizes_fit(&m, &st.a)) return NULL;
     bool fits;
     tsr_status *e = describe(p, n, &m, &st, &fits);
